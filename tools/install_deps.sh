@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs the Debian packages turnout builds with, when any is missing.
+# Does nothing (and needs no network) when they are all there.
+set -euo pipefail
+
+packages=(
+  bazel-bootstrap   # Bazel 4.2.3, the only Bazel that works offline here
+  g++
+  pkg-config
+  libabsl-dev
+  libgtest-dev
+  libgmock-dev
+  libbenchmark-dev
+  pybind11-dev
+  python3-dev
+  python3-pytest
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+echo "turnout: installing missing Debian packages: ${missing[*]}" >&2
+sudo_cmd=()
+if [ "$(id -u)" -ne 0 ]; then
+  sudo_cmd=(sudo)
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -q
+"${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Runs every turnout test: installs what is missing, then `bazel test //...`
+# plainly and under AddressSanitizer+UBSan and ThreadSanitizer.
+# Prints "N passed, N failed" (test cases, summed over configurations) last
+# and exits non-zero on any failure.
+#
+#   tools/test.sh              # all three configurations
+#   tools/test.sh plain        # just one of: plain asan tsan
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+tools/install_deps.sh || { echo "0 passed, 1 failed"; exit 1; }
+
+configs=("$@")
+if [ ${#configs[@]} -eq 0 ]; then
+  configs=(plain asan tsan)
+fi
+
+passed=0
+failed=0
+status=0
+for config in "${configs[@]}"; do
+  flags=()
+  if [ "$config" != plain ]; then
+    flags=(--config="$config")
+  fi
+  echo "=== bazel test //... ${flags[*]:-} ==="
+  bazel test "${flags[@]}" //... || status=1
+  # Sum the test cases of this run's test targets from their JUnit reports.
+  read -r p f < <(tools/count_results.sh)
+  echo "${config}: ${p} passed, ${f} failed"
+  passed=$((passed + p))
+  failed=$((failed + f))
+done
+
+if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then
+  # A build error or a crashed test binary leaves no report to count.
+  failed=1
+fi
+echo "${passed} passed, ${failed} failed"
+[ "$status" -eq 0 ] && [ "$failed" -eq 0 ]
