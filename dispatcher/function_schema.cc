@@ -8,9 +8,12 @@
 
 // Printing follows PyTorch 1.13 (FunctionSchema's and IValue's operator<<)
 // character for character, except where PyTorch writes text that its own
-// parser cannot read back. There this printer writes readable text instead:
-//   - an integral double of magnitude >= 1e10 gets a trailing '.', so that it
-//     stays a double ("10000000000." where PyTorch writes "10000000000");
+// parser rejects or reads back as a different schema. There this printer
+// writes text that reads back to an equal schema:
+//   - a negative zero double prints as "-0." (1.13 writes "0.", which reads
+//     back as +0; later PyTorch versions write "-0." too);
+//   - a Device default prints as a quoted string ("cpu"; PyTorch writes the
+//     bare device, which its parser rejects);
 //   - an int list default of equal elements collapses to one element only
 //     when the argument has a size N equal to the list's length (PyTorch also
 //     collapses `int[] x=[0, 0]` to "0", which its parser rejects);
@@ -18,6 +21,8 @@
 //     ("Tensor(a)?[]", where PyTorch writes "Tensor?(a)[]");
 //   - a non-printable byte in a string is escaped as three octal digits of
 //     the unsigned byte (PyTorch computes them from a signed char).
+// (Dimname, too, prints as itself, where PyTorch's parser turns it into str:
+// see schema_type.h.)
 
 namespace turnout {
 namespace {
@@ -32,42 +37,61 @@ void appendSets(std::string& out, const std::vector<std::string>& sets) {
 }
 
 void appendDouble(std::string& out, double d) {
+  // An integral value that fits an int64 prints as the integer and a '.'
+  // ("1.", "10000000000."); anything else with seventeen significant
+  // digits, as `ostream << setprecision(17)` does: enough to read back the
+  // same double ("0.10000000000000001", "1e+19", "inf", "nan").
   int c = std::fpclassify(d);
-  if ((c == FP_NORMAL || c == FP_ZERO) && std::abs(d) < 1e10) {
+  if ((c == FP_NORMAL || c == FP_ZERO) && d >= -0x1p63 && d < 0x1p63) {
     int64_t i = static_cast<int64_t>(d);
     if (static_cast<double>(i) == d) {
-      // -0.0 prints as "-0." so that it parses back with its sign.
       if (i == 0 && std::signbit(d)) out += '-';
       out += std::to_string(i);
       out += '.';
       return;
     }
   }
-  // Seventeen significant digits, as `ostream << setprecision(17)` does:
-  // enough to read back the same double.
   char buf[40];
-  auto result = std::to_chars(buf, buf + sizeof(buf), d,
-                              std::chars_format::general, 17);
+  auto result =
+      std::to_chars(buf, buf + sizeof(buf), d, std::chars_format::general, 17);
   TURNOUT_INTERNAL_ASSERT(result.ec == std::errc(), "cannot format ", d);
-  std::string_view text(buf, result.ptr - buf);
-  out += text;
-  if (text.find_first_of(".ein") == std::string_view::npos) out += '.';
+  out.append(buf, result.ptr);
 }
 
 void appendQuoted(std::string& out, const std::string& s) {
   out += '"';
   for (char ch : s) {
     switch (ch) {
-      case '\\': out += "\\\\"; break;
-      case '\'': out += "\\'"; break;
-      case '"': out += "\\\""; break;
-      case '\a': out += "\\a"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\v': out += "\\v"; break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\'':
+        out += "\\'";
+        break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\a':
+        out += "\\a";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\v':
+        out += "\\v";
+        break;
       default: {
         auto byte = static_cast<unsigned char>(ch);
         if (byte > 0x1f && byte < 0x7f) {
@@ -96,8 +120,7 @@ void appendAnnotatedType(std::string& out, const SchemaType& type,
         alias != nullptr && !alias->containedTypes().empty()
             ? &alias->containedTypes()[0]
             : nullptr;
-    appendAnnotatedType(out, *inner.elementType(), element_alias,
-                        std::nullopt);
+    appendAnnotatedType(out, *inner.elementType(), element_alias, std::nullopt);
     out += '[';
     if (N) out += std::to_string(*N);
     out += ']';
@@ -130,8 +153,7 @@ bool collapsesToOneElement(const Argument& arg) {
 
 void appendArgument(std::string& out, const Argument& arg) {
   appendAnnotatedType(out, *arg.type(),
-                      arg.alias_info() ? &*arg.alias_info() : nullptr,
-                      arg.N());
+                      arg.alias_info() ? &*arg.alias_info() : nullptr, arg.N());
   if (!arg.name().empty()) {
     out += ' ';
     out += arg.name();

@@ -151,9 +151,9 @@ class DefaultValue {
   Kind kind_ = Kind::None;
   bool bool_ = false;
   int64_t int_ = 0;
-  double real_ = 0;  // Double, and a Complex's real part.
-  double imag_ = 0;  // A Complex's imaginary part.
-  std::string string_;  // String.
+  double real_ = 0;       // Double, and a Complex's real part.
+  double imag_ = 0;       // A Complex's imaginary part.
+  std::string string_;    // String.
   std::string spelling_;  // Int written as an enum name.
   std::vector<DefaultValue> list_;
 };

@@ -56,8 +56,7 @@ inline bool operator!=(const OperatorName& a, const OperatorName& b) {
 }
 /// Orders by name, then overload name: the order dumps list operators in.
 inline bool operator<(const OperatorName& a, const OperatorName& b) {
-  return std::tie(a.name, a.overload_name) <
-         std::tie(b.name, b.overload_name);
+  return std::tie(a.name, a.overload_name) < std::tie(b.name, b.overload_name);
 }
 
 }  // namespace turnout

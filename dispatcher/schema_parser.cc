@@ -69,8 +69,8 @@ struct EnumName {
   int64_t value;
 };
 constexpr EnumName kEnumNames[] = {
-    {"float", 6}, {"complex", 9}, {"long", 4},
-    {"strided", 0}, {"Mean", 1},  {"contiguous_format", 0},
+    {"float", 6},   {"complex", 9}, {"long", 4},
+    {"strided", 0}, {"Mean", 1},    {"contiguous_format", 0},
 };
 
 // Lowercase names that would otherwise be type variables but are almost
@@ -125,12 +125,14 @@ std::string unknownTypeMessage(std::string_view name) {
     }
   }
   static constexpr std::string_view kComposite[] = {"Dict", "Future", "RRef"};
-  std::string_view best;
-  size_t best_distance = std::max<size_t>(2, name.size() / 3) + 1;
+  std::string best;
+  // A typo or two, fewer for short names: "Tensr" -> "Tensor", not
+  // "Blob" -> "bool".
+  size_t best_distance = (name.size() >= 6 ? 2 : 1) + 1;
   auto consider = [&](std::string_view candidate) {
     size_t d = editDistance(name, candidate);
     if (d < best_distance) {
-      best = candidate;
+      best.assign(candidate);
       best_distance = d;
     }
   };
@@ -138,7 +140,9 @@ std::string unknownTypeMessage(std::string_view name) {
     consider(SchemaType::get(static_cast<TypeKind>(k))->toString());
   }
   for (std::string_view c : kComposite) consider(c);
-  if (!best.empty()) message.append("; did you mean '").append(best).append("'?");
+  if (!best.empty()) {
+    message.append("; did you mean '").append(best).append("'?");
+  }
   return message;
 }
 
@@ -363,8 +367,8 @@ class Parser {
   }
 
   size_t estimateArgumentCount() const {
-    return std::min<size_t>(
-        1 + std::count(text_.begin(), text_.end(), ','), 64);
+    return std::min<size_t>(1 + std::count(text_.begin(), text_.end(), ','),
+                            64);
   }
 
   // Names.
@@ -634,8 +638,7 @@ class Parser {
     std::string message = std::string("expected ") + expected +
                           (optional ? " or None" : "") + " for type '" +
                           type.toString() + "' but found '" +
-                          std::string(text_.substr(pos, prev_end_ - pos)) +
-                          "'";
+                          std::string(text_.substr(pos, prev_end_ - pos)) + "'";
     if (literal.isNone()) {
       message += "; write '" + type.toString() + "?' to allow None";
     }
@@ -807,8 +810,8 @@ class Parser {
     bool is_float = imaginary || text.find_first_of(".eE") != text.npos;
     if (!is_float) {
       uint64_t magnitude = 0;
-      auto r = std::from_chars(text.data(), text.data() + text.size(),
-                               magnitude);
+      auto r =
+          std::from_chars(text.data(), text.data() + text.size(), magnitude);
       const uint64_t limit =
           static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) +
           (negative ? 1 : 0);
@@ -852,8 +855,8 @@ class Parser {
     next();
     next();
     DefaultValue i = parseNumber(imag, minus);
-    double r = real.isInt() ? static_cast<double>(real.toInt())
-                            : real.toDouble();
+    double r =
+        real.isInt() ? static_cast<double>(real.toInt()) : real.toDouble();
     return DefaultValue::fromComplex({r, i.toComplex().imag()});
   }
 
@@ -871,19 +874,37 @@ class Parser {
       size_t escape_pos = t.pos + 1 + i;
       char e = body[++i];
       switch (e) {
-        case '\\': case '\'': case '"': out += e; break;
-        case 'a': out += '\a'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
-        case 'v': out += '\v'; break;
+        case '\\':
+        case '\'':
+        case '"':
+          out += e;
+          break;
+        case 'a':
+          out += '\a';
+          break;
+        case 'b':
+          out += '\b';
+          break;
+        case 'f':
+          out += '\f';
+          break;
+        case 'n':
+          out += '\n';
+          break;
+        case 'r':
+          out += '\r';
+          break;
+        case 't':
+          out += '\t';
+          break;
+        case 'v':
+          out += '\v';
+          break;
         case 'x': {
           int value = 0;
           for (int k = 0; k < 2; ++k) {
             char h = i + 1 < body.size() ? toLower(body[i + 1]) : '\0';
-            int digit = isDigit(h) ? h - '0'
+            int digit = isDigit(h)               ? h - '0'
                         : (h >= 'a' && h <= 'f') ? h - 'a' + 10
                                                  : -1;
             if (digit < 0) {

@@ -54,9 +54,8 @@ static_assert(sizeof(kKindInfo) / sizeof(kKindInfo[0]) ==
               "kKindInfo must list every SchemaType::Kind");
 
 SchemaTypePtr make(Kind kind, std::vector<SchemaTypePtr> contained) {
-  return std::make_shared<const SchemaType>(SchemaType::PrivateTag{}, kind,
-                                            std::string(),
-                                            std::move(contained));
+  return std::make_shared<const SchemaType>(
+      SchemaType::PrivateTag{}, kind, std::string(), std::move(contained));
 }
 
 // The shared singletons: every leaf type, and the containers the dispatcher's
@@ -75,8 +74,8 @@ struct Singletons {
       optional_of[i] = make(Kind::Optional, {leaf[i]});
       optional_list_of[i] = make(Kind::Optional, {list_of[i]});
     }
-    optional_tensor_list = make(
-        Kind::List, {optional_of[static_cast<size_t>(Kind::Tensor)]});
+    optional_tensor_list =
+        make(Kind::List, {optional_of[static_cast<size_t>(Kind::Tensor)]});
   }
 };
 
@@ -112,9 +111,8 @@ const SchemaTypePtr& SchemaType::get(Kind kind) {
 
 SchemaTypePtr SchemaType::var(std::string name) {
   TURNOUT_INTERNAL_ASSERT(!name.empty(), "a type variable needs a name");
-  return std::make_shared<const SchemaType>(PrivateTag{}, Kind::Var,
-                                            std::move(name),
-                                            std::vector<SchemaTypePtr>());
+  return std::make_shared<const SchemaType>(
+      PrivateTag{}, Kind::Var, std::move(name), std::vector<SchemaTypePtr>());
 }
 
 SchemaTypePtr SchemaType::list(SchemaTypePtr element) {
@@ -166,7 +164,8 @@ SchemaTypePtr SchemaType::tuple(std::vector<SchemaTypePtr> elements) {
 const SchemaTypePtr& SchemaType::elementType() const {
   TURNOUT_INTERNAL_ASSERT(kind_ == Kind::List || kind_ == Kind::Optional ||
                               kind_ == Kind::Future || kind_ == Kind::RRef,
-                          "elementType() of a ", turnout::toString(kind_), " type");
+                          "elementType() of a ", turnout::toString(kind_),
+                          " type");
   return contained_[0];
 }
 
@@ -247,7 +246,8 @@ void SchemaType::appendTo(std::string& out) const {
       out += ')';
       return;
     default:
-      TURNOUT_INTERNAL_ASSERT(false, "unhandled kind ", turnout::toString(kind_));
+      TURNOUT_INTERNAL_ASSERT(false, "unhandled kind ",
+                              turnout::toString(kind_));
   }
 }
 
@@ -271,9 +271,8 @@ bool operator==(const SchemaType& a, const SchemaType& b) {
 
 const char* toString(SchemaType::Kind kind) {
   size_t i = static_cast<size_t>(kind);
-  return i < sizeof(kKindInfo) / sizeof(kKindInfo[0])
-             ? kKindInfo[i].enumerator
-             : "Unknown";
+  return i < sizeof(kKindInfo) / sizeof(kKindInfo[0]) ? kKindInfo[i].enumerator
+                                                      : "Unknown";
 }
 
 std::ostream& operator<<(std::ostream& out, const SchemaType& type) {

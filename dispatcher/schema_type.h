@@ -145,7 +145,7 @@ class SchemaType {
 
  private:
   Kind kind_;
-  std::string var_name_;                 // Var only.
+  std::string var_name_;                  // Var only.
   std::vector<SchemaTypePtr> contained_;  // See containedTypes().
 };
 
