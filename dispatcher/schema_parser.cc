@@ -49,16 +49,41 @@ struct Token {
   }
 };
 
-bool isDigit(char c) { return c >= '0' && c <= '9'; }
+// Character classes, looked up in one table: the lexer runs on every
+// registration.
+enum CharClass : uint8_t {
+  kSpace = 1,
+  kDigit = 2,
+  kIdentStart = 4,  // Letters and '_'.
+  kIdentChar = 8,   // Letters, digits and '_'.
+  kPunct = 16,      // ( ) [ ] , ? ! * | = . : - +
+};
+
+struct CharTable {
+  uint8_t bits[256] = {};
+  constexpr CharTable() {
+    for (char c : {' ', '\t', '\n', '\r', '\f', '\v'})
+      bits[uint8_t(c)] = kSpace;
+    for (int c = '0'; c <= '9'; ++c) bits[c] = kDigit | kIdentChar;
+    for (int c = 'a'; c <= 'z'; ++c) bits[c] = kIdentStart | kIdentChar;
+    for (int c = 'A'; c <= 'Z'; ++c) bits[c] = kIdentStart | kIdentChar;
+    bits[uint8_t('_')] = kIdentStart | kIdentChar;
+    for (char c : {'(', ')', '[', ']', ',', '?', '!', '*', '|', '=', '.', ':',
+                   '-', '+'}) {
+      bits[uint8_t(c)] = kPunct;
+    }
+  }
+};
+constexpr CharTable kChars;
+
+bool hasClass(char c, CharClass k) {
+  return (kChars.bits[static_cast<uint8_t>(c)] & k) != 0;
+}
+bool isDigit(char c) { return hasClass(c, kDigit); }
 bool isLower(char c) { return c >= 'a' && c <= 'z'; }
-bool isIdentStart(char c) {
-  return isLower(c) || (c >= 'A' && c <= 'Z') || c == '_';
-}
-bool isIdentChar(char c) { return isIdentStart(c) || isDigit(c); }
-bool isSpace(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' ||
-         c == '\v';
-}
+bool isIdentStart(char c) { return hasClass(c, kIdentStart); }
+bool isIdentChar(char c) { return hasClass(c, kIdentChar); }
+bool isSpace(char c) { return hasClass(c, kSpace); }
 char toLower(char c) { return c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c; }
 
 // The names PyTorch's parser accepts as integer defaults, with its values
@@ -314,8 +339,7 @@ class Parser {
     } else if (c == ':' && at(pos + 1) == ':') {
       end = pos + 2;
       t.kind = Tok::DoubleColon;
-    } else if (std::string_view("()[],?!*|=.:-+").find(c) !=
-               std::string_view::npos) {
+    } else if (hasClass(c, kPunct)) {
       t.kind = Tok::Punct;
     } else {
       fail(pos, std::string("unexpected character '") + c + "'");

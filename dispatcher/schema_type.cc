@@ -13,8 +13,8 @@ using Kind = SchemaType::Kind;
 constexpr size_t kNumLeafKinds = static_cast<size_t>(Kind::Var);
 
 struct KindInfo {
-  const char* enumerator;  // "Int"
-  const char* spelling;    // "int"; nullptr for non-leaf kinds.
+  const char* enumerator;     // "Int"
+  std::string_view spelling;  // "int"; empty for non-leaf kinds.
 };
 
 // Indexed by Kind; the static_assert below keeps it in step with the enum.
@@ -41,13 +41,13 @@ constexpr KindInfo kKindInfo[] = {
     {"AnyEnum", "AnyEnumType"},
     {"AnyClass", "AnyClassType"},
     {"None", "NoneType"},
-    {"Var", nullptr},
-    {"List", nullptr},
-    {"Optional", nullptr},
-    {"Dict", nullptr},
-    {"Future", nullptr},
-    {"RRef", nullptr},
-    {"Tuple", nullptr},
+    {"Var", {}},
+    {"List", {}},
+    {"Optional", {}},
+    {"Dict", {}},
+    {"Future", {}},
+    {"RRef", {}},
+    {"Tuple", {}},
 };
 static_assert(sizeof(kKindInfo) / sizeof(kKindInfo[0]) ==
                   static_cast<size_t>(Kind::Tuple) + 1,

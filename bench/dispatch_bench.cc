@@ -1,0 +1,215 @@
+// The dispatcher's hot paths, each beside a baseline measured in the same run.
+//
+//   bazel run -c opt //bench:dispatch_bench
+//
+// Each BM_X reports ns per operation; where the issue's figure is "X minus a
+// direct call", the counters `overhead_ns` (X - baseline) and `ratio`
+// (X / baseline) compare it with the baseline benchmark that ran just before
+// it in the same process.
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "benchmark/benchmark.h"
+#include "dispatcher/dispatcher.h"
+#include "dispatcher/library.h"
+#include "dispatcher/local_dispatch_key_set.h"
+#include "dispatcher/tensor.h"
+
+namespace turnout {
+namespace {
+
+// ns per iteration of earlier benchmarks, by name.
+std::map<std::string, double>& baselines() {
+  static std::map<std::string, double> m;
+  return m;
+}
+
+// Runs `body` in the benchmark loop and records its ns per iteration.
+template <class Body>
+double timedLoop(benchmark::State& state, Body body) {
+  auto start = std::chrono::steady_clock::now();
+  for (auto _ : state) body();
+  auto stop = std::chrono::steady_clock::now();
+  return std::chrono::duration<double, std::nano>(stop - start).count() /
+         static_cast<double>(state.iterations());
+}
+
+void recordBaseline(benchmark::State& state, const char* name, double ns) {
+  baselines()[name] = ns;
+  state.counters["ns"] = ns;
+}
+
+void compareWith(benchmark::State& state, const char* baseline, double ns) {
+  state.counters["ns"] = ns;
+  auto it = baselines().find(baseline);
+  if (it == baselines().end()) return;
+  state.counters["overhead_ns"] = ns - it->second;
+  state.counters["ratio"] = ns / it->second;
+}
+
+__attribute__((noinline)) Tensor kernelIdentity(const Tensor& x) {
+  benchmark::DoNotOptimize(x);
+  return x;
+}
+
+__attribute__((noinline)) int64_t kernelAddInt(int64_t a, int64_t b) {
+  benchmark::DoNotOptimize(a);
+  return a + b;
+}
+
+// The libraries the benchmarks call, registered once.
+struct BenchOps {
+  BenchOps() : lib(Library::FRAGMENT, "bench", std::nullopt, __FILE__, __LINE__) {
+    lib.def("identity(Tensor x) -> Tensor");
+    lib.impl("identity", dispatch(DispatchKey::CPU, TURNOUT_FN(kernelIdentity)));
+    lib.def("add_int(int a, int b) -> int");
+    lib.impl("add_int", dispatch(DispatchKey::CompositeExplicitAutograd,
+                                 TURNOUT_FN(kernelAddInt)));
+  }
+  Library lib;
+};
+
+BenchOps& benchOps() {
+  static BenchOps* ops = new BenchOps();
+  return *ops;
+}
+
+Tensor cpuTensor() { return detail::makeEmptyTensor({1}, ScalarType::Float, Device("cpu")); }
+
+void BM_DirectCallTensor(benchmark::State& state) {
+  Tensor x = cpuTensor();
+  Tensor (*volatile fn)(const Tensor&) = &kernelIdentity;
+  double ns = timedLoop(state, [&] {
+    Tensor r = fn(x);
+    benchmark::DoNotOptimize(r);
+  });
+  recordBaseline(state, "direct_tensor", ns);
+}
+BENCHMARK(BM_DirectCallTensor);
+
+void BM_UnboxedCallTensor(benchmark::State& state) {
+  benchOps();
+  auto op = Dispatcher::singleton()
+                .findSchemaOrThrow("bench::identity", "")
+                .typed<Tensor(const Tensor&)>();
+  Tensor x = cpuTensor();
+  double ns = timedLoop(state, [&] {
+    Tensor r = op.call(x);
+    benchmark::DoNotOptimize(r);
+  });
+  compareWith(state, "direct_tensor", ns);
+}
+BENCHMARK(BM_UnboxedCallTensor);
+
+void BM_DirectCallInt(benchmark::State& state) {
+  int64_t (*volatile fn)(int64_t, int64_t) = &kernelAddInt;
+  int64_t a = 1;
+  double ns = timedLoop(state, [&] {
+    int64_t r = fn(a, 2);
+    benchmark::DoNotOptimize(r);
+  });
+  recordBaseline(state, "direct_int", ns);
+}
+BENCHMARK(BM_DirectCallInt);
+
+void BM_UnboxedCallInt(benchmark::State& state) {
+  benchOps();
+  auto op = Dispatcher::singleton()
+                .findSchemaOrThrow("bench::add_int", "")
+                .typed<int64_t(int64_t, int64_t)>();
+  int64_t a = 1;
+  double ns = timedLoop(state, [&] {
+    int64_t r = op.call(a, 2);
+    benchmark::DoNotOptimize(r);
+  });
+  compareWith(state, "direct_int", ns);
+}
+BENCHMARK(BM_UnboxedCallInt);
+
+void BM_BoxedCallTensor(benchmark::State& state) {
+  benchOps();
+  OperatorHandle op = Dispatcher::singleton().findSchemaOrThrow("bench::identity", "");
+  Tensor x = cpuTensor();
+  Stack stack;
+  stack.reserve(4);
+  double ns = timedLoop(state, [&] {
+    stack.emplace_back(x);
+    op.callBoxed(stack);
+    benchmark::DoNotOptimize(stack.data());
+    stack.clear();
+  });
+  compareWith(state, "direct_tensor", ns);
+}
+BENCHMARK(BM_BoxedCallTensor);
+
+void BM_IncludeExcludeGuard(benchmark::State& state) {
+  double ns = timedLoop(state, [&] {
+    IncludeDispatchKeyGuard include(DispatchKey::Tracer);
+    ExcludeDispatchKeyGuard exclude(DispatchKey::AutogradCPU);
+    benchmark::ClobberMemory();
+  });
+  state.counters["ns_per_guard"] = ns / 2;
+}
+BENCHMARK(BM_IncludeExcludeGuard);
+
+void BM_FindSchemaOrThrow(benchmark::State& state) {
+  benchOps();
+  double ns = timedLoop(state, [&] {
+    OperatorHandle op =
+        Dispatcher::singleton().findSchemaOrThrow("bench::identity", "");
+    benchmark::DoNotOptimize(op);
+  });
+  state.counters["ns"] = ns;
+}
+BENCHMARK(BM_FindSchemaOrThrow);
+
+// def + impl of 1000 operators in a row, then their deregistration; the
+// names are reused across iterations, as a re-run notebook cell would.
+void BM_DefImpl1000(benchmark::State& state) {
+  std::vector<std::string> schemas;
+  for (int i = 0; i < 1000; ++i) {
+    schemas.push_back("op" + std::to_string(i) + "(Tensor x) -> Tensor");
+  }
+  std::vector<std::string> names;
+  for (int i = 0; i < 1000; ++i) names.push_back("op" + std::to_string(i));
+  double register_ns = 0;
+  double deregister_ns = 0;
+  for (auto _ : state) {
+    auto t0 = std::chrono::steady_clock::now();
+    {
+      Library lib(Library::FRAGMENT, "benchreg", std::nullopt, __FILE__, __LINE__);
+      for (int i = 0; i < 1000; ++i) {
+        lib.def(schemas[i]);
+        lib.impl(names[i], dispatch(DispatchKey::CPU, TURNOUT_FN(kernelIdentity)));
+      }
+      auto t1 = std::chrono::steady_clock::now();
+      register_ns += std::chrono::duration<double, std::nano>(t1 - t0).count();
+      t0 = t1;
+    }
+    auto t2 = std::chrono::steady_clock::now();
+    deregister_ns += std::chrono::duration<double, std::nano>(t2 - t0).count();
+  }
+  state.counters["def_impl_us_per_op"] = register_ns / state.iterations() / 1000 / 1000;
+  state.counters["deregister_us_per_op"] =
+      deregister_ns / state.iterations() / 1000 / 1000;
+}
+BENCHMARK(BM_DefImpl1000)->Unit(benchmark::kMillisecond);
+
+void BM_DumpComputedTable(benchmark::State& state) {
+  benchOps();
+  OperatorHandle op = Dispatcher::singleton().findSchemaOrThrow("bench::identity", "");
+  double ns = timedLoop(state, [&] {
+    std::string s = op.dumpComputedTable();
+    benchmark::DoNotOptimize(s);
+  });
+  state.counters["us"] = ns / 1000;
+}
+BENCHMARK(BM_DumpComputedTable);
+
+}  // namespace
+}  // namespace turnout
+
+BENCHMARK_MAIN();

@@ -1,0 +1,381 @@
+#include "dispatcher/dispatcher.h"
+
+#include <algorithm>
+#include <functional>
+#include <string_view>
+#include <utility>
+
+#include "absl/hash/hash.h"
+#include "dispatcher/call_section.h"
+
+namespace turnout {
+namespace {
+
+size_t hashName(std::string_view name, std::string_view overload) {
+  return absl::Hash<std::pair<std::string_view, std::string_view>>()(
+      std::make_pair(name, overload));
+}
+
+constexpr size_t kInitialBuckets = 1024;
+
+// Runtime table slots a registration for `key` covers.
+std::vector<int> slotsFor(DispatchKey key) {
+  std::vector<int> slots;
+  if (isAliasDispatchKey(key)) {
+    for (DispatchKey k : getRuntimeDispatchKeySet(key)) {
+      slots.push_back(getDispatchTableIndexForDispatchKey(k));
+    }
+  } else {
+    slots.push_back(getDispatchTableIndexForDispatchKey(key));
+  }
+  return slots;
+}
+
+}  // namespace
+
+Dispatcher::Index::Index(size_t n)
+    : mask(n - 1), buckets(new std::atomic<IndexNode*>[n]) {
+  for (size_t i = 0; i < n; ++i) buckets[i].store(nullptr, std::memory_order_relaxed);
+}
+
+Dispatcher::Index::~Index() {
+  for (IndexNode* node : nodes) delete node;
+}
+
+void Dispatcher::deleteIndex(void* p) { delete static_cast<Index*>(p); }
+
+Dispatcher& Dispatcher::singleton() {
+  // Never destroyed: calls may still happen during static destruction.
+  static Dispatcher* const instance = new Dispatcher();
+  return *instance;
+}
+
+Dispatcher::Dispatcher() : index_(new Index(kInitialBuckets)) {
+  registerFrameworkFallthroughs();
+}
+
+void Dispatcher::registerFrameworkFallthroughs() {
+  // As in c10: with no autograd kernel, autograd keys pass calls straight to
+  // the backend; BackendSelect and ADInplaceOrView are in every thread's
+  // include set and fall through unless an operator registers for them.
+  AnnotatedKernel fallthrough{KernelFunction::makeFallthrough(), std::nullopt,
+                              std::nullopt,
+                              "registered by turnout as a framework default"};
+  std::vector<int> slots = slotsFor(DispatchKey::Autograd);
+  slots.push_back(getDispatchTableIndexForDispatchKey(DispatchKey::ADInplaceOrView));
+  slots.push_back(getDispatchTableIndexForDispatchKey(DispatchKey::BackendSelect));
+  for (int slot : slots) fallbacks_[slot].framework = fallthrough;
+}
+
+// ---- Lookup ------------------------------------------------------------------
+
+OperatorEntry* Dispatcher::findEntry(std::string_view name,
+                                     std::string_view overload) const {
+  detail::CallSection section;  // the index may be replaced concurrently
+  const Index* index = index_.load(detail::kReadOrder);
+  const size_t h = hashName(name, overload);
+  for (IndexNode* node = index->buckets[h & index->mask].load(detail::kReadOrder);
+       node != nullptr; node = node->next) {
+    if (node->name.name == name && node->name.overload_name == overload) {
+      return node->entry;
+    }
+  }
+  return nullptr;
+}
+
+std::optional<OperatorHandle> Dispatcher::findSchema(
+    const OperatorName& name) const {
+  OperatorEntry* entry = findEntry(name.name, name.overload_name);
+  if (entry == nullptr) return std::nullopt;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!entry->hasSchema()) return std::nullopt;
+  return OperatorHandle(entry);
+}
+
+std::optional<OperatorHandle> Dispatcher::findOp(const OperatorName& name) const {
+  OperatorEntry* entry = findEntry(name.name, name.overload_name);
+  if (entry == nullptr) return std::nullopt;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (entry->def_and_impl_count_ == 0) return std::nullopt;
+  return OperatorHandle(entry);
+}
+
+OperatorHandle Dispatcher::findSchemaOrThrow(std::string_view name,
+                                             std::string_view overload) const {
+  OperatorEntry* entry = findEntry(name, overload);
+  // The schema flag is read without the lock: it is set before the entry
+  // is published and only changes under the lock; a racing undef makes this
+  // handle's later calls fail cleanly, never crash.
+  if (entry != nullptr && entry->def_count_ > 0) return OperatorHandle(entry);
+  std::string full(name);
+  if (!overload.empty()) full += "." + std::string(overload);
+  std::string hint;
+  if (entry != nullptr && entry->def_and_impl_count_ > 0) {
+    hint = " (the operator has kernels but no schema: a TURNOUT_LIBRARY "
+           "block must def it)";
+  } else {
+    hint = "; is the library that defines it linked and loaded?";
+  }
+  TURNOUT_CHECK(false, ErrorKind::InvalidArgument,
+                "Could not find schema for ", full, hint);
+}
+
+std::vector<OperatorName> Dispatcher::getAllOpNames() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<OperatorName> names;
+  for (const auto& entry : entries_) {
+    if (entry->hasSchema()) names.push_back(entry->operator_name());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::vector<OperatorHandle> Dispatcher::findDanglingImpls() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<OperatorHandle> dangling;
+  for (const auto& entry : entries_) {
+    if (!entry->hasSchema() && entry->def_and_impl_count_ > 0) {
+      dangling.emplace_back(entry.get());
+    }
+  }
+  return dangling;
+}
+
+std::vector<OperatorName> Dispatcher::getRegistrationsForDispatchKey(
+    std::optional<DispatchKey> k) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<OperatorName> names;
+  for (const auto& entry : entries_) {
+    bool match = k ? entry->hasKernelForDispatchKey(*k)
+                   : entry->def_and_impl_count_ > 0;
+    if (match) names.push_back(entry->operator_name());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+bool Dispatcher::hasBackendFallbackForDispatchKey(DispatchKey k) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (int slot : slotsFor(k)) {
+    if (backendFallback(slot) != nullptr) return true;
+  }
+  return false;
+}
+
+void Dispatcher::checkInvariants() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& entry : entries_) entry->checkInvariants(*this);
+}
+
+// ---- Registration --------------------------------------------------------------
+
+Dispatcher::EntryForUpdate Dispatcher::entryForUpdateLocked(
+    const OperatorName& name) {
+  EntryForUpdate e;
+  e.entry = findEntry(name.name, name.overload_name);
+  if (e.entry == nullptr) {
+    e.fresh = std::make_unique<OperatorEntry>(name);
+    e.entry = e.fresh.get();
+  }
+  return e;
+}
+
+void Dispatcher::publishLocked(EntryForUpdate& e) {
+  e.entry->updateTable(*this);
+  if (e.fresh) {
+    // The table exists before any reader can find the entry.
+    entries_.push_back(std::move(e.fresh));
+    insertIndexLocked(e.entry);
+  }
+}
+
+void Dispatcher::insertIndexLocked(OperatorEntry* entry) {
+  Index* index = index_.load(std::memory_order_relaxed);
+  if (index->nodes.size() + 1 > index->mask + 1) {
+    // Grow: build a whole new index and publish it; readers of the old one
+    // finish undisturbed, and it is freed after them.
+    auto* grown = new Index(2 * (index->mask + 1));
+    for (IndexNode* old : index->nodes) {
+      size_t h = hashName(old->name.name, old->name.overload_name);
+      auto* node = new IndexNode{old->name, old->entry,
+                                 grown->buckets[h & grown->mask].load(
+                                     std::memory_order_relaxed)};
+      grown->buckets[h & grown->mask].store(node, std::memory_order_relaxed);
+      grown->nodes.push_back(node);
+    }
+    index_.store(grown, detail::kPublishOrder);
+    detail::Reclaimer::global().retire(index, &deleteIndex,
+                                       sizeof(Index) + 16 * index->nodes.size());
+    index = grown;
+  }
+  const OperatorName& name = entry->operator_name();
+  size_t h = hashName(name.name, name.overload_name);
+  std::atomic<IndexNode*>& bucket = index->buckets[h & index->mask];
+  auto* node =
+      new IndexNode{name, entry, bucket.load(std::memory_order_relaxed)};
+  index->nodes.push_back(node);
+  bucket.store(node, detail::kPublishOrder);  // node fully built first
+}
+
+RegistrationHandleRAII Dispatcher::registerDef(FunctionSchema schema,
+                                               std::string debug,
+                                               AliasAnalysisKind kind) {
+  OperatorEntry* entry;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    EntryForUpdate e = entryForUpdateLocked(schema.operator_name());
+    entry = e.entry;
+    TURNOUT_CHECK(!entry->hasSchema(), ErrorKind::InvalidArgument,
+                  "Tried to register an operator (", toString(schema),
+                  ") with the same name and overload name multiple times.\n"
+                  "  first registration: ",
+                  entry->schemaDebug(), "\n  new registration: ", debug,
+                  "\nEach operator is defined once; did you mean impl()?");
+    entry->registerSchema(std::move(schema), std::move(debug), kind);
+    ++entry->def_count_;
+    ++entry->def_and_impl_count_;
+    publishLocked(e);
+    for (const auto& listener : listeners_) {
+      listener->onOperatorRegistered(OperatorHandle(entry));
+    }
+  }
+  detail::Reclaimer::global().reclaimIfWorthIt();
+  return RegistrationHandleRAII([this, entry] { deregisterDef(entry); });
+}
+
+void Dispatcher::deregisterDef(OperatorEntry* entry) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& listener : listeners_) {
+      listener->onOperatorDeregistered(OperatorHandle(entry));
+    }
+    entry->deregisterSchema();
+    --entry->def_count_;
+    --entry->def_and_impl_count_;
+    entry->updateTable(*this);
+  }
+  detail::Reclaimer::global().reclaimIfWorthIt();
+}
+
+RegistrationHandleRAII Dispatcher::registerImpl(
+    OperatorName name, std::optional<DispatchKey> key, KernelFunction kernel,
+    std::optional<CppSignature> cpp_signature,
+    std::optional<std::string> inferred_schema, std::string debug) {
+  const DispatchKey k = key.value_or(DispatchKey::CompositeImplicitAutograd);
+  TURNOUT_CHECK(isRuntimeDispatchKey(k) || isAliasDispatchKey(k),
+                ErrorKind::InvalidArgument, "impl of ", toString(name),
+                ": cannot register a kernel for ", toString(k),
+                "; use a runtime key such as CPU or AutogradCUDA, or an alias "
+                "key such as CompositeImplicitAutograd");
+  TURNOUT_CHECK(kernel.isValid() || kernel.isFallthrough(),
+                ErrorKind::InvalidArgument, "impl of ", toString(name),
+                " for ", toString(k), ": the kernel is empty");
+  OperatorEntry* entry;
+  OperatorEntry::KernelIterator it;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    EntryForUpdate e = entryForUpdateLocked(name);
+    entry = e.entry;
+    it = entry->registerKernel(
+        k, AnnotatedKernel{std::move(kernel), std::move(inferred_schema),
+                           cpp_signature, std::move(debug)});
+    ++entry->def_and_impl_count_;
+    publishLocked(e);
+  }
+  detail::Reclaimer::global().reclaimIfWorthIt();
+  return RegistrationHandleRAII(
+      [this, entry, k, it] { deregisterImpl(entry, k, it); });
+}
+
+void Dispatcher::deregisterImpl(OperatorEntry* entry, DispatchKey key,
+                                OperatorEntry::KernelIterator it) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    entry->deregisterKernel(key, it);
+    --entry->def_and_impl_count_;
+    entry->updateTable(*this);
+  }
+  detail::Reclaimer::global().reclaimIfWorthIt();
+}
+
+void Dispatcher::updateAllTablesLocked() {
+  for (const auto& entry : entries_) entry->updateTable(*this);
+}
+
+RegistrationHandleRAII Dispatcher::registerFallback(DispatchKey key,
+                                                    KernelFunction kernel,
+                                                    std::string debug) {
+  TURNOUT_CHECK(isRuntimeDispatchKey(key) || isAliasDispatchKey(key),
+                ErrorKind::InvalidArgument, "fallback: cannot register a "
+                "backend fallback for ", toString(key));
+  TURNOUT_CHECK(kernel.isValid() || kernel.isFallthrough(),
+                ErrorKind::InvalidArgument, "fallback for ", toString(key),
+                ": the kernel is empty");
+  std::vector<int> slots = slotsFor(key);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (int slot : slots) {
+      const std::optional<AnnotatedKernel>& existing = fallbacks_[slot].user;
+      TURNOUT_CHECK(!existing.has_value(), ErrorKind::InvalidArgument,
+                    "Tried to register multiple backend fallbacks for the same "
+                    "dispatch key ",
+                    toString(key), "; previous registration ", existing->debug,
+                    ", new registration ", debug,
+                    ". Destroy the previous library first, or register one "
+                    "fallback that handles both cases.");
+    }
+    for (int slot : slots) {
+      fallbacks_[slot].user =
+          AnnotatedKernel{kernel, std::nullopt, std::nullopt, debug};
+    }
+    updateAllTablesLocked();
+  }
+  detail::Reclaimer::global().reclaimIfWorthIt();
+  return RegistrationHandleRAII([this, slots] {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (int slot : slots) fallbacks_[slot].user.reset();
+      updateAllTablesLocked();
+    }
+    detail::Reclaimer::global().reclaimIfWorthIt();
+  });
+}
+
+RegistrationHandleRAII Dispatcher::registerLibrary(std::string ns,
+                                                   std::string debug) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto found = libraries_.find(ns);
+  TURNOUT_CHECK(
+      found == libraries_.end(), ErrorKind::InvalidArgument,
+      "Only a single TURNOUT_LIBRARY can be used to register the namespace ",
+      ns, "; please put all of your definitions in a single TURNOUT_LIBRARY "
+      "block. If you were trying to specify implementations, consider using "
+      "TURNOUT_LIBRARY_IMPL (which can be duplicated), and if you need to "
+      "define operators in several places, TURNOUT_LIBRARY_FRAGMENT. "
+      "Previous registration of TURNOUT_LIBRARY was ",
+      found->second, "; latest registration was ", debug);
+  libraries_.emplace(ns, std::move(debug));
+  return RegistrationHandleRAII([this, ns] {
+    std::lock_guard<std::mutex> lock(mu_);
+    libraries_.erase(ns);
+  });
+}
+
+RegistrationHandleRAII Dispatcher::addRegistrationListener(
+    std::unique_ptr<OpRegistrationListener> listener) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& entry : entries_) {
+    if (entry->hasSchema()) listener->onOperatorRegistered(OperatorHandle(entry.get()));
+  }
+  OpRegistrationListener* raw = listener.get();
+  listeners_.push_back(std::move(listener));
+  return RegistrationHandleRAII([this, raw] {
+    std::lock_guard<std::mutex> lock(mu_);
+    listeners_.erase(
+        std::remove_if(listeners_.begin(), listeners_.end(),
+                       [raw](const auto& l) { return l.get() == raw; }),
+        listeners_.end());
+  });
+}
+
+}  // namespace turnout

@@ -1,0 +1,566 @@
+#include "dispatcher/operator_entry.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "absl/container/flat_hash_map.h"
+#include "dispatcher/dispatcher.h"
+#include "dispatcher/schema_matching.h"
+#include "dispatcher/schema_parser.h"
+
+namespace turnout {
+
+const char* toString(AliasAnalysisKind kind) {
+  switch (kind) {
+    case AliasAnalysisKind::INTERNAL_SPECIAL_CASE:
+      return "INTERNAL_SPECIAL_CASE";
+    case AliasAnalysisKind::CONSERVATIVE:
+      return "CONSERVATIVE";
+    case AliasAnalysisKind::FROM_SCHEMA:
+      return "FROM_SCHEMA";
+    case AliasAnalysisKind::PURE_FUNCTION:
+      return "PURE_FUNCTION";
+  }
+  return "UNKNOWN";
+}
+
+AliasAnalysisKind parseAliasAnalysisKind(std::string_view name) {
+  if (name.empty() || name == "FROM_SCHEMA") return AliasAnalysisKind::FROM_SCHEMA;
+  if (name == "CONSERVATIVE") return AliasAnalysisKind::CONSERVATIVE;
+  if (name == "PURE_FUNCTION") return AliasAnalysisKind::PURE_FUNCTION;
+  if (name == "INTERNAL_SPECIAL_CASE") {
+    return AliasAnalysisKind::INTERNAL_SPECIAL_CASE;
+  }
+  TURNOUT_CHECK(false, ErrorKind::InvalidArgument, "unknown alias analysis kind '",
+                name,
+                "'; expected one of '', 'FROM_SCHEMA', 'CONSERVATIVE', "
+                "'PURE_FUNCTION'");
+}
+
+const char* toString(EntryKind kind) {
+  switch (kind) {
+    case EntryKind::Missing:
+      return "missing";
+    case EntryKind::Kernel:
+      return "kernel";
+    case EntryKind::DefaultBackendKernel:
+      return "default backend kernel";
+    case EntryKind::NestedKernel:
+      return "nested kernel";
+    case EntryKind::MathKernel:
+      return "math kernel";
+    case EntryKind::AmbiguousAutogradOther:
+      return "ambiguous autogradother";
+    case EntryKind::AutogradKernel:
+      return "autograd kernel";
+    case EntryKind::BatchedDecomposition:
+      return "batched decomposition";
+    case EntryKind::BackendFallback:
+      return "backend fallback";
+  }
+  return "unknown";
+}
+
+namespace detail {
+
+const std::vector<DispatchKey>& allRuntimeKeys() {
+  static const auto* const keys = [] {
+    auto* v = new std::vector<DispatchKey>{DispatchKey::Undefined};
+    for (DispatchKey k : DispatchKeySet(DispatchKeySet::FULL)) v->push_back(k);
+    return v;
+  }();
+  return *keys;
+}
+
+}  // namespace detail
+
+namespace {
+
+void deleteTable(void* p) { delete static_cast<DispatchTable*>(p); }
+
+// Keys printed in dumps in enum order, as c10 does.
+bool keyOrder(DispatchKey a, DispatchKey b) {
+  return static_cast<int>(a) < static_cast<int>(b);
+}
+
+std::string keyName(DispatchKey k) {
+  return std::string(toString(k)) + (isAliasDispatchKey(k) ? "[alias]" : "");
+}
+
+}  // namespace
+
+OperatorEntry::OperatorEntry(OperatorName name)
+    : name_(std::move(name)), table_(nullptr) {}
+
+const FunctionSchema& OperatorEntry::schema() const {
+  TURNOUT_CHECK(schema_.has_value(), ErrorKind::InvalidArgument,
+                "operator ", toString(name_),
+                " has kernels but no schema: it was never defined (def), or "
+                "its definition was removed. Define it with "
+                "TURNOUT_LIBRARY(ns, m) { m.def(\"schema\"); }");
+  return *schema_;
+}
+
+const std::list<AnnotatedKernel>* OperatorEntry::kernelsFor(DispatchKey k) const {
+  for (const KeyKernels& kk : kernels_) {
+    if (kk.key == k) return &kk.kernels;
+  }
+  return nullptr;
+}
+
+bool OperatorEntry::hasKernelForDispatchKey(DispatchKey k) const {
+  return kernelsFor(k) != nullptr;
+}
+
+bool OperatorEntry::hasKernelForAnyDispatchKey(DispatchKeySet ks) const {
+  for (const KeyKernels& kk : kernels_) {
+    if (!isAliasDispatchKey(kk.key) && kk.key != DispatchKey::Undefined &&
+        ks.has(kk.key)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::vector<DispatchKey> OperatorEntry::registeredKeys() const {
+  std::vector<DispatchKey> keys;
+  for (const KeyKernels& kk : kernels_) keys.push_back(kk.key);
+  std::sort(keys.begin(), keys.end(), keyOrder);
+  return keys;
+}
+
+std::optional<std::pair<CppSignature, std::string>>
+OperatorEntry::cppSignatureInUse() const {
+  for (const KeyKernels& kk : kernels_) {
+    for (const AnnotatedKernel& k : kk.kernels) {
+      if (k.cpp_signature) return std::make_pair(*k.cpp_signature, k.debug);
+    }
+  }
+  return std::nullopt;
+}
+
+void OperatorEntry::checkKernelAgainstSchema(
+    DispatchKey key, const AnnotatedKernel& k, const FunctionSchema& schema,
+    const std::string& schema_debug) const {
+  if (!k.inferred_schema) return;
+  // Parsed once per distinct C++ signature (the registry lock is held).
+  static auto* const parsed =
+      new absl::flat_hash_map<std::string, FunctionSchema>();
+  auto found = parsed->find(*k.inferred_schema);
+  if (found == parsed->end()) {
+    found = parsed
+                ->emplace(*k.inferred_schema,
+                          parseSchema("inferred" + *k.inferred_schema))
+                .first;
+  }
+  const FunctionSchema& inferred = found->second;
+  std::optional<std::string> difference =
+      findSchemaDifferences(inferred, schema);
+  TURNOUT_CHECK(!difference.has_value(), ErrorKind::InvalidArgument,
+                "Inferred operator schema for a C++ kernel function doesn't "
+                "match the expected function schema.\n"
+                "  operator: ",
+                toString(name_), "\n  expected schema: ", toString(schema),
+                "\n    ", schema_debug, "\n  inferred schema: ",
+                *k.inferred_schema, "\n    ", k.debug, "\n  dispatch key: ",
+                toString(key), "\n  reason: ", *difference,
+                "\nFix the kernel's C++ signature or the declared schema so "
+                "that they agree.");
+}
+
+void OperatorEntry::checkCppSignature(DispatchKey key,
+                                      const AnnotatedKernel& k) const {
+  if (!k.cpp_signature) return;
+  for (const KeyKernels& kk : kernels_) {
+    for (const AnnotatedKernel& other : kk.kernels) {
+      if (!other.cpp_signature || *other.cpp_signature == *k.cpp_signature) {
+        continue;
+      }
+      TURNOUT_CHECK(false, ErrorKind::Type,
+                    "Mismatch in kernel C++ signatures\n  operator: ",
+                    toString(name_), "\n  kernel 1: ",
+                    other.cpp_signature->name(), "\n    dispatch key: ",
+                    toString(kk.key), "\n    ", other.debug,
+                    "\n  kernel 2: ", k.cpp_signature->name(),
+                    "\n    dispatch key: ", toString(key), "\n    ", k.debug,
+                    "\nEvery unboxed kernel of one operator must have the same "
+                    "C++ signature.");
+    }
+  }
+}
+
+void OperatorEntry::registerSchema(FunctionSchema schema, std::string debug,
+                                   AliasAnalysisKind kind) {
+  TURNOUT_INTERNAL_ASSERT(!schema_.has_value(), "schema registered twice for ",
+                          toString(name_));
+  for (size_t i : schema.tensorArgumentIndices()) {
+    TURNOUT_CHECK(i < 64, ErrorKind::InvalidArgument, "operator ",
+                  toString(name_), ": argument ", i,
+                  " holds tensors, but turnout dispatches on the first 64 "
+                  "arguments only; move tensor arguments to the front");
+  }
+  // Check before changing anything: a failed def leaves the entry as it was.
+  for (const KeyKernels& kk : kernels_) {
+    for (const AnnotatedKernel& k : kk.kernels) {
+      checkKernelAgainstSchema(kk.key, k, schema, debug);
+    }
+  }
+  schema_ = std::move(schema);
+  schema_debug_ = std::move(debug);
+  alias_analysis_ = kind;
+}
+
+void OperatorEntry::deregisterSchema() {
+  TURNOUT_INTERNAL_ASSERT(schema_.has_value());
+  schema_.reset();
+  schema_debug_.clear();
+  alias_analysis_ = AliasAnalysisKind::FROM_SCHEMA;
+}
+
+OperatorEntry::KernelIterator OperatorEntry::registerKernel(
+    DispatchKey key, AnnotatedKernel kernel) {
+  if (schema_) checkKernelAgainstSchema(key, kernel, *schema_, schema_debug_);
+  checkCppSignature(key, kernel);
+
+  auto it = std::find_if(kernels_.begin(), kernels_.end(),
+                         [key](const KeyKernels& kk) { return kk.key == key; });
+  if (it == kernels_.end()) {
+    kernels_.push_back(KeyKernels{key, {}});
+    it = kernels_.end() - 1;
+  } else {
+    const AnnotatedKernel& previous = it->kernels.front();
+    TURNOUT_WARN("Overriding a previously registered kernel for the same "
+                 "operator and the same dispatch key\n  operator: ",
+                 schema_ ? toString(*schema_) : toString(name_), "\n    ",
+                 schema_ ? schema_debug_ : std::string("(no schema yet)"),
+                 "\n  dispatch key: ", toString(key),
+                 "\n  previous kernel: ", previous.debug,
+                 "\n       new kernel: ", kernel.debug,
+                 "\nThe previous kernel comes back when the new one is "
+                 "deregistered.");
+  }
+  it->kernels.push_front(std::move(kernel));
+  return it->kernels.begin();
+}
+
+void OperatorEntry::deregisterKernel(DispatchKey key, KernelIterator kernel) {
+  auto it = std::find_if(kernels_.begin(), kernels_.end(),
+                         [key](const KeyKernels& kk) { return kk.key == key; });
+  TURNOUT_INTERNAL_ASSERT(it != kernels_.end(), "no kernels for ",
+                          toString(key), " on ", toString(name_));
+  it->kernels.erase(kernel);
+  if (it->kernels.empty()) kernels_.erase(it);
+}
+
+namespace {
+
+// What computeTable needs to know about one runtime key, computed once.
+struct RuntimeKeyInfo {
+  DispatchKey key;
+  int slot;
+  bool in_non_functional;  // CompositeExplicitAutogradNonFunctional
+  bool in_explicit;        // CompositeExplicitAutograd (and Undefined)
+  bool in_implicit;        // CompositeImplicitAutograd (and Undefined)
+  bool in_nested;          // CompositeImplicitAutogradNestedTensor
+  bool in_autograd;        // Autograd
+  DispatchKeySet backends_under_autograd;  // getBackendKeySetFromAutograd
+  uint64_t functionality_bit;
+  int backend;         // 1..kNumBackends for per-backend keys, else 0
+  int per_backend_group;  // index of its per-backend functionality, or -1
+};
+
+const std::vector<RuntimeKeyInfo>& runtimeKeyInfos() {
+  static const auto* const infos = [] {
+    auto* v = new std::vector<RuntimeKeyInfo>();
+    for (DispatchKey k : detail::allRuntimeKeys()) {
+      RuntimeKeyInfo info;
+      const bool undefined = k == DispatchKey::Undefined;
+      info.key = k;
+      info.slot = getDispatchTableIndexForDispatchKey(k);
+      info.in_non_functional = runtimeDispatchKeySetHas(
+          DispatchKey::CompositeExplicitAutogradNonFunctional, k);
+      info.in_explicit =
+          undefined ||
+          runtimeDispatchKeySetHas(DispatchKey::CompositeExplicitAutograd, k);
+      info.in_implicit =
+          undefined ||
+          runtimeDispatchKeySetHas(DispatchKey::CompositeImplicitAutograd, k);
+      info.in_nested = runtimeDispatchKeySetHas(
+          DispatchKey::CompositeImplicitAutogradNestedTensor, k);
+      info.in_autograd = runtimeDispatchKeySetHas(DispatchKey::Autograd, k);
+      info.backends_under_autograd = getBackendKeySetFromAutograd(k);
+      DispatchKey functionality = toFunctionalityKey(k);
+      info.functionality_bit = DispatchKeySet(functionality).raw_repr();
+      info.backend = static_cast<int>(toBackendComponent(k));
+      info.per_backend_group = -1;
+      if (isPerBackendFunctionalityKey(functionality)) {
+        const DispatchKey groups[] = {
+            DispatchKey::Dense, DispatchKey::Quantized, DispatchKey::Sparse,
+            DispatchKey::NestedTensor, DispatchKey::AutogradFunctionality};
+        for (int g = 0; g < kNumPerBackendFunctionalities; ++g) {
+          if (groups[g] == functionality) info.per_backend_group = g;
+        }
+      }
+      v->push_back(info);
+    }
+    return v;
+  }();
+  return *infos;
+}
+
+}  // namespace
+
+void OperatorEntry::computeTable(
+    const Dispatcher& dispatcher, DispatchTable* table,
+    std::array<ComputedEntry, kNumRuntimeEntries>* info) const {
+  auto active = [this](DispatchKey k) -> const AnnotatedKernel* {
+    const std::list<AnnotatedKernel>* list = kernelsFor(k);
+    return list ? &list->front() : nullptr;
+  };
+  // Direct kernels by slot, from the few keys this operator has.
+  std::array<const AnnotatedKernel*, kNumRuntimeEntries> direct{};
+  for (const KeyKernels& kk : kernels_) {
+    if (!isAliasDispatchKey(kk.key)) {
+      direct[getDispatchTableIndexForDispatchKey(kk.key)] = &kk.kernels.front();
+    }
+  }
+  const AnnotatedKernel* non_functional =
+      active(DispatchKey::CompositeExplicitAutogradNonFunctional);
+  const AnnotatedKernel* explicit_autograd =
+      active(DispatchKey::CompositeExplicitAutograd);
+  const AnnotatedKernel* nested =
+      active(DispatchKey::CompositeImplicitAutogradNestedTensor);
+  const AnnotatedKernel* math = active(DispatchKey::CompositeImplicitAutograd);
+  const AnnotatedKernel* autograd = active(DispatchKey::Autograd);
+  const AnnotatedKernel* batched =
+      active(DispatchKey::FuncTorchBatchedDecomposition);
+  const bool ambiguous_autogradother =
+      math != nullptr && hasKernelForAnyDispatchKey(autogradother_backends);
+  static const KernelFunction kMissing = KernelFunction::makeMissing();
+  static const KernelFunction kAmbiguous =
+      KernelFunction::makeAmbiguousAutogradOther();
+
+  uint64_t mask = ~uint64_t{0};
+  uint64_t per_backend_clear[kNumBackends + 1] = {};
+  int fallthroughs_per_group[kNumPerBackendFunctionalities] = {};
+
+  for (const RuntimeKeyInfo& key : runtimeKeyInfos()) {
+    ComputedEntry entry;
+    if (const AnnotatedKernel* d = direct[key.slot]) {
+      entry = {EntryKind::Kernel, d};
+    } else if (non_functional && key.in_non_functional) {
+      entry = {EntryKind::DefaultBackendKernel, non_functional};
+    } else if (explicit_autograd && key.in_explicit) {
+      entry = {EntryKind::DefaultBackendKernel, explicit_autograd};
+    } else {
+      if (nested && key.in_nested) {
+        entry = {EntryKind::NestedKernel, nested};
+      } else if (math && key.in_implicit) {
+        // A CompositeImplicitAutograd kernel serves an autograd key only when
+        // the backends under that key have no kernel of their own: otherwise
+        // autograd must run (or fall through) before the backend kernel.
+        const bool has_backend_kernel =
+            explicit_autograd != nullptr || non_functional != nullptr ||
+            (!key.backends_under_autograd.empty() &&
+             hasKernelForAnyDispatchKey(key.backends_under_autograd));
+        if (key.key == DispatchKey::AutogradOther && ambiguous_autogradother) {
+          entry = {EntryKind::AmbiguousAutogradOther, nullptr};
+        } else if (!has_backend_kernel) {
+          entry = {EntryKind::MathKernel, math};
+        }
+      }
+      if (entry.kind == EntryKind::Missing && autograd && key.in_autograd) {
+        entry = {EntryKind::AutogradKernel, autograd};
+      }
+      if (entry.kind == EntryKind::Missing && batched &&
+          key.key == DispatchKey::FuncTorchBatched) {
+        entry = {EntryKind::BatchedDecomposition, batched};
+      }
+      if (entry.kind == EntryKind::Missing) {
+        if (const AnnotatedKernel* fallback =
+                dispatcher.backendFallback(key.slot)) {
+          entry = {EntryKind::BackendFallback, fallback};
+        }
+      }
+    }
+    (*info)[key.slot] = entry;
+    switch (entry.kind) {
+      case EntryKind::Missing:
+        table->kernels[key.slot] = kMissing;
+        break;
+      case EntryKind::AmbiguousAutogradOther:
+        table->kernels[key.slot] = kAmbiguous;
+        break;
+      default:
+        table->kernels[key.slot] = entry.source->kernel;
+        // Fallthrough masks: a fallthrough key's bit is cleared so that
+        // calls skip it with no call at all.
+        if (entry.source->kernel.isFallthrough()) {
+          if (key.per_backend_group < 0) {
+            mask &= ~key.functionality_bit;
+          } else {
+            per_backend_clear[key.backend] |= key.functionality_bit;
+            ++fallthroughs_per_group[key.per_backend_group];
+          }
+        }
+    }
+  }
+
+  // A per-backend functionality that falls through for every backend is
+  // cleared in the shared mask; one that does for some backends only needs
+  // the per-backend masks.
+  bool per_backend = false;
+  for (const RuntimeKeyInfo& key : runtimeKeyInfos()) {
+    if (key.per_backend_group < 0 || key.backend != 1) continue;
+    int n = fallthroughs_per_group[key.per_backend_group];
+    if (n == kNumBackends) {
+      mask &= ~key.functionality_bit;
+    } else if (n > 0) {
+      per_backend = true;
+    }
+  }
+  table->non_fallthrough_keys = mask;
+  table->per_backend_fallthrough = per_backend;
+  for (int b = 0; b <= kNumBackends; ++b) {
+    table->non_fallthrough_keys_per_backend[b] = mask & ~per_backend_clear[b];
+  }
+
+  table->dispatch_arg_mask = 0;
+  table->num_arguments = 0;
+  if (schema_) {
+    for (size_t i : schema_->tensorArgumentIndices()) {
+      table->dispatch_arg_mask |= uint64_t{1} << i;
+    }
+    table->num_arguments = static_cast<uint32_t>(schema_->arguments().size());
+  }
+}
+
+void OperatorEntry::updateTable(const Dispatcher& dispatcher) {
+  auto table = std::make_unique<DispatchTable>();
+  computeTable(dispatcher, table.get(), &computed_);
+  const DispatchTable* old =
+      table_.exchange(table.release(), detail::kPublishOrder);
+  if (old != nullptr) {
+    detail::Reclaimer::global().retire(const_cast<DispatchTable*>(old),
+                                       &deleteTable, sizeof(DispatchTable));
+  }
+}
+
+const ComputedEntry& OperatorEntry::computedEntry(DispatchKey k) const {
+  return computed_[getDispatchTableIndexForDispatchKey(k)];
+}
+
+std::string OperatorEntry::computedEntryLine(DispatchKey k) const {
+  const ComputedEntry& entry = computedEntry(k);
+  std::string line = std::string(toString(k)) + ": ";
+  if (entry.kind == EntryKind::AmbiguousAutogradOther) {
+    line += "ambiguous_autogradother";
+  } else {
+    if (entry.source->kernel.isFallthrough()) line += "fallthrough ";
+    line += entry.source->debug;
+  }
+  return line + " [" + toString(entry.kind) + "]\n";
+}
+
+std::string OperatorEntry::dumpComputedTable() const {
+  std::string out;
+  for (DispatchKey k : detail::allRuntimeKeys()) {
+    if (computedEntry(k).kind != EntryKind::Missing) out += computedEntryLine(k);
+  }
+  return out;
+}
+
+std::string OperatorEntry::dumpState() const {
+  std::ostringstream out;
+  out << "name: " << toString(name_) << "\n";
+  if (schema_) {
+    out << "schema: " << toString(*schema_) << "\n";
+    out << "debug: " << schema_debug_ << "\n";
+    out << "alias analysis kind: " << toString(alias_analysis_) << "\n";
+  } else {
+    out << "schema: (none)\n";
+  }
+  for (DispatchKey k : registeredKeys()) {
+    int i = 0;
+    for (const AnnotatedKernel& kernel : *kernelsFor(k)) {
+      out << keyName(k) << (i++ > 0 ? " (inactive)" : "") << ": "
+          << kernel.debug << " :: "
+          << (kernel.inferred_schema ? *kernel.inferred_schema : "(none)")
+          << " [ " << (kernel.kernel.isFallthrough() ? "fallthrough " : "")
+          << (kernel.kernel.isValid() ? "boxed " : "")
+          << (kernel.kernel.isValidUnboxed() ? "unboxed " : "") << "]\n";
+    }
+  }
+  return out.str();
+}
+
+std::string OperatorEntry::missingKernelMessage(DispatchKey k,
+                                                DispatchKeySet ks) const {
+  std::string available;
+  std::string lines;
+  for (DispatchKey key : detail::allRuntimeKeys()) {
+    if (computedEntry(key).kind == EntryKind::Missing) continue;
+    if (!available.empty()) available += ", ";
+    available += toString(key);
+    lines += computedEntryLine(key);
+  }
+  std::ostringstream out;
+  out << "Could not run '" << toString(name_) << "' with arguments from the '"
+      << toString(k) << "' backend. ";
+  if (!schema_) {
+    out << "The operator has no schema (no def registered yet), so its "
+           "arguments were not inspected. ";
+  }
+  out << "'" << toString(name_) << "' is only available for these backends: ["
+      << available << "].\n"
+      << "The call's dispatch key set was " << toString(ks)
+      << "; its highest key, " << toString(k) << ", has no kernel.\n"
+      << "To fix it, register a kernel for " << toString(k)
+      << " (TURNOUT_LIBRARY_IMPL(" << name_.getNamespace() << ", "
+      << toString(k)
+      << ", m)), or a CompositeExplicitAutograd kernel that serves every "
+         "backend.\n\n"
+      << lines;
+  return out.str();
+}
+
+void OperatorEntry::checkInvariants(const Dispatcher& dispatcher) const {
+  int kernels = 0;
+  for (const KeyKernels& kk : kernels_) {
+    TURNOUT_INTERNAL_ASSERT(!kk.kernels.empty(), toString(name_),
+                            ": empty kernel list for ", toString(kk.key));
+    for (const AnnotatedKernel& k : kk.kernels) {
+      ++kernels;
+      TURNOUT_INTERNAL_ASSERT(k.kernel.isValid() || k.kernel.isFallthrough(),
+                              toString(name_), ": invalid kernel for ",
+                              toString(kk.key));
+    }
+  }
+  TURNOUT_INTERNAL_ASSERT(schema_.has_value() == (def_count_ > 0),
+                          toString(name_), ": schema present ",
+                          schema_.has_value(), " but def count ", def_count_);
+  TURNOUT_INTERNAL_ASSERT(def_and_impl_count_ == def_count_ + kernels,
+                          toString(name_), ": def_and_impl_count ",
+                          def_and_impl_count_, " != ", def_count_, " + ",
+                          kernels);
+  DispatchTable expected;
+  std::array<ComputedEntry, kNumRuntimeEntries> info;
+  computeTable(dispatcher, &expected, &info);
+  const DispatchTable& actual = table();
+  for (DispatchKey k : detail::allRuntimeKeys()) {
+    int slot = getDispatchTableIndexForDispatchKey(k);
+    TURNOUT_INTERNAL_ASSERT(
+        expected.kernels[slot].boxedFunction() ==
+                actual.kernels[slot].boxedFunction() &&
+            info[slot].kind == computed_[slot].kind &&
+            info[slot].source == computed_[slot].source,
+        toString(name_), ": stale table entry for ", toString(k));
+  }
+  TURNOUT_INTERNAL_ASSERT(
+      expected.non_fallthrough_keys == actual.non_fallthrough_keys &&
+          expected.per_backend_fallthrough == actual.per_backend_fallthrough &&
+          expected.dispatch_arg_mask == actual.dispatch_arg_mask,
+      toString(name_), ": stale fallthrough mask or argument layout");
+}
+
+}  // namespace turnout

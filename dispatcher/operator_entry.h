@@ -1,0 +1,174 @@
+// OperatorEntry: everything the dispatcher knows about one operator: its
+// schema, the kernels registered per key (newest first), and the computed
+// table that calls read.
+//
+// Registration side (every member below except table_) is guarded by the
+// Dispatcher's registry lock; the call side reads only table_, lock-free.
+//
+// Invariants (checkInvariants() asserts them):
+//   - table_ is never null once the entry is reachable (the dispatcher
+//     computes it before publishing the entry) and equals what
+//     computeTable() gives now;
+//   - every kernel list is non-empty, and every kernel is valid;
+//   - the op has a schema iff def_count_ > 0;
+//   - def_and_impl_count_ == def_count_ + the number of kernels;
+//   - every unboxed kernel has cpp_signature_'s signature.
+//
+// Entries are never freed: an OperatorHandle stays valid for the life of the
+// process, and calling an operator whose registrations are all gone is a
+// clean error, never a use-after-free.
+#ifndef TURNOUT_DISPATCHER_OPERATOR_ENTRY_H_
+#define TURNOUT_DISPATCHER_OPERATOR_ENTRY_H_
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <list>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "dispatcher/call_section.h"
+#include "dispatcher/cpp_signature.h"
+#include "dispatcher/dispatch_key_set.h"
+#include "dispatcher/dispatch_table.h"
+#include "dispatcher/function_schema.h"
+#include "dispatcher/kernel_function.h"
+#include "dispatcher/operator_name.h"
+
+namespace turnout {
+
+class Dispatcher;
+
+/// How the graph layer should treat the operator's aliasing.
+enum class AliasAnalysisKind {
+  INTERNAL_SPECIAL_CASE,
+  CONSERVATIVE,
+  FROM_SCHEMA,
+  PURE_FUNCTION,
+};
+const char* toString(AliasAnalysisKind kind);
+/// Parses "FROM_SCHEMA", "CONSERVATIVE", "PURE_FUNCTION", or "" (the default,
+/// FROM_SCHEMA). Throws InvalidArgument naming the accepted values.
+AliasAnalysisKind parseAliasAnalysisKind(std::string_view name);
+
+/// Where a computed table entry came from (c10's vocabulary).
+enum class EntryKind : uint8_t {
+  Missing,
+  Kernel,
+  DefaultBackendKernel,
+  NestedKernel,
+  MathKernel,
+  AmbiguousAutogradOther,
+  AutogradKernel,
+  BatchedDecomposition,
+  BackendFallback,
+};
+/// "kernel", "math kernel", "default backend kernel", "autograd kernel",
+/// "backend fallback", "ambiguous autogradother", "missing", ...
+const char* toString(EntryKind kind);
+
+/// One registered kernel and what the dumps and errors say about it.
+struct AnnotatedKernel {
+  KernelFunction kernel;
+  std::optional<std::string> inferred_schema;  // "(Tensor _0) -> Tensor _0"
+  std::optional<CppSignature> cpp_signature;
+  std::string debug;  // "registered at file.cc:12", or a kernel name
+};
+
+/// One computed table entry with its provenance, for dumps and explain().
+struct ComputedEntry {
+  EntryKind kind = EntryKind::Missing;
+  const AnnotatedKernel* source = nullptr;  // null for Missing / Ambiguous
+};
+
+class OperatorEntry {
+ public:
+  explicit OperatorEntry(OperatorName name);
+  OperatorEntry(const OperatorEntry&) = delete;
+  OperatorEntry& operator=(const OperatorEntry&) = delete;
+
+  // ---- Call side (lock-free) -------------------------------------------------
+  /// The published table. Precondition: the caller is inside a CallSection
+  /// for as long as it uses the table.
+  const DispatchTable& table() const {
+    return *table_.load(detail::kReadOrder);
+  }
+  const OperatorName& operator_name() const { return name_; }
+
+  // ---- Registration side (registry lock held) -----------------------------------
+  bool hasSchema() const { return schema_.has_value(); }
+  const FunctionSchema& schema() const;
+  const std::string& schemaDebug() const { return schema_debug_; }
+  AliasAnalysisKind aliasAnalysis() const { return alias_analysis_; }
+
+  /// Installs the schema. Throws (leaving everything unchanged) when the
+  /// registered kernels' inferred schemas disagree with it.
+  void registerSchema(FunctionSchema schema, std::string debug,
+                      AliasAnalysisKind kind);
+  void deregisterSchema();
+
+  /// Adds a kernel for `key` (an alias key, a runtime key, or Undefined for
+  /// "no key": CompositeImplicitAutograd). Throws, leaving everything
+  /// unchanged, on a schema or C++ signature mismatch.
+  using KernelIterator = std::list<AnnotatedKernel>::iterator;
+  KernelIterator registerKernel(DispatchKey key, AnnotatedKernel kernel);
+  void deregisterKernel(DispatchKey key, KernelIterator it);
+
+  /// Recomputes and publishes the table (after any registration change, or a
+  /// backend fallback change in `dispatcher`).
+  void updateTable(const Dispatcher& dispatcher);
+
+  int def_count_ = 0;
+  int def_and_impl_count_ = 0;
+
+  // ---- Queries (registry lock held) ------------------------------------------
+  bool hasKernelForDispatchKey(DispatchKey k) const;
+  bool hasKernelForAnyDispatchKey(DispatchKeySet ks) const;
+  const ComputedEntry& computedEntry(DispatchKey runtime_key) const;
+  std::string dumpState() const;
+  std::string dumpComputedTable() const;
+  /// One line per non-missing entry: "CPU: registered at x.cc:3 [kernel]".
+  std::string computedEntryLine(DispatchKey k) const;
+  /// The "Could not run ..." message for a call that reached `k`.
+  std::string missingKernelMessage(DispatchKey k, DispatchKeySet ks) const;
+  /// Keys registered directly on this operator (runtime and alias).
+  std::vector<DispatchKey> registeredKeys() const;
+  void checkInvariants(const Dispatcher& dispatcher) const;
+  /// The C++ signature of the unboxed kernels and where one was registered.
+  std::optional<std::pair<CppSignature, std::string>> cppSignatureInUse() const;
+
+ private:
+  struct KeyKernels {
+    DispatchKey key;
+    std::list<AnnotatedKernel> kernels;  // newest first
+  };
+  const std::list<AnnotatedKernel>* kernelsFor(DispatchKey k) const;
+  void checkKernelAgainstSchema(DispatchKey key, const AnnotatedKernel& k,
+                                const FunctionSchema& schema,
+                                const std::string& schema_debug) const;
+  void checkCppSignature(DispatchKey key, const AnnotatedKernel& k) const;
+
+  // Builds the table from the registrations and the backend fallbacks.
+  void computeTable(const Dispatcher& dispatcher, DispatchTable* table,
+                    std::array<ComputedEntry, kNumRuntimeEntries>* info) const;
+
+  const OperatorName name_;
+  std::optional<FunctionSchema> schema_;
+  std::string schema_debug_;
+  AliasAnalysisKind alias_analysis_ = AliasAnalysisKind::FROM_SCHEMA;
+  std::vector<KeyKernels> kernels_;  // few keys per operator: a vector
+  std::array<ComputedEntry, kNumRuntimeEntries> computed_;
+  std::atomic<const DispatchTable*> table_;
+};
+
+namespace detail {
+/// Every runtime key with its table slot, Undefined first, then in
+/// DispatchKeySet iteration order.
+const std::vector<DispatchKey>& allRuntimeKeys();
+}  // namespace detail
+
+}  // namespace turnout
+
+#endif  // TURNOUT_DISPATCHER_OPERATOR_ENTRY_H_

@@ -1,0 +1,121 @@
+#include "dispatcher/operator_handle.h"
+
+#include <mutex>
+
+#include "dispatcher/dispatcher.h"
+
+namespace turnout {
+namespace {
+
+std::mutex& registryMutex() { return Dispatcher::singleton().registryMutex(); }
+
+}  // namespace
+
+const FunctionSchema& OperatorHandle::schema() const {
+  std::lock_guard<std::mutex> lock(registryMutex());
+  // The schema object lives as long as its def: callers hold the def.
+  return entry_->schema();
+}
+
+bool OperatorHandle::hasSchema() const {
+  std::lock_guard<std::mutex> lock(registryMutex());
+  return entry_->hasSchema();
+}
+
+std::string OperatorHandle::debug() const {
+  std::lock_guard<std::mutex> lock(registryMutex());
+  return entry_->schemaDebug();
+}
+
+void OperatorHandle::callBoxed(Stack* stack) const {
+  detail::CallSection section;
+  const DispatchTable& table = entry_->table();
+  TURNOUT_CHECK(stack->size() >= table.num_arguments,
+                ErrorKind::InvalidArgument, "calling ",
+                toString(operator_name()), " boxed: its schema takes ",
+                table.num_arguments, " arguments but the stack holds only ",
+                stack->size());
+  DispatchKeySet ks = table.computeDispatchKeySet(table.extractFromStack(*stack));
+  table.lookup(ks).callBoxed(*this, ks, stack);
+}
+
+void OperatorHandle::redispatchBoxed(DispatchKeySet ks, Stack* stack) const {
+  detail::CallSection section;
+  const DispatchTable& table = entry_->table();
+  ks = table.maskFallthrough(ks);
+  table.lookup(ks).callBoxed(*this, ks, stack);
+}
+
+void OperatorHandle::callBoxedForDispatchKey(DispatchKey k, Stack& stack) const {
+  TURNOUT_CHECK(isRuntimeDispatchKey(k), ErrorKind::InvalidArgument,
+                "callBoxedForDispatchKey on ", toString(operator_name()),
+                ": ", toString(k),
+                " is not a runtime key (alias keys have no table entry)");
+  detail::CallSection section;
+  const DispatchTable& table = entry_->table();
+  const KernelFunction& kernel =
+      table.kernels[getDispatchTableIndexForDispatchKey(k)];
+  TURNOUT_CHECK(!kernel.isFallthrough(), ErrorKind::InvalidArgument,
+                "callBoxedForDispatchKey on ", toString(operator_name()),
+                ": the entry for ", toString(k),
+                " is a fallthrough, which has no kernel to run");
+  kernel.callBoxed(*this, DispatchKeySet(k), &stack);
+}
+
+void OperatorHandle::checkTyped(const CppSignature& sig) const {
+  std::lock_guard<std::mutex> lock(registryMutex());
+  std::optional<std::pair<CppSignature, std::string>> in_use =
+      entry_->cppSignatureInUse();
+  TURNOUT_CHECK(!in_use || in_use->first == sig, ErrorKind::Type,
+                "Tried to access or call an operator with a wrong signature.\n"
+                "  operator: ",
+                toString(operator_name()), "\n  correct signature:  ",
+                in_use ? in_use->first.name() : "", "\n    ",
+                in_use ? in_use->second : "", "\n  accessed/called as: ",
+                sig.name(),
+                "\nUse typed<Sig>() with the kernel's exact C++ signature.");
+}
+
+bool OperatorHandle::hasKernelForDispatchKey(DispatchKey k) const {
+  std::lock_guard<std::mutex> lock(registryMutex());
+  return entry_->hasKernelForDispatchKey(k);
+}
+
+bool OperatorHandle::hasKernelForAnyDispatchKey(DispatchKeySet ks) const {
+  std::lock_guard<std::mutex> lock(registryMutex());
+  return entry_->hasKernelForAnyDispatchKey(ks);
+}
+
+bool OperatorHandle::hasComputedKernelForDispatchKey(DispatchKey k) const {
+  TURNOUT_CHECK(isRuntimeDispatchKey(k), ErrorKind::InvalidArgument,
+                "hasComputedKernelForDispatchKey: ", toString(k),
+                " is not a runtime key");
+  std::lock_guard<std::mutex> lock(registryMutex());
+  return entry_->computedEntry(k).kind != EntryKind::Missing;
+}
+
+bool OperatorHandle::isKernelFallthroughKernel(DispatchKey k) const {
+  TURNOUT_CHECK(isRuntimeDispatchKey(k), ErrorKind::InvalidArgument,
+                "isKernelFallthroughKernel: ", toString(k),
+                " is not a runtime key");
+  std::lock_guard<std::mutex> lock(registryMutex());
+  const ComputedEntry& e = entry_->computedEntry(k);
+  return e.source != nullptr && e.source->kernel.isFallthrough();
+}
+
+std::string OperatorHandle::dumpState() const {
+  std::lock_guard<std::mutex> lock(registryMutex());
+  return entry_->dumpState();
+}
+
+std::string OperatorHandle::dumpComputedTable() const {
+  std::lock_guard<std::mutex> lock(registryMutex());
+  return entry_->dumpComputedTable();
+}
+
+void OperatorHandle::checkInvariants() const {
+  std::lock_guard<std::mutex> lock(registryMutex());
+  entry_->checkInvariants(Dispatcher::singleton());
+}
+
+}  // namespace turnout
