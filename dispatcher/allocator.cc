@@ -13,11 +13,12 @@ class DefaultCPUAllocator final : public Allocator {
  public:
   DataPtr allocate(size_t nbytes) override {
     if (nbytes == 0) return DataPtr(nullptr, Device(DeviceType::CPU));
-    TURNOUT_CHECK(nbytes <= SIZE_MAX - kCPUAlignment, ErrorKind::InvalidArgument,
-                  "CPU allocator: cannot allocate ", nbytes, " bytes");
+    TURNOUT_CHECK(nbytes <= SIZE_MAX - kCPUAlignment,
+                  ErrorKind::InvalidArgument, "CPU allocator: cannot allocate ",
+                  nbytes, " bytes");
     // aligned_alloc wants a size that is a multiple of the alignment.
-    const size_t rounded = (nbytes + kCPUAlignment - 1) / kCPUAlignment *
-                           kCPUAlignment;
+    const size_t rounded =
+        (nbytes + kCPUAlignment - 1) / kCPUAlignment * kCPUAlignment;
     void* data = std::aligned_alloc(kCPUAlignment, rounded);
     TURNOUT_CHECK(data != nullptr, ErrorKind::InvalidArgument,
                   "CPU allocator: out of memory: tried to allocate ", nbytes,
@@ -59,12 +60,14 @@ Allocator* getDefaultMetaAllocator() {
 Allocator* setAllocator(DeviceType type, Allocator* allocator) {
   // Release: a thread that loads the new pointer sees the allocator fully
   // constructed. Acquire: the same for the previous one we hand back.
-  return slot(type, "setAllocator").exchange(allocator, std::memory_order_acq_rel);
+  return slot(type, "setAllocator")
+      .exchange(allocator, std::memory_order_acq_rel);
 }
 
 Allocator* getAllocator(DeviceType type) {
   // Acquire pairs with the release in setAllocator.
-  Allocator* allocator = slot(type, "getAllocator").load(std::memory_order_acquire);
+  Allocator* allocator =
+      slot(type, "getAllocator").load(std::memory_order_acquire);
   if (allocator != nullptr) return allocator;
   if (type == DeviceType::CPU) return getDefaultCPUAllocator();
   if (type == DeviceType::Meta) return getDefaultMetaAllocator();

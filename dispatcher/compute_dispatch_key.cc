@@ -7,10 +7,10 @@ namespace {
 
 [[noreturn]] void throwUnsupported(Layout layout, Device device,
                                    const char* supported) {
-  TURNOUT_CHECK(false, ErrorKind::NotImplemented, "computeDispatchKey(): layout ",
-                toString(layout), " is not supported on device type ",
-                toString(device.type()), " (device '", device.str(), "')",
-                supported);
+  TURNOUT_CHECK(false, ErrorKind::NotImplemented,
+                "computeDispatchKey(): layout ", toString(layout),
+                " is not supported on device type ", toString(device.type()),
+                " (device '", device.str(), "')", supported);
   __builtin_unreachable();
 }
 

@@ -2,9 +2,10 @@
 // layout and device, as c10 computes it for TensorOptions.
 //
 //   computeDispatchKey(kFloat, Layout::Strided, Device("cuda:0"));  // CUDA
-//   computeDispatchKey(kFloat, Layout::Sparse, Device("cpu"));      // SparseCPU
-//   computeDispatchKey(kFloat, Layout::Mkldnn, Device("cpu"));      // MkldnnCPU
-//   computeDispatchKey(kFloat, Layout::Mkldnn, Device("cuda"));     // throws
+//   computeDispatchKey(kFloat, Layout::Sparse, Device("cpu"));      //
+//   SparseCPU computeDispatchKey(kFloat, Layout::Mkldnn, Device("cpu")); //
+//   MkldnnCPU computeDispatchKey(kFloat, Layout::Mkldnn, Device("cuda")); //
+//   throws
 //
 // A pure function: thread-safe.
 #ifndef TURNOUT_DISPATCHER_COMPUTE_DISPATCH_KEY_H_
@@ -22,8 +23,8 @@ namespace turnout {
 ///                PrivateUse1, ...);
 ///   Sparse    -> SparseCPU, SparseCUDA, SparseHIP, SparseXPU, SparseVE,
 ///                SparseMPS, SparseMeta, SparsePrivateUse1;
-///   SparseCsr, SparseCsc, SparseBsr, SparseBsc -> SparseCsrCPU / SparseCsrCUDA;
-///   Mkldnn    -> MkldnnCPU.
+///   SparseCsr, SparseCsc, SparseBsr, SparseBsc -> SparseCsrCPU /
+///   SparseCsrCUDA; Mkldnn    -> MkldnnCPU.
 /// The dtype does not change the key yet (c10 uses it for quantized dtypes,
 /// which turnout does not have). Throws Error(NotImplemented) naming the
 /// layout and the device for any other combination (e.g. Mkldnn on CUDA,

@@ -49,9 +49,10 @@ constexpr int kCompileTimeMaxDeviceTypes = 21;
 
 /// The device types turnout supports, in enumerator order.
 inline constexpr DeviceType kAllDeviceTypes[] = {
-    DeviceType::CPU,  DeviceType::CUDA, DeviceType::HIP,  DeviceType::XLA,
-    DeviceType::XPU,  DeviceType::MPS,  DeviceType::Meta, DeviceType::HPU,
-    DeviceType::VE,   DeviceType::Lazy, DeviceType::IPU,  DeviceType::MTIA,
+    DeviceType::CPU,        DeviceType::CUDA, DeviceType::HIP,
+    DeviceType::XLA,        DeviceType::XPU,  DeviceType::MPS,
+    DeviceType::Meta,       DeviceType::HPU,  DeviceType::VE,
+    DeviceType::Lazy,       DeviceType::IPU,  DeviceType::MTIA,
     DeviceType::PrivateUse1};
 
 // c10's short spellings.
@@ -120,7 +121,8 @@ class Device {
   }
 
  private:
-  [[noreturn]] static void throwInvalidIndex(DeviceType type, DeviceIndex index);
+  [[noreturn]] static void throwInvalidIndex(DeviceType type,
+                                             DeviceIndex index);
 
   DeviceType type_;
   DeviceIndex index_;

@@ -116,7 +116,8 @@ class intrusive_ptr {
   intrusive_ptr(intrusive_ptr&& other) noexcept : target_(other.target_) {
     other.target_ = NullType::singleton();
   }
-  /// From a pointer to a derived type with the same null value.
+  /// From an intrusive_ptr to a derived type, sharing its reference (its
+  /// null value becomes ours).
   template <class U, class N,
             class = std::enable_if_t<std::is_convertible<U*, T*>::value>>
   intrusive_ptr(const intrusive_ptr<U, N>& other) noexcept  // NOLINT
@@ -163,12 +164,15 @@ class intrusive_ptr {
   /// True when this is the only reference.
   bool unique() const noexcept { return use_count() == 1; }
 
-  // ---- Ownership transfer ----------------------------------------------------
+  // ---- Ownership transfer
+  // ----------------------------------------------------
   void reset() noexcept {
     reset_();
     target_ = NullType::singleton();
   }
-  void swap(intrusive_ptr& other) noexcept { std::swap(target_, other.target_); }
+  void swap(intrusive_ptr& other) noexcept {
+    std::swap(target_, other.target_);
+  }
 
   /// Gives up ownership without touching the count: the caller now owns one
   /// reference through the returned pointer and must hand it back with
@@ -228,8 +232,8 @@ intrusive_ptr<T, NullType> makeIntrusive(Args&&... args) {
   T* target = new T(std::forward<Args>(args)...);
   // Relaxed: the object is not shared yet.
   target->refcount_.store(1, std::memory_order_relaxed);
-  return intrusive_ptr<T, NullType>(target,
-                                    typename intrusive_ptr<T, NullType>::AdoptTag{});
+  return intrusive_ptr<T, NullType>(
+      target, typename intrusive_ptr<T, NullType>::AdoptTag{});
 }
 
 }  // namespace detail
@@ -246,8 +250,9 @@ template <class To, class ToNull = detail::DefaultNullType<To>, class From,
 intrusive_ptr<To, ToNull> static_intrusive_pointer_cast(
     intrusive_ptr<From, FromNull> p) {
   From* raw = p.release();
-  return intrusive_ptr<To, ToNull>::reclaim(
-      raw == FromNull::singleton() ? ToNull::singleton() : static_cast<To*>(raw));
+  return intrusive_ptr<To, ToNull>::reclaim(raw == FromNull::singleton()
+                                                ? ToNull::singleton()
+                                                : static_cast<To*>(raw));
 }
 
 }  // namespace turnout

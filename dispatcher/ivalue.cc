@@ -8,7 +8,8 @@ using ivalue::ConstantString;
 using ivalue::ListImpl;
 using ivalue::Tuple;
 
-// ---- Construction of counted payloads ------------------------------------------
+// ---- Construction of counted payloads
+// ------------------------------------------
 
 IValue::IValue(std::string s)
     : IValue(Tag::String, ConstantString::create(std::move(s)).release()) {}
@@ -67,7 +68,8 @@ IValue IValue::makeTuple(std::vector<IValue> elements) {
 IValue::IValue(intrusive_ptr<Tuple> tuple)
     : IValue(Tag::Tuple, adopt(std::move(tuple), "tuple")) {}
 
-// ---- Accessors -----------------------------------------------------------------
+// ---- Accessors
+// -----------------------------------------------------------------
 
 Scalar IValue::toScalar() const {
   switch (tag_) {
@@ -93,8 +95,8 @@ ScalarType IValue::toScalarType() const {
 Layout IValue::toLayout() const {
   if (tag_ != Tag::Int) throwWrongTag("Layout (an Int)");
   const int64_t v = payload_.u.as_int;
-  TURNOUT_CHECK(isValidLayout(v), ErrorKind::InvalidArgument, "toLayout(): ",
-                v, " is not a Layout");
+  TURNOUT_CHECK(isValidLayout(v), ErrorKind::InvalidArgument, "toLayout(): ", v,
+                " is not a Layout");
   return static_cast<Layout>(v);
 }
 
@@ -183,7 +185,8 @@ intrusive_ptr<Tuple> IValue::toTuple() const {
   return countedPtr<Tuple>(Tag::Tuple, "Tuple");
 }
 
-// ---- Inspection ----------------------------------------------------------------
+// ---- Inspection
+// ----------------------------------------------------------------
 
 const char* IValue::tagName(Tag tag) noexcept {
   switch (tag) {
@@ -233,7 +236,8 @@ bool IValue::isSameIdentity(const IValue& other) const {
   const bool this_none =
       isNone() || (isTensor() && !payload_.as_tensor.defined());
   const bool other_none =
-      other.isNone() || (other.isTensor() && !other.payload_.as_tensor.defined());
+      other.isNone() ||
+      (other.isTensor() && !other.payload_.as_tensor.defined());
   if (this_none || other_none) return this_none && other_none;
   if (tag_ != other.tag_) return false;
   switch (tag_) {
@@ -291,7 +295,8 @@ bool operator==(const IValue& a, const IValue& b) {
   return false;
 }
 
-// ---- Printing ------------------------------------------------------------------
+// ---- Printing
+// ------------------------------------------------------------------
 
 namespace {
 

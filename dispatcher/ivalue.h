@@ -7,7 +7,8 @@
 //   IValue c = std::vector<int64_t>{2, 3}; // IntList
 //   b.toInt();                             // 3
 //   c.toIntListRef();                      // const std::vector<int64_t>&
-//   b.toTensor();                          // throws "Expected Tensor but got Int"
+//   b.toTensor();                          // throws "Expected Tensor but got
+//   Int"
 //
 // Layout: an 8-byte payload (int64_t, double, bool, Device, a Tensor, or a
 // counted pointer) and a tag; 16 bytes. None, Tensor, Int, Double, Bool and
@@ -77,7 +78,8 @@ class IValue {
     Tuple,
   };
 
-  // ---- None ------------------------------------------------------------------
+  // ---- None
+  // ------------------------------------------------------------------
   /// None.
   IValue() noexcept : tag_(Tag::None) {}
   IValue(std::nullopt_t) noexcept : IValue() {}  // NOLINT
@@ -89,7 +91,8 @@ class IValue {
   IValue& operator=(IValue&& other) noexcept;
   ~IValue() { destroy(); }
 
-  // ---- Tensor ----------------------------------------------------------------
+  // ---- Tensor
+  // ----------------------------------------------------------------
   /// Holds `t` (an undefined Tensor too: it is still a Tensor, not None).
   IValue(Tensor t) noexcept : tag_(Tag::Tensor) {  // NOLINT
     new (&payload_.as_tensor) Tensor(std::move(t));
@@ -107,7 +110,8 @@ class IValue {
   /// Moves the Tensor out; this becomes None.
   Tensor toTensor() &&;
 
-  // ---- Int, Double, Bool -------------------------------------------------------
+  // ---- Int, Double, Bool
+  // -------------------------------------------------------
   /// Any integral type but bool.
   template <class T, std::enable_if_t<std::is_integral<T>::value &&
                                           !std::is_same<T, bool>::value,
@@ -140,7 +144,8 @@ class IValue {
     return payload_.u.as_bool;
   }
 
-  // ---- Scalar (stored as Int, Double or Bool) ----------------------------------
+  // ---- Scalar (stored as Int, Double or Bool)
+  // ----------------------------------
   IValue(const Scalar& s) noexcept;  // NOLINT
   /// Int, Double or Bool.
   bool isScalar() const noexcept {
@@ -148,7 +153,8 @@ class IValue {
   }
   Scalar toScalar() const;
 
-  // ---- Enums (stored as Int) ---------------------------------------------------
+  // ---- Enums (stored as Int)
+  // ---------------------------------------------------
   IValue(ScalarType t) noexcept : IValue(static_cast<int64_t>(t)) {}  // NOLINT
   IValue(Layout l) noexcept : IValue(static_cast<int64_t>(l)) {}      // NOLINT
   IValue(MemoryFormat m) noexcept                                     // NOLINT
@@ -159,7 +165,8 @@ class IValue {
   Layout toLayout() const;
   MemoryFormat toMemoryFormat() const;
 
-  // ---- Device (inline, no allocation) ------------------------------------------
+  // ---- Device (inline, no allocation)
+  // ------------------------------------------
   IValue(Device d) noexcept : tag_(Tag::Device) {  // NOLINT
     payload_.u.as_device.type = d.type();
     payload_.u.as_device.index = d.index();
@@ -170,10 +177,11 @@ class IValue {
     return Device(payload_.u.as_device.type, payload_.u.as_device.index);
   }
 
-  // ---- String (immutable, shared) ----------------------------------------------
-  IValue(std::string s);            // NOLINT
-  IValue(std::string_view s);       // NOLINT
-  IValue(const char* s);            // NOLINT
+  // ---- String (immutable, shared)
+  // ----------------------------------------------
+  IValue(std::string s);                            // NOLINT
+  IValue(std::string_view s);                       // NOLINT
+  IValue(const char* s);                            // NOLINT
   IValue(intrusive_ptr<ivalue::ConstantString> s);  // NOLINT
   bool isString() const noexcept { return tag_ == Tag::String; }
   const std::string& toStringRef() const;
@@ -181,17 +189,18 @@ class IValue {
   /// A new reference to the shared string object.
   intrusive_ptr<ivalue::ConstantString> toString() const;
 
-  // ---- Lists ---------------------------------------------------------------------
-  IValue(std::vector<int64_t> v);     // NOLINT
-  IValue(IntArrayRef v);              // NOLINT: copies into an IntList
-  IValue(std::vector<double> v);      // NOLINT
-  IValue(std::vector<bool> v);        // NOLINT
-  IValue(std::vector<Tensor> v);      // NOLINT
-  IValue(std::vector<IValue> v);      // NOLINT: a GenericList
+  // ---- Lists
+  // ---------------------------------------------------------------------
+  IValue(std::vector<int64_t> v);  // NOLINT
+  IValue(IntArrayRef v);           // NOLINT: copies into an IntList
+  IValue(std::vector<double> v);   // NOLINT
+  IValue(std::vector<bool> v);     // NOLINT
+  IValue(std::vector<Tensor> v);   // NOLINT
+  IValue(std::vector<IValue> v);   // NOLINT: a GenericList
   /// A vector of any other type: an IntList for integral elements, a
   /// DoubleList for floating ones, else a GenericList of IValue(element).
   template <class T>
-  IValue(std::vector<T> v);  // NOLINT
+  IValue(std::vector<T> v);                               // NOLINT
   IValue(intrusive_ptr<ivalue::ListImpl<int64_t>> list);  // NOLINT
   IValue(intrusive_ptr<ivalue::ListImpl<double>> list);   // NOLINT
   IValue(intrusive_ptr<ivalue::ListImpl<bool>> list);     // NOLINT
@@ -229,21 +238,24 @@ class IValue {
   intrusive_ptr<ivalue::ListImpl<Tensor>> toTensorList() const;
   intrusive_ptr<ivalue::ListImpl<IValue>> toGenericList() const;
 
-  // ---- Tuple (immutable, shared) ---------------------------------------------------
+  // ---- Tuple (immutable, shared)
+  // ---------------------------------------------------
   static IValue makeTuple(std::vector<IValue> elements);
   IValue(intrusive_ptr<ivalue::Tuple> tuple);  // NOLINT
   bool isTuple() const noexcept { return tag_ == Tag::Tuple; }
   const ivalue::Tuple& toTupleRef() const;
   intrusive_ptr<ivalue::Tuple> toTuple() const;
 
-  // ---- Optional ---------------------------------------------------------------------
+  // ---- Optional
+  // ---------------------------------------------------------------------
   /// None, or IValue(*value).
   template <class T>
   IValue(std::optional<T> value) : IValue() {  // NOLINT
     if (value.has_value()) *this = IValue(std::move(*value));
   }
 
-  // ---- Generic access -----------------------------------------------------------------
+  // ---- Generic access
+  // -----------------------------------------------------------------
   /// The value as T, for every type an IValue can be made from: Tensor,
   /// int64_t, double, bool, Scalar, ScalarType, Layout, MemoryFormat, Device,
   /// std::string, std::vector<...> of those, intrusive_ptr<ivalue::Tuple>,
@@ -260,7 +272,8 @@ class IValue {
     return to<T>();
   }
 
-  // ---- Inspection ---------------------------------------------------------------------
+  // ---- Inspection
+  // ---------------------------------------------------------------------
   Tag tag() const noexcept { return tag_; }
   /// "None", "Tensor", "Int", "IntList", "GenericList", "Tuple", ...
   const char* tagKind() const noexcept { return tagName(tag_); }
@@ -484,11 +497,11 @@ struct IValueTo {
                 "IValue::to<T>(): T is not a type an IValue can hold");
 };
 
-#define TURNOUT_IVALUE_TO(type, expr)                      \
-  template <>                                              \
-  struct IValueTo<type> {                          \
-    static type get(const IValue& v) { return expr; }      \
-    static type take(IValue&& v) { return get(v); }        \
+#define TURNOUT_IVALUE_TO(type, expr)                 \
+  template <>                                         \
+  struct IValueTo<type> {                             \
+    static type get(const IValue& v) { return expr; } \
+    static type take(IValue&& v) { return get(v); }   \
   };
 TURNOUT_IVALUE_TO(int64_t, v.toInt())
 TURNOUT_IVALUE_TO(double, v.toDouble())

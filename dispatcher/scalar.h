@@ -30,15 +30,15 @@ class Scalar {
 
   /// Any integral type but bool: integral. Throws Error(InvalidArgument)
   /// for an unsigned value above INT64_MAX.
-  template <class T,
-            std::enable_if_t<std::is_integral<T>::value &&
-                                 !std::is_same<T, bool>::value,
-                             int> = 0>
+  template <class T, std::enable_if_t<std::is_integral<T>::value &&
+                                          !std::is_same<T, bool>::value,
+                                      int> = 0>
   Scalar(T value) : tag_(Tag::Int) {  // NOLINT: implicit, as c10
     if constexpr (std::is_unsigned<T>::value && sizeof(T) >= sizeof(int64_t)) {
-      TURNOUT_CHECK(value <= static_cast<T>(std::numeric_limits<int64_t>::max()),
-                    ErrorKind::InvalidArgument, "Scalar(): ", value,
-                    " does not fit in int64_t");
+      TURNOUT_CHECK(
+          value <= static_cast<T>(std::numeric_limits<int64_t>::max()),
+          ErrorKind::InvalidArgument, "Scalar(): ", value,
+          " does not fit in int64_t");
     }
     v_.i = static_cast<int64_t>(value);
   }
@@ -53,7 +53,8 @@ class Scalar {
   /// Boolean.
   Scalar(bool value) : tag_(Tag::Bool) { v_.b = value; }  // NOLINT
 
-  // ---- What it holds ------------------------------------------------------------
+  // ---- What it holds
+  // ------------------------------------------------------------
   /// Holds an int64_t (or, with `include_bool`, a bool).
   bool isIntegral(bool include_bool) const {
     return tag_ == Tag::Int || (include_bool && tag_ == Tag::Bool);
@@ -63,7 +64,8 @@ class Scalar {
   /// Long, Double or Bool.
   ScalarType type() const;
 
-  // ---- Conversion -----------------------------------------------------------------
+  // ---- Conversion
+  // -----------------------------------------------------------------
   /// The value as T, for any T with a ScalarType (uint8_t, int8_t, ...,
   /// int64_t, Half, float, double, bool, BFloat16). Floating -> integral
   /// truncates toward zero; anything -> bool is "!= 0". Throws

@@ -42,8 +42,8 @@ size_t elementSize(ScalarType t) {
     case ScalarType::Undefined:
       break;
   }
-  TURNOUT_CHECK(false, ErrorKind::InvalidArgument, "elementSize(): ",
-                toString(t), " (", static_cast<int>(t),
+  TURNOUT_CHECK(false, ErrorKind::InvalidArgument,
+                "elementSize(): ", toString(t), " (", static_cast<int>(t),
                 ") has no element size; pass a defined dtype");
   return 0;
 }

@@ -22,24 +22,24 @@ namespace turnout {
 /// integers mean the same thing; the gaps are c10's complex (8-10) and
 /// quantized (12-14) types, which turnout does not have yet.
 enum class ScalarType : int8_t {
-  Byte = 0,    // uint8_t
-  Char = 1,    // int8_t
-  Short = 2,   // int16_t
-  Int = 3,     // int32_t
-  Long = 4,    // int64_t
-  Half = 5,    // turnout::Half
-  Float = 6,   // float
-  Double = 7,  // double
-  Bool = 11,   // bool
+  Byte = 0,       // uint8_t
+  Char = 1,       // int8_t
+  Short = 2,      // int16_t
+  Int = 3,        // int32_t
+  Long = 4,       // int64_t
+  Half = 5,       // turnout::Half
+  Float = 6,      // float
+  Double = 7,     // double
+  Bool = 11,      // bool
   BFloat16 = 15,  // turnout::BFloat16
   Undefined = 16,
 };
 
 /// The dtypes turnout supports, in enumerator order (Undefined excluded).
 inline constexpr ScalarType kAllScalarTypes[] = {
-    ScalarType::Byte,  ScalarType::Char,   ScalarType::Short,
-    ScalarType::Int,   ScalarType::Long,   ScalarType::Half,
-    ScalarType::Float, ScalarType::Double, ScalarType::Bool,
+    ScalarType::Byte,    ScalarType::Char,   ScalarType::Short,
+    ScalarType::Int,     ScalarType::Long,   ScalarType::Half,
+    ScalarType::Float,   ScalarType::Double, ScalarType::Bool,
     ScalarType::BFloat16};
 
 // c10's short spellings.
@@ -54,7 +54,8 @@ constexpr ScalarType kDouble = ScalarType::Double;
 constexpr ScalarType kBool = ScalarType::Bool;
 constexpr ScalarType kBFloat16 = ScalarType::BFloat16;
 
-// ---- Queries ------------------------------------------------------------------
+// ---- Queries
+// ------------------------------------------------------------------
 
 /// True for the enumerators above, Undefined included. Use it before casting
 /// an integer (from an IValue, from Python) to ScalarType.
@@ -85,7 +86,8 @@ constexpr bool isIntegralType(ScalarType t, bool include_bool) {
 /// Undefined, as in c10.
 ScalarType promoteTypes(ScalarType a, ScalarType b);
 
-// ---- Names --------------------------------------------------------------------
+// ---- Names
+// --------------------------------------------------------------------
 
 /// c10's name: "Float", "Long", "BFloat16", "Undefined"; "InvalidScalarType"
 /// for a value that is not an enumerator.
@@ -95,7 +97,8 @@ const char* toString(ScalarType t);
 const char* dtypeName(ScalarType t);
 std::ostream& operator<<(std::ostream& out, ScalarType t);
 
-// ---- 16-bit floating-point storage ----------------------------------------------
+// ---- 16-bit floating-point storage
+// ----------------------------------------------
 
 /// IEEE 754 binary16. Converts to and from float; float -> Half rounds to
 /// nearest, ties to even, overflows to infinity and keeps NaN a NaN.
@@ -107,7 +110,7 @@ struct Half {
   Half() = default;
   /// The Half whose bit pattern is `bits`.
   constexpr Half(uint16_t bits, FromBits) : x(bits) {}
-  Half(float value);  // NOLINT: implicit, as c10::Half
+  Half(float value);       // NOLINT: implicit, as c10::Half
   operator float() const;  // NOLINT
 };
 
@@ -121,14 +124,15 @@ struct BFloat16 {
   BFloat16() = default;
   /// The BFloat16 whose bit pattern is `bits`.
   constexpr BFloat16(uint16_t bits, FromBits) : x(bits) {}
-  BFloat16(float value);  // NOLINT: implicit, as c10::BFloat16
+  BFloat16(float value);   // NOLINT: implicit, as c10::BFloat16
   operator float() const;  // NOLINT
 };
 
 std::ostream& operator<<(std::ostream& out, Half h);
 std::ostream& operator<<(std::ostream& out, BFloat16 b);
 
-// ---- C++ type <-> ScalarType ------------------------------------------------------
+// ---- C++ type <-> ScalarType
+// ------------------------------------------------------
 
 /// CppTypeToScalarType<float>::value == ScalarType::Float. Undefined for a
 /// type without a dtype (so a check against it names the mismatch rather
@@ -221,9 +225,9 @@ inline BFloat16::operator float() const {
   return detail::bfloat16BitsToFloat(x);
 }
 
-#define TURNOUT_CPP_TYPE_TO_SCALAR_TYPE(cpp_type, scalar_type) \
-  template <>                                                  \
-  struct CppTypeToScalarType<cpp_type> {                       \
+#define TURNOUT_CPP_TYPE_TO_SCALAR_TYPE(cpp_type, scalar_type)   \
+  template <>                                                    \
+  struct CppTypeToScalarType<cpp_type> {                         \
     static constexpr ScalarType value = ScalarType::scalar_type; \
   };
 TURNOUT_CPP_TYPE_TO_SCALAR_TYPE(uint8_t, Byte)

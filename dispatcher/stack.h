@@ -79,8 +79,8 @@ inline std::vector<IValue> pop(Stack& stack, size_t n) {
   detail::checkStackSize(stack, n, "pop");
   std::vector<IValue> result;
   result.reserve(n);
-  for (auto it = stack.end() - static_cast<std::ptrdiff_t>(n); it != stack.end();
-       ++it) {
+  for (auto it = stack.end() - static_cast<std::ptrdiff_t>(n);
+       it != stack.end(); ++it) {
     result.push_back(std::move(*it));
   }
   stack.resize(stack.size() - n);

@@ -72,21 +72,21 @@ Tensor makeEmptyTensor(IntArrayRef sizes, ScalarType dtype, Device device,
     for (int64_t s : sizes) {
       TURNOUT_CHECK(s == 0 || nbytes <= std::numeric_limits<int64_t>::max() /
                                             static_cast<uint64_t>(s),
-                    ErrorKind::InvalidArgument,
-                    "makeEmptyTensor(): sizes [", absl::StrJoin(sizes, ", "),
-                    "] of ", turnout::toString(dtype), " overflow int64 bytes");
+                    ErrorKind::InvalidArgument, "makeEmptyTensor(): sizes [",
+                    absl::StrJoin(sizes, ", "), "] of ",
+                    turnout::toString(dtype), " overflow int64 bytes");
       nbytes *= static_cast<uint64_t>(s);
     }
     Allocator* allocator = getAllocator(device.type());
     storage = Storage::allocate(nbytes, allocator, /*resizable=*/true);
     const Device got = storage.device();
     // An allocator that records no index (Meta's) takes the requested one.
-    TURNOUT_CHECK(got.type() == device.type() &&
-                      (!device.has_index() || !got.has_index() ||
-                       got == device),
-                  ErrorKind::InvalidArgument, "makeEmptyTensor(): the ",
-                  toString(device.type()), " allocator returned memory on ",
-                  got, " for a tensor requested on ", device);
+    TURNOUT_CHECK(
+        got.type() == device.type() &&
+            (!device.has_index() || !got.has_index() || got == device),
+        ErrorKind::InvalidArgument, "makeEmptyTensor(): the ",
+        toString(device.type()), " allocator returned memory on ", got,
+        " for a tensor requested on ", device);
     tensor_device = got.has_index() ? got : device;
   }
   auto impl = make_intrusive<TensorImpl, UndefinedTensorImpl>(

@@ -51,7 +51,8 @@ class Tensor {
   Tensor& operator=(const Tensor&) = default;
   Tensor& operator=(Tensor&&) noexcept = default;
 
-  // ---- Identity and ownership -------------------------------------------------
+  // ---- Identity and ownership
+  // -------------------------------------------------
   bool defined() const noexcept { return impl_.defined(); }
   /// Makes this undefined.
   void reset() noexcept { impl_.reset(); }
@@ -73,11 +74,13 @@ class Tensor {
   }
   const ImplPtr& getIntrusivePtr() const noexcept { return impl_; }
 
-  // ---- Dispatch ----------------------------------------------------------------
+  // ---- Dispatch
+  // ----------------------------------------------------------------
   /// The keys the dispatcher sees; empty when undefined. One load, no branch.
   DispatchKeySet key_set() const noexcept { return impl_->key_set(); }
 
-  // ---- Shape -------------------------------------------------------------------
+  // ---- Shape
+  // -------------------------------------------------------------------
   IntArrayRef sizes() const { return impl("sizes").sizes(); }
   /// Throws Error(NotImplemented) for a layout other than Strided.
   IntArrayRef strides() const { return impl("strides").strides(); }
@@ -89,7 +92,8 @@ class Tensor {
   int64_t numel() const { return impl("numel").numel(); }
   bool is_contiguous() const { return impl("is_contiguous").is_contiguous(); }
 
-  // ---- Element type, placement -------------------------------------------------
+  // ---- Element type, placement
+  // -------------------------------------------------
   ScalarType scalar_type() const { return impl("scalar_type").dtype(); }
   ScalarType dtype() const { return impl("dtype").dtype(); }
   size_t itemsize() const { return impl("itemsize").itemsize(); }
@@ -101,7 +105,8 @@ class Tensor {
   bool is_meta() const { return device().is_meta(); }
   bool is_sparse() const { return layout() == Layout::Sparse; }
 
-  // ---- Memory ------------------------------------------------------------------
+  // ---- Memory
+  // ------------------------------------------------------------------
   /// Undefined for layouts without storage.
   const Storage& storage() const { return impl("storage").storage(); }
   bool has_storage() const { return impl("has_storage").has_storage(); }

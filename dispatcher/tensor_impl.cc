@@ -19,8 +19,8 @@ std::string shapeString(IntArrayRef values) {
 int64_t wrapDim(int64_t d, int64_t dims, const char* caller) {
   TURNOUT_CHECK(d >= -dims && d < dims, ErrorKind::Index, caller,
                 "(): dimension ", d, " is out of range for a tensor of ", dims,
-                " dimensions (expected a dimension in [", -dims, ", ",
-                dims - 1, "])");
+                " dimensions (expected a dimension in [", -dims, ", ", dims - 1,
+                "])");
   return d < 0 ? d + dims : d;
 }
 
@@ -199,7 +199,8 @@ uint64_t TensorImpl::storageBytesNeeded() const {
   if (layout_ != Layout::Strided || numel_ == 0) return 0;
   // One past the furthest element, in elements from the storage's start.
   int64_t end = storage_offset_ + 1;
-  for (size_t i = 0; i < sizes_.size(); ++i) end += (sizes_[i] - 1) * strides_[i];
+  for (size_t i = 0; i < sizes_.size(); ++i)
+    end += (sizes_[i] - 1) * strides_[i];
   return static_cast<uint64_t>(end) * itemsize_;
 }
 
@@ -221,8 +222,8 @@ void TensorImpl::checkInvariants() const {
   for (int64_t s : sizes_) {
     TURNOUT_INTERNAL_ASSERT(s >= 0, "negative size in ", shapeString(sizes_));
   }
-  TURNOUT_INTERNAL_ASSERT(computeNumel() == numel_, "numel ", numel_, " for sizes ",
-                          shapeString(sizes_));
+  TURNOUT_INTERNAL_ASSERT(computeNumel() == numel_, "numel ", numel_,
+                          " for sizes ", shapeString(sizes_));
   TURNOUT_INTERNAL_ASSERT(storage_offset_ >= 0);
   TURNOUT_INTERNAL_ASSERT(itemsize_ == elementSize(dtype_));
   if (layout_ == Layout::Strided) {

@@ -61,7 +61,8 @@ class TensorImpl : public IntrusivePtrTarget {
   static DispatchKeySet computeKeySet(ScalarType dtype, Layout layout,
                                       Device device);
 
-  // ---- Dispatch --------------------------------------------------------------
+  // ---- Dispatch
+  // --------------------------------------------------------------
   /// The keys the dispatcher sees for this tensor. One load.
   DispatchKeySet key_set() const { return key_set_; }
   void set_key_set(DispatchKeySet key_set) {
@@ -79,7 +80,8 @@ class TensorImpl : public IntrusivePtrTarget {
     key_set_ = key_set_.remove(k);
   }
 
-  // ---- Shape -----------------------------------------------------------------
+  // ---- Shape
+  // -----------------------------------------------------------------
   IntArrayRef sizes() const { return sizes_; }
   /// Throws Error(NotImplemented) for a layout other than Strided.
   IntArrayRef strides() const;
@@ -92,7 +94,8 @@ class TensorImpl : public IntrusivePtrTarget {
   int64_t numel() const { return numel_; }
   bool is_contiguous() const { return is_contiguous_; }
 
-  // ---- Element type, placement, memory ---------------------------------------
+  // ---- Element type, placement, memory
+  // ---------------------------------------
   ScalarType dtype() const { return dtype_; }
   size_t itemsize() const { return itemsize_; }
   Device device() const { return device_; }
@@ -104,7 +107,8 @@ class TensorImpl : public IntrusivePtrTarget {
   /// Null when there is no storage or no data (Meta).
   void* data() const;
 
-  // ---- Mutation (not synchronized; see the file comment) ----------------------
+  // ---- Mutation (not synchronized; see the file comment)
+  // ----------------------
   /// Sets sizes and the contiguous strides for them. Throws
   /// Error(InvalidArgument) for a negative size or when the tensor would not
   /// fit in its storage.

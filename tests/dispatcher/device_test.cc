@@ -92,7 +92,8 @@ TEST(Device, ParsesAndPrintsLikePyTorch) {
 }
 
 TEST(Device, BadStringsSayWhatIsExpected) {
-  const std::string expected = "; expected e.g. 'cpu', 'cuda', 'cuda:1', 'meta'";
+  const std::string expected =
+      "; expected e.g. 'cpu', 'cuda', 'cuda:1', 'meta'";
   struct Case {
     const char* text;
     std::string reason;
@@ -106,12 +107,15 @@ TEST(Device, BadStringsSayWhatIsExpected) {
       {"cuda:01", "; the index must not have leading zeros"},
       {"cuda:128", "; the index is too large"},
       {"cpu:1", "; a CPU device index must be 0"},
-      {"", "; '' is not a device type (known: cpu, cuda, hip, xla, xpu, mps, "
-           "meta, hpu, ve, lazy, ipu, mtia, privateuseone)"},
-      {"CUDA", "; 'CUDA' is not a device type (known: cpu, cuda, hip, xla, "
-               "xpu, mps, meta, hpu, ve, lazy, ipu, mtia, privateuseone)"},
-      {"gpu:0", "; 'gpu' is not a device type (known: cpu, cuda, hip, xla, "
-                "xpu, mps, meta, hpu, ve, lazy, ipu, mtia, privateuseone)"},
+      {"",
+       "; '' is not a device type (known: cpu, cuda, hip, xla, xpu, mps, "
+       "meta, hpu, ve, lazy, ipu, mtia, privateuseone)"},
+      {"CUDA",
+       "; 'CUDA' is not a device type (known: cpu, cuda, hip, xla, "
+       "xpu, mps, meta, hpu, ve, lazy, ipu, mtia, privateuseone)"},
+      {"gpu:0",
+       "; 'gpu' is not a device type (known: cpu, cuda, hip, xla, "
+       "xpu, mps, meta, hpu, ve, lazy, ipu, mtia, privateuseone)"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.text);
@@ -133,7 +137,8 @@ TEST(Device, IndexInvariants) {
     Device(DeviceType::CPU, 1);
     FAIL();
   } catch (const Error& e) {
-    EXPECT_EQ(e.message(), "Device(): a CPU device index must be -1 or 0, got 1");
+    EXPECT_EQ(e.message(),
+              "Device(): a CPU device index must be -1 or 0, got 1");
   }
   try {
     Device(DeviceType::CUDA, -2);
@@ -159,8 +164,8 @@ TEST(Device, PredicatesEqualityAndHash) {
   EXPECT_NE(Device("cuda"), Device("cuda:0"));
   EXPECT_NE(Device("cuda:0"), Device("cuda:1"));
   EXPECT_EQ(Device("cpu"), Device(kCPU));
-  std::unordered_set<Device> set = {Device("cpu"), Device("cpu"),
-                                    Device("cuda"), Device("cuda:0"),
+  std::unordered_set<Device> set = {Device("cpu"),    Device("cpu"),
+                                    Device("cuda"),   Device("cuda:0"),
                                     Device("cuda:1"), Device("meta")};
   EXPECT_EQ(set.size(), 5u);
   static_assert(sizeof(Device) == 2, "a Device is two bytes");

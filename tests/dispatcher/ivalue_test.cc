@@ -116,17 +116,17 @@ TEST(IValue, EveryTagRoundTrips) {
     EXPECT_EQ(moved, c.value);
     EXPECT_TRUE(moved.isSameIdentity(c.value));
     // Exactly one isX() holds.
-    const bool is[] = {c.value.isNone(),       c.value.isTensor(),
-                       c.value.isDouble(),     c.value.isInt(),
-                       c.value.isBool(),       c.value.isString(),
-                       c.value.isDevice(),     c.value.isIntList(),
-                       c.value.isDoubleList(), c.value.isBoolList(),
-                       c.value.isTensorList(), c.value.isGenericList(),
-                       c.value.isTuple()};
+    const bool is[] = {
+        c.value.isNone(),     c.value.isTensor(),     c.value.isDouble(),
+        c.value.isInt(),      c.value.isBool(),       c.value.isString(),
+        c.value.isDevice(),   c.value.isIntList(),    c.value.isDoubleList(),
+        c.value.isBoolList(), c.value.isTensorList(), c.value.isGenericList(),
+        c.value.isTuple()};
     for (int i = 0; i < 13; ++i) {
       EXPECT_EQ(is[i], i == static_cast<int>(c.tag)) << "isX() #" << i;
     }
-    EXPECT_EQ(c.value.isList(), c.tag >= Tag::IntList && c.tag <= Tag::GenericList);
+    EXPECT_EQ(c.value.isList(),
+              c.tag >= Tag::IntList && c.tag <= Tag::GenericList);
   }
 }
 
@@ -149,7 +149,8 @@ TEST(IValue, WrongTagSaysWhatWasExpected) {
        "Expected String but got Int"},
       {IValue("cpu"), [](const IValue& v) { v.toDevice(); },
        "Expected Device but got String"},
-      {IValue(std::vector<double>{1.0}), [](const IValue& v) { v.toIntListRef(); },
+      {IValue(std::vector<double>{1.0}),
+       [](const IValue& v) { v.toIntListRef(); },
        "Expected IntList but got DoubleList"},
       {IValue(std::vector<int64_t>{1}), [](const IValue& v) { v.toListRef(); },
        "Expected GenericList but got IntList"},
@@ -165,7 +166,8 @@ TEST(IValue, WrongTagSaysWhatWasExpected) {
        "Expected List but got Device"},
       {IValue(1), [](const IValue& v) { v.to<std::vector<int64_t>>(); },
        "Expected IntList but got Int"},
-      {IValue(std::vector<int64_t>{1}), [](const IValue& v) { v.toBoolVector(); },
+      {IValue(std::vector<int64_t>{1}),
+       [](const IValue& v) { v.toBoolVector(); },
        "Expected BoolList but got IntList"},
   };
   for (const Case& c : cases) {
@@ -233,7 +235,7 @@ TEST(IValue, CountedPayloadsAreSharedNotCopied) {
   EXPECT_EQ(list.use_count(), 1u);
 
   IValue equal_list(std::vector<int64_t>{1, 2});
-  EXPECT_EQ(list, equal_list);                 // same contents
+  EXPECT_EQ(list, equal_list);                    // same contents
   EXPECT_FALSE(list.isSameIdentity(equal_list));  // different objects
 
   Tensor t = cpuTensor();
@@ -273,8 +275,9 @@ TEST(IValue, ScalarsAreStoredAsNumbers) {
     Scalar s;
     Tag tag;
   };
-  const std::vector<Case> cases = {
-      {Scalar(3), Tag::Int}, {Scalar(0.5), Tag::Double}, {Scalar(true), Tag::Bool}};
+  const std::vector<Case> cases = {{Scalar(3), Tag::Int},
+                                   {Scalar(0.5), Tag::Double},
+                                   {Scalar(true), Tag::Bool}};
   for (const Case& c : cases) {
     SCOPED_TRACE(c.s.str());
     IValue v(c.s);
@@ -305,7 +308,8 @@ TEST(IValue, EnumsAreStoredAsInts) {
     const char* message;
   };
   const std::vector<Case> cases = {
-      {[] { IValue(9).toScalarType(); }, "toScalarType(): 9 is not a ScalarType"},
+      {[] { IValue(9).toScalarType(); },
+       "toScalarType(): 9 is not a ScalarType"},
       {[] { IValue(8).toLayout(); }, "toLayout(): 8 is not a Layout"},
       {[] { IValue(-1).toMemoryFormat(); },
        "toMemoryFormat(): -1 is not a MemoryFormat"},
@@ -365,8 +369,7 @@ TEST(IValue, Optionals) {
   EXPECT_EQ(IValue(3).toOptional<int64_t>(), 3);
   EXPECT_EQ(IValue().to<std::optional<double>>(), std::nullopt);
   EXPECT_EQ(IValue(2.0).to<std::optional<double>>(), 2.0);
-  IValue list_of_optionals(
-      std::vector<std::optional<Tensor>>{t, std::nullopt});
+  IValue list_of_optionals(std::vector<std::optional<Tensor>>{t, std::nullopt});
   auto back = list_of_optionals.to<std::vector<std::optional<Tensor>>>();
   ASSERT_EQ(back.size(), 2u);
   EXPECT_TRUE(back[0]->is_same(t));
@@ -391,10 +394,12 @@ TEST(IValue, GenericTo) {
             (std::vector<double>{1.0}));
   EXPECT_EQ(IValue(std::vector<bool>{true}).to<std::vector<bool>>(),
             (std::vector<bool>{true}));
-  EXPECT_EQ(IValue(std::vector<Tensor>{t}).to<std::vector<Tensor>>().size(), 1u);
+  EXPECT_EQ(IValue(std::vector<Tensor>{t}).to<std::vector<Tensor>>().size(),
+            1u);
   EXPECT_EQ(IValue(std::vector<IValue>{IValue(1)}).to<std::vector<IValue>>(),
             (std::vector<IValue>{IValue(1)}));
-  EXPECT_EQ(IValue::makeTuple({IValue(1)}).to<intrusive_ptr<ivalue::Tuple>>()
+  EXPECT_EQ(IValue::makeTuple({IValue(1)})
+                .to<intrusive_ptr<ivalue::Tuple>>()
                 ->elements()[0]
                 .toInt(),
             1);
@@ -459,7 +464,8 @@ TEST(IValue, EqualityIsStrict) {
   EXPECT_EQ(IValue(std::vector<Tensor>{t}), IValue(std::vector<Tensor>{t}));
   EXPECT_EQ(IValue::makeTuple({IValue(1), IValue("x")}),
             IValue::makeTuple({IValue(1), IValue("x")}));
-  EXPECT_NE(IValue::makeTuple({IValue(1)}), IValue(std::vector<IValue>{IValue(1)}));
+  EXPECT_NE(IValue::makeTuple({IValue(1)}),
+            IValue(std::vector<IValue>{IValue(1)}));
   EXPECT_NE(IValue(std::nan("")), IValue(std::nan("")));
   EXPECT_EQ(IValue(Device("cpu")), IValue(Device("cpu")));
 }

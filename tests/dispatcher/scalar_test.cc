@@ -49,13 +49,10 @@ TEST(Scalar, Conversions) {
     bool as_bool;
   };
   const std::vector<Case> cases = {
-      {Scalar(3), 3, 3.0, true},
-      {Scalar(0), 0, 0.0, false},
-      {Scalar(-2), -2, -2.0, true},
-      {Scalar(2.75), 2, 2.75, true},
+      {Scalar(3), 3, 3.0, true},        {Scalar(0), 0, 0.0, false},
+      {Scalar(-2), -2, -2.0, true},     {Scalar(2.75), 2, 2.75, true},
       {Scalar(-2.75), -2, -2.75, true},  // truncates toward zero
-      {Scalar(0.0), 0, 0.0, false},
-      {Scalar(true), 1, 1.0, true},
+      {Scalar(0.0), 0, 0.0, false},     {Scalar(true), 1, 1.0, true},
       {Scalar(false), 0, 0.0, false},
   };
   for (const Case& c : cases) {
@@ -133,10 +130,14 @@ TEST(Scalar, PrintsLikePython) {
     const char* text;
   };
   const std::vector<Case> cases = {
-      {Scalar(3), "3"},        {Scalar(-3), "-3"},
-      {Scalar(1.5), "1.5"},    {Scalar(1.0), "1.0"},
-      {Scalar(0.1), "0.1"},    {Scalar(1e-5), "1e-05"},
-      {Scalar(true), "True"},  {Scalar(false), "False"},
+      {Scalar(3), "3"},
+      {Scalar(-3), "-3"},
+      {Scalar(1.5), "1.5"},
+      {Scalar(1.0), "1.0"},
+      {Scalar(0.1), "0.1"},
+      {Scalar(1e-5), "1e-05"},
+      {Scalar(true), "True"},
+      {Scalar(false), "False"},
       {Scalar(-std::numeric_limits<double>::infinity()), "-inf"},
   };
   for (const Case& c : cases) {

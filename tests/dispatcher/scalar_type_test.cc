@@ -76,11 +76,16 @@ TEST(ScalarType, Categories) {
     bool integral_with_bool;
   };
   const std::vector<Case> cases = {
-      {kByte, false, true, true},      {kChar, false, true, true},
-      {kShort, false, true, true},     {kInt, false, true, true},
-      {kLong, false, true, true},      {kHalf, true, false, false},
-      {kFloat, true, false, false},    {kDouble, true, false, false},
-      {kBool, false, false, true},     {kBFloat16, true, false, false},
+      {kByte, false, true, true},
+      {kChar, false, true, true},
+      {kShort, false, true, true},
+      {kInt, false, true, true},
+      {kLong, false, true, true},
+      {kHalf, true, false, false},
+      {kFloat, true, false, false},
+      {kDouble, true, false, false},
+      {kBool, false, false, true},
+      {kBFloat16, true, false, false},
       {ScalarType::Undefined, false, false, false},
   };
   for (const Case& c : cases) {
@@ -94,8 +99,8 @@ TEST(ScalarType, Categories) {
 TEST(ScalarType, PromotionMatchesPyTorch) {
   // torch.promote_types for every pair, rows and columns in the order
   // u1 i1 i2 i4 i8 f2 f4 f8 b1 bf.
-  const ScalarType order[] = {kByte,  kChar,   kShort, kInt,  kLong,
-                              kHalf,  kFloat,  kDouble, kBool, kBFloat16};
+  const ScalarType order[] = {kByte, kChar,  kShort,  kInt,  kLong,
+                              kHalf, kFloat, kDouble, kBool, kBFloat16};
   const char* table[] = {
       /* u1 */ "u1 i2 i2 i4 i8 f2 f4 f8 u1 bf",
       /* i1 */ "i2 i1 i2 i4 i8 f2 f4 f8 i1 bf",
@@ -182,18 +187,18 @@ TEST(Half, RoundsToNearestEven) {
       {1.0f, 0x3c00},
       {-2.0f, 0xc000},
       {0.5f, 0x3800},
-      {65504.0f, 0x7bff},                 // largest finite
-      {65519.0f, 0x7bff},                 // below the halfway point
-      {65520.0f, 0x7c00},                 // halfway to 65536: ties to even = inf
-      {1e6f, 0x7c00},                     // overflow
+      {65504.0f, 0x7bff},  // largest finite
+      {65519.0f, 0x7bff},  // below the halfway point
+      {65520.0f, 0x7c00},  // halfway to 65536: ties to even = inf
+      {1e6f, 0x7c00},      // overflow
       {-1e6f, 0xfc00},
-      {1.0f + ulp_at_one / 2, 0x3c00},    // tie: 1.0 is even
-      {1.0f + ulp_at_one * 1.5f, 0x3c02}, // tie: rounds up to even
+      {1.0f + ulp_at_one / 2, 0x3c00},     // tie: 1.0 is even
+      {1.0f + ulp_at_one * 1.5f, 0x3c02},  // tie: rounds up to even
       {1.0f + ulp_at_one * 0.51f, 0x3c01},
-      {std::ldexp(1.0f, -14), 0x0400},    // smallest normal
+      {std::ldexp(1.0f, -14), 0x0400},  // smallest normal
       {min_subnormal, 0x0001},
-      {min_subnormal / 2, 0x0000},        // tie: 0 is even
-      {min_subnormal * 1.5f, 0x0002},     // tie: rounds up to even
+      {min_subnormal / 2, 0x0000},     // tie: 0 is even
+      {min_subnormal * 1.5f, 0x0002},  // tie: rounds up to even
       {min_subnormal * 0.75f, 0x0001},
       {std::ldexp(1.0f, -14) - min_subnormal / 2, 0x0400},  // tie into normal
       {std::numeric_limits<float>::infinity(), 0x7c00},

@@ -80,7 +80,8 @@ TEST(StorageImpl, Errors) {
                      /*resizable=*/true);
     FAIL();
   } catch (const Error& e) {
-    EXPECT_EQ(e.message(), "StorageImpl(): a resizable storage needs an allocator");
+    EXPECT_EQ(e.message(),
+              "StorageImpl(): a resizable storage needs an allocator");
   }
 }
 

@@ -23,7 +23,8 @@ class FakeDeviceAllocator final : public Allocator {
   explicit FakeDeviceAllocator(Device device) : device_(device) {}
   DataPtr allocate(size_t nbytes) override {
     void* data = ::operator new(nbytes == 0 ? 1 : nbytes);
-    return DataPtr(data, data, [](void* p) { ::operator delete(p); }, device_);
+    return DataPtr(
+        data, data, [](void* p) { ::operator delete(p); }, device_);
   }
 
  private:
@@ -55,26 +56,33 @@ TEST_F(TensorTest, KeySetsAsC10) {
     const char* printed;
   };
   const std::vector<Case> cases = {
-      {"cpu", Layout::Strided,
-       {DispatchKey::CPU, DispatchKey::ADInplaceOrView, DispatchKey::AutogradCPU},
+      {"cpu",
+       Layout::Strided,
+       {DispatchKey::CPU, DispatchKey::ADInplaceOrView,
+        DispatchKey::AutogradCPU},
        "DispatchKeySet(CPU, ADInplaceOrView, AutogradCPU)"},
-      {"meta", Layout::Strided,
+      {"meta",
+       Layout::Strided,
        {DispatchKey::Meta, DispatchKey::ADInplaceOrView,
         DispatchKey::AutogradMeta},
        "DispatchKeySet(Meta, ADInplaceOrView, AutogradMeta)"},
-      {"cuda:0", Layout::Strided,
+      {"cuda:0",
+       Layout::Strided,
        {DispatchKey::CUDA, DispatchKey::ADInplaceOrView,
         DispatchKey::AutogradCUDA},
        "DispatchKeySet(CUDA, ADInplaceOrView, AutogradCUDA)"},
-      {"privateuseone", Layout::Strided,
+      {"privateuseone",
+       Layout::Strided,
        {DispatchKey::PrivateUse1, DispatchKey::ADInplaceOrView,
         DispatchKey::AutogradPrivateUse1},
        "DispatchKeySet(PrivateUse1, ADInplaceOrView, AutogradPrivateUse1)"},
-      {"cpu", Layout::Sparse,
+      {"cpu",
+       Layout::Sparse,
        {DispatchKey::SparseCPU, DispatchKey::ADInplaceOrView,
         DispatchKey::AutogradCPU},
        "DispatchKeySet(SparseCPU, ADInplaceOrView, AutogradCPU)"},
-      {"cpu", Layout::Mkldnn,
+      {"cpu",
+       Layout::Mkldnn,
        {DispatchKey::MkldnnCPU, DispatchKey::ADInplaceOrView,
         DispatchKey::AutogradOther},
        "DispatchKeySet(MkldnnCPU, ADInplaceOrView, AutogradOther)"},
@@ -134,14 +142,22 @@ TEST(Tensor, MakeEmptyTensorErrors) {
     const char* message;
   };
   const std::vector<Case> cases = {
-      {{2, -1}, kFloat, Layout::Strided,
+      {{2, -1},
+       kFloat,
+       Layout::Strided,
        "makeEmptyTensor(): sizes must be non-negative, got [2, -1]"},
-      {{2}, ScalarType::Undefined, Layout::Strided,
+      {{2},
+       ScalarType::Undefined,
+       Layout::Strided,
        "makeEmptyTensor(): dtype Undefined (16) is not a tensor dtype"},
-      {{2}, kFloat, Layout::Jagged,
+      {{2},
+       kFloat,
+       Layout::Jagged,
        "computeDispatchKey(): layout Jagged is not supported on device type "
        "CPU (device 'cpu'); turnout has no dispatch key for this layout"},
-      {{int64_t{1} << 40, int64_t{1} << 40}, kFloat, Layout::Strided,
+      {{int64_t{1} << 40, int64_t{1} << 40},
+       kFloat,
+       Layout::Strided,
        "makeEmptyTensor(): sizes [1099511627776, 1099511627776] of Float "
        "overflow int64 bytes"},
   };
@@ -202,7 +218,7 @@ TEST(Tensor, Contiguity) {
       {{2, 2}, {4, 1}, false},  // every other row
       {{0, 3}, {5, 7}, true},   // empty is contiguous
       {{3}, {2}, false},
-      {{3}, {0}, false},        // a broadcast
+      {{3}, {0}, false},  // a broadcast
   };
   for (const Case& c : cases) {
     Tensor t = makeEmptyTensor({12}, kFloat, Device("cpu"));
@@ -299,7 +315,8 @@ TEST(Tensor, DataPtrIsCheckedAgainstTheDtype) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::NotImplemented);
-    EXPECT_EQ(e.message(), "strides(): a tensor with layout Sparse has no strides");
+    EXPECT_EQ(e.message(),
+              "strides(): a tensor with layout Sparse has no strides");
   }
 }
 
