@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <string>
@@ -220,7 +221,8 @@ class Parser {
           is_vararg = true;
         } else {
           size_t argument_pos = cur_.pos;
-          Argument argument = parseArgument(/*is_return=*/false, kwarg_only);
+          const Argument& argument =
+              parseArgument(arguments, /*is_return=*/false, kwarg_only);
           if (argument.default_value()) {
             if (!seen_default) first_default_pos = default_pos_;
             seen_default = true;
@@ -232,7 +234,6 @@ class Parser {
                                    "has; give it a default or make it "
                                    "keyword-only (after '*')");
           }
-          arguments.push_back(std::move(argument));
         }
         if (cur_.is(',')) {
           next();
@@ -266,7 +267,7 @@ class Parser {
             next();
             is_varret = true;
           } else {
-            returns.push_back(parseArgument(/*is_return=*/true, false));
+            parseArgument(returns, /*is_return=*/true, false);
           }
           if (cur_.is(',')) {
             next();
@@ -278,7 +279,8 @@ class Parser {
       }
       next();  // )
     } else {
-      returns.push_back(parseArgument(/*is_return=*/true, false));
+      returns.reserve(1);
+      parseArgument(returns, /*is_return=*/true, false);
     }
     if (cur_.kind != Tok::End) {
       fail(cur_.pos, "expected the end of the schema but found " + found());
@@ -296,56 +298,71 @@ class Parser {
   // Lexing.
 
   Token lexAt(size_t pos) const {
-    while (pos < text_.size() && isSpace(text_[pos])) ++pos;
+    const size_t size = text_.size();
+    const char* data = text_.data();
+    while (pos < size && isSpace(data[pos])) ++pos;
     Token t;
     t.pos = pos;
-    if (pos == text_.size()) return t;  // End.
-    const char c = text_[pos];
+    if (pos == size) return t;  // End.
+    const char c = data[pos];
     size_t end = pos + 1;
-    auto at = [&](size_t i) { return i < text_.size() ? text_[i] : '\0'; };
+    // Identifiers and one-character punctuation are nearly every token.
     if (isIdentStart(c)) {
-      while (isIdentChar(at(end))) ++end;
+      while (end < size && isIdentChar(data[end])) ++end;
       t.kind = Tok::Ident;
-    } else if (isDigit(c) || (c == '.' && isDigit(at(pos + 1)))) {
-      end = pos;
-      while (isDigit(at(end))) ++end;
-      if (at(end) == '.' && at(end + 1) != '.') {
-        ++end;
-        while (isDigit(at(end))) ++end;
+    } else if (hasClass(c, kPunct)) {
+      char c1 = end < size ? data[end] : '\0';
+      if (c == '-' && c1 == '>') {
+        end = pos + 2;
+        t.kind = Tok::Arrow;
+      } else if (c == ':' && c1 == ':') {
+        end = pos + 2;
+        t.kind = Tok::DoubleColon;
+      } else if (c == '.' && c1 == '.' && pos + 2 < size &&
+                 data[pos + 2] == '.') {
+        end = pos + 3;
+        t.kind = Tok::Ellipsis;
+      } else if (c == '.' && isDigit(c1)) {
+        end = lexNumber(pos);
+        t.kind = Tok::Number;
+      } else {
+        t.kind = Tok::Punct;
       }
-      if (at(end) == 'e' || at(end) == 'E') {
-        size_t e = end + 1;
-        if (at(e) == '+' || at(e) == '-') ++e;
-        if (isDigit(at(e))) {
-          end = e;
-          while (isDigit(at(end))) ++end;
-        }
-      }
-      if (at(end) == 'j') ++end;
+    } else if (isDigit(c)) {
+      end = lexNumber(pos);
       t.kind = Tok::Number;
     } else if (c == '"' || c == '\'') {
-      while (end < text_.size() && text_[end] != c) {
-        end += text_[end] == '\\' ? 2 : 1;
-      }
-      if (end >= text_.size()) fail(pos, "unterminated string literal");
+      while (end < size && data[end] != c) end += data[end] == '\\' ? 2 : 1;
+      if (end >= size) fail(pos, "unterminated string literal");
       ++end;
       t.kind = Tok::String;
-    } else if (c == '-' && at(pos + 1) == '>') {
-      end = pos + 2;
-      t.kind = Tok::Arrow;
-    } else if (c == '.' && at(pos + 1) == '.' && at(pos + 2) == '.') {
-      end = pos + 3;
-      t.kind = Tok::Ellipsis;
-    } else if (c == ':' && at(pos + 1) == ':') {
-      end = pos + 2;
-      t.kind = Tok::DoubleColon;
-    } else if (hasClass(c, kPunct)) {
-      t.kind = Tok::Punct;
     } else {
       fail(pos, std::string("unexpected character '") + c + "'");
     }
-    t.text = text_.substr(pos, end - pos);
+    t.text = std::string_view(data + pos, end - pos);
     return t;
+  }
+
+  // The end of the number starting at `pos`: digits, an optional fraction,
+  // an optional exponent, and an optional 'j' for an imaginary number.
+  size_t lexNumber(size_t pos) const {
+    auto at = [&](size_t i) { return i < text_.size() ? text_[i] : '\0'; };
+    size_t end = pos;
+    while (isDigit(at(end))) ++end;
+    if (at(end) == '.' && at(end + 1) != '.') {
+      ++end;
+      while (isDigit(at(end))) ++end;
+    }
+    if (at(end) == 'e' || at(end) == 'E') {
+      size_t e = end + 1;
+      if (at(e) == '+' || at(e) == '-') ++e;
+      if (isDigit(at(e))) {
+        end = e;
+        while (isDigit(at(end))) ++end;
+      }
+    }
+    if (at(end) == 'j') ++end;
+    return end;
   }
 
   Token next() {
@@ -390,9 +407,17 @@ class Parser {
     throw Error(ErrorKind::InvalidArgument, std::move(out));
   }
 
+  // An upper bound on the number of arguments (commas also separate list
+  // elements and tuple types), so that the vector allocates once.
   size_t estimateArgumentCount() const {
-    return std::min<size_t>(1 + std::count(text_.begin(), text_.end(), ','),
-                            64);
+    size_t count = 1;
+    const char* p = text_.data();
+    const char* end = p + text_.size();
+    while ((p = static_cast<const char*>(std::memchr(p, ',', end - p)))) {
+      ++count;
+      ++p;
+    }
+    return std::min<size_t>(count, 64);
   }
 
   // Names.
@@ -417,7 +442,9 @@ class Parser {
 
   // Arguments and types.
 
-  Argument parseArgument(bool is_return, bool kwarg_only) {
+  // Parses one argument or return and appends it to `out`.
+  const Argument& parseArgument(std::vector<Argument>& out, bool is_return,
+                                bool kwarg_only) {
     TypeAndAlias t = parseType();
     std::optional<int32_t> N;
     if (cur_.is('[')) {
@@ -445,8 +472,9 @@ class Parser {
       default_pos_ = cur_.pos;
       default_value = parseValue(*t.type, N, /*coerce=*/true);
     }
-    return Argument(std::move(name), std::move(t.type), N,
-                    std::move(default_value), kwarg_only, std::move(t.alias));
+    return out.emplace_back(std::move(name), std::move(t.type), N,
+                            std::move(default_value), kwarg_only,
+                            std::move(t.alias));
   }
 
   int32_t parseListSize() {
