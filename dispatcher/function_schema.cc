@@ -1,5 +1,6 @@
 #include "dispatcher/function_schema.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <utility>
@@ -34,6 +35,20 @@ void appendSets(std::string& out, const std::vector<std::string>& sets) {
     if (i > 0) out += '|';
     out += sets[i];
   }
+}
+
+// Alias sets are sets: "a|b" and "b|a" are the same. They hold one or two
+// names, so a quadratic scan beats sorting copies.
+bool sameSets(const std::vector<std::string>& a,
+              const std::vector<std::string>& b) {
+  if (a.size() != b.size()) return false;
+  for (const std::string& s : a) {
+    if (std::find(b.begin(), b.end(), s) == b.end()) return false;
+  }
+  for (const std::string& s : b) {
+    if (std::find(a.begin(), a.end(), s) == a.end()) return false;
+  }
+  return true;
 }
 
 void appendDouble(std::string& out, double d) {
@@ -204,7 +219,7 @@ std::string AliasInfo::toString() const {
   std::string out = "(";
   appendSets(out, before_sets_);
   if (is_write_) out += '!';
-  if (before_sets_ != after_sets_) {
+  if (!sameSets(before_sets_, after_sets_)) {
     out += " -> ";
     appendSets(out, after_sets_);
   }
@@ -213,8 +228,10 @@ std::string AliasInfo::toString() const {
 }
 
 bool operator==(const AliasInfo& a, const AliasInfo& b) {
-  return a.before_sets_ == b.before_sets_ && a.after_sets_ == b.after_sets_ &&
-         a.is_write_ == b.is_write_ && a.contained_types_ == b.contained_types_;
+  return a.is_write_ == b.is_write_ &&
+         sameSets(a.before_sets_, b.before_sets_) &&
+         sameSets(a.after_sets_, b.after_sets_) &&
+         a.contained_types_ == b.contained_types_;
 }
 
 std::ostream& operator<<(std::ostream& out, const AliasInfo& info) {

@@ -43,8 +43,9 @@ namespace turnout {
 ///   Tensor(b|a)      before {b, a}, after {b, a}
 ///   Tensor(a!)[]     the list: no sets, write; contained: {a}, write
 ///
-/// Sets keep the order they were written in; PyTorch keeps them in hash
-/// order, so "Tensor(a|b)" may print there as "Tensor(b|a)".
+/// Sets print in the order they were written in (PyTorch prints them in hash
+/// order, so "Tensor(a|b)" may print there as "Tensor(b|a)") and compare as
+/// sets: (a|b) equals (b|a).
 class AliasInfo {
  public:
   /// The wildcard set's name, "*": the value may alias anything.

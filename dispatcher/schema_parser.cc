@@ -172,7 +172,7 @@ std::string unknownTypeMessage(std::string_view name) {
   return message;
 }
 
-enum class Mode { Schema, Name, SchemaOrName };
+enum class Mode { Schema, SchemaOrName };
 
 class Parser {
  public:

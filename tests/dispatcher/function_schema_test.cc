@@ -194,12 +194,20 @@ TEST(AliasInfo, Printing) {
       {AliasInfo({"b", "a"}, {"b", "a"}, false), "(b|a)"},
       {AliasInfo({"a"}, {"a", "b"}, true), "(a! -> a|b)"},
       {AliasInfo({"*"}, {"*"}, false), "(*)"},
+      // Sets are sets: the same sets after as before need no arrow.
+      {AliasInfo({"a", "b"}, {"b", "a"}, false), "(a|b)"},
       {AliasInfo(), "()"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.printed);
     EXPECT_EQ(c.info.toString(), c.printed);
   }
+  EXPECT_EQ(AliasInfo({"a", "b"}, {"a", "b"}, false),
+            AliasInfo({"b", "a"}, {"b", "a"}, false));
+  EXPECT_NE(AliasInfo({"a", "b"}, {"a", "b"}, false),
+            AliasInfo({"a"}, {"a"}, false));
+  EXPECT_NE(AliasInfo({"a"}, {"a"}, false), AliasInfo({"a"}, {"a"}, true));
+  EXPECT_NE(AliasInfo({"a"}, {"a"}, false), AliasInfo({"a"}, {"*"}, false));
   EXPECT_TRUE(AliasInfo({"*"}, {"*"}, false).isWildcardBefore());
   EXPECT_FALSE(AliasInfo({"a"}, {"*"}, false).isWildcardBefore());
 }
