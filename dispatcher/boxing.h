@@ -145,7 +145,8 @@ struct IValueToArg {
     static decltype(auto) call(IValue& v) { return (expr); }    \
   };
 
-TURNOUT_IVALUE_TO_ARG(Tensor, Tensor(v.toTensor()))
+// By value: the slot is dropped after the call, so its tensor can be moved.
+TURNOUT_IVALUE_TO_ARG(Tensor, std::move(v).toTensor())
 TURNOUT_IVALUE_TO_ARG(const Tensor&, static_cast<const Tensor&>(v.toTensor()))
 TURNOUT_IVALUE_TO_ARG(Tensor&, static_cast<Tensor&>(v.toTensor()))
 TURNOUT_IVALUE_TO_ARG(int64_t, int64_t(v.toInt()))

@@ -52,6 +52,7 @@ Dispatcher& Dispatcher::singleton() {
 
 Dispatcher::Dispatcher() : index_(new Index(kInitialBuckets)) {
   registerFrameworkFallthroughs();
+  updateAllTablesLocked();  // no operators yet: builds fallback_table_
 }
 
 void Dispatcher::registerFrameworkFallthroughs() {
@@ -299,6 +300,10 @@ void Dispatcher::deregisterImpl(OperatorEntry* entry, DispatchKey key,
 }
 
 void Dispatcher::updateAllTablesLocked() {
+  auto fallback_table = std::make_unique<FallbackTable>();
+  OperatorEntry({"", ""}).computeKernelEntries(*this, &fallback_table->table,
+                                               &fallback_table->info);
+  fallback_table_ = std::move(fallback_table);
   for (const auto& entry : entries_) entry->updateTable(*this);
 }
 

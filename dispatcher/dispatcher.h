@@ -100,6 +100,12 @@ class Dispatcher {
     return nullptr;
   }
   std::mutex& registryMutex() const { return mu_; }
+  // The table of an operator with no kernels: backend fallbacks only.
+  struct FallbackTable {
+    DispatchTable table;
+    std::array<ComputedEntry, kNumRuntimeEntries> info;
+  };
+  const FallbackTable& fallbackTable() const { return *fallback_table_; }
 
  private:
   Dispatcher();
@@ -119,6 +125,7 @@ class Dispatcher {
                       OperatorEntry::KernelIterator it);
   void deregisterFallback(const std::vector<int>& slots, bool framework);
   void registerFrameworkFallthroughs();
+  // Rebuilds fallback_table_, then every operator's table.
   void updateAllTablesLocked();
 
   // The name index: a hash table whose buckets readers walk without a lock.
@@ -146,6 +153,7 @@ class Dispatcher {
     std::optional<AnnotatedKernel> framework;
   };
   std::array<FallbackSlot, kNumRuntimeEntries> fallbacks_;
+  std::unique_ptr<FallbackTable> fallback_table_;
   absl::flat_hash_map<std::string, std::string> libraries_;  // ns -> debug
   std::vector<std::unique_ptr<OpRegistrationListener>> listeners_;
 };

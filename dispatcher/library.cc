@@ -38,7 +38,8 @@ Library::Library(Kind kind, std::string ns, std::optional<DispatchKey> k,
       ns_(std::move(ns)),
       dispatch_key_(k),
       file_(file),
-      line_(line) {
+      line_(line),
+      debug_site_(detail::joinParts("registered at ", file, ":", line)) {
   TURNOUT_CHECK(!ns_.empty(), ErrorKind::InvalidArgument, kindName(),
                 " library at ", file_, ":", line_,
                 ": the namespace is empty; name it, e.g. \"myops\"");
@@ -72,9 +73,7 @@ std::string Library::kindName() const {
   return "library";
 }
 
-std::string Library::debugSite() const {
-  return detail::joinParts("registered at ", file_, ":", line_);
-}
+const std::string& Library::debugSite() const { return debug_site_; }
 
 Library& Library::def(std::string_view schema, AliasAnalysisKind alias_analysis) {
   TURNOUT_CHECK(kind_ != IMPL, ErrorKind::InvalidArgument,

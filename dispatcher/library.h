@@ -164,7 +164,7 @@ class Library {
   }
 
   /// Where this library was declared: "registered at file.cc:12".
-  std::string debugSite() const;
+  const std::string& debugSite() const;
   const std::string& ns() const { return ns_; }
   Kind kind() const { return kind_; }
 
@@ -187,6 +187,7 @@ class Library {
   std::optional<DispatchKey> dispatch_key_;
   const char* file_;
   uint32_t line_;
+  std::string debug_site_;
   std::vector<RegistrationHandleRAII> registrars_;
 };
 

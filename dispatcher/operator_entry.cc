@@ -313,6 +313,28 @@ const std::vector<RuntimeKeyInfo>& runtimeKeyInfos() {
 void OperatorEntry::computeTable(
     const Dispatcher& dispatcher, DispatchTable* table,
     std::array<ComputedEntry, kNumRuntimeEntries>* info) const {
+  if (kernels_.empty()) {
+    // Only backend fallbacks apply: the same for every such operator, so the
+    // dispatcher keeps that table ready (a def costs one table copy).
+    const Dispatcher::FallbackTable& prototype = dispatcher.fallbackTable();
+    *table = prototype.table;
+    *info = prototype.info;
+  } else {
+    computeKernelEntries(dispatcher, table, info);
+  }
+  table->dispatch_arg_mask = 0;
+  table->num_arguments = 0;
+  if (schema_) {
+    for (size_t i : schema_->tensorArgumentIndices()) {
+      table->dispatch_arg_mask |= uint64_t{1} << i;
+    }
+    table->num_arguments = static_cast<uint32_t>(schema_->arguments().size());
+  }
+}
+
+void OperatorEntry::computeKernelEntries(
+    const Dispatcher& dispatcher, DispatchTable* table,
+    std::array<ComputedEntry, kNumRuntimeEntries>* info) const {
   auto active = [this](DispatchKey k) -> const AnnotatedKernel* {
     const std::list<AnnotatedKernel>* list = kernelsFor(k);
     return list ? &list->front() : nullptr;
@@ -423,15 +445,6 @@ void OperatorEntry::computeTable(
   table->per_backend_fallthrough = per_backend;
   for (int b = 0; b <= kNumBackends; ++b) {
     table->non_fallthrough_keys_per_backend[b] = mask & ~per_backend_clear[b];
-  }
-
-  table->dispatch_arg_mask = 0;
-  table->num_arguments = 0;
-  if (schema_) {
-    for (size_t i : schema_->tensorArgumentIndices()) {
-      table->dispatch_arg_mask |= uint64_t{1} << i;
-    }
-    table->num_arguments = static_cast<uint32_t>(schema_->arguments().size());
   }
 }
 

@@ -153,6 +153,11 @@ class OperatorEntry {
   // Builds the table from the registrations and the backend fallbacks.
   void computeTable(const Dispatcher& dispatcher, DispatchTable* table,
                     std::array<ComputedEntry, kNumRuntimeEntries>* info) const;
+  // The kernel entries and fallthrough masks, from scratch.
+  void computeKernelEntries(
+      const Dispatcher& dispatcher, DispatchTable* table,
+      std::array<ComputedEntry, kNumRuntimeEntries>* info) const;
+  friend class Dispatcher;  // builds its FallbackTable with an empty entry
 
   const OperatorName name_;
   std::optional<FunctionSchema> schema_;
