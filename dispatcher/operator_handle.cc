@@ -3,6 +3,8 @@
 #include <mutex>
 
 #include "dispatcher/dispatcher.h"
+#include "dispatcher/schema_matching.h"
+#include "dispatcher/schema_parser.h"
 
 namespace turnout {
 namespace {
@@ -62,8 +64,19 @@ void OperatorHandle::callBoxedForDispatchKey(DispatchKey k, Stack& stack) const 
   kernel.callBoxed(*this, DispatchKeySet(k), &stack);
 }
 
-void OperatorHandle::checkTyped(const CppSignature& sig) const {
+void OperatorHandle::checkTyped(const CppSignature& sig,
+                                const std::string& inferred_schema) const {
   std::lock_guard<std::mutex> lock(registryMutex());
+  if (entry_->hasSchema()) {
+    std::optional<std::string> difference = findSchemaDifferences(
+        parseSchema("typed" + inferred_schema), entry_->schema());
+    TURNOUT_CHECK(!difference.has_value(), ErrorKind::Type, "typed<",
+                  sig.name(), ">() on ", toString(operator_name()),
+                  ": the C++ signature does not fit the schema ",
+                  toString(entry_->schema()), " (", entry_->schemaDebug(),
+                  "): ", *difference, " (signature as a schema: ",
+                  inferred_schema, ")");
+  }
   std::optional<std::pair<CppSignature, std::string>> in_use =
       entry_->cppSignatureInUse();
   TURNOUT_CHECK(!in_use || in_use->first == sig, ErrorKind::Type,

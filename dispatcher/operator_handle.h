@@ -19,6 +19,7 @@
 #include "dispatcher/cpp_signature.h"
 #include "dispatcher/dispatch_key_set.h"
 #include "dispatcher/function_schema.h"
+#include "dispatcher/infer_schema.h"
 #include "dispatcher/kernel_function.h"
 #include "dispatcher/operator_entry.h"
 #include "dispatcher/operator_name.h"
@@ -49,8 +50,9 @@ class OperatorHandle {
   /// Calls the table entry of one runtime key, whatever the arguments say.
   void callBoxedForDispatchKey(DispatchKey k, Stack& stack) const;
 
-  /// The typed handle. Throws Type when `Sig` differs from the C++ signature
-  /// of the operator's unboxed kernels, saying both.
+  /// The typed handle. Throws Type when `Sig` does not fit the schema, or
+  /// differs from the C++ signature of the operator's unboxed kernels,
+  /// saying what differs.
   template <class Sig>
   TypedOperatorHandle<Sig> typed() const;
 
@@ -74,7 +76,8 @@ class OperatorHandle {
   OperatorEntry* entry() const { return entry_; }
 
  protected:
-  void checkTyped(const CppSignature& sig) const;
+  void checkTyped(const CppSignature& sig,
+                  const std::string& inferred_schema) const;
   OperatorEntry* entry_;
 };
 
@@ -110,7 +113,7 @@ class TypedOperatorHandle<Return(Args...)> : public OperatorHandle {
 
 template <class Sig>
 TypedOperatorHandle<Sig> OperatorHandle::typed() const {
-  checkTyped(CppSignature::make<Sig>());
+  checkTyped(CppSignature::make<Sig>(), inferSchemaString<Sig>());
   return TypedOperatorHandle<Sig>(*this);
 }
 

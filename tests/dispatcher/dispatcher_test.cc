@@ -237,6 +237,10 @@ TEST(Dispatcher, WrongTypedSignatureIsRejected) {
   std::string message =
       errorOf([] { op("t10::foo").typed<Tensor(Tensor)>(); });
   EXPECT_THAT(message, HasSubstr("wrong signature"));
+  message = errorOf([] { op("t10::foo").typed<Tensor(const Tensor&, int64_t)>(); });
+  EXPECT_THAT(message, HasSubstr("does not fit the schema t10::foo(Tensor x) -> "
+                                 "Tensor"));
+  EXPECT_THAT(message, HasSubstr("The number of arguments is different. 2 vs 1."));
 }
 
 TEST(Dispatcher, AliasPrecedence) {
