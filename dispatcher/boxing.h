@@ -302,44 +302,35 @@ struct BoxedKernelWrapper<R(A...)> {
 
 // ---- Entry points of a typed functor ------------------------------------------
 
-template <class Functor, class Sig = FunctorSignature<Functor>,
-          bool kTakesKeySet = RemoveKeySetArg<Sig>::kTakesKeySet>
+// The entry points of a functor whose operator() has signature
+// R(A...), or R(DispatchKeySet, A...) when it takes the call's keys.
+template <class Functor, class Sig = FunctorSignature<Functor>>
 struct WrapKernelFunctorImpl;
 
 template <class Functor, class R, class... A>
-struct WrapKernelFunctorImpl<Functor, R(A...), false> {
-  static R unboxedCall(OperatorKernel* f, DispatchKeySet, A... args) {
-    return (*static_cast<Functor*>(f))(std::forward<A>(args)...);
-  }
-  static void boxedCall(OperatorKernel* f, const OperatorHandle& op,
-                        DispatchKeySet ks, Stack* stack) {
-    callFromStack(f, op, ks, stack, std::index_sequence_for<A...>());
-  }
-  template <size_t... I>
-  static void callFromStack(OperatorKernel* f, const OperatorHandle& op,
-                            DispatchKeySet, Stack* stack,
-                            std::index_sequence<I...>) {
-    constexpr size_t n = sizeof...(A);
-    checkStackHasArguments(op, n, stack->size());
-    IValue* base = stack->data() + (stack->size() - n);
+struct WrapKernelFunctorImpl<Functor, R(A...)> {
+  static constexpr bool kTakesKeySet = RemoveKeySetArg<R(A...)>::kTakesKeySet;
+
+  // Calls the functor with the key set when it takes one.
+  template <class... Args>
+  static R invoke(OperatorKernel* f, DispatchKeySet ks, Args&&... args) {
     auto& functor = *static_cast<Functor*>(f);
-    if constexpr (std::is_void_v<R>) {
-      functor(IValueToArg<A>::call(base[I])...);
-      stack->resize(stack->size() - n);
+    if constexpr (kTakesKeySet) {
+      return functor(ks, std::forward<Args>(args)...);
     } else {
-      // Copy the result out before dropping the arguments: it may refer to
-      // one of them (Tensor& returns).
-      std::decay_t<R> result(functor(IValueToArg<A>::call(base[I])...));
-      stack->resize(stack->size() - n);
-      PushOutputs<std::decay_t<R>>::call(std::move(result), stack);
+      return functor(std::forward<Args>(args)...);
     }
   }
 };
 
-template <class Functor, class R, class... A>
-struct WrapKernelFunctorImpl<Functor, R(DispatchKeySet, A...), true> {
+// The unboxed entry point has the callers' signature: Return(Args...) with
+// the key set in front, whether or not the functor takes it.
+template <class Functor, class Wrap, class CallerSig>
+struct WrapEntryPoints;
+template <class Functor, class Wrap, class R, class... A>
+struct WrapEntryPoints<Functor, Wrap, R(A...)> {
   static R unboxedCall(OperatorKernel* f, DispatchKeySet ks, A... args) {
-    return (*static_cast<Functor*>(f))(ks, std::forward<A>(args)...);
+    return Wrap::invoke(f, ks, std::forward<A>(args)...);
   }
   static void boxedCall(OperatorKernel* f, const OperatorHandle& op,
                         DispatchKeySet ks, Stack* stack) {
@@ -352,12 +343,14 @@ struct WrapKernelFunctorImpl<Functor, R(DispatchKeySet, A...), true> {
     constexpr size_t n = sizeof...(A);
     checkStackHasArguments(op, n, stack->size());
     IValue* base = stack->data() + (stack->size() - n);
-    auto& functor = *static_cast<Functor*>(f);
     if constexpr (std::is_void_v<R>) {
-      functor(ks, IValueToArg<A>::call(base[I])...);
+      Wrap::invoke(f, ks, IValueToArg<A>::call(base[I])...);
       stack->resize(stack->size() - n);
     } else {
-      std::decay_t<R> result(functor(ks, IValueToArg<A>::call(base[I])...));
+      // Copy the result out before dropping the arguments: it may refer to
+      // one of them (Tensor& returns).
+      std::decay_t<R> result(
+          Wrap::invoke(f, ks, IValueToArg<A>::call(base[I])...));
       stack->resize(stack->size() - n);
       PushOutputs<std::decay_t<R>>::call(std::move(result), stack);
     }
@@ -365,7 +358,9 @@ struct WrapKernelFunctorImpl<Functor, R(DispatchKeySet, A...), true> {
 };
 
 template <class Functor>
-using WrapKernelFunctor = WrapKernelFunctorImpl<Functor>;
+using WrapKernelFunctor = WrapEntryPoints<
+    Functor, WrapKernelFunctorImpl<Functor>,
+    typename RemoveKeySetArg<FunctorSignature<Functor>>::type>;
 
 // ---- Dispatch key extraction from typed arguments -------------------------------
 
