@@ -105,13 +105,14 @@ void Reclaimer::retire(void* object, Deleter deleter, size_t bytes) {
   std::lock_guard<std::mutex> lock(mu_);
   open_.objects.push_back({object, deleter, bytes});
   ++pending_count_;
-  pending_bytes_ += bytes;
+  pending_bytes_.store(pending_bytes_.load(std::memory_order_relaxed) + bytes,
+                       std::memory_order_relaxed);
 }
 
 void Reclaimer::reclaimIfWorthIt() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (pending_bytes_ < kReclaimThresholdBytes) return;
+  // A relaxed read is enough: a stale value only delays or hastens a pass.
+  if (pending_bytes_.load(std::memory_order_relaxed) < kReclaimThresholdBytes) {
+    return;
   }
   reclaim();
 }
@@ -151,10 +152,12 @@ void Reclaimer::reclaim() {
       }
     }
     sealed_.resize(kept);
-    for (const Retired& r : to_free) {
-      --pending_count_;
-      pending_bytes_ -= r.bytes;
-    }
+    size_t freed_bytes = 0;
+    for (const Retired& r : to_free) freed_bytes += r.bytes;
+    pending_count_ -= to_free.size();
+    pending_bytes_.store(
+        pending_bytes_.load(std::memory_order_relaxed) - freed_bytes,
+        std::memory_order_relaxed);
   }
   // Outside the lock: a deleter may release a kernel functor whose
   // destructor retires or registers something in turn.
@@ -168,7 +171,7 @@ size_t Reclaimer::pendingCount() {
 
 size_t Reclaimer::pendingBytes() {
   std::lock_guard<std::mutex> lock(mu_);
-  return pending_bytes_;
+  return pending_bytes_.load(std::memory_order_relaxed);
 }
 
 }  // namespace detail

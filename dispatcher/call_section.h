@@ -163,7 +163,8 @@ class Reclaimer {
   Batch open_;                          // retired since the last seal
   std::vector<Batch> sealed_;
   size_t pending_count_ = 0;
-  size_t pending_bytes_ = 0;
+  // Written under mu_; read without it by reclaimIfWorthIt.
+  std::atomic<size_t> pending_bytes_{0};
 };
 
 }  // namespace detail

@@ -462,6 +462,11 @@ std::vector<size_t> FunctionSchema::tensorArgumentIndices() const {
   return indices;
 }
 
+void FunctionSchema::setNamespaceIfNotSet(std::string_view ns) {
+  if (!name_.getNamespace().empty()) return;
+  name_.name = std::string(ns) + "::" + name_.name;
+}
+
 std::optional<size_t> FunctionSchema::argumentIndexWithName(
     std::string_view name) const {
   for (size_t i = 0; i < arguments_.size(); ++i) {

@@ -236,6 +236,9 @@ class FunctionSchema {
   /// Indices of the arguments the dispatcher takes keys from: those of type
   /// Tensor, Tensor?, Tensor[] or Tensor?[], in order.
   std::vector<size_t> tensorArgumentIndices() const;
+  /// Prefixes the name with "ns::" when it has no namespace yet (a schema
+  /// declared inside a library of namespace `ns`).
+  void setNamespaceIfNotSet(std::string_view ns);
   /// Index of the first argument named `name`, or nullopt.
   std::optional<size_t> argumentIndexWithName(std::string_view name) const;
 

@@ -91,11 +91,9 @@ Library& Library::def(std::string_view schema, AliasAnalysisKind alias_analysis)
                 kindName(), " block (", ns_, ") ", debugSite(),
                 ". Move this definition to the library of namespace ",
                 schema_ns, ", or drop the namespace from the schema string.");
-  FunctionSchema qualified(qualify(parsed.operator_name(), ns_),
-                           parsed.arguments(), parsed.returns(),
-                           parsed.is_vararg(), parsed.is_varret());
+  parsed.setNamespaceIfNotSet(ns_);
   registrars_.push_back(Dispatcher::singleton().registerDef(
-      std::move(qualified), debugSite(), alias_analysis));
+      std::move(parsed), debugSite(), alias_analysis));
   return *this;
 }
 

@@ -205,6 +205,10 @@ void OperatorEntry::registerSchema(FunctionSchema schema, std::string debug,
       checkKernelAgainstSchema(kk.key, k, schema, debug);
     }
   }
+  dispatch_arg_mask_ = 0;
+  for (size_t i : schema.tensorArgumentIndices()) {
+    dispatch_arg_mask_ |= uint64_t{1} << i;
+  }
   schema_ = std::move(schema);
   schema_debug_ = std::move(debug);
   alias_analysis_ = kind;
@@ -322,14 +326,9 @@ void OperatorEntry::computeTable(
   } else {
     computeKernelEntries(dispatcher, table, info);
   }
-  table->dispatch_arg_mask = 0;
-  table->num_arguments = 0;
-  if (schema_) {
-    for (size_t i : schema_->tensorArgumentIndices()) {
-      table->dispatch_arg_mask |= uint64_t{1} << i;
-    }
-    table->num_arguments = static_cast<uint32_t>(schema_->arguments().size());
-  }
+  table->dispatch_arg_mask = schema_ ? dispatch_arg_mask_ : 0;
+  table->num_arguments =
+      schema_ ? static_cast<uint32_t>(schema_->arguments().size()) : 0;
 }
 
 void OperatorEntry::computeKernelEntries(

@@ -163,6 +163,7 @@ class OperatorEntry {
   std::optional<FunctionSchema> schema_;
   std::string schema_debug_;
   AliasAnalysisKind alias_analysis_ = AliasAnalysisKind::FROM_SCHEMA;
+  uint64_t dispatch_arg_mask_ = 0;  // of schema_: see DispatchTable
   std::vector<KeyKernels> kernels_;  // few keys per operator: a vector
   std::array<ComputedEntry, kNumRuntimeEntries> computed_;
   std::atomic<const DispatchTable*> table_;
