@@ -104,10 +104,11 @@ std::optional<OperatorHandle> Dispatcher::findOp(const OperatorName& name) const
 OperatorHandle Dispatcher::findSchemaOrThrow(std::string_view name,
                                              std::string_view overload) const {
   OperatorEntry* entry = findEntry(name, overload);
-  // The schema flag is read without the lock: it is set before the entry
-  // is published and only changes under the lock; a racing undef makes this
+  // The def count is read without the lock: a racing undef makes this
   // handle's later calls fail cleanly, never crash.
-  if (entry != nullptr && entry->def_count_ > 0) return OperatorHandle(entry);
+  if (entry != nullptr && entry->def_count_.load(std::memory_order_relaxed) > 0) {
+    return OperatorHandle(entry);
+  }
   std::string full(name);
   if (!overload.empty()) full += "." + std::string(overload);
   std::string hint;
@@ -233,7 +234,7 @@ RegistrationHandleRAII Dispatcher::registerDef(FunctionSchema schema,
                   entry->schemaDebug(), "\n  new registration: ", debug,
                   "\nEach operator is defined once; did you mean impl()?");
     entry->registerSchema(std::move(schema), std::move(debug), kind);
-    ++entry->def_count_;
+    entry->def_count_.fetch_add(1, std::memory_order_relaxed);
     ++entry->def_and_impl_count_;
     publishLocked(e);
     for (const auto& listener : listeners_) {
@@ -251,7 +252,7 @@ void Dispatcher::deregisterDef(OperatorEntry* entry) {
       listener->onOperatorDeregistered(OperatorHandle(entry));
     }
     entry->deregisterSchema();
-    --entry->def_count_;
+    entry->def_count_.fetch_sub(1, std::memory_order_relaxed);
     --entry->def_and_impl_count_;
     entry->updateTable(*this);
   }

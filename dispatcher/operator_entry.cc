@@ -548,12 +548,13 @@ void OperatorEntry::checkInvariants(const Dispatcher& dispatcher) const {
                               toString(kk.key));
     }
   }
-  TURNOUT_INTERNAL_ASSERT(schema_.has_value() == (def_count_ > 0),
-                          toString(name_), ": schema present ",
-                          schema_.has_value(), " but def count ", def_count_);
-  TURNOUT_INTERNAL_ASSERT(def_and_impl_count_ == def_count_ + kernels,
+  const int defs = def_count_.load(std::memory_order_relaxed);
+  TURNOUT_INTERNAL_ASSERT(schema_.has_value() == (defs > 0), toString(name_),
+                          ": schema present ", schema_.has_value(),
+                          " but def count ", defs);
+  TURNOUT_INTERNAL_ASSERT(def_and_impl_count_ == defs + kernels,
                           toString(name_), ": def_and_impl_count ",
-                          def_and_impl_count_, " != ", def_count_, " + ",
+                          def_and_impl_count_, " != ", defs, " + ",
                           kernels);
   DispatchTable expected;
   std::array<ComputedEntry, kNumRuntimeEntries> info;

@@ -120,7 +120,10 @@ class OperatorEntry {
   /// backend fallback change in `dispatcher`).
   void updateTable(const Dispatcher& dispatcher);
 
-  int def_count_ = 0;
+  // Written under the registry lock only; read without it by
+  // Dispatcher::findSchemaOrThrow, hence atomic (relaxed: it is a hint, the
+  // handle stays valid whatever happens to the def afterwards).
+  std::atomic<int> def_count_{0};
   int def_and_impl_count_ = 0;
 
   // ---- Queries (registry lock held) ------------------------------------------
