@@ -1,0 +1,48 @@
+// Shape helpers shared by the reference kernels: broadcasting, strides, dim
+// wrapping, and output allocation, with PyTorch's error messages.
+//
+//   DimVector out = inferBroadcastSize(a.sizes(), b.sizes());
+//   int64_t d = maybeWrapDim(-1, x.dim());
+//   Tensor y = emptyTensor(out, ScalarType::Float, a.device());
+//
+// Thread safety: pure functions.
+#ifndef TURNOUT_KERNELS_TENSOR_UTILS_H_
+#define TURNOUT_KERNELS_TENSOR_UTILS_H_
+
+#include <cstdint>
+
+#include "dispatcher/device.h"
+#include "dispatcher/scalar_type.h"
+#include "dispatcher/tensor.h"
+
+namespace turnout {
+
+/// The broadcast shape of two shapes. Throws InvalidArgument "The size of
+/// tensor a (3) must match the size of tensor b (4) at non-singleton
+/// dimension 1" when they do not broadcast.
+DimVector inferBroadcastSize(IntArrayRef a, IntArrayRef b);
+
+/// Row-major strides of a contiguous tensor of `sizes` (a size-0 or size-1
+/// dimension gets the stride the next dimension would need, as PyTorch does).
+DimVector contiguousStrides(IntArrayRef sizes);
+
+/// The product of `sizes` (1 for a 0-dim shape).
+int64_t numelOf(IntArrayRef sizes);
+
+/// `dim` in [0, ndim), accepting negative dims from the end. Throws Index
+/// "Dimension out of range (expected to be in range of [-2, 1], but got 2)".
+/// A 0-dim tensor accepts dims -1 and 0, as in PyTorch.
+int64_t maybeWrapDim(int64_t dim, int64_t ndim);
+
+/// A new contiguous tensor (no data on Meta).
+Tensor emptyTensor(IntArrayRef sizes, ScalarType dtype, Device device);
+
+/// A view of `base`'s storage with other sizes, strides and offset: shares
+/// the memory, so writes through one are seen through the other. Checks that
+/// the view fits the storage.
+Tensor makeView(const Tensor& base, IntArrayRef sizes, IntArrayRef strides,
+                int64_t storage_offset);
+
+}  // namespace turnout
+
+#endif  // TURNOUT_KERNELS_TENSOR_UTILS_H_
