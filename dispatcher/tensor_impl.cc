@@ -47,7 +47,8 @@ TensorImpl::TensorImpl(Storage storage, ScalarType dtype, Device device,
       itemsize_(elementSize(dtype)),
       dtype_(dtype),
       device_(device),
-      layout_(layout) {
+      layout_(layout),
+      version_counter_(make_intrusive<VersionCounter>()) {
   TURNOUT_CHECK(isValidLayout(static_cast<int64_t>(layout)),
                 ErrorKind::InvalidArgument, "TensorImpl(): invalid layout ",
                 static_cast<int>(layout));
@@ -65,6 +66,18 @@ TensorImpl::TensorImpl(UndefinedTag)
     : dtype_(ScalarType::Undefined),
       device_(DeviceType::CPU),
       layout_(Layout::Strided) {}
+
+void TensorImpl::set_autograd_meta(std::unique_ptr<AutogradMetaInterface> meta) {
+  checkMutable("set_autograd_meta()");
+  autograd_meta_ = std::move(meta);
+}
+
+void TensorImpl::set_version_counter(intrusive_ptr<VersionCounter> counter) {
+  checkMutable("set_version_counter()");
+  TURNOUT_CHECK(counter.defined(), ErrorKind::InvalidArgument,
+                "set_version_counter(): the counter is null");
+  version_counter_ = std::move(counter);
+}
 
 IntArrayRef TensorImpl::strides() const {
   TURNOUT_CHECK(layout_ == Layout::Strided, ErrorKind::NotImplemented,

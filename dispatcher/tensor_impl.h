@@ -17,9 +17,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
 #include "absl/container/inlined_vector.h"
 #include "absl/types/span.h"
+#include "dispatcher/autograd_meta_interface.h"
 #include "dispatcher/device.h"
 #include "dispatcher/dispatch_key_set.h"
 #include "dispatcher/intrusive_ptr.h"
@@ -121,6 +123,19 @@ class TensorImpl : public IntrusivePtrTarget {
   /// fit in its storage.
   void set_storage_offset(int64_t storage_offset);
 
+  // ---- Autograd hooks (see autograd_meta_interface.h) ---------------------
+  /// The autograd state, or null for a tensor autograd never touched.
+  AutogradMetaInterface* autograd_meta() const { return autograd_meta_.get(); }
+  void set_autograd_meta(std::unique_ptr<AutogradMetaInterface> meta);
+  /// The version counter; shared with views. Null only for the undefined
+  /// tensor.
+  const intrusive_ptr<VersionCounter>& version_counter() const {
+    return version_counter_;
+  }
+  void set_version_counter(intrusive_ptr<VersionCounter> counter);
+  uint32_t version() const { return version_counter_->current(); }
+  void bump_version() { version_counter_->bump(); }
+
   /// Throws Error(Internal) when an invariant above does not hold.
   void checkInvariants() const;
 
@@ -154,6 +169,8 @@ class TensorImpl : public IntrusivePtrTarget {
   Device device_;
   Layout layout_;
   bool is_contiguous_ = true;
+  intrusive_ptr<VersionCounter> version_counter_;
+  std::unique_ptr<AutogradMetaInterface> autograd_meta_;
 };
 
 /// The one TensorImpl of every undefined Tensor: intrusive_ptr's null value

@@ -59,6 +59,9 @@ Tensor makeView(const Tensor& base, IntArrayRef sizes, IntArrayRef strides,
       base.key_set());
   impl->set_sizes_and_strides(sizes, strides);
   impl->set_storage_offset(storage_offset);
+  // In-place writes through the view are writes to the base, and the
+  // reverse: autograd must see one version for both.
+  impl->set_version_counter(base.unsafeGetTensorImpl()->version_counter());
   return Tensor(std::move(impl));
 }
 

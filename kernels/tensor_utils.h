@@ -38,8 +38,8 @@ int64_t maybeWrapDim(int64_t dim, int64_t ndim);
 Tensor emptyTensor(IntArrayRef sizes, ScalarType dtype, Device device);
 
 /// A view of `base`'s storage with other sizes, strides and offset: shares
-/// the memory, so writes through one are seen through the other. Checks that
-/// the view fits the storage.
+/// the memory (writes through one are seen through the other) and the
+/// version counter. Checks that the view fits the storage.
 Tensor makeView(const Tensor& base, IntArrayRef sizes, IntArrayRef strides,
                 int64_t storage_offset);
 

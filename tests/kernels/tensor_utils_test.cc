@@ -64,6 +64,9 @@ TEST(TensorUtils, StridesAndViews) {
   const float* data = static_cast<const float*>(t.data_ptr());
   EXPECT_EQ(data[t.strides()[0]], 42.0f);
   EXPECT_THROW(makeView(base, {7}, {1}, 0), Error);
+  // The view and its base count in-place writes together.
+  t.unsafeGetTensorImpl()->bump_version();
+  EXPECT_EQ(base.unsafeGetTensorImpl()->version(), 1u);
 }
 
 }  // namespace
