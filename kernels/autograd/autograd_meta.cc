@@ -1,0 +1,103 @@
+#include "kernels/autograd/autograd_meta.h"
+
+#include "dispatcher/error.h"
+#include "kernels/autograd/grad_ops.h"
+
+namespace turnout {
+namespace autograd {
+namespace {
+
+AutogradMeta& materialize(const Tensor& t) {
+  TURNOUT_CHECK(t.defined(), ErrorKind::InvalidArgument,
+                "autograd: the tensor is undefined");
+  TensorImpl* impl = t.unsafeGetTensorImpl();
+  if (impl->autograd_meta() == nullptr) {
+    impl->set_autograd_meta(std::make_unique<AutogradMeta>());
+  }
+  return *static_cast<AutogradMeta*>(impl->autograd_meta());
+}
+
+}  // namespace
+
+AutogradMeta* getAutogradMeta(const Tensor& t) {
+  if (!t.defined()) return nullptr;
+  return static_cast<AutogradMeta*>(t.unsafeGetTensorImpl()->autograd_meta());
+}
+
+bool requiresGrad(const Tensor& t) {
+  const AutogradMeta* meta = getAutogradMeta(t);
+  return meta != nullptr && (meta->requires_grad || meta->grad_fn != nullptr);
+}
+
+bool isLeaf(const Tensor& t) {
+  const AutogradMeta* meta = getAutogradMeta(t);
+  return meta == nullptr || meta->grad_fn == nullptr;
+}
+
+void setRequiresGrad(const Tensor& t, bool flag) {
+  TURNOUT_CHECK(isLeaf(t), ErrorKind::InvalidArgument,
+                "you can only change requires_grad flags of leaf variables. "
+                "If you want to use a computed variable in a subgraph that "
+                "doesn't require differentiation use var_no_grad = "
+                "var.detach().");
+  TURNOUT_CHECK(!flag || isFloatingType(t.scalar_type()),
+                ErrorKind::InvalidArgument,
+                "only Tensors of floating point dtype can require gradients "
+                "(got ", toString(t.scalar_type()), ")");
+  if (!flag && getAutogradMeta(t) == nullptr) return;
+  materialize(t).requires_grad = flag;
+}
+
+Tensor grad(const Tensor& t) {
+  const AutogradMeta* meta = getAutogradMeta(t);
+  return meta != nullptr ? meta->grad : Tensor();
+}
+
+void setGrad(const Tensor& t, Tensor grad) { materialize(t).grad = std::move(grad); }
+
+std::shared_ptr<Node> gradFn(const Tensor& t) {
+  const AutogradMeta* meta = getAutogradMeta(t);
+  return meta != nullptr ? meta->grad_fn : nullptr;
+}
+
+Edge gradientEdge(const Tensor& t) {
+  AutogradMeta* meta = getAutogradMeta(t);
+  if (meta == nullptr) return Edge{};
+  if (meta->grad_fn) return Edge{meta->grad_fn, meta->output_nr};
+  if (!meta->requires_grad) return Edge{};
+  std::shared_ptr<Node> accumulator = meta->grad_accumulator.lock();
+  if (!accumulator) {
+    accumulator = std::make_shared<AccumulateGrad>(t);
+    meta->grad_accumulator = accumulator;
+  }
+  return Edge{accumulator, 0};
+}
+
+void setHistory(const Tensor& output, const std::shared_ptr<Node>& fn) {
+  AutogradMeta& meta = materialize(output);
+  meta.grad_fn = fn;
+  meta.output_nr = fn->add_input();
+}
+
+void checkInplace(const Tensor& t, const char* op_name) {
+  const AutogradMeta* meta = getAutogradMeta(t);
+  TURNOUT_CHECK(meta == nullptr || meta->grad_fn != nullptr ||
+                    !meta->requires_grad,
+                ErrorKind::InvalidArgument, op_name,
+                ": a leaf Variable that requires grad is being used in an "
+                "in-place operation.");
+}
+
+variable_list AccumulateGrad::apply(variable_list&& grads) {
+  TURNOUT_INTERNAL_ASSERT(grads.size() == 1, "AccumulateGrad got ",
+                          grads.size(), " gradients");
+  Tensor& incoming = grads[0];
+  if (!incoming.defined()) return {};
+  AutogradMeta& meta = materialize(variable_);
+  meta.grad = meta.grad.defined() ? detail::addGrads(meta.grad, incoming)
+                                  : std::move(incoming);
+  return {};
+}
+
+}  // namespace autograd
+}  // namespace turnout

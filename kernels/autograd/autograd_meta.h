@@ -1,0 +1,81 @@
+// The autograd state of a tensor, and the functions that read and set it.
+//
+//   Tensor w = ...;
+//   autograd::setRequiresGrad(w, true);        // w.requires_grad_()
+//   Tensor y = ...;                             // ops record y's grad_fn
+//   autograd::backward({y});                    // engine.h
+//   autograd::grad(w);                          // dL/dw
+//
+// A tensor that autograd never touched has no AutogradMeta at all (the
+// TensorImpl hook is null), so plain tensors pay nothing.
+//
+// Thread safety: like the tensor's other mutators, set by the thread that
+// owns the tensor; reads are safe once it is shared.
+#ifndef TURNOUT_KERNELS_AUTOGRAD_AUTOGRAD_META_H_
+#define TURNOUT_KERNELS_AUTOGRAD_AUTOGRAD_META_H_
+
+#include <memory>
+#include <string>
+
+#include "dispatcher/autograd_meta_interface.h"
+#include "dispatcher/tensor.h"
+#include "kernels/autograd/node.h"
+
+namespace turnout {
+namespace autograd {
+
+struct AutogradMeta final : AutogradMetaInterface {
+  bool requires_grad = false;  // meaningful for leaves only
+  Tensor grad;                 // accumulated by backward()
+  std::shared_ptr<Node> grad_fn;
+  std::weak_ptr<Node> grad_accumulator;  // a leaf's AccumulateGrad
+  uint32_t output_nr = 0;                // which output of grad_fn
+};
+
+/// The state, or null when autograd never touched `t`.
+AutogradMeta* getAutogradMeta(const Tensor& t);
+
+/// True when gradients flow to or through `t`: a leaf that requires grad, or
+/// the output of a recorded operation.
+bool requiresGrad(const Tensor& t);
+/// True when `t` has no grad_fn.
+bool isLeaf(const Tensor& t);
+/// `t.requires_grad_(flag)`. Throws InvalidArgument for a non-floating dtype
+/// ("only Tensors of floating point dtype can require gradients") and for a
+/// non-leaf.
+void setRequiresGrad(const Tensor& t, bool flag);
+/// The accumulated gradient (undefined before any backward()).
+Tensor grad(const Tensor& t);
+/// Replaces the accumulated gradient (e.g. with an undefined tensor, to
+/// zero it).
+void setGrad(const Tensor& t, Tensor grad);
+/// The Node that made `t`, or null.
+std::shared_ptr<Node> gradFn(const Tensor& t);
+
+/// Where a gradient for `t` goes: its grad_fn and output_nr, a leaf's
+/// AccumulateGrad, or an invalid edge when `t` needs no gradient.
+Edge gradientEdge(const Tensor& t);
+/// Makes `fn` the grad_fn of `output` (its next forward output).
+void setHistory(const Tensor& output, const std::shared_ptr<Node>& fn);
+
+/// Throws, as PyTorch does, when an in-place operation would overwrite a
+/// leaf that requires grad ("a leaf Variable that requires grad is being
+/// used in an in-place operation.").
+void checkInplace(const Tensor& t, const char* op_name);
+
+/// Adds a gradient into a leaf's .grad.
+class AccumulateGrad final : public Node {
+ public:
+  explicit AccumulateGrad(Tensor variable) : variable_(std::move(variable)) {}
+  variable_list apply(variable_list&& grads) override;
+  std::string name() const override { return "AccumulateGrad"; }
+  const Tensor& variable() const { return variable_; }
+
+ private:
+  Tensor variable_;
+};
+
+}  // namespace autograd
+}  // namespace turnout
+
+#endif  // TURNOUT_KERNELS_AUTOGRAD_AUTOGRAD_META_H_

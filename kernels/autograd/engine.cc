@@ -1,0 +1,116 @@
+#include "kernels/autograd/engine.h"
+
+#include <queue>
+#include <unordered_map>
+#include <vector>
+
+#include "dispatcher/error.h"
+#include "kernels/autograd/autograd_meta.h"
+#include "kernels/autograd/grad_mode.h"
+#include "kernels/autograd/grad_ops.h"
+
+namespace turnout {
+namespace autograd {
+namespace {
+
+struct ByLaterSequence {
+  bool operator()(const Node* a, const Node* b) const {
+    return a->sequence_nr() < b->sequence_nr();
+  }
+};
+
+// Adds `grad` into slot `input_nr` of `buffer`.
+void accumulate(variable_list& buffer, uint32_t input_nr, Tensor grad) {
+  if (!grad.defined()) return;
+  Tensor& slot = buffer[input_nr];
+  slot = slot.defined() ? detail::addGrads(slot, grad) : std::move(grad);
+}
+
+}  // namespace
+
+void backward(const variable_list& roots, const variable_list& grad_roots) {
+  TURNOUT_CHECK(grad_roots.empty() || grad_roots.size() == roots.size(),
+                ErrorKind::InvalidArgument, "backward: got ", roots.size(),
+                " tensors but ", grad_roots.size(), " gradients");
+  std::vector<Edge> root_edges;
+  variable_list root_grads;
+  for (size_t i = 0; i < roots.size(); ++i) {
+    const Tensor& root = roots[i];
+    Edge edge = gradientEdge(root);
+    TURNOUT_CHECK(edge.isValid(), ErrorKind::InvalidArgument, "element ", i,
+                  " of tensors does not require grad and does not have a "
+                  "grad_fn");
+    Tensor g = grad_roots.empty() ? Tensor() : grad_roots[i];
+    if (!g.defined()) {
+      TURNOUT_CHECK(root.numel() == 1, ErrorKind::InvalidArgument,
+                    "grad can be implicitly created only for scalar outputs "
+                    "(element ", i, " has ", root.numel(), " elements)");
+      g = detail::onesLike(root);
+    }
+    root_edges.push_back(std::move(edge));
+    root_grads.push_back(std::move(g));
+  }
+
+  // How many gradients each reachable Node waits for.
+  std::unordered_map<Node*, int> dependencies;
+  std::unordered_map<Node*, std::shared_ptr<Node>> keep_alive;
+  std::vector<Node*> stack;
+  for (const Edge& e : root_edges) {
+    if (keep_alive.emplace(e.function.get(), e.function).second) {
+      stack.push_back(e.function.get());
+    }
+  }
+  while (!stack.empty()) {
+    Node* node = stack.back();
+    stack.pop_back();
+    for (const Edge& next : node->next_edges()) {
+      if (!next.isValid()) continue;
+      ++dependencies[next.function.get()];
+      if (keep_alive.emplace(next.function.get(), next.function).second) {
+        stack.push_back(next.function.get());
+      }
+    }
+  }
+
+  std::unordered_map<Node*, variable_list> buffers;
+  auto bufferOf = [&buffers](Node* node) -> variable_list& {
+    variable_list& b = buffers[node];
+    if (b.empty()) b.resize(std::max<uint32_t>(node->num_inputs(), 1));
+    return b;
+  };
+  std::priority_queue<Node*, std::vector<Node*>, ByLaterSequence> ready;
+  for (size_t i = 0; i < root_edges.size(); ++i) {
+    Node* node = root_edges[i].function.get();
+    accumulate(bufferOf(node), root_edges[i].input_nr, root_grads[i]);
+  }
+  for (const Edge& e : root_edges) {
+    Node* node = e.function.get();
+    if (dependencies[node] == 0) {
+      dependencies[node] = -1;  // queued once
+      ready.push(node);
+    }
+  }
+
+  AutoGradMode no_grad(false);
+  while (!ready.empty()) {
+    Node* node = ready.top();
+    ready.pop();
+    variable_list inputs = std::move(bufferOf(node));
+    buffers.erase(node);
+    variable_list outputs = node->apply(std::move(inputs));
+    const std::vector<Edge>& edges = node->next_edges();
+    TURNOUT_INTERNAL_ASSERT(outputs.size() == edges.size() || edges.empty(),
+                            node->name(), " returned ", outputs.size(),
+                            " gradients for ", edges.size(), " inputs");
+    for (size_t i = 0; i < edges.size(); ++i) {
+      const Edge& next = edges[i];
+      if (!next.isValid()) continue;
+      Node* target = next.function.get();
+      accumulate(bufferOf(target), next.input_nr, std::move(outputs[i]));
+      if (--dependencies[target] == 0) ready.push(target);
+    }
+  }
+}
+
+}  // namespace autograd
+}  // namespace turnout

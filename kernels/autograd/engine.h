@@ -1,0 +1,29 @@
+// backward(): runs the backward graph from some outputs to the leaves.
+//
+//   Tensor loss = ...;                 // a 1-element tensor with a grad_fn
+//   autograd::backward({loss});        // grads accumulate into leaves' .grad
+//
+// Nodes run in dependency order (a Node runs once every Node that sends it a
+// gradient has run), later-created Nodes first among the ready ones, with
+// gradients for the same input summed. Grad mode is off while they run.
+//
+// Thread safety: runs on the calling thread; a graph must not be run by two
+// threads at once.
+#ifndef TURNOUT_KERNELS_AUTOGRAD_ENGINE_H_
+#define TURNOUT_KERNELS_AUTOGRAD_ENGINE_H_
+
+#include "kernels/autograd/node.h"
+
+namespace turnout {
+namespace autograd {
+
+/// Computes the gradients of `roots` with respect to every leaf that
+/// requires grad. `grad_roots[i]` is the gradient of `roots[i]`; when empty,
+/// each root must have one element and gets 1. Throws InvalidArgument when a
+/// root does not require grad, or needs an explicit gradient.
+void backward(const variable_list& roots, const variable_list& grad_roots = {});
+
+}  // namespace autograd
+}  // namespace turnout
+
+#endif  // TURNOUT_KERNELS_AUTOGRAD_ENGINE_H_

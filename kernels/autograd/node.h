@@ -1,0 +1,73 @@
+// Node: one step of the backward graph, and Edge: where its gradients go.
+//
+// A differentiable operator's autograd kernel creates a Node that saves what
+// the backward formula needs, points its next edges at the Nodes of its
+// inputs (their grad_fn, or the AccumulateGrad of a leaf), and becomes the
+// grad_fn of its outputs. backward() (engine.h) runs the Nodes in reverse.
+//
+//   struct MulBackward final : Node {
+//     variable_list apply(variable_list&& grads) override {
+//       return {mul(grads[0], other_.unpack(this)), mul(grads[0], self_.unpack(this))};
+//     }
+//     SavedVariable self_, other_;
+//   };
+//
+// Thread safety: a graph is built by the thread that runs the forward pass;
+// backward runs it on the calling thread.
+#ifndef TURNOUT_KERNELS_AUTOGRAD_NODE_H_
+#define TURNOUT_KERNELS_AUTOGRAD_NODE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dispatcher/tensor.h"
+
+namespace turnout {
+namespace autograd {
+
+using variable_list = std::vector<Tensor>;
+
+class Node;
+
+/// The `input_nr`-th gradient input of `function`. An invalid edge (no
+/// function) means "this input needs no gradient".
+struct Edge {
+  std::shared_ptr<Node> function;
+  uint32_t input_nr = 0;
+  bool isValid() const { return function != nullptr; }
+};
+
+class Node : public std::enable_shared_from_this<Node> {
+ public:
+  explicit Node(std::vector<Edge> next_edges = {});
+  virtual ~Node() = default;
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+
+  /// Gradients of the forward outputs in, gradients of the forward inputs
+  /// (one per next edge; undefined where none) out.
+  virtual variable_list apply(variable_list&& grads) = 0;
+  /// "MulBackward0", as PyTorch names them.
+  virtual std::string name() const = 0;
+
+  const std::vector<Edge>& next_edges() const { return next_edges_; }
+  void set_next_edges(std::vector<Edge> edges) { next_edges_ = std::move(edges); }
+  /// How many gradients apply() receives: the forward outputs attached.
+  uint32_t num_inputs() const { return num_inputs_; }
+  /// Registers one more forward output; returns its index (output_nr).
+  uint32_t add_input() { return num_inputs_++; }
+  /// Creation order: the engine runs later Nodes first.
+  uint64_t sequence_nr() const { return sequence_nr_; }
+
+ private:
+  std::vector<Edge> next_edges_;
+  uint32_t num_inputs_ = 0;
+  uint64_t sequence_nr_;
+};
+
+}  // namespace autograd
+}  // namespace turnout
+
+#endif  // TURNOUT_KERNELS_AUTOGRAD_NODE_H_

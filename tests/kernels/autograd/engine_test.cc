@@ -1,0 +1,203 @@
+// The autograd engine on hand-built graphs. The operator library's own
+// autograd kernels come with the operators; here the Nodes are written out,
+// and aten::add.Tensor / aten::ones_like (which the engine calls to sum and
+// seed gradients) are test-local CPU float kernels.
+#include "kernels/autograd/engine.h"
+
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "dispatcher/library.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kernels/autograd/autograd_meta.h"
+#include "kernels/autograd/grad_mode.h"
+#include "kernels/autograd/saved_variable.h"
+#include "kernels/tensor_utils.h"
+
+namespace turnout {
+namespace autograd {
+namespace {
+
+using ::testing::HasSubstr;
+
+Tensor scalar(float v) {
+  Tensor t = emptyTensor({}, ScalarType::Float, Device("cpu"));
+  t.data_ptr<float>()[0] = v;
+  return t;
+}
+float value(const Tensor& t) { return t.data_ptr<float>()[0]; }
+
+Tensor testAdd(const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  Tensor out = emptyTensor(a.sizes(), ScalarType::Float, a.device());
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    out.data_ptr<float>()[i] =
+        a.data_ptr<float>()[i] +
+        static_cast<float>(alpha.toDouble()) * b.data_ptr<float>()[i];
+  }
+  return out;
+}
+Tensor testOnesLike(const Tensor& t, std::optional<ScalarType>,
+                    std::optional<Layout>, std::optional<Device>,
+                    std::optional<bool>, std::optional<MemoryFormat>) {
+  Tensor out = emptyTensor(t.sizes(), ScalarType::Float, t.device());
+  for (int64_t i = 0; i < t.numel(); ++i) out.data_ptr<float>()[i] = 1;
+  return out;
+}
+
+TURNOUT_LIBRARY_FRAGMENT(aten, m) {
+  m.def("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor");
+  m.def("ones_like(Tensor self, *, ScalarType? dtype=None, Layout? "
+        "layout=None, Device? device=None, bool? pin_memory=None, "
+        "MemoryFormat? memory_format=None) -> Tensor");
+  m.impl("add.Tensor", dispatch(DispatchKey::CPU, TURNOUT_FN(testAdd)));
+  m.impl("ones_like", dispatch(DispatchKey::CPU, TURNOUT_FN(testOnesLike)));
+}
+
+// y = a * b for 1-element tensors: dy/da = b, dy/db = a.
+struct MulBackward final : Node {
+  MulBackward(const Tensor& a, const Tensor& b)
+      : Node({gradientEdge(a), gradientEdge(b)}), a_(a), b_(b) {}
+  variable_list apply(variable_list&& grads) override {
+    float g = value(grads[0]);
+    return {scalar(g * value(b_.unpack(this))), scalar(g * value(a_.unpack(this)))};
+  }
+  std::string name() const override { return "MulBackward0"; }
+  SavedVariable a_, b_;
+};
+
+// y = a + b: passes the gradient to both.
+struct AddBackward final : Node {
+  AddBackward(const Tensor& a, const Tensor& b)
+      : Node({gradientEdge(a), gradientEdge(b)}) {}
+  variable_list apply(variable_list&& grads) override {
+    return {grads[0], grads[0]};
+  }
+  std::string name() const override { return "AddBackward0"; }
+};
+
+Tensor mul(const Tensor& a, const Tensor& b) {
+  Tensor out = scalar(value(a) * value(b));
+  if (GradMode::is_enabled() && (requiresGrad(a) || requiresGrad(b))) {
+    setHistory(out, std::make_shared<MulBackward>(a, b));
+  }
+  return out;
+}
+Tensor add(const Tensor& a, const Tensor& b) {
+  Tensor out = scalar(value(a) + value(b));
+  if (GradMode::is_enabled() && (requiresGrad(a) || requiresGrad(b))) {
+    setHistory(out, std::make_shared<AddBackward>(a, b));
+  }
+  return out;
+}
+
+std::string errorOf(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.message();
+  }
+  return "(no error)";
+}
+
+TEST(Engine, ProductRule) {
+  Tensor x = scalar(3), w = scalar(4);
+  setRequiresGrad(x, true);
+  setRequiresGrad(w, true);
+  Tensor y = mul(x, w);
+  EXPECT_FALSE(isLeaf(y));
+  EXPECT_EQ(gradFn(y)->name(), "MulBackward0");
+  backward({y});
+  EXPECT_EQ(value(grad(x)), 4);
+  EXPECT_EQ(value(grad(w)), 3);
+}
+
+TEST(Engine, GradientsAccumulateAcrossCallsAndPaths) {
+  Tensor x = scalar(2);
+  setRequiresGrad(x, true);
+  // z = x*x + x: dz/dx = 2x + 1 = 5, through a diamond.
+  Tensor z = add(mul(x, x), x);
+  backward({z});
+  EXPECT_EQ(value(grad(x)), 5);
+  Tensor z2 = add(mul(x, x), x);
+  backward({z2});
+  EXPECT_EQ(value(grad(x)), 10);
+  setGrad(x, Tensor());
+  EXPECT_FALSE(grad(x).defined());
+}
+
+TEST(Engine, ExplicitRootGradient) {
+  Tensor x = scalar(2);
+  setRequiresGrad(x, true);
+  Tensor y = mul(x, scalar(5));
+  backward({y}, {scalar(0.5)});
+  EXPECT_EQ(value(grad(x)), 2.5);
+}
+
+TEST(Engine, NoGradRecordsNothingAndIsThreadLocal) {
+  Tensor x = scalar(2);
+  setRequiresGrad(x, true);
+  {
+    NoGradGuard guard;
+    EXPECT_FALSE(GradMode::is_enabled());
+    std::thread t([] { EXPECT_TRUE(GradMode::is_enabled()); });
+    t.join();
+    EXPECT_FALSE(requiresGrad(mul(x, x)));
+  }
+  EXPECT_TRUE(GradMode::is_enabled());
+  EXPECT_TRUE(requiresGrad(mul(x, x)));
+}
+
+TEST(Engine, ModifiedSavedTensorFailsClearly) {
+  Tensor x = scalar(3), w = scalar(4);
+  setRequiresGrad(x, true);
+  Tensor y = mul(x, w);
+  w.unsafeGetTensorImpl()->bump_version();  // an in-place write to w
+  EXPECT_THAT(errorOf([&] { backward({y}); }),
+              HasSubstr("one of the variables needed for gradient computation "
+                        "has been modified by an inplace operation: [Float []], "
+                        "which is saved by MulBackward0, is at version 1; "
+                        "expected version 0 instead."));
+}
+
+TEST(Engine, Errors) {
+  Tensor x = scalar(1);
+  EXPECT_EQ(errorOf([&] { backward({x}); }),
+            "element 0 of tensors does not require grad and does not have a "
+            "grad_fn");
+  Tensor v = emptyTensor({2}, ScalarType::Float, Device("cpu"));
+  setRequiresGrad(v, true);
+  EXPECT_THAT(errorOf([&] { backward({v}); }),
+              HasSubstr("grad can be implicitly created only for scalar "
+                        "outputs"));
+  Tensor i = emptyTensor({1}, ScalarType::Long, Device("cpu"));
+  EXPECT_THAT(errorOf([&] { setRequiresGrad(i, true); }),
+              HasSubstr("only Tensors of floating point dtype can require "
+                        "gradients"));
+  setRequiresGrad(x, true);
+  Tensor y = mul(x, x);
+  EXPECT_THAT(errorOf([&] { setRequiresGrad(y, false); }),
+              HasSubstr("you can only change requires_grad flags of leaf "
+                        "variables"));
+  EXPECT_THAT(errorOf([&] { checkInplace(x, "add_"); }),
+              HasSubstr("add_: a leaf Variable that requires grad is being "
+                        "used in an in-place operation."));
+  checkInplace(y, "add_");  // a non-leaf may be modified in place
+}
+
+TEST(Engine, SavedOutputsDoNotKeepTheirGraphAlive) {
+  Tensor x = scalar(3);
+  setRequiresGrad(x, true);
+  Tensor y = mul(x, x);
+  std::weak_ptr<Node> fn = gradFn(y);
+  SavedVariable saved(y, /*is_output=*/true);
+  EXPECT_TRUE(saved.unpack(nullptr).defined());
+  EXPECT_FALSE(gradFn(saved.unpack(nullptr)));
+  y = Tensor();
+  EXPECT_TRUE(fn.expired());
+}
+
+}  // namespace
+}  // namespace autograd
+}  // namespace turnout
