@@ -11,6 +11,7 @@ packages=(
   libgtest-dev
   libgmock-dev
   libbenchmark-dev
+  libopenblas-dev   # CBLAS for mm/bmm/addmm/matmul
   pybind11-dev
   python3-dev
   python3-pytest

@@ -1,13 +1,27 @@
 """Wraps a library installed by a Debian package as an external repository.
 
-The repository symlinks the package's header folders from /usr/include and
+The repository symlinks the package's header folders (or single header
+files) from /usr/include (or `include_root`) and
 declares one cc_library, `@NAME//:NAME`, with the package's link flags. When
 the headers are missing it fails with the `apt-get install` line that fixes
 it, so that nothing is ever downloaded.
 """
 
+def _multiarch(rctx):
+    # The Debian multiarch triplet ("x86_64-linux-gnu"), for packages that
+    # keep their headers under /usr/include/<triplet>/.
+    result = rctx.execute(["gcc", "-print-multiarch"])
+    if result.return_code != 0 or not result.stdout.strip():
+        fail("system library '{}': `gcc -print-multiarch` failed: {}".format(
+            rctx.attr.name,
+            result.stderr,
+        ))
+    return result.stdout.strip()
+
 def _system_library_impl(rctx):
     include_root = rctx.attr.include_root
+    if "{multiarch}" in include_root:
+        include_root = include_root.replace("{multiarch}", _multiarch(rctx))
     for folder in rctx.attr.headers:
         src = rctx.path(include_root + "/" + folder)
         if not src.exists:
@@ -48,6 +62,7 @@ system_library = repository_rule(
     attrs = {
         "apt_package": attr.string(mandatory = True),
         "headers": attr.string_list(mandatory = True),
+        # May contain "{multiarch}", replaced by the Debian triplet.
         "include_root": attr.string(default = "/usr/include"),
         "linkopts": attr.string_list(),
         "pkg_config": attr.string_list(),

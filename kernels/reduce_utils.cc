@@ -1,0 +1,111 @@
+#include "kernels/reduce_utils.h"
+
+#include <algorithm>
+#include <cstring>
+#include <sstream>
+
+#include "dispatcher/allocator.h"
+#include "kernels/tensor_utils.h"
+
+namespace turnout {
+namespace reduce_internal {
+
+void copyConvert(const Tensor& src, const Tensor& dst) {
+  TURNOUT_INTERNAL_ASSERT(src.sizes() == dst.sizes(),
+                          "copyConvert: sizes differ");
+  if (dst.numel() == 0 || dst.is_meta()) return;
+  dispatchDtype(src.scalar_type(), "copy", [&](auto src_tag) {
+    using S = typename decltype(src_tag)::type;
+    dispatchDtype(dst.scalar_type(), "copy", [&](auto dst_tag) {
+      using D = typename decltype(dst_tag)::type;
+      const S* s = static_cast<const S*>(src.data_ptr());
+      D* d = static_cast<D*>(dst.data_ptr());
+      if constexpr (std::is_same_v<S, D>) {
+        if (src.is_contiguous() && dst.is_contiguous()) {
+          std::memcpy(d, s, dst.numel() * sizeof(D));
+          return;
+        }
+      }
+      if (src.is_contiguous() && dst.is_contiguous()) {
+        const int64_t n = dst.numel();
+        for (int64_t i = 0; i < n; ++i) d[i] = convertValue<D>(s[i]);
+        return;
+      }
+      forEachOffset(dst.sizes(), src.strides(), dst.strides(),
+                    [&](int64_t so, int64_t dof) {
+                      d[dof] = convertValue<D>(s[so]);
+                    });
+    });
+  });
+}
+
+Tensor convertTo(const Tensor& src, ScalarType dtype) {
+  if (src.scalar_type() == dtype && src.is_contiguous()) return src;
+  Tensor out = emptyTensor(src.sizes(), dtype, src.device());
+  copyConvert(src, out);
+  return out;
+}
+
+std::string sizesToString(IntArrayRef sizes) {
+  std::ostringstream s;
+  s << "[";
+  for (size_t i = 0; i < sizes.size(); ++i) s << (i ? ", " : "") << sizes[i];
+  s << "]";
+  return s.str();
+}
+
+void resizeOutput(const Tensor& out, IntArrayRef sizes, const char* op) {
+  if (out.sizes() == sizes) return;
+  if (out.numel() != 0) {
+    TURNOUT_WARN(op, ": An output with one or more elements was resized "
+                 "since it had shape ", sizesToString(out.sizes()),
+                 ", which does not match the required output shape ",
+                 sizesToString(sizes), ". This behavior is deprecated; "
+                 "reuse an out tensor only when it already has the right "
+                 "shape, or pass one with zero elements.");
+  }
+  TensorImpl* impl = out.unsafeGetTensorImpl();
+  const Storage& storage = out.storage();
+  TURNOUT_CHECK(storage.defined(), ErrorKind::InvalidArgument, op,
+                ": cannot resize an out tensor without storage");
+  const size_t needed =
+      static_cast<size_t>(numelOf(sizes) + out.storage_offset()) *
+      out.itemsize();
+  if (needed > storage.nbytes()) {
+    TURNOUT_CHECK(storage.resizable() && storage.allocator() != nullptr,
+                  ErrorKind::InvalidArgument, op,
+                  ": Trying to resize storage that is not resizable (out "
+                  "has shape ", sizesToString(out.sizes()), ", needs ",
+                  sizesToString(sizes), ")");
+    StorageImpl* s = storage.unsafeGetStorageImpl();
+    DataPtr fresh = s->allocator()->allocate(needed);
+    if (s->data() != nullptr && fresh.get() != nullptr && s->nbytes() > 0) {
+      std::memcpy(fresh.get(), s->data(), s->nbytes());
+    }
+    s->set_data_ptr(std::move(fresh));
+    s->set_nbytes(needed);
+  }
+  impl->set_sizes_contiguous(sizes);
+}
+
+void checkSameDevice(const char* op, const Tensor& a, const Tensor& b) {
+  if (!a.defined() || !b.defined()) return;
+  TURNOUT_CHECK(a.device() == b.device(), ErrorKind::InvalidArgument, op,
+                ": Expected all tensors to be on the same device, but found "
+                "at least two devices, ",
+                a.device(), " and ", b.device(), "!");
+}
+
+Tensor& copyToOut(const char* op, const Tensor& result, Tensor& out) {
+  checkSameDevice(op, result, out);
+  TURNOUT_CHECK(out.scalar_type() == result.scalar_type(),
+                ErrorKind::InvalidArgument, op,
+                ": Expected out tensor to have dtype ", result.scalar_type(),
+                ", but got ", out.scalar_type(), " instead");
+  resizeOutput(out, result.sizes(), op);
+  copyConvert(result, out);
+  return out;
+}
+
+}  // namespace reduce_internal
+}  // namespace turnout
