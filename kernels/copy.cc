@@ -1,0 +1,348 @@
+#include "kernels/copy.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "absl/strings/str_join.h"
+#include "dispatcher/dispatcher.h"
+#include "dispatcher/error.h"
+#include "dispatcher/library.h"
+#include "kernels/copy_loops.h"
+#include "kernels/factory_utils.h"
+#include "kernels/shape_utils.h"
+#include "kernels/tensor_utils.h"
+
+namespace turnout {
+namespace {
+
+// ---- Checks shared by the CPU and Meta kernels ------------------------------
+
+void checkStrided(const Tensor& t, const char* op, const char* what) {
+  TURNOUT_CHECK(t.defined(), ErrorKind::InvalidArgument, op, "(): ", what,
+                " is an undefined tensor");
+  TURNOUT_CHECK(t.layout() == Layout::Strided, ErrorKind::NotImplemented, op,
+                "(): ", what, " has layout ", t.layout(),
+                "; only strided tensors are supported");
+}
+
+// The strides of `src` broadcast to `self`'s shape. Throws PyTorch's
+// broadcasting messages.
+DimVector broadcastSrcStrides(const Tensor& self, const Tensor& src,
+                              const char* op) {
+  DimVector shape = inferBroadcastSize(self.sizes(), src.sizes());
+  TURNOUT_CHECK(IntArrayRef(shape) == self.sizes(), ErrorKind::InvalidArgument,
+                op, "(): output with shape [", absl::StrJoin(self.sizes(), ", "),
+                "] doesn't match the broadcast shape [",
+                absl::StrJoin(shape, ", "), "]");
+  return expandGeometry(src, self.sizes()).strides;
+}
+
+// A written-to tensor must not have two elements at one address.
+void checkNoInternalOverlap(const Tensor& self, const char* op) {
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    TURNOUT_CHECK(self.size(d) <= 1 || self.stride(d) != 0,
+                  ErrorKind::InvalidArgument, op,
+                  "(): unsupported operation: more than one element of the "
+                  "written-to tensor refers to a single memory location. "
+                  "Please clone() the tensor before performing the operation.");
+  }
+}
+
+bool sharesStorage(const Tensor& a, const Tensor& b) {
+  return a.has_storage() && b.has_storage() &&
+         a.storage().is_alias_of(b.storage());
+}
+
+// ---- CPU loops --------------------------------------------------------------
+
+// Copies `src` viewed with `src_strides` (one per dimension of dst) into dst,
+// converting. Precondition: both on the CPU, no harmful overlap.
+void copyElements(const Tensor& dst, const Tensor& src, IntArrayRef src_strides) {
+  const int64_t n = dst.numel();
+  if (n == 0) return;
+  void* out = dst.data_ptr();
+  const void* in = src.data_ptr();
+  const bool flat = dst.is_contiguous() && src.is_contiguous() &&
+                    src.numel() == n;
+  if (flat && dst.scalar_type() == src.scalar_type()) {
+    std::memcpy(out, in, static_cast<size_t>(n) * dst.itemsize());
+    return;
+  }
+  dispatchAllTypes(dst.scalar_type(), "copy_", [&](auto dst_tag) {
+    using D = decltype(dst_tag);
+    dispatchAllTypes(src.scalar_type(), "copy_", [&](auto src_tag) {
+      using S = decltype(src_tag);
+      D* d = static_cast<D*>(out);
+      const S* s = static_cast<const S*>(in);
+      if (flat) {
+        for (int64_t i = 0; i < n; ++i) d[i] = convertElement<D>(s[i]);
+      } else {
+        forEachOffset2(dst.sizes(), dst.strides(), src_strides,
+                       [&](int64_t od, int64_t os) {
+                         d[od] = convertElement<D>(s[os]);
+                       });
+      }
+    });
+  });
+}
+
+// The fill value as T, or PyTorch's overflow message.
+template <class T>
+T fillValue(const Scalar& value, ScalarType dtype) {
+  TURNOUT_CHECK(!(std::is_integral_v<T> && !std::is_same_v<T, bool> &&
+                  value.isFloatingPoint() && !std::isfinite(value.toDouble())),
+                ErrorKind::InvalidArgument, "fill_(): value ", value.str(),
+                " cannot be converted to type ", dtype, " without overflow");
+  try {
+    return value.to<T>();
+  } catch (const Error&) {
+    TURNOUT_CHECK(false, ErrorKind::InvalidArgument, "fill_(): value ",
+                  value.str(), " cannot be converted to type ", dtype,
+                  " without overflow");
+  }
+  __builtin_unreachable();
+}
+
+// ---- Kernels ------------------------------------------------------------------
+
+Tensor& copy_cpu(Tensor& self, const Tensor& src, bool non_blocking) {
+  checkStrided(self, "copy_", "self");
+  checkStrided(src, "copy_", "src");
+  TURNOUT_CHECK(self.device().is_cpu() && src.device().is_cpu(),
+                ErrorKind::NotImplemented, "copy_(): the CPU kernel copies "
+                "between CPU tensors only, got a copy from ", src.device(),
+                " to ", self.device(),
+                "; register a copy_ kernel for the other backend");
+  DimVector src_strides = broadcastSrcStrides(self, src, "copy_");
+  if (self.numel() == 0 || self.is_same(src)) return self;
+  checkNoInternalOverlap(self, "copy_");
+  if (sharesStorage(self, src)) {
+    if (self.storage_offset() == src.storage_offset() &&
+        self.sizes() == src.sizes() && self.strides() == src.strides() &&
+        self.scalar_type() == src.scalar_type()) {
+      return self;  // the same elements
+    }
+    // May overlap: go through a temporary.
+    Tensor tmp = emptyTensor(src.sizes(), src.scalar_type(), src.device());
+    copyElements(tmp, src, src.strides());
+    copyElements(self, tmp, expandGeometry(tmp, self.sizes()).strides);
+    return self;
+  }
+  copyElements(self, src, src_strides);
+  return self;
+}
+
+Tensor& copy_meta(Tensor& self, const Tensor& src, bool non_blocking) {
+  checkStrided(self, "copy_", "self");
+  checkStrided(src, "copy_", "src");
+  TURNOUT_CHECK(self.is_meta() || !src.is_meta(), ErrorKind::NotImplemented,
+                "copy_(): Cannot copy out of meta tensor; no data! (to a ",
+                self.device(), " tensor)");
+  broadcastSrcStrides(self, src, "copy_");
+  if (self.numel() != 0) checkNoInternalOverlap(self, "copy_");
+  return self;
+}
+
+Tensor& fill_cpu(Tensor& self, const Scalar& value) {
+  checkStrided(self, "fill_", "self");
+  dispatchAllTypes(self.scalar_type(), "fill_", [&](auto tag) {
+    using T = decltype(tag);
+    const T v = fillValue<T>(value, self.scalar_type());
+    if (self.numel() == 0) return;
+    T* data = static_cast<T*>(self.data_ptr());
+    if (self.is_contiguous()) {
+      std::fill_n(data, self.numel(), v);
+    } else {
+      forEachOffset2(self.sizes(), self.strides(), self.strides(),
+                     [&](int64_t o, int64_t) { data[o] = v; });
+    }
+  });
+  return self;
+}
+
+Tensor& fill_meta(Tensor& self, const Scalar& value) {
+  checkStrided(self, "fill_", "self");
+  dispatchAllTypes(self.scalar_type(), "fill_", [&](auto tag) {
+    fillValue<decltype(tag)>(value, self.scalar_type());
+  });
+  return self;
+}
+
+// CompositeExplicitAutograd: allocate on self's device, then copy_.
+Tensor clone_composite(const Tensor& self,
+                       std::optional<MemoryFormat> memory_format) {
+  checkStrided(self, "clone", "self");
+  Tensor out = emptyStridedTensor(self.sizes(),
+                                  stridesLike(self, memory_format, "clone"),
+                                  self.scalar_type(), self.device(), "clone");
+  copy_(out, self);
+  return out;
+}
+
+Tensor to_copy_composite(const Tensor& self, std::optional<ScalarType> dtype,
+                         std::optional<Layout> layout,
+                         std::optional<Device> device,
+                         std::optional<bool> pin_memory, bool non_blocking,
+                         std::optional<MemoryFormat> memory_format) {
+  checkStrided(self, "_to_copy", "self");
+  TURNOUT_CHECK(layout.value_or(Layout::Strided) == Layout::Strided,
+                ErrorKind::NotImplemented, "_to_copy(): conversion to layout ",
+                *layout, " is not supported; only strided tensors are");
+  TURNOUT_CHECK(!pin_memory.value_or(false), ErrorKind::NotImplemented,
+                "_to_copy(): pin_memory=True is not supported yet");
+  Tensor out = emptyStridedTensor(
+      self.sizes(), stridesLike(self, memory_format, "_to_copy"),
+      dtype.value_or(self.scalar_type()), device.value_or(self.device()),
+      "_to_copy");
+  copy_(out, self, non_blocking);
+  return out;
+}
+
+bool hasMemoryFormat(const Tensor& self,
+                     std::optional<MemoryFormat> memory_format) {
+  return !memory_format.has_value() ||
+         *memory_format == MemoryFormat::Preserve ||
+         isContiguousAs(self, *memory_format);
+}
+
+// CompositeImplicitAutograd: `self` itself when nothing would change.
+Tensor to_dtype(const Tensor& self, ScalarType dtype, bool non_blocking,
+                bool copy, std::optional<MemoryFormat> memory_format) {
+  if (!copy && self.scalar_type() == dtype &&
+      hasMemoryFormat(self, memory_format)) {
+    return self;
+  }
+  return _to_copy(self, dtype, std::nullopt, std::nullopt, std::nullopt,
+                  non_blocking, memory_format);
+}
+
+Tensor to_device(const Tensor& self, Device device, ScalarType dtype,
+                 bool non_blocking, bool copy,
+                 std::optional<MemoryFormat> memory_format) {
+  const Device current = self.device();
+  const bool same_device =
+      current.type() == device.type() &&
+      (!device.has_index() || !current.has_index() || current == device);
+  if (!copy && same_device && self.scalar_type() == dtype &&
+      hasMemoryFormat(self, memory_format)) {
+    return self;
+  }
+  return _to_copy(self, dtype, std::nullopt, device, std::nullopt,
+                  non_blocking, memory_format);
+}
+
+}  // namespace
+
+// ---- Front end ------------------------------------------------------------------
+
+Tensor& copy_(Tensor& self, const Tensor& src, bool non_blocking) {
+  static const auto op = Dispatcher::singleton()
+                             .findSchemaOrThrow("aten::copy_", "")
+                             .typed<Tensor&(Tensor&, const Tensor&, bool)>();
+  return op.call(self, src, non_blocking);
+}
+
+Tensor copy_(const Tensor& self, const Tensor& src, bool non_blocking) {
+  Tensor handle = self;
+  copy_(handle, src, non_blocking);
+  return handle;
+}
+
+Tensor& fill_(Tensor& self, const Scalar& value) {
+  static const auto op = Dispatcher::singleton()
+                             .findSchemaOrThrow("aten::fill_", "Scalar")
+                             .typed<Tensor&(Tensor&, const Scalar&)>();
+  return op.call(self, value);
+}
+
+Tensor fill_(const Tensor& self, const Scalar& value) {
+  Tensor handle = self;
+  fill_(handle, value);
+  return handle;
+}
+
+Tensor clone(const Tensor& self, std::optional<MemoryFormat> memory_format) {
+  static const auto op =
+      Dispatcher::singleton()
+          .findSchemaOrThrow("aten::clone", "")
+          .typed<Tensor(const Tensor&, std::optional<MemoryFormat>)>();
+  return op.call(self, memory_format);
+}
+
+Tensor _to_copy(const Tensor& self, std::optional<ScalarType> dtype,
+                std::optional<Layout> layout, std::optional<Device> device,
+                std::optional<bool> pin_memory, bool non_blocking,
+                std::optional<MemoryFormat> memory_format) {
+  static const auto op =
+      Dispatcher::singleton()
+          .findSchemaOrThrow("aten::_to_copy", "")
+          .typed<Tensor(const Tensor&, std::optional<ScalarType>,
+                        std::optional<Layout>, std::optional<Device>,
+                        std::optional<bool>, bool,
+                        std::optional<MemoryFormat>)>();
+  return op.call(self, dtype, layout, device, pin_memory, non_blocking,
+                 memory_format);
+}
+
+Tensor to(const Tensor& self, ScalarType dtype, bool non_blocking, bool copy,
+          std::optional<MemoryFormat> memory_format) {
+  static const auto op =
+      Dispatcher::singleton()
+          .findSchemaOrThrow("aten::to", "dtype")
+          .typed<Tensor(const Tensor&, ScalarType, bool, bool,
+                        std::optional<MemoryFormat>)>();
+  return op.call(self, dtype, non_blocking, copy, memory_format);
+}
+
+Tensor to(const Tensor& self, Device device, ScalarType dtype,
+          bool non_blocking, bool copy,
+          std::optional<MemoryFormat> memory_format) {
+  static const auto op =
+      Dispatcher::singleton()
+          .findSchemaOrThrow("aten::to", "device")
+          .typed<Tensor(const Tensor&, Device, ScalarType, bool, bool,
+                        std::optional<MemoryFormat>)>();
+  return op.call(self, device, dtype, non_blocking, copy, memory_format);
+}
+
+Tensor to(const Tensor& self, Device device, bool non_blocking, bool copy) {
+  return to(self, device, self.scalar_type(), non_blocking, copy);
+}
+
+}  // namespace turnout
+
+TURNOUT_LIBRARY_FRAGMENT(aten, m) {
+  m.def("copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> "
+        "Tensor(a!)");
+  m.def("fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)");
+  m.def("clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor");
+  m.def("_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? "
+        "layout=None, Device? device=None, bool? pin_memory=None, bool "
+        "non_blocking=False, MemoryFormat? memory_format=None) -> Tensor");
+  m.def("to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, "
+        "bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)");
+  m.def("to.device(Tensor(a) self, Device device, ScalarType dtype, bool "
+        "non_blocking=False, bool copy=False, MemoryFormat? "
+        "memory_format=None) -> Tensor(a)");
+}
+
+TURNOUT_LIBRARY_IMPL(aten, CPU, m) {
+  m.impl("copy_", TURNOUT_FN(turnout::copy_cpu));
+  m.impl("fill_.Scalar", TURNOUT_FN(turnout::fill_cpu));
+}
+
+TURNOUT_LIBRARY_IMPL(aten, Meta, m) {
+  m.impl("copy_", TURNOUT_FN(turnout::copy_meta));
+  m.impl("fill_.Scalar", TURNOUT_FN(turnout::fill_meta));
+}
+
+TURNOUT_LIBRARY_IMPL(aten, CompositeExplicitAutograd, m) {
+  m.impl("clone", TURNOUT_FN(turnout::clone_composite));
+  m.impl("_to_copy", TURNOUT_FN(turnout::to_copy_composite));
+}
+
+TURNOUT_LIBRARY_IMPL(aten, CompositeImplicitAutograd, m) {
+  m.impl("to.dtype", TURNOUT_FN(turnout::to_dtype));
+  m.impl("to.device", TURNOUT_FN(turnout::to_device));
+}

@@ -1,0 +1,504 @@
+#include "kernels/factory.h"
+
+#include <cmath>
+
+#include "dispatcher/compute_dispatch_key.h"
+#include "dispatcher/dispatcher.h"
+#include "dispatcher/error.h"
+#include "dispatcher/library.h"
+#include "dispatcher/local_dispatch_key_set.h"
+#include "kernels/copy.h"
+#include "kernels/copy_loops.h"
+#include "kernels/factory_utils.h"
+#include "kernels/tensor_utils.h"
+
+namespace turnout {
+namespace {
+
+using Dt = std::optional<ScalarType>;
+using Lo = std::optional<Layout>;
+using Dv = std::optional<Device>;
+using Pin = std::optional<bool>;
+using Mf = std::optional<MemoryFormat>;
+
+// ---- Typed handles, looked up once ---------------------------------------------
+
+OperatorHandle find(const char* name, const char* overload) {
+  return Dispatcher::singleton().findSchemaOrThrow(name, overload);
+}
+
+const auto& emptyOp() {
+  static const auto op = find("aten::empty", "memory_format")
+                             .typed<Tensor(IntArrayRef, Dt, Lo, Dv, Pin, Mf)>();
+  return op;
+}
+const auto& emptyStridedOp() {
+  static const auto op =
+      find("aten::empty_strided", "")
+          .typed<Tensor(IntArrayRef, IntArrayRef, Dt, Lo, Dv, Pin)>();
+  return op;
+}
+const auto& zerosOp() {
+  static const auto op =
+      find("aten::zeros", "").typed<Tensor(IntArrayRef, Dt, Lo, Dv, Pin)>();
+  return op;
+}
+const auto& onesOp() {
+  static const auto op =
+      find("aten::ones", "").typed<Tensor(IntArrayRef, Dt, Lo, Dv, Pin)>();
+  return op;
+}
+const auto& fullOp() {
+  static const auto op =
+      find("aten::full", "")
+          .typed<Tensor(IntArrayRef, const Scalar&, Dt, Lo, Dv, Pin)>();
+  return op;
+}
+const auto& arangeOp() {
+  static const auto op =
+      find("aten::arange", "").typed<Tensor(const Scalar&, Dt, Lo, Dv, Pin)>();
+  return op;
+}
+const auto& arangeStartOp() {
+  static const auto op =
+      find("aten::arange", "start")
+          .typed<Tensor(const Scalar&, const Scalar&, Dt, Lo, Dv, Pin)>();
+  return op;
+}
+const auto& arangeStartStepOp() {
+  static const auto op =
+      find("aten::arange", "start_step")
+          .typed<Tensor(const Scalar&, const Scalar&, const Scalar&, Dt, Lo,
+                        Dv, Pin)>();
+  return op;
+}
+const auto& randOp() {
+  static const auto op =
+      find("aten::rand", "").typed<Tensor(IntArrayRef, Dt, Lo, Dv, Pin)>();
+  return op;
+}
+const auto& randnOp() {
+  static const auto op =
+      find("aten::randn", "").typed<Tensor(IntArrayRef, Dt, Lo, Dv, Pin)>();
+  return op;
+}
+using LikeSig = Tensor(const Tensor&, Dt, Lo, Dv, Pin, Mf);
+const auto& emptyLikeOp() {
+  static const auto op = find("aten::empty_like", "").typed<LikeSig>();
+  return op;
+}
+const auto& zerosLikeOp() {
+  static const auto op = find("aten::zeros_like", "").typed<LikeSig>();
+  return op;
+}
+const auto& onesLikeOp() {
+  static const auto op = find("aten::ones_like", "").typed<LikeSig>();
+  return op;
+}
+
+// ---- BackendSelect -----------------------------------------------------------------
+
+// The keys to redispatch a factory call with: the backend of (dtype, layout,
+// device), plus the thread's included keys below BackendSelect, as c10's
+// generated BackendSelect kernels compute them.
+DispatchKeySet backendKeySet(Dt dtype, Lo layout, Dv device) {
+  const DispatchKey k =
+      computeDispatchKey(dtype.value_or(kFloat), layout.value_or(Layout::Strided),
+                         device.value_or(Device(DeviceType::CPU)));
+  const LocalDispatchKeySet tls = tls_local_dispatch_key_set();
+  return ((DispatchKeySet(k) | tls.included_) - tls.excluded_) &
+         DispatchKeySet(DispatchKeySet::FULL_AFTER, DispatchKey::BackendSelect);
+}
+
+Tensor empty_bs(DispatchKeySet, IntArrayRef size, Dt dtype, Lo layout,
+                Dv device, Pin pin, Mf mf) {
+  return emptyOp().redispatch(backendKeySet(dtype, layout, device), size,
+                              dtype, layout, device, pin, mf);
+}
+Tensor empty_strided_bs(DispatchKeySet, IntArrayRef size, IntArrayRef stride,
+                        Dt dtype, Lo layout, Dv device, Pin pin) {
+  return emptyStridedOp().redispatch(backendKeySet(dtype, layout, device),
+                                     size, stride, dtype, layout, device, pin);
+}
+Tensor zeros_bs(DispatchKeySet, IntArrayRef size, Dt dtype, Lo layout,
+                Dv device, Pin pin) {
+  return zerosOp().redispatch(backendKeySet(dtype, layout, device), size,
+                              dtype, layout, device, pin);
+}
+Tensor ones_bs(DispatchKeySet, IntArrayRef size, Dt dtype, Lo layout,
+               Dv device, Pin pin) {
+  return onesOp().redispatch(backendKeySet(dtype, layout, device), size, dtype,
+                             layout, device, pin);
+}
+Tensor full_bs(DispatchKeySet, IntArrayRef size, const Scalar& value,
+               Dt dtype, Lo layout, Dv device, Pin pin) {
+  return fullOp().redispatch(backendKeySet(dtype, layout, device), size, value,
+                             dtype, layout, device, pin);
+}
+Tensor arange_bs(DispatchKeySet, const Scalar& end, Dt dtype, Lo layout,
+                 Dv device, Pin pin) {
+  return arangeOp().redispatch(backendKeySet(dtype, layout, device), end,
+                               dtype, layout, device, pin);
+}
+Tensor arange_start_bs(DispatchKeySet, const Scalar& start, const Scalar& end,
+                       Dt dtype, Lo layout, Dv device, Pin pin) {
+  return arangeStartOp().redispatch(backendKeySet(dtype, layout, device),
+                                    start, end, dtype, layout, device, pin);
+}
+Tensor arange_start_step_bs(DispatchKeySet, const Scalar& start,
+                            const Scalar& end, const Scalar& step, Dt dtype,
+                            Lo layout, Dv device, Pin pin) {
+  return arangeStartStepOp().redispatch(backendKeySet(dtype, layout, device),
+                                        start, end, step, dtype, layout,
+                                        device, pin);
+}
+Tensor rand_bs(DispatchKeySet, IntArrayRef size, Dt dtype, Lo layout,
+               Dv device, Pin pin) {
+  return randOp().redispatch(backendKeySet(dtype, layout, device), size, dtype,
+                             layout, device, pin);
+}
+Tensor randn_bs(DispatchKeySet, IntArrayRef size, Dt dtype, Lo layout,
+                Dv device, Pin pin) {
+  return randnOp().redispatch(backendKeySet(dtype, layout, device), size,
+                              dtype, layout, device, pin);
+}
+
+// ---- CPU and Meta kernels (one function each: the device argument says
+// ---- where to allocate, and a meta result gets no data) ----------------------
+
+void checkOptions(const char* op, Lo layout, Pin pin) {
+  TURNOUT_CHECK(layout.value_or(Layout::Strided) == Layout::Strided,
+                ErrorKind::NotImplemented, op, "(): layout ", *layout,
+                " is not supported; only strided tensors are");
+  TURNOUT_CHECK(!pin.value_or(false), ErrorKind::NotImplemented, op,
+                "(): pin_memory=True is not supported yet");
+}
+
+Tensor allocate(const char* op, IntArrayRef size, ScalarType dtype, Dv device,
+                Lo layout, Pin pin) {
+  checkOptions(op, layout, pin);
+  return emptyStridedTensor(size, contiguousStrides(size), dtype,
+                            device.value_or(Device(DeviceType::CPU)), op);
+}
+
+bool hasData(const Tensor& t) { return !t.is_meta() && t.numel() > 0; }
+
+Tensor empty_kernel(IntArrayRef size, Dt dtype, Lo layout, Dv device, Pin pin,
+                    Mf mf) {
+  checkOptions("empty", layout, pin);
+  DimVector strides = stridesForMemoryFormat(
+      size, mf.value_or(MemoryFormat::Contiguous), "empty");
+  return emptyStridedTensor(size, strides, dtype.value_or(kFloat),
+                            device.value_or(Device(DeviceType::CPU)), "empty");
+}
+
+Tensor empty_strided_kernel(IntArrayRef size, IntArrayRef stride, Dt dtype,
+                            Lo layout, Dv device, Pin pin) {
+  checkOptions("empty_strided", layout, pin);
+  return emptyStridedTensor(size, stride, dtype.value_or(kFloat),
+                            device.value_or(Device(DeviceType::CPU)),
+                            "empty_strided");
+}
+
+Tensor filled(const char* op, IntArrayRef size, const Scalar& value,
+              ScalarType dtype, Lo layout, Dv device, Pin pin) {
+  Tensor out = allocate(op, size, dtype, device, layout, pin);
+  fill_(out, value);  // also checks that the value fits (on Meta too)
+  return out;
+}
+
+Tensor zeros_kernel(IntArrayRef size, Dt dtype, Lo layout, Dv device,
+                    Pin pin) {
+  return filled("zeros", size, 0, dtype.value_or(kFloat), layout, device, pin);
+}
+
+Tensor ones_kernel(IntArrayRef size, Dt dtype, Lo layout, Dv device, Pin pin) {
+  return filled("ones", size, 1, dtype.value_or(kFloat), layout, device, pin);
+}
+
+Tensor full_kernel(IntArrayRef size, const Scalar& value, Dt dtype, Lo layout,
+                   Dv device, Pin pin) {
+  // PyTorch 1.13 infers the dtype from the fill value.
+  const ScalarType inferred = value.isBoolean()         ? kBool
+                              : value.isFloatingPoint() ? kFloat
+                                                        : kLong;
+  return filled("full", size, value, dtype.value_or(inferred), layout, device,
+                pin);
+}
+
+Tensor arangeImpl(const Scalar& start, const Scalar& end, const Scalar& step,
+                  Dt dtype, Lo layout, Dv device, Pin pin) {
+  const bool integral = !start.isFloatingPoint() && !end.isFloatingPoint() &&
+                        !step.isFloatingPoint();
+  const ScalarType dt = dtype.value_or(integral ? kLong : kFloat);
+  TURNOUT_CHECK(dt != kBool, ErrorKind::NotImplemented,
+                "arange(): not implemented for 'Bool'");
+  const double s = start.toDouble();
+  const double e = end.toDouble();
+  const double st = step.toDouble();
+  TURNOUT_CHECK(st != 0, ErrorKind::InvalidArgument, "step must be nonzero");
+  TURNOUT_CHECK(std::isfinite(s) && std::isfinite(e), ErrorKind::InvalidArgument,
+                "unsupported range: ", start.str(), " -> ", end.str());
+  TURNOUT_CHECK((st > 0 && e >= s) || (st < 0 && e <= s),
+                ErrorKind::InvalidArgument,
+                "upper bound and larger bound inconsistent with step sign");
+  int64_t size;
+  if (integral) {
+    const int64_t a = start.toLong();
+    const int64_t b = end.toLong();
+    const int64_t c = step.toLong();
+    size = c > 0 ? (b - a + c - 1) / c : (a - b - c - 1) / -c;
+  } else {
+    size = static_cast<int64_t>(std::ceil((e - s) / st));
+  }
+  Tensor out = allocate("arange", {size}, dt, device, layout, pin);
+  if (!hasData(out)) return out;
+  dispatchAllTypes(dt, "arange", [&](auto tag) {
+    using T = decltype(tag);
+    T* data = static_cast<T*>(out.data_ptr());
+    if (integral) {
+      const int64_t a = start.toLong();
+      const int64_t c = step.toLong();
+      for (int64_t i = 0; i < size; ++i) data[i] = convertElement<T>(a + i * c);
+    } else {
+      for (int64_t i = 0; i < size; ++i) data[i] = convertElement<T>(s + i * st);
+    }
+  });
+  return out;
+}
+
+Tensor arange_kernel(const Scalar& end, Dt dtype, Lo layout, Dv device,
+                     Pin pin) {
+  return arangeImpl(0, end, 1, dtype, layout, device, pin);
+}
+Tensor arange_start_kernel(const Scalar& start, const Scalar& end, Dt dtype,
+                           Lo layout, Dv device, Pin pin) {
+  return arangeImpl(start, end, 1, dtype, layout, device, pin);
+}
+Tensor arange_start_step_kernel(const Scalar& start, const Scalar& end,
+                                const Scalar& step, Dt dtype, Lo layout,
+                                Dv device, Pin pin) {
+  return arangeImpl(start, end, step, dtype, layout, device, pin);
+}
+
+// Fills a new floating tensor with `draw(engine, bits)` for each element,
+// `bits` being the dtype's precision.
+template <class Draw>
+Tensor randomTensor(const char* op, IntArrayRef size, Dt dtype, Lo layout,
+                    Dv device, Pin pin, Draw&& draw) {
+  const ScalarType dt = dtype.value_or(kFloat);
+  TURNOUT_CHECK(isFloatingType(dt), ErrorKind::Type, op,
+                "(): expected a floating-point dtype, got ", dt);
+  Tensor out = allocate(op, size, dt, device, layout, pin);
+  if (!hasData(out)) return out;
+  dispatchAllTypes(dt, op, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_floating_point_v<T> || kIsReducedFloat<T>) {
+      const int bits = std::is_same_v<T, double>  ? 53
+                       : std::is_same_v<T, float> ? 24
+                       : std::is_same_v<T, Half>  ? 11
+                                                  : 8;
+      T* data = static_cast<T*>(out.data_ptr());
+      const int64_t n = out.numel();
+      defaultGenerator().draw([&](std::mt19937_64& engine) {
+        draw(engine, bits, n, [&](int64_t i, double v) {
+          data[i] = convertElement<T>(v);
+        });
+      });
+    }
+  });
+  return out;
+}
+
+Tensor rand_kernel(IntArrayRef size, Dt dtype, Lo layout, Dv device, Pin pin) {
+  return randomTensor(
+      "rand", size, dtype, layout, device, pin,
+      [](std::mt19937_64& engine, int bits, int64_t n, auto&& store) {
+        for (int64_t i = 0; i < n; ++i) store(i, uniformReal(engine, bits));
+      });
+}
+
+Tensor randn_kernel(IntArrayRef size, Dt dtype, Lo layout, Dv device,
+                    Pin pin) {
+  return randomTensor(
+      "randn", size, dtype, layout, device, pin,
+      [](std::mt19937_64& engine, int, int64_t n, auto&& store) {
+        // Box-Muller: two uniforms give two independent normals.
+        constexpr double kTwoPi = 6.283185307179586476925286766559;
+        for (int64_t i = 0; i < n; i += 2) {
+          const double u1 = 1.0 - uniformReal(engine, 53);  // (0, 1]
+          const double u2 = uniformReal(engine, 53);
+          const double r = std::sqrt(-2.0 * std::log(u1));
+          store(i, r * std::cos(kTwoPi * u2));
+          if (i + 1 < n) store(i + 1, r * std::sin(kTwoPi * u2));
+        }
+      });
+}
+
+// ---- *_like: CompositeExplicitAutograd ------------------------------------------
+
+Tensor empty_like_composite(const Tensor& self, Dt dtype, Lo layout, Dv device,
+                            Pin pin, Mf mf) {
+  TURNOUT_CHECK(self.defined(), ErrorKind::InvalidArgument,
+                "empty_like(): expected a defined tensor");
+  DimVector strides = stridesLike(self, mf, "empty_like");
+  return emptyStridedOp().call(self.sizes(), strides,
+                               dtype.value_or(self.scalar_type()),
+                               layout.value_or(self.layout()),
+                               device.value_or(self.device()), pin);
+}
+
+Tensor zeros_like_composite(const Tensor& self, Dt dtype, Lo layout,
+                            Dv device, Pin pin, Mf mf) {
+  Tensor out = empty_like_composite(self, dtype, layout, device, pin, mf);
+  fill_(out, 0);
+  return out;
+}
+
+Tensor ones_like_composite(const Tensor& self, Dt dtype, Lo layout, Dv device,
+                           Pin pin, Mf mf) {
+  Tensor out = empty_like_composite(self, dtype, layout, device, pin, mf);
+  fill_(out, 1);
+  return out;
+}
+
+}  // namespace
+
+// ---- Front end ------------------------------------------------------------------
+
+Tensor empty(IntArrayRef size, TensorOptions o,
+             std::optional<MemoryFormat> memory_format) {
+  return emptyOp().call(size, o.dtype_opt(), o.layout_opt(), o.device_opt(),
+                        o.pinned_memory_opt(), memory_format);
+}
+Tensor empty_strided(IntArrayRef size, IntArrayRef stride, TensorOptions o) {
+  return emptyStridedOp().call(size, stride, o.dtype_opt(), o.layout_opt(),
+                               o.device_opt(), o.pinned_memory_opt());
+}
+Tensor zeros(IntArrayRef size, TensorOptions o) {
+  return zerosOp().call(size, o.dtype_opt(), o.layout_opt(), o.device_opt(),
+                        o.pinned_memory_opt());
+}
+Tensor ones(IntArrayRef size, TensorOptions o) {
+  return onesOp().call(size, o.dtype_opt(), o.layout_opt(), o.device_opt(),
+                       o.pinned_memory_opt());
+}
+Tensor full(IntArrayRef size, const Scalar& fill_value, TensorOptions o) {
+  return fullOp().call(size, fill_value, o.dtype_opt(), o.layout_opt(),
+                       o.device_opt(), o.pinned_memory_opt());
+}
+Tensor arange(const Scalar& end, TensorOptions o) {
+  return arangeOp().call(end, o.dtype_opt(), o.layout_opt(), o.device_opt(),
+                         o.pinned_memory_opt());
+}
+Tensor arange(const Scalar& start, const Scalar& end, TensorOptions o) {
+  return arangeStartOp().call(start, end, o.dtype_opt(), o.layout_opt(),
+                              o.device_opt(), o.pinned_memory_opt());
+}
+Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step,
+              TensorOptions o) {
+  return arangeStartStepOp().call(start, end, step, o.dtype_opt(),
+                                  o.layout_opt(), o.device_opt(),
+                                  o.pinned_memory_opt());
+}
+Tensor rand(IntArrayRef size, TensorOptions o) {
+  return randOp().call(size, o.dtype_opt(), o.layout_opt(), o.device_opt(),
+                       o.pinned_memory_opt());
+}
+Tensor randn(IntArrayRef size, TensorOptions o) {
+  return randnOp().call(size, o.dtype_opt(), o.layout_opt(), o.device_opt(),
+                        o.pinned_memory_opt());
+}
+Tensor empty_like(const Tensor& self, TensorOptions o,
+                  std::optional<MemoryFormat> memory_format) {
+  return emptyLikeOp().call(self, o.dtype_opt(), o.layout_opt(),
+                            o.device_opt(), o.pinned_memory_opt(),
+                            memory_format);
+}
+Tensor zeros_like(const Tensor& self, TensorOptions o,
+                  std::optional<MemoryFormat> memory_format) {
+  return zerosLikeOp().call(self, o.dtype_opt(), o.layout_opt(),
+                            o.device_opt(), o.pinned_memory_opt(),
+                            memory_format);
+}
+Tensor ones_like(const Tensor& self, TensorOptions o,
+                 std::optional<MemoryFormat> memory_format) {
+  return onesLikeOp().call(self, o.dtype_opt(), o.layout_opt(), o.device_opt(),
+                           o.pinned_memory_opt(), memory_format);
+}
+
+}  // namespace turnout
+
+TURNOUT_LIBRARY_FRAGMENT(aten, m) {
+  m.def("empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, "
+        "Layout? layout=None, Device? device=None, bool? pin_memory=None, "
+        "MemoryFormat? memory_format=None) -> Tensor");
+  m.def("empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType? "
+        "dtype=None, Layout? layout=None, Device? device=None, bool? "
+        "pin_memory=None) -> Tensor");
+  m.def("zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, "
+        "Device? device=None, bool? pin_memory=None) -> Tensor");
+  m.def("ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, "
+        "Device? device=None, bool? pin_memory=None) -> Tensor");
+  m.def("full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, "
+        "Layout? layout=None, Device? device=None, bool? pin_memory=None) -> "
+        "Tensor");
+  m.def("arange(Scalar end, *, ScalarType? dtype=None, Layout? layout=None, "
+        "Device? device=None, bool? pin_memory=None) -> Tensor");
+  m.def("arange.start(Scalar start, Scalar end, *, ScalarType? dtype=None, "
+        "Layout? layout=None, Device? device=None, bool? pin_memory=None) -> "
+        "Tensor");
+  m.def("arange.start_step(Scalar start, Scalar end, Scalar step=1, *, "
+        "ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+        "bool? pin_memory=None) -> Tensor");
+  m.def("rand(int[] size, *, ScalarType? dtype=None, Layout? layout=None, "
+        "Device? device=None, bool? pin_memory=None) -> Tensor");
+  m.def("randn(int[] size, *, ScalarType? dtype=None, Layout? layout=None, "
+        "Device? device=None, bool? pin_memory=None) -> Tensor");
+  m.def("empty_like(Tensor self, *, ScalarType? dtype=None, Layout? "
+        "layout=None, Device? device=None, bool? pin_memory=None, "
+        "MemoryFormat? memory_format=None) -> Tensor");
+  m.def("zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? "
+        "layout=None, Device? device=None, bool? pin_memory=None, "
+        "MemoryFormat? memory_format=None) -> Tensor");
+  m.def("ones_like(Tensor self, *, ScalarType? dtype=None, Layout? "
+        "layout=None, Device? device=None, bool? pin_memory=None, "
+        "MemoryFormat? memory_format=None) -> Tensor");
+}
+
+TURNOUT_LIBRARY_IMPL(aten, BackendSelect, m) {
+  m.impl("empty.memory_format", TURNOUT_FN(turnout::empty_bs));
+  m.impl("empty_strided", TURNOUT_FN(turnout::empty_strided_bs));
+  m.impl("zeros", TURNOUT_FN(turnout::zeros_bs));
+  m.impl("ones", TURNOUT_FN(turnout::ones_bs));
+  m.impl("full", TURNOUT_FN(turnout::full_bs));
+  m.impl("arange", TURNOUT_FN(turnout::arange_bs));
+  m.impl("arange.start", TURNOUT_FN(turnout::arange_start_bs));
+  m.impl("arange.start_step", TURNOUT_FN(turnout::arange_start_step_bs));
+  m.impl("rand", TURNOUT_FN(turnout::rand_bs));
+  m.impl("randn", TURNOUT_FN(turnout::randn_bs));
+}
+
+// The CPU and Meta kernels are the same functions: they allocate where the
+// device argument says, and write data only when the result has some.
+#define TURNOUT_FACTORY_KERNELS(m)                                          \
+  m.impl("empty.memory_format", TURNOUT_FN(turnout::empty_kernel));          \
+  m.impl("empty_strided", TURNOUT_FN(turnout::empty_strided_kernel));        \
+  m.impl("zeros", TURNOUT_FN(turnout::zeros_kernel));                        \
+  m.impl("ones", TURNOUT_FN(turnout::ones_kernel));                          \
+  m.impl("full", TURNOUT_FN(turnout::full_kernel));                          \
+  m.impl("arange", TURNOUT_FN(turnout::arange_kernel));                      \
+  m.impl("arange.start", TURNOUT_FN(turnout::arange_start_kernel));          \
+  m.impl("arange.start_step", TURNOUT_FN(turnout::arange_start_step_kernel)); \
+  m.impl("rand", TURNOUT_FN(turnout::rand_kernel));                          \
+  m.impl("randn", TURNOUT_FN(turnout::randn_kernel))
+
+TURNOUT_LIBRARY_IMPL(aten, CPU, m) { TURNOUT_FACTORY_KERNELS(m); }
+TURNOUT_LIBRARY_IMPL(aten, Meta, m) { TURNOUT_FACTORY_KERNELS(m); }
+#undef TURNOUT_FACTORY_KERNELS
+
+TURNOUT_LIBRARY_IMPL(aten, CompositeExplicitAutograd, m) {
+  m.impl("empty_like", TURNOUT_FN(turnout::empty_like_composite));
+  m.impl("zeros_like", TURNOUT_FN(turnout::zeros_like_composite));
+  m.impl("ones_like", TURNOUT_FN(turnout::ones_like_composite));
+}

@@ -1,0 +1,57 @@
+// Allocation helpers shared by the factory, copy and shape kernels: a tensor
+// with given strides, the strides of a memory format, and the strides that
+// empty_like/clone give a copy of a tensor (memory_format=preserve).
+//
+//   Tensor t = emptyStridedTensor({2, 3}, {1, 2}, kFloat, Device("cpu"));
+//   DimVector s = stridesForMemoryFormat({8, 3, 4, 4},
+//                                        MemoryFormat::ChannelsLast, "empty");
+//   // s == [48, 1, 12, 3]
+//   DimVector like = stridesLike(x.t(), std::nullopt, "clone");  // x.t()'s
+//
+// Thread safety: pure functions.
+#ifndef TURNOUT_KERNELS_FACTORY_UTILS_H_
+#define TURNOUT_KERNELS_FACTORY_UTILS_H_
+
+#include <cstdint>
+#include <optional>
+
+#include "dispatcher/device.h"
+#include "dispatcher/memory_format.h"
+#include "dispatcher/scalar_type.h"
+#include "dispatcher/tensor.h"
+
+namespace turnout {
+
+/// A new tensor of `sizes` and `strides` whose storage reaches its furthest
+/// element (uninitialized; no data on Meta). Throws InvalidArgument when the
+/// lengths differ or a size or stride is negative, naming `op`.
+Tensor emptyStridedTensor(IntArrayRef sizes, IntArrayRef strides,
+                          ScalarType dtype, Device device,
+                          const char* op = "empty_strided");
+
+/// The dense strides of `sizes` in `memory_format`: Contiguous (row-major)
+/// or ChannelsLast (NHWC, 4-d only). Throws InvalidArgument for a
+/// ChannelsLast tensor of another rank, and for Preserve, which needs a
+/// tensor to preserve; NotImplemented for ChannelsLast3d.
+DimVector stridesForMemoryFormat(IntArrayRef sizes, MemoryFormat memory_format,
+                                 const char* op);
+
+/// True when the strides of `t` are a permutation of dense strides: every
+/// element has its own memory location and there are no gaps.
+bool isNonOverlappingAndDense(const Tensor& t);
+
+/// The strides a new tensor "like" `self` gets: with nullopt or Preserve,
+/// `self`'s strides when it is non-overlapping and dense, else contiguous
+/// ones (PyTorch would keep the stride order of a strided tensor with gaps;
+/// turnout makes it contiguous); otherwise the memory format's strides.
+DimVector stridesLike(const Tensor& self,
+                      std::optional<MemoryFormat> memory_format,
+                      const char* op);
+
+/// True when `t`'s strides are the dense strides of `memory_format`
+/// (Contiguous or ChannelsLast), ignoring size-1 dimensions.
+bool isContiguousAs(const Tensor& t, MemoryFormat memory_format);
+
+}  // namespace turnout
+
+#endif  // TURNOUT_KERNELS_FACTORY_UTILS_H_
