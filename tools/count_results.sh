@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Prints "PASSED FAILED": test cases summed over the JUnit reports
-# (bazel-testlogs/<target>/test.xml) of every test target in //... .
+# (bazel-testlogs/<target>/test.xml) of the test targets of a bazel query
+# (first argument; default every test target in //...).
 # A target without a report counts as one failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 logs=$(bazel info bazel-testlogs 2>/dev/null)
 passed=0
 failed=0
-for target in $(bazel query 'tests(//...)' 2>/dev/null); do
+query=${1:-'tests(//...)'}
+for target in $(bazel query "$query" 2>/dev/null); do
   path=${target#//}
   path=${path/://}
   xml="$logs/$path/test.xml"

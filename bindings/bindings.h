@@ -1,0 +1,23 @@
+// The areas of the turnout._C extension. Each bindings file defines one
+// init function; module.cc calls them all. Bindings convert and delegate:
+// no logic that is not about Python lives here.
+#ifndef TURNOUT_BINDINGS_BINDINGS_H_
+#define TURNOUT_BINDINGS_BINDINGS_H_
+
+#include <pybind11/pybind11.h>
+
+namespace turnout {
+namespace bindings {
+
+/// turnout::Error -> ValueError / TypeError / IndexError /
+/// NotImplementedError / RuntimeError, by kind.
+void initErrors(pybind11::module_& m);
+/// DispatchKey, DispatchKeySet.
+void initDispatchKeys(pybind11::module_& m);
+/// The `_dispatch_*` inspection functions and the thread-local key sets.
+void initDispatcher(pybind11::module_& m);
+
+}  // namespace bindings
+}  // namespace turnout
+
+#endif  // TURNOUT_BINDINGS_BINDINGS_H_

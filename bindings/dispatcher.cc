@@ -1,0 +1,95 @@
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <string>
+#include <vector>
+
+#include "bindings/bindings.h"
+#include "dispatcher/dispatcher.h"
+#include "dispatcher/local_dispatch_key_set.h"
+#include "dispatcher/schema_parser.h"
+
+namespace py = pybind11;
+
+namespace turnout {
+namespace bindings {
+namespace {
+
+// The operator called `name` ("ns::op" or "ns::op.overload"), with a
+// schema or at least one kernel; ValueError otherwise.
+OperatorHandle findOp(const std::string& name) {
+  OperatorName op = parseName(name);
+  std::optional<OperatorHandle> handle = Dispatcher::singleton().findOp(op);
+  TURNOUT_CHECK(handle.has_value(), ErrorKind::InvalidArgument,
+                "no operator named '", name,
+                "' is registered (no def and no kernel); check the name and "
+                "the overload, e.g. 'aten::add.Tensor'");
+  return *handle;
+}
+
+std::vector<std::string> names(const std::vector<OperatorName>& ops) {
+  std::vector<std::string> out;
+  out.reserve(ops.size());
+  for (const OperatorName& op : ops) out.push_back(toString(op));
+  return out;
+}
+
+}  // namespace
+
+void initDispatcher(py::module_& m) {
+  m.def("_dispatch_dump",
+        [](const std::string& name) { return findOp(name).dumpState(); },
+        "The registrations of one operator, in c10's dumpState() format.");
+  m.def("_dispatch_dump_table",
+        [](const std::string& name) { return findOp(name).dumpComputedTable(); },
+        "What each runtime key of one operator runs, and why.");
+  m.def("_dispatch_check_invariants",
+        [](const std::string& name) { findOp(name).checkInvariants(); });
+  m.def("_dispatch_check_all_invariants",
+        [] { Dispatcher::singleton().checkInvariants(); });
+  m.def("_dispatch_has_kernel_for_dispatch_key",
+        [](const std::string& name, DispatchKey k) {
+          return findOp(name).hasKernelForDispatchKey(k);
+        });
+  m.def("_dispatch_has_kernel_for_any_dispatch_key",
+        [](const std::string& name, DispatchKeySet ks) {
+          return findOp(name).hasKernelForAnyDispatchKey(ks);
+        });
+  m.def("_dispatch_has_computed_kernel_for_dispatch_key",
+        [](const std::string& name, DispatchKey k) {
+          return findOp(name).hasComputedKernelForDispatchKey(k);
+        });
+  m.def("_dispatch_find_dangling_impls", [] {
+    std::vector<std::string> out;
+    for (const OperatorHandle& op : Dispatcher::singleton().findDanglingImpls()) {
+      out.push_back(op.dumpState());
+    }
+    return out;
+  });
+  m.def("_dispatch_get_all_op_names",
+        [] { return names(Dispatcher::singleton().getAllOpNames()); });
+  m.def("_dispatch_get_registrations_for_dispatch_key",
+        [](const std::string& key) {
+          std::optional<DispatchKey> k;
+          if (!key.empty()) k = parseDispatchKey(key);
+          return names(Dispatcher::singleton().getRegistrationsForDispatchKey(k));
+        },
+        py::arg("dispatch_key") = "");
+  m.def("_dispatch_has_backend_fallback", [](DispatchKey k) {
+    return Dispatcher::singleton().hasBackendFallbackForDispatchKey(k);
+  });
+
+  m.def("_dispatch_tls_set_dispatch_key_excluded",
+        &tls_set_dispatch_key_excluded);
+  m.def("_dispatch_tls_set_dispatch_key_included",
+        &tls_set_dispatch_key_included);
+  m.def("_dispatch_tls_is_dispatch_key_excluded", &tls_is_dispatch_key_excluded);
+  m.def("_dispatch_tls_is_dispatch_key_included", &tls_is_dispatch_key_included);
+  m.def("_dispatch_tls_local_include_set",
+        [] { return tls_local_dispatch_key_set().included_; });
+  m.def("_dispatch_tls_local_exclude_set",
+        [] { return tls_local_dispatch_key_set().excluded_; });
+}
+
+}  // namespace bindings
+}  // namespace turnout

@@ -1,0 +1,11 @@
+// turnout._C: the extension module behind the `turnout` Python package.
+#include <pybind11/pybind11.h>
+
+#include "bindings/bindings.h"
+
+PYBIND11_MODULE(_C, m) {
+  m.doc() = "turnout's C++ core: dispatch keys and the dispatcher";
+  turnout::bindings::initErrors(m);
+  turnout::bindings::initDispatchKeys(m);
+  turnout::bindings::initDispatcher(m);
+}

@@ -1,0 +1,49 @@
+"""Tests for bindings/dispatcher.cc: the _dispatch_* inspection functions."""
+
+import threading
+
+import pytest
+
+from turnout import _C
+from turnout import DispatchKey
+
+
+def test_unknown_operator_is_a_value_error():
+    with pytest.raises(ValueError, match="no operator named 'nope::op' is registered"):
+        _C._dispatch_dump("nope::op")
+
+
+def test_bad_operator_name_is_a_value_error():
+    with pytest.raises(ValueError):
+        _C._dispatch_dump("not a name(")
+
+
+def test_thread_local_exclude_set():
+    assert not _C._dispatch_tls_is_dispatch_key_excluded(DispatchKey.Tracer)
+    _C._dispatch_tls_set_dispatch_key_excluded(DispatchKey.Tracer, True)
+    try:
+        assert _C._dispatch_tls_is_dispatch_key_excluded(DispatchKey.Tracer)
+        seen = []
+        t = threading.Thread(
+            target=lambda: seen.append(
+                _C._dispatch_tls_is_dispatch_key_excluded(DispatchKey.Tracer)))
+        t.start()
+        t.join()
+        assert seen == [False]
+    finally:
+        _C._dispatch_tls_set_dispatch_key_excluded(DispatchKey.Tracer, False)
+    assert repr(_C._dispatch_tls_local_include_set()) == \
+        "DispatchKeySet(BackendSelect, ADInplaceOrView)"
+
+
+def test_framework_fallthroughs_are_visible():
+    assert _C._dispatch_has_backend_fallback(DispatchKey.AutogradCPU)
+    assert _C._dispatch_has_backend_fallback(DispatchKey.BackendSelect)
+    assert not _C._dispatch_has_backend_fallback(DispatchKey.Tracer)
+
+
+def test_listing_and_invariants():
+    assert isinstance(_C._dispatch_get_all_op_names(), list)
+    assert isinstance(_C._dispatch_find_dangling_impls(), list)
+    assert isinstance(_C._dispatch_get_registrations_for_dispatch_key("CPU"), list)
+    _C._dispatch_check_all_invariants()
