@@ -18,6 +18,7 @@
 #ifndef TURNOUT_KERNELS_FACTORY_H_
 #define TURNOUT_KERNELS_FACTORY_H_
 
+#include <cstddef>
 #include <optional>
 #include <string>
 
@@ -41,7 +42,10 @@ class TensorOptions {
   TensorOptions(ScalarType dtype) : dtype_(dtype) {}          // NOLINT
   TensorOptions(Device device) : device_(device) {}           // NOLINT
   TensorOptions(DeviceType type) : device_(Device(type)) {}   // NOLINT
-  TensorOptions(const char* device) : device_(Device(device)) {}  // NOLINT
+  /// A device string literal ("meta"); an array, so that a literal 0 is
+  /// not taken for a device.
+  template <size_t N>
+  TensorOptions(const char (&device)[N]) : device_(Device(device)) {}  // NOLINT
 
   TensorOptions dtype(std::optional<ScalarType> d) const {
     TensorOptions o = *this;
