@@ -1,0 +1,91 @@
+// Reductions and softmax (aten::sum, mean, amax, amin, argmax, softmax.int,
+// log_softmax.int and their out= variants): the C++ front end. Each
+// function calls through the dispatcher, so it runs the kernel of its
+// argument's device (CPU, Meta).
+//
+//   Tensor total = turnout::sum(x);                    // 0-dim; Long for ints
+//   Tensor rows = turnout::sum(x, {1}, /*keepdim=*/true);
+//   Tensor m = turnout::mean(x, {-1, -2});
+//   Tensor i = turnout::argmax(x, 0);
+//   Tensor p = turnout::softmax(logits, -1);
+//
+// PyTorch's rules: an empty dim list reduces every dimension; negative dims
+// count from the end; integer and Bool sums are Long unless `dtype` says
+// otherwise; mean needs a floating dtype; the sum of no elements is 0 and
+// their mean NaN, while amax/amin/argmax of no elements fail. Float sums
+// accumulate in double, so a sum of 16M floats keeps its precision. NaN
+// propagates through amax/amin and is the maximum for argmax.
+//
+// The CPU kernels run on one thread (kernels/parallel.h was not committed
+// when they were written).
+//
+// Thread safety: as the dispatcher; the functions are reentrant.
+#ifndef TURNOUT_KERNELS_REDUCE_H_
+#define TURNOUT_KERNELS_REDUCE_H_
+
+#include <cstdint>
+#include <optional>
+
+#include "dispatcher/scalar_type.h"
+#include "dispatcher/tensor.h"
+
+namespace turnout {
+
+/// aten::sum: the sum of every element, a 0-dim tensor.
+Tensor sum(const Tensor& self, std::optional<ScalarType> dtype = std::nullopt);
+/// aten::sum.dim_IntList: the sum over `dim` (every dimension when empty).
+Tensor sum(const Tensor& self, IntArrayRef dim, bool keepdim = false,
+           std::optional<ScalarType> dtype = std::nullopt);
+/// aten::sum.IntList_out. Without `dtype`, the sum is computed in out's
+/// dtype.
+Tensor& sum_out(const Tensor& self, IntArrayRef dim, bool keepdim,
+                std::optional<ScalarType> dtype, Tensor& out);
+/// aten::sum.out (every element).
+Tensor& sum_out(const Tensor& self, std::optional<ScalarType> dtype,
+                Tensor& out);
+
+/// aten::mean: the mean of every element, a 0-dim tensor.
+Tensor mean(const Tensor& self, std::optional<ScalarType> dtype = std::nullopt);
+/// aten::mean.dim.
+Tensor mean(const Tensor& self, IntArrayRef dim, bool keepdim = false,
+            std::optional<ScalarType> dtype = std::nullopt);
+/// aten::mean.out.
+Tensor& mean_out(const Tensor& self, IntArrayRef dim, bool keepdim,
+                 std::optional<ScalarType> dtype, Tensor& out);
+
+/// aten::amax: the maximum over `dim` (every dimension when empty).
+Tensor amax(const Tensor& self, IntArrayRef dim = {}, bool keepdim = false);
+/// aten::amax.out.
+Tensor& amax_out(const Tensor& self, IntArrayRef dim, bool keepdim,
+                 Tensor& out);
+/// aten::amin.
+Tensor amin(const Tensor& self, IntArrayRef dim = {}, bool keepdim = false);
+/// aten::amin.out.
+Tensor& amin_out(const Tensor& self, IntArrayRef dim, bool keepdim,
+                 Tensor& out);
+
+/// aten::argmax: the index (Long) of the first maximum along `dim`, or in
+/// the flattened tensor when `dim` is not given.
+Tensor argmax(const Tensor& self, std::optional<int64_t> dim = std::nullopt,
+              bool keepdim = false);
+/// aten::argmax.out.
+Tensor& argmax_out(const Tensor& self, std::optional<int64_t> dim,
+                   bool keepdim, Tensor& out);
+
+/// aten::softmax.int: exp(x - max) / sum(exp(x - max)) along `dim`, in
+/// `dtype` when given (the input is converted first).
+Tensor softmax(const Tensor& self, int64_t dim,
+               std::optional<ScalarType> dtype = std::nullopt);
+/// aten::softmax.int_out.
+Tensor& softmax_out(const Tensor& self, int64_t dim,
+                    std::optional<ScalarType> dtype, Tensor& out);
+/// aten::log_softmax.int: x - max - log(sum(exp(x - max))) along `dim`.
+Tensor log_softmax(const Tensor& self, int64_t dim,
+                   std::optional<ScalarType> dtype = std::nullopt);
+/// aten::log_softmax.int_out.
+Tensor& log_softmax_out(const Tensor& self, int64_t dim,
+                        std::optional<ScalarType> dtype, Tensor& out);
+
+}  // namespace turnout
+
+#endif  // TURNOUT_KERNELS_REDUCE_H_
