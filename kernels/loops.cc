@@ -1,0 +1,141 @@
+#include "kernels/loops.h"
+
+#include <cstring>
+
+#include "kernels/tensor_utils.h"
+
+namespace turnout {
+namespace detail {
+
+void throwNotImplementedForDtype(std::string_view op, ScalarType dtype) {
+  TURNOUT_CHECK(false, ErrorKind::NotImplemented, "\"", op,
+                "\" not implemented for '", toString(dtype), "'");
+  __builtin_unreachable();
+}
+
+void checkLoopDtypes(const Tensor& out, ScalarType out_type,
+                     absl::Span<const Tensor* const> inputs,
+                     absl::Span<const ScalarType> input_types) {
+  TURNOUT_INTERNAL_ASSERT(out.scalar_type() == out_type,
+                          "cpuKernel: the output has dtype ", out.scalar_type(),
+                          " but the function returns ", out_type);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    TURNOUT_INTERNAL_ASSERT(inputs[i]->scalar_type() == input_types[i],
+                            "cpuKernel: input ", i, " has dtype ",
+                            inputs[i]->scalar_type(),
+                            " but the function takes ", input_types[i]);
+  }
+}
+
+LoopGeometry makeLoopGeometry(const Tensor& out,
+                              absl::Span<const Tensor* const> inputs) {
+  TURNOUT_INTERNAL_ASSERT(inputs.size() + 1 <= kMaxLoopOperands,
+                          "cpuKernel: too many inputs");
+  LoopGeometry g;
+  g.num_operands = static_cast<int>(inputs.size()) + 1;
+  g.numel = out.numel();
+  if (g.numel == 0) return g;
+
+  const IntArrayRef out_sizes = out.sizes();
+  const int64_t ndim = static_cast<int64_t>(out_sizes.size());
+  // Byte strides of every operand over out's dimensions (outermost first).
+  absl::InlinedVector<DimVector, kMaxLoopOperands> full(g.num_operands,
+                                                        DimVector(ndim, 0));
+  for (int k = 0; k < g.num_operands; ++k) {
+    const Tensor& t = k == 0 ? out : *inputs[k - 1];
+    const IntArrayRef sizes = t.sizes();
+    const IntArrayRef strides = t.strides();
+    const int64_t item = static_cast<int64_t>(t.itemsize());
+    const int64_t offset = ndim - static_cast<int64_t>(sizes.size());
+    TURNOUT_INTERNAL_ASSERT(offset >= 0, "cpuKernel: input ", k - 1,
+                            " has more dimensions than the output");
+    for (int64_t d = 0; d < static_cast<int64_t>(sizes.size()); ++d) {
+      const int64_t od = d + offset;
+      if (sizes[d] == out_sizes[od]) {
+        full[k][od] = out_sizes[od] == 1 ? 0 : strides[d] * item;
+      } else {
+        TURNOUT_INTERNAL_ASSERT(sizes[d] == 1, "cpuKernel: input ", k - 1,
+                                " does not broadcast to the output");
+      }
+    }
+    g.data[k] = static_cast<char*>(t.data_ptr());
+  }
+  for (int64_t d = 0; d < ndim; ++d) {
+    TURNOUT_CHECK(out_sizes[d] == 1 || full[0][d] != 0,
+                  ErrorKind::InvalidArgument,
+                  "unsupported operation: more than one element of the "
+                  "written-to tensor refers to a single memory location. "
+                  "Please clone() the tensor before performing the "
+                  "operation.");
+  }
+
+  // Innermost first, size-1 dimensions dropped, a dimension merged into the
+  // one inside it when every operand steps through both as through one.
+  g.strides.assign(g.num_operands, DimVector());
+  for (int64_t d = ndim - 1; d >= 0; --d) {
+    if (out_sizes[d] == 1) continue;
+    if (!g.sizes.empty()) {
+      const size_t inner = g.sizes.size() - 1;
+      bool mergeable = true;
+      for (int k = 0; k < g.num_operands && mergeable; ++k) {
+        mergeable = full[k][d] == g.strides[k][inner] * g.sizes[inner];
+      }
+      if (mergeable) {
+        g.sizes[inner] *= out_sizes[d];
+        continue;
+      }
+    }
+    g.sizes.push_back(out_sizes[d]);
+    for (int k = 0; k < g.num_operands; ++k) g.strides[k].push_back(full[k][d]);
+  }
+  if (g.sizes.empty()) {  // one element
+    g.sizes.push_back(1);
+    for (int k = 0; k < g.num_operands; ++k) g.strides[k].push_back(0);
+  }
+  return g;
+}
+
+}  // namespace detail
+
+void copyCast(const Tensor& dst, const Tensor& src) {
+  if (dst.is_meta() || src.is_meta() || dst.numel() == 0) return;
+  if (dst.scalar_type() == src.scalar_type() && dst.is_contiguous() &&
+      src.is_contiguous() && dst.sizes() == src.sizes()) {
+    std::memmove(dst.data_ptr(), src.data_ptr(), dst.numel() * dst.itemsize());
+    return;
+  }
+  visitDtype(dst.scalar_type(), "copy_", [&](auto dst_tag) {
+    using D = typename decltype(dst_tag)::type;
+    visitDtype(src.scalar_type(), "copy_", [&](auto src_tag) {
+      using S = typename decltype(src_tag)::type;
+      cpuKernel(dst, src, [](S s) -> D { return convertElement<D>(s); });
+    });
+  });
+}
+
+Tensor castTo(const Tensor& t, ScalarType dtype) {
+  if (t.scalar_type() == dtype) return t;
+  Tensor out = emptyTensor(t.sizes(), dtype, t.device());
+  copyCast(out, t);
+  return out;
+}
+
+Scalar itemAsScalar(const Tensor& t) {
+  TURNOUT_INTERNAL_ASSERT(t.numel() == 1 && t.is_cpu(),
+                          "itemAsScalar: expected a one-element CPU tensor");
+  return visitDtype(t.scalar_type(), "item", [&](auto tag) -> Scalar {
+    using T = typename decltype(tag)::type;
+    const T value = *static_cast<const T*>(t.data_ptr());
+    if constexpr (std::is_same_v<T, bool>) {
+      return Scalar(value);
+    } else if constexpr (std::is_integral_v<T>) {
+      return Scalar(static_cast<int64_t>(value));
+    } else if constexpr (std::is_same_v<T, double>) {
+      return Scalar(value);
+    } else {
+      return Scalar(static_cast<double>(static_cast<float>(value)));
+    }
+  });
+}
+
+}  // namespace turnout

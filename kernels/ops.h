@@ -1,0 +1,14 @@
+// The C++ front end of the reference operators (namespace aten), in one
+// include: free functions such as turnout::add, turnout::sum, turnout::mm
+// that call through the dispatcher.
+//
+//   #include "kernels/ops.h"
+//   Tensor y = turnout::relu(turnout::add(x, b));
+//
+// One line per area header; link //kernels:ops.
+#ifndef TURNOUT_KERNELS_OPS_H_
+#define TURNOUT_KERNELS_OPS_H_
+
+#include "kernels/elementwise.h"
+
+#endif  // TURNOUT_KERNELS_OPS_H_
