@@ -9,6 +9,10 @@
 #ifndef TURNOUT_KERNELS_OPS_H_
 #define TURNOUT_KERNELS_OPS_H_
 
+#include "kernels/copy.h"
 #include "kernels/elementwise.h"
+#include "kernels/factory.h"
+#include "kernels/scalar_ops.h"
+#include "kernels/shape.h"
 
 #endif  // TURNOUT_KERNELS_OPS_H_
