@@ -1,0 +1,139 @@
+// The reference operators' hot paths against baselines measured in the same
+// run (issue 3's table).
+//
+//   bazel run --config=opt //bench:kernels_bench
+//
+// Bandwidth figures count the bytes an operation must move: memcpy reads and
+// writes n bytes (2n), add reads two inputs and writes one (3n), sum reads
+// one (n). `ratio` compares a figure with the baseline that ran just before
+// it.
+#include <cblas.h>
+
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "benchmark/benchmark.h"
+#include "kernels/elementwise.h"
+#include "kernels/factory.h"
+#include "kernels/linalg.h"
+#include "kernels/reduce.h"
+
+namespace turnout {
+namespace {
+
+constexpr int64_t kBig = 16 * 1024 * 1024;  // 16M floats
+
+std::map<std::string, double>& baselines() {
+  static std::map<std::string, double> m;
+  return m;
+}
+
+template <class Body>
+double nsPerIteration(benchmark::State& state, Body body) {
+  auto start = std::chrono::steady_clock::now();
+  for (auto _ : state) body();
+  auto stop = std::chrono::steady_clock::now();
+  return std::chrono::duration<double, std::nano>(stop - start).count() /
+         static_cast<double>(state.iterations());
+}
+
+// Records GB/s for `bytes` moved per iteration; compares with `baseline`.
+void reportBandwidth(benchmark::State& state, const char* name,
+                     const char* baseline, double bytes, double ns) {
+  double gbps = bytes / ns;
+  state.counters["GB_per_s"] = gbps;
+  baselines()[name] = gbps;
+  if (baseline != nullptr && baselines().count(baseline)) {
+    state.counters["ratio"] = gbps / baselines()[baseline];
+  }
+}
+
+Tensor filled(IntArrayRef sizes, float v) {
+  return full(sizes, v, TensorOptions(ScalarType::Float));
+}
+
+void BM_AddOneElement(benchmark::State& state) {
+  Tensor a = filled({1}, 1.0f), b = filled({1}, 2.0f);
+  double ns = nsPerIteration(state, [&] {
+    Tensor c = add(a, b);
+    benchmark::DoNotOptimize(c);
+  });
+  state.counters["ns"] = ns;
+}
+BENCHMARK(BM_AddOneElement);
+
+void BM_Memcpy16M(benchmark::State& state) {
+  std::vector<float> src(kBig, 1.0f), dst(kBig);
+  double ns = nsPerIteration(state, [&] {
+    std::memcpy(dst.data(), src.data(), kBig * sizeof(float));
+    benchmark::DoNotOptimize(dst.data());
+  });
+  reportBandwidth(state, "memcpy", nullptr, 2.0 * kBig * sizeof(float), ns);
+}
+BENCHMARK(BM_Memcpy16M)->Unit(benchmark::kMillisecond);
+
+void BM_Add16MOut(benchmark::State& state) {
+  Tensor a = filled({kBig}, 1.0f), b = filled({kBig}, 2.0f);
+  Tensor out = filled({kBig}, 0.0f);
+  double ns = nsPerIteration(state, [&] {
+    add_out(out, a, b);
+    benchmark::DoNotOptimize(out.data_ptr());
+  });
+  reportBandwidth(state, "add_out", "memcpy", 3.0 * kBig * sizeof(float), ns);
+}
+BENCHMARK(BM_Add16MOut)->Unit(benchmark::kMillisecond);
+
+void BM_Add16M(benchmark::State& state) {
+  Tensor a = filled({kBig}, 1.0f), b = filled({kBig}, 2.0f);
+  double ns = nsPerIteration(state, [&] {
+    Tensor c = add(a, b);
+    benchmark::DoNotOptimize(c);
+  });
+  reportBandwidth(state, "add", "memcpy", 3.0 * kBig * sizeof(float), ns);
+}
+BENCHMARK(BM_Add16M)->Unit(benchmark::kMillisecond);
+
+void BM_Sum16M(benchmark::State& state) {
+  Tensor a = filled({kBig}, 1.0f);
+  double ns = nsPerIteration(state, [&] {
+    Tensor s = sum(a);
+    benchmark::DoNotOptimize(s);
+  });
+  reportBandwidth(state, "sum", "memcpy", 1.0 * kBig * sizeof(float), ns);
+}
+BENCHMARK(BM_Sum16M)->Unit(benchmark::kMillisecond);
+
+void BM_SgemmDirect1024(benchmark::State& state) {
+  const int n = 1024;
+  std::vector<float> a(n * n, 1.0f), b(n * n, 2.0f), c(n * n);
+  double ns = nsPerIteration(state, [&] {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f,
+                a.data(), n, b.data(), n, 0.0f, c.data(), n);
+    benchmark::DoNotOptimize(c.data());
+  });
+  double gflops = 2.0 * n * n * n / ns;
+  state.counters["GFLOPS"] = gflops;
+  baselines()["sgemm"] = gflops;
+}
+BENCHMARK(BM_SgemmDirect1024)->Unit(benchmark::kMillisecond);
+
+void BM_Mm1024(benchmark::State& state) {
+  const int n = 1024;
+  Tensor a = filled({n, n}, 1.0f), b = filled({n, n}, 2.0f);
+  double ns = nsPerIteration(state, [&] {
+    Tensor c = mm(a, b);
+    benchmark::DoNotOptimize(c);
+  });
+  double gflops = 2.0 * n * n * n / ns;
+  state.counters["GFLOPS"] = gflops;
+  if (baselines().count("sgemm")) state.counters["ratio"] = gflops / baselines()["sgemm"];
+}
+BENCHMARK(BM_Mm1024)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace turnout
+
+BENCHMARK_MAIN();
