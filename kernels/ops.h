@@ -12,6 +12,8 @@
 #include "kernels/copy.h"
 #include "kernels/elementwise.h"
 #include "kernels/factory.h"
+#include "kernels/linalg.h"
+#include "kernels/reduce.h"
 #include "kernels/scalar_ops.h"
 #include "kernels/shape.h"
 

@@ -22,6 +22,7 @@
 
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/library.h"
+#include "kernels/parallel.h"
 #include "kernels/reduce_utils.h"
 #include "kernels/tensor_utils.h"
 
@@ -232,12 +233,9 @@ struct MinMaxOp {
   }
 };
 
-// acc (contiguous over plan.keep_sizes, filled with Op's identity) gets
-// every element of `in` combined into it.
+// Combines every element that geometry `g` covers, from `base`, into `acc`.
 template <class Op, class T, class A>
-void reduceInto(const Tensor& in, const ReducePlan& plan, A* acc) {
-  const Geometry g = planGeometry(in, plan);
-  const T* base = static_cast<const T*>(in.data_ptr());
+void reduceRange(const Geometry& g, const T* base, A* acc) {
   forEachRun(g, [&](int64_t in_off, int64_t acc_off, int64_t n, int64_t is,
                     int64_t as) {
     const T* p = base + in_off;
@@ -263,6 +261,59 @@ void reduceInto(const Tensor& in, const ReducePlan& plan, A* acc) {
   });
 }
 
+// acc (acc_numel elements, contiguous over plan.keep_sizes, filled with Op's
+// identity) gets every element of `in` combined into it.
+//
+// Large inputs are split along the outermost dimension (in memory order)
+// into a fixed number of chunks, one per thread. When that dimension is
+// kept, the chunks update disjoint accumulators; when it is reduced, each
+// chunk fills its own copy and the copies are combined in chunk order, so a
+// result depends on the thread count but never on scheduling.
+template <class Op, class T, class A>
+void reduceInto(const Tensor& in, const ReducePlan& plan, A* acc,
+                int64_t acc_numel) {
+  const Geometry g = planGeometry(in, plan);
+  const T* base = static_cast<const T*>(in.data_ptr());
+  const int64_t numel = in.numel();
+  const int threads = get_num_threads();
+  if (g.sizes.empty() || numel < 2 * kGrainSize || threads <= 1 ||
+      in_parallel_region()) {
+    reduceRange<Op, T, A>(g, base, acc);
+    return;
+  }
+  const int64_t outer = g.sizes[0];
+  const int64_t per_unit = std::max<int64_t>(numel / outer, 1);
+  const int64_t grain_units = std::max<int64_t>(kGrainSize / per_unit, 1);
+  const int64_t chunks = std::min<int64_t>(threads, outer / grain_units);
+  if (chunks <= 1) {
+    reduceRange<Op, T, A>(g, base, acc);
+    return;
+  }
+  const bool shared = g.acc_strides[0] != 0;
+  std::unique_ptr<A[]> partial;
+  if (!shared) {
+    partial.reset(new A[static_cast<size_t>(chunks * acc_numel)]);
+    std::fill(partial.get(), partial.get() + chunks * acc_numel,
+              Op::template identity<A>());
+  }
+  parallel_for(0, chunks, 1, [&](int64_t c_begin, int64_t c_end) {
+    for (int64_t c = c_begin; c < c_end; ++c) {
+      const int64_t b = outer * c / chunks;
+      const int64_t e = outer * (c + 1) / chunks;
+      Geometry sub = g;
+      sub.sizes[0] = e - b;
+      A* a = shared ? acc + b * g.acc_strides[0] : partial.get() + c * acc_numel;
+      reduceRange<Op, T, A>(sub, base + b * g.in_strides[0], a);
+    }
+  });
+  if (!shared) {
+    for (int64_t c = 0; c < chunks; ++c) {
+      const A* p = partial.get() + c * acc_numel;
+      for (int64_t i = 0; i < acc_numel; ++i) acc[i] = Op::combine(acc[i], p[i]);
+    }
+  }
+}
+
 // Reduces `in` (dtype T) with Op into a new tensor of plan.out_sizes and
 // dtype `out_dtype` (T's dtype, or Long for integer sums); `divide` turns the
 // sum into a mean.
@@ -278,7 +329,7 @@ Tensor runReduce(const char* op, const Tensor& in, const ReducePlan& plan,
     // Not std::vector: vector<bool> has no data().
     std::unique_ptr<A[]> acc(new A[static_cast<size_t>(n)]);
     std::fill(acc.get(), acc.get() + n, Op::template identity<A>());
-    if (in.numel() > 0) reduceInto<Op, T, A>(in, plan, acc.get());
+    if (in.numel() > 0) reduceInto<Op, T, A>(in, plan, acc.get(), n);
     dispatchDtype(out_dtype, op, [&](auto out_tag) {
       using O = typename decltype(out_tag)::type;
       O* o = static_cast<O*>(out.data_ptr());

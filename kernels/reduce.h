@@ -16,8 +16,9 @@
 // accumulate in double, so a sum of 16M floats keeps its precision. NaN
 // propagates through amax/amin and is the maximum for argmax.
 //
-// The CPU kernels run on one thread (kernels/parallel.h was not committed
-// when they were written).
+// sum, mean, amax and amin split large inputs over parallel_for's threads
+// (kernels/parallel.h; a result depends on the thread count, never on
+// scheduling); argmax and softmax run on the calling thread.
 //
 // Thread safety: as the dispatcher; the functions are reentrant.
 #ifndef TURNOUT_KERNELS_REDUCE_H_

@@ -9,6 +9,7 @@
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/error.h"
 #include "gtest/gtest.h"
+#include "kernels/parallel.h"
 #include "tests/kernels/reduce_testing.h"
 
 namespace turnout {
@@ -192,6 +193,31 @@ TEST(Sum, SixteenMillionFloatsStayAccurate) {
   Tensor m = makeView(x, {4096, 4096}, {4096, 1}, 0);
   const std::vector<double> cols = valuesOf(sum(m, {0}));
   EXPECT_NEAR(cols[17], 0.1f * 4096.0, 1e-3);
+}
+
+TEST(Reduce, ThreadedReductionsMatchReferenceForEveryLayout) {
+  // Large enough to be split over threads, along a reduced outer dimension
+  // (per-chunk accumulators) and along a kept one (shared accumulators).
+  const int old_threads = get_num_threads();
+  set_num_threads(4);
+  const std::vector<int64_t> sizes = {40000, 3};
+  std::vector<double> v(120000);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>((i * 7919) % 1000) - 500;
+  Tensor x = tensorOf(v, sizes, ScalarType::Long);
+  for (std::vector<int64_t> dims : {std::vector<int64_t>{0}, {1}, {}}) {
+    for (Layout l : kLayouts) {
+      SCOPED_TRACE(::testing::Message() << ::testing::PrintToString(dims)
+                                        << " layout " << static_cast<int>(l));
+      Tensor in = inLayout(x, l);
+      EXPECT_EQ(valuesOf(sum(in, dims)),
+                referenceReduce(v, sizes, dims, false, add, 0.0).values);
+      EXPECT_EQ(valuesOf(amax(in, dims)),
+                referenceReduce(v, sizes, dims, false, maxNan, -kInf).values);
+      EXPECT_EQ(valuesOf(amin(in, dims)),
+                referenceReduce(v, sizes, dims, false, minNan, kInf).values);
+    }
+  }
+  set_num_threads(old_threads);
 }
 
 TEST(Sum, Errors) {
