@@ -5,10 +5,12 @@
 #include <cmath>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/error.h"
+#include "dispatcher/library.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/kernels/factory_testing.h"
@@ -111,6 +113,40 @@ TEST(Factory, BackendSelectKernelIsRegistered) {
     EXPECT_TRUE(op.hasKernelForDispatchKey(DispatchKey::CPU));
     EXPECT_TRUE(op.hasKernelForDispatchKey(DispatchKey::Meta));
   }
+}
+
+TEST(Factory, BackendSelectReachesAUserBackend) {
+  // A kernel registered for PrivateUse1 receives zeros(device=privateuseone),
+  // with the device argument intact.
+  static int calls = 0;
+  Library lib(Library::IMPL, "aten", DispatchKey::PrivateUse1, __FILE__,
+              __LINE__);
+  lib.impl("zeros", [](IntArrayRef size, std::optional<ScalarType> dtype,
+                       std::optional<Layout>, std::optional<Device> device,
+                       std::optional<bool>) -> Tensor {
+    ++calls;
+    EXPECT_EQ(device, Device("privateuseone"));
+    return empty(size, TensorOptions(Device("meta")).dtype(dtype));
+  });
+  calls = 0;
+  Tensor x = zeros({3}, Device("privateuseone"));
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(vec(x.sizes()), Dims{3});
+  zeros({3});  // the CPU kernel, not the user's
+  EXPECT_EQ(calls, 1);
+}
+
+TEST(Generator, ConcurrentDrawsAreSafe) {
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([] {
+      for (int j = 0; j < 20; ++j) {
+        Tensor r = randn({64});
+        EXPECT_EQ(r.numel(), 64);
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
 }
 
 TEST(Generator, SeededRandIsReproducibleAndInRange) {
