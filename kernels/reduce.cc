@@ -564,11 +564,10 @@ Tensor argmax_kernel(const Tensor& self, std::optional<int64_t> dim,
     sizes[d] = 1;
     const DimVector out_strides = contiguousStrides(sizes);
     const T* base = static_cast<const T*>(self.data_ptr());
-    reduce_internal::forEachOffset(sizes, strides, out_strides,
-                                   [&](int64_t in_off, int64_t out_off) {
-                                     o[out_off] =
-                                         argmaxRun(base + in_off, n, stride);
-                                   });
+    reduce_internal::parallelForEachOffset(
+        sizes, strides, out_strides, n, [&](int64_t in_off, int64_t out_off) {
+          o[out_off] = argmaxRun(base + in_off, n, stride);
+        });
   });
   return out;
 }

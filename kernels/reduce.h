@@ -16,9 +16,9 @@
 // accumulate in double, so a sum of 16M floats keeps its precision. NaN
 // propagates through amax/amin and is the maximum for argmax.
 //
-// sum, mean, amax and amin split large inputs over parallel_for's threads
-// (kernels/parallel.h; a result depends on the thread count, never on
-// scheduling); argmax and softmax run on the calling thread.
+// Large inputs are split over parallel_for's threads (kernels/parallel.h);
+// a sum depends on the thread count, never on scheduling. argmax over the
+// flattened tensor runs on the calling thread.
 //
 // Thread safety: as the dispatcher; the functions are reentrant.
 #ifndef TURNOUT_KERNELS_REDUCE_H_

@@ -14,12 +14,14 @@
 #ifndef TURNOUT_KERNELS_REDUCE_UTILS_H_
 #define TURNOUT_KERNELS_REDUCE_UTILS_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
 #include "dispatcher/error.h"
 #include "dispatcher/scalar_type.h"
 #include "dispatcher/tensor.h"
+#include "kernels/parallel.h"
 
 namespace turnout {
 namespace reduce_internal {
@@ -151,6 +153,16 @@ void forEachOffset(IntArrayRef sizes, IntArrayRef src_strides,
   }
 }
 
+/// forEachOffset, split over parallel_for's threads along the largest
+/// dimension when the tensor has at least kGrainSize elements' worth of work
+/// (`work_per_element` says how much each call of `f` does). `f` runs
+/// concurrently on disjoint elements, so it must only write what its
+/// offsets name. Elements within a chunk come in row-major order.
+template <class F>
+void parallelForEachOffset(IntArrayRef sizes, IntArrayRef src_strides,
+                           IntArrayRef dst_strides, int64_t work_per_element,
+                           F&& f);
+
 /// Copies `src` into `dst` element by element, converting the dtype.
 /// Precondition: same sizes (src may be an expanded view with zero
 /// strides), both on the CPU.
@@ -180,6 +192,36 @@ void checkSameDevice(const char* op, const Tensor& a, const Tensor& b);
 
 /// "[2, 3]".
 std::string sizesToString(IntArrayRef sizes);
+
+// Implementation details.
+
+template <class F>
+void parallelForEachOffset(IntArrayRef sizes, IntArrayRef src_strides,
+                           IntArrayRef dst_strides, int64_t work_per_element,
+                           F&& f) {
+  int64_t numel = 1;
+  size_t split = 0;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    numel *= sizes[d];
+    if (sizes[d] > sizes[split]) split = d;
+  }
+  const int64_t work = numel * std::max<int64_t>(work_per_element, 1);
+  if (sizes.empty() || numel == 0 || work < 2 * kGrainSize ||
+      get_num_threads() <= 1 || in_parallel_region() || sizes[split] < 2) {
+    forEachOffset(sizes, src_strides, dst_strides, f);
+    return;
+  }
+  const int64_t per_unit = work / sizes[split];
+  const int64_t grain = std::max<int64_t>(kGrainSize / std::max<int64_t>(per_unit, 1), 1);
+  parallel_for(0, sizes[split], grain, [&](int64_t begin, int64_t end) {
+    DimVector sub(sizes.begin(), sizes.end());
+    sub[split] = end - begin;
+    const int64_t src0 = begin * src_strides[split];
+    const int64_t dst0 = begin * dst_strides[split];
+    forEachOffset(sub, src_strides, dst_strides,
+                  [&](int64_t so, int64_t dof) { f(src0 + so, dst0 + dof); });
+  });
+}
 
 }  // namespace reduce_internal
 }  // namespace turnout

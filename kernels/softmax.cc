@@ -3,7 +3,8 @@
 //
 // Each slice along `dim` is done in three passes in double (the maximum,
 // the sum of exp(x - max), the output), so that large logits neither
-// overflow nor lose precision, whatever the storage dtype.
+// overflow nor lose precision, whatever the storage dtype. Slices are
+// spread over parallel_for's threads when there is enough work.
 #include <cmath>
 #include <limits>
 
@@ -48,8 +49,9 @@ Tensor softmaxImpl(const char* op, const Tensor& self, int64_t dim,
     }
     const T* ib = static_cast<const T*>(in.data_ptr());
     T* ob = static_cast<T*>(out.data_ptr());
-    reduce_internal::forEachOffset(
-        sizes, in_strides, out_strides, [&](int64_t io, int64_t oo) {
+    // Each call does one slice of n elements (three passes over them).
+    reduce_internal::parallelForEachOffset(
+        sizes, in_strides, out_strides, 3 * n, [&](int64_t io, int64_t oo) {
           const T* x = ib + io;
           T* y = ob + oo;
           double max = -std::numeric_limits<double>::infinity();

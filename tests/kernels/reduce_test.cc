@@ -217,6 +217,18 @@ TEST(Reduce, ThreadedReductionsMatchReferenceForEveryLayout) {
                 referenceReduce(v, sizes, dims, false, minNan, kInf).values);
     }
   }
+  // argmax along each dimension, split over threads too.
+  Tensor f = tensorOf(v, sizes, ScalarType::Float);
+  for (int64_t d : {0, 1}) {
+    std::vector<double> got = valuesOf(argmax(stridedCopy(f), d));
+    Reduced hi = referenceReduce(v, sizes, {d}, false, maxNan, -kInf);
+    ASSERT_EQ(got.size(), hi.values.size());
+    for (size_t o = 0; o < got.size(); ++o) {
+      const int64_t k = static_cast<int64_t>(got[o]);
+      const size_t flat = d == 0 ? k * 3 + o : o * 3 + k;
+      EXPECT_EQ(v[flat], hi.values[o]) << "d " << d << " o " << o;
+    }
+  }
   set_num_threads(old_threads);
 }
 

@@ -6,6 +6,7 @@
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/error.h"
 #include "gtest/gtest.h"
+#include "kernels/parallel.h"
 #include "kernels/reduce.h"
 #include "tests/kernels/reduce_testing.h"
 
@@ -126,6 +127,25 @@ TEST(Softmax, LargeLogitsInfinitiesAndDtype) {
   EXPECT_EQ(softmax(rangeOf({3}, ScalarType::Half), 0, ScalarType::Float).scalar_type(),
             ScalarType::Float);
   EXPECT_EQ(sizesOf(softmax(rangeOf({0, 3}), 0)), (std::vector<int64_t>{0, 3}));
+}
+
+TEST(Softmax, ThreadedSlicesMatchReference) {
+  const int old_threads = get_num_threads();
+  set_num_threads(4);
+  for (int64_t dim : {0, 1}) {
+    for (bool log : {false, true}) {
+      SCOPED_TRACE(::testing::Message() << "dim " << dim << " log " << log);
+      Tensor x = rangeOf({700, 60}, ScalarType::Float, 0.001, -20.0);
+      Tensor y = log ? log_softmax(stridedCopy(x), dim) : softmax(stridedCopy(x), dim);
+      const std::vector<double> want = referenceSoftmax(valuesOf(x), {700, 60}, dim, log);
+      const std::vector<double> got = valuesOf(y);
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t i = 0; i < got.size(); ++i) {
+        ASSERT_NEAR(got[i], want[i], 1e-6 * (1 + std::abs(want[i]))) << i;
+      }
+    }
+  }
+  set_num_threads(old_threads);
 }
 
 TEST(Softmax, ErrorsAndOut) {
