@@ -31,10 +31,10 @@ void checkStrided(const Tensor& t, const char* op, const char* what) {
 DimVector broadcastSrcStrides(const Tensor& self, const Tensor& src,
                               const char* op) {
   DimVector shape = inferBroadcastSize(self.sizes(), src.sizes());
-  TURNOUT_CHECK(IntArrayRef(shape) == self.sizes(), ErrorKind::InvalidArgument,
-                op, "(): output with shape [", absl::StrJoin(self.sizes(), ", "),
-                "] doesn't match the broadcast shape [",
-                absl::StrJoin(shape, ", "), "]");
+  TURNOUT_CHECK(
+      IntArrayRef(shape) == self.sizes(), ErrorKind::InvalidArgument, op,
+      "(): output with shape [", absl::StrJoin(self.sizes(), ", "),
+      "] doesn't match the broadcast shape [", absl::StrJoin(shape, ", "), "]");
   return expandGeometry(src, self.sizes()).strides;
 }
 
@@ -58,13 +58,14 @@ bool sharesStorage(const Tensor& a, const Tensor& b) {
 
 // Copies `src` viewed with `src_strides` (one per dimension of dst) into dst,
 // converting. Precondition: both on the CPU, no harmful overlap.
-void copyElements(const Tensor& dst, const Tensor& src, IntArrayRef src_strides) {
+void copyElements(const Tensor& dst, const Tensor& src,
+                  IntArrayRef src_strides) {
   const int64_t n = dst.numel();
   if (n == 0) return;
   void* out = dst.data_ptr();
   const void* in = src.data_ptr();
-  const bool flat = dst.is_contiguous() && src.is_contiguous() &&
-                    src.numel() == n;
+  const bool flat =
+      dst.is_contiguous() && src.is_contiguous() && src.numel() == n;
   if (flat && dst.scalar_type() == src.scalar_type()) {
     std::memcpy(out, in, static_cast<size_t>(n) * dst.itemsize());
     return;
@@ -78,10 +79,9 @@ void copyElements(const Tensor& dst, const Tensor& src, IntArrayRef src_strides)
       if (flat) {
         for (int64_t i = 0; i < n; ++i) d[i] = convertElement<D>(s[i]);
       } else {
-        forEachOffset2(dst.sizes(), dst.strides(), src_strides,
-                       [&](int64_t od, int64_t os) {
-                         d[od] = convertElement<D>(s[os]);
-                       });
+        forEachOffset2(
+            dst.sizes(), dst.strides(), src_strides,
+            [&](int64_t od, int64_t os) { d[od] = convertElement<D>(s[os]); });
       }
     });
   });
@@ -104,15 +104,17 @@ T fillValue(const Scalar& value, ScalarType dtype) {
   __builtin_unreachable();
 }
 
-// ---- Kernels ------------------------------------------------------------------
+// ---- Kernels
+// ------------------------------------------------------------------
 
 Tensor& copy_cpu(Tensor& self, const Tensor& src, bool non_blocking) {
   checkStrided(self, "copy_", "self");
   checkStrided(src, "copy_", "src");
   TURNOUT_CHECK(self.device().is_cpu() && src.device().is_cpu(),
-                ErrorKind::NotImplemented, "copy_(): the CPU kernel copies "
-                "between CPU tensors only, got a copy from ", src.device(),
-                " to ", self.device(),
+                ErrorKind::NotImplemented,
+                "copy_(): the CPU kernel copies "
+                "between CPU tensors only, got a copy from ",
+                src.device(), " to ", self.device(),
                 "; register a copy_ kernel for the other backend");
   DimVector src_strides = broadcastSrcStrides(self, src, "copy_");
   if (self.numel() == 0 || self.is_same(src)) return self;
@@ -191,10 +193,10 @@ Tensor to_copy_composite(const Tensor& self, std::optional<ScalarType> dtype,
                 *layout, " is not supported; only strided tensors are");
   TURNOUT_CHECK(!pin_memory.value_or(false), ErrorKind::NotImplemented,
                 "_to_copy(): pin_memory=True is not supported yet");
-  Tensor out = emptyStridedTensor(
-      self.sizes(), stridesLike(self, memory_format, "_to_copy"),
-      dtype.value_or(self.scalar_type()), device.value_or(self.device()),
-      "_to_copy");
+  Tensor out = emptyStridedTensor(self.sizes(),
+                                  stridesLike(self, memory_format, "_to_copy"),
+                                  dtype.value_or(self.scalar_type()),
+                                  device.value_or(self.device()), "_to_copy");
   copy_(out, self, non_blocking);
   return out;
 }
@@ -228,13 +230,14 @@ Tensor to_device(const Tensor& self, Device device, ScalarType dtype,
       hasMemoryFormat(self, memory_format)) {
     return self;
   }
-  return _to_copy(self, dtype, std::nullopt, device, std::nullopt,
-                  non_blocking, memory_format);
+  return _to_copy(self, dtype, std::nullopt, device, std::nullopt, non_blocking,
+                  memory_format);
 }
 
 }  // namespace
 
-// ---- Front end ------------------------------------------------------------------
+// ---- Front end
+// ------------------------------------------------------------------
 
 Tensor& copy_(Tensor& self, const Tensor& src, bool non_blocking) {
   static const auto op = Dispatcher::singleton()
@@ -313,18 +316,22 @@ Tensor to(const Tensor& self, Device device, bool non_blocking, bool copy) {
 }  // namespace turnout
 
 TURNOUT_LIBRARY_FRAGMENT(aten, m) {
-  m.def("copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> "
-        "Tensor(a!)");
+  m.def(
+      "copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> "
+      "Tensor(a!)");
   m.def("fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)");
   m.def("clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor");
-  m.def("_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? "
-        "layout=None, Device? device=None, bool? pin_memory=None, bool "
-        "non_blocking=False, MemoryFormat? memory_format=None) -> Tensor");
-  m.def("to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, "
-        "bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)");
-  m.def("to.device(Tensor(a) self, Device device, ScalarType dtype, bool "
-        "non_blocking=False, bool copy=False, MemoryFormat? "
-        "memory_format=None) -> Tensor(a)");
+  m.def(
+      "_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? "
+      "layout=None, Device? device=None, bool? pin_memory=None, bool "
+      "non_blocking=False, MemoryFormat? memory_format=None) -> Tensor");
+  m.def(
+      "to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, "
+      "bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)");
+  m.def(
+      "to.device(Tensor(a) self, Device device, ScalarType dtype, bool "
+      "non_blocking=False, bool copy=False, MemoryFormat? "
+      "memory_format=None) -> Tensor(a)");
 }
 
 TURNOUT_LIBRARY_IMPL(aten, CPU, m) {

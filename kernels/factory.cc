@@ -21,7 +21,8 @@ using Dv = std::optional<Device>;
 using Pin = std::optional<bool>;
 using Mf = std::optional<MemoryFormat>;
 
-// ---- Typed handles, looked up once ---------------------------------------------
+// ---- Typed handles, looked up once
+// ---------------------------------------------
 
 OperatorHandle find(const char* name, const char* overload) {
   return Dispatcher::singleton().findSchemaOrThrow(name, overload);
@@ -66,10 +67,9 @@ const auto& arangeStartOp() {
   return op;
 }
 const auto& arangeStartStepOp() {
-  static const auto op =
-      find("aten::arange", "start_step")
-          .typed<Tensor(const Scalar&, const Scalar&, const Scalar&, Dt, Lo,
-                        Dv, Pin)>();
+  static const auto op = find("aten::arange", "start_step")
+                             .typed<Tensor(const Scalar&, const Scalar&,
+                                           const Scalar&, Dt, Lo, Dv, Pin)>();
   return op;
 }
 const auto& randOp() {
@@ -96,15 +96,16 @@ const auto& onesLikeOp() {
   return op;
 }
 
-// ---- BackendSelect -----------------------------------------------------------------
+// ---- BackendSelect
+// -----------------------------------------------------------------
 
 // The keys to redispatch a factory call with: the backend of (dtype, layout,
 // device), plus the thread's included keys below BackendSelect, as c10's
 // generated BackendSelect kernels compute them.
 DispatchKeySet backendKeySet(Dt dtype, Lo layout, Dv device) {
-  const DispatchKey k =
-      computeDispatchKey(dtype.value_or(kFloat), layout.value_or(Layout::Strided),
-                         device.value_or(Device(DeviceType::CPU)));
+  const DispatchKey k = computeDispatchKey(
+      dtype.value_or(kFloat), layout.value_or(Layout::Strided),
+      device.value_or(Device(DeviceType::CPU)));
   const LocalDispatchKeySet tls = tls_local_dispatch_key_set();
   return ((DispatchKeySet(k) | tls.included_) - tls.excluded_) &
          DispatchKeySet(DispatchKeySet::FULL_AFTER, DispatchKey::BackendSelect);
@@ -112,59 +113,60 @@ DispatchKeySet backendKeySet(Dt dtype, Lo layout, Dv device) {
 
 Tensor empty_bs(DispatchKeySet, IntArrayRef size, Dt dtype, Lo layout,
                 Dv device, Pin pin, Mf mf) {
-  return emptyOp().redispatch(backendKeySet(dtype, layout, device), size,
-                              dtype, layout, device, pin, mf);
+  return emptyOp().redispatch(backendKeySet(dtype, layout, device), size, dtype,
+                              layout, device, pin, mf);
 }
 Tensor empty_strided_bs(DispatchKeySet, IntArrayRef size, IntArrayRef stride,
                         Dt dtype, Lo layout, Dv device, Pin pin) {
-  return emptyStridedOp().redispatch(backendKeySet(dtype, layout, device),
-                                     size, stride, dtype, layout, device, pin);
+  return emptyStridedOp().redispatch(backendKeySet(dtype, layout, device), size,
+                                     stride, dtype, layout, device, pin);
 }
 Tensor zeros_bs(DispatchKeySet, IntArrayRef size, Dt dtype, Lo layout,
                 Dv device, Pin pin) {
-  return zerosOp().redispatch(backendKeySet(dtype, layout, device), size,
-                              dtype, layout, device, pin);
+  return zerosOp().redispatch(backendKeySet(dtype, layout, device), size, dtype,
+                              layout, device, pin);
 }
-Tensor ones_bs(DispatchKeySet, IntArrayRef size, Dt dtype, Lo layout,
-               Dv device, Pin pin) {
+Tensor ones_bs(DispatchKeySet, IntArrayRef size, Dt dtype, Lo layout, Dv device,
+               Pin pin) {
   return onesOp().redispatch(backendKeySet(dtype, layout, device), size, dtype,
                              layout, device, pin);
 }
-Tensor full_bs(DispatchKeySet, IntArrayRef size, const Scalar& value,
-               Dt dtype, Lo layout, Dv device, Pin pin) {
+Tensor full_bs(DispatchKeySet, IntArrayRef size, const Scalar& value, Dt dtype,
+               Lo layout, Dv device, Pin pin) {
   return fullOp().redispatch(backendKeySet(dtype, layout, device), size, value,
                              dtype, layout, device, pin);
 }
 Tensor arange_bs(DispatchKeySet, const Scalar& end, Dt dtype, Lo layout,
                  Dv device, Pin pin) {
-  return arangeOp().redispatch(backendKeySet(dtype, layout, device), end,
-                               dtype, layout, device, pin);
+  return arangeOp().redispatch(backendKeySet(dtype, layout, device), end, dtype,
+                               layout, device, pin);
 }
 Tensor arange_start_bs(DispatchKeySet, const Scalar& start, const Scalar& end,
                        Dt dtype, Lo layout, Dv device, Pin pin) {
-  return arangeStartOp().redispatch(backendKeySet(dtype, layout, device),
-                                    start, end, dtype, layout, device, pin);
+  return arangeStartOp().redispatch(backendKeySet(dtype, layout, device), start,
+                                    end, dtype, layout, device, pin);
 }
 Tensor arange_start_step_bs(DispatchKeySet, const Scalar& start,
                             const Scalar& end, const Scalar& step, Dt dtype,
                             Lo layout, Dv device, Pin pin) {
   return arangeStartStepOp().redispatch(backendKeySet(dtype, layout, device),
-                                        start, end, step, dtype, layout,
-                                        device, pin);
+                                        start, end, step, dtype, layout, device,
+                                        pin);
 }
-Tensor rand_bs(DispatchKeySet, IntArrayRef size, Dt dtype, Lo layout,
-               Dv device, Pin pin) {
+Tensor rand_bs(DispatchKeySet, IntArrayRef size, Dt dtype, Lo layout, Dv device,
+               Pin pin) {
   return randOp().redispatch(backendKeySet(dtype, layout, device), size, dtype,
                              layout, device, pin);
 }
 Tensor randn_bs(DispatchKeySet, IntArrayRef size, Dt dtype, Lo layout,
                 Dv device, Pin pin) {
-  return randnOp().redispatch(backendKeySet(dtype, layout, device), size,
-                              dtype, layout, device, pin);
+  return randnOp().redispatch(backendKeySet(dtype, layout, device), size, dtype,
+                              layout, device, pin);
 }
 
 // ---- CPU and Meta kernels (one function each: the device argument says
-// ---- where to allocate, and a meta result gets no data) ----------------------
+// ---- where to allocate, and a meta result gets no data)
+// ----------------------
 
 void checkOptions(const char* op, Lo layout, Pin pin) {
   TURNOUT_CHECK(layout.value_or(Layout::Strided) == Layout::Strided,
@@ -207,8 +209,7 @@ Tensor filled(const char* op, IntArrayRef size, const Scalar& value,
   return out;
 }
 
-Tensor zeros_kernel(IntArrayRef size, Dt dtype, Lo layout, Dv device,
-                    Pin pin) {
+Tensor zeros_kernel(IntArrayRef size, Dt dtype, Lo layout, Dv device, Pin pin) {
   return filled("zeros", size, 0, dtype.value_or(kFloat), layout, device, pin);
 }
 
@@ -237,8 +238,9 @@ Tensor arangeImpl(const Scalar& start, const Scalar& end, const Scalar& step,
   const double e = end.toDouble();
   const double st = step.toDouble();
   TURNOUT_CHECK(st != 0, ErrorKind::InvalidArgument, "step must be nonzero");
-  TURNOUT_CHECK(std::isfinite(s) && std::isfinite(e), ErrorKind::InvalidArgument,
-                "unsupported range: ", start.str(), " -> ", end.str());
+  TURNOUT_CHECK(std::isfinite(s) && std::isfinite(e),
+                ErrorKind::InvalidArgument, "unsupported range: ", start.str(),
+                " -> ", end.str());
   TURNOUT_CHECK((st > 0 && e >= s) || (st < 0 && e <= s),
                 ErrorKind::InvalidArgument,
                 "upper bound and larger bound inconsistent with step sign");
@@ -261,7 +263,8 @@ Tensor arangeImpl(const Scalar& start, const Scalar& end, const Scalar& step,
       const int64_t c = step.toLong();
       for (int64_t i = 0; i < size; ++i) data[i] = convertElement<T>(a + i * c);
     } else {
-      for (int64_t i = 0; i < size; ++i) data[i] = convertElement<T>(s + i * st);
+      for (int64_t i = 0; i < size; ++i)
+        data[i] = convertElement<T>(s + i * st);
     }
   });
   return out;
@@ -301,9 +304,8 @@ Tensor randomTensor(const char* op, IntArrayRef size, Dt dtype, Lo layout,
       T* data = static_cast<T*>(out.data_ptr());
       const int64_t n = out.numel();
       defaultGenerator().draw([&](std::mt19937_64& engine) {
-        draw(engine, bits, n, [&](int64_t i, double v) {
-          data[i] = convertElement<T>(v);
-        });
+        draw(engine, bits, n,
+             [&](int64_t i, double v) { data[i] = convertElement<T>(v); });
       });
     }
   });
@@ -318,8 +320,7 @@ Tensor rand_kernel(IntArrayRef size, Dt dtype, Lo layout, Dv device, Pin pin) {
       });
 }
 
-Tensor randn_kernel(IntArrayRef size, Dt dtype, Lo layout, Dv device,
-                    Pin pin) {
+Tensor randn_kernel(IntArrayRef size, Dt dtype, Lo layout, Dv device, Pin pin) {
   return randomTensor(
       "randn", size, dtype, layout, device, pin,
       [](std::mt19937_64& engine, int, int64_t n, auto&& store) {
@@ -335,21 +336,21 @@ Tensor randn_kernel(IntArrayRef size, Dt dtype, Lo layout, Dv device,
       });
 }
 
-// ---- *_like: CompositeExplicitAutograd ------------------------------------------
+// ---- *_like: CompositeExplicitAutograd
+// ------------------------------------------
 
 Tensor empty_like_composite(const Tensor& self, Dt dtype, Lo layout, Dv device,
                             Pin pin, Mf mf) {
   TURNOUT_CHECK(self.defined(), ErrorKind::InvalidArgument,
                 "empty_like(): expected a defined tensor");
   DimVector strides = stridesLike(self, mf, "empty_like");
-  return emptyStridedOp().call(self.sizes(), strides,
-                               dtype.value_or(self.scalar_type()),
-                               layout.value_or(self.layout()),
-                               device.value_or(self.device()), pin);
+  return emptyStridedOp().call(
+      self.sizes(), strides, dtype.value_or(self.scalar_type()),
+      layout.value_or(self.layout()), device.value_or(self.device()), pin);
 }
 
-Tensor zeros_like_composite(const Tensor& self, Dt dtype, Lo layout,
-                            Dv device, Pin pin, Mf mf) {
+Tensor zeros_like_composite(const Tensor& self, Dt dtype, Lo layout, Dv device,
+                            Pin pin, Mf mf) {
   Tensor out = empty_like_composite(self, dtype, layout, device, pin, mf);
   fill_(out, 0);
   return out;
@@ -364,7 +365,8 @@ Tensor ones_like_composite(const Tensor& self, Dt dtype, Lo layout, Dv device,
 
 }  // namespace
 
-// ---- Front end ------------------------------------------------------------------
+// ---- Front end
+// ------------------------------------------------------------------
 
 Tensor empty(IntArrayRef size, TensorOptions o,
              std::optional<MemoryFormat> memory_format) {
@@ -411,15 +413,13 @@ Tensor randn(IntArrayRef size, TensorOptions o) {
 }
 Tensor empty_like(const Tensor& self, TensorOptions o,
                   std::optional<MemoryFormat> memory_format) {
-  return emptyLikeOp().call(self, o.dtype_opt(), o.layout_opt(),
-                            o.device_opt(), o.pinned_memory_opt(),
-                            memory_format);
+  return emptyLikeOp().call(self, o.dtype_opt(), o.layout_opt(), o.device_opt(),
+                            o.pinned_memory_opt(), memory_format);
 }
 Tensor zeros_like(const Tensor& self, TensorOptions o,
                   std::optional<MemoryFormat> memory_format) {
-  return zerosLikeOp().call(self, o.dtype_opt(), o.layout_opt(),
-                            o.device_opt(), o.pinned_memory_opt(),
-                            memory_format);
+  return zerosLikeOp().call(self, o.dtype_opt(), o.layout_opt(), o.device_opt(),
+                            o.pinned_memory_opt(), memory_format);
 }
 Tensor ones_like(const Tensor& self, TensorOptions o,
                  std::optional<MemoryFormat> memory_format) {
@@ -430,40 +430,53 @@ Tensor ones_like(const Tensor& self, TensorOptions o,
 }  // namespace turnout
 
 TURNOUT_LIBRARY_FRAGMENT(aten, m) {
-  m.def("empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, "
-        "Layout? layout=None, Device? device=None, bool? pin_memory=None, "
-        "MemoryFormat? memory_format=None) -> Tensor");
-  m.def("empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType? "
-        "dtype=None, Layout? layout=None, Device? device=None, bool? "
-        "pin_memory=None) -> Tensor");
-  m.def("zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, "
-        "Device? device=None, bool? pin_memory=None) -> Tensor");
-  m.def("ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, "
-        "Device? device=None, bool? pin_memory=None) -> Tensor");
-  m.def("full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, "
-        "Layout? layout=None, Device? device=None, bool? pin_memory=None) -> "
-        "Tensor");
-  m.def("arange(Scalar end, *, ScalarType? dtype=None, Layout? layout=None, "
-        "Device? device=None, bool? pin_memory=None) -> Tensor");
-  m.def("arange.start(Scalar start, Scalar end, *, ScalarType? dtype=None, "
-        "Layout? layout=None, Device? device=None, bool? pin_memory=None) -> "
-        "Tensor");
-  m.def("arange.start_step(Scalar start, Scalar end, Scalar step=1, *, "
-        "ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
-        "bool? pin_memory=None) -> Tensor");
-  m.def("rand(int[] size, *, ScalarType? dtype=None, Layout? layout=None, "
-        "Device? device=None, bool? pin_memory=None) -> Tensor");
-  m.def("randn(int[] size, *, ScalarType? dtype=None, Layout? layout=None, "
-        "Device? device=None, bool? pin_memory=None) -> Tensor");
-  m.def("empty_like(Tensor self, *, ScalarType? dtype=None, Layout? "
-        "layout=None, Device? device=None, bool? pin_memory=None, "
-        "MemoryFormat? memory_format=None) -> Tensor");
-  m.def("zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? "
-        "layout=None, Device? device=None, bool? pin_memory=None, "
-        "MemoryFormat? memory_format=None) -> Tensor");
-  m.def("ones_like(Tensor self, *, ScalarType? dtype=None, Layout? "
-        "layout=None, Device? device=None, bool? pin_memory=None, "
-        "MemoryFormat? memory_format=None) -> Tensor");
+  m.def(
+      "empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, "
+      "Layout? layout=None, Device? device=None, bool? pin_memory=None, "
+      "MemoryFormat? memory_format=None) -> Tensor");
+  m.def(
+      "empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType? "
+      "dtype=None, Layout? layout=None, Device? device=None, bool? "
+      "pin_memory=None) -> Tensor");
+  m.def(
+      "zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, "
+      "Device? device=None, bool? pin_memory=None) -> Tensor");
+  m.def(
+      "ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, "
+      "Device? device=None, bool? pin_memory=None) -> Tensor");
+  m.def(
+      "full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, "
+      "Layout? layout=None, Device? device=None, bool? pin_memory=None) -> "
+      "Tensor");
+  m.def(
+      "arange(Scalar end, *, ScalarType? dtype=None, Layout? layout=None, "
+      "Device? device=None, bool? pin_memory=None) -> Tensor");
+  m.def(
+      "arange.start(Scalar start, Scalar end, *, ScalarType? dtype=None, "
+      "Layout? layout=None, Device? device=None, bool? pin_memory=None) -> "
+      "Tensor");
+  m.def(
+      "arange.start_step(Scalar start, Scalar end, Scalar step=1, *, "
+      "ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+      "bool? pin_memory=None) -> Tensor");
+  m.def(
+      "rand(int[] size, *, ScalarType? dtype=None, Layout? layout=None, "
+      "Device? device=None, bool? pin_memory=None) -> Tensor");
+  m.def(
+      "randn(int[] size, *, ScalarType? dtype=None, Layout? layout=None, "
+      "Device? device=None, bool? pin_memory=None) -> Tensor");
+  m.def(
+      "empty_like(Tensor self, *, ScalarType? dtype=None, Layout? "
+      "layout=None, Device? device=None, bool? pin_memory=None, "
+      "MemoryFormat? memory_format=None) -> Tensor");
+  m.def(
+      "zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? "
+      "layout=None, Device? device=None, bool? pin_memory=None, "
+      "MemoryFormat? memory_format=None) -> Tensor");
+  m.def(
+      "ones_like(Tensor self, *, ScalarType? dtype=None, Layout? "
+      "layout=None, Device? device=None, bool? pin_memory=None, "
+      "MemoryFormat? memory_format=None) -> Tensor");
 }
 
 TURNOUT_LIBRARY_IMPL(aten, BackendSelect, m) {
@@ -481,16 +494,16 @@ TURNOUT_LIBRARY_IMPL(aten, BackendSelect, m) {
 
 // The CPU and Meta kernels are the same functions: they allocate where the
 // device argument says, and write data only when the result has some.
-#define TURNOUT_FACTORY_KERNELS(m)                                          \
-  m.impl("empty.memory_format", TURNOUT_FN(turnout::empty_kernel));          \
-  m.impl("empty_strided", TURNOUT_FN(turnout::empty_strided_kernel));        \
-  m.impl("zeros", TURNOUT_FN(turnout::zeros_kernel));                        \
-  m.impl("ones", TURNOUT_FN(turnout::ones_kernel));                          \
-  m.impl("full", TURNOUT_FN(turnout::full_kernel));                          \
-  m.impl("arange", TURNOUT_FN(turnout::arange_kernel));                      \
-  m.impl("arange.start", TURNOUT_FN(turnout::arange_start_kernel));          \
+#define TURNOUT_FACTORY_KERNELS(m)                                            \
+  m.impl("empty.memory_format", TURNOUT_FN(turnout::empty_kernel));           \
+  m.impl("empty_strided", TURNOUT_FN(turnout::empty_strided_kernel));         \
+  m.impl("zeros", TURNOUT_FN(turnout::zeros_kernel));                         \
+  m.impl("ones", TURNOUT_FN(turnout::ones_kernel));                           \
+  m.impl("full", TURNOUT_FN(turnout::full_kernel));                           \
+  m.impl("arange", TURNOUT_FN(turnout::arange_kernel));                       \
+  m.impl("arange.start", TURNOUT_FN(turnout::arange_start_kernel));           \
   m.impl("arange.start_step", TURNOUT_FN(turnout::arange_start_step_kernel)); \
-  m.impl("rand", TURNOUT_FN(turnout::rand_kernel));                          \
+  m.impl("rand", TURNOUT_FN(turnout::rand_kernel));                           \
   m.impl("randn", TURNOUT_FN(turnout::randn_kernel))
 
 TURNOUT_LIBRARY_IMPL(aten, CPU, m) { TURNOUT_FACTORY_KERNELS(m); }

@@ -39,9 +39,9 @@ namespace turnout {
 class TensorOptions {
  public:
   TensorOptions() = default;
-  TensorOptions(ScalarType dtype) : dtype_(dtype) {}          // NOLINT
-  TensorOptions(Device device) : device_(device) {}           // NOLINT
-  TensorOptions(DeviceType type) : device_(Device(type)) {}   // NOLINT
+  TensorOptions(ScalarType dtype) : dtype_(dtype) {}         // NOLINT
+  TensorOptions(Device device) : device_(device) {}          // NOLINT
+  TensorOptions(DeviceType type) : device_(Device(type)) {}  // NOLINT
   /// A device string literal ("meta"); an array, so that a literal 0 is
   /// not taken for a device.
   template <size_t N>

@@ -76,9 +76,8 @@ bool isNonOverlappingAndDense(const Tensor& t) {
   // where the ones inside it end. Size-1 dimensions do not matter.
   std::vector<int64_t> order(n);
   std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-    return strides[a] < strides[b];
-  });
+  std::sort(order.begin(), order.end(),
+            [&](int64_t a, int64_t b) { return strides[a] < strides[b]; });
   int64_t expected = 1;
   for (int64_t d : order) {
     if (sizes[d] == 1) continue;

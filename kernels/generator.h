@@ -27,7 +27,8 @@ class Generator {
   /// PyTorch's default CPU seed.
   static constexpr uint64_t kDefaultSeed = 67280421310721ull;
 
-  explicit Generator(uint64_t seed = kDefaultSeed) : engine_(seed), seed_(seed) {}
+  explicit Generator(uint64_t seed = kDefaultSeed)
+      : engine_(seed), seed_(seed) {}
   Generator(const Generator&) = delete;
   Generator& operator=(const Generator&) = delete;
 

@@ -19,17 +19,21 @@
 namespace turnout {
 namespace {
 
-// ---- int ------------------------------------------------------------------------
+// ---- int
+// ------------------------------------------------------------------------
 // Through uint64_t: wraps around instead of signed-overflow UB.
 
 int64_t add_int(int64_t a, int64_t b) {
-  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+  return static_cast<int64_t>(static_cast<uint64_t>(a) +
+                              static_cast<uint64_t>(b));
 }
 int64_t sub_int(int64_t a, int64_t b) {
-  return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+  return static_cast<int64_t>(static_cast<uint64_t>(a) -
+                              static_cast<uint64_t>(b));
 }
 int64_t mul_int(int64_t a, int64_t b) {
-  return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+  return static_cast<int64_t>(static_cast<uint64_t>(a) *
+                              static_cast<uint64_t>(b));
 }
 double div_int(int64_t a, int64_t b) {
   TURNOUT_CHECK(b != 0, ErrorKind::InvalidArgument,
@@ -53,7 +57,8 @@ bool ge_int(int64_t a, int64_t b) { return a >= b; }
 bool eq_int(int64_t a, int64_t b) { return a == b; }
 bool ne_int(int64_t a, int64_t b) { return a != b; }
 
-// ---- float ----------------------------------------------------------------------
+// ---- float
+// ----------------------------------------------------------------------
 
 double add_float(double a, double b) { return a + b; }
 double sub_float(double a, double b) { return a - b; }
@@ -84,13 +89,15 @@ bool ge_float(double a, double b) { return a >= b; }
 bool eq_float(double a, double b) { return a == b; }
 bool ne_float(double a, double b) { return a != b; }
 
-// ---- bool -----------------------------------------------------------------------
+// ---- bool
+// -----------------------------------------------------------------------
 
 bool not_bool(bool a) { return !a; }
 bool and_bool(bool a, bool b) { return a && b; }
 bool or_bool(bool a, bool b) { return a || b; }
 
-// ---- Conversions ------------------------------------------------------------------
+// ---- Conversions
+// ------------------------------------------------------------------
 
 int64_t int_float(double a) {
   TURNOUT_CHECK(!std::isnan(a), ErrorKind::InvalidArgument,
@@ -108,9 +115,8 @@ double float_int(int64_t a) { return static_cast<double>(a); }
 Scalar item_composite(const Tensor& self) {
   TURNOUT_CHECK(self.defined(), ErrorKind::InvalidArgument,
                 "item(): expected a defined tensor");
-  TURNOUT_CHECK(self.numel() == 1, ErrorKind::InvalidArgument,
-                "a Tensor with ", self.numel(),
-                " elements cannot be converted to Scalar");
+  TURNOUT_CHECK(self.numel() == 1, ErrorKind::InvalidArgument, "a Tensor with ",
+                self.numel(), " elements cannot be converted to Scalar");
   TURNOUT_CHECK(!self.is_meta(), ErrorKind::NotImplemented,
                 "Tensor.item() cannot be called on meta tensors");
   TURNOUT_CHECK(self.is_cpu(), ErrorKind::NotImplemented,
@@ -155,7 +161,8 @@ int64_t size_int(const Tensor& self, int64_t dim) {
 }
 int64_t dim_default(const Tensor& self) { return self.dim(); }
 
-// ---- Lists (boxed: t[] is any list) -------------------------------------------------
+// ---- Lists (boxed: t[] is any list)
+// -------------------------------------------------
 
 int64_t listSize(const IValue& list, const char* op) {
   switch (list.tag()) {
@@ -279,7 +286,8 @@ TURNOUT_LIBRARY_IMPL(aten, CompositeExplicitAutograd, m) {
   m.impl("ge.float", TURNOUT_FN(turnout::ge_float));
   m.impl("eq.float", TURNOUT_FN(turnout::eq_float));
   m.impl("ne.float", TURNOUT_FN(turnout::ne_float));
-  m.impl("__getitem__.t", CppFunction::makeFromBoxedFunction(&turnout::getitem_t));
+  m.impl("__getitem__.t",
+         CppFunction::makeFromBoxedFunction(&turnout::getitem_t));
   m.impl("len.t", CppFunction::makeFromBoxedFunction(&turnout::len_t));
   m.impl("Int.Tensor", TURNOUT_FN(turnout::int_tensor));
   m.impl("Int.float", TURNOUT_FN(turnout::int_float));

@@ -21,7 +21,8 @@ void checkDefined(const Tensor& t, const char* op) {
 
 DimVector toDims(IntArrayRef a) { return DimVector(a.begin(), a.end()); }
 
-// ---- Views ---------------------------------------------------------------------
+// ---- Views
+// ---------------------------------------------------------------------
 
 Tensor view_kernel(const Tensor& self, IntArrayRef size) {
   checkDefined(self, "view");
@@ -173,7 +174,8 @@ Tensor detach_composite(const Tensor& self) {
   return makeView(self, self.sizes(), self.strides(), self.storage_offset());
 }
 
-// ---- Copies ---------------------------------------------------------------------
+// ---- Copies
+// ---------------------------------------------------------------------
 
 // CPU and Meta: allocate on the inputs' device, then copy_ each input into
 // its slice of the result (copy_'s Meta kernel copies nothing).
@@ -181,9 +183,7 @@ Tensor cat_kernel(absl::Span<const Tensor> tensors, int64_t dim) {
   TURNOUT_CHECK(!tensors.empty(), ErrorKind::InvalidArgument,
                 "torch.cat(): expected a non-empty list of Tensors");
   // PyTorch 1.13 still skips 1-d tensors of size [0] whatever `dim` is.
-  auto skipped = [](const Tensor& t) {
-    return t.dim() == 1 && t.size(0) == 0;
-  };
+  auto skipped = [](const Tensor& t) { return t.dim() == 1 && t.size(0) == 0; };
   const Tensor* ref = nullptr;
   ScalarType dtype = tensors[0].scalar_type();
   const Device device = tensors[0].device();
@@ -223,8 +223,7 @@ Tensor cat_kernel(absl::Span<const Tensor> tensors, int64_t dim) {
   int64_t at = 0;
   for (const Tensor& t : tensors) {
     if (skipped(t)) continue;
-    Tensor part = makeView(out, t.sizes(), out.strides(),
-                           at * out.stride(dim));
+    Tensor part = makeView(out, t.sizes(), out.strides(), at * out.stride(dim));
     copy_(part, t);
     at += t.size(dim);
   }
@@ -261,7 +260,8 @@ Tensor contiguous_composite(const Tensor& self, MemoryFormat memory_format) {
 
 }  // namespace
 
-// ---- Front end ------------------------------------------------------------------
+// ---- Front end
+// ------------------------------------------------------------------
 
 Tensor view(const Tensor& self, IntArrayRef size) {
   static const auto op = Dispatcher::singleton()
@@ -285,10 +285,9 @@ Tensor t(const Tensor& self) {
 }
 
 Tensor transpose(const Tensor& self, int64_t dim0, int64_t dim1) {
-  static const auto op =
-      Dispatcher::singleton()
-          .findSchemaOrThrow("aten::transpose", "int")
-          .typed<Tensor(const Tensor&, int64_t, int64_t)>();
+  static const auto op = Dispatcher::singleton()
+                             .findSchemaOrThrow("aten::transpose", "int")
+                             .typed<Tensor(const Tensor&, int64_t, int64_t)>();
   return op.call(self, dim0, dim1);
 }
 
@@ -300,10 +299,9 @@ Tensor permute(const Tensor& self, IntArrayRef dims) {
 }
 
 Tensor expand(const Tensor& self, IntArrayRef size, bool implicit) {
-  static const auto op =
-      Dispatcher::singleton()
-          .findSchemaOrThrow("aten::expand", "")
-          .typed<Tensor(const Tensor&, IntArrayRef, bool)>();
+  static const auto op = Dispatcher::singleton()
+                             .findSchemaOrThrow("aten::expand", "")
+                             .typed<Tensor(const Tensor&, IntArrayRef, bool)>();
   return op.call(self, size, implicit);
 }
 
@@ -332,10 +330,9 @@ Tensor slice(const Tensor& self, int64_t dim, std::optional<int64_t> start,
 }
 
 Tensor select(const Tensor& self, int64_t dim, int64_t index) {
-  static const auto op =
-      Dispatcher::singleton()
-          .findSchemaOrThrow("aten::select", "int")
-          .typed<Tensor(const Tensor&, int64_t, int64_t)>();
+  static const auto op = Dispatcher::singleton()
+                             .findSchemaOrThrow("aten::select", "int")
+                             .typed<Tensor(const Tensor&, int64_t, int64_t)>();
   return op.call(self, dim, index);
 }
 
@@ -356,10 +353,9 @@ Tensor stack(absl::Span<const Tensor> tensors, int64_t dim) {
 }
 
 Tensor contiguous(const Tensor& self, MemoryFormat memory_format) {
-  static const auto op =
-      Dispatcher::singleton()
-          .findSchemaOrThrow("aten::contiguous", "")
-          .typed<Tensor(const Tensor&, MemoryFormat)>();
+  static const auto op = Dispatcher::singleton()
+                             .findSchemaOrThrow("aten::contiguous", "")
+                             .typed<Tensor(const Tensor&, MemoryFormat)>();
   return op.call(self, memory_format);
 }
 
@@ -378,17 +374,20 @@ TURNOUT_LIBRARY_FRAGMENT(aten, m) {
   m.def("t(Tensor(a) self) -> Tensor(a)");
   m.def("transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)");
   m.def("permute(Tensor(a) self, int[] dims) -> Tensor(a)");
-  m.def("expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> "
-        "Tensor(a)");
+  m.def(
+      "expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> "
+      "Tensor(a)");
   m.def("squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)");
   m.def("unsqueeze(Tensor(a) self, int dim) -> Tensor(a)");
-  m.def("slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? "
-        "end=None, SymInt step=1) -> Tensor(a)");
+  m.def(
+      "slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? "
+      "end=None, SymInt step=1) -> Tensor(a)");
   m.def("select.int(Tensor(a) self, int dim, int index) -> Tensor(a)");
   m.def("cat(Tensor[] tensors, int dim=0) -> Tensor");
   m.def("stack(Tensor[] tensors, int dim=0) -> Tensor");
-  m.def("contiguous(Tensor(a) self, *, MemoryFormat memory_format=0) -> "
-        "Tensor(a)");
+  m.def(
+      "contiguous(Tensor(a) self, *, MemoryFormat memory_format=0) -> "
+      "Tensor(a)");
   m.def("detach(Tensor(a) self) -> Tensor(a)");
 }
 

@@ -29,13 +29,13 @@ DimVector inferSize(IntArrayRef shape, int64_t numel) {
                   "] because the unspecified dimension size -1 can be any "
                   "value and is ambiguous");
     TURNOUT_CHECK(numel % known == 0, ErrorKind::InvalidArgument, "shape '[",
-                  absl::StrJoin(shape, ", "), "]' is invalid for input of size ",
-                  numel);
+                  absl::StrJoin(shape, ", "),
+                  "]' is invalid for input of size ", numel);
     result[*infer] = numel / known;
   } else {
     TURNOUT_CHECK(known == numel, ErrorKind::InvalidArgument, "shape '[",
-                  absl::StrJoin(shape, ", "), "]' is invalid for input of size ",
-                  numel);
+                  absl::StrJoin(shape, ", "),
+                  "]' is invalid for input of size ", numel);
   }
   return result;
 }
@@ -114,7 +114,7 @@ ExpandedGeometry expandGeometry(const Tensor& self, IntArrayRef target) {
   for (int64_t i = n - 1; i >= 0; --i) {
     const int64_t offset = ndim - n + i;  // the matching dim of self, if >= 0
     const int64_t size = offset >= 0 ? sizes[offset] : 1;
-    const int64_t stride = offset >= 0  ? strides[offset]
+    const int64_t stride = offset >= 0 ? strides[offset]
                            : i + 1 < n ? g.sizes[i + 1] * g.strides[i + 1]
                                        : 1;
     int64_t want = target[i];

@@ -17,10 +17,10 @@
 namespace turnout {
 namespace {
 
+using ::testing::HasSubstr;
 using testing::tensorOf;
 using testing::valuesOf;
 using testing::vec;
-using ::testing::HasSubstr;
 
 std::string errorOf(const std::function<void()>& f) {
   try {
@@ -85,23 +85,21 @@ TEST(Copy, Errors) {
     const char* message;
   };
   const std::vector<Case> cases = {
-      {"shape",
-       [] { copy_(zeros({2}), zeros({3})); },
+      {"shape", [] { copy_(zeros({2}), zeros({3})); },
        "The size of tensor a (2) must match the size of tensor b (3)"},
       {"broadcast grows",
-       [] { copy_(zeros({2}), zeros({2, 2})); },
+       [] {
+         copy_(zeros({2}), zeros({2, 2}));
+       },
        "output with shape [2] doesn't match the broadcast shape [2, 2]"},
       {"expanded destination",
        [] { copy_(expand(zeros({1}), {3}), zeros({3})); },
        "more than one element of the written-to tensor refers to a single"},
-      {"out of meta",
-       [] { copy_(zeros({2}), zeros({2}, "meta")); },
+      {"out of meta", [] { copy_(zeros({2}), zeros({2}, "meta")); },
        "Cannot copy out of meta tensor; no data!"},
-      {"fill overflow",
-       [] { fill_(zeros({2}, kChar), 300); },
+      {"fill overflow", [] { fill_(zeros({2}, kChar), 300); },
        "fill_(): value 300 cannot be converted to type Char without overflow"},
-      {"fill nan to int",
-       [] { fill_(zeros({2}, kInt), NAN); },
+      {"fill nan to int", [] { fill_(zeros({2}, kInt), NAN); },
        "cannot be converted to type Int"},
   };
   for (const Case& c : cases) {
@@ -115,7 +113,9 @@ TEST(Copy, MetaChecksShapesAndCopiesNothing) {
   EXPECT_TRUE(copy_(m, zeros({3})).is_same(m));
   EXPECT_THAT(errorOf([&] { copy_(m, zeros({4})); }),
               HasSubstr("must match the size of tensor b (4)"));
-  EXPECT_THAT(errorOf([&] { fill_(empty({2}, TensorOptions(kByte).device("meta")), -1); }),
+  EXPECT_THAT(errorOf([&] {
+                fill_(empty({2}, TensorOptions(kByte).device("meta")), -1);
+              }),
               HasSubstr("cannot be converted to type Byte"));
 }
 

@@ -18,10 +18,10 @@
 namespace turnout {
 namespace {
 
+using ::testing::HasSubstr;
 using testing::tensorOf;
 using testing::valuesOf;
 using testing::vec;
-using ::testing::HasSubstr;
 using Dims = std::vector<int64_t>;
 
 std::string errorOf(const std::function<void()>& f) {
@@ -42,22 +42,50 @@ TEST(Factory, ValuesAndDtypes) {
     std::vector<double> values;
   };
   const std::vector<Case> cases = {
-      {"zeros", [] { return zeros({2, 2}); }, kFloat, {2, 2}, {0, 0, 0, 0}},
+      {"zeros",
+       [] {
+         return zeros({2, 2});
+       },
+       kFloat,
+       {2, 2},
+       {0, 0, 0, 0}},
       {"zeros long", [] { return zeros({3}, kLong); }, kLong, {3}, {0, 0, 0}},
       {"ones half", [] { return ones({2}, kHalf); }, kHalf, {2}, {1, 1}},
       {"ones 0-dim", [] { return ones({}); }, kFloat, {}, {1}},
-      {"zeros empty", [] { return zeros({0, 3}); }, kFloat, {0, 3}, {}},
+      {"zeros empty",
+       [] {
+         return zeros({0, 3});
+       },
+       kFloat,
+       {0, 3},
+       {}},
       {"full int", [] { return full({2}, 7); }, kLong, {2}, {7, 7}},
       {"full float", [] { return full({1}, 0.5); }, kFloat, {1}, {0.5}},
       {"full bool", [] { return full({1}, true); }, kBool, {1}, {1}},
-      {"full dtype", [] { return full({2}, 2, kDouble); }, kDouble, {2}, {2, 2}},
+      {"full dtype",
+       [] { return full({2}, 2, kDouble); },
+       kDouble,
+       {2},
+       {2, 2}},
       {"arange end", [] { return arange(4); }, kLong, {4}, {0, 1, 2, 3}},
       {"arange start", [] { return arange(2, 5); }, kLong, {3}, {2, 3, 4}},
-      {"arange step", [] { return arange(0, 1, 0.25); }, kFloat, {4}, {0, 0.25, 0.5, 0.75}},
+      {"arange step",
+       [] { return arange(0, 1, 0.25); },
+       kFloat,
+       {4},
+       {0, 0.25, 0.5, 0.75}},
       {"arange neg", [] { return arange(5, 0, -2); }, kLong, {3}, {5, 3, 1}},
-      {"arange dtype", [] { return arange(3, kDouble); }, kDouble, {3}, {0, 1, 2}},
+      {"arange dtype",
+       [] { return arange(3, kDouble); },
+       kDouble,
+       {3},
+       {0, 1, 2}},
       {"arange empty", [] { return arange(2, 2); }, kLong, {0}, {}},
-      {"arange 1.5", [] { return arange(0, 1.5, 0.5); }, kFloat, {3}, {0, 0.5, 1}},
+      {"arange 1.5",
+       [] { return arange(0, 1.5, 0.5); },
+       kFloat,
+       {3},
+       {0, 0.5, 1}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -70,18 +98,43 @@ TEST(Factory, ValuesAndDtypes) {
 }
 
 TEST(Factory, BackendSelectRoutesByDevice) {
-  const std::vector<std::pair<const char*, std::function<Tensor(TensorOptions)>>>
+  const std::vector<
+      std::pair<const char*, std::function<Tensor(TensorOptions)>>>
       factories = {
-          {"empty", [](TensorOptions o) { return empty({2, 3}, o); }},
-          {"empty_strided", [](TensorOptions o) { return empty_strided({2, 3}, {1, 2}, o); }},
-          {"zeros", [](TensorOptions o) { return zeros({2, 3}, o); }},
-          {"ones", [](TensorOptions o) { return ones({2, 3}, o); }},
-          {"full", [](TensorOptions o) { return full({2, 3}, 1.5, o); }},
-          {"arange", [](TensorOptions o) { return arange(6, o.dtype(kFloat)); }},
-          {"arange.start", [](TensorOptions o) { return arange(0, 6, o.dtype(kFloat)); }},
-          {"arange.start_step", [](TensorOptions o) { return arange(0, 6, 1, o.dtype(kFloat)); }},
-          {"rand", [](TensorOptions o) { return rand({2, 3}, o); }},
-          {"randn", [](TensorOptions o) { return randn({2, 3}, o); }},
+          {"empty",
+           [](TensorOptions o) {
+             return empty({2, 3}, o);
+           }},
+          {"empty_strided",
+           [](TensorOptions o) {
+             return empty_strided({2, 3}, {1, 2}, o);
+           }},
+          {"zeros",
+           [](TensorOptions o) {
+             return zeros({2, 3}, o);
+           }},
+          {"ones",
+           [](TensorOptions o) {
+             return ones({2, 3}, o);
+           }},
+          {"full",
+           [](TensorOptions o) {
+             return full({2, 3}, 1.5, o);
+           }},
+          {"arange",
+           [](TensorOptions o) { return arange(6, o.dtype(kFloat)); }},
+          {"arange.start",
+           [](TensorOptions o) { return arange(0, 6, o.dtype(kFloat)); }},
+          {"arange.start_step",
+           [](TensorOptions o) { return arange(0, 6, 1, o.dtype(kFloat)); }},
+          {"rand",
+           [](TensorOptions o) {
+             return rand({2, 3}, o);
+           }},
+          {"randn",
+           [](TensorOptions o) {
+             return randn({2, 3}, o);
+           }},
       };
   for (const auto& [name, f] : factories) {
     SCOPED_TRACE(name);
@@ -121,13 +174,14 @@ TEST(Factory, BackendSelectReachesAUserBackend) {
   static int calls = 0;
   Library lib(Library::IMPL, "aten", DispatchKey::PrivateUse1, __FILE__,
               __LINE__);
-  lib.impl("zeros", [](IntArrayRef size, std::optional<ScalarType> dtype,
-                       std::optional<Layout>, std::optional<Device> device,
-                       std::optional<bool>) -> Tensor {
-    ++calls;
-    EXPECT_EQ(device, Device("privateuseone"));
-    return empty(size, TensorOptions(Device("meta")).dtype(dtype));
-  });
+  lib.impl("zeros",
+           [](IntArrayRef size, std::optional<ScalarType> dtype,
+              std::optional<Layout>, std::optional<Device> device,
+              std::optional<bool>) -> Tensor {
+             ++calls;
+             EXPECT_EQ(device, Device("privateuseone"));
+             return empty(size, TensorOptions(Device("meta")).dtype(dtype));
+           });
   calls = 0;
   Tensor x = zeros({3}, Device("privateuseone"));
   EXPECT_EQ(calls, 1);
@@ -205,7 +259,10 @@ TEST(Factory, Errors) {
     const char* message;
   };
   const std::vector<Case> cases = {
-      {"negative size", [] { zeros({2, -1}); },
+      {"negative size",
+       [] {
+         zeros({2, -1});
+       },
        "Trying to create tensor with negative dimension -1: [2, -1]"},
       {"negative size meta", [] { zeros({-2}, "meta"); },
        "Trying to create tensor with negative dimension -2"},
@@ -222,9 +279,15 @@ TEST(Factory, Errors) {
       {"layout", [] { zeros({2}, TensorOptions().layout(Layout::Sparse)); },
        "Could not run 'aten::zeros' with arguments from the 'SparseCPU' "
        "backend"},
-      {"strided lengths", [] { empty_strided({2, 2}, {1}); },
+      {"strided lengths",
+       [] {
+         empty_strided({2, 2}, {1});
+       },
        "mismatch in length of strides and shape"},
-      {"channels last rank", [] { empty({2, 2}, {}, MemoryFormat::ChannelsLast); },
+      {"channels last rank",
+       [] {
+         empty({2, 2}, {}, MemoryFormat::ChannelsLast);
+       },
        "required rank 4 tensor to use channels_last format"},
   };
   for (const Case& c : cases) {

@@ -21,7 +21,8 @@ inline Tensor tensorOf(const std::vector<double>& values, IntArrayRef sizes,
   dispatchAllTypes(dtype, "tensorOf", [&](auto tag) {
     using T = decltype(tag);
     T* p = static_cast<T*>(t.data_ptr());
-    for (size_t i = 0; i < values.size(); ++i) p[i] = convertElement<T>(values[i]);
+    for (size_t i = 0; i < values.size(); ++i)
+      p[i] = convertElement<T>(values[i]);
   });
   return t;
 }

@@ -18,8 +18,8 @@
 namespace turnout {
 namespace {
 
-using testing::tensorOf;
 using ::testing::HasSubstr;
+using testing::tensorOf;
 
 // Calls ns::name.overload boxed with `args`; returns the one result.
 IValue callOp(const std::string& name, const std::string& overload,
@@ -49,15 +49,15 @@ TEST(ScalarOps, Int) {
     IValue want;
   };
   const std::vector<Case> cases = {
-      {"add", 2, 3, IValue(5)},          {"add", kMax, 1, IValue(kMin)},
-      {"sub", 2, 3, IValue(-1)},         {"mul", -4, 3, IValue(-12)},
-      {"div", 7, 2, IValue(3.5)},        {"div", -1, 4, IValue(-0.25)},
-      {"floordiv", 7, 2, IValue(3)},     {"floordiv", -7, 2, IValue(-4)},
-      {"floordiv", 7, -2, IValue(-4)},   {"floordiv", -7, -2, IValue(3)},
-      {"floordiv", -6, 2, IValue(-3)},   {"floordiv", kMin, -1, IValue(kMin)},
-      {"lt", 1, 2, IValue(true)},        {"le", 2, 2, IValue(true)},
-      {"gt", 1, 2, IValue(false)},       {"ge", 1, 2, IValue(false)},
-      {"eq", 3, 3, IValue(true)},        {"ne", 3, 3, IValue(false)},
+      {"add", 2, 3, IValue(5)},        {"add", kMax, 1, IValue(kMin)},
+      {"sub", 2, 3, IValue(-1)},       {"mul", -4, 3, IValue(-12)},
+      {"div", 7, 2, IValue(3.5)},      {"div", -1, 4, IValue(-0.25)},
+      {"floordiv", 7, 2, IValue(3)},   {"floordiv", -7, 2, IValue(-4)},
+      {"floordiv", 7, -2, IValue(-4)}, {"floordiv", -7, -2, IValue(3)},
+      {"floordiv", -6, 2, IValue(-3)}, {"floordiv", kMin, -1, IValue(kMin)},
+      {"lt", 1, 2, IValue(true)},      {"le", 2, 2, IValue(true)},
+      {"gt", 1, 2, IValue(false)},     {"ge", 1, 2, IValue(false)},
+      {"eq", 3, 3, IValue(true)},      {"ne", 3, 3, IValue(false)},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(std::string(c.op) + "(" + std::to_string(c.a) + ", " +
@@ -75,18 +75,25 @@ TEST(ScalarOps, Float) {
     IValue want;
   };
   const std::vector<Case> cases = {
-      {"add", 0.5, 0.25, IValue(0.75)},   {"sub", 0.5, 1.0, IValue(-0.5)},
-      {"mul", 1.5, -2.0, IValue(-3.0)},   {"div", 1.0, 4.0, IValue(0.25)},
-      {"floordiv", 7.5, 2.0, IValue(3.0)}, {"floordiv", -7.5, 2.0, IValue(-4.0)},
+      {"add", 0.5, 0.25, IValue(0.75)},
+      {"sub", 0.5, 1.0, IValue(-0.5)},
+      {"mul", 1.5, -2.0, IValue(-3.0)},
+      {"div", 1.0, 4.0, IValue(0.25)},
+      {"floordiv", 7.5, 2.0, IValue(3.0)},
+      {"floordiv", -7.5, 2.0, IValue(-4.0)},
       {"floordiv", 7.5, -2.0, IValue(-4.0)},
-      {"lt", 1.0, 2.0, IValue(true)},     {"le", 2.0, 2.0, IValue(true)},
-      {"gt", 1.0, 2.0, IValue(false)},    {"ge", 3.0, 2.0, IValue(true)},
-      {"eq", 0.1, 0.1, IValue(true)},     {"ne", NAN, NAN, IValue(true)},
+      {"lt", 1.0, 2.0, IValue(true)},
+      {"le", 2.0, 2.0, IValue(true)},
+      {"gt", 1.0, 2.0, IValue(false)},
+      {"ge", 3.0, 2.0, IValue(true)},
+      {"eq", 0.1, 0.1, IValue(true)},
+      {"ne", NAN, NAN, IValue(true)},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(std::string(c.op) + "(" + std::to_string(c.a) + ", " +
                  std::to_string(c.b) + ")");
-    EXPECT_EQ(callOp(std::string("aten::") + c.op, "float", {c.a, c.b}), c.want);
+    EXPECT_EQ(callOp(std::string("aten::") + c.op, "float", {c.a, c.b}),
+              c.want);
   }
   EXPECT_EQ(callOp("aten::neg", "float", {IValue(2.5)}), IValue(-2.5));
 }
@@ -145,7 +152,8 @@ TEST(ScalarOps, ListsOfEveryKind) {
       {"float", IValue(std::vector<double>{0.5, 1.5}), IValue(1.5), 2},
       {"bool", IValue(std::vector<bool>{true, false}), IValue(false), 2},
       {"tensor", IValue(std::vector<Tensor>{a, b}), IValue(b), 2},
-      {"generic", IValue(std::vector<IValue>{IValue("x"), IValue(1)}), IValue(1), 2},
+      {"generic", IValue(std::vector<IValue>{IValue("x"), IValue(1)}),
+       IValue(1), 2},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -174,28 +182,49 @@ TEST(ScalarOps, Errors) {
     const char* message;
   };
   const std::vector<Case> cases = {
-      {"div 0", [] { callOp("aten::div", "int", {1, 0}); }, "division by zero"},
-      {"floordiv 0", [] { callOp("aten::floordiv", "int", {1, 0}); },
+      {"div 0",
+       [] {
+         callOp("aten::div", "int", {1, 0});
+       },
+       "division by zero"},
+      {"floordiv 0",
+       [] {
+         callOp("aten::floordiv", "int", {1, 0});
+       },
        "integer division or modulo by zero"},
-      {"div float 0", [] { callOp("aten::div", "float", {1.0, 0.0}); },
+      {"div float 0",
+       [] {
+         callOp("aten::div", "float", {1.0, 0.0});
+       },
        "float division by zero"},
       {"Int nan", [] { callOp("aten::Int", "float", {NAN}); },
        "cannot convert float NaN to integer"},
       {"Int inf", [] { callOp("aten::Int", "float", {INFINITY}); },
        "cannot convert float infinity to integer"},
       {"getitem range",
-       [] { callOp("aten::__getitem__", "t", {std::vector<int64_t>{1}, 1}); },
+       [] {
+         callOp("aten::__getitem__", "t", {std::vector<int64_t>{1}, 1});
+       },
        "list index out of range"},
-      {"getitem not a list", [] { callOp("aten::__getitem__", "t", {1, 0}); },
+      {"getitem not a list",
+       [] {
+         callOp("aten::__getitem__", "t", {1, 0});
+       },
        "expected a list, got Int"},
-      {"item numel", [] { item(zeros({2, 3})); },
+      {"item numel",
+       [] {
+         item(zeros({2, 3}));
+       },
        "a Tensor with 6 elements cannot be converted to Scalar"},
       {"item meta", [] { item(empty({}, "meta")); },
        "Tensor.item() cannot be called on meta tensors"},
       {"ScalarImplicit dims",
        [] { callOp("aten::ScalarImplicit", "", {IValue(zeros({2}))}); },
        "ScalarImplicit(): expected a 0-dim tensor, got one of sizes [2]"},
-      {"size.int dim", [] { callOp("aten::size", "int", {IValue(zeros({2})), 1}); },
+      {"size.int dim",
+       [] {
+         callOp("aten::size", "int", {IValue(zeros({2})), 1});
+       },
        "Dimension out of range"},
   };
   for (const Case& c : cases) {

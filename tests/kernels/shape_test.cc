@@ -15,10 +15,10 @@
 namespace turnout {
 namespace {
 
+using ::testing::HasSubstr;
 using testing::tensorOf;
 using testing::valuesOf;
 using testing::vec;
-using ::testing::HasSubstr;
 using Dims = std::vector<int64_t>;
 
 std::string errorOf(const std::function<void()>& f) {
@@ -41,27 +41,86 @@ TEST(Views, SizesStridesOffsetsOnCpuAndMeta) {
     int64_t offset;
   };
   const std::vector<Case> cases = {
-      {"view", [](const Tensor& x) { return view(x, {3, -1}); }, {3, 2}, {2, 1}, 0},
+      {"view",
+       [](const Tensor& x) {
+         return view(x, {3, -1});
+       },
+       {3, 2},
+       {2, 1},
+       0},
       {"t", [](const Tensor& x) { return t(x); }, {3, 2}, {1, 3}, 0},
-      {"transpose", [](const Tensor& x) { return transpose(x, -1, 0); }, {3, 2}, {1, 3}, 0},
-      {"permute", [](const Tensor& x) { return permute(x, {1, 0}); }, {3, 2}, {1, 3}, 0},
-      {"expand", [](const Tensor& x) { return expand(x, {4, 2, -1}); }, {4, 2, 3}, {0, 3, 1}, 0},
-      {"unsqueeze", [](const Tensor& x) { return unsqueeze(x, 1); }, {2, 1, 3}, {3, 3, 1}, 0},
-      {"unsqueeze end", [](const Tensor& x) { return unsqueeze(x, -1); }, {2, 3, 1}, {3, 1, 1}, 0},
-      {"squeeze no-op", [](const Tensor& x) { return squeeze(x, 0); }, {2, 3}, {3, 1}, 0},
-      {"squeeze", [](const Tensor& x) { return squeeze(unsqueeze(x, 0), 0); }, {2, 3}, {3, 1}, 0},
-      {"slice", [](const Tensor& x) { return slice(x, 1, 1, std::nullopt); }, {2, 2}, {3, 1}, 1},
-      {"slice step", [](const Tensor& x) { return slice(x, 1, 0, 100, 2); }, {2, 2}, {3, 2}, 0},
-      {"slice negative", [](const Tensor& x) { return slice(x, 1, -2, -1); }, {2, 1}, {3, 1}, 1},
-      {"slice empty", [](const Tensor& x) { return slice(x, 0, 2, 1); }, {0, 3}, {3, 1}, 6},
+      {"transpose",
+       [](const Tensor& x) { return transpose(x, -1, 0); },
+       {3, 2},
+       {1, 3},
+       0},
+      {"permute",
+       [](const Tensor& x) {
+         return permute(x, {1, 0});
+       },
+       {3, 2},
+       {1, 3},
+       0},
+      {"expand",
+       [](const Tensor& x) {
+         return expand(x, {4, 2, -1});
+       },
+       {4, 2, 3},
+       {0, 3, 1},
+       0},
+      {"unsqueeze",
+       [](const Tensor& x) { return unsqueeze(x, 1); },
+       {2, 1, 3},
+       {3, 3, 1},
+       0},
+      {"unsqueeze end",
+       [](const Tensor& x) { return unsqueeze(x, -1); },
+       {2, 3, 1},
+       {3, 1, 1},
+       0},
+      {"squeeze no-op",
+       [](const Tensor& x) { return squeeze(x, 0); },
+       {2, 3},
+       {3, 1},
+       0},
+      {"squeeze",
+       [](const Tensor& x) { return squeeze(unsqueeze(x, 0), 0); },
+       {2, 3},
+       {3, 1},
+       0},
+      {"slice",
+       [](const Tensor& x) { return slice(x, 1, 1, std::nullopt); },
+       {2, 2},
+       {3, 1},
+       1},
+      {"slice step",
+       [](const Tensor& x) { return slice(x, 1, 0, 100, 2); },
+       {2, 2},
+       {3, 2},
+       0},
+      {"slice negative",
+       [](const Tensor& x) { return slice(x, 1, -2, -1); },
+       {2, 1},
+       {3, 1},
+       1},
+      {"slice empty",
+       [](const Tensor& x) { return slice(x, 0, 2, 1); },
+       {0, 3},
+       {3, 1},
+       6},
       {"select", [](const Tensor& x) { return select(x, 0, 1); }, {3}, {1}, 3},
-      {"select negative", [](const Tensor& x) { return select(x, 1, -1); }, {2}, {3}, 2},
+      {"select negative",
+       [](const Tensor& x) { return select(x, 1, -1); },
+       {2},
+       {3},
+       2},
       {"detach", [](const Tensor& x) { return detach(x); }, {2, 3}, {3, 1}, 0},
   };
   for (const char* device : {"cpu", "meta"}) {
     for (const Case& c : cases) {
       SCOPED_TRACE(std::string(c.name) + " on " + device);
-      Tensor x = device == std::string("cpu") ? range6() : empty({2, 3}, "meta");
+      Tensor x =
+          device == std::string("cpu") ? range6() : empty({2, 3}, "meta");
       Tensor v = c.f(x);
       EXPECT_EQ(vec(v.sizes()), c.sizes);
       EXPECT_EQ(vec(v.strides()), c.strides);
@@ -165,56 +224,90 @@ TEST(Shape, Errors) {
   };
   Tensor x = range6();
   const std::vector<Case> cases = {
-      {"view numel", [&] { view(x, {2, 5}); },
+      {"view numel",
+       [&] {
+         view(x, {2, 5});
+       },
        "shape '[2, 5]' is invalid for input of size 6"},
-      {"view two -1", [&] { view(x, {-1, -1}); },
+      {"view two -1",
+       [&] {
+         view(x, {-1, -1});
+       },
        "only one dimension can be inferred"},
       {"view meta numel", [&] { view(empty({6}, "meta"), {4}); },
        "shape '[4]' is invalid for input of size 6"},
-      {"t 3d", [&] { t(zeros({1, 2, 3})); },
+      {"t 3d",
+       [&] {
+         t(zeros({1, 2, 3}));
+       },
        "t() expects a tensor with <= 2 dimensions, but self is 3D"},
       {"transpose dim", [&] { transpose(x, 0, 2); },
-       "Dimension out of range (expected to be in range of [-2, 1], but got 2)"},
+       "Dimension out of range (expected to be in range of [-2, 1], but got "
+       "2)"},
       {"permute length", [&] { permute(x, {0}); },
        "input.dim() = 2 is not equal to len(dims) = 1"},
-      {"permute dup", [&] { permute(x, {1, 1}); },
+      {"permute dup",
+       [&] {
+         permute(x, {1, 1});
+       },
        "permute(): duplicate dims are not allowed."},
       {"expand fewer", [&] { expand(x, {3}); },
        "expand(torch.FloatTensor{[2, 3]}, size=[3]): the number of sizes "
        "provided (1) must be greater or equal to the number of dimensions in "
        "the tensor (2)"},
-      {"expand mismatch", [&] { expand(x, {2, 4}); },
+      {"expand mismatch",
+       [&] {
+         expand(x, {2, 4});
+       },
        "The expanded size of the tensor (4) must match the existing size (3) "
        "at non-singleton dimension 1.  Target sizes: [2, 4].  Tensor sizes: "
        "[2, 3]"},
-      {"expand leading -1", [&] { expand(x, {-1, 2, 3}); },
+      {"expand leading -1",
+       [&] {
+         expand(x, {-1, 2, 3});
+       },
        "The expanded size of the tensor (-1) isn't allowed in a leading, "
        "non-existing dimension 0"},
       {"slice 0-dim", [&] { slice(zeros({}), 0); },
        "slice() cannot be applied to a 0-dim tensor."},
-      {"slice step", [&] { slice(x, 0, 0, 1, 0); }, "slice step must be positive"},
+      {"slice step", [&] { slice(x, 0, 0, 1, 0); },
+       "slice step must be positive"},
       {"select range", [&] { select(x, 1, 3); },
-       "select(): index 3 out of range for tensor of size [2, 3] at dimension 1"},
+       "select(): index 3 out of range for tensor of size [2, 3] at dimension "
+       "1"},
       {"select 0-dim", [&] { select(zeros({}), 0, 0); },
        "select() cannot be applied to a 0-dim tensor."},
       {"unsqueeze dim", [&] { unsqueeze(x, 3); }, "Dimension out of range"},
       // No tensor to dispatch on: the dispatcher says so (cat has backend
       // kernels only, as in PyTorch).
       {"cat empty", [&] { cat({}); }, "Could not run 'aten::cat'"},
-      {"cat sizes", [&] { cat({x, zeros({3, 3})}, 1); },
+      {"cat sizes",
+       [&] {
+         cat({x, zeros({3, 3})}, 1);
+       },
        "Sizes of tensors must match except in dimension 1. Expected size 2 but "
        "got size 3 for tensor number 1 in the list."},
-      {"cat ndim", [&] { cat({x, zeros({3})}); },
+      {"cat ndim",
+       [&] {
+         cat({x, zeros({3})});
+       },
        "Tensors must have same number of dimensions: got 2 and 1"},
       {"cat 0-dim", [&] { cat({zeros({})}); },
        "zero-dimensional tensor (at position 0) cannot be concatenated"},
-      {"cat devices", [&] { cat({x, empty({2, 3}, "meta")}); },
+      {"cat devices",
+       [&] {
+         cat({x, empty({2, 3}, "meta")});
+       },
        "Expected all tensors to be on the same device, but found at least two "
        "devices, cpu and meta!"},
-      {"stack sizes", [&] { stack({zeros({2}), zeros({3})}); },
+      {"stack sizes",
+       [&] {
+         stack({zeros({2}), zeros({3})});
+       },
        "stack expects each tensor to be equal size, but got [2] at entry 0 and "
        "[3] at entry 1"},
-      {"stack empty", [&] { stack({}); }, "stack expects a non-empty TensorList"},
+      {"stack empty", [&] { stack({}); },
+       "stack expects a non-empty TensorList"},
       {"contiguous preserve", [&] { contiguous(x, MemoryFormat::Preserve); },
        "preserve memory format is unsupported by the contiguous operator"},
   };
@@ -227,7 +320,9 @@ TEST(Shape, Errors) {
 TEST(Shape, BoxedSliceWithNoneBounds) {
   Tensor x = range6();
   Stack stack{IValue(x), IValue(1), IValue(), IValue(2), IValue(1)};
-  Dispatcher::singleton().findSchemaOrThrow("aten::slice", "Tensor").callBoxed(stack);
+  Dispatcher::singleton()
+      .findSchemaOrThrow("aten::slice", "Tensor")
+      .callBoxed(stack);
   ASSERT_EQ(stack.size(), 1u);
   EXPECT_EQ(valuesOf(stack[0].toTensor()), (std::vector<double>{0, 1, 3, 4}));
 }
