@@ -25,6 +25,7 @@
 #define TURNOUT_KERNELS_REDUCE_H_
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 
 #include "dispatcher/scalar_type.h"
@@ -37,6 +38,13 @@ Tensor sum(const Tensor& self, std::optional<ScalarType> dtype = std::nullopt);
 /// aten::sum.dim_IntList: the sum over `dim` (every dimension when empty).
 Tensor sum(const Tensor& self, IntArrayRef dim, bool keepdim = false,
            std::optional<ScalarType> dtype = std::nullopt);
+/// The same for a braced list, so that `sum(x, {})` (every dimension) is not
+/// ambiguous with the dtype overload.
+inline Tensor sum(const Tensor& self, std::initializer_list<int64_t> dim,
+                  bool keepdim = false,
+                  std::optional<ScalarType> dtype = std::nullopt) {
+  return sum(self, IntArrayRef(dim), keepdim, dtype);
+}
 /// aten::sum.IntList_out. Without `dtype`, the sum is computed in out's
 /// dtype.
 Tensor& sum_out(const Tensor& self, IntArrayRef dim, bool keepdim,
@@ -50,6 +58,12 @@ Tensor mean(const Tensor& self, std::optional<ScalarType> dtype = std::nullopt);
 /// aten::mean.dim.
 Tensor mean(const Tensor& self, IntArrayRef dim, bool keepdim = false,
             std::optional<ScalarType> dtype = std::nullopt);
+/// The same for a braced list (see sum).
+inline Tensor mean(const Tensor& self, std::initializer_list<int64_t> dim,
+                   bool keepdim = false,
+                   std::optional<ScalarType> dtype = std::nullopt) {
+  return mean(self, IntArrayRef(dim), keepdim, dtype);
+}
 /// aten::mean.out.
 Tensor& mean_out(const Tensor& self, IntArrayRef dim, bool keepdim,
                  std::optional<ScalarType> dtype, Tensor& out);

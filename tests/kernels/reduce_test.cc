@@ -157,6 +157,9 @@ TEST(Sum, AllElementsDtypeArgumentAndExpandedInput) {
   Tensor x = rangeOf({2, 3});  // 0..5
   EXPECT_EQ(sizesOf(sum(x)), std::vector<int64_t>{});
   EXPECT_EQ(valuesOf(sum(x)), std::vector<double>{15});
+  EXPECT_EQ(valuesOf(sum(x, {})), std::vector<double>{15});  // every dim
+  EXPECT_EQ(valuesOf(mean(x, {}, true)), std::vector<double>{2.5});
+  EXPECT_EQ(sizesOf(mean(x, {}, true)), (std::vector<int64_t>{1, 1}));
   EXPECT_EQ(sum(rangeOf({3}, ScalarType::Int)).scalar_type(), ScalarType::Long);
   // dtype converts before summing: 0.5 + 1.5 + 2.5 as Int is 0 + 1 + 2.
   Tensor h = rangeOf({3}, ScalarType::Float, 1.0, 0.5);
