@@ -179,6 +179,22 @@ TEST(Mm, OutputWithoutUnitStrideAndTransposedOut) {
   EXPECT_EQ(valuesOf(strided), want);
 }
 
+TEST(Mm, ExpandedOperandsWithZeroStrides) {
+  // Broadcast views (stride 0) are no BLAS layout: they are copied first.
+  for (ScalarType dtype : {ScalarType::Float, ScalarType::Double, ScalarType::Long}) {
+    SCOPED_TRACE(::testing::Message() << dtype);
+    Tensor row = smallInts({4}, dtype, 1);
+    Tensor a = makeView(row, {3, 4}, {0, 1}, 0);   // every row the same
+    Tensor col = smallInts({4}, dtype, 2);
+    Tensor b = makeView(col, {4, 5}, {1, 0}, 0);   // every column the same
+    Tensor y = mm(a, b);
+    EXPECT_EQ(valuesOf(y), referenceMatmul(a, b).second);
+    Tensor bb = bmm(makeView(row, {2, 3, 4}, {0, 0, 1}, 0), makeView(col, {2, 4, 5}, {0, 1, 0}, 0));
+    EXPECT_EQ(valuesOf(bb), referenceMatmul(makeView(row, {2, 3, 4}, {0, 0, 1}, 0),
+                                            makeView(col, {2, 4, 5}, {0, 1, 0}, 0)).second);
+  }
+}
+
 TEST(Mm, Errors) {
   const Tensor f23 = rangeOf({2, 3}), f45 = rangeOf({4, 5}), f3 = rangeOf({3});
   struct Case {
