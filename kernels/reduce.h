@@ -1,5 +1,6 @@
 // Reductions and softmax (aten::sum, mean, amax, amin, argmax, softmax.int,
-// log_softmax.int and their out= variants): the C++ front end. Each
+// log_softmax.int and their out= variants; _softmax, _log_softmax and their
+// backward operators): the C++ front end. Each
 // function calls through the dispatcher, so it runs the kernel of its
 // argument's device (CPU, Meta).
 //
@@ -100,6 +101,23 @@ Tensor log_softmax(const Tensor& self, int64_t dim,
 /// aten::log_softmax.int_out.
 Tensor& log_softmax_out(const Tensor& self, int64_t dim,
                         std::optional<ScalarType> dtype, Tensor& out);
+
+/// aten::_softmax: softmax along `dim`; with `half_to_float`, a Half input
+/// gives a Float result.
+Tensor _softmax(const Tensor& self, int64_t dim, bool half_to_float = false);
+/// aten::_log_softmax.
+Tensor _log_softmax(const Tensor& self, int64_t dim,
+                    bool half_to_float = false);
+/// aten::_softmax_backward_data: the gradient of softmax given its `output`
+/// y and the gradient g of the loss with respect to it:
+/// y * (g - sum(g * y, dim)), in `input_dtype`.
+Tensor _softmax_backward_data(const Tensor& grad_output, const Tensor& output,
+                              int64_t dim, ScalarType input_dtype);
+/// aten::_log_softmax_backward_data: g - exp(y) * sum(g, dim), for y the
+/// log_softmax output.
+Tensor _log_softmax_backward_data(const Tensor& grad_output,
+                                  const Tensor& output, int64_t dim,
+                                  ScalarType input_dtype);
 
 }  // namespace turnout
 

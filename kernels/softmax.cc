@@ -105,6 +105,101 @@ Tensor& log_softmax_out_kernel(const Tensor& self, int64_t dim,
                    softmaxImpl<true>("log_softmax()", self, dim, dtype), out);
 }
 
+// ---- _softmax, _log_softmax (what softmax.int decomposes to in PyTorch) ----
+
+template <bool kLog>
+Tensor internalSoftmax(const char* op, const Tensor& self, int64_t dim,
+                       bool half_to_float) {
+  if (half_to_float) {
+    TURNOUT_CHECK(self.scalar_type() == ScalarType::Half,
+                  ErrorKind::InvalidArgument, op,
+                  ": conversion is supported for Half type only, got ",
+                  self.scalar_type());
+  }
+  return softmaxImpl<kLog>(
+      op, self, dim,
+      half_to_float ? std::optional<ScalarType>(ScalarType::Float)
+                    : std::nullopt);
+}
+
+Tensor internal_softmax_kernel(const Tensor& self, int64_t dim,
+                               bool half_to_float) {
+  return internalSoftmax<false>("_softmax()", self, dim, half_to_float);
+}
+
+Tensor internal_log_softmax_kernel(const Tensor& self, int64_t dim,
+                                   bool half_to_float) {
+  return internalSoftmax<true>("_log_softmax()", self, dim, half_to_float);
+}
+
+// ---- Backward ----------------------------------------------------------------
+
+// softmax:     grad_input = y * (g - sum(g * y))
+// log_softmax: grad_input = g - exp(y) * sum(g)
+// along `dim`, in double, the result in `input_dtype`.
+template <bool kLog>
+Tensor softmaxBackward(const char* op, const Tensor& grad_output,
+                       const Tensor& output, int64_t dim,
+                       ScalarType input_dtype) {
+  reduce_internal::checkSameDevice(op, grad_output, output);
+  TURNOUT_CHECK(grad_output.sizes() == output.sizes(),
+                ErrorKind::InvalidArgument, op,
+                ": grad_output and output must have the same shape, but got ",
+                reduce_internal::sizesToString(grad_output.sizes()), " and ",
+                reduce_internal::sizesToString(output.sizes()));
+  TURNOUT_CHECK(isFloatingType(input_dtype), ErrorKind::NotImplemented, op,
+                ": not implemented for '", input_dtype, "'");
+  const int64_t nd = output.dim();
+  const int64_t d = maybeWrapDim(dim, nd);
+  Tensor grad_input = emptyTensor(output.sizes(), input_dtype, output.device());
+  if (grad_input.is_meta() || grad_input.numel() == 0) return grad_input;
+  // Everything contiguous and in double: one offset serves all three.
+  const Tensor g = convertTo(grad_output, ScalarType::Double);
+  const Tensor y = convertTo(output, ScalarType::Double);
+  const double* gp = g.data_ptr<double>();
+  const double* yp = y.data_ptr<double>();
+  DimVector sizes(output.sizes().begin(), output.sizes().end());
+  const DimVector strides = contiguousStrides(sizes);
+  int64_t n = 1, stride = 1;
+  if (nd > 0) {
+    n = sizes[d];
+    stride = strides[d];
+    sizes[d] = 1;
+  }
+  dispatchFloatingDtype(input_dtype, op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* out = static_cast<T*>(grad_input.data_ptr());
+    reduce_internal::parallelForEachOffset(
+        sizes, strides, strides, 2 * n, [&](int64_t off, int64_t) {
+          double total = 0;
+          for (int64_t i = 0; i < n; ++i) {
+            const int64_t k = off + i * stride;
+            total += kLog ? gp[k] : gp[k] * yp[k];
+          }
+          for (int64_t i = 0; i < n; ++i) {
+            const int64_t k = off + i * stride;
+            const double v = kLog ? gp[k] - std::exp(yp[k]) * total
+                                  : yp[k] * (gp[k] - total);
+            out[k] = convertValue<T>(v);
+          }
+        });
+  });
+  return grad_input;
+}
+
+Tensor softmax_backward_kernel(const Tensor& grad_output, const Tensor& output,
+                               int64_t dim, ScalarType input_dtype) {
+  return softmaxBackward<false>("_softmax_backward_data()", grad_output,
+                                output, dim, input_dtype);
+}
+
+Tensor log_softmax_backward_kernel(const Tensor& grad_output,
+                                   const Tensor& output, int64_t dim,
+                                   ScalarType input_dtype) {
+  return softmaxBackward<true>("_log_softmax_backward_data()", grad_output,
+                               output, dim, input_dtype);
+}
+
 }  // namespace
 
 TURNOUT_LIBRARY_FRAGMENT(aten, m) {
@@ -118,6 +213,14 @@ TURNOUT_LIBRARY_FRAGMENT(aten, m) {
   m.def(
       "log_softmax.int_out(Tensor self, int dim, ScalarType? dtype=None, *, "
       "Tensor(a!) out) -> Tensor(a!)");
+  m.def("_softmax(Tensor self, int dim, bool half_to_float) -> Tensor");
+  m.def("_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor");
+  m.def(
+      "_softmax_backward_data(Tensor grad_output, Tensor output, int dim, "
+      "ScalarType input_dtype) -> Tensor");
+  m.def(
+      "_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, "
+      "ScalarType input_dtype) -> Tensor");
 }
 
 // One function per operator serves both keys: shape and dtype checks come
@@ -126,7 +229,12 @@ TURNOUT_LIBRARY_FRAGMENT(aten, m) {
   m.impl("softmax.int", TURNOUT_FN(softmax_kernel));                 \
   m.impl("softmax.int_out", TURNOUT_FN(softmax_out_kernel));         \
   m.impl("log_softmax.int", TURNOUT_FN(log_softmax_kernel));         \
-  m.impl("log_softmax.int_out", TURNOUT_FN(log_softmax_out_kernel))
+  m.impl("log_softmax.int_out", TURNOUT_FN(log_softmax_out_kernel));         \
+  m.impl("_softmax", TURNOUT_FN(internal_softmax_kernel));                   \
+  m.impl("_log_softmax", TURNOUT_FN(internal_log_softmax_kernel));           \
+  m.impl("_softmax_backward_data", TURNOUT_FN(softmax_backward_kernel));     \
+  m.impl("_log_softmax_backward_data",                                       \
+         TURNOUT_FN(log_softmax_backward_kernel))
 
 TURNOUT_LIBRARY_IMPL(aten, CPU, m) { TURNOUT_SOFTMAX_KERNELS(m); }
 TURNOUT_LIBRARY_IMPL(aten, Meta, m) { TURNOUT_SOFTMAX_KERNELS(m); }
@@ -168,6 +276,39 @@ Tensor& log_softmax_out(const Tensor& self, int64_t dim,
                        .typed<Tensor&(const Tensor&, int64_t,
                                       std::optional<ScalarType>, Tensor&)>();
   return op.call(self, dim, dtype, out);
+}
+
+Tensor _softmax(const Tensor& self, int64_t dim, bool half_to_float) {
+  static auto op = Dispatcher::singleton()
+                       .findSchemaOrThrow("aten::_softmax", "")
+                       .typed<Tensor(const Tensor&, int64_t, bool)>();
+  return op.call(self, dim, half_to_float);
+}
+
+Tensor _log_softmax(const Tensor& self, int64_t dim, bool half_to_float) {
+  static auto op = Dispatcher::singleton()
+                       .findSchemaOrThrow("aten::_log_softmax", "")
+                       .typed<Tensor(const Tensor&, int64_t, bool)>();
+  return op.call(self, dim, half_to_float);
+}
+
+Tensor _softmax_backward_data(const Tensor& grad_output, const Tensor& output,
+                              int64_t dim, ScalarType input_dtype) {
+  static auto op = Dispatcher::singleton()
+                       .findSchemaOrThrow("aten::_softmax_backward_data", "")
+                       .typed<Tensor(const Tensor&, const Tensor&, int64_t,
+                                     ScalarType)>();
+  return op.call(grad_output, output, dim, input_dtype);
+}
+
+Tensor _log_softmax_backward_data(const Tensor& grad_output,
+                                  const Tensor& output, int64_t dim,
+                                  ScalarType input_dtype) {
+  static auto op =
+      Dispatcher::singleton()
+          .findSchemaOrThrow("aten::_log_softmax_backward_data", "")
+          .typed<Tensor(const Tensor&, const Tensor&, int64_t, ScalarType)>();
+  return op.call(grad_output, output, dim, input_dtype);
 }
 
 }  // namespace turnout

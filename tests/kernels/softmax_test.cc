@@ -33,6 +33,12 @@ std::string errorOf(F&& f) {
   return "<no error>";
 }
 
+void expectNearAll(const std::vector<double>& got, const std::vector<double>& want,
+                   double tol) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], tol) << i;
+}
+
 // (log_)softmax of row-major `x` along `dim`, in double.
 std::vector<double> referenceSoftmax(const std::vector<double>& x,
                                      const std::vector<int64_t>& sizes,
@@ -146,6 +152,67 @@ TEST(Softmax, ThreadedSlicesMatchReference) {
     }
   }
   set_num_threads(old_threads);
+}
+
+// sum(w * f(x)) in double, for the finite differences below.
+double weightedSum(const Tensor& x, const Tensor& w, int64_t dim, bool log) {
+  const std::vector<double> y = valuesOf(log ? log_softmax(x, dim) : softmax(x, dim));
+  const std::vector<double> wv = valuesOf(w);
+  double total = 0;
+  for (size_t i = 0; i < y.size(); ++i) total += wv[i] * y[i];
+  return total;
+}
+
+TEST(SoftmaxBackward, MatchesFiniteDifferences) {
+  const std::vector<int64_t> sizes = {3, 4};
+  for (bool log : {false, true}) {
+    for (int64_t dim : {0, 1, -1}) {
+      SCOPED_TRACE(::testing::Message() << (log ? "log_softmax" : "softmax")
+                                        << " dim " << dim);
+      Tensor x = rangeOf(sizes, ScalarType::Double, 0.31, -1.7);
+      Tensor w = tensorOf({0.5, -1, 2, 0.25, 1, 1, -0.5, 3, 0, 0.75, -2, 1.5}, sizes,
+                          ScalarType::Double);
+      Tensor y = log ? log_softmax(x, dim) : softmax(x, dim);
+      Tensor g = log ? _log_softmax_backward_data(stridedCopy(w), y, dim, ScalarType::Double)
+                     : _softmax_backward_data(stridedCopy(w), y, dim, ScalarType::Double);
+      EXPECT_EQ(sizesOf(g), sizes);
+      const std::vector<double> got = valuesOf(g);
+      const double h = 1e-6;
+      for (int64_t i = 0; i < x.numel(); ++i) {
+        Tensor xp = tensorOf(valuesOf(x), sizes, ScalarType::Double);
+        Tensor xm = tensorOf(valuesOf(x), sizes, ScalarType::Double);
+        xp.data_ptr<double>()[i] += h;
+        xm.data_ptr<double>()[i] -= h;
+        const double fd = (weightedSum(xp, w, dim, log) - weightedSum(xm, w, dim, log)) / (2 * h);
+        EXPECT_NEAR(got[i], fd, 1e-7) << "element " << i;
+      }
+    }
+  }
+}
+
+TEST(SoftmaxBackward, DtypesMetaAndErrors) {
+  Tensor y = softmax(rangeOf({2, 3}), 1);
+  Tensor g = _softmax_backward_data(tensorOf({1, 1, 1, 1, 1, 1}, {2, 3}), y, 1, ScalarType::Half);
+  EXPECT_EQ(g.scalar_type(), ScalarType::Half);
+  for (double v : valuesOf(g)) EXPECT_NEAR(v, 0.0, 1e-3);  // sum(y) is constant
+  Tensor m = _log_softmax_backward_data(metaTensor({2, 5}), metaTensor({2, 5}), 0,
+                                        ScalarType::Float);
+  EXPECT_TRUE(m.is_meta());
+  EXPECT_EQ(sizesOf(m), (std::vector<int64_t>{2, 5}));
+  EXPECT_EQ(errorOf([] {
+              _softmax_backward_data(metaTensor({2, 5}), metaTensor({2, 4}), 0,
+                                     ScalarType::Float);
+            }),
+            "_softmax_backward_data(): grad_output and output must have the "
+            "same shape, but got [2, 5] and [2, 4]");
+  // _softmax: half_to_float turns a Half input into a Float result.
+  Tensor hf = _softmax(rangeOf({4}, ScalarType::Half), 0, true);
+  EXPECT_EQ(hf.scalar_type(), ScalarType::Float);
+  expectNearAll(valuesOf(hf), referenceSoftmax({0, 1, 2, 3}, {4}, 0, false), 1e-6);
+  EXPECT_EQ(_log_softmax(rangeOf({4}, ScalarType::Double), 0).scalar_type(),
+            ScalarType::Double);
+  EXPECT_EQ(errorOf([] { _softmax(rangeOf({4}), 0, true); }),
+            "_softmax(): conversion is supported for Half type only, got Float");
 }
 
 TEST(Softmax, ErrorsAndOut) {
