@@ -80,7 +80,8 @@ void blasGemmRowMajorC(int64_t m, int64_t n, int64_t k, T alpha, const T* a,
   if (!da.ok) {
     a_copy.resize(static_cast<size_t>(m * k));
     for (int64_t i = 0; i < m; ++i) {
-      for (int64_t j = 0; j < k; ++j) a_copy[i * k + j] = a[i * a_rs + j * a_cs];
+      for (int64_t j = 0; j < k; ++j)
+        a_copy[i * k + j] = a[i * a_rs + j * a_cs];
     }
     a = a_copy.data();
     da = describe(m, k, k, 1);
@@ -89,7 +90,8 @@ void blasGemmRowMajorC(int64_t m, int64_t n, int64_t k, T alpha, const T* a,
   if (!db.ok) {
     b_copy.resize(static_cast<size_t>(k * n));
     for (int64_t i = 0; i < k; ++i) {
-      for (int64_t j = 0; j < n; ++j) b_copy[i * n + j] = b[i * b_rs + j * b_cs];
+      for (int64_t j = 0; j < n; ++j)
+        b_copy[i * n + j] = b[i * b_rs + j * b_cs];
     }
     b = b_copy.data();
     db = describe(k, n, n, 1);
@@ -118,7 +120,8 @@ void loopGemm(int64_t m, int64_t n, int64_t k, S alpha, const T* a,
     T* crow = c + i * c_rs;
     for (int64_t j = 0; j < n; ++j) {
       Acc v = static_cast<Acc>(alpha) * row[j];
-      if (beta != S(0)) v += static_cast<Acc>(beta) * static_cast<Acc>(crow[j * c_cs]);
+      if (beta != S(0))
+        v += static_cast<Acc>(beta) * static_cast<Acc>(crow[j * c_cs]);
       crow[j * c_cs] = static_cast<T>(v);
     }
   }
@@ -150,14 +153,14 @@ void gemm(int64_t m, int64_t n, int64_t k, S alpha, const T* a, int64_t a_rs,
       }
       BlasOperand dc = describe(m, n, c_rs, c_cs);
       if (dc.ok && dc.trans == CblasNoTrans) {
-        blasGemmRowMajorC<T>(m, n, k, alpha, a, a_rs, a_cs, b, b_rs, b_cs,
-                             beta, c, dc.ld);
+        blasGemmRowMajorC<T>(m, n, k, alpha, a, a_rs, a_cs, b, b_rs, b_cs, beta,
+                             c, dc.ld);
         return;
       }
       if (dc.ok) {
         // C is column-major: compute C^T = B^T @ A^T, which is row-major.
-        blasGemmRowMajorC<T>(n, m, k, alpha, b, b_cs, b_rs, a, a_cs, a_rs,
-                             beta, c, dc.ld);
+        blasGemmRowMajorC<T>(n, m, k, alpha, b, b_cs, b_rs, a, a_cs, a_rs, beta,
+                             c, dc.ld);
         return;
       }
       // C has no unit stride: compute into a contiguous buffer.
@@ -177,9 +180,9 @@ void gemm(int64_t m, int64_t n, int64_t k, S alpha, const T* a, int64_t a_rs,
                  c_cs);
 }
 
-#define TURNOUT_INSTANTIATE_GEMM(T)                                          \
-  template void gemm<T, OpMathType<T>>(                                      \
-      int64_t, int64_t, int64_t, OpMathType<T>, const T*, int64_t, int64_t,  \
+#define TURNOUT_INSTANTIATE_GEMM(T)                                         \
+  template void gemm<T, OpMathType<T>>(                                     \
+      int64_t, int64_t, int64_t, OpMathType<T>, const T*, int64_t, int64_t, \
       const T*, int64_t, int64_t, OpMathType<T>, T*, int64_t, int64_t);
 TURNOUT_INSTANTIATE_GEMM(uint8_t)
 TURNOUT_INSTANTIATE_GEMM(int8_t)

@@ -103,8 +103,8 @@ GemmPlan planMatmul(const char* op, IntArrayRef as, IntArrayRef ast,
     for (int64_t i = 0; i < d1 - 1; ++i) rows *= as[i];
     if (p.k != k2) {
       TURNOUT_CHECK(d2 == 2, ErrorKind::InvalidArgument, op,
-                    ": size mismatch, got input (", rows, "), mat (", rows,
-                    "x", p.k, "), vec (", k2, ")");
+                    ": size mismatch, got input (", rows, "), mat (", rows, "x",
+                    p.k, "), vec (", k2, ")");
       throwMmShapes(op, rows, p.k, k2, p.n);
     }
     p.out_sizes.assign(as.begin(), as.end() - 1);
@@ -241,8 +241,8 @@ void runPlan(const char* op, const GemmPlan& p, const Tensor& a,
         }
         blas_internal::gemm<T, S>(p.m, p.n, p.k, alpha_v, a_base + a_off,
                                   p.a_rs, p.a_cs, b_base + b_off, p.b_rs,
-                                  p.b_cs, beta_v, c_base + bi * p.m * p.n,
-                                  p.n, 1);
+                                  p.b_cs, beta_v, c_base + bi * p.m * p.n, p.n,
+                                  1);
       }
     }
   });
@@ -259,7 +259,8 @@ Tensor& writeOut(const char* op, const Tensor& result, Tensor& out) {
   return reduce_internal::copyToOut(op, result, out);
 }
 
-// ---- mm ----------------------------------------------------------------------
+// ---- mm
+// ----------------------------------------------------------------------
 
 GemmPlan checkMm(const Tensor& self, const Tensor& mat2) {
   TURNOUT_CHECK(self.dim() == 2, ErrorKind::InvalidArgument,
@@ -278,7 +279,8 @@ Tensor& mm_out_kernel(const Tensor& self, const Tensor& mat2, Tensor& out) {
   return writeOut("mm.out()", mm_kernel(self, mat2), out);
 }
 
-// ---- bmm ---------------------------------------------------------------------
+// ---- bmm
+// ---------------------------------------------------------------------
 
 GemmPlan checkBmm(const Tensor& self, const Tensor& mat2) {
   TURNOUT_CHECK(self.dim() == 3, ErrorKind::InvalidArgument,
@@ -295,8 +297,8 @@ GemmPlan checkBmm(const Tensor& self, const Tensor& mat2) {
   TURNOUT_CHECK(self.size(2) == mat2.size(1), ErrorKind::InvalidArgument,
                 "bmm(): Expected size for first two dimensions of batch2 "
                 "tensor to be: [",
-                self.size(0), ", ", self.size(2), "] but got: [",
-                mat2.size(0), ", ", mat2.size(1), "].");
+                self.size(0), ", ", self.size(2), "] but got: [", mat2.size(0),
+                ", ", mat2.size(1), "].");
   GemmPlan p;
   p.batch = {self.size(0)};
   p.a_batch_strides = {self.stride(0)};
@@ -320,7 +322,8 @@ Tensor& bmm_out_kernel(const Tensor& self, const Tensor& mat2, Tensor& out) {
   return writeOut("bmm.out()", bmm_kernel(self, mat2), out);
 }
 
-// ---- matmul ------------------------------------------------------------------
+// ---- matmul
+// ------------------------------------------------------------------
 
 Tensor matmul_kernel(const Tensor& self, const Tensor& other) {
   checkMatmulArgs("matmul()", self, other, "self", "other");
@@ -333,7 +336,8 @@ Tensor& matmul_out_kernel(const Tensor& self, const Tensor& other,
   return writeOut("matmul.out()", matmul_kernel(self, other), out);
 }
 
-// ---- addmm -------------------------------------------------------------------
+// ---- addmm
+// -------------------------------------------------------------------
 
 Tensor addmm_kernel(const Tensor& self, const Tensor& mat1, const Tensor& mat2,
                     const Scalar& beta, const Scalar& alpha) {
@@ -365,15 +369,15 @@ Tensor addmm_kernel(const Tensor& self, const Tensor& mat1, const Tensor& mat2,
     TURNOUT_CHECK(have == target[t] || have == 1, ErrorKind::InvalidArgument,
                   op, ": The expanded size of the tensor (", target[t],
                   ") must match the existing size (", have,
-                  ") at non-singleton dimension ", t, ".  Target sizes: ",
-                  sizesToString(target),
+                  ") at non-singleton dimension ", t,
+                  ".  Target sizes: ", sizesToString(target),
                   ".  Tensor sizes: ", sizesToString(self.sizes()));
     strides[t] = have == 1 ? 0 : self.stride(i);
   }
   Tensor out = emptyTensor(p.out_sizes, mat1.scalar_type(), mat1.device());
   if (out.is_meta() || out.numel() == 0) return out;
-  const bool use_self = !(beta.isIntegral(true) ? beta.toLong() == 0
-                                                 : beta.toDouble() == 0.0);
+  const bool use_self =
+      !(beta.isIntegral(true) ? beta.toLong() == 0 : beta.toDouble() == 0.0);
   if (use_self) {
     copyConvert(makeView(self, target, strides, self.storage_offset()), out);
   }
@@ -388,16 +392,16 @@ Tensor& addmm_out_kernel(const Tensor& self, const Tensor& mat1,
                   out);
 }
 
-// ---- linear ------------------------------------------------------------------
+// ---- linear
+// ------------------------------------------------------------------
 
 Tensor linear_kernel(const Tensor& input, const Tensor& weight,
                      const std::optional<Tensor>& bias) {
   const char* op = "linear()";
   checkMatmulArgs(op, input, weight, "input", "weight");
-  TURNOUT_CHECK(weight.dim() == 1 || weight.dim() == 2,
-                ErrorKind::InvalidArgument, op,
-                ": weight must be a 1-D or 2-D tensor, got ", weight.dim(),
-                "-D tensor");
+  TURNOUT_CHECK(
+      weight.dim() == 1 || weight.dim() == 2, ErrorKind::InvalidArgument, op,
+      ": weight must be a 1-D or 2-D tensor, got ", weight.dim(), "-D tensor");
   // input @ weight^T, with the transpose done by swapping the strides.
   DimVector wt_sizes(weight.sizes().rbegin(), weight.sizes().rend());
   DimVector wt_strides(weight.strides().rbegin(), weight.strides().rend());
@@ -442,7 +446,8 @@ Tensor& linear_out_kernel(const Tensor& input, const Tensor& weight,
 
 }  // namespace
 
-// ---- Registration ------------------------------------------------------------
+// ---- Registration
+// ------------------------------------------------------------
 
 TURNOUT_LIBRARY_FRAGMENT(aten, m) {
   m.def("mm(Tensor self, Tensor mat2) -> Tensor");
@@ -467,23 +472,24 @@ TURNOUT_LIBRARY_FRAGMENT(aten, m) {
 
 // The kernels check shapes before touching data and skip the arithmetic for
 // Meta outputs, so one function serves both keys.
-#define TURNOUT_LINALG_KERNELS(m)                            \
-  m.impl("mm", TURNOUT_FN(mm_kernel));                       \
-  m.impl("mm.out", TURNOUT_FN(mm_out_kernel));               \
-  m.impl("bmm", TURNOUT_FN(bmm_kernel));                     \
-  m.impl("bmm.out", TURNOUT_FN(bmm_out_kernel));             \
-  m.impl("matmul", TURNOUT_FN(matmul_kernel));               \
-  m.impl("matmul.out", TURNOUT_FN(matmul_out_kernel));       \
-  m.impl("addmm", TURNOUT_FN(addmm_kernel));                 \
-  m.impl("addmm.out", TURNOUT_FN(addmm_out_kernel));         \
-  m.impl("linear", TURNOUT_FN(linear_kernel));               \
+#define TURNOUT_LINALG_KERNELS(m)                      \
+  m.impl("mm", TURNOUT_FN(mm_kernel));                 \
+  m.impl("mm.out", TURNOUT_FN(mm_out_kernel));         \
+  m.impl("bmm", TURNOUT_FN(bmm_kernel));               \
+  m.impl("bmm.out", TURNOUT_FN(bmm_out_kernel));       \
+  m.impl("matmul", TURNOUT_FN(matmul_kernel));         \
+  m.impl("matmul.out", TURNOUT_FN(matmul_out_kernel)); \
+  m.impl("addmm", TURNOUT_FN(addmm_kernel));           \
+  m.impl("addmm.out", TURNOUT_FN(addmm_out_kernel));   \
+  m.impl("linear", TURNOUT_FN(linear_kernel));         \
   m.impl("linear.out", TURNOUT_FN(linear_out_kernel))
 
 TURNOUT_LIBRARY_IMPL(aten, CPU, m) { TURNOUT_LINALG_KERNELS(m); }
 TURNOUT_LIBRARY_IMPL(aten, Meta, m) { TURNOUT_LINALG_KERNELS(m); }
 #undef TURNOUT_LINALG_KERNELS
 
-// ---- Front end ---------------------------------------------------------------
+// ---- Front end
+// ---------------------------------------------------------------
 
 Tensor mm(const Tensor& self, const Tensor& mat2) {
   static auto op = Dispatcher::singleton()
@@ -558,11 +564,10 @@ Tensor linear(const Tensor& input, const Tensor& weight,
 
 Tensor& linear_out(const Tensor& input, const Tensor& weight,
                    const std::optional<Tensor>& bias, Tensor& out) {
-  static auto op =
-      Dispatcher::singleton()
-          .findSchemaOrThrow("aten::linear", "out")
-          .typed<Tensor&(const Tensor&, const Tensor&,
-                         const std::optional<Tensor>&, Tensor&)>();
+  static auto op = Dispatcher::singleton()
+                       .findSchemaOrThrow("aten::linear", "out")
+                       .typed<Tensor&(const Tensor&, const Tensor&,
+                                      const std::optional<Tensor>&, Tensor&)>();
   return op.call(input, weight, bias, out);
 }
 

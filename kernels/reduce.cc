@@ -59,8 +59,8 @@ ReducePlan planReduce(const char* op, const Tensor& self, IntArrayRef dims,
   } else {
     for (int64_t d : dims) {
       const int64_t w = maybeWrapDim(d, nd);
-      TURNOUT_CHECK(!seen.test(w), ErrorKind::InvalidArgument, op, ": dim ",
-                    w, " appears multiple times in the list of dims");
+      TURNOUT_CHECK(!seen.test(w), ErrorKind::InvalidArgument, op, ": dim ", w,
+                    " appears multiple times in the list of dims");
       seen.set(w);
       if (nd > 0) p.reduced.set(w);
     }
@@ -109,8 +109,7 @@ Geometry planGeometry(const Tensor& in, const ReducePlan& p) {
       // Merge into the previous (outer) dimension when it steps over whole
       // copies of this one in both the input and the accumulator.
       const size_t last = g.sizes.size() - 1;
-      if (g.in_strides[last] == is * size &&
-          g.acc_strides[last] == as * size) {
+      if (g.in_strides[last] == is * size && g.acc_strides[last] == as * size) {
         g.sizes[last] *= size;
         g.in_strides[last] = is;
         g.acc_strides[last] = as;
@@ -153,7 +152,8 @@ void forEachRun(const Geometry& g, F&& inner) {
   }
 }
 
-// ---- Operations -----------------------------------------------------------------
+// ---- Operations
+// -----------------------------------------------------------------
 
 // The accumulator type: double for floating inputs, int64_t for integers,
 // bool for Bool (max/min only; sums of Bool are Long before they get here).
@@ -194,7 +194,8 @@ struct SumOp {
         for (int j = 0; j < 8; ++j) s[j] += convertValue<A>(p[i + j]);
       }
       for (; i < end; ++i) s[0] += convertValue<A>(p[i]);
-      total += ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+      total +=
+          ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
     }
     return total;
   }
@@ -252,7 +253,8 @@ void reduceRange(const Geometry& g, const T* base, A* acc) {
       }
       *a = Op::combine(*a, r);
     } else if (is == 1 && as == 1) {
-      for (int64_t i = 0; i < n; ++i) a[i] = Op::combine(a[i], convertValue<A>(p[i]));
+      for (int64_t i = 0; i < n; ++i)
+        a[i] = Op::combine(a[i], convertValue<A>(p[i]));
     } else {
       for (int64_t i = 0; i < n; ++i) {
         a[i * as] = Op::combine(a[i * as], convertValue<A>(p[i * is]));
@@ -302,14 +304,16 @@ void reduceInto(const Tensor& in, const ReducePlan& plan, A* acc,
       const int64_t e = outer * (c + 1) / chunks;
       Geometry sub = g;
       sub.sizes[0] = e - b;
-      A* a = shared ? acc + b * g.acc_strides[0] : partial.get() + c * acc_numel;
+      A* a =
+          shared ? acc + b * g.acc_strides[0] : partial.get() + c * acc_numel;
       reduceRange<Op, T, A>(sub, base + b * g.in_strides[0], a);
     }
   });
   if (!shared) {
     for (int64_t c = 0; c < chunks; ++c) {
       const A* p = partial.get() + c * acc_numel;
-      for (int64_t i = 0; i < acc_numel; ++i) acc[i] = Op::combine(acc[i], p[i]);
+      for (int64_t i = 0; i < acc_numel; ++i)
+        acc[i] = Op::combine(acc[i], p[i]);
     }
   }
 }
@@ -354,7 +358,8 @@ std::vector<int64_t> dimsOrAll(const DimList& dim) {
   return dim.has_value() ? *dim : std::vector<int64_t>{};
 }
 
-// ---- sum ---------------------------------------------------------------------------
+// ---- sum
+// ---------------------------------------------------------------------------
 
 ScalarType sumDtype(const Tensor& self, std::optional<ScalarType> dtype) {
   if (dtype.has_value()) return *dtype;
@@ -368,7 +373,8 @@ Tensor sumImpl(const char* op, const Tensor& self, IntArrayRef dims,
   const ReducePlan plan = planReduce(op, self, dims, keepdim);
   // Convert first, as PyTorch does (sum(x, dtype=...) sums x.to(dtype)); a
   // Bool result is summed as Long and converted at the end.
-  const ScalarType compute = dtype == ScalarType::Bool ? ScalarType::Long : dtype;
+  const ScalarType compute =
+      dtype == ScalarType::Bool ? ScalarType::Long : dtype;
   Tensor in = self.is_meta() || self.scalar_type() == compute
                   ? self
                   : convertTo(self, compute);
@@ -387,15 +393,16 @@ Tensor sum_dim_kernel(const Tensor& self, DimList dim, bool keepdim,
 // Without dtype, an out= sum computes in out's dtype.
 std::optional<ScalarType> outDtype(std::optional<ScalarType> dtype,
                                    const Tensor& out) {
-  return dtype.has_value() ? dtype : std::optional<ScalarType>(out.scalar_type());
+  return dtype.has_value() ? dtype
+                           : std::optional<ScalarType>(out.scalar_type());
 }
 
 Tensor& sum_intlist_out_kernel(const Tensor& self, DimList dim, bool keepdim,
                                std::optional<ScalarType> dtype, Tensor& out) {
-  return copyToOut("sum.IntList_out()",
-                   sumImpl("sum()", self, dimsOrAll(dim), keepdim,
-                           *outDtype(dtype, out)),
-                   out);
+  return copyToOut(
+      "sum.IntList_out()",
+      sumImpl("sum()", self, dimsOrAll(dim), keepdim, *outDtype(dtype, out)),
+      out);
 }
 
 Tensor& sum_out_kernel(const Tensor& self, std::optional<ScalarType> dtype,
@@ -405,7 +412,8 @@ Tensor& sum_out_kernel(const Tensor& self, std::optional<ScalarType> dtype,
                    out);
 }
 
-// ---- mean --------------------------------------------------------------------------
+// ---- mean
+// --------------------------------------------------------------------------
 
 Tensor meanImpl(const Tensor& self, IntArrayRef dims, bool keepdim,
                 std::optional<ScalarType> opt_dtype) {
@@ -435,12 +443,13 @@ Tensor mean_dim_kernel(const Tensor& self, DimList dim, bool keepdim,
 
 Tensor& mean_out_kernel(const Tensor& self, DimList dim, bool keepdim,
                         std::optional<ScalarType> dtype, Tensor& out) {
-  return copyToOut("mean.out()",
-                   meanImpl(self, dimsOrAll(dim), keepdim, outDtype(dtype, out)),
-                   out);
+  return copyToOut(
+      "mean.out()",
+      meanImpl(self, dimsOrAll(dim), keepdim, outDtype(dtype, out)), out);
 }
 
-// ---- amax / amin -------------------------------------------------------------------
+// ---- amax / amin
+// -------------------------------------------------------------------
 
 // PyTorch's zero_numel_check_dims: a reduction without an identity needs
 // every reduced dimension to be non-empty.
@@ -497,7 +506,8 @@ Tensor& amin_out_kernel(const Tensor& self, IntArrayRef dim, bool keepdim,
   return minmaxOut<false>("amin.out()", self, dim, keepdim, out);
 }
 
-// ---- argmax ------------------------------------------------------------------------
+// ---- argmax
+// ------------------------------------------------------------------------
 
 // The index of the first maximum of n elements `stride` apart; a NaN is the
 // maximum (the first NaN wins).
@@ -579,7 +589,8 @@ Tensor& argmax_out_kernel(const Tensor& self, std::optional<int64_t> dim,
 
 }  // namespace
 
-// ---- Registration ------------------------------------------------------------------
+// ---- Registration
+// ------------------------------------------------------------------
 
 TURNOUT_LIBRARY_FRAGMENT(aten, m) {
   m.def("sum(Tensor self, *, ScalarType? dtype=None) -> Tensor");
@@ -615,26 +626,27 @@ TURNOUT_LIBRARY_FRAGMENT(aten, m) {
 
 // The kernels check shapes before touching data and skip the arithmetic for
 // Meta outputs, so one function serves both keys.
-#define TURNOUT_REDUCE_KERNELS(m)                                    \
-  m.impl("sum", TURNOUT_FN(sum_kernel));                             \
-  m.impl("sum.dim_IntList", TURNOUT_FN(sum_dim_kernel));             \
-  m.impl("sum.IntList_out", TURNOUT_FN(sum_intlist_out_kernel));     \
-  m.impl("sum.out", TURNOUT_FN(sum_out_kernel));                     \
-  m.impl("mean", TURNOUT_FN(mean_kernel));                           \
-  m.impl("mean.dim", TURNOUT_FN(mean_dim_kernel));                   \
-  m.impl("mean.out", TURNOUT_FN(mean_out_kernel));                   \
-  m.impl("amax", TURNOUT_FN(amax_kernel));                           \
-  m.impl("amax.out", TURNOUT_FN(amax_out_kernel));                   \
-  m.impl("amin", TURNOUT_FN(amin_kernel));                           \
-  m.impl("amin.out", TURNOUT_FN(amin_out_kernel));                   \
-  m.impl("argmax", TURNOUT_FN(argmax_kernel));                       \
+#define TURNOUT_REDUCE_KERNELS(m)                                \
+  m.impl("sum", TURNOUT_FN(sum_kernel));                         \
+  m.impl("sum.dim_IntList", TURNOUT_FN(sum_dim_kernel));         \
+  m.impl("sum.IntList_out", TURNOUT_FN(sum_intlist_out_kernel)); \
+  m.impl("sum.out", TURNOUT_FN(sum_out_kernel));                 \
+  m.impl("mean", TURNOUT_FN(mean_kernel));                       \
+  m.impl("mean.dim", TURNOUT_FN(mean_dim_kernel));               \
+  m.impl("mean.out", TURNOUT_FN(mean_out_kernel));               \
+  m.impl("amax", TURNOUT_FN(amax_kernel));                       \
+  m.impl("amax.out", TURNOUT_FN(amax_out_kernel));               \
+  m.impl("amin", TURNOUT_FN(amin_kernel));                       \
+  m.impl("amin.out", TURNOUT_FN(amin_out_kernel));               \
+  m.impl("argmax", TURNOUT_FN(argmax_kernel));                   \
   m.impl("argmax.out", TURNOUT_FN(argmax_out_kernel))
 
 TURNOUT_LIBRARY_IMPL(aten, CPU, m) { TURNOUT_REDUCE_KERNELS(m); }
 TURNOUT_LIBRARY_IMPL(aten, Meta, m) { TURNOUT_REDUCE_KERNELS(m); }
 #undef TURNOUT_REDUCE_KERNELS
 
-// ---- Front end ---------------------------------------------------------------------
+// ---- Front end
+// ---------------------------------------------------------------------
 
 namespace {
 
@@ -745,8 +757,8 @@ Tensor argmax(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
   return op.call(self, dim, keepdim);
 }
 
-Tensor& argmax_out(const Tensor& self, std::optional<int64_t> dim,
-                   bool keepdim, Tensor& out) {
+Tensor& argmax_out(const Tensor& self, std::optional<int64_t> dim, bool keepdim,
+                   Tensor& out) {
   static auto op = Dispatcher::singleton()
                        .findSchemaOrThrow("aten::argmax", "out")
                        .typed<Tensor&(const Tensor&, std::optional<int64_t>,

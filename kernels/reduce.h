@@ -85,8 +85,8 @@ Tensor& amin_out(const Tensor& self, IntArrayRef dim, bool keepdim,
 Tensor argmax(const Tensor& self, std::optional<int64_t> dim = std::nullopt,
               bool keepdim = false);
 /// aten::argmax.out.
-Tensor& argmax_out(const Tensor& self, std::optional<int64_t> dim,
-                   bool keepdim, Tensor& out);
+Tensor& argmax_out(const Tensor& self, std::optional<int64_t> dim, bool keepdim,
+                   Tensor& out);
 
 /// aten::softmax.int: exp(x - max) / sum(exp(x - max)) along `dim`, in
 /// `dtype` when given (the input is converted first).

@@ -31,10 +31,9 @@ void copyConvert(const Tensor& src, const Tensor& dst) {
         for (int64_t i = 0; i < n; ++i) d[i] = convertValue<D>(s[i]);
         return;
       }
-      forEachOffset(dst.sizes(), src.strides(), dst.strides(),
-                    [&](int64_t so, int64_t dof) {
-                      d[dof] = convertValue<D>(s[so]);
-                    });
+      forEachOffset(
+          dst.sizes(), src.strides(), dst.strides(),
+          [&](int64_t so, int64_t dof) { d[dof] = convertValue<D>(s[so]); });
     });
   });
 }
@@ -57,10 +56,13 @@ std::string sizesToString(IntArrayRef sizes) {
 void resizeOutput(const Tensor& out, IntArrayRef sizes, const char* op) {
   if (out.sizes() == sizes) return;
   if (out.numel() != 0) {
-    TURNOUT_WARN(op, ": An output with one or more elements was resized "
-                 "since it had shape ", sizesToString(out.sizes()),
+    TURNOUT_WARN(op,
+                 ": An output with one or more elements was resized "
+                 "since it had shape ",
+                 sizesToString(out.sizes()),
                  ", which does not match the required output shape ",
-                 sizesToString(sizes), ". This behavior is deprecated; "
+                 sizesToString(sizes),
+                 ". This behavior is deprecated; "
                  "reuse an out tensor only when it already has the right "
                  "shape, or pass one with zero elements.");
   }
@@ -75,8 +77,9 @@ void resizeOutput(const Tensor& out, IntArrayRef sizes, const char* op) {
     TURNOUT_CHECK(storage.resizable() && storage.allocator() != nullptr,
                   ErrorKind::InvalidArgument, op,
                   ": Trying to resize storage that is not resizable (out "
-                  "has shape ", sizesToString(out.sizes()), ", needs ",
-                  sizesToString(sizes), ")");
+                  "has shape ",
+                  sizesToString(out.sizes()), ", needs ", sizesToString(sizes),
+                  ")");
     StorageImpl* s = storage.unsafeGetStorageImpl();
     DataPtr fresh = s->allocator()->allocate(needed);
     if (s->data() != nullptr && fresh.get() != nullptr && s->nbytes() > 0) {

@@ -60,8 +60,8 @@ decltype(auto) dispatchDtype(ScalarType dtype, const char* op, F&& f) {
     default:
       break;
   }
-  TURNOUT_CHECK(false, ErrorKind::NotImplemented, op,
-                ": not implemented for '", dtype, "'");
+  TURNOUT_CHECK(false, ErrorKind::NotImplemented, op, ": not implemented for '",
+                dtype, "'");
   return f(TypeTag<float>{});  // unreachable
 }
 
@@ -81,8 +81,8 @@ decltype(auto) dispatchFloatingDtype(ScalarType dtype, const char* op, F&& f) {
     default:
       break;
   }
-  TURNOUT_CHECK(false, ErrorKind::NotImplemented, op,
-                ": not implemented for '", dtype, "'");
+  TURNOUT_CHECK(false, ErrorKind::NotImplemented, op, ": not implemented for '",
+                dtype, "'");
   return f(TypeTag<float>{});  // unreachable
 }
 
@@ -212,7 +212,8 @@ void parallelForEachOffset(IntArrayRef sizes, IntArrayRef src_strides,
     return;
   }
   const int64_t per_unit = work / sizes[split];
-  const int64_t grain = std::max<int64_t>(kGrainSize / std::max<int64_t>(per_unit, 1), 1);
+  const int64_t grain =
+      std::max<int64_t>(kGrainSize / std::max<int64_t>(per_unit, 1), 1);
   parallel_for(0, sizes[split], grain, [&](int64_t begin, int64_t end) {
     DimVector sub(sizes.begin(), sizes.end());
     sub[split] = end - begin;

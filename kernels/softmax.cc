@@ -34,7 +34,8 @@ Tensor softmaxImpl(const char* op, const Tensor& self, int64_t dim,
   Tensor out = emptyTensor(self.sizes(), out_dtype, self.device());
   if (out.is_meta() || out.numel() == 0) return out;
   // PyTorch converts first: softmax(x, dtype=d) is softmax(x.to(d)).
-  Tensor in = self.scalar_type() == out_dtype ? self : convertTo(self, out_dtype);
+  Tensor in =
+      self.scalar_type() == out_dtype ? self : convertTo(self, out_dtype);
   dispatchFloatingDtype(out_dtype, op, [&](auto tag) {
     using T = typename decltype(tag)::type;
     DimVector sizes(in.sizes().begin(), in.sizes().end());
@@ -69,7 +70,8 @@ Tensor softmaxImpl(const char* op, const Tensor& self, int64_t dim,
           if constexpr (kLog) {
             const double shift = max + std::log(total);
             for (int64_t i = 0; i < n; ++i) {
-              y[i * os] = convertValue<T>(convertValue<double>(x[i * is]) - shift);
+              y[i * os] =
+                  convertValue<T>(convertValue<double>(x[i * is]) - shift);
             }
           } else {
             const double inv = 1.0 / total;
@@ -116,10 +118,10 @@ Tensor internalSoftmax(const char* op, const Tensor& self, int64_t dim,
                   ": conversion is supported for Half type only, got ",
                   self.scalar_type());
   }
-  return softmaxImpl<kLog>(
-      op, self, dim,
-      half_to_float ? std::optional<ScalarType>(ScalarType::Float)
-                    : std::nullopt);
+  return softmaxImpl<kLog>(op, self, dim,
+                           half_to_float
+                               ? std::optional<ScalarType>(ScalarType::Float)
+                               : std::nullopt);
 }
 
 Tensor internal_softmax_kernel(const Tensor& self, int64_t dim,
@@ -132,7 +134,8 @@ Tensor internal_log_softmax_kernel(const Tensor& self, int64_t dim,
   return internalSoftmax<true>("_log_softmax()", self, dim, half_to_float);
 }
 
-// ---- Backward ----------------------------------------------------------------
+// ---- Backward
+// ----------------------------------------------------------------
 
 // softmax:     grad_input = y * (g - sum(g * y))
 // log_softmax: grad_input = g - exp(y) * sum(g)
@@ -189,8 +192,8 @@ Tensor softmaxBackward(const char* op, const Tensor& grad_output,
 
 Tensor softmax_backward_kernel(const Tensor& grad_output, const Tensor& output,
                                int64_t dim, ScalarType input_dtype) {
-  return softmaxBackward<false>("_softmax_backward_data()", grad_output,
-                                output, dim, input_dtype);
+  return softmaxBackward<false>("_softmax_backward_data()", grad_output, output,
+                                dim, input_dtype);
 }
 
 Tensor log_softmax_backward_kernel(const Tensor& grad_output,
@@ -225,29 +228,29 @@ TURNOUT_LIBRARY_FRAGMENT(aten, m) {
 
 // One function per operator serves both keys: shape and dtype checks come
 // first, the arithmetic is skipped for Meta outputs.
-#define TURNOUT_SOFTMAX_KERNELS(m)                                   \
-  m.impl("softmax.int", TURNOUT_FN(softmax_kernel));                 \
-  m.impl("softmax.int_out", TURNOUT_FN(softmax_out_kernel));         \
-  m.impl("log_softmax.int", TURNOUT_FN(log_softmax_kernel));         \
-  m.impl("log_softmax.int_out", TURNOUT_FN(log_softmax_out_kernel));         \
-  m.impl("_softmax", TURNOUT_FN(internal_softmax_kernel));                   \
-  m.impl("_log_softmax", TURNOUT_FN(internal_log_softmax_kernel));           \
-  m.impl("_softmax_backward_data", TURNOUT_FN(softmax_backward_kernel));     \
-  m.impl("_log_softmax_backward_data",                                       \
-         TURNOUT_FN(log_softmax_backward_kernel))
+#define TURNOUT_SOFTMAX_KERNELS(m)                                       \
+  m.impl("softmax.int", TURNOUT_FN(softmax_kernel));                     \
+  m.impl("softmax.int_out", TURNOUT_FN(softmax_out_kernel));             \
+  m.impl("log_softmax.int", TURNOUT_FN(log_softmax_kernel));             \
+  m.impl("log_softmax.int_out", TURNOUT_FN(log_softmax_out_kernel));     \
+  m.impl("_softmax", TURNOUT_FN(internal_softmax_kernel));               \
+  m.impl("_log_softmax", TURNOUT_FN(internal_log_softmax_kernel));       \
+  m.impl("_softmax_backward_data", TURNOUT_FN(softmax_backward_kernel)); \
+  m.impl("_log_softmax_backward_data", TURNOUT_FN(log_softmax_backward_kernel))
 
 TURNOUT_LIBRARY_IMPL(aten, CPU, m) { TURNOUT_SOFTMAX_KERNELS(m); }
 TURNOUT_LIBRARY_IMPL(aten, Meta, m) { TURNOUT_SOFTMAX_KERNELS(m); }
 #undef TURNOUT_SOFTMAX_KERNELS
 
-// ---- Front end ---------------------------------------------------------------
+// ---- Front end
+// ---------------------------------------------------------------
 
 Tensor softmax(const Tensor& self, int64_t dim,
                std::optional<ScalarType> dtype) {
-  static auto op = Dispatcher::singleton()
-                       .findSchemaOrThrow("aten::softmax", "int")
-                       .typed<Tensor(const Tensor&, int64_t,
-                                     std::optional<ScalarType>)>();
+  static auto op =
+      Dispatcher::singleton()
+          .findSchemaOrThrow("aten::softmax", "int")
+          .typed<Tensor(const Tensor&, int64_t, std::optional<ScalarType>)>();
   return op.call(self, dim, dtype);
 }
 
@@ -262,10 +265,10 @@ Tensor& softmax_out(const Tensor& self, int64_t dim,
 
 Tensor log_softmax(const Tensor& self, int64_t dim,
                    std::optional<ScalarType> dtype) {
-  static auto op = Dispatcher::singleton()
-                       .findSchemaOrThrow("aten::log_softmax", "int")
-                       .typed<Tensor(const Tensor&, int64_t,
-                                     std::optional<ScalarType>)>();
+  static auto op =
+      Dispatcher::singleton()
+          .findSchemaOrThrow("aten::log_softmax", "int")
+          .typed<Tensor(const Tensor&, int64_t, std::optional<ScalarType>)>();
   return op.call(self, dim, dtype);
 }
 
@@ -294,10 +297,10 @@ Tensor _log_softmax(const Tensor& self, int64_t dim, bool half_to_float) {
 
 Tensor _softmax_backward_data(const Tensor& grad_output, const Tensor& output,
                               int64_t dim, ScalarType input_dtype) {
-  static auto op = Dispatcher::singleton()
-                       .findSchemaOrThrow("aten::_softmax_backward_data", "")
-                       .typed<Tensor(const Tensor&, const Tensor&, int64_t,
-                                     ScalarType)>();
+  static auto op =
+      Dispatcher::singleton()
+          .findSchemaOrThrow("aten::_softmax_backward_data", "")
+          .typed<Tensor(const Tensor&, const Tensor&, int64_t, ScalarType)>();
   return op.call(grad_output, output, dim, input_dtype);
 }
 

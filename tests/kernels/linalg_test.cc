@@ -14,8 +14,8 @@
 namespace turnout {
 namespace {
 
-using ::testing::HasSubstr;
 using testing::columnMajor;
+using ::testing::HasSubstr;
 using testing::metaTensor;
 using testing::rangeOf;
 using testing::sizesOf;
@@ -44,7 +44,8 @@ std::pair<std::vector<int64_t>, std::vector<double>> referenceMatmul(
   if (a_vec) as.insert(as.begin(), 1);
   if (b_vec) bs.push_back(1);
   const int64_t m = as[as.size() - 2], k = as.back(), n = bs.back();
-  std::vector<int64_t> ab(as.begin(), as.end() - 2), bb(bs.begin(), bs.end() - 2);
+  std::vector<int64_t> ab(as.begin(), as.end() - 2),
+      bb(bs.begin(), bs.end() - 2);
   const size_t nb = std::max(ab.size(), bb.size());
   ab.insert(ab.begin(), nb - ab.size(), 1);
   bb.insert(bb.begin(), nb - bb.size(), 1);
@@ -69,7 +70,8 @@ std::pair<std::vector<int64_t>, std::vector<double>> referenceMatmul(
       for (int64_t j = 0; j < n; ++j) {
         double acc = 0;
         for (int64_t p = 0; p < k; ++p) {
-          acc += av[a_index * m * k + i * k + p] * bv[b_index * k * n + p * n + j];
+          acc +=
+              av[a_index * m * k + i * k + p] * bv[b_index * k * n + p * n + j];
         }
         out.push_back(acc);
       }
@@ -81,8 +83,8 @@ std::pair<std::vector<int64_t>, std::vector<double>> referenceMatmul(
   return {shape, out};
 }
 
-void expectNear(const std::vector<double>& got,
-                const std::vector<double>& want, double rtol) {
+void expectNear(const std::vector<double>& got, const std::vector<double>& want,
+                double rtol) {
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) {
     EXPECT_NEAR(got[i], want[i], rtol * (1 + std::abs(want[i]))) << "at " << i;
@@ -153,14 +155,16 @@ TEST(Mm, LargeFloatProductsThroughBlasMatchDoubleReference) {
   for (ScalarType dtype : {ScalarType::Float, ScalarType::Double}) {
     for (Layout la : kLayouts) {
       for (Layout lb : kLayouts) {
-        SCOPED_TRACE(::testing::Message() << dtype << " " << static_cast<int>(la)
-                                          << "," << static_cast<int>(lb));
+        SCOPED_TRACE(::testing::Message()
+                     << dtype << " " << static_cast<int>(la) << ","
+                     << static_cast<int>(lb));
         Tensor a = rangeOf({67, 45}, dtype, 0.013, -1.5);
         Tensor b = rangeOf({45, 81}, dtype, -0.007, 2.25);
         Tensor y = mm(inLayout(a, la), inLayout(b, lb));
         auto [shape, want] = referenceMatmul(a, b);
         EXPECT_EQ(sizesOf(y), shape);
-        expectNear(valuesOf(y), want, dtype == ScalarType::Float ? 1e-5 : 1e-12);
+        expectNear(valuesOf(y), want,
+                   dtype == ScalarType::Float ? 1e-5 : 1e-12);
       }
     }
   }
@@ -181,17 +185,21 @@ TEST(Mm, OutputWithoutUnitStrideAndTransposedOut) {
 
 TEST(Mm, ExpandedOperandsWithZeroStrides) {
   // Broadcast views (stride 0) are no BLAS layout: they are copied first.
-  for (ScalarType dtype : {ScalarType::Float, ScalarType::Double, ScalarType::Long}) {
+  for (ScalarType dtype :
+       {ScalarType::Float, ScalarType::Double, ScalarType::Long}) {
     SCOPED_TRACE(::testing::Message() << dtype);
     Tensor row = smallInts({4}, dtype, 1);
-    Tensor a = makeView(row, {3, 4}, {0, 1}, 0);   // every row the same
+    Tensor a = makeView(row, {3, 4}, {0, 1}, 0);  // every row the same
     Tensor col = smallInts({4}, dtype, 2);
-    Tensor b = makeView(col, {4, 5}, {1, 0}, 0);   // every column the same
+    Tensor b = makeView(col, {4, 5}, {1, 0}, 0);  // every column the same
     Tensor y = mm(a, b);
     EXPECT_EQ(valuesOf(y), referenceMatmul(a, b).second);
-    Tensor bb = bmm(makeView(row, {2, 3, 4}, {0, 0, 1}, 0), makeView(col, {2, 4, 5}, {0, 1, 0}, 0));
-    EXPECT_EQ(valuesOf(bb), referenceMatmul(makeView(row, {2, 3, 4}, {0, 0, 1}, 0),
-                                            makeView(col, {2, 4, 5}, {0, 1, 0}, 0)).second);
+    Tensor bb = bmm(makeView(row, {2, 3, 4}, {0, 0, 1}, 0),
+                    makeView(col, {2, 4, 5}, {0, 1, 0}, 0));
+    EXPECT_EQ(valuesOf(bb),
+              referenceMatmul(makeView(row, {2, 3, 4}, {0, 0, 1}, 0),
+                              makeView(col, {2, 4, 5}, {0, 1, 0}, 0))
+                  .second);
   }
 }
 
@@ -210,17 +218,30 @@ TEST(Mm, Errors) {
        "mm(): self must be a matrix, got 1-D tensor"},
       {"mat2 1-D", [&] { mm(f23, f3); }, ErrorKind::InvalidArgument,
        "mm(): mat2 must be a matrix, got 1-D tensor"},
-      {"dtypes", [&] { mm(f23, rangeOf({3, 2}, ScalarType::Double)); },
+      {"dtypes",
+       [&] {
+         mm(f23, rangeOf({3, 2}, ScalarType::Double));
+       },
        ErrorKind::InvalidArgument,
        "mm(): expected self and mat2 to have the same dtype, but got: Float "
        "!= Double"},
       {"bool",
-       [&] { mm(rangeOf({2, 2}, ScalarType::Bool), rangeOf({2, 2}, ScalarType::Bool)); },
+       [&] {
+         mm(rangeOf({2, 2}, ScalarType::Bool),
+            rangeOf({2, 2}, ScalarType::Bool));
+       },
        ErrorKind::NotImplemented, "mm(): not implemented for 'Bool'"},
-      {"devices", [&] { mm(f23, metaTensor({3, 2})); }, ErrorKind::InvalidArgument,
+      {"devices",
+       [&] {
+         mm(f23, metaTensor({3, 2}));
+       },
+       ErrorKind::InvalidArgument,
        "mm(): Expected all tensors to be on the same device, but found at "
        "least two devices, cpu and meta!"},
-      {"meta shapes", [&] { mm(metaTensor({2, 3}), metaTensor({4, 5})); },
+      {"meta shapes",
+       [&] {
+         mm(metaTensor({2, 3}), metaTensor({4, 5}));
+       },
        ErrorKind::InvalidArgument,
        "mm(): mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)"},
   };
@@ -240,9 +261,11 @@ TEST(Bmm, MatchesReferenceAndMeta) {
   for (ScalarType dtype : kMatmulDtypes) {
     for (Layout la : kLayouts) {
       for (Layout lb : kLayouts) {
-        SCOPED_TRACE(::testing::Message() << dtype << " " << static_cast<int>(la)
-                                          << "," << static_cast<int>(lb));
-        Tensor a = smallInts({3, 2, 4}, dtype, 1), b = smallInts({3, 4, 5}, dtype, 2);
+        SCOPED_TRACE(::testing::Message()
+                     << dtype << " " << static_cast<int>(la) << ","
+                     << static_cast<int>(lb));
+        Tensor a = smallInts({3, 2, 4}, dtype, 1),
+               b = smallInts({3, 4, 5}, dtype, 2);
         Tensor y = bmm(inLayout(a, la), inLayout(b, lb));
         auto [shape, want] = referenceMatmul(a, b);
         EXPECT_EQ(sizesOf(y), shape);
@@ -256,7 +279,8 @@ TEST(Bmm, MatchesReferenceAndMeta) {
   Tensor b = smallInts({2, 4, 2}, ScalarType::Float, 2);
   EXPECT_EQ(valuesOf(bmm(at, b)), referenceMatmul(at, b).second);
 
-  Tensor m = bmm(metaTensor({7, 2, 3}, ScalarType::Double), metaTensor({7, 3, 5}, ScalarType::Double));
+  Tensor m = bmm(metaTensor({7, 2, 3}, ScalarType::Double),
+                 metaTensor({7, 3, 5}, ScalarType::Double));
   EXPECT_TRUE(m.is_meta());
   EXPECT_EQ(sizesOf(m), (std::vector<int64_t>{7, 2, 5}));
   EXPECT_EQ(m.scalar_type(), ScalarType::Double);
@@ -265,14 +289,22 @@ TEST(Bmm, MatchesReferenceAndMeta) {
 }
 
 TEST(Bmm, Errors) {
-  EXPECT_EQ(errorOf([] { bmm(rangeOf({2, 3}), rangeOf({2, 3, 4})); }),
+  EXPECT_EQ(errorOf([] {
+              bmm(rangeOf({2, 3}), rangeOf({2, 3, 4}));
+            }),
             "bmm(): batch1 must be a 3D tensor, got 2-D tensor");
-  EXPECT_EQ(errorOf([] { bmm(rangeOf({2, 2, 3}), rangeOf({3, 4})); }),
+  EXPECT_EQ(errorOf([] {
+              bmm(rangeOf({2, 2, 3}), rangeOf({3, 4}));
+            }),
             "bmm(): batch2 must be a 3D tensor, got 2-D tensor");
-  EXPECT_EQ(errorOf([] { bmm(rangeOf({2, 2, 3}), rangeOf({3, 3, 4})); }),
+  EXPECT_EQ(errorOf([] {
+              bmm(rangeOf({2, 2, 3}), rangeOf({3, 3, 4}));
+            }),
             "bmm(): batch1 and batch2 must have same number of batches, got 2 "
             "and 3");
-  EXPECT_EQ(errorOf([] { bmm(metaTensor({2, 2, 3}), metaTensor({2, 4, 4})); }),
+  EXPECT_EQ(errorOf([] {
+              bmm(metaTensor({2, 2, 3}), metaTensor({2, 4, 4}));
+            }),
             "bmm(): Expected size for first two dimensions of batch2 tensor to "
             "be: [2, 3] but got: [2, 4].");
 }
@@ -326,23 +358,37 @@ TEST(Matmul, EveryCaseMatchesReferenceOnCpuAndShapeOnMeta) {
 }
 
 TEST(Matmul, Errors) {
-  EXPECT_EQ(errorOf([] { matmul(rangeOf({}), rangeOf({2, 2})); }),
+  EXPECT_EQ(errorOf([] {
+              matmul(rangeOf({}), rangeOf({2, 2}));
+            }),
             "matmul(): both arguments to matmul need to be at least 1D, but "
             "they are 0D and 2D");
   EXPECT_EQ(errorOf([] { matmul(rangeOf({3}), rangeOf({4})); }),
             "matmul(): inconsistent tensor size, expected tensor [3] and src "
             "[4] to have the same number of elements, but got 3 and 4 "
             "elements respectively");
-  EXPECT_EQ(errorOf([] { matmul(rangeOf({2, 3}), rangeOf({4})); }),
+  EXPECT_EQ(errorOf([] {
+              matmul(rangeOf({2, 3}), rangeOf({4}));
+            }),
             "matmul(): size mismatch, got input (2), mat (2x3), vec (4)");
-  EXPECT_EQ(errorOf([] { matmul(rangeOf({3}), rangeOf({4, 5})); }),
-            "matmul(): mat1 and mat2 shapes cannot be multiplied (1x3 and 4x5)");
-  EXPECT_EQ(errorOf([] { matmul(rangeOf({2, 2, 3}), rangeOf({4, 5})); }),
-            "matmul(): mat1 and mat2 shapes cannot be multiplied (4x3 and 4x5)");
-  EXPECT_EQ(errorOf([] { matmul(metaTensor({2, 2, 3}), metaTensor({3, 4, 5})); }),
+  EXPECT_EQ(
+      errorOf([] {
+        matmul(rangeOf({3}), rangeOf({4, 5}));
+      }),
+      "matmul(): mat1 and mat2 shapes cannot be multiplied (1x3 and 4x5)");
+  EXPECT_EQ(
+      errorOf([] {
+        matmul(rangeOf({2, 2, 3}), rangeOf({4, 5}));
+      }),
+      "matmul(): mat1 and mat2 shapes cannot be multiplied (4x3 and 4x5)");
+  EXPECT_EQ(errorOf([] {
+              matmul(metaTensor({2, 2, 3}), metaTensor({3, 4, 5}));
+            }),
             "The size of tensor a (2) must match the size of tensor b (3) at "
             "non-singleton dimension 0");
-  EXPECT_EQ(errorOf([] { matmul(rangeOf({2, 2, 3}), rangeOf({2, 4, 5})); }),
+  EXPECT_EQ(errorOf([] {
+              matmul(rangeOf({2, 2, 3}), rangeOf({2, 4, 5}));
+            }),
             "matmul(): Expected size for first two dimensions of batch2 tensor "
             "to be: [2, 3] but got: [2, 4].");
 }
@@ -352,18 +398,16 @@ TEST(Addmm, BetaAlphaAndBroadcastSelf) {
     std::vector<int64_t> self;
     double beta, alpha;
   };
-  const Case cases[] = {{{3, 4}, 1, 1},  {{4}, 1, 1},     {{1, 4}, 2, 1},
-                        {{3, 1}, 1, 3},  {{}, -1, 0.5},   {{3, 4}, 0, 2}};
+  const Case cases[] = {{{3, 4}, 1, 1}, {{4}, 1, 1},   {{1, 4}, 2, 1},
+                        {{3, 1}, 1, 3}, {{}, -1, 0.5}, {{3, 4}, 0, 2}};
   for (ScalarType dtype : {ScalarType::Float, ScalarType::Double}) {
     for (const Case& c : cases) {
-      SCOPED_TRACE(::testing::Message() << dtype << " self "
-                                        << ::testing::PrintToString(c.self)
-                                        << " beta " << c.beta << " alpha "
-                                        << c.alpha);
+      SCOPED_TRACE(::testing::Message()
+                   << dtype << " self " << ::testing::PrintToString(c.self)
+                   << " beta " << c.beta << " alpha " << c.alpha);
       Tensor self = smallInts(c.self, dtype, 3);
       Tensor m1 = smallInts({3, 2}, dtype, 1), m2 = smallInts({2, 4}, dtype, 2);
-      Tensor y = addmm(self, columnMajor(m1, 0, 1), m2, c.beta,
-                       c.alpha);
+      Tensor y = addmm(self, columnMajor(m1, 0, 1), m2, c.beta, c.alpha);
       auto prod = referenceMatmul(m1, m2).second;
       std::vector<double> sv = valuesOf(self);
       std::vector<double> want(12);
@@ -396,16 +440,23 @@ TEST(Addmm, BetaAlphaAndBroadcastSelf) {
 }
 
 TEST(Addmm, Errors) {
-  EXPECT_EQ(errorOf([] { addmm(rangeOf({3}), rangeOf({2, 3}), rangeOf({3, 2})); }),
+  EXPECT_EQ(errorOf([] {
+              addmm(rangeOf({3}), rangeOf({2, 3}), rangeOf({3, 2}));
+            }),
             "addmm(): The expanded size of the tensor (2) must match the "
             "existing size (3) at non-singleton dimension 1.  Target sizes: "
             "[2, 2].  Tensor sizes: [3]");
-  EXPECT_EQ(errorOf([] { addmm(rangeOf({2}), rangeOf({2, 3}), rangeOf({2, 2})); }),
+  EXPECT_EQ(errorOf([] {
+              addmm(rangeOf({2}), rangeOf({2, 3}), rangeOf({2, 2}));
+            }),
             "addmm(): mat1 and mat2 shapes cannot be multiplied (2x3 and 2x2)");
-  EXPECT_EQ(errorOf([] { addmm(rangeOf({2}), rangeOf({3}), rangeOf({3, 2})); }),
+  EXPECT_EQ(errorOf([] {
+              addmm(rangeOf({2}), rangeOf({3}), rangeOf({3, 2}));
+            }),
             "addmm(): mat1 must be a matrix, got 1-D tensor");
   EXPECT_EQ(errorOf([] {
-              addmm(rangeOf({2}, ScalarType::Long), rangeOf({2, 2}, ScalarType::Long),
+              addmm(rangeOf({2}, ScalarType::Long),
+                    rangeOf({2, 2}, ScalarType::Long),
                     rangeOf({2, 2}, ScalarType::Long), 1, 0.5);
             }),
             "addmm(): For integral input tensors, argument alpha must not be a "
@@ -421,9 +472,9 @@ TEST(Linear, MatchesMatmulPlusBias) {
     std::vector<int64_t> input;
     bool bias;
   };
-  const Case cases[] = {{{3}, false},       {{3}, true},       {{2, 3}, false},
-                        {{2, 3}, true},     {{4, 2, 3}, true}, {{0, 3}, true},
-                        {{2, 2, 2, 3}, false}};
+  const Case cases[] = {
+      {{3}, false},      {{3}, true},    {{2, 3}, false},      {{2, 3}, true},
+      {{4, 2, 3}, true}, {{0, 3}, true}, {{2, 2, 2, 3}, false}};
   for (const Case& c : cases) {
     for (Layout li : kLayouts) {
       for (Layout lw : kLayouts) {
@@ -434,9 +485,9 @@ TEST(Linear, MatchesMatmulPlusBias) {
         Tensor x = smallInts(c.input, ScalarType::Float, 1);
         Tensor w = smallInts({5, 3}, ScalarType::Float, 2);
         Tensor b = smallInts({5}, ScalarType::Float, 3);
-        Tensor y = linear(inLayout(x, li), inLayout(w, lw),
-                          c.bias ? std::optional<Tensor>(stridedCopy(b))
-                                 : std::nullopt);
+        Tensor y = linear(
+            inLayout(x, li), inLayout(w, lw),
+            c.bias ? std::optional<Tensor>(stridedCopy(b)) : std::nullopt);
         auto [shape, want] = referenceMatmul(x, transposed(w, 0, 1));
         if (c.bias) {
           std::vector<double> bv = valuesOf(b);
@@ -453,9 +504,14 @@ TEST(Linear, MatchesMatmulPlusBias) {
 }
 
 TEST(Linear, Errors) {
-  EXPECT_EQ(errorOf([] { linear(rangeOf({2, 4}), rangeOf({5, 3})); }),
-            "linear(): mat1 and mat2 shapes cannot be multiplied (2x4 and 3x5)");
-  EXPECT_EQ(errorOf([] { linear(rangeOf({2, 3}), rangeOf({5, 3}), rangeOf({4})); }),
+  EXPECT_EQ(
+      errorOf([] {
+        linear(rangeOf({2, 4}), rangeOf({5, 3}));
+      }),
+      "linear(): mat1 and mat2 shapes cannot be multiplied (2x4 and 3x5)");
+  EXPECT_EQ(errorOf([] {
+              linear(rangeOf({2, 3}), rangeOf({5, 3}), rangeOf({4}));
+            }),
             "The size of tensor a (5) must match the size of tensor b (4) at "
             "non-singleton dimension 1");
   EXPECT_EQ(errorOf([] {
@@ -478,7 +534,8 @@ TEST(LinalgOut, ResizesChecksDtypeAndReturnsOut) {
   Tensor right = emptyTensor({2, 4}, ScalarType::Float, testing::cpu());
   EXPECT_EQ(valuesOf(matmul_out(a, b, right)), want);
   Tensor bout = emptyTensor({0}, ScalarType::Float, testing::cpu());
-  bmm_out(smallInts({1, 2, 3}, ScalarType::Float), smallInts({1, 3, 4}, ScalarType::Float), bout);
+  bmm_out(smallInts({1, 2, 3}, ScalarType::Float),
+          smallInts({1, 3, 4}, ScalarType::Float), bout);
   EXPECT_EQ(sizesOf(bout), (std::vector<int64_t>{1, 2, 4}));
   Tensor aout = emptyTensor({2, 4}, ScalarType::Float, testing::cpu());
   addmm_out(tensorOf({1}, {1}), a, b, 1, 1, aout);

@@ -57,8 +57,10 @@ Reduced referenceReduce(const std::vector<double>& values,
   Reduced r;
   for (int64_t d = 0; d < nd; ++d) {
     if (reduced[d]) keep[d] = 1;
-    if (!reduced[d]) r.shape.push_back(sizes[d]);
-    else if (keepdim) r.shape.push_back(1);
+    if (!reduced[d])
+      r.shape.push_back(sizes[d]);
+    else if (keepdim)
+      r.shape.push_back(1);
   }
   int64_t out_numel = 1;
   for (int64_t s : keep) out_numel *= s;
@@ -70,7 +72,8 @@ Reduced referenceReduce(const std::vector<double>& values,
       idx[d] = rest % sizes[d];
       rest /= sizes[d];
     }
-    for (int64_t d = 0; d < nd; ++d) o = o * keep[d] + (reduced[d] ? 0 : idx[d]);
+    for (int64_t d = 0; d < nd; ++d)
+      o = o * keep[d] + (reduced[d] ? 0 : idx[d]);
     r.values[o] = combine(r.values[o], values[i]);
   }
   return r;
@@ -87,7 +90,8 @@ double minNan(double a, double b) {
 // Values that every dtype holds exactly (Bool: nonzero -> 1).
 std::vector<double> smallValues(int64_t n, int seed) {
   std::vector<double> v(n);
-  for (int64_t i = 0; i < n; ++i) v[i] = static_cast<double>((i * 5 + seed) % 7) - 3;
+  for (int64_t i = 0; i < n; ++i)
+    v[i] = static_cast<double>((i * 5 + seed) % 7) - 3;
   return v;
 }
 
@@ -113,13 +117,20 @@ struct DimCase {
   bool keepdim;
 };
 const DimCase kDimCases[] = {
-    {{5}, {}, false},           {{5}, {0}, true},
-    {{3, 4}, {1}, false},       {{3, 4}, {0}, false},
-    {{3, 4}, {-1}, true},       {{3, 4}, {0, 1}, false},
-    {{2, 3, 4}, {0, 2}, false}, {{2, 3, 4}, {1}, true},
-    {{2, 3, 4}, {-3, -2}, true}, {{2, 1, 3, 4}, {1, 3}, false},
-    {{4, 1, 1}, {0}, false},    {{}, {}, false},
-    {{}, {0}, true},            {{6, 5}, {}, true},
+    {{5}, {}, false},
+    {{5}, {0}, true},
+    {{3, 4}, {1}, false},
+    {{3, 4}, {0}, false},
+    {{3, 4}, {-1}, true},
+    {{3, 4}, {0, 1}, false},
+    {{2, 3, 4}, {0, 2}, false},
+    {{2, 3, 4}, {1}, true},
+    {{2, 3, 4}, {-3, -2}, true},
+    {{2, 1, 3, 4}, {1, 3}, false},
+    {{4, 1, 1}, {0}, false},
+    {{}, {}, false},
+    {{}, {0}, true},
+    {{6, 5}, {}, true},
 };
 
 TEST(Sum, MatchesReferenceForDtypesDimsAndLayouts) {
@@ -137,8 +148,8 @@ TEST(Sum, MatchesReferenceForDtypesDimsAndLayouts) {
                      << static_cast<int>(l));
         Tensor x = tensorOf(smallValues(numelOf(c.sizes), 1), c.sizes, dtype);
         Tensor y = sum(inLayout(x, l), c.dims, c.keepdim);
-        Reduced want = referenceReduce(valuesOf(x), c.sizes, c.dims, c.keepdim,
-                                       add, 0.0);
+        Reduced want =
+            referenceReduce(valuesOf(x), c.sizes, c.dims, c.keepdim, add, 0.0);
         const ScalarType want_dtype =
             isIntegralType(dtype, true) ? ScalarType::Long : dtype;
         EXPECT_EQ(y.scalar_type(), want_dtype);
@@ -167,7 +178,8 @@ TEST(Sum, AllElementsDtypeArgumentAndExpandedInput) {
   EXPECT_EQ(sum(h, ScalarType::Int).scalar_type(), ScalarType::Int);
   EXPECT_EQ(valuesOf(sum(rangeOf({4}, ScalarType::Long), ScalarType::Double)),
             std::vector<double>{6});
-  EXPECT_EQ(valuesOf(sum(rangeOf({3}), ScalarType::Bool)), std::vector<double>{1});
+  EXPECT_EQ(valuesOf(sum(rangeOf({3}), ScalarType::Bool)),
+            std::vector<double>{1});
   // A broadcast (stride 0) view: every row is the same.
   Tensor row = rangeOf({4});
   Tensor expanded = makeView(row, {3, 4}, {0, 1}, 0);
@@ -205,7 +217,8 @@ TEST(Reduce, ThreadedReductionsMatchReferenceForEveryLayout) {
   set_num_threads(4);
   const std::vector<int64_t> sizes = {40000, 3};
   std::vector<double> v(120000);
-  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>((i * 7919) % 1000) - 500;
+  for (size_t i = 0; i < v.size(); ++i)
+    v[i] = static_cast<double>((i * 7919) % 1000) - 500;
   Tensor x = tensorOf(v, sizes, ScalarType::Long);
   for (std::vector<int64_t> dims : {std::vector<int64_t>{0}, {1}, {}}) {
     for (Layout l : kLayouts) {
@@ -236,17 +249,24 @@ TEST(Reduce, ThreadedReductionsMatchReferenceForEveryLayout) {
 }
 
 TEST(Sum, Errors) {
-  EXPECT_EQ(errorOf([] { sum(rangeOf({2, 3}), {2}); }),
+  EXPECT_EQ(errorOf([] {
+              sum(rangeOf({2, 3}), {2});
+            }),
             "Dimension out of range (expected to be in range of [-2, 1], but "
             "got 2)");
-  EXPECT_EQ(errorOf([] { sum(rangeOf({2, 3}), {1, -1}); }),
+  EXPECT_EQ(errorOf([] {
+              sum(rangeOf({2, 3}), {1, -1});
+            }),
             "sum(): dim 1 appears multiple times in the list of dims");
-  EXPECT_EQ(errorOf([] { sum(metaTensor({2, 3}), {0, 0}); }),
+  EXPECT_EQ(errorOf([] {
+              sum(metaTensor({2, 3}), {0, 0});
+            }),
             "sum(): dim 0 appears multiple times in the list of dims");
 }
 
 TEST(Mean, MatchesReferenceAndRequiresFloating) {
-  for (ScalarType dtype : {ScalarType::Float, ScalarType::Double, ScalarType::Half}) {
+  for (ScalarType dtype :
+       {ScalarType::Float, ScalarType::Double, ScalarType::Half}) {
     for (const DimCase& c : kDimCases) {
       for (Layout l : kLayouts) {
         SCOPED_TRACE(::testing::Message()
@@ -255,15 +275,16 @@ TEST(Mean, MatchesReferenceAndRequiresFloating) {
                      << " layout " << static_cast<int>(l));
         Tensor x = tensorOf(smallValues(numelOf(c.sizes), 2), c.sizes, dtype);
         Tensor y = mean(inLayout(x, l), c.dims, c.keepdim);
-        Reduced s = referenceReduce(valuesOf(x), c.sizes, c.dims, c.keepdim,
-                                    add, 0.0);
+        Reduced s =
+            referenceReduce(valuesOf(x), c.sizes, c.dims, c.keepdim, add, 0.0);
         const double count = static_cast<double>(x.numel()) /
                              static_cast<double>(s.values.size());
         EXPECT_EQ(sizesOf(y), s.shape);
         EXPECT_EQ(y.scalar_type(), dtype);
         std::vector<double> got = valuesOf(y);
         for (size_t i = 0; i < got.size(); ++i) {
-          EXPECT_NEAR(got[i], s.values[i] / count, dtype == ScalarType::Half ? 2e-3 : 1e-6);
+          EXPECT_NEAR(got[i], s.values[i] / count,
+                      dtype == ScalarType::Half ? 2e-3 : 1e-6);
         }
       }
     }
@@ -283,9 +304,9 @@ TEST(Mean, MatchesReferenceAndRequiresFloating) {
 }
 
 TEST(AmaxAmin, MatchReferenceForDtypesDimsAndLayouts) {
-  const ScalarType dtypes[] = {ScalarType::Float, ScalarType::Double,
+  const ScalarType dtypes[] = {ScalarType::Float,    ScalarType::Double,
                                ScalarType::BFloat16, ScalarType::Int,
-                               ScalarType::Long, ScalarType::Bool};
+                               ScalarType::Long,     ScalarType::Bool};
   for (ScalarType dtype : dtypes) {
     for (const DimCase& c : kDimCases) {
       for (Layout l : kLayouts) {
@@ -297,8 +318,10 @@ TEST(AmaxAmin, MatchReferenceForDtypesDimsAndLayouts) {
         const std::vector<double> xv = valuesOf(x);
         Tensor hi = amax(inLayout(x, l), c.dims, c.keepdim);
         Tensor lo = amin(inLayout(x, l), c.dims, c.keepdim);
-        Reduced want_hi = referenceReduce(xv, c.sizes, c.dims, c.keepdim, maxNan, -kInf);
-        Reduced want_lo = referenceReduce(xv, c.sizes, c.dims, c.keepdim, minNan, kInf);
+        Reduced want_hi =
+            referenceReduce(xv, c.sizes, c.dims, c.keepdim, maxNan, -kInf);
+        Reduced want_lo =
+            referenceReduce(xv, c.sizes, c.dims, c.keepdim, minNan, kInf);
         EXPECT_EQ(hi.scalar_type(), dtype);
         EXPECT_EQ(sizesOf(hi), want_hi.shape);
         EXPECT_EQ(valuesOf(hi), want_hi.values);
@@ -326,9 +349,13 @@ TEST(AmaxAmin, EmptyReductionsFailLikePytorch) {
   EXPECT_EQ(errorOf([] { amax(rangeOf({0})); }),
             "amax(): Expected reduction dim to be specified for input.numel() "
             "== 0. Specify the reduction dim with the 'dim' argument.");
-  EXPECT_EQ(errorOf([] { amin(rangeOf({0, 3}), {0}); }),
+  EXPECT_EQ(errorOf([] {
+              amin(rangeOf({0, 3}), {0});
+            }),
             "amin(): Expected reduction dim 0 to have non-zero size.");
-  EXPECT_EQ(errorOf([] { amax(metaTensor({3, 0}), {-1}); }),
+  EXPECT_EQ(errorOf([] {
+              amax(metaTensor({3, 0}), {-1});
+            }),
             "amax(): Expected reduction dim -1 to have non-zero size.");
   // Reducing a non-empty dimension of an empty tensor is fine.
   EXPECT_EQ(sizesOf(amax(rangeOf({0, 3}), {1})), std::vector<int64_t>{0});
@@ -336,7 +363,8 @@ TEST(AmaxAmin, EmptyReductionsFailLikePytorch) {
 
 TEST(Argmax, FirstMaximumNanAndLayouts) {
   // Ties: the first index wins; NaN is the maximum.
-  Tensor x = tensorOf({1, 5, 5, 2, /**/ 7, kNan, 9, kNan, /**/ 0, 0, 0, 0}, {3, 4});
+  Tensor x =
+      tensorOf({1, 5, 5, 2, /**/ 7, kNan, 9, kNan, /**/ 0, 0, 0, 0}, {3, 4});
   for (Layout l : kLayouts) {
     SCOPED_TRACE(static_cast<int>(l));
     Tensor v = inLayout(x, l);
@@ -345,12 +373,15 @@ TEST(Argmax, FirstMaximumNanAndLayouts) {
     EXPECT_EQ(valuesOf(argmax(v)), std::vector<double>{5});
     EXPECT_EQ(argmax(v).scalar_type(), ScalarType::Long);
     EXPECT_EQ(sizesOf(argmax(v, -1, true)), (std::vector<int64_t>{3, 1}));
-    EXPECT_EQ(sizesOf(argmax(v, std::nullopt, true)), (std::vector<int64_t>{1, 1}));
+    EXPECT_EQ(sizesOf(argmax(v, std::nullopt, true)),
+              (std::vector<int64_t>{1, 1}));
   }
   // The flattened index follows row-major order, not memory order.
-  Tensor t = transposed(rangeOf({2, 3}, ScalarType::Int), 0, 1);  // [[0,3],[1,4],[2,5]]
+  Tensor t = transposed(rangeOf({2, 3}, ScalarType::Int), 0,
+                        1);  // [[0,3],[1,4],[2,5]]
   EXPECT_EQ(valuesOf(argmax(t)), std::vector<double>{5});
-  EXPECT_EQ(valuesOf(argmax(rangeOf({}, ScalarType::Long))), std::vector<double>{0});
+  EXPECT_EQ(valuesOf(argmax(rangeOf({}, ScalarType::Long))),
+            std::vector<double>{0});
   EXPECT_EQ(valuesOf(argmax(rangeOf({}), 0)), std::vector<double>{0});
   EXPECT_EQ(sizesOf(argmax(rangeOf({0, 3}), 1)), std::vector<int64_t>{0});
   Tensor m = argmax(metaTensor({2, 3, 4}, ScalarType::Half), 1);
@@ -363,7 +394,9 @@ TEST(Argmax, Errors) {
   EXPECT_EQ(errorOf([] { argmax(rangeOf({0})); }),
             "argmax(): Expected reduction dim to be specified for "
             "input.numel() == 0.");
-  EXPECT_EQ(errorOf([] { argmax(rangeOf({0, 3}), 0); }),
+  EXPECT_EQ(errorOf([] {
+              argmax(rangeOf({0, 3}), 0);
+            }),
             "argmax(): Expected reduction dim 0 to have non-zero size.");
   EXPECT_EQ(errorOf([] { argmax(rangeOf({2}), 1); }),
             "Dimension out of range (expected to be in range of [-1, 0], but "
@@ -405,7 +438,8 @@ TEST(ReduceOut, ComputesInOutDtypeResizesAndChecks) {
 }
 
 TEST(Reduce, BoxedCallsWithNoneAndDefaults) {
-  auto op = Dispatcher::singleton().findSchemaOrThrow("aten::sum", "dim_IntList");
+  auto op =
+      Dispatcher::singleton().findSchemaOrThrow("aten::sum", "dim_IntList");
   Stack stack{IValue(rangeOf({2, 3}, ScalarType::Int)), IValue(), IValue(false),
               IValue()};
   op.callBoxed(stack);
@@ -414,7 +448,8 @@ TEST(Reduce, BoxedCallsWithNoneAndDefaults) {
   EXPECT_EQ(valuesOf(stack[0].toTensor()), std::vector<double>{15});
 
   auto am = Dispatcher::singleton().findSchemaOrThrow("aten::amax", "");
-  Stack s2{IValue(rangeOf({2, 3})), IValue(std::vector<int64_t>{0}), IValue(true)};
+  Stack s2{IValue(rangeOf({2, 3})), IValue(std::vector<int64_t>{0}),
+           IValue(true)};
   am.callBoxed(s2);
   EXPECT_EQ(sizesOf(s2[0].toTensor()), (std::vector<int64_t>{1, 3}));
   EXPECT_EQ(valuesOf(s2[0].toTensor()), (std::vector<double>{3, 4, 5}));

@@ -3,8 +3,9 @@
 // non-contiguous copies and transposed views.
 //
 //   Tensor a = tensorOf({1, 2, 3, 4}, {2, 2});            // Float
-//   Tensor b = stridedCopy(a);                             // same values, strides x2
-//   EXPECT_EQ(valuesOf(transposed(a, 0, 1)), (std::vector<double>{1, 3, 2, 4}));
+//   Tensor b = stridedCopy(a);                             // same values,
+//   strides x2 EXPECT_EQ(valuesOf(transposed(a, 0, 1)), (std::vector<double>{1,
+//   3, 2, 4}));
 #ifndef TURNOUT_TESTS_KERNELS_REDUCE_TESTING_H_
 #define TURNOUT_TESTS_KERNELS_REDUCE_TESTING_H_
 

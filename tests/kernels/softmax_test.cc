@@ -33,10 +33,11 @@ std::string errorOf(F&& f) {
   return "<no error>";
 }
 
-void expectNearAll(const std::vector<double>& got, const std::vector<double>& want,
-                   double tol) {
+void expectNearAll(const std::vector<double>& got,
+                   const std::vector<double>& want, double tol) {
   ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], tol) << i;
+  for (size_t i = 0; i < got.size(); ++i)
+    EXPECT_NEAR(got[i], want[i], tol) << i;
 }
 
 // (log_)softmax of row-major `x` along `dim`, in double.
@@ -49,7 +50,8 @@ std::vector<double> referenceSoftmax(const std::vector<double>& x,
   int64_t inner = 1;
   for (int64_t d = dim + 1; d < nd; ++d) inner *= sizes[d];
   const int64_t n = sizes[dim];
-  const int64_t outer = static_cast<int64_t>(x.size()) / std::max<int64_t>(n * inner, 1);
+  const int64_t outer =
+      static_cast<int64_t>(x.size()) / std::max<int64_t>(n * inner, 1);
   std::vector<double> y(x.size());
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t i = 0; i < inner; ++i) {
@@ -85,8 +87,8 @@ TEST(Softmax, MatchesReferenceForDimsDtypesAndLayouts) {
                        << ::testing::PrintToString(c.sizes) << " dim " << c.dim
                        << " layout " << layout);
           Tensor x = rangeOf(c.sizes, dtype, 0.37, -2.0);
-          Tensor in = layout == 0   ? x
-                      : layout == 1 ? stridedCopy(x)
+          Tensor in = layout == 0    ? x
+                      : layout == 1  ? stridedCopy(x)
                       : x.dim() >= 2 ? columnMajor(x, 0, x.dim() - 1)
                                      : stridedCopy(x);
           Tensor y = log ? log_softmax(in, c.dim) : softmax(in, c.dim);
@@ -122,15 +124,18 @@ TEST(Softmax, LargeLogitsInfinitiesAndDtype) {
   EXPECT_DOUBLE_EQ(ls[0], 0.0);
   EXPECT_NEAR(ls[1], -1000.0, 1e-3);
   // -inf gets probability 0; a row of only -inf is NaN, as in PyTorch.
-  std::vector<double> p = valuesOf(softmax(tensorOf({0, -kInf, -kInf, -kInf}, {2, 2}), 1));
+  std::vector<double> p =
+      valuesOf(softmax(tensorOf({0, -kInf, -kInf, -kInf}, {2, 2}), 1));
   EXPECT_EQ(p[0], 1.0);
   EXPECT_EQ(p[1], 0.0);
   EXPECT_TRUE(std::isnan(p[2]) && std::isnan(p[3]));
   // dtype converts the input first: an integer input works with a float dtype.
-  Tensor y = softmax(tensorOf({0, 0, 0, 0}, {4}, ScalarType::Long), 0, ScalarType::Double);
+  Tensor y = softmax(tensorOf({0, 0, 0, 0}, {4}, ScalarType::Long), 0,
+                     ScalarType::Double);
   EXPECT_EQ(y.scalar_type(), ScalarType::Double);
   EXPECT_EQ(valuesOf(y), (std::vector<double>{0.25, 0.25, 0.25, 0.25}));
-  EXPECT_EQ(softmax(rangeOf({3}, ScalarType::Half), 0, ScalarType::Float).scalar_type(),
+  EXPECT_EQ(softmax(rangeOf({3}, ScalarType::Half), 0, ScalarType::Float)
+                .scalar_type(),
             ScalarType::Float);
   EXPECT_EQ(sizesOf(softmax(rangeOf({0, 3}), 0)), (std::vector<int64_t>{0, 3}));
 }
@@ -142,8 +147,10 @@ TEST(Softmax, ThreadedSlicesMatchReference) {
     for (bool log : {false, true}) {
       SCOPED_TRACE(::testing::Message() << "dim " << dim << " log " << log);
       Tensor x = rangeOf({700, 60}, ScalarType::Float, 0.001, -20.0);
-      Tensor y = log ? log_softmax(stridedCopy(x), dim) : softmax(stridedCopy(x), dim);
-      const std::vector<double> want = referenceSoftmax(valuesOf(x), {700, 60}, dim, log);
+      Tensor y =
+          log ? log_softmax(stridedCopy(x), dim) : softmax(stridedCopy(x), dim);
+      const std::vector<double> want =
+          referenceSoftmax(valuesOf(x), {700, 60}, dim, log);
       const std::vector<double> got = valuesOf(y);
       ASSERT_EQ(got.size(), want.size());
       for (size_t i = 0; i < got.size(); ++i) {
@@ -156,7 +163,8 @@ TEST(Softmax, ThreadedSlicesMatchReference) {
 
 // sum(w * f(x)) in double, for the finite differences below.
 double weightedSum(const Tensor& x, const Tensor& w, int64_t dim, bool log) {
-  const std::vector<double> y = valuesOf(log ? log_softmax(x, dim) : softmax(x, dim));
+  const std::vector<double> y =
+      valuesOf(log ? log_softmax(x, dim) : softmax(x, dim));
   const std::vector<double> wv = valuesOf(w);
   double total = 0;
   for (size_t i = 0; i < y.size(); ++i) total += wv[i] * y[i];
@@ -167,14 +175,16 @@ TEST(SoftmaxBackward, MatchesFiniteDifferences) {
   const std::vector<int64_t> sizes = {3, 4};
   for (bool log : {false, true}) {
     for (int64_t dim : {0, 1, -1}) {
-      SCOPED_TRACE(::testing::Message() << (log ? "log_softmax" : "softmax")
-                                        << " dim " << dim);
+      SCOPED_TRACE(::testing::Message()
+                   << (log ? "log_softmax" : "softmax") << " dim " << dim);
       Tensor x = rangeOf(sizes, ScalarType::Double, 0.31, -1.7);
-      Tensor w = tensorOf({0.5, -1, 2, 0.25, 1, 1, -0.5, 3, 0, 0.75, -2, 1.5}, sizes,
-                          ScalarType::Double);
+      Tensor w = tensorOf({0.5, -1, 2, 0.25, 1, 1, -0.5, 3, 0, 0.75, -2, 1.5},
+                          sizes, ScalarType::Double);
       Tensor y = log ? log_softmax(x, dim) : softmax(x, dim);
-      Tensor g = log ? _log_softmax_backward_data(stridedCopy(w), y, dim, ScalarType::Double)
-                     : _softmax_backward_data(stridedCopy(w), y, dim, ScalarType::Double);
+      Tensor g = log ? _log_softmax_backward_data(stridedCopy(w), y, dim,
+                                                  ScalarType::Double)
+                     : _softmax_backward_data(stridedCopy(w), y, dim,
+                                              ScalarType::Double);
       EXPECT_EQ(sizesOf(g), sizes);
       const std::vector<double> got = valuesOf(g);
       const double h = 1e-6;
@@ -183,7 +193,9 @@ TEST(SoftmaxBackward, MatchesFiniteDifferences) {
         Tensor xm = tensorOf(valuesOf(x), sizes, ScalarType::Double);
         xp.data_ptr<double>()[i] += h;
         xm.data_ptr<double>()[i] -= h;
-        const double fd = (weightedSum(xp, w, dim, log) - weightedSum(xm, w, dim, log)) / (2 * h);
+        const double fd =
+            (weightedSum(xp, w, dim, log) - weightedSum(xm, w, dim, log)) /
+            (2 * h);
         EXPECT_NEAR(got[i], fd, 1e-7) << "element " << i;
       }
     }
@@ -192,11 +204,12 @@ TEST(SoftmaxBackward, MatchesFiniteDifferences) {
 
 TEST(SoftmaxBackward, DtypesMetaAndErrors) {
   Tensor y = softmax(rangeOf({2, 3}), 1);
-  Tensor g = _softmax_backward_data(tensorOf({1, 1, 1, 1, 1, 1}, {2, 3}), y, 1, ScalarType::Half);
+  Tensor g = _softmax_backward_data(tensorOf({1, 1, 1, 1, 1, 1}, {2, 3}), y, 1,
+                                    ScalarType::Half);
   EXPECT_EQ(g.scalar_type(), ScalarType::Half);
   for (double v : valuesOf(g)) EXPECT_NEAR(v, 0.0, 1e-3);  // sum(y) is constant
-  Tensor m = _log_softmax_backward_data(metaTensor({2, 5}), metaTensor({2, 5}), 0,
-                                        ScalarType::Float);
+  Tensor m = _log_softmax_backward_data(metaTensor({2, 5}), metaTensor({2, 5}),
+                                        0, ScalarType::Float);
   EXPECT_TRUE(m.is_meta());
   EXPECT_EQ(sizesOf(m), (std::vector<int64_t>{2, 5}));
   EXPECT_EQ(errorOf([] {
@@ -208,18 +221,22 @@ TEST(SoftmaxBackward, DtypesMetaAndErrors) {
   // _softmax: half_to_float turns a Half input into a Float result.
   Tensor hf = _softmax(rangeOf({4}, ScalarType::Half), 0, true);
   EXPECT_EQ(hf.scalar_type(), ScalarType::Float);
-  expectNearAll(valuesOf(hf), referenceSoftmax({0, 1, 2, 3}, {4}, 0, false), 1e-6);
+  expectNearAll(valuesOf(hf), referenceSoftmax({0, 1, 2, 3}, {4}, 0, false),
+                1e-6);
   EXPECT_EQ(_log_softmax(rangeOf({4}, ScalarType::Double), 0).scalar_type(),
             ScalarType::Double);
-  EXPECT_EQ(errorOf([] { _softmax(rangeOf({4}), 0, true); }),
-            "_softmax(): conversion is supported for Half type only, got Float");
+  EXPECT_EQ(
+      errorOf([] { _softmax(rangeOf({4}), 0, true); }),
+      "_softmax(): conversion is supported for Half type only, got Float");
 }
 
 TEST(Softmax, ErrorsAndOut) {
   EXPECT_EQ(errorOf([] { softmax(rangeOf({3}, ScalarType::Long), 0); }),
             "softmax(): not implemented for 'Long'; pass a floating dtype "
             "(e.g. dtype=Float)");
-  EXPECT_EQ(errorOf([] { log_softmax(metaTensor({2, 3}), 2); }),
+  EXPECT_EQ(errorOf([] {
+              log_softmax(metaTensor({2, 3}), 2);
+            }),
             "Dimension out of range (expected to be in range of [-2, 1], but "
             "got 2)");
   Tensor x = tensorOf({0, 0}, {2});
