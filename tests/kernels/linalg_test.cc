@@ -9,7 +9,7 @@
 #include "dispatcher/error.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/kernels/reduce_testing.h"
+#include "tests/kernels/testing.h"
 
 namespace turnout {
 namespace {

@@ -10,7 +10,7 @@
 #include "dispatcher/error.h"
 #include "gtest/gtest.h"
 #include "kernels/parallel.h"
-#include "tests/kernels/reduce_testing.h"
+#include "tests/kernels/testing.h"
 
 namespace turnout {
 namespace {

@@ -13,7 +13,7 @@
 #include "dispatcher/ivalue.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/kernels/factory_testing.h"
+#include "tests/kernels/testing.h"
 
 namespace turnout {
 namespace {

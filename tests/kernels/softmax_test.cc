@@ -8,7 +8,7 @@
 #include "gtest/gtest.h"
 #include "kernels/parallel.h"
 #include "kernels/reduce.h"
-#include "tests/kernels/reduce_testing.h"
+#include "tests/kernels/testing.h"
 
 namespace turnout {
 namespace {
