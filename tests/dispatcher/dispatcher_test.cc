@@ -10,6 +10,7 @@
 #include "dispatcher/tensor.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/error_of.h"
 
 namespace turnout {
 namespace {
@@ -52,14 +53,7 @@ Tensor fn_autograd(const Tensor& x) {
   return x;
 }
 
-std::string errorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.message();
-  }
-  return "(no error)";
-}
+using testing::errorOf;
 
 OperatorHandle op(const char* name) {
   return Dispatcher::singleton().findSchemaOrThrow(name, "");

@@ -12,6 +12,7 @@
 #include "dispatcher/ivalue.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/error_of.h"
 #include "tests/kernels/testing.h"
 
 namespace turnout {
@@ -22,14 +23,7 @@ using testing::tensorOf;
 using testing::valuesOf;
 using testing::vec;
 
-std::string errorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using testing::errorOf;
 
 TEST(Copy, ConvertsBetweenEveryPairOfDtypes) {
   for (ScalarType from : kAllScalarTypes) {

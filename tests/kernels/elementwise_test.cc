@@ -14,6 +14,7 @@
 #include "dispatcher/error.h"
 #include "dispatcher/operator_handle.h"
 #include "gtest/gtest.h"
+#include "tests/error_of.h"
 #include "kernels/loops.h"
 #include "kernels/parallel.h"
 #include "kernels/tensor_utils.h"
@@ -55,14 +56,7 @@ std::vector<double> values(const Tensor& t) {
 Sizes sizesOf(const Tensor& t) { return Sizes(t.sizes().begin(), t.sizes().end()); }
 
 // The message of the Error `f` throws ("" when it throws none).
-std::string errorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.message();
-  }
-  return "";
-}
+using testing::errorOf;
 
 void expectValues(const Tensor& t, const std::vector<double>& expected,
                   double tolerance = 0) {
@@ -218,7 +212,7 @@ TEST(Elementwise, Broadcasting) {
       {{}, {}, {}},
   };
   for (const Case& c : cases) {
-    SCOPED_TRACE(testing::Message() << "a " << c.a.size() << "-d, b "
+    SCOPED_TRACE(::testing::Message() << "a " << c.a.size() << "-d, b "
                                     << c.b.size() << "-d, out "
                                     << c.out.size() << "-d");
     auto iota = [](const Sizes& s, double start) {
@@ -438,7 +432,7 @@ TEST(Elementwise, UnaryFloatingOps) {
   const std::vector<double> x = {0.5, 1, 2, 3.25, -1, 0, 10, -0.75};
   for (const Case& c : cases) {
     for (ScalarType dtype : {kFloat, kDouble, kHalf, kBFloat16}) {
-      SCOPED_TRACE(testing::Message() << c.name << " " << dtype);
+      SCOPED_TRACE(::testing::Message() << c.name << " " << dtype);
       Tensor out = c.op(make(dtype, {2, 4}, x));
       EXPECT_EQ(out.scalar_type(), dtype);
       std::vector<double> expected;
@@ -681,7 +675,7 @@ TEST(Elementwise, EveryOperatorHasCpuAndMetaKernels) {
       {"ge", "Tensor"}, {"ge", "Scalar"},
   };
   for (const auto& n : names) {
-    SCOPED_TRACE(testing::Message() << n[0] << "." << n[1]);
+    SCOPED_TRACE(::testing::Message() << n[0] << "." << n[1]);
     OperatorHandle op = Dispatcher::singleton().findSchemaOrThrow(
         std::string("aten::") + n[0], n[1]);
     EXPECT_TRUE(op.hasKernelForDispatchKey(DispatchKey::CPU));

@@ -13,6 +13,7 @@
 #include "dispatcher/library.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/error_of.h"
 #include "tests/kernels/testing.h"
 
 namespace turnout {
@@ -24,14 +25,7 @@ using testing::valuesOf;
 using testing::vec;
 using Dims = std::vector<int64_t>;
 
-std::string errorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using testing::errorOf;
 
 TEST(Factory, ValuesAndDtypes) {
   struct Case {

@@ -9,6 +9,7 @@
 #include "dispatcher/error.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/error_of.h"
 #include "tests/kernels/testing.h"
 
 namespace turnout {
@@ -91,15 +92,7 @@ void expectNear(const std::vector<double>& got, const std::vector<double>& want,
   }
 }
 
-template <class F>
-std::string errorOf(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
+using testing::errorOf;
 
 // The layouts each operand is tried in: contiguous, column-major
 // (transposed memory), and every element two apart.

@@ -9,6 +9,7 @@
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/error.h"
 #include "gtest/gtest.h"
+#include "tests/error_of.h"
 #include "kernels/parallel.h"
 #include "tests/kernels/testing.h"
 
@@ -27,15 +28,7 @@ using testing::valuesOf;
 const double kNan = std::numeric_limits<double>::quiet_NaN();
 const double kInf = std::numeric_limits<double>::infinity();
 
-template <class F>
-std::string errorOf(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
+using testing::errorOf;
 
 // A reduction over `dims` (every dim when empty) of row-major `values`, in
 // double, written independently of the kernels.

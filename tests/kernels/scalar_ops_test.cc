@@ -13,6 +13,7 @@
 #include "dispatcher/ivalue.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/error_of.h"
 #include "tests/kernels/testing.h"
 
 namespace turnout {
@@ -30,14 +31,7 @@ IValue callOp(const std::string& name, const std::string& overload,
   return args.empty() ? IValue() : args[0];
 }
 
-std::string errorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using testing::errorOf;
 
 constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();

@@ -10,6 +10,7 @@
 #include "dispatcher/error.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/error_of.h"
 #include "tests/kernels/testing.h"
 
 namespace turnout {
@@ -21,14 +22,7 @@ using testing::valuesOf;
 using testing::vec;
 using Dims = std::vector<int64_t>;
 
-std::string errorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using testing::errorOf;
 
 Tensor range6() { return tensorOf({0, 1, 2, 3, 4, 5}, {2, 3}); }
 

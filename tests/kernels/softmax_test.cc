@@ -6,6 +6,7 @@
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/error.h"
 #include "gtest/gtest.h"
+#include "tests/error_of.h"
 #include "kernels/parallel.h"
 #include "kernels/reduce.h"
 #include "tests/kernels/testing.h"
@@ -23,15 +24,7 @@ using testing::valuesOf;
 
 const double kInf = std::numeric_limits<double>::infinity();
 
-template <class F>
-std::string errorOf(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
+using testing::errorOf;
 
 void expectNearAll(const std::vector<double>& got,
                    const std::vector<double>& want, double tol) {

@@ -11,6 +11,7 @@
 #include "dispatcher/library.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/error_of.h"
 #include "kernels/autograd/autograd_meta.h"
 #include "kernels/autograd/grad_mode.h"
 #include "kernels/autograd/saved_variable.h"
@@ -92,14 +93,7 @@ Tensor add(const Tensor& a, const Tensor& b) {
   return out;
 }
 
-std::string errorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.message();
-  }
-  return "(no error)";
-}
+using testing::errorOf;
 
 TEST(Engine, ProductRule) {
   Tensor x = scalar(3), w = scalar(4);
