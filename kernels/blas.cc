@@ -8,13 +8,11 @@
 #include <vector>
 
 #include "dispatcher/scalar_type.h"
-#include "kernels/reduce_utils.h"
+#include "kernels/dtype_dispatch.h"
 
 namespace turnout {
 namespace blas_internal {
 namespace {
-
-using reduce_internal::OpMathType;
 
 // How row-major CBLAS sees a rows x cols operand with strides (rs, cs):
 // NoTrans with leading dimension rs when its rows are contiguous, Trans with

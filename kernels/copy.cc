@@ -2,15 +2,15 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 
 #include "absl/strings/str_join.h"
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/error.h"
 #include "dispatcher/library.h"
-#include "kernels/copy_loops.h"
 #include "kernels/factory_utils.h"
+#include "kernels/loops.h"
 #include "kernels/shape_utils.h"
+#include "kernels/strided_walk.h"
 #include "kernels/tensor_utils.h"
 
 namespace turnout {
@@ -26,16 +26,14 @@ void checkStrided(const Tensor& t, const char* op, const char* what) {
                 "; only strided tensors are supported");
 }
 
-// The strides of `src` broadcast to `self`'s shape. Throws PyTorch's
-// broadcasting messages.
-DimVector broadcastSrcStrides(const Tensor& self, const Tensor& src,
-                              const char* op) {
+// Throws PyTorch's broadcasting messages unless `src` broadcasts to
+// `self`'s shape.
+void checkSrcBroadcasts(const Tensor& self, const Tensor& src, const char* op) {
   DimVector shape = inferBroadcastSize(self.sizes(), src.sizes());
   TURNOUT_CHECK(
       IntArrayRef(shape) == self.sizes(), ErrorKind::InvalidArgument, op,
       "(): output with shape [", absl::StrJoin(self.sizes(), ", "),
       "] doesn't match the broadcast shape [", absl::StrJoin(shape, ", "), "]");
-  return expandGeometry(src, self.sizes()).strides;
 }
 
 // A written-to tensor must not have two elements at one address.
@@ -52,39 +50,6 @@ void checkNoInternalOverlap(const Tensor& self, const char* op) {
 bool sharesStorage(const Tensor& a, const Tensor& b) {
   return a.has_storage() && b.has_storage() &&
          a.storage().is_alias_of(b.storage());
-}
-
-// ---- CPU loops --------------------------------------------------------------
-
-// Copies `src` viewed with `src_strides` (one per dimension of dst) into dst,
-// converting. Precondition: both on the CPU, no harmful overlap.
-void copyElements(const Tensor& dst, const Tensor& src,
-                  IntArrayRef src_strides) {
-  const int64_t n = dst.numel();
-  if (n == 0) return;
-  void* out = dst.data_ptr();
-  const void* in = src.data_ptr();
-  const bool flat =
-      dst.is_contiguous() && src.is_contiguous() && src.numel() == n;
-  if (flat && dst.scalar_type() == src.scalar_type()) {
-    std::memcpy(out, in, static_cast<size_t>(n) * dst.itemsize());
-    return;
-  }
-  dispatchAllTypes(dst.scalar_type(), "copy_", [&](auto dst_tag) {
-    using D = decltype(dst_tag);
-    dispatchAllTypes(src.scalar_type(), "copy_", [&](auto src_tag) {
-      using S = decltype(src_tag);
-      D* d = static_cast<D*>(out);
-      const S* s = static_cast<const S*>(in);
-      if (flat) {
-        for (int64_t i = 0; i < n; ++i) d[i] = convertElement<D>(s[i]);
-      } else {
-        forEachOffset2(
-            dst.sizes(), dst.strides(), src_strides,
-            [&](int64_t od, int64_t os) { d[od] = convertElement<D>(s[os]); });
-      }
-    });
-  });
 }
 
 // The fill value as T, or PyTorch's overflow message.
@@ -116,7 +81,7 @@ Tensor& copy_cpu(Tensor& self, const Tensor& src, bool non_blocking) {
                 "between CPU tensors only, got a copy from ",
                 src.device(), " to ", self.device(),
                 "; register a copy_ kernel for the other backend");
-  DimVector src_strides = broadcastSrcStrides(self, src, "copy_");
+  checkSrcBroadcasts(self, src, "copy_");
   if (self.numel() == 0 || self.is_same(src)) return self;
   checkNoInternalOverlap(self, "copy_");
   if (sharesStorage(self, src)) {
@@ -127,11 +92,11 @@ Tensor& copy_cpu(Tensor& self, const Tensor& src, bool non_blocking) {
     }
     // May overlap: go through a temporary.
     Tensor tmp = emptyTensor(src.sizes(), src.scalar_type(), src.device());
-    copyElements(tmp, src, src.strides());
-    copyElements(self, tmp, expandGeometry(tmp, self.sizes()).strides);
+    copyCast(tmp, src);
+    copyCast(self, tmp);
     return self;
   }
-  copyElements(self, src, src_strides);
+  copyCast(self, src);
   return self;
 }
 
@@ -141,23 +106,23 @@ Tensor& copy_meta(Tensor& self, const Tensor& src, bool non_blocking) {
   TURNOUT_CHECK(self.is_meta() || !src.is_meta(), ErrorKind::NotImplemented,
                 "copy_(): Cannot copy out of meta tensor; no data! (to a ",
                 self.device(), " tensor)");
-  broadcastSrcStrides(self, src, "copy_");
+  checkSrcBroadcasts(self, src, "copy_");
   if (self.numel() != 0) checkNoInternalOverlap(self, "copy_");
   return self;
 }
 
 Tensor& fill_cpu(Tensor& self, const Scalar& value) {
   checkStrided(self, "fill_", "self");
-  dispatchAllTypes(self.scalar_type(), "fill_", [&](auto tag) {
-    using T = decltype(tag);
+  visitDtype(self.scalar_type(), "fill_", [&](auto tag) {
+    using T = typename decltype(tag)::type;
     const T v = fillValue<T>(value, self.scalar_type());
     if (self.numel() == 0) return;
     T* data = static_cast<T*>(self.data_ptr());
     if (self.is_contiguous()) {
       std::fill_n(data, self.numel(), v);
     } else {
-      forEachOffset2(self.sizes(), self.strides(), self.strides(),
-                     [&](int64_t o, int64_t) { data[o] = v; });
+      forEachOffset(self.sizes(), self.strides(), self.strides(),
+                    [&](int64_t o, int64_t) { data[o] = v; });
     }
   });
   return self;
@@ -165,8 +130,8 @@ Tensor& fill_cpu(Tensor& self, const Scalar& value) {
 
 Tensor& fill_meta(Tensor& self, const Scalar& value) {
   checkStrided(self, "fill_", "self");
-  dispatchAllTypes(self.scalar_type(), "fill_", [&](auto tag) {
-    fillValue<decltype(tag)>(value, self.scalar_type());
+  visitDtype(self.scalar_type(), "fill_", [&](auto tag) {
+    fillValue<typename decltype(tag)::type>(value, self.scalar_type());
   });
   return self;
 }

@@ -8,7 +8,7 @@
 #include "dispatcher/library.h"
 #include "dispatcher/local_dispatch_key_set.h"
 #include "kernels/copy.h"
-#include "kernels/copy_loops.h"
+#include "kernels/dtype_dispatch.h"
 #include "kernels/factory_utils.h"
 #include "kernels/tensor_utils.h"
 
@@ -255,8 +255,8 @@ Tensor arangeImpl(const Scalar& start, const Scalar& end, const Scalar& step,
   }
   Tensor out = allocate("arange", {size}, dt, device, layout, pin);
   if (!hasData(out)) return out;
-  dispatchAllTypes(dt, "arange", [&](auto tag) {
-    using T = decltype(tag);
+  visitDtype(dt, "arange", [&](auto tag) {
+    using T = typename decltype(tag)::type;
     T* data = static_cast<T*>(out.data_ptr());
     if (integral) {
       const int64_t a = start.toLong();
@@ -294,20 +294,18 @@ Tensor randomTensor(const char* op, IntArrayRef size, Dt dtype, Lo layout,
                 "(): expected a floating-point dtype, got ", dt);
   Tensor out = allocate(op, size, dt, device, layout, pin);
   if (!hasData(out)) return out;
-  dispatchAllTypes(dt, op, [&](auto tag) {
-    using T = decltype(tag);
-    if constexpr (std::is_floating_point_v<T> || kIsReducedFloat<T>) {
-      const int bits = std::is_same_v<T, double>  ? 53
-                       : std::is_same_v<T, float> ? 24
-                       : std::is_same_v<T, Half>  ? 11
-                                                  : 8;
-      T* data = static_cast<T*>(out.data_ptr());
-      const int64_t n = out.numel();
-      defaultGenerator().draw([&](std::mt19937_64& engine) {
-        draw(engine, bits, n,
-             [&](int64_t i, double v) { data[i] = convertElement<T>(v); });
-      });
-    }
+  visitFloatingDtype(dt, op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const int bits = std::is_same_v<T, double>  ? 53
+                     : std::is_same_v<T, float> ? 24
+                     : std::is_same_v<T, Half>  ? 11
+                                                : 8;
+    T* data = static_cast<T*>(out.data_ptr());
+    const int64_t n = out.numel();
+    defaultGenerator().draw([&](std::mt19937_64& engine) {
+      draw(engine, bits, n,
+           [&](int64_t i, double v) { data[i] = convertElement<T>(v); });
+    });
   });
   return out;
 }

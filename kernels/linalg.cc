@@ -14,6 +14,8 @@
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/library.h"
 #include "kernels/blas.h"
+#include "kernels/dtype_dispatch.h"
+#include "kernels/loops.h"
 #include "kernels/reduce_utils.h"
 #include "kernels/tensor_utils.h"
 
@@ -21,10 +23,6 @@ namespace turnout {
 namespace {
 
 using reduce_internal::checkSameDevice;
-using reduce_internal::convertValue;
-using reduce_internal::copyConvert;
-using reduce_internal::dispatchDtype;
-using reduce_internal::OpMathType;
 using reduce_internal::sizesToString;
 
 // C[batch] (m x n, contiguous) = beta*C + alpha * A[batch] @ B[batch].
@@ -217,7 +215,7 @@ void runPlan(const char* op, const GemmPlan& p, const Tensor& a,
   TURNOUT_CHECK(a.scalar_type() != ScalarType::Bool, ErrorKind::NotImplemented,
                 op, ": not implemented for 'Bool'");
   if (c.numel() == 0) return;
-  dispatchDtype(a.scalar_type(), op, [&](auto tag) {
+  visitDtype(a.scalar_type(), op, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (!std::is_same_v<T, bool>) {
       using S = OpMathType<T>;
@@ -379,7 +377,7 @@ Tensor addmm_kernel(const Tensor& self, const Tensor& mat1, const Tensor& mat2,
   const bool use_self =
       !(beta.isIntegral(true) ? beta.toLong() == 0 : beta.toDouble() == 0.0);
   if (use_self) {
-    copyConvert(makeView(self, target, strides, self.storage_offset()), out);
+    copyCast(out, makeView(self, target, strides, self.storage_offset()));
   }
   runPlan(op, p, mat1, mat2, out, alpha, use_self ? beta : Scalar(0));
   return out;
@@ -430,8 +428,8 @@ Tensor linear_kernel(const Tensor& input, const Tensor& weight,
     for (int64_t i = 0; i < bd; ++i) {
       if (bias->size(i) != 1) strides[nd - bd + i] = bias->stride(i);
     }
-    copyConvert(makeView(*bias, out.sizes(), strides, bias->storage_offset()),
-                out);
+    copyCast(out,
+             makeView(*bias, out.sizes(), strides, bias->storage_offset()));
     runPlan(op, p, input, weight, out, 1, 1);
   } else {
     runPlan(op, p, input, weight, out, 1, 0);

@@ -7,12 +7,6 @@
 namespace turnout {
 namespace detail {
 
-void throwNotImplementedForDtype(std::string_view op, ScalarType dtype) {
-  TURNOUT_CHECK(false, ErrorKind::NotImplemented, "\"", op,
-                "\" not implemented for '", toString(dtype), "'");
-  __builtin_unreachable();
-}
-
 void checkLoopDtypes(const Tensor& out, ScalarType out_type,
                      absl::Span<const Tensor* const> inputs,
                      absl::Span<const ScalarType> input_types) {
@@ -99,8 +93,10 @@ LoopGeometry makeLoopGeometry(const Tensor& out,
 
 void copyCast(const Tensor& dst, const Tensor& src) {
   if (dst.is_meta() || src.is_meta() || dst.numel() == 0) return;
+  // Same dtype, both contiguous and as many elements (src then differs from
+  // dst's shape at most by size-1 dimensions): one block of bytes.
   if (dst.scalar_type() == src.scalar_type() && dst.is_contiguous() &&
-      src.is_contiguous() && dst.sizes() == src.sizes()) {
+      src.is_contiguous() && dst.numel() == src.numel()) {
     std::memmove(dst.data_ptr(), src.data_ptr(), dst.numel() * dst.itemsize());
     return;
   }
@@ -115,6 +111,13 @@ void copyCast(const Tensor& dst, const Tensor& src) {
 
 Tensor castTo(const Tensor& t, ScalarType dtype) {
   if (t.scalar_type() == dtype) return t;
+  Tensor out = emptyTensor(t.sizes(), dtype, t.device());
+  copyCast(out, t);
+  return out;
+}
+
+Tensor contiguousCastTo(const Tensor& t, ScalarType dtype) {
+  if (t.scalar_type() == dtype && t.is_contiguous()) return t;
   Tensor out = emptyTensor(t.sizes(), dtype, t.device());
   copyCast(out, t);
   return out;

@@ -38,42 +38,10 @@
 #include "dispatcher/scalar.h"
 #include "dispatcher/scalar_type.h"
 #include "dispatcher/tensor.h"
+#include "kernels/dtype_dispatch.h"
 #include "kernels/parallel.h"
 
 namespace turnout {
-
-// ---- Dtype dispatch ----------------------------------------------------------
-
-/// A C++ type carried as a value, for generic lambdas.
-template <class T>
-struct TypeTag {
-  using type = T;
-};
-
-/// Calls f(TypeTag<T>{}) with T the C++ type of `dtype` (uint8_t, int8_t,
-/// int16_t, int32_t, int64_t, Half, float, double, bool, BFloat16) and
-/// returns what it returns. Throws Error(NotImplemented) "\"op\" not
-/// implemented for 'Undefined'" otherwise.
-template <class F>
-decltype(auto) visitDtype(ScalarType dtype, std::string_view op, F&& f);
-
-/// The same for the floating dtypes only (Half, Float, Double, BFloat16):
-/// what a kernel that computes in floating point instantiates.
-template <class F>
-decltype(auto) visitFloatingDtype(ScalarType dtype, std::string_view op,
-                                  F&& f);
-
-/// The type a kernel computes in for elements of type T: float for the
-/// 16-bit floating types, T otherwise (c10's opmath_type).
-template <class T>
-using OpMathType =
-    std::conditional_t<std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>,
-                       float, T>;
-
-/// Converts between element types as a cast to the tensor dtype does:
-/// through float for Half and BFloat16, "!= 0" to bool.
-template <class To, class From>
-To convertElement(From value);
 
 // ---- Loops -----------------------------------------------------------------------
 
@@ -88,13 +56,25 @@ template <class Func>
 void cpuKernel(const Tensor& out, const Tensor& a, const Tensor& b,
                const Tensor& c, Func f);
 
-/// Writes src, broadcast to dst's shape and converted to dst's dtype, into
-/// dst (any strides). The copy_ of the elementwise kernels.
+// ---- Converting copies ------------------------------------------------------
+
+/// Writes src, broadcast to dst's shape and converted to dst's dtype (with
+/// convertElement), into dst (any strides): the one converting copy of the
+/// CPU kernels, copy_'s included. Nothing happens when either is on Meta.
+/// Preconditions: both on the CPU (or Meta); src broadcasts to dst.sizes();
+/// dst does not partially overlap src and has no two elements at one
+/// address (the overlap check throws InvalidArgument).
 void copyCast(const Tensor& dst, const Tensor& src);
 
-/// `t` when it already has dtype `dtype`; else a new contiguous tensor of
-/// t's sizes holding t's values converted (on Meta: no data).
+/// `t` when it already has dtype `dtype` (whatever its strides); else a new
+/// contiguous tensor of t's sizes holding t's values converted (on Meta: no
+/// data).
 Tensor castTo(const Tensor& t, ScalarType dtype);
+
+/// `t` when it is already contiguous with dtype `dtype`; else a new
+/// contiguous tensor of t's sizes holding t's values converted (on Meta: no
+/// data). For kernels that index their input as a flat array.
+Tensor contiguousCastTo(const Tensor& t, ScalarType dtype);
 
 /// The value of a one-element CPU tensor as a Scalar (Double for floating
 /// dtypes, Long for integral ones, Bool for Bool).
@@ -123,9 +103,6 @@ LoopGeometry makeLoopGeometry(const Tensor& out,
 void checkLoopDtypes(const Tensor& out, ScalarType out_type,
                      absl::Span<const Tensor* const> inputs,
                      absl::Span<const ScalarType> input_types);
-
-[[noreturn]] void throwNotImplementedForDtype(std::string_view op,
-                                              ScalarType dtype);
 
 // The signature of a lambda or functor with one non-template operator().
 template <class T>
@@ -307,70 +284,6 @@ void cpuKernelImpl(const Tensor& out, Func f, const Inputs&... inputs) {
 }
 
 }  // namespace detail
-
-template <class F>
-decltype(auto) visitDtype(ScalarType dtype, std::string_view op, F&& f) {
-  switch (dtype) {
-    case ScalarType::Byte:
-      return f(TypeTag<uint8_t>{});
-    case ScalarType::Char:
-      return f(TypeTag<int8_t>{});
-    case ScalarType::Short:
-      return f(TypeTag<int16_t>{});
-    case ScalarType::Int:
-      return f(TypeTag<int32_t>{});
-    case ScalarType::Long:
-      return f(TypeTag<int64_t>{});
-    case ScalarType::Half:
-      return f(TypeTag<Half>{});
-    case ScalarType::Float:
-      return f(TypeTag<float>{});
-    case ScalarType::Double:
-      return f(TypeTag<double>{});
-    case ScalarType::Bool:
-      return f(TypeTag<bool>{});
-    case ScalarType::BFloat16:
-      return f(TypeTag<BFloat16>{});
-    case ScalarType::Undefined:
-      break;
-  }
-  detail::throwNotImplementedForDtype(op, dtype);
-}
-
-template <class F>
-decltype(auto) visitFloatingDtype(ScalarType dtype, std::string_view op,
-                                  F&& f) {
-  switch (dtype) {
-    case ScalarType::Half:
-      return f(TypeTag<Half>{});
-    case ScalarType::Float:
-      return f(TypeTag<float>{});
-    case ScalarType::Double:
-      return f(TypeTag<double>{});
-    case ScalarType::BFloat16:
-      return f(TypeTag<BFloat16>{});
-    default:
-      break;
-  }
-  detail::throwNotImplementedForDtype(op, dtype);
-}
-
-template <class To, class From>
-inline To convertElement(From value) {
-  if constexpr (std::is_same_v<To, From>) {
-    return value;
-  } else if constexpr (std::is_same_v<From, Half> ||
-                       std::is_same_v<From, BFloat16>) {
-    return convertElement<To>(static_cast<float>(value));
-  } else if constexpr (std::is_same_v<To, bool>) {
-    return value != From(0);
-  } else if constexpr (std::is_same_v<To, Half> ||
-                       std::is_same_v<To, BFloat16>) {
-    return To(static_cast<float>(value));
-  } else {
-    return static_cast<To>(value);
-  }
-}
 
 template <class Func>
 void cpuKernel(const Tensor& out, const Tensor& a, Func f) {

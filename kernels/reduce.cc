@@ -22,17 +22,17 @@
 
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/library.h"
+#include "kernels/dtype_dispatch.h"
+#include "kernels/loops.h"
 #include "kernels/parallel.h"
 #include "kernels/reduce_utils.h"
+#include "kernels/strided_walk.h"
 #include "kernels/tensor_utils.h"
 
 namespace turnout {
 namespace {
 
-using reduce_internal::convertTo;
-using reduce_internal::convertValue;
 using reduce_internal::copyToOut;
-using reduce_internal::dispatchDtype;
 
 using DimList = std::optional<std::vector<int64_t>>;
 constexpr size_t kMaxDims = 64;
@@ -191,9 +191,9 @@ struct SumOp {
       A s[8] = {};
       int64_t i = start;
       for (; i + 8 <= end; i += 8) {
-        for (int j = 0; j < 8; ++j) s[j] += convertValue<A>(p[i + j]);
+        for (int j = 0; j < 8; ++j) s[j] += convertElement<A>(p[i + j]);
       }
-      for (; i < end; ++i) s[0] += convertValue<A>(p[i]);
+      for (; i < end; ++i) s[0] += convertElement<A>(p[i]);
       total +=
           ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
     }
@@ -229,7 +229,7 @@ struct MinMaxOp {
   template <class A, class T>
   static A reduceContiguous(const T* p, int64_t n) {
     A r = identity<A>();
-    for (int64_t i = 0; i < n; ++i) r = combine(r, convertValue<A>(p[i]));
+    for (int64_t i = 0; i < n; ++i) r = combine(r, convertElement<A>(p[i]));
     return r;
   }
 };
@@ -248,16 +248,16 @@ void reduceRange(const Geometry& g, const T* base, A* acc) {
       } else {
         r = Op::template identity<A>();
         for (int64_t i = 0; i < n; ++i) {
-          r = Op::combine(r, convertValue<A>(p[i * is]));
+          r = Op::combine(r, convertElement<A>(p[i * is]));
         }
       }
       *a = Op::combine(*a, r);
     } else if (is == 1 && as == 1) {
       for (int64_t i = 0; i < n; ++i)
-        a[i] = Op::combine(a[i], convertValue<A>(p[i]));
+        a[i] = Op::combine(a[i], convertElement<A>(p[i]));
     } else {
       for (int64_t i = 0; i < n; ++i) {
-        a[i * as] = Op::combine(a[i * as], convertValue<A>(p[i * is]));
+        a[i * as] = Op::combine(a[i * as], convertElement<A>(p[i * is]));
       }
     }
   });
@@ -326,7 +326,7 @@ Tensor runReduce(const char* op, const Tensor& in, const ReducePlan& plan,
                  ScalarType out_dtype, bool divide) {
   Tensor out = emptyTensor(plan.out_sizes, out_dtype, in.device());
   if (out.is_meta() || out.numel() == 0) return out;
-  dispatchDtype(in.scalar_type(), op, [&](auto tag) {
+  visitDtype(in.scalar_type(), op, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using A = AccType<T>;
     const int64_t n = out.numel();
@@ -334,20 +334,20 @@ Tensor runReduce(const char* op, const Tensor& in, const ReducePlan& plan,
     std::unique_ptr<A[]> acc(new A[static_cast<size_t>(n)]);
     std::fill(acc.get(), acc.get() + n, Op::template identity<A>());
     if (in.numel() > 0) reduceInto<Op, T, A>(in, plan, acc.get(), n);
-    dispatchDtype(out_dtype, op, [&](auto out_tag) {
+    visitDtype(out_dtype, op, [&](auto out_tag) {
       using O = typename decltype(out_tag)::type;
       O* o = static_cast<O*>(out.data_ptr());
       if (divide) {
         if constexpr (std::is_floating_point_v<A>) {
           const A count = static_cast<A>(plan.count);
           for (int64_t i = 0; i < n; ++i) {
-            o[i] = convertValue<O>(plan.count == 0
-                                       ? std::numeric_limits<A>::quiet_NaN()
-                                       : acc[i] / count);
+            o[i] = convertElement<O>(plan.count == 0
+                                         ? std::numeric_limits<A>::quiet_NaN()
+                                         : acc[i] / count);
           }
         }
       } else {
-        for (int64_t i = 0; i < n; ++i) o[i] = convertValue<O>(acc[i]);
+        for (int64_t i = 0; i < n; ++i) o[i] = convertElement<O>(acc[i]);
       }
     });
   });
@@ -377,7 +377,7 @@ Tensor sumImpl(const char* op, const Tensor& self, IntArrayRef dims,
       dtype == ScalarType::Bool ? ScalarType::Long : dtype;
   Tensor in = self.is_meta() || self.scalar_type() == compute
                   ? self
-                  : convertTo(self, compute);
+                  : contiguousCastTo(self, compute);
   return runReduce<SumOp>(op, in, plan, dtype, /*divide=*/false);
 }
 
@@ -428,7 +428,7 @@ Tensor meanImpl(const Tensor& self, IntArrayRef dims, bool keepdim,
   const ReducePlan plan = planReduce(op, self, dims, keepdim);
   Tensor in = self.is_meta() || self.scalar_type() == dtype
                   ? self
-                  : convertTo(self, dtype);
+                  : contiguousCastTo(self, dtype);
   return runReduce<SumOp>(op, in, plan, dtype, /*divide=*/true);
 }
 
@@ -514,11 +514,11 @@ Tensor& amin_out_kernel(const Tensor& self, IntArrayRef dim, bool keepdim,
 template <class T>
 int64_t argmaxRun(const T* p, int64_t n, int64_t stride) {
   using A = AccType<T>;
-  A best = convertValue<A>(p[0]);
+  A best = convertElement<A>(p[0]);
   int64_t best_i = 0;
   if (isNan(best)) return 0;
   for (int64_t i = 1; i < n; ++i) {
-    const A v = convertValue<A>(p[i * stride]);
+    const A v = convertElement<A>(p[i * stride]);
     if (isNan(v)) return i;
     if (v > best) {
       best = v;
@@ -558,11 +558,11 @@ Tensor argmax_kernel(const Tensor& self, std::optional<int64_t> dim,
   Tensor out = emptyTensor(out_sizes, ScalarType::Long, self.device());
   if (out.is_meta() || out.numel() == 0) return out;
   int64_t* o = out.data_ptr<int64_t>();
-  dispatchDtype(self.scalar_type(), op, [&](auto tag) {
+  visitDtype(self.scalar_type(), op, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if (d < 0) {
       // Flattened: row-major order, so walk a contiguous copy if need be.
-      Tensor c = convertTo(self, self.scalar_type());
+      Tensor c = contiguousCastTo(self, self.scalar_type());
       o[0] = argmaxRun(static_cast<const T*>(c.data_ptr()), c.numel(), 1);
       return;
     }
@@ -574,10 +574,10 @@ Tensor argmax_kernel(const Tensor& self, std::optional<int64_t> dim,
     sizes[d] = 1;
     const DimVector out_strides = contiguousStrides(sizes);
     const T* base = static_cast<const T*>(self.data_ptr());
-    reduce_internal::parallelForEachOffset(
-        sizes, strides, out_strides, n, [&](int64_t in_off, int64_t out_off) {
-          o[out_off] = argmaxRun(base + in_off, n, stride);
-        });
+    parallelForEachOffset(sizes, strides, out_strides, n,
+                          [&](int64_t in_off, int64_t out_off) {
+                            o[out_off] = argmaxRun(base + in_off, n, stride);
+                          });
   });
   return out;
 }

@@ -5,45 +5,12 @@
 #include <sstream>
 
 #include "dispatcher/allocator.h"
+#include "dispatcher/error.h"
+#include "kernels/loops.h"
 #include "kernels/tensor_utils.h"
 
 namespace turnout {
 namespace reduce_internal {
-
-void copyConvert(const Tensor& src, const Tensor& dst) {
-  TURNOUT_INTERNAL_ASSERT(src.sizes() == dst.sizes(),
-                          "copyConvert: sizes differ");
-  if (dst.numel() == 0 || dst.is_meta()) return;
-  dispatchDtype(src.scalar_type(), "copy", [&](auto src_tag) {
-    using S = typename decltype(src_tag)::type;
-    dispatchDtype(dst.scalar_type(), "copy", [&](auto dst_tag) {
-      using D = typename decltype(dst_tag)::type;
-      const S* s = static_cast<const S*>(src.data_ptr());
-      D* d = static_cast<D*>(dst.data_ptr());
-      if constexpr (std::is_same_v<S, D>) {
-        if (src.is_contiguous() && dst.is_contiguous()) {
-          std::memcpy(d, s, dst.numel() * sizeof(D));
-          return;
-        }
-      }
-      if (src.is_contiguous() && dst.is_contiguous()) {
-        const int64_t n = dst.numel();
-        for (int64_t i = 0; i < n; ++i) d[i] = convertValue<D>(s[i]);
-        return;
-      }
-      forEachOffset(
-          dst.sizes(), src.strides(), dst.strides(),
-          [&](int64_t so, int64_t dof) { d[dof] = convertValue<D>(s[so]); });
-    });
-  });
-}
-
-Tensor convertTo(const Tensor& src, ScalarType dtype) {
-  if (src.scalar_type() == dtype && src.is_contiguous()) return src;
-  Tensor out = emptyTensor(src.sizes(), dtype, src.device());
-  copyConvert(src, out);
-  return out;
-}
 
 std::string sizesToString(IntArrayRef sizes) {
   std::ostringstream s;
@@ -106,7 +73,7 @@ Tensor& copyToOut(const char* op, const Tensor& result, Tensor& out) {
                 ": Expected out tensor to have dtype ", result.scalar_type(),
                 ", but got ", out.scalar_type(), " instead");
   resizeOutput(out, result.sizes(), op);
-  copyConvert(result, out);
+  copyCast(out, result);
   return out;
 }
 

@@ -12,7 +12,7 @@
 #include "dispatcher/error.h"
 #include "dispatcher/ivalue.h"
 #include "dispatcher/library.h"
-#include "kernels/copy_loops.h"
+#include "kernels/dtype_dispatch.h"
 #include "kernels/factory.h"
 #include "kernels/tensor_utils.h"
 
@@ -123,8 +123,8 @@ Scalar item_composite(const Tensor& self) {
                 "item(): reading the value of a ", self.device(),
                 " tensor needs an item kernel for its backend; copy it to "
                 "the CPU first");
-  return dispatchAllTypes(self.scalar_type(), "item", [&](auto tag) {
-    using T = decltype(tag);
+  return visitDtype(self.scalar_type(), "item", [&](auto tag) {
+    using T = typename decltype(tag)::type;
     const T v = *static_cast<const T*>(self.data_ptr());
     if constexpr (std::is_same_v<T, bool>) {
       return Scalar(v);

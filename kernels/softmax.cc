@@ -10,17 +10,17 @@
 
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/library.h"
+#include "kernels/dtype_dispatch.h"
+#include "kernels/loops.h"
 #include "kernels/reduce.h"
 #include "kernels/reduce_utils.h"
+#include "kernels/strided_walk.h"
 #include "kernels/tensor_utils.h"
 
 namespace turnout {
 namespace {
 
-using reduce_internal::convertTo;
-using reduce_internal::convertValue;
 using reduce_internal::copyToOut;
-using reduce_internal::dispatchFloatingDtype;
 
 template <bool kLog>
 Tensor softmaxImpl(const char* op, const Tensor& self, int64_t dim,
@@ -34,9 +34,10 @@ Tensor softmaxImpl(const char* op, const Tensor& self, int64_t dim,
   Tensor out = emptyTensor(self.sizes(), out_dtype, self.device());
   if (out.is_meta() || out.numel() == 0) return out;
   // PyTorch converts first: softmax(x, dtype=d) is softmax(x.to(d)).
-  Tensor in =
-      self.scalar_type() == out_dtype ? self : convertTo(self, out_dtype);
-  dispatchFloatingDtype(out_dtype, op, [&](auto tag) {
+  Tensor in = self.scalar_type() == out_dtype
+                  ? self
+                  : contiguousCastTo(self, out_dtype);
+  visitFloatingDtype(out_dtype, op, [&](auto tag) {
     using T = typename decltype(tag)::type;
     DimVector sizes(in.sizes().begin(), in.sizes().end());
     DimVector in_strides(in.strides().begin(), in.strides().end());
@@ -51,33 +52,33 @@ Tensor softmaxImpl(const char* op, const Tensor& self, int64_t dim,
     const T* ib = static_cast<const T*>(in.data_ptr());
     T* ob = static_cast<T*>(out.data_ptr());
     // Each call does one slice of n elements (three passes over them).
-    reduce_internal::parallelForEachOffset(
+    parallelForEachOffset(
         sizes, in_strides, out_strides, 3 * n, [&](int64_t io, int64_t oo) {
           const T* x = ib + io;
           T* y = ob + oo;
           double max = -std::numeric_limits<double>::infinity();
           bool nan = false;
           for (int64_t i = 0; i < n; ++i) {
-            const double v = convertValue<double>(x[i * is]);
+            const double v = convertElement<double>(x[i * is]);
             if (std::isnan(v)) nan = true;
             if (v > max) max = v;
           }
           if (nan) max = std::numeric_limits<double>::quiet_NaN();
           double total = 0;
           for (int64_t i = 0; i < n; ++i) {
-            total += std::exp(convertValue<double>(x[i * is]) - max);
+            total += std::exp(convertElement<double>(x[i * is]) - max);
           }
           if constexpr (kLog) {
             const double shift = max + std::log(total);
             for (int64_t i = 0; i < n; ++i) {
               y[i * os] =
-                  convertValue<T>(convertValue<double>(x[i * is]) - shift);
+                  convertElement<T>(convertElement<double>(x[i * is]) - shift);
             }
           } else {
             const double inv = 1.0 / total;
             for (int64_t i = 0; i < n; ++i) {
-              y[i * os] = convertValue<T>(
-                  std::exp(convertValue<double>(x[i * is]) - max) * inv);
+              y[i * os] = convertElement<T>(
+                  std::exp(convertElement<double>(x[i * is]) - max) * inv);
             }
           }
         });
@@ -157,8 +158,8 @@ Tensor softmaxBackward(const char* op, const Tensor& grad_output,
   Tensor grad_input = emptyTensor(output.sizes(), input_dtype, output.device());
   if (grad_input.is_meta() || grad_input.numel() == 0) return grad_input;
   // Everything contiguous and in double: one offset serves all three.
-  const Tensor g = convertTo(grad_output, ScalarType::Double);
-  const Tensor y = convertTo(output, ScalarType::Double);
+  const Tensor g = contiguousCastTo(grad_output, ScalarType::Double);
+  const Tensor y = contiguousCastTo(output, ScalarType::Double);
   const double* gp = g.data_ptr<double>();
   const double* yp = y.data_ptr<double>();
   DimVector sizes(output.sizes().begin(), output.sizes().end());
@@ -169,10 +170,10 @@ Tensor softmaxBackward(const char* op, const Tensor& grad_output,
     stride = strides[d];
     sizes[d] = 1;
   }
-  dispatchFloatingDtype(input_dtype, op, [&](auto tag) {
+  visitFloatingDtype(input_dtype, op, [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* out = static_cast<T*>(grad_input.data_ptr());
-    reduce_internal::parallelForEachOffset(
+    parallelForEachOffset(
         sizes, strides, strides, 2 * n, [&](int64_t off, int64_t) {
           double total = 0;
           for (int64_t i = 0; i < n; ++i) {
@@ -183,7 +184,7 @@ Tensor softmaxBackward(const char* op, const Tensor& grad_output,
             const int64_t k = off + i * stride;
             const double v = kLog ? gp[k] - std::exp(yp[k]) * total
                                   : yp[k] * (gp[k] - total);
-            out[k] = convertValue<T>(v);
+            out[k] = convertElement<T>(v);
           }
         });
   });
