@@ -123,22 +123,4 @@ Tensor contiguousCastTo(const Tensor& t, ScalarType dtype) {
   return out;
 }
 
-Scalar itemAsScalar(const Tensor& t) {
-  TURNOUT_INTERNAL_ASSERT(t.numel() == 1 && t.is_cpu(),
-                          "itemAsScalar: expected a one-element CPU tensor");
-  return visitDtype(t.scalar_type(), "item", [&](auto tag) -> Scalar {
-    using T = typename decltype(tag)::type;
-    const T value = *static_cast<const T*>(t.data_ptr());
-    if constexpr (std::is_same_v<T, bool>) {
-      return Scalar(value);
-    } else if constexpr (std::is_integral_v<T>) {
-      return Scalar(static_cast<int64_t>(value));
-    } else if constexpr (std::is_same_v<T, double>) {
-      return Scalar(value);
-    } else {
-      return Scalar(static_cast<double>(static_cast<float>(value)));
-    }
-  });
-}
-
 }  // namespace turnout

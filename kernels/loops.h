@@ -27,7 +27,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -35,7 +34,6 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/types/span.h"
 #include "dispatcher/error.h"
-#include "dispatcher/scalar.h"
 #include "dispatcher/scalar_type.h"
 #include "dispatcher/tensor.h"
 #include "kernels/dtype_dispatch.h"
@@ -75,10 +73,6 @@ Tensor castTo(const Tensor& t, ScalarType dtype);
 /// contiguous tensor of t's sizes holding t's values converted (on Meta: no
 /// data). For kernels that index their input as a flat array.
 Tensor contiguousCastTo(const Tensor& t, ScalarType dtype);
-
-/// The value of a one-element CPU tensor as a Scalar (Double for floating
-/// dtypes, Long for integral ones, Bool for Bool).
-Scalar itemAsScalar(const Tensor& t);
 
 // Implementation details.
 namespace detail {
