@@ -1,0 +1,86 @@
+// Host-side plumbing shared by the CUDA operator kernels: device checks,
+// meta stand-ins, and the elementwise launcher over Tensors.
+//
+// Every CUDA kernel here computes its result's sizes and dtype, and runs
+// every argument check, by redispatching the same operator to its Meta
+// kernel with meta stand-ins of its tensors (metaLike). The shape,
+// promotion and error logic therefore lives once, in the CPU/Meta kernels'
+// files, and the CUDA kernels only add what is about devices.
+//
+//   const Device device = checkCudaDevices("add", {&self, &other});
+//   Tensor m = add_op.redispatch(kMetaKeys, metaLike(self), metaLike(other), a);
+//   Tensor out = emptyTensor(m.sizes(), m.scalar_type(), device);
+//   runElementwise("add", ElementwiseOp::Add, compute, out, {self, other},
+//                  {scalarArg(alpha, compute, "add")});
+//
+// Thread safety: pure functions over their arguments.
+#ifndef TURNOUT_KERNELS_CUDA_CUDA_LOOPS_H_
+#define TURNOUT_KERNELS_CUDA_CUDA_LOOPS_H_
+
+#include <initializer_list>
+#include <optional>
+#include <string_view>
+
+#include "dispatcher/device.h"
+#include "dispatcher/dispatch_key_set.h"
+#include "dispatcher/scalar.h"
+#include "dispatcher/scalar_type.h"
+#include "dispatcher/tensor.h"
+#include "kernels/cuda/launch.h"
+
+namespace turnout {
+namespace cuda {
+
+/// The key set that reaches an operator's Meta kernel.
+inline DispatchKeySet metaKeys() { return DispatchKeySet(DispatchKey::Meta); }
+
+/// A CPU tensor with 0 dims goes with CUDA tensors, as a number would.
+bool isCpuScalar(const Tensor& t);
+
+/// The CUDA device of a call: every defined tensor that is not a CPU
+/// scalar must be on one CUDA device. Throws InvalidArgument "Expected all
+/// tensors to be on the same device, but found at least two devices, cuda:0
+/// and cpu!" otherwise. `written` (in-place self, out=) must be on CUDA.
+Device checkCudaDevices(std::string_view op,
+                        std::initializer_list<const Tensor*> tensors,
+                        const Tensor* written = nullptr);
+
+/// A meta tensor with t's sizes, strides and dtype; a CPU scalar and an
+/// undefined tensor are returned as they are.
+Tensor metaLike(const Tensor& t);
+
+/// A Scalar as the compute dtype's math type reads it (floating: double;
+/// integral and Bool: int64 after the range check of Scalar::to, which
+/// throws InvalidArgument when the value does not fit).
+ScalarArg scalarArg(const Scalar& s, ScalarType compute, std::string_view op);
+
+/// out[i] = op(inputs[i]...) with each input broadcast to out's sizes and
+/// converted to `compute`, the result converted to out's dtype. Inputs may
+/// be CPU scalars (copied to the device first) or on out's CUDA device; an
+/// input that shares memory with out in another layout is copied first.
+/// With `scalar_input` >= 0, that input is the second scalar instead (its
+/// tensor is not read; pass any). Precondition: the shapes broadcast (the
+/// Meta kernel checked them).
+void runElementwise(std::string_view op, ElementwiseOp kind,
+                    ScalarType compute, const Tensor& out,
+                    std::initializer_list<Tensor> inputs,
+                    std::initializer_list<std::optional<ScalarArg>> scalars = {},
+                    int scalar_input = -1);
+
+/// A contiguous CUDA tensor of t's values in `dtype` (t itself when it is
+/// already one). Precondition: t is on CUDA or a CPU scalar.
+Tensor contiguousAs(const Tensor& t, ScalarType dtype, Device device);
+
+/// The end of an out= kernel whose Meta kernel accepted the call on the
+/// stand-in `meta_out` (and resized it when out= may be resized): gives
+/// `out` the stand-in's sizes, then copies `result` (same sizes) into it,
+/// converting to out's dtype. Growing an out tensor that already holds
+/// device memory is refused with InvalidArgument (pass one with zero
+/// elements or the right shape). Returns out.
+Tensor& finishOut(std::string_view op, const Tensor& meta_out,
+                  const Tensor& result, Tensor& out);
+
+}  // namespace cuda
+}  // namespace turnout
+
+#endif  // TURNOUT_KERNELS_CUDA_CUDA_LOOPS_H_

@@ -1,0 +1,100 @@
+// The host-side interface of the CUDA kernels (elementwise.cu, reduce.cu):
+// plain structs of pointers, dtypes and strides, and launchers that return
+// a cudaError_t as an int. Nothing here includes CUDA or turnout headers, so
+// the .cu files build with nvcc alone and the .cc files with the C++
+// compiler alone; the .cc files fill the structs from Tensors, check the
+// returned error and throw turnout::Error.
+//
+//   ElementwiseArgs args;                       // built by cuda_loops.cc
+//   args.op = ElementwiseOp::Add;  ...
+//   int err = launchElementwise(args, kDtypeFloat);  // 0 is cudaSuccess
+//
+// Dtypes are ScalarType's enumerator values (Byte = 0 ... BFloat16 = 15).
+// Device code never throws: a launch reports through its return value.
+#ifndef TURNOUT_KERNELS_CUDA_LAUNCH_H_
+#define TURNOUT_KERNELS_CUDA_LAUNCH_H_
+
+#include <cstdint>
+
+namespace turnout {
+namespace cuda {
+
+/// The most dimensions an elementwise operand may have.
+constexpr int kMaxDims = 16;
+/// The most inputs of one elementwise operation (where.self has three).
+constexpr int kMaxInputs = 3;
+
+/// What an elementwise kernel computes per element, in the compute dtype's
+/// math type (float for Half and BFloat16). Inputs are first converted to
+/// the compute dtype, as the CPU kernels' castTo does; the result (compute
+/// dtype, or Bool for comparisons) is converted to the output's dtype.
+enum class ElementwiseOp : int {
+  Copy,   // in0
+  Fill,   // scalar0
+  Add,    // in0 + scalar0 (alpha) * in1
+  Sub,    // in0 - scalar0 (alpha) * in1
+  Mul,
+  Div,    // floating compute only
+  Eq, Ne, Lt, Le, Gt, Ge,  // Bool results
+  Neg, Abs, Exp, Log, Sqrt, Tanh, Sigmoid, Relu,
+  Pow,    // in0 ** scalar0
+  Clamp,  // scalar0 = min (if has_scalar[0]), scalar1 = max (if has_scalar[1])
+  Where,  // in0 (Bool) ? in1 : in2
+};
+
+/// One operand: data at element 0, dtype, and strides in elements over the
+/// output's dimensions (0 for broadcast dimensions).
+struct Operand {
+  void* data = nullptr;
+  int dtype = 0;
+  int64_t strides[kMaxDims] = {};
+};
+
+/// A Scalar argument, held as the compute type will read it.
+struct ScalarArg {
+  double f = 0;     // for floating compute dtypes
+  int64_t i = 0;    // for integral and Bool compute dtypes
+};
+
+struct ElementwiseArgs {
+  ElementwiseOp op = ElementwiseOp::Copy;
+  int ndim = 0;
+  int num_inputs = 0;
+  int64_t numel = 0;
+  int64_t sizes[kMaxDims] = {};
+  Operand out;
+  Operand in[kMaxInputs];
+  ScalarArg scalar[2];
+  bool has_scalar[2] = {false, false};
+  /// When >= 0: input `scalar_input` is not read from memory but is
+  /// scalar[1] in the math type, unrounded (a Scalar operand, as the CPU
+  /// kernels use it).
+  int scalar_input = -1;
+};
+
+/// Runs `args` on the current device's default stream with compute dtype
+/// `compute_dtype`. Returns 0 (cudaSuccess) or the launch's error code.
+int launchElementwise(const ElementwiseArgs& args, int compute_dtype);
+
+enum class ReduceOp : int { Sum, Mean, Max, Min, ArgMax };
+
+/// Reduces a contiguous [outer, inner] array of `dtype` along `inner` into
+/// `outer` elements of `out` (contiguous): `dtype` for Sum, Mean, Max, Min
+/// (accumulated in double for floating dtypes, int64 for the others), Long
+/// indices for ArgMax (the first maximum; a NaN is the maximum). An empty
+/// row sums to 0 and averages to NaN. Returns 0 or a cudaError_t.
+int launchReduce(ReduceOp op, const void* in, void* out, int dtype,
+                 int64_t outer, int64_t inner);
+
+/// Softmax (or log-softmax with `log`) of each contiguous row of `inner`
+/// elements of `dtype` (floating), from `in` into `out` (both [outer,
+/// inner], contiguous), in double: the maximum, the sum of exp(x - max),
+/// then the outputs. A NaN anywhere in a row makes the row NaN. Returns 0 or
+/// a cudaError_t.
+int launchSoftmax(const void* in, void* out, int dtype, int64_t outer,
+                  int64_t inner, bool log);
+
+}  // namespace cuda
+}  // namespace turnout
+
+#endif  // TURNOUT_KERNELS_CUDA_LAUNCH_H_

@@ -1,0 +1,277 @@
+// CUDA kernels of aten::mm, bmm, addmm (and their out= overloads) and
+// linear.out through cuBLAS (cublasGemmStridedBatchedEx), for Float, Double,
+// Half and BFloat16; Half and BFloat16 accumulate in float, Float in full float
+// (no TF32), Double in double. The Meta kernel gives the result's sizes and dtype and runs
+// every check; operands are made contiguous first.
+//
+// cuBLAS handles: one per thread and device, created on first use and
+// deliberately never destroyed (destroying them during static destruction
+// can outlive the CUDA context).
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <optional>
+
+#include "dispatcher/dispatcher.h"
+#include "dispatcher/error.h"
+#include "dispatcher/library.h"
+#include "kernels/cuda/cuda_loops.h"
+#include "kernels/cuda/cuda_utils.h"
+#include "kernels/elementwise.h"
+#include "kernels/tensor_utils.h"
+
+namespace turnout {
+namespace cuda {
+namespace {
+
+template <class Sig>
+TypedOperatorHandle<Sig> typedOp(const char* name, const char* overload) {
+  return Dispatcher::singleton().findSchemaOrThrow(name, overload).typed<Sig>();
+}
+
+void checkCublas(cublasStatus_t status, const char* op) {
+  TURNOUT_CHECK(status == CUBLAS_STATUS_SUCCESS, ErrorKind::Internal, op,
+                ": cuBLAS error ", cublasGetStatusName(status), ": ",
+                cublasGetStatusString(status));
+}
+
+cublasHandle_t cublasHandle(const char* op) {
+  constexpr int kMaxDevices = 64;
+  thread_local cublasHandle_t handles[kMaxDevices] = {};
+  const int device = currentDevice();
+  TURNOUT_CHECK(device < kMaxDevices, ErrorKind::NotImplemented, op,
+                ": device index ", device, " is above turnout's limit of ",
+                kMaxDevices);
+  if (handles[device] == nullptr) {
+    checkCublas(cublasCreate(&handles[device]), op);
+  }
+  return handles[device];
+}
+
+struct GemmTypes {
+  cudaDataType_t data;
+  cublasComputeType_t compute;
+};
+
+GemmTypes gemmTypes(const char* op, ScalarType dtype) {
+  switch (dtype) {
+    case ScalarType::Float:
+      return {CUDA_R_32F, CUBLAS_COMPUTE_32F};
+    case ScalarType::Double:
+      return {CUDA_R_64F, CUBLAS_COMPUTE_64F};
+    case ScalarType::Half:
+      return {CUDA_R_16F, CUBLAS_COMPUTE_32F};
+    case ScalarType::BFloat16:
+      return {CUDA_R_16BF, CUBLAS_COMPUTE_32F};
+    default:
+      break;
+  }
+  TURNOUT_CHECK(false, ErrorKind::NotImplemented, op, ": \"", op,
+                "_cuda\" not implemented for '", dtype,
+                "'; cuBLAS multiplies Float, Double, Half and BFloat16");
+  __builtin_unreachable();
+}
+
+// out[b] = alpha * a[b] @ b[b] + beta * out[b] for `batch` row-major
+// matrices a [m, k], b [k, n], out [m, n] (contiguous). cuBLAS is
+// column-major, so it computes out^T = b^T a^T.
+void gemm(const char* op, const Tensor& a, const Tensor& b, const Tensor& out,
+          int64_t batch, int64_t m, int64_t n, int64_t k, double alpha,
+          double beta) {
+  const GemmTypes t = gemmTypes(op, out.scalar_type());
+  const float alpha_f = static_cast<float>(alpha);
+  const float beta_f = static_cast<float>(beta);
+  const bool dbl = t.compute == CUBLAS_COMPUTE_64F;
+  const void* alpha_p = dbl ? static_cast<const void*>(&alpha) : &alpha_f;
+  const void* beta_p = dbl ? static_cast<const void*>(&beta) : &beta_f;
+  CUDADeviceGuard guard(out.device());
+  checkCublas(cublasGemmStridedBatchedEx(
+                  cublasHandle(op), CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, alpha_p,
+                  b.data_ptr(), t.data, n, k * n, a.data_ptr(), t.data, k,
+                  m * k, beta_p, out.data_ptr(), t.data, n, m * n, batch,
+                  t.compute, CUBLAS_GEMM_DEFAULT),
+              op);
+}
+
+// The product into `out` (already sized), batched when a and b are 3-d.
+void product(const char* op, const Tensor& self, const Tensor& mat2,
+             const Tensor& out, double alpha, double beta) {
+  if (out.numel() == 0) return;
+  const ScalarType dtype = out.scalar_type();
+  gemmTypes(op, dtype);  // the dtype check, before any work
+  const Device device = out.device();
+  const bool batched = self.dim() == 3;
+  const int64_t batch = batched ? self.size(0) : 1;
+  const int64_t m = self.size(batched ? 1 : 0);
+  const int64_t k = self.size(batched ? 2 : 1);
+  const int64_t n = mat2.size(batched ? 2 : 1);
+  if (k == 0) {  // no terms: beta * out (cuBLAS wants lda >= 1)
+    if (beta == 0) {
+      runElementwise(op, ElementwiseOp::Fill, dtype, out, {}, {ScalarArg{}});
+    } else if (beta != 1) {
+      mul_(out, beta);
+    }
+    return;
+  }
+  for (int64_t extent : {batch, m, n, k}) {
+    TURNOUT_CHECK(extent <= INT32_MAX, ErrorKind::NotImplemented, op,
+                  ": cuBLAS takes 32-bit sizes; got a dimension of ", extent);
+  }
+  const Tensor a = contiguousAs(self, dtype, device);
+  const Tensor b = contiguousAs(mat2, dtype, device);
+  gemm(op, a, b, out, batch, m, n, k, alpha, beta);
+}
+
+Tensor mmKernel(const Tensor& self, const Tensor& mat2) {
+  static const auto op =
+      typedOp<Tensor(const Tensor&, const Tensor&)>("aten::mm", "");
+  const Device device = checkCudaDevices("mm", {&self, &mat2});
+  const Tensor m = op.redispatch(metaKeys(), metaLike(self), metaLike(mat2));
+  Tensor out = emptyTensor(m.sizes(), m.scalar_type(), device);
+  product("mm", self, mat2, out, 1.0, 0.0);
+  return out;
+}
+
+Tensor bmmKernel(const Tensor& self, const Tensor& mat2) {
+  static const auto op =
+      typedOp<Tensor(const Tensor&, const Tensor&)>("aten::bmm", "");
+  const Device device = checkCudaDevices("bmm", {&self, &mat2});
+  const Tensor m = op.redispatch(metaKeys(), metaLike(self), metaLike(mat2));
+  Tensor out = emptyTensor(m.sizes(), m.scalar_type(), device);
+  product("bmm", self, mat2, out, 1.0, 0.0);
+  return out;
+}
+
+bool isZero(const Scalar& s) {
+  return s.isIntegral(true) ? s.toLong() == 0 : s.toDouble() == 0.0;
+}
+
+Tensor addmmKernel(const Tensor& self, const Tensor& mat1, const Tensor& mat2,
+                   const Scalar& beta, const Scalar& alpha) {
+  static const auto op =
+      typedOp<Tensor(const Tensor&, const Tensor&, const Tensor&,
+                     const Scalar&, const Scalar&)>("aten::addmm", "");
+  const Device device = checkCudaDevices("addmm", {&self, &mat1, &mat2});
+  const Tensor m = op.redispatch(metaKeys(), metaLike(self), metaLike(mat1),
+                                 metaLike(mat2), beta, alpha);
+  Tensor out = emptyTensor(m.sizes(), m.scalar_type(), device);
+  if (out.numel() == 0) return out;
+  // beta == 0 ignores self entirely (NaN in self does not propagate).
+  const bool use_self = !isZero(beta);
+  if (use_self) {
+    runElementwise("addmm", ElementwiseOp::Copy, out.scalar_type(), out,
+                   {self});
+  }
+  product("addmm", mat1, mat2, out, alpha.toDouble(),
+          use_self ? beta.toDouble() : 0.0);
+  return out;
+}
+
+// input [..., in] @ weight^T (+ bias): the leading dimensions of input
+// flattened into the rows of one gemm; a 1-D weight is one output column.
+// The kernel behind linear.out only: linear itself is
+// CompositeImplicitAutograd (mm/addmm/matmul), which keeps its autograd; a
+// CUDA kernel for it would take AutogradCUDA's math kernel away.
+Tensor linearKernel(const Tensor& input, const Tensor& weight,
+                    const std::optional<Tensor>& bias) {
+  static const auto op =
+      typedOp<Tensor(const Tensor&, const Tensor&,
+                     const std::optional<Tensor>&)>("aten::linear", "");
+  const bool has_bias = bias.has_value() && bias->defined();
+  const Device device = checkCudaDevices(
+      "linear", {&input, &weight, has_bias ? &*bias : &input});
+  std::optional<Tensor> meta_bias;
+  if (has_bias) meta_bias = metaLike(*bias);
+  const Tensor m =
+      op.redispatch(metaKeys(), metaLike(input), metaLike(weight), meta_bias);
+  const ScalarType dtype = m.scalar_type();
+  Tensor out = emptyTensor(m.sizes(), dtype, device);
+  if (out.numel() == 0) return out;
+  TURNOUT_CHECK(input.dim() >= 1, ErrorKind::NotImplemented,
+                "linear: the CUDA kernel needs an input of at least 1 "
+                "dimension, got a 0-dim tensor");
+  const int64_t in_f = input.size(input.dim() - 1);
+  const int64_t out_f = weight.dim() == 2 ? weight.size(0) : 1;
+  const int64_t rows = out.numel() / out_f;
+  const Tensor x = contiguousAs(input, dtype, device);
+  const Tensor a = makeView(x, {rows, in_f}, {in_f, 1}, x.storage_offset());
+  const Tensor wt =
+      weight.dim() == 2
+          ? makeView(weight, {in_f, out_f}, {weight.stride(1), weight.stride(0)},
+                     weight.storage_offset())
+          : makeView(weight, {in_f, 1}, {weight.stride(0), 1},
+                     weight.storage_offset());
+  if (has_bias) {  // out = bias (broadcast), then out += a @ wt
+    runElementwise("linear", ElementwiseOp::Copy, dtype, out, {*bias});
+  }
+  product("linear", a, wt, makeView(out, {rows, out_f}, {out_f, 1}, 0), 1.0,
+          has_bias ? 1.0 : 0.0);
+  return out;
+}
+
+// ---- out= overloads: the Meta kernel checks (and sizes) out, the
+// functional CUDA kernel computes, finishOut copies.
+
+Tensor& mmOut(const Tensor& self, const Tensor& mat2, Tensor& out) {
+  static const auto op =
+      typedOp<Tensor&(const Tensor&, const Tensor&, Tensor&)>("aten::mm", "out");
+  checkCudaDevices("mm.out()", {&self, &mat2}, &out);
+  Tensor mo = metaLike(out);
+  op.redispatch(metaKeys(), metaLike(self), metaLike(mat2), mo);
+  return finishOut("mm.out()", mo, mmKernel(self, mat2), out);
+}
+
+Tensor& bmmOut(const Tensor& self, const Tensor& mat2, Tensor& out) {
+  static const auto op = typedOp<Tensor&(const Tensor&, const Tensor&, Tensor&)>(
+      "aten::bmm", "out");
+  checkCudaDevices("bmm.out()", {&self, &mat2}, &out);
+  Tensor mo = metaLike(out);
+  op.redispatch(metaKeys(), metaLike(self), metaLike(mat2), mo);
+  return finishOut("bmm.out()", mo, bmmKernel(self, mat2), out);
+}
+
+Tensor& addmmOut(const Tensor& self, const Tensor& mat1, const Tensor& mat2,
+                 const Scalar& beta, const Scalar& alpha, Tensor& out) {
+  static const auto op =
+      typedOp<Tensor&(const Tensor&, const Tensor&, const Tensor&,
+                      const Scalar&, const Scalar&, Tensor&)>("aten::addmm",
+                                                              "out");
+  checkCudaDevices("addmm.out()", {&self, &mat1, &mat2}, &out);
+  Tensor mo = metaLike(out);
+  op.redispatch(metaKeys(), metaLike(self), metaLike(mat1), metaLike(mat2),
+                beta, alpha, mo);
+  return finishOut("addmm.out()", mo, addmmKernel(self, mat1, mat2, beta, alpha),
+                   out);
+}
+
+Tensor& linearOut(const Tensor& input, const Tensor& weight,
+                  const std::optional<Tensor>& bias, Tensor& out) {
+  static const auto op =
+      typedOp<Tensor&(const Tensor&, const Tensor&,
+                      const std::optional<Tensor>&, Tensor&)>("aten::linear",
+                                                              "out");
+  const bool has_bias = bias.has_value() && bias->defined();
+  checkCudaDevices("linear.out()",
+                   {&input, &weight, has_bias ? &*bias : &input}, &out);
+  std::optional<Tensor> meta_bias;
+  if (has_bias) meta_bias = metaLike(*bias);
+  Tensor mo = metaLike(out);
+  op.redispatch(metaKeys(), metaLike(input), metaLike(weight), meta_bias, mo);
+  return finishOut("linear.out()", mo, linearKernel(input, weight, bias), out);
+}
+
+}  // namespace
+}  // namespace cuda
+}  // namespace turnout
+
+TURNOUT_LIBRARY_IMPL(aten, CUDA, m) {
+  using namespace ::turnout::cuda;
+  m.impl("mm", TURNOUT_FN(mmKernel));
+  m.impl("bmm", TURNOUT_FN(bmmKernel));
+  m.impl("addmm", TURNOUT_FN(addmmKernel));
+  m.impl("mm.out", TURNOUT_FN(mmOut));
+  m.impl("bmm.out", TURNOUT_FN(bmmOut));
+  m.impl("addmm.out", TURNOUT_FN(addmmOut));
+  m.impl("linear.out", TURNOUT_FN(linearOut));
+}

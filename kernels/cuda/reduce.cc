@@ -1,0 +1,216 @@
+// CUDA kernels of the reductions: aten::sum (all, dim_IntList), mean (all,
+// dim), amax, amin, argmax, and their out= overloads. The Meta kernel gives
+// the result's sizes and dtype and runs every check; the reduced dimensions are permuted innermost
+// and the input made contiguous in the compute dtype, then reduce.cu folds
+// each row (floating dtypes in double, the others in int64).
+#include <optional>
+#include <vector>
+
+#include "dispatcher/dispatcher.h"
+#include "dispatcher/error.h"
+#include "dispatcher/library.h"
+#include "kernels/cuda/cuda_loops.h"
+#include "kernels/cuda/cuda_utils.h"
+#include "kernels/tensor_utils.h"
+
+namespace turnout {
+namespace cuda {
+namespace {
+
+using DimList = std::optional<std::vector<int64_t>>;
+using Dt = std::optional<ScalarType>;
+
+template <class Sig>
+TypedOperatorHandle<Sig> typedOp(const char* name, const char* overload) {
+  return Dispatcher::singleton().findSchemaOrThrow(name, overload).typed<Sig>();
+}
+
+// Reduces `self` over `dims` (none: all) in `compute` into a new CUDA
+// tensor with the Meta result's sizes and dtype.
+Tensor reduceCuda(const char* op, ReduceOp kind, const Tensor& self,
+                  IntArrayRef dims, ScalarType compute, const Tensor& meta) {
+  const Device device = checkCudaDevices(op, {&self});
+  const int64_t nd = self.dim();
+  std::vector<bool> reduced(static_cast<size_t>(nd), dims.empty());
+  if (nd > 0) {
+    for (int64_t d : dims) reduced[maybeWrapDim(d, nd)] = true;
+  }
+  DimVector sizes, strides;  // kept dimensions, then reduced ones
+  int64_t outer = 1, inner = 1;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (int64_t d = 0; d < nd; ++d) {
+      if (reduced[d] != (pass == 1)) continue;
+      sizes.push_back(self.size(d));
+      strides.push_back(self.stride(d));
+      (pass == 0 ? outer : inner) *= self.size(d);
+    }
+  }
+  Tensor out = emptyTensor(meta.sizes(), meta.scalar_type(), device);
+  TURNOUT_INTERNAL_ASSERT(out.numel() == outer, op, ": ", out.numel(),
+                          " outputs for ", outer, " rows");
+  if (outer == 0) return out;
+  const Tensor permuted = makeView(self, sizes, strides, self.storage_offset());
+  const Tensor rows = contiguousAs(permuted, compute, device);
+  CUDADeviceGuard guard(device);
+  if (kind == ReduceOp::ArgMax || meta.scalar_type() == compute) {
+    checkCuda(launchReduce(kind, rows.data_ptr(), out.data_ptr(),
+                           static_cast<int>(compute), outer, inner),
+              op);
+    return out;
+  }
+  Tensor values = emptyTensor(meta.sizes(), compute, device);
+  checkCuda(launchReduce(kind, rows.data_ptr(), values.data_ptr(),
+                         static_cast<int>(compute), outer, inner),
+            op);
+  runElementwise(op, ElementwiseOp::Copy, meta.scalar_type(), out, {values});
+  return out;
+}
+
+std::vector<int64_t> dimsOf(const DimList& dim) {
+  return dim.value_or(std::vector<int64_t>{});
+}
+
+Tensor sumKernel(const Tensor& self, Dt dtype) {
+  static const auto op = typedOp<Tensor(const Tensor&, Dt)>("aten::sum", "");
+  const Tensor m = op.redispatch(metaKeys(), metaLike(self), dtype);
+  return reduceCuda("sum()", ReduceOp::Sum, self, {}, m.scalar_type(), m);
+}
+
+Tensor sumDimKernel(const Tensor& self, DimList dim, bool keepdim, Dt dtype) {
+  static const auto op =
+      typedOp<Tensor(const Tensor&, DimList, bool, Dt)>("aten::sum",
+                                                        "dim_IntList");
+  const Tensor m = op.redispatch(metaKeys(), metaLike(self), dim, keepdim, dtype);
+  return reduceCuda("sum()", ReduceOp::Sum, self, dimsOf(dim), m.scalar_type(),
+                    m);
+}
+
+Tensor meanKernel(const Tensor& self, Dt dtype) {
+  static const auto op = typedOp<Tensor(const Tensor&, Dt)>("aten::mean", "");
+  const Tensor m = op.redispatch(metaKeys(), metaLike(self), dtype);
+  return reduceCuda("mean()", ReduceOp::Mean, self, {}, m.scalar_type(), m);
+}
+
+Tensor meanDimKernel(const Tensor& self, DimList dim, bool keepdim, Dt dtype) {
+  static const auto op =
+      typedOp<Tensor(const Tensor&, DimList, bool, Dt)>("aten::mean", "dim");
+  const Tensor m = op.redispatch(metaKeys(), metaLike(self), dim, keepdim, dtype);
+  return reduceCuda("mean()", ReduceOp::Mean, self, dimsOf(dim),
+                    m.scalar_type(), m);
+}
+
+Tensor amaxKernel(const Tensor& self, IntArrayRef dim, bool keepdim) {
+  static const auto op =
+      typedOp<Tensor(const Tensor&, IntArrayRef, bool)>("aten::amax", "");
+  const Tensor m = op.redispatch(metaKeys(), metaLike(self), dim, keepdim);
+  return reduceCuda("amax()", ReduceOp::Max, self, dim, self.scalar_type(), m);
+}
+
+Tensor aminKernel(const Tensor& self, IntArrayRef dim, bool keepdim) {
+  static const auto op =
+      typedOp<Tensor(const Tensor&, IntArrayRef, bool)>("aten::amin", "");
+  const Tensor m = op.redispatch(metaKeys(), metaLike(self), dim, keepdim);
+  return reduceCuda("amin()", ReduceOp::Min, self, dim, self.scalar_type(), m);
+}
+
+Tensor argmaxKernel(const Tensor& self, std::optional<int64_t> dim,
+                    bool keepdim) {
+  static const auto op =
+      typedOp<Tensor(const Tensor&, std::optional<int64_t>, bool)>(
+          "aten::argmax", "");
+  const Tensor m = op.redispatch(metaKeys(), metaLike(self), dim, keepdim);
+  // With no dim, argmax indexes the flattened (row-major) tensor: reducing
+  // every dimension in order gives exactly that index.
+  std::vector<int64_t> dims;
+  if (dim) dims.push_back(*dim);
+  if (self.dim() == 0) dims.clear();
+  return reduceCuda("argmax()", ReduceOp::ArgMax, self, dims,
+                    self.scalar_type(), m);
+}
+
+// ---- out= overloads: the Meta kernel checks (and sizes) out, the
+// functional CUDA kernel computes, finishOut copies. Without a dtype, sum
+// and mean compute in out's dtype, as the CPU kernels do.
+
+Tensor& sumIntListOut(const Tensor& self, DimList dim, bool keepdim, Dt dtype,
+                      Tensor& out) {
+  static const auto op =
+      typedOp<Tensor&(const Tensor&, DimList, bool, Dt, Tensor&)>(
+          "aten::sum", "IntList_out");
+  checkCudaDevices("sum.IntList_out()", {&self}, &out);
+  Tensor mo = metaLike(out);
+  op.redispatch(metaKeys(), metaLike(self), dim, keepdim, dtype, mo);
+  return finishOut(
+      "sum.IntList_out()", mo,
+      sumDimKernel(self, dim, keepdim, dtype.value_or(out.scalar_type())), out);
+}
+
+Tensor& sumOut(const Tensor& self, Dt dtype, Tensor& out) {
+  static const auto op =
+      typedOp<Tensor&(const Tensor&, Dt, Tensor&)>("aten::sum", "out");
+  checkCudaDevices("sum.out()", {&self}, &out);
+  Tensor mo = metaLike(out);
+  op.redispatch(metaKeys(), metaLike(self), dtype, mo);
+  return finishOut("sum.out()", mo,
+                   sumKernel(self, dtype.value_or(out.scalar_type())), out);
+}
+
+Tensor& meanOut(const Tensor& self, DimList dim, bool keepdim, Dt dtype,
+                Tensor& out) {
+  static const auto op =
+      typedOp<Tensor&(const Tensor&, DimList, bool, Dt, Tensor&)>("aten::mean",
+                                                                  "out");
+  checkCudaDevices("mean.out()", {&self}, &out);
+  Tensor mo = metaLike(out);
+  op.redispatch(metaKeys(), metaLike(self), dim, keepdim, dtype, mo);
+  return finishOut(
+      "mean.out()", mo,
+      meanDimKernel(self, dim, keepdim, dtype.value_or(out.scalar_type())),
+      out);
+}
+
+#define TURNOUT_CUDA_MINMAX_OUT(name, kernel)                                 \
+  Tensor& name##Out(const Tensor& self, IntArrayRef dim, bool keepdim,        \
+                    Tensor& out) {                                            \
+    static const auto op =                                                    \
+        typedOp<Tensor&(const Tensor&, IntArrayRef, bool, Tensor&)>(          \
+            "aten::" #name, "out");                                           \
+    checkCudaDevices(#name ".out()", {&self}, &out);                          \
+    Tensor mo = metaLike(out);                                                \
+    op.redispatch(metaKeys(), metaLike(self), dim, keepdim, mo);              \
+    return finishOut(#name ".out()", mo, kernel(self, dim, keepdim), out);    \
+  }
+TURNOUT_CUDA_MINMAX_OUT(amax, amaxKernel)
+TURNOUT_CUDA_MINMAX_OUT(amin, aminKernel)
+#undef TURNOUT_CUDA_MINMAX_OUT
+
+Tensor& argmaxOut(const Tensor& self, std::optional<int64_t> dim, bool keepdim,
+                  Tensor& out) {
+  static const auto op = typedOp<Tensor&(const Tensor&, std::optional<int64_t>,
+                                         bool, Tensor&)>("aten::argmax", "out");
+  checkCudaDevices("argmax.out()", {&self}, &out);
+  Tensor mo = metaLike(out);
+  op.redispatch(metaKeys(), metaLike(self), dim, keepdim, mo);
+  return finishOut("argmax.out()", mo, argmaxKernel(self, dim, keepdim), out);
+}
+
+}  // namespace
+}  // namespace cuda
+}  // namespace turnout
+
+TURNOUT_LIBRARY_IMPL(aten, CUDA, m) {
+  m.impl("sum.IntList_out", TURNOUT_FN(::turnout::cuda::sumIntListOut));
+  m.impl("sum.out", TURNOUT_FN(::turnout::cuda::sumOut));
+  m.impl("mean.out", TURNOUT_FN(::turnout::cuda::meanOut));
+  m.impl("amax.out", TURNOUT_FN(::turnout::cuda::amaxOut));
+  m.impl("amin.out", TURNOUT_FN(::turnout::cuda::aminOut));
+  m.impl("argmax.out", TURNOUT_FN(::turnout::cuda::argmaxOut));
+  using namespace ::turnout::cuda;
+  m.impl("sum", TURNOUT_FN(sumKernel));
+  m.impl("sum.dim_IntList", TURNOUT_FN(sumDimKernel));
+  m.impl("mean", TURNOUT_FN(meanKernel));
+  m.impl("mean.dim", TURNOUT_FN(meanDimKernel));
+  m.impl("amax", TURNOUT_FN(amaxKernel));
+  m.impl("amin", TURNOUT_FN(aminKernel));
+  m.impl("argmax", TURNOUT_FN(argmaxKernel));
+}

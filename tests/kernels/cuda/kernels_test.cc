@@ -1,0 +1,472 @@
+// Every CUDA kernel against the CPU kernel: the same call on CPU inputs and
+// on CUDA copies of them must give the same sizes, dtype and values (NaN
+// matching NaN; floating results within a tolerance for reassociated sums
+// and libm differences). Skips when no CUDA device is present.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "dispatcher/error.h"
+#include "kernels/cuda/cuda_utils.h"
+#include "kernels/ops.h"
+#include "tests/error_of.h"
+#include "tests/kernels/testing.h"
+
+namespace turnout {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::errorOf;
+using testing::rangeOf;
+using testing::stridedCopy;
+using testing::tensorOf;
+using testing::transposed;
+using testing::valuesOf;
+
+// A function of the device its inputs are built on.
+using OnDevice = std::function<Tensor(Device)>;
+
+Device cpuDevice() { return Device(DeviceType::CPU); }
+Device cudaDevice() { return Device(DeviceType::CUDA, 0); }
+
+class CudaKernels : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (cuda::cudaDeviceCount() == 0) {
+      GTEST_SKIP() << "no CUDA device: the CUDA kernels are compiled and "
+                      "linked but cannot run here";
+    }
+  }
+};
+
+// Runs `f` on the CPU and on CUDA and compares the results.
+void expectSame(const std::string& name, const OnDevice& f,
+                double rtol = 1e-5, double atol = 1e-6) {
+  SCOPED_TRACE(name);
+  const Tensor expected = f(cpuDevice());
+  const Tensor got = f(cudaDevice());
+  ASSERT_TRUE(got.is_cuda()) << "result on " << got.device();
+  EXPECT_EQ(got.sizes(), expected.sizes());
+  EXPECT_EQ(got.scalar_type(), expected.scalar_type());
+  const std::vector<double> want = valuesOf(expected);
+  const std::vector<double> have = valuesOf(to(got, cpuDevice()));
+  ASSERT_EQ(have.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (std::isnan(want[i])) {
+      EXPECT_TRUE(std::isnan(have[i])) << "element " << i;
+    } else {
+      EXPECT_NEAR(have[i], want[i], atol + rtol * std::abs(want[i]))
+          << "element " << i;
+    }
+  }
+}
+
+// Inputs: a CPU tensor moved to the device.
+Tensor on(Device d, const Tensor& cpu_tensor) { return to(cpu_tensor, d); }
+
+// Values of both signs (only non-negative ones for Byte, which cannot hold
+// the others).
+Tensor mixed(ScalarType dtype, IntArrayRef sizes, double scale = 0.37,
+             double shift = -2.0) {
+  return rangeOf(sizes, dtype, scale, dtype == kByte ? 0.0 : shift);
+}
+
+const ScalarType kDtypes[] = {kFloat, kDouble, kHalf, kBFloat16,
+                              kLong,  kInt,    kByte, kBool};
+
+TEST_F(CudaKernels, CopyRoundTripsEveryDtypeAndLayout) {
+  for (ScalarType dt : kDtypes) {
+    const Tensor x = mixed(dt, {3, 4});
+    expectSame(std::string("contiguous ") + toString(dt),
+               [&](Device d) { return on(d, x); });
+    expectSame(std::string("transposed ") + toString(dt),
+               [&](Device d) { return transposed(on(d, x), 0, 1); });
+    expectSame(std::string("strided ") + toString(dt),
+               [&](Device d) { return on(d, stridedCopy(x)); });
+    // Device-side conversion and broadcast: copy_ into another dtype.
+    expectSame(std::string("copy_ converting ") + toString(dt), [&](Device d) {
+      Tensor out = empty({2, 3, 4}, TensorOptions(kDouble).device(d));
+      copy_(out, on(d, x));
+      return out;
+    });
+    // Device to host into a strided CPU tensor.
+    expectSame(std::string("device to strided host ") + toString(dt),
+               [&](Device d) {
+                 Tensor host = stridedCopy(zeros({3, 4}, dt));
+                 copy_(host, on(d, x));
+                 return on(d, host);
+               });
+  }
+}
+
+TEST_F(CudaKernels, FillAndFactories) {
+  expectSame("fill_", [](Device d) {
+    Tensor t = empty({5}, TensorOptions(kInt).device(d));
+    fill_(t, 7);
+    return t;
+  });
+  expectSame("zeros", [](Device d) { return zeros({2, 3}, d); });
+  expectSame("ones Half", [](Device d) {
+    return ones({4}, TensorOptions(kHalf).device(d));
+  });
+  expectSame("full Long", [](Device d) {
+    return full({3}, 5, TensorOptions().device(d));
+  });
+  expectSame("arange", [](Device d) {
+    return arange(0, 2, 0.25, TensorOptions().device(d));
+  });
+  expectSame("empty_strided", [](Device d) {
+    Tensor t = empty_strided({2, 3}, {1, 2}, TensorOptions().device(d));
+    fill_(t, 1.5);
+    return t;
+  });
+  EXPECT_THAT(errorOf([] { fill_(zeros({2}, TensorOptions(kByte).device(
+                                               cudaDevice())),
+                                 300); }),
+              HasSubstr("cannot be converted to type Byte"));
+}
+
+TEST_F(CudaKernels, BinaryOperatorsMatchCpu) {
+  struct Case {
+    const char* name;
+    std::function<Tensor(const Tensor&, const Tensor&)> f;
+  };
+  const std::vector<Case> cases = {
+      {"add", [](const Tensor& a, const Tensor& b) { return add(a, b, 2); }},
+      {"sub", [](const Tensor& a, const Tensor& b) { return sub(a, b); }},
+      {"mul", [](const Tensor& a, const Tensor& b) { return mul(a, b); }},
+      {"div", [](const Tensor& a, const Tensor& b) { return div(a, b); }},
+      {"eq", [](const Tensor& a, const Tensor& b) { return eq(a, b); }},
+      {"ne", [](const Tensor& a, const Tensor& b) { return ne(a, b); }},
+      {"lt", [](const Tensor& a, const Tensor& b) { return lt(a, b); }},
+      {"le", [](const Tensor& a, const Tensor& b) { return le(a, b); }},
+      {"gt", [](const Tensor& a, const Tensor& b) { return gt(a, b); }},
+      {"ge", [](const Tensor& a, const Tensor& b) { return ge(a, b); }},
+  };
+  struct Inputs {
+    const char* name;
+    Tensor a, b;
+  };
+  const std::vector<Inputs> inputs = {
+      {"float", mixed(kFloat, {3, 4}), mixed(kFloat, {3, 4}, 0.5, -1.0)},
+      {"broadcast", mixed(kFloat, {2, 1, 4}), mixed(kFloat, {3, 1}, 0.7, 0.1)},
+      {"int and float", mixed(kInt, {3, 4}, 1.0, -5.0), mixed(kFloat, {4})},
+      {"long", mixed(kLong, {6}, 3.0, -7.0), mixed(kLong, {6}, 2.0, 1.0)},
+      {"half and double 0-dim", mixed(kHalf, {5}), tensorOf({1.5}, {}, kDouble)},
+      {"transposed", transposed(mixed(kDouble, {4, 3}), 0, 1),
+       stridedCopy(mixed(kDouble, {3, 4}, 0.2, 0.3))},
+  };
+  for (const Case& c : cases) {
+    for (const Inputs& in : inputs) {
+      expectSame(std::string(c.name) + " " + in.name, [&](Device d) {
+        return c.f(on(d, in.a), on(d, in.b));
+      });
+      // A 0-dim CPU tensor goes with a CUDA tensor, as a number would.
+      expectSame(std::string(c.name) + " with a CPU scalar " + in.name,
+                 [&](Device d) {
+                   return c.f(on(d, in.a), tensorOf({2.0}, {}, kLong));
+                 });
+    }
+  }
+}
+
+TEST_F(CudaKernels, ScalarInplaceAndOutOverloadsMatchCpu) {
+  const Tensor x = mixed(kFloat, {3, 4});
+  const Tensor y = mixed(kFloat, {4}, 0.25, 1.0);
+  const Tensor n = mixed(kLong, {3, 4}, 1.0, -6.0);
+  expectSame("add.Scalar", [&](Device d) { return add(on(d, x), 2.5, 3); });
+  expectSame("sub.Scalar", [&](Device d) { return sub(on(d, n), 4); });
+  expectSame("mul.Scalar long*float", [&](Device d) { return mul(on(d, n), 0.5); });
+  expectSame("div.Scalar", [&](Device d) { return div(on(d, n), 4); });
+  expectSame("lt.Scalar", [&](Device d) { return lt(on(d, x), 0.1); });
+  expectSame("add_", [&](Device d) {
+    Tensor t = on(d, x);
+    add_(t, on(d, y), 2);
+    return t;
+  });
+  expectSame("mul_ Scalar", [&](Device d) {
+    Tensor t = on(d, n);
+    mul_(t, 3);
+    return t;
+  });
+  expectSame("div_ into a transposed view", [&](Device d) {
+    Tensor t = on(d, mixed(kDouble, {4, 3}));
+    div_(transposed(t, 0, 1), on(d, y));
+    return t;
+  });
+  expectSame("add.out into Double", [&](Device d) {
+    Tensor out = empty({3, 4}, TensorOptions(kDouble).device(d));
+    add_out(out, on(d, x), on(d, y));
+    return out;
+  });
+  expectSame("div.out", [&](Device d) {
+    Tensor out = empty({3, 4}, TensorOptions(kFloat).device(d));
+    div_out(out, on(d, n), on(d, y));
+    return out;
+  });
+}
+
+TEST_F(CudaKernels, UnaryOperatorsMatchCpu) {
+  struct Case {
+    const char* name;
+    std::function<Tensor(const Tensor&)> f;
+    std::vector<ScalarType> dtypes;
+  };
+  const std::vector<ScalarType> signed_types = {kFloat, kDouble, kHalf,
+                                                kBFloat16, kLong, kInt};
+  const std::vector<ScalarType> all = {kFloat, kDouble, kHalf, kBFloat16,
+                                       kLong,  kInt,    kByte};
+  const std::vector<Case> cases = {
+      {"neg", [](const Tensor& x) { return neg(x); }, signed_types},
+      {"abs", [](const Tensor& x) { return abs(x); }, signed_types},
+      {"exp", [](const Tensor& x) { return exp(x); }, all},
+      {"log", [](const Tensor& x) { return log(x); }, all},
+      {"sqrt", [](const Tensor& x) { return sqrt(x); }, all},
+      {"tanh", [](const Tensor& x) { return tanh(x); }, all},
+      {"sigmoid", [](const Tensor& x) { return sigmoid(x); }, all},
+      {"relu", [](const Tensor& x) { return relu(x); }, signed_types},
+      {"pow 2", [](const Tensor& x) { return pow(x, 2); }, all},
+      {"pow 1.5", [](const Tensor& x) { return pow(x, 1.5); }, all},
+      {"pow 3 integral", [](const Tensor& x) { return pow(x, 3); }, {kLong, kInt}},
+      {"clamp", [](const Tensor& x) { return clamp(x, 0, 2); }, all},
+      {"clamp signed", [](const Tensor& x) { return clamp(x, -1, 2); },
+       signed_types},
+      {"clamp max only", [](const Tensor& x) { return clamp(x, std::nullopt, 0.5); },
+       {kFloat, kDouble}},
+  };
+  for (const Case& c : cases) {
+    for (ScalarType dt : c.dtypes) {
+      const Tensor x = mixed(dt, {3, 5}, 0.41, -2.5);
+      // Half and BFloat16 round each result: compare at their precision.
+      const double rtol = dt == kHalf || dt == kBFloat16 ? 1e-2 : 1e-5;
+      expectSame(std::string(c.name) + " " + toString(dt),
+                 [&](Device d) { return c.f(on(d, x)); }, rtol);
+      expectSame(std::string(c.name) + " transposed " + toString(dt),
+                 [&](Device d) { return c.f(transposed(on(d, x), 0, 1)); },
+                 rtol);
+    }
+  }
+}
+
+TEST_F(CudaKernels, WhereMatchesCpu) {
+  const Tensor cond = gt(mixed(kFloat, {3, 1}), -1.7);
+  expectSame("where broadcast and promoted", [&](Device d) {
+    return where(on(d, cond), on(d, mixed(kInt, {4})),
+                 on(d, mixed(kDouble, {3, 4})));
+  });
+}
+
+TEST_F(CudaKernels, NanPropagatesAsOnCpu) {
+  const Tensor x = tensorOf({1, std::nan(""), -3, 4}, {2, 2});
+  expectSame("clamp NaN", [&](Device d) { return clamp(on(d, x), 0, 2); });
+  expectSame("relu NaN", [&](Device d) { return relu(on(d, x)); });
+  expectSame("amax NaN", [&](Device d) { return amax(on(d, x), {1}); });
+  expectSame("argmax NaN", [&](Device d) { return argmax(on(d, x)); });
+}
+
+TEST_F(CudaKernels, ReductionsMatchCpu) {
+  for (ScalarType dt : {kFloat, kDouble, kLong, kInt, kHalf, kBool}) {
+    const Tensor x = mixed(dt, {3, 4, 5}, 0.13, -3.0);
+    const double rtol = dt == kHalf ? 1e-2 : 1e-5;
+    const std::string t = toString(dt);
+    expectSame("sum " + t, [&](Device d) { return sum(on(d, x)); }, rtol, 1e-4);
+    expectSame("sum dims " + t,
+               [&](Device d) { return sum(on(d, x), {0, 2}, true); }, rtol, 1e-4);
+    expectSame("sum transposed " + t, [&](Device d) {
+      return sum(transposed(on(d, x), 0, 2), {1});
+    }, rtol, 1e-4);
+    expectSame("sum dtype " + t,
+               [&](Device d) { return sum(on(d, x), {-1}, false, kDouble); });
+    if (dt != kBool) {
+      expectSame("amax " + t, [&](Device d) { return amax(on(d, x), {1}); });
+      expectSame("amin " + t,
+                 [&](Device d) { return amin(on(d, x), {0, 2}, true); });
+      expectSame("amax all " + t, [&](Device d) { return amax(on(d, x)); });
+      expectSame("argmax " + t, [&](Device d) { return argmax(on(d, x), 1); });
+      expectSame("argmax flat " + t, [&](Device d) { return argmax(on(d, x)); });
+    }
+    if (isFloatingType(dt)) {
+      expectSame("mean " + t, [&](Device d) { return mean(on(d, x)); }, rtol);
+      expectSame("mean dims " + t,
+                 [&](Device d) { return mean(on(d, x), {2}, false); }, rtol);
+    }
+  }
+  expectSame("sum of an empty dim", [&](Device d) {
+    return sum(on(d, zeros({3, 0})), {1});
+  });
+  expectSame("item", [&](Device d) {
+    return on(d, tensorOf({sum(on(d, mixed(kFloat, {3, 4}))).item<double>()},
+                          {}));
+  });
+  expectSame("sum of a 0-dim", [&](Device d) {
+    return sum(on(d, tensorOf({2.5}, {})));
+  });
+}
+
+TEST_F(CudaKernels, SoftmaxMatchesCpu) {
+  for (ScalarType dt : {kFloat, kDouble, kHalf}) {
+    const Tensor x = mixed(dt, {3, 4, 5}, 0.7, -9.0);
+    const double rtol = dt == kHalf ? 1e-2 : 1e-5;
+    const std::string t = toString(dt);
+    for (int64_t dim : {0, 1, -1}) {
+      const std::string where = t + " dim " + std::to_string(dim);
+      expectSame("softmax " + where,
+                 [&](Device d) { return softmax(on(d, x), dim); }, rtol);
+      expectSame("log_softmax " + where,
+                 [&](Device d) { return log_softmax(on(d, x), dim); }, rtol);
+    }
+    expectSame("softmax transposed " + t, [&](Device d) {
+      return softmax(transposed(on(d, x), 0, 2), 1, kDouble);
+    });
+  }
+  expectSame("softmax of a Long input to Float", [&](Device d) {
+    return softmax(on(d, mixed(kLong, {2, 3}, 1.0, -2.0)), 1, kFloat);
+  });
+  expectSame("softmax NaN row", [&](Device d) {
+    return softmax(on(d, tensorOf({1, std::nan(""), 2, 3}, {2, 2})), 1);
+  });
+}
+
+TEST_F(CudaKernels, OutOverloadsOfReductionsAndProducts) {
+  const Tensor x = mixed(kFloat, {3, 4}, 0.3, -1.0);
+  expectSame("sum_out into Double", [&](Device d) {
+    Tensor out = empty({3}, TensorOptions(kDouble).device(d));
+    sum_out(out, on(d, x), {1}, false, std::nullopt);
+    return out;
+  });
+  expectSame("amax_out resizes an empty out", [&](Device d) {
+    Tensor out = empty({0}, TensorOptions(kFloat).device(d));
+    amax_out(out, on(d, x), {0}, true);
+    return out;
+  });
+  expectSame("argmax_out", [&](Device d) {
+    Tensor out = empty({4}, TensorOptions(kLong).device(d));
+    argmax_out(out, on(d, x), 0, false);
+    return out;
+  });
+  expectSame("softmax_out", [&](Device d) {
+    Tensor out = empty({3, 4}, TensorOptions(kFloat).device(d));
+    softmax_out(out, on(d, x), 1, std::nullopt);
+    return out;
+  });
+  expectSame("mm_out", [&](Device d) {
+    Tensor out = empty({3, 3}, TensorOptions(kFloat).device(d));
+    mm_out(out, on(d, x), transposed(on(d, x), 0, 1));
+    return out;
+  }, 1e-4, 1e-4);
+  Tensor big = to(ones({2}), cudaDevice());
+  EXPECT_THAT(errorOf([&] { sum_out(big, to(x, cudaDevice()), {1}, false,
+                                    std::nullopt); }),
+              HasSubstr("cannot grow a CUDA out tensor"));
+  EXPECT_EQ(big.sizes(), IntArrayRef({2}));
+}
+
+TEST_F(CudaKernels, MatrixProductsMatchCpu) {
+  for (ScalarType dt : {kFloat, kDouble}) {
+    const Tensor a = mixed(dt, {5, 7}, 0.1, -1.0);
+    const Tensor b = mixed(dt, {7, 3}, 0.05, -0.5);
+    const Tensor ba = mixed(dt, {2, 5, 7}, 0.1, -1.0);
+    const Tensor bb = mixed(dt, {2, 7, 3}, 0.05, -0.5);
+    const std::string t = toString(dt);
+    expectSame("mm " + t, [&](Device d) { return mm(on(d, a), on(d, b)); },
+               1e-4, 1e-4);
+    expectSame("mm transposed " + t, [&](Device d) {
+      return mm(transposed(on(d, b), 0, 1), transposed(on(d, a), 0, 1));
+    }, 1e-4, 1e-4);
+    expectSame("bmm " + t, [&](Device d) { return bmm(on(d, ba), on(d, bb)); },
+               1e-4, 1e-4);
+    expectSame("addmm " + t, [&](Device d) {
+      return addmm(on(d, mixed(dt, {3})), on(d, a), on(d, b), 0.5, 2);
+    }, 1e-4, 1e-4);
+    expectSame("addmm beta 0 ignores NaN " + t, [&](Device d) {
+      return addmm(on(d, full({5, 3}, std::nan(""), dt)), on(d, a), on(d, b),
+                   0, 1);
+    }, 1e-4, 1e-4);
+    expectSame("mm k = 0 " + t, [&](Device d) {
+      return mm(on(d, zeros({2, 0}, dt)), on(d, zeros({0, 3}, dt)));
+    });
+  }
+  for (const bool with_bias : {false, true}) {
+    const Tensor input = mixed(kFloat, {2, 3, 5}, 0.1, -0.7);
+    const Tensor weight = mixed(kFloat, {4, 5}, 0.05, -0.5);
+    const Tensor bias = mixed(kFloat, {4}, 0.3, -0.2);
+    const std::string b = with_bias ? " with bias" : "";
+    expectSame("linear" + b, [&](Device d) {
+      return linear(on(d, input), on(d, weight),
+                    with_bias ? std::optional<Tensor>(on(d, bias))
+                              : std::nullopt);
+    }, 1e-4, 1e-4);
+    expectSame("linear 1-D input, transposed weight" + b, [&](Device d) {
+      return linear(on(d, mixed(kFloat, {5})),
+                    transposed(on(d, mixed(kFloat, {5, 4})), 0, 1),
+                    with_bias ? std::optional<Tensor>(on(d, bias))
+                              : std::nullopt);
+    }, 1e-4, 1e-4);
+  }
+  expectSame("mm Half", [&](Device d) {
+    return mm(on(d, mixed(kHalf, {4, 8}, 0.1, -0.4)),
+              on(d, mixed(kHalf, {8, 2}, 0.1, -0.2)));
+  }, 1e-2, 1e-2);
+  EXPECT_THAT(errorOf([] {
+                mm(to(ones({2, 2}, kLong), cudaDevice()),
+                   to(ones({2, 2}, kLong), cudaDevice()));
+              }),
+              HasSubstr("not implemented for 'Long'"));
+}
+
+TEST_F(CudaKernels, ViewReshapeAndCatMatchCpu) {
+  const Tensor x = mixed(kFloat, {2, 3, 4});
+  expectSame("view", [&](Device d) { return view(on(d, x), {6, 4}); });
+  expectSame("view of a slice", [&](Device d) {
+    return view(select(on(d, x), 0, 1), {12});
+  });
+  expectSame("reshape of a transpose (copies)", [&](Device d) {
+    return reshape(transposed(on(d, x), 1, 2), {8, 3});
+  });
+  expectSame("matmul batched with broadcast", [&](Device d) {
+    return matmul(on(d, x), on(d, mixed(kFloat, {4, 5}, 0.2, -1.0)));
+  }, 1e-4, 1e-4);
+  expectSame("linear (composite) with bias", [&](Device d) {
+    return linear(on(d, x), on(d, mixed(kFloat, {5, 4}, 0.1, -0.3)),
+                  on(d, mixed(kFloat, {5}, 0.5, 0.0)));
+  }, 1e-4, 1e-4);
+  expectSame("linear.out", [&](Device d) {
+    Tensor out = empty({2, 3, 5}, TensorOptions(kFloat).device(d));
+    linear_out(out, on(d, x), on(d, mixed(kFloat, {5, 4}, 0.1, -0.3)),
+               on(d, mixed(kFloat, {5}, 0.5, 0.0)));
+    return out;
+  }, 1e-4, 1e-4);
+  const std::vector<Tensor> parts = {mixed(kFloat, {2, 3, 4}),
+                                     mixed(kInt, {2, 1, 4}),
+                                     zeros({0}, kFloat)};
+  expectSame("cat promoted, skipping [0]", [&](Device d) {
+    std::vector<Tensor> on_d;
+    for (const Tensor& p : parts) on_d.push_back(on(d, p));
+    return cat(on_d, 1);
+  });
+}
+
+TEST_F(CudaKernels, ErrorsAreTheCpuKernelsOnes) {
+  const Tensor a = to(ones({2, 3}), cudaDevice());
+  const Tensor b = to(ones({4}), cudaDevice());
+  EXPECT_THAT(errorOf([&] { add(a, b); }),
+              HasSubstr("The size of tensor a (3) must match the size of "
+                        "tensor b (4) at non-singleton dimension 1"));
+  EXPECT_THAT(errorOf([&] { add(a, ones({2, 3})); }),
+              HasSubstr("Expected all tensors to be on the same device"));
+  Tensor cpu = ones({2, 3});
+  EXPECT_THAT(errorOf([&] { add_(cpu, a); }),
+              HasSubstr("Expected all tensors to be on the same device"));
+  EXPECT_THAT(errorOf([&] { sub(to(ones({2}, kBool), cudaDevice()),
+                                to(ones({2}, kBool), cudaDevice())); }),
+              HasSubstr("Subtraction, the `-` operator, with two bool"));
+  EXPECT_THAT(errorOf([&] { mm(a, a); }), HasSubstr("cannot be multiplied"));
+  EXPECT_THAT(errorOf([&] { sum(a, {2}); }), HasSubstr("Dimension out of range"));
+}
+
+}  // namespace
+}  // namespace turnout
