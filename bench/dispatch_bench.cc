@@ -16,6 +16,7 @@
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/library.h"
 #include "dispatcher/local_dispatch_key_set.h"
+#include "dispatcher/profiler.h"
 #include "dispatcher/tensor.h"
 
 namespace turnout {
@@ -148,6 +149,66 @@ void BM_BoxedCallTensor(benchmark::State& state) {
   compareWith(state, "direct_tensor", ns);
 }
 BENCHMARK(BM_BoxedCallTensor);
+
+// With a Profiler recording: compare with BM_UnboxedCallTensor / BM_BoxedCall
+// Tensor above (the profiler's cost per call). A fresh Profiler every 2^16
+// calls bounds the memory the recorded spans take; its start and stop are
+// not timed.
+template <class Call>
+double profiledLoop(benchmark::State& state, Call call) {
+  constexpr int64_t kBatch = 1 << 16;
+  auto prof = std::make_unique<Profiler>();
+  int64_t in_batch = 0;
+  double total_ns = 0;
+  auto start = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    call();
+    if (++in_batch == kBatch) {
+      auto stop = std::chrono::steady_clock::now();
+      total_ns += std::chrono::duration<double, std::nano>(stop - start).count();
+      state.PauseTiming();
+      prof.reset();
+      prof = std::make_unique<Profiler>();
+      state.ResumeTiming();
+      in_batch = 0;
+      start = std::chrono::steady_clock::now();
+    }
+  }
+  auto stop = std::chrono::steady_clock::now();
+  total_ns += std::chrono::duration<double, std::nano>(stop - start).count();
+  return total_ns / static_cast<double>(state.iterations());
+}
+
+void BM_UnboxedCallTensorProfiled(benchmark::State& state) {
+  benchOps();
+  auto op = Dispatcher::singleton()
+                .findSchemaOrThrow("bench::identity", "")
+                .typed<Tensor(const Tensor&)>();
+  Tensor x = cpuTensor();
+  double ns = profiledLoop(state, [&] {
+    Tensor r = op.call(x);
+    benchmark::DoNotOptimize(r);
+  });
+  compareWith(state, "direct_tensor", ns);
+}
+BENCHMARK(BM_UnboxedCallTensorProfiled);
+
+void BM_BoxedCallTensorProfiled(benchmark::State& state) {
+  benchOps();
+  OperatorHandle op = Dispatcher::singleton().findSchemaOrThrow("bench::identity", "");
+  Tensor x = cpuTensor();
+  Stack stack;
+  stack.reserve(4);
+  double ns = profiledLoop(state, [&] {
+    stack.emplace_back(std::move(x));
+    op.callBoxed(stack);
+    x = std::move(stack.back()).toTensor();
+    stack.pop_back();
+    benchmark::DoNotOptimize(x);
+  });
+  compareWith(state, "direct_tensor", ns);
+}
+BENCHMARK(BM_BoxedCallTensorProfiled);
 
 void BM_IncludeExcludeGuard(benchmark::State& state) {
   double ns = timedLoop(state, [&] {

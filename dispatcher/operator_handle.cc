@@ -38,14 +38,31 @@ void OperatorHandle::callBoxed(Stack* stack) const {
                 table.num_arguments, " arguments but the stack holds only ",
                 stack->size());
   DispatchKeySet ks = table.computeDispatchKeySet(table.extractFromStack(*stack));
-  table.lookup(ks).callBoxed(*this, ks, stack);
+  const KernelFunction& kernel = table.lookup(ks);
+  if (__builtin_expect(detail::dispatchObserved(), 0)) {
+    callBoxedObserved(kernel, ks, detail::CallKind::CallBoxed, stack);
+    return;
+  }
+  kernel.callBoxed(*this, ks, stack);
 }
 
 void OperatorHandle::redispatchBoxed(DispatchKeySet ks, Stack* stack) const {
   detail::CallSection section;
   const DispatchTable& table = entry_->table();
   ks = table.maskFallthrough(ks);
-  table.lookup(ks).callBoxed(*this, ks, stack);
+  const KernelFunction& kernel = table.lookup(ks);
+  if (__builtin_expect(detail::dispatchObserved(), 0)) {
+    callBoxedObserved(kernel, ks, detail::CallKind::RedispatchBoxed, stack);
+    return;
+  }
+  kernel.callBoxed(*this, ks, stack);
+}
+
+void OperatorHandle::callBoxedObserved(const KernelFunction& kernel,
+                                       DispatchKeySet ks, detail::CallKind kind,
+                                       Stack* stack) const {
+  detail::ObservedDispatch scope(*this, ks, kind);
+  kernel.callBoxed(*this, ks, stack);
 }
 
 void OperatorHandle::callBoxedForDispatchKey(DispatchKey k, Stack& stack) const {
@@ -61,6 +78,11 @@ void OperatorHandle::callBoxedForDispatchKey(DispatchKey k, Stack& stack) const 
                 "callBoxedForDispatchKey on ", toString(operator_name()),
                 ": the entry for ", toString(k),
                 " is a fallthrough, which has no kernel to run");
+  if (__builtin_expect(detail::dispatchObserved(), 0)) {
+    callBoxedObserved(kernel, DispatchKeySet(k), detail::CallKind::CallForKey,
+                      &stack);
+    return;
+  }
   kernel.callBoxed(*this, DispatchKeySet(k), &stack);
 }
 

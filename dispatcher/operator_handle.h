@@ -18,6 +18,7 @@
 #include "dispatcher/call_section.h"
 #include "dispatcher/cpp_signature.h"
 #include "dispatcher/dispatch_key_set.h"
+#include "dispatcher/dispatch_observer.h"
 #include "dispatcher/function_schema.h"
 #include "dispatcher/infer_schema.h"
 #include "dispatcher/kernel_function.h"
@@ -29,6 +30,7 @@ namespace turnout {
 
 template <class Sig>
 class TypedOperatorHandle;
+struct DispatchExplanation;
 
 class OperatorHandle {
  public:
@@ -49,6 +51,15 @@ class OperatorHandle {
   void redispatchBoxed(DispatchKeySet ks, Stack* stack) const;
   /// Calls the table entry of one runtime key, whatever the arguments say.
   void callBoxedForDispatchKey(DispatchKey k, Stack& stack) const;
+
+  /// Why a call with these arguments would go where it goes, without
+  /// running it: the arguments' key sets, the thread-local sets, the
+  /// fallthrough mask, the key chosen, its table entry (kind, registration
+  /// site) and the keys a redispatch would visit below it (explain.h).
+  /// `args` holds the arguments as callBoxed takes them (the schema's
+  /// arguments on top of the stack). Throws InvalidArgument when it holds
+  /// fewer.
+  DispatchExplanation explain(const Stack& args) const;
 
   /// The typed handle. Throws Type when `Sig` does not fit the schema, or
   /// differs from the C++ signature of the operator's unboxed kernels,
@@ -78,6 +89,10 @@ class OperatorHandle {
  protected:
   void checkTyped(const CppSignature& sig,
                   const std::string& inferred_schema) const;
+  // The traced / profiled boxed call (out of line, cold).
+  __attribute__((noinline, cold)) void callBoxedObserved(
+      const KernelFunction& kernel, DispatchKeySet ks, detail::CallKind kind,
+      Stack* stack) const;
   OperatorEntry* entry_;
 };
 
@@ -92,20 +107,39 @@ class TypedOperatorHandle<Return(Args...)> : public OperatorHandle {
     const DispatchTable& table = entry_->table();
     DispatchKeySet ks =
         table.computeDispatchKeySet(detail::extractKeySetFromArgs(args...));
-    return table.lookup(ks).template call<Return, Args...>(
-        *this, ks, std::forward<Args>(args)...);
+    const KernelFunction& kernel = table.lookup(ks);
+    if (__builtin_expect(detail::dispatchObserved(), 0)) {
+      return callObserved(kernel, ks, detail::CallKind::Call,
+                          std::forward<Args>(args)...);
+    }
+    return kernel.template call<Return, Args...>(*this, ks,
+                                                 std::forward<Args>(args)...);
   }
   /// Dispatches on `ks` alone (after removing fallthrough keys).
   Return redispatch(DispatchKeySet ks, Args... args) const {
     detail::CallSection section;
     const DispatchTable& table = entry_->table();
     ks = table.maskFallthrough(ks);
-    return table.lookup(ks).template call<Return, Args...>(
-        *this, ks, std::forward<Args>(args)...);
+    const KernelFunction& kernel = table.lookup(ks);
+    if (__builtin_expect(detail::dispatchObserved(), 0)) {
+      return callObserved(kernel, ks, detail::CallKind::Redispatch,
+                          std::forward<Args>(args)...);
+    }
+    return kernel.template call<Return, Args...>(*this, ks,
+                                                 std::forward<Args>(args)...);
   }
 
  private:
   friend class OperatorHandle;
+  // The traced / profiled call, out of line so that the usual path stays
+  // small.
+  __attribute__((noinline, cold)) Return callObserved(
+      const KernelFunction& kernel, DispatchKeySet ks, detail::CallKind kind,
+      Args... args) const {
+    detail::ObservedDispatch scope(*this, ks, kind);
+    return kernel.template call<Return, Args...>(*this, ks,
+                                                 std::forward<Args>(args)...);
+  }
   explicit TypedOperatorHandle(const OperatorHandle& op) : OperatorHandle(op) {}
 };
 

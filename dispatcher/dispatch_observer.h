@@ -1,0 +1,108 @@
+// The one hook on the call path that the dispatch trace (dispatch_trace.h)
+// and the profiler (profiler.h) share.
+//
+//   // In every call / redispatch / callBoxed, after the table lookup:
+//   if (__builtin_expect(detail::dispatchObserved(), 0)) {
+//     detail::ObservedDispatch scope(op, ks, detail::CallKind::Call);
+//     return kernel.call(...);        // traced and timed
+//   }
+//   return kernel.call(...);          // the usual path
+//
+// When neither a trace nor a profiler is on, a call pays one relaxed load of
+// a process-wide word and one predictable branch. Everything else lives out
+// of line, on the "on" side.
+//
+// ObservedScope objects live on the calling thread's stack and link to the
+// one they are nested in (a thread-local pointer), which gives the
+// redispatch depth for the trace and the self time for the profiler with no
+// allocation and no lookup.
+//
+// Thread safety: the flag is read with relaxed loads; a trace or profiler
+// switched on while a call is running sees that call's nested calls only.
+#ifndef TURNOUT_DISPATCHER_DISPATCH_OBSERVER_H_
+#define TURNOUT_DISPATCHER_DISPATCH_OBSERVER_H_
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "dispatcher/dispatch_key_set.h"
+
+namespace turnout {
+
+class OperatorHandle;
+
+namespace detail {
+
+/// Bits of dispatch_observers.
+inline constexpr uint32_t kTraceOn = 1;
+inline constexpr uint32_t kProfilerOn = 2;
+
+/// Nonzero while a dispatch trace or a profiler is active anywhere in the
+/// process. Starts at kTraceOn when TURNOUT_DISPATCH_TRACE is set to a
+/// value other than "" or "0".
+extern std::atomic<uint32_t> dispatch_observers;
+
+/// The call path's test: one relaxed load.
+inline bool dispatchObserved() {
+  return dispatch_observers.load(std::memory_order_relaxed) != 0;
+}
+
+/// How a dispatch was entered (shown by the trace, kept by the profiler).
+enum class CallKind : uint8_t {
+  Call,             // TypedOperatorHandle::call
+  Redispatch,       // TypedOperatorHandle::redispatch
+  CallBoxed,        // OperatorHandle::callBoxed
+  RedispatchBoxed,  // OperatorHandle::redispatchBoxed
+  CallForKey,       // OperatorHandle::callBoxedForDispatchKey
+  UserScope,        // RecordScope (profiler.h)
+};
+/// "call", "redispatch", "callBoxed", "redispatchBoxed",
+/// "callBoxedForDispatchKey", "scope".
+const char* toString(CallKind kind);
+
+/// One open span on the calling thread: a dispatch or a RecordScope.
+/// Never copied or moved: nested scopes point at it.
+class ObservedScope {
+ public:
+  ObservedScope(const ObservedScope&) = delete;
+  ObservedScope& operator=(const ObservedScope&) = delete;
+
+  /// The scope this one is nested in on this thread, or null.
+  const ObservedScope* parent() const { return parent_; }
+  /// 0 for an outermost scope.
+  uint32_t depth() const { return depth_; }
+
+ protected:
+  // Links the scope in; starts the profiler's clock when one is running.
+  ObservedScope();
+  ~ObservedScope();
+  // Called by subclasses' destructors: records the span when a profiler was
+  // running at construction and is still the same session.
+  void finish(const void* op_entry, DispatchKey key, CallKind kind,
+              const std::string* user_name);
+
+  ObservedScope* parent_;
+  uint32_t depth_;
+  uint32_t session_ = 0;  // profiler session at entry, 0 if none
+  int64_t start_ns_ = 0;
+  int64_t child_ns_ = 0;  // time spent in nested recorded scopes
+};
+
+/// The scope the call path opens around an observed dispatch.
+class ObservedDispatch : public ObservedScope {
+ public:
+  /// `ks` is the key set the kernel receives (fallthrough keys removed).
+  ObservedDispatch(const OperatorHandle& op, DispatchKeySet ks, CallKind kind);
+  ~ObservedDispatch();
+
+ private:
+  const void* entry_;
+  DispatchKey key_;
+  CallKind kind_;
+};
+
+}  // namespace detail
+}  // namespace turnout
+
+#endif  // TURNOUT_DISPATCHER_DISPATCH_OBSERVER_H_
