@@ -20,6 +20,7 @@
 #include "kernels/factory.h"
 #include "kernels/linalg.h"
 #include "kernels/reduce.h"
+#include "kernels/tensor_utils.h"
 
 namespace turnout {
 namespace {
@@ -64,6 +65,29 @@ void BM_AddOneElement(benchmark::State& state) {
   state.counters["ns"] = ns;
 }
 BENCHMARK(BM_AddOneElement);
+
+// The steps of the 1-element add, to see where its time goes: allocating
+// the output tensor, and the call into a given output (dispatch, checks,
+// type promotion, broadcasting, the loop).
+void BM_AddOneElementStepEmpty(benchmark::State& state) {
+  const int64_t sizes[] = {1};
+  double ns = nsPerIteration(state, [&] {
+    Tensor c = emptyTensor(sizes, ScalarType::Float, Device(DeviceType::CPU));
+    benchmark::DoNotOptimize(c);
+  });
+  state.counters["ns"] = ns;
+}
+BENCHMARK(BM_AddOneElementStepEmpty);
+
+void BM_AddOneElementStepOut(benchmark::State& state) {
+  Tensor a = filled({1}, 1.0f), b = filled({1}, 2.0f), c = filled({1}, 0.0f);
+  double ns = nsPerIteration(state, [&] {
+    add_out(c, a, b);
+    benchmark::DoNotOptimize(c.data_ptr());
+  });
+  state.counters["ns"] = ns;
+}
+BENCHMARK(BM_AddOneElementStepOut);
 
 void BM_Memcpy16M(benchmark::State& state) {
   std::vector<float> src(kBig, 1.0f), dst(kBig);

@@ -12,7 +12,9 @@
 // UndefinedTensorImpl: key_set() is empty and defined() is false; the other
 // accessors throw Error(InvalidArgument).
 //
-// There are no operators here; the operator library (kernels/) comes later.
+// The operator methods (x.add(y), x.sum(), x.mm(w), x.backward(), ...) are
+// declared here and defined in kernels/tensor_methods.cc: link //kernels:ops
+// to call them.
 //
 // Thread safety: as intrusive_ptr (distinct Tensor objects sharing an impl
 // may be used from any threads) and as TensorImpl (its mutators are not
@@ -22,6 +24,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <type_traits>
@@ -32,11 +37,18 @@
 #include "dispatcher/error.h"
 #include "dispatcher/intrusive_ptr.h"
 #include "dispatcher/layout.h"
+#include "dispatcher/memory_format.h"
+#include "dispatcher/scalar.h"
 #include "dispatcher/scalar_type.h"
 #include "dispatcher/storage.h"
 #include "dispatcher/tensor_impl.h"
 
 namespace turnout {
+
+namespace autograd {
+// Defined in kernels/autograd/node.h; named here only as grad_fn()'s type.
+class Node;
+}  // namespace autograd
 
 class Tensor {
  public:
@@ -123,6 +135,151 @@ class Tensor {
   /// "Tensor(sizes=[2, 3], dtype=Float, device=cpu)"; a layout other than
   /// Strided is added as ", layout=Sparse"; "Tensor(undefined)".
   std::string toString() const;
+
+  // ---- Operator methods
+  // --------------------------------------------------------
+  // PyTorch's Tensor methods for the reference operators (namespace aten):
+  //
+  //   Tensor y = x.mm(w).add(b).relu();
+  //   Tensor s = y.sum({1}, /*keepdim=*/true);
+  //   x.add_(y, /*alpha=*/2);
+  //   w.requires_grad_();  y.sum().backward();  w.grad();
+  //
+  // Each forwards to the free function of the same name in kernels/ (see
+  // kernels/ops.h for the semantics, defaults and errors), so it calls
+  // through the dispatcher with a cached typed handle. They are defined in
+  // kernels/tensor_methods.cc: a binary that calls them must link
+  // //kernels:ops (dispatcher/ knows no operator; an unlinked call fails at
+  // link time, naming the method). In-place methods return *this.
+
+  // Arithmetic (aten::add, sub, mul, div and their in-place variants).
+  Tensor add(const Tensor& other, const Scalar& alpha = 1) const;
+  Tensor add(const Scalar& other, const Scalar& alpha = 1) const;
+  Tensor sub(const Tensor& other, const Scalar& alpha = 1) const;
+  Tensor sub(const Scalar& other, const Scalar& alpha = 1) const;
+  Tensor mul(const Tensor& other) const;
+  Tensor mul(const Scalar& other) const;
+  Tensor div(const Tensor& other) const;
+  Tensor div(const Scalar& other) const;
+  const Tensor& add_(const Tensor& other, const Scalar& alpha = 1) const;
+  const Tensor& add_(const Scalar& other, const Scalar& alpha = 1) const;
+  const Tensor& sub_(const Tensor& other, const Scalar& alpha = 1) const;
+  const Tensor& sub_(const Scalar& other, const Scalar& alpha = 1) const;
+  const Tensor& mul_(const Tensor& other) const;
+  const Tensor& mul_(const Scalar& other) const;
+  const Tensor& div_(const Tensor& other) const;
+  const Tensor& div_(const Scalar& other) const;
+
+  // Unary (aten::neg, abs, exp, ..., pow.Tensor_Scalar, clamp).
+  Tensor neg() const;
+  Tensor abs() const;
+  Tensor exp() const;
+  Tensor log() const;
+  Tensor sqrt() const;
+  Tensor tanh() const;
+  Tensor sigmoid() const;
+  Tensor relu() const;
+  Tensor pow(const Scalar& exponent) const;
+  Tensor clamp(const std::optional<Scalar>& min,
+               const std::optional<Scalar>& max = std::nullopt) const;
+
+  // Comparison (aten::eq.Tensor, eq.Scalar, ...): Bool tensors.
+  Tensor eq(const Tensor& other) const;
+  Tensor eq(const Scalar& other) const;
+  Tensor ne(const Tensor& other) const;
+  Tensor ne(const Scalar& other) const;
+  Tensor lt(const Tensor& other) const;
+  Tensor lt(const Scalar& other) const;
+  Tensor le(const Tensor& other) const;
+  Tensor le(const Scalar& other) const;
+  Tensor gt(const Tensor& other) const;
+  Tensor gt(const Scalar& other) const;
+  Tensor ge(const Tensor& other) const;
+  Tensor ge(const Scalar& other) const;
+
+  // Reductions and softmax (aten::sum, sum.dim_IntList, mean, mean.dim,
+  // amax, amin, argmax, softmax.int, log_softmax.int). An empty dim list
+  // reduces every dimension; the braced-list overloads keep `x.sum({})`
+  // unambiguous.
+  Tensor sum(std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor sum(IntArrayRef dim, bool keepdim = false,
+             std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor sum(std::initializer_list<int64_t> dim, bool keepdim = false,
+             std::optional<ScalarType> dtype = std::nullopt) const {
+    return sum(IntArrayRef(dim), keepdim, dtype);
+  }
+  Tensor mean(std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor mean(IntArrayRef dim, bool keepdim = false,
+              std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor mean(std::initializer_list<int64_t> dim, bool keepdim = false,
+              std::optional<ScalarType> dtype = std::nullopt) const {
+    return mean(IntArrayRef(dim), keepdim, dtype);
+  }
+  Tensor amax(IntArrayRef dim = {}, bool keepdim = false) const;
+  Tensor amin(IntArrayRef dim = {}, bool keepdim = false) const;
+  Tensor argmax(std::optional<int64_t> dim = std::nullopt,
+                bool keepdim = false) const;
+  Tensor softmax(int64_t dim,
+                 std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor log_softmax(int64_t dim,
+                     std::optional<ScalarType> dtype = std::nullopt) const;
+
+  // Linear algebra (aten::mm, bmm, matmul).
+  Tensor mm(const Tensor& mat2) const;
+  Tensor bmm(const Tensor& mat2) const;
+  Tensor matmul(const Tensor& other) const;
+
+  // Shape and memory. view, t, transpose, permute, expand, squeeze,
+  // unsqueeze, slice, select and detach return views sharing storage.
+  Tensor view(IntArrayRef size) const;
+  Tensor reshape(IntArrayRef shape) const;
+  Tensor t() const;
+  Tensor transpose(int64_t dim0, int64_t dim1) const;
+  Tensor permute(IntArrayRef dims) const;
+  Tensor expand(IntArrayRef size, bool implicit = false) const;
+  Tensor squeeze(int64_t dim) const;
+  Tensor unsqueeze(int64_t dim) const;
+  Tensor slice(int64_t dim = 0, std::optional<int64_t> start = std::nullopt,
+               std::optional<int64_t> end = std::nullopt,
+               int64_t step = 1) const;
+  Tensor select(int64_t dim, int64_t index) const;
+  Tensor contiguous(MemoryFormat memory_format = MemoryFormat::Contiguous) const;
+  Tensor clone(std::optional<MemoryFormat> memory_format = std::nullopt) const;
+  const Tensor& copy_(const Tensor& src, bool non_blocking = false) const;
+  const Tensor& fill_(const Scalar& value) const;
+  /// aten::to.dtype, to.device: `*this` itself when nothing would change and
+  /// `copy` is false.
+  Tensor to(ScalarType dtype, bool non_blocking = false, bool copy = false,
+            std::optional<MemoryFormat> memory_format = std::nullopt) const;
+  Tensor to(Device device, ScalarType dtype, bool non_blocking = false,
+            bool copy = false,
+            std::optional<MemoryFormat> memory_format = std::nullopt) const;
+  Tensor to(Device device, bool non_blocking = false, bool copy = false) const;
+  Tensor detach() const;
+  /// aten::item: the value of a one-element tensor.
+  Scalar item() const;
+  template <class T>
+  T item() const {
+    return item().to<T>();
+  }
+
+  // Autograd (kernels/autograd/autograd_meta.h, engine.h).
+  /// True for a leaf that requires grad and for the output of a recorded
+  /// operation.
+  bool requires_grad() const;
+  /// Makes this leaf require (or not) gradients. Throws InvalidArgument for
+  /// a non-floating dtype or a non-leaf. Returns *this.
+  const Tensor& requires_grad_(bool flag = true) const;
+  /// The gradient accumulated by backward(); undefined before any.
+  Tensor grad() const;
+  /// True when no recorded operation made this tensor.
+  bool is_leaf() const;
+  /// The backward node that made this tensor, or null for a leaf (its type
+  /// is complete in kernels/autograd/node.h).
+  std::shared_ptr<autograd::Node> grad_fn() const;
+  /// Accumulates d(this)/d(leaf) into every leaf's grad(). Without
+  /// `gradient`, this must have one element.
+  void backward(const Tensor& gradient = Tensor()) const;
 
  private:
   // The impl, checked to be defined: every accessor but key_set() goes here.

@@ -1,5 +1,5 @@
 // turnout quickstart: define a small operator library, call it unboxed and
-// boxed, and look at how the dispatcher routes it.
+// boxed, see how the dispatcher routes it; then compute with tensors.
 //
 //   bazel run //examples:quickstart
 #include <iostream>
@@ -7,9 +7,9 @@
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/library.h"
 #include "dispatcher/tensor.h"
+#include "kernels/ops.h"
 
 using turnout::CppFunction;
-using turnout::DispatchKey;
 using turnout::Tensor;
 
 namespace {
@@ -60,6 +60,55 @@ TURNOUT_LIBRARY_IMPL(quickstart, Tracer, m) {
   m.impl("scale", CppFunction::makeFallthrough());
 }
 
+// ---- Tensors: the reference operators through the C++ front end ------------
+
+namespace {
+
+// Prints "a = [[0, 1, 2], [3, 4, 5]]" (2-d), "[3, 12]" (1-d) or "15" (0-d).
+void show(const char* expression, const Tensor& t) {
+  Tensor d = t.to(turnout::kDouble).contiguous();
+  const double* p = d.data_ptr<double>();
+  const int64_t rows = d.dim() == 2 ? d.size(0) : 1;
+  const int64_t cols = d.dim() == 0 ? 1 : d.size(-1);
+  std::cout << expression << " = " << (d.dim() == 2 ? "[" : "");
+  for (int64_t r = 0; r < rows; ++r) {
+    std::cout << (r ? ", " : "") << (d.dim() > 0 ? "[" : "");
+    for (int64_t c = 0; c < cols; ++c) {
+      std::cout << (c ? ", " : "") << p[r * cols + c];
+    }
+    std::cout << (d.dim() > 0 ? "]" : "");
+  }
+  std::cout << (d.dim() == 2 ? "]" : "") << "\n";
+}
+
+void tensorTour() {
+  // Factories: Float on the CPU unless told otherwise.
+  Tensor a = turnout::arange(6, turnout::kFloat).view({2, 3});
+  Tensor b = turnout::ones({2, 3});
+  Tensor w = turnout::full({3, 2}, 0.5);
+  show("a", a);
+  show("b", b);
+  show("w", w);
+
+  // Operators, free functions and methods: each call goes through the
+  // dispatcher to the CPU kernel of aten::add.Tensor, aten::mm, ...
+  show("a + b", a + b);
+  show("a * 2 - b", a * 2 - b);
+  show("a.mm(w)", a.mm(w));
+  show("a.t()", a.t());
+  show("a.sum()", a.sum());
+  show("a.sum({1})", a.sum({1}));
+  show("turnout::relu(a - 2)", turnout::relu(a - 2));
+  std::cout << "a.mm(w) is " << a.mm(w) << "\n";
+  std::cout << "a.sum().item<double>() = " << a.sum().item<double>() << "\n";
+
+  // The backward pass comes here once the reference operators have their
+  // autograd kernels (issue 3): w.requires_grad_(), a.mm(w).sum().backward(),
+  // w.grad().
+}
+
+}  // namespace
+
 int main() {
   auto& dispatcher = turnout::Dispatcher::singleton();
   Tensor x = turnout::detail::makeEmptyTensor({3}, turnout::ScalarType::Float,
@@ -86,5 +135,8 @@ int main() {
             << scale_op.dumpComputedTable();
   std::cout << "\n== quickstart::double_it dumpState() ==\n"
             << double_it.dumpState();
+
+  std::cout << "\n== tensors ==\n";
+  tensorTour();
   return 0;
 }

@@ -298,9 +298,64 @@ void runBinary(std::string_view op, const BinaryPlan& plan, const Tensor& out,
   if (!dst.is_same(out)) copyCast(out, dst);
 }
 
+// The fast path of a functional binary operator on the CPU: two contiguous
+// CPU tensors of one shape and one dtype need no type promotion, no
+// broadcasting and no casts, so the checks shrink to alpha's and the loop
+// is one flat pass. False (nothing done) when it does not apply; Bool, Half,
+// BFloat16 and integral division take the general path.
+template <BinaryKind kKind>
+bool binarySameShapeCpu(std::string_view op, const Tensor& self,
+                        const Tensor& other, const Scalar* alpha,
+                        Tensor* result) {
+  if (!self.defined() || !other.defined()) return false;
+  const ScalarType dtype = self.scalar_type();
+  if (other.scalar_type() != dtype || !self.is_cpu() ||
+      self.device() != other.device() || !self.is_contiguous() ||
+      !other.is_contiguous() ||
+      !detail::sameSizes(self.sizes(), other.sizes())) {
+    return false;
+  }
+  switch (dtype) {
+    case ScalarType::Float:
+    case ScalarType::Double:
+      break;
+    case ScalarType::Byte:
+    case ScalarType::Char:
+    case ScalarType::Short:
+    case ScalarType::Int:
+    case ScalarType::Long:
+      if (kKind == BinaryKind::Div) return false;
+      break;
+    default:
+      return false;
+  }
+  if (alpha) alphaCheck(dtype, *alpha);
+  const ScalarType out_type = isComparison(kKind) ? ScalarType::Bool : dtype;
+  Tensor out = emptyTensor(self.sizes(), out_type, self.device());
+  visitDtype(dtype, op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_floating_point_v<T> || kKind != BinaryKind::Div) {
+      using M = OpMathType<T>;
+      using O = std::conditional_t<isComparison(kKind), bool, T>;
+      const BinaryFn<kKind, M> fn{alpha ? scalarTo<M>(*alpha) : M(1)};
+      cpuKernel(out, self, other,
+                [fn](T x, T y) -> O { return O(fn(M(x), M(y))); });
+    }
+  });
+  *result = std::move(out);
+  return true;
+}
+
 template <bool kCpu, BinaryKind kKind>
 Tensor binaryFunctional(std::string_view op, const Tensor& self, Other other,
                         const Scalar* alpha) {
+  if constexpr (kCpu) {
+    Tensor out;
+    if (other.tensor &&
+        binarySameShapeCpu<kKind>(op, self, *other.tensor, alpha, &out)) {
+      return out;
+    }
+  }
   const BinaryPlan plan = planBinary(op, kKind, self, other, alpha);
   Tensor out = emptyTensor(plan.sizes, plan.result, plan.device);
   if constexpr (kCpu) runBinary<kKind>(op, plan, out, self, other, alpha);

@@ -15,8 +15,10 @@
 #include "dispatcher/library.h"
 #include "kernels/blas.h"
 #include "kernels/dtype_dispatch.h"
+#include "kernels/elementwise.h"
 #include "kernels/loops.h"
 #include "kernels/reduce_utils.h"
+#include "kernels/shape.h"
 #include "kernels/tensor_utils.h"
 
 namespace turnout {
@@ -393,7 +395,9 @@ Tensor& addmm_out_kernel(const Tensor& self, const Tensor& mat1,
 // ---- linear
 // ------------------------------------------------------------------
 
-Tensor linear_kernel(const Tensor& input, const Tensor& weight,
+// linear's argument checks (shared by the kernel behind linear.out and the
+// CompositeImplicitAutograd linear): the plan of input @ weight^T.
+GemmPlan checkLinear(const Tensor& input, const Tensor& weight,
                      const std::optional<Tensor>& bias) {
   const char* op = "linear()";
   checkMatmulArgs(op, input, weight, "input", "weight");
@@ -418,6 +422,14 @@ Tensor linear_kernel(const Tensor& input, const Tensor& weight,
                   sizesToString(p.out_sizes),
                   " doesn't match the broadcast shape ", sizesToString(b));
   }
+  return p;
+}
+
+Tensor linear_kernel(const Tensor& input, const Tensor& weight,
+                     const std::optional<Tensor>& bias) {
+  const char* op = "linear()";
+  const GemmPlan p = checkLinear(input, weight, bias);
+  const bool has_bias = bias.has_value() && bias->defined();
   Tensor out = emptyTensor(p.out_sizes, input.scalar_type(), input.device());
   if (out.is_meta() || out.numel() == 0) return out;
   if (has_bias) {
@@ -440,6 +452,56 @@ Tensor linear_kernel(const Tensor& input, const Tensor& weight,
 Tensor& linear_out_kernel(const Tensor& input, const Tensor& weight,
                           const std::optional<Tensor>& bias, Tensor& out) {
   return writeOut("linear.out()", linear_kernel(input, weight, bias), out);
+}
+
+// ---- matmul and linear as CompositeImplicitAutograd -------------------------
+// As in PyTorch, matmul and linear are built out of mm / bmm / addmm and
+// views, so that their gradients come from those operators' autograd
+// kernels. The checks run first so that errors name matmul() / linear().
+// (matmul.out and linear.out keep the direct kernels above.)
+
+Tensor matmul_composite(const Tensor& self, const Tensor& other) {
+  const char* op = "matmul()";
+  checkMatmulArgs(op, self, other, "self", "other");
+  const GemmPlan p = planMatmul(op, self, other);
+  const int64_t d1 = self.dim();
+  const int64_t d2 = other.dim();
+  if (d1 == 2 && d2 == 2) return mm(self, other);
+  if (d1 == 1 && d2 == 1) {
+    return view(mm(reshape(self, {1, p.k}), reshape(other, {p.k, 1})),
+                IntArrayRef());
+  }
+  if (d1 == 1 && d2 == 2) return squeeze(mm(unsqueeze(self, 0), other), 0);
+  if (d1 >= 2 && d2 <= 2) {
+    // Fold the leading dimensions of self into rows.
+    const Tensor b = d2 == 2 ? other : unsqueeze(other, 1);
+    return view(mm(reshape(self, {-1, p.k}), b), p.out_sizes);
+  }
+  // Batched: vectors become 1 x k / k x 1 matrices, the batch dimensions
+  // broadcast, and one bmm runs over the flattened batch.
+  const Tensor a = d1 == 1 ? unsqueeze(self, 0) : self;
+  const Tensor b = d2 == 1 ? unsqueeze(other, 1) : other;
+  DimVector a_sizes = p.batch;
+  a_sizes.push_back(p.m);
+  a_sizes.push_back(p.k);
+  DimVector b_sizes = p.batch;
+  b_sizes.push_back(p.k);
+  b_sizes.push_back(p.n);
+  const Tensor a3 = reshape(expand(a, a_sizes), {-1, p.m, p.k});
+  const Tensor b3 = reshape(expand(b, b_sizes), {-1, p.k, p.n});
+  return view(bmm(a3, b3), p.out_sizes);
+}
+
+Tensor linear_composite(const Tensor& input, const Tensor& weight,
+                        const std::optional<Tensor>& bias) {
+  checkLinear(input, weight, bias);
+  const bool has_bias = bias.has_value() && bias->defined();
+  const Tensor wt = weight.dim() == 2 ? t(weight) : weight;
+  if (input.dim() == 2 && weight.dim() == 2 && has_bias) {
+    return addmm(*bias, input, wt);
+  }
+  const Tensor out = matmul(input, wt);
+  return has_bias ? add(out, *bias) : out;
 }
 
 }  // namespace
@@ -475,15 +537,17 @@ TURNOUT_LIBRARY_FRAGMENT(aten, m) {
   m.impl("mm.out", TURNOUT_FN(mm_out_kernel));         \
   m.impl("bmm", TURNOUT_FN(bmm_kernel));               \
   m.impl("bmm.out", TURNOUT_FN(bmm_out_kernel));       \
-  m.impl("matmul", TURNOUT_FN(matmul_kernel));         \
   m.impl("matmul.out", TURNOUT_FN(matmul_out_kernel)); \
   m.impl("addmm", TURNOUT_FN(addmm_kernel));           \
   m.impl("addmm.out", TURNOUT_FN(addmm_out_kernel));   \
-  m.impl("linear", TURNOUT_FN(linear_kernel));         \
   m.impl("linear.out", TURNOUT_FN(linear_out_kernel))
 
 TURNOUT_LIBRARY_IMPL(aten, CPU, m) { TURNOUT_LINALG_KERNELS(m); }
 TURNOUT_LIBRARY_IMPL(aten, Meta, m) { TURNOUT_LINALG_KERNELS(m); }
+TURNOUT_LIBRARY_IMPL(aten, CompositeImplicitAutograd, m) {
+  m.impl("matmul", TURNOUT_FN(matmul_composite));
+  m.impl("linear", TURNOUT_FN(linear_composite));
+}
 #undef TURNOUT_LINALG_KERNELS
 
 // ---- Front end
@@ -496,7 +560,7 @@ Tensor mm(const Tensor& self, const Tensor& mat2) {
   return op.call(self, mat2);
 }
 
-Tensor& mm_out(const Tensor& self, const Tensor& mat2, Tensor& out) {
+Tensor& mm_out(Tensor& out, const Tensor& self, const Tensor& mat2) {
   static auto op = Dispatcher::singleton()
                        .findSchemaOrThrow("aten::mm", "out")
                        .typed<Tensor&(const Tensor&, const Tensor&, Tensor&)>();
@@ -510,7 +574,7 @@ Tensor bmm(const Tensor& self, const Tensor& mat2) {
   return op.call(self, mat2);
 }
 
-Tensor& bmm_out(const Tensor& self, const Tensor& mat2, Tensor& out) {
+Tensor& bmm_out(Tensor& out, const Tensor& self, const Tensor& mat2) {
   static auto op = Dispatcher::singleton()
                        .findSchemaOrThrow("aten::bmm", "out")
                        .typed<Tensor&(const Tensor&, const Tensor&, Tensor&)>();
@@ -524,7 +588,7 @@ Tensor matmul(const Tensor& self, const Tensor& other) {
   return op.call(self, other);
 }
 
-Tensor& matmul_out(const Tensor& self, const Tensor& other, Tensor& out) {
+Tensor& matmul_out(Tensor& out, const Tensor& self, const Tensor& other) {
   static auto op = Dispatcher::singleton()
                        .findSchemaOrThrow("aten::matmul", "out")
                        .typed<Tensor&(const Tensor&, const Tensor&, Tensor&)>();
@@ -541,8 +605,8 @@ Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2,
   return op.call(self, mat1, mat2, beta, alpha);
 }
 
-Tensor& addmm_out(const Tensor& self, const Tensor& mat1, const Tensor& mat2,
-                  const Scalar& beta, const Scalar& alpha, Tensor& out) {
+Tensor& addmm_out(Tensor& out, const Tensor& self, const Tensor& mat1,
+                  const Tensor& mat2, const Scalar& beta, const Scalar& alpha) {
   static auto op =
       Dispatcher::singleton()
           .findSchemaOrThrow("aten::addmm", "out")
@@ -560,8 +624,8 @@ Tensor linear(const Tensor& input, const Tensor& weight,
   return op.call(input, weight, bias);
 }
 
-Tensor& linear_out(const Tensor& input, const Tensor& weight,
-                   const std::optional<Tensor>& bias, Tensor& out) {
+Tensor& linear_out(Tensor& out, const Tensor& input, const Tensor& weight,
+                   const std::optional<Tensor>& bias) {
   static auto op = Dispatcher::singleton()
                        .findSchemaOrThrow("aten::linear", "out")
                        .typed<Tensor&(const Tensor&, const Tensor&,

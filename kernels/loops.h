@@ -248,13 +248,41 @@ void runLoopRange(const LoopGeometry& g, int64_t begin, int64_t end,
   }
 }
 
+// a == b, without a library call for the few dimensions tensors have.
+inline bool sameSizes(IntArrayRef a, IntArrayRef b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i] != b[i]) return false;
+  }
+  return true;
+}
+
+// True when every input has out's sizes and all are contiguous (a shape
+// with no elements counts: the loop then runs zero times).
+template <size_t N>
+inline bool allContiguousLike(const Tensor& out,
+                              const Tensor* const (&inputs)[N]) {
+  if (!out.is_contiguous()) return false;
+  const IntArrayRef sizes = out.sizes();
+  for (const Tensor* t : inputs) {
+    if (!t->is_contiguous() || !sameSizes(t->sizes(), sizes)) return false;
+  }
+  return true;
+}
+
 template <class Args, size_t... I>
-void checkDtypesFor(const Tensor& out, ScalarType out_type,
-                    const Tensor* const* inputs, std::index_sequence<I...>) {
+inline void checkDtypesFor(const Tensor& out, ScalarType out_type,
+                           const Tensor* const* inputs,
+                           std::index_sequence<I...>) {
   const ScalarType input_types[] = {
       CppTypeToScalarType<LoopArg<I, Args>>::value...};
-  checkLoopDtypes(out, out_type, absl::MakeConstSpan(inputs, sizeof...(I)),
-                  input_types);
+  // Inline comparisons; the out-of-line call only builds the message.
+  bool ok = out.scalar_type() == out_type;
+  ((ok &= inputs[I]->scalar_type() == input_types[I]), ...);
+  if (__builtin_expect(!ok, 0)) {
+    checkLoopDtypes(out, out_type, absl::MakeConstSpan(inputs, sizeof...(I)),
+                    input_types);
+  }
 }
 
 template <class Func, class... Inputs>
@@ -266,6 +294,27 @@ void cpuKernelImpl(const Tensor& out, Func f, const Inputs&... inputs) {
   const Tensor* input_ptrs[] = {&inputs...};
   checkDtypesFor<Args>(out, CppTypeToScalarType<typename Traits::Return>::value,
                        input_ptrs, std::make_index_sequence<sizeof...(Inputs)>());
+  // Fast path: every operand contiguous with out's shape. One flat loop, no
+  // geometry (the common case of same-shape operands; a 1-element add pays
+  // for nothing else).
+  if (allContiguousLike(out, input_ptrs)) {
+    const int64_t n = out.numel();
+    char* data[] = {static_cast<char*>(out.data_ptr()),
+                    static_cast<char*>(inputs.data_ptr())...};
+    if (n <= kGrainSize) {
+      contiguousLoop<0, Traits>(data, n, f,
+                                std::make_index_sequence<sizeof...(Inputs)>());
+      return;
+    }
+    parallel_for(0, n, kGrainSize, [&](int64_t begin, int64_t end) {
+      char* chunk[] = {data[0] + begin * static_cast<int64_t>(out.itemsize()),
+                       (static_cast<char*>(inputs.data_ptr()) +
+                        begin * static_cast<int64_t>(inputs.itemsize()))...};
+      contiguousLoop<0, Traits>(chunk, end - begin, f,
+                                std::make_index_sequence<sizeof...(Inputs)>());
+    });
+    return;
+  }
   const LoopGeometry g = makeLoopGeometry(out, input_ptrs);
   if (g.numel == 0) return;
   if (g.numel <= kGrainSize) {

@@ -10,6 +10,9 @@
 //   Tensor i = turnout::argmax(x, 0);
 //   Tensor p = turnout::softmax(logits, -1);
 //
+// The *_out functions take `out` first, as ATen's C++ API does:
+// sum_out(out, x, {1}, /*keepdim=*/false, std::nullopt).
+//
 // PyTorch's rules: an empty dim list reduces every dimension; negative dims
 // count from the end; integer and Bool sums are Long unless `dtype` says
 // otherwise; mean needs a floating dtype; the sum of no elements is 0 and
@@ -48,11 +51,11 @@ inline Tensor sum(const Tensor& self, std::initializer_list<int64_t> dim,
 }
 /// aten::sum.IntList_out. Without `dtype`, the sum is computed in out's
 /// dtype.
-Tensor& sum_out(const Tensor& self, IntArrayRef dim, bool keepdim,
-                std::optional<ScalarType> dtype, Tensor& out);
+Tensor& sum_out(Tensor& out, const Tensor& self, IntArrayRef dim, bool keepdim,
+                std::optional<ScalarType> dtype);
 /// aten::sum.out (every element).
-Tensor& sum_out(const Tensor& self, std::optional<ScalarType> dtype,
-                Tensor& out);
+Tensor& sum_out(Tensor& out, const Tensor& self,
+                std::optional<ScalarType> dtype);
 
 /// aten::mean: the mean of every element, a 0-dim tensor.
 Tensor mean(const Tensor& self, std::optional<ScalarType> dtype = std::nullopt);
@@ -66,41 +69,41 @@ inline Tensor mean(const Tensor& self, std::initializer_list<int64_t> dim,
   return mean(self, IntArrayRef(dim), keepdim, dtype);
 }
 /// aten::mean.out.
-Tensor& mean_out(const Tensor& self, IntArrayRef dim, bool keepdim,
-                 std::optional<ScalarType> dtype, Tensor& out);
+Tensor& mean_out(Tensor& out, const Tensor& self, IntArrayRef dim, bool keepdim,
+                 std::optional<ScalarType> dtype);
 
 /// aten::amax: the maximum over `dim` (every dimension when empty).
 Tensor amax(const Tensor& self, IntArrayRef dim = {}, bool keepdim = false);
 /// aten::amax.out.
-Tensor& amax_out(const Tensor& self, IntArrayRef dim, bool keepdim,
-                 Tensor& out);
+Tensor& amax_out(Tensor& out, const Tensor& self, IntArrayRef dim,
+                 bool keepdim);
 /// aten::amin.
 Tensor amin(const Tensor& self, IntArrayRef dim = {}, bool keepdim = false);
 /// aten::amin.out.
-Tensor& amin_out(const Tensor& self, IntArrayRef dim, bool keepdim,
-                 Tensor& out);
+Tensor& amin_out(Tensor& out, const Tensor& self, IntArrayRef dim,
+                 bool keepdim);
 
 /// aten::argmax: the index (Long) of the first maximum along `dim`, or in
 /// the flattened tensor when `dim` is not given.
 Tensor argmax(const Tensor& self, std::optional<int64_t> dim = std::nullopt,
               bool keepdim = false);
 /// aten::argmax.out.
-Tensor& argmax_out(const Tensor& self, std::optional<int64_t> dim, bool keepdim,
-                   Tensor& out);
+Tensor& argmax_out(Tensor& out, const Tensor& self, std::optional<int64_t> dim,
+                   bool keepdim);
 
 /// aten::softmax.int: exp(x - max) / sum(exp(x - max)) along `dim`, in
 /// `dtype` when given (the input is converted first).
 Tensor softmax(const Tensor& self, int64_t dim,
                std::optional<ScalarType> dtype = std::nullopt);
 /// aten::softmax.int_out.
-Tensor& softmax_out(const Tensor& self, int64_t dim,
-                    std::optional<ScalarType> dtype, Tensor& out);
+Tensor& softmax_out(Tensor& out, const Tensor& self, int64_t dim,
+                    std::optional<ScalarType> dtype);
 /// aten::log_softmax.int: x - max - log(sum(exp(x - max))) along `dim`.
 Tensor log_softmax(const Tensor& self, int64_t dim,
                    std::optional<ScalarType> dtype = std::nullopt);
 /// aten::log_softmax.int_out.
-Tensor& log_softmax_out(const Tensor& self, int64_t dim,
-                        std::optional<ScalarType> dtype, Tensor& out);
+Tensor& log_softmax_out(Tensor& out, const Tensor& self, int64_t dim,
+                        std::optional<ScalarType> dtype);
 
 /// aten::_softmax: softmax along `dim`; with `half_to_float`, a Half input
 /// gives a Float result.

@@ -255,8 +255,8 @@ Tensor softmax(const Tensor& self, int64_t dim,
   return op.call(self, dim, dtype);
 }
 
-Tensor& softmax_out(const Tensor& self, int64_t dim,
-                    std::optional<ScalarType> dtype, Tensor& out) {
+Tensor& softmax_out(Tensor& out, const Tensor& self, int64_t dim,
+                    std::optional<ScalarType> dtype) {
   static auto op = Dispatcher::singleton()
                        .findSchemaOrThrow("aten::softmax", "int_out")
                        .typed<Tensor&(const Tensor&, int64_t,
@@ -273,8 +273,8 @@ Tensor log_softmax(const Tensor& self, int64_t dim,
   return op.call(self, dim, dtype);
 }
 
-Tensor& log_softmax_out(const Tensor& self, int64_t dim,
-                        std::optional<ScalarType> dtype, Tensor& out) {
+Tensor& log_softmax_out(Tensor& out, const Tensor& self, int64_t dim,
+                        std::optional<ScalarType> dtype) {
   static auto op = Dispatcher::singleton()
                        .findSchemaOrThrow("aten::log_softmax", "int_out")
                        .typed<Tensor&(const Tensor&, int64_t,

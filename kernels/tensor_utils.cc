@@ -1,7 +1,9 @@
 #include "kernels/tensor_utils.h"
 
 #include <algorithm>
+#include <limits>
 
+#include "dispatcher/allocator.h"
 #include "dispatcher/error.h"
 
 namespace turnout {
@@ -48,7 +50,59 @@ int64_t maybeWrapDim(int64_t dim, int64_t ndim) {
   return dim < 0 ? dim + effective : dim;
 }
 
+namespace {
+
+// The key set of a new strided CPU tensor of each dtype, computed once
+// (computeKeySet walks the key tables; every new output would otherwise
+// pay for it). Indexed by the ScalarType value; empty for non-dtypes.
+struct CpuKeySets {
+  DispatchKeySet sets[static_cast<int>(ScalarType::Undefined)];
+  CpuKeySets() {
+    for (ScalarType t : kAllScalarTypes) {
+      try {
+        sets[static_cast<int>(t)] = TensorImpl::computeKeySet(
+            t, Layout::Strided, Device(DeviceType::CPU));
+      } catch (const Error&) {
+        // Left empty: makeEmptyTensor reports it.
+      }
+    }
+  }
+};
+
+}  // namespace
+
 Tensor emptyTensor(IntArrayRef sizes, ScalarType dtype, Device device) {
+  // Fast path for the common case, a CPU tensor with no device index:
+  // the same tensor makeEmptyTensor makes, with the key set from a table
+  // and the checks folded into one pass. Anything unusual (a bad size or
+  // dtype, an overflow) goes the general way, which reports it.
+  const int dtype_index = static_cast<int>(dtype);
+  if (device.type() == DeviceType::CPU && !device.has_index() &&
+      dtype_index >= 0 && dtype_index < static_cast<int>(ScalarType::Undefined)) {
+    static const CpuKeySets key_sets;
+    const DispatchKeySet key_set = key_sets.sets[dtype_index];
+    if (!key_set.empty()) {
+      uint64_t nbytes = elementSize(dtype);
+      bool ok = true;
+      for (int64_t s : sizes) {
+        if (s < 0 || (s != 0 && nbytes > static_cast<uint64_t>(
+                                              std::numeric_limits<int64_t>::max()) /
+                                             static_cast<uint64_t>(s))) {
+          ok = false;
+          break;
+        }
+        nbytes *= static_cast<uint64_t>(s);
+      }
+      if (ok) {
+        auto impl = make_intrusive<TensorImpl, UndefinedTensorImpl>(
+            Storage::allocate(nbytes, getAllocator(DeviceType::CPU),
+                              /*resizable=*/true),
+            dtype, device, Layout::Strided, key_set);
+        impl->set_sizes_contiguous(sizes);
+        return Tensor(std::move(impl));
+      }
+    }
+  }
   return detail::makeEmptyTensor(sizes, dtype, device);
 }
 

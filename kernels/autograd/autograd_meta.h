@@ -30,6 +30,11 @@ struct AutogradMeta final : AutogradMetaInterface {
   std::shared_ptr<Node> grad_fn;
   std::weak_ptr<Node> grad_accumulator;  // a leaf's AccumulateGrad
   uint32_t output_nr = 0;                // which output of grad_fn
+  // A differentiable view (its grad_fn is the view op's) and the version of
+  // its memory when it was taken: a later in-place write through the base
+  // makes its history stale (turnout does not rebase views).
+  bool is_view = false;
+  uint32_t view_version = 0;
 };
 
 /// The state, or null when autograd never touched `t`.

@@ -169,10 +169,10 @@ TEST(Mm, OutputWithoutUnitStrideAndTransposedOut) {
   auto [shape, want] = referenceMatmul(a, b);
   // Column-major out, and out with every element two apart.
   Tensor col = columnMajor(tensorOf(std::vector<double>(15, 0), {3, 5}), 0, 1);
-  mm_out(a, b, col);
+  mm_out(col, a, b);
   EXPECT_EQ(valuesOf(col), want);
   Tensor strided = stridedCopy(tensorOf(std::vector<double>(15, 0), {3, 5}));
-  mm_out(a, b, strided);
+  mm_out(strided, a, b);
   EXPECT_EQ(valuesOf(strided), want);
 }
 
@@ -519,32 +519,32 @@ TEST(LinalgOut, ResizesChecksDtypeAndReturnsOut) {
   Tensor b = smallInts({3, 4}, ScalarType::Float, 2);
   auto want = referenceMatmul(a, b).second;
   Tensor out = emptyTensor({0}, ScalarType::Float, testing::cpu());
-  Tensor& r = mm_out(a, b, out);
+  Tensor& r = mm_out(out, a, b);
   EXPECT_TRUE(r.is_same(out));
   EXPECT_EQ(sizesOf(out), (std::vector<int64_t>{2, 4}));
   EXPECT_EQ(valuesOf(out), want);
 
   Tensor right = emptyTensor({2, 4}, ScalarType::Float, testing::cpu());
-  EXPECT_EQ(valuesOf(matmul_out(a, b, right)), want);
+  EXPECT_EQ(valuesOf(matmul_out(right, a, b)), want);
   Tensor bout = emptyTensor({0}, ScalarType::Float, testing::cpu());
-  bmm_out(smallInts({1, 2, 3}, ScalarType::Float),
-          smallInts({1, 3, 4}, ScalarType::Float), bout);
+  bmm_out(bout, smallInts({1, 2, 3}, ScalarType::Float),
+          smallInts({1, 3, 4}, ScalarType::Float));
   EXPECT_EQ(sizesOf(bout), (std::vector<int64_t>{1, 2, 4}));
   Tensor aout = emptyTensor({2, 4}, ScalarType::Float, testing::cpu());
-  addmm_out(tensorOf({1}, {1}), a, b, 1, 1, aout);
+  addmm_out(aout, tensorOf({1}, {1}), a, b, 1, 1);
   std::vector<double> plus1 = want;
   for (double& v : plus1) v += 1;
   EXPECT_EQ(valuesOf(aout), plus1);
   Tensor lout = emptyTensor({2, 4}, ScalarType::Float, testing::cpu());
-  linear_out(a, transposed(b, 0, 1), std::nullopt, lout);
+  linear_out(lout, a, transposed(b, 0, 1), std::nullopt);
   EXPECT_EQ(valuesOf(lout), want);
 
   Tensor wrong = emptyTensor({2, 4}, ScalarType::Double, testing::cpu());
-  EXPECT_EQ(errorOf([&] { mm_out(a, b, wrong); }),
+  EXPECT_EQ(errorOf([&] { mm_out(wrong, a, b); }),
             "mm.out(): Expected out tensor to have dtype Float, but got Double "
             "instead");
   Tensor mout = metaTensor({0});
-  mm_out(metaTensor({2, 3}), metaTensor({3, 4}), mout);
+  mm_out(mout, metaTensor({2, 3}), metaTensor({3, 4}));
   EXPECT_EQ(sizesOf(mout), (std::vector<int64_t>{2, 4}));
 }
 

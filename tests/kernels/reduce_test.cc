@@ -399,34 +399,34 @@ TEST(Argmax, Errors) {
 TEST(ReduceOut, ComputesInOutDtypeResizesAndChecks) {
   Tensor x = rangeOf({2, 3}, ScalarType::Float, 0.5);
   Tensor out = emptyTensor({0}, ScalarType::Double, testing::cpu());
-  Tensor& r = sum_out(x, {1}, false, std::nullopt, out);
+  Tensor& r = sum_out(out, x, {1}, false, std::nullopt);
   EXPECT_TRUE(r.is_same(out));
   EXPECT_EQ(sizesOf(out), std::vector<int64_t>{2});
   EXPECT_EQ(valuesOf(out), (std::vector<double>{1.5, 6}));
   Tensor all = emptyTensor({}, ScalarType::Float, testing::cpu());
-  sum_out(x, std::nullopt, all);
+  sum_out(all, x, std::nullopt);
   EXPECT_EQ(valuesOf(all), std::vector<double>{7.5});
-  EXPECT_EQ(errorOf([&] { sum_out(x, {1}, false, ScalarType::Float, out); }),
+  EXPECT_EQ(errorOf([&] { sum_out(out, x, {1}, false, ScalarType::Float); }),
             "sum.IntList_out(): Expected out tensor to have dtype Float, but "
             "got Double instead");
   Tensor mo = emptyTensor({2}, ScalarType::Float, testing::cpu());
-  mean_out(x, {1}, false, std::nullopt, mo);
+  mean_out(mo, x, {1}, false, std::nullopt);
   EXPECT_EQ(valuesOf(mo), (std::vector<double>{0.5, 2}));
   Tensor ao = emptyTensor({3}, ScalarType::Float, testing::cpu());
-  amax_out(x, {0}, false, ao);
+  amax_out(ao, x, {0}, false);
   EXPECT_EQ(valuesOf(ao), (std::vector<double>{1.5, 2, 2.5}));
-  amin_out(x, {0}, false, ao);
+  amin_out(ao, x, {0}, false);
   EXPECT_EQ(valuesOf(ao), (std::vector<double>{0, 0.5, 1}));
   Tensor wrong = emptyTensor({3}, ScalarType::Double, testing::cpu());
-  EXPECT_EQ(errorOf([&] { amax_out(x, {0}, false, wrong); }),
+  EXPECT_EQ(errorOf([&] { amax_out(wrong, x, {0}, false); }),
             "amax.out(): Expected the dtype for input and out to match, but "
             "got Float for input's dtype and Double for out's dtype.");
   Tensor io = emptyTensor({0}, ScalarType::Long, testing::cpu());
-  argmax_out(x, 1, true, io);
+  argmax_out(io, x, 1, true);
   EXPECT_EQ(sizesOf(io), (std::vector<int64_t>{2, 1}));
   EXPECT_EQ(valuesOf(io), (std::vector<double>{2, 2}));
   Tensor mout = metaTensor({0});
-  sum_out(metaTensor({4, 5}), {0}, true, std::nullopt, mout);
+  sum_out(mout, metaTensor({4, 5}), {0}, true, std::nullopt);
   EXPECT_EQ(sizesOf(mout), (std::vector<int64_t>{1, 5}));
 }
 

@@ -234,13 +234,13 @@ TEST(Softmax, ErrorsAndOut) {
             "got 2)");
   Tensor x = tensorOf({0, 0}, {2});
   Tensor out = emptyTensor({0}, ScalarType::Float, testing::cpu());
-  Tensor& r = softmax_out(x, 0, std::nullopt, out);
+  Tensor& r = softmax_out(out, x, 0, std::nullopt);
   EXPECT_TRUE(r.is_same(out));
   EXPECT_EQ(valuesOf(out), (std::vector<double>{0.5, 0.5}));
-  log_softmax_out(x, 0, std::nullopt, out);
+  log_softmax_out(out, x, 0, std::nullopt);
   EXPECT_NEAR(valuesOf(out)[0], -std::log(2.0), 1e-6);
   Tensor wrong = emptyTensor({2}, ScalarType::Double, testing::cpu());
-  EXPECT_EQ(errorOf([&] { softmax_out(x, 0, std::nullopt, wrong); }),
+  EXPECT_EQ(errorOf([&] { softmax_out(wrong, x, 0, std::nullopt); }),
             "softmax.int_out(): Expected out tensor to have dtype Float, but "
             "got Double instead");
   // Boxed, with the dtype left to its default.

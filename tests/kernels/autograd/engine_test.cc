@@ -1,14 +1,13 @@
 // The autograd engine on hand-built graphs. The operator library's own
-// autograd kernels come with the operators; here the Nodes are written out,
-// and aten::add.Tensor / aten::ones_like (which the engine calls to sum and
-// seed gradients) are test-local CPU float kernels.
+// autograd kernels come with the operators (autograd_kernels_test.cc); here
+// the Nodes are written out. aten::add.Tensor and aten::ones_like, which the
+// engine calls to sum and seed gradients, are the reference kernels.
 #include "kernels/autograd/engine.h"
 
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "dispatcher/library.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/error_of.h"
@@ -29,32 +28,6 @@ Tensor scalar(float v) {
   return t;
 }
 float value(const Tensor& t) { return t.data_ptr<float>()[0]; }
-
-Tensor testAdd(const Tensor& a, const Tensor& b, const Scalar& alpha) {
-  Tensor out = emptyTensor(a.sizes(), ScalarType::Float, a.device());
-  for (int64_t i = 0; i < a.numel(); ++i) {
-    out.data_ptr<float>()[i] =
-        a.data_ptr<float>()[i] +
-        static_cast<float>(alpha.toDouble()) * b.data_ptr<float>()[i];
-  }
-  return out;
-}
-Tensor testOnesLike(const Tensor& t, std::optional<ScalarType>,
-                    std::optional<Layout>, std::optional<Device>,
-                    std::optional<bool>, std::optional<MemoryFormat>) {
-  Tensor out = emptyTensor(t.sizes(), ScalarType::Float, t.device());
-  for (int64_t i = 0; i < t.numel(); ++i) out.data_ptr<float>()[i] = 1;
-  return out;
-}
-
-TURNOUT_LIBRARY_FRAGMENT(aten, m) {
-  m.def("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor");
-  m.def("ones_like(Tensor self, *, ScalarType? dtype=None, Layout? "
-        "layout=None, Device? device=None, bool? pin_memory=None, "
-        "MemoryFormat? memory_format=None) -> Tensor");
-  m.impl("add.Tensor", dispatch(DispatchKey::CPU, TURNOUT_FN(testAdd)));
-  m.impl("ones_like", dispatch(DispatchKey::CPU, TURNOUT_FN(testOnesLike)));
-}
 
 // y = a * b for 1-element tensors: dy/da = b, dy/db = a.
 struct MulBackward final : Node {

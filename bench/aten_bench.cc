@@ -1,0 +1,151 @@
+// turnout against ATen 1.13 (Debian's libtorch-dev) side by side, in one
+// run: the 1-element add (whole call) and forward + backward of a 2-layer
+// MLP. Needs libtorch-dev on the machine, so the target is manual:
+//
+//   bazel run --config=opt //bench:aten_bench -- --benchmark_min_time=0.5
+//
+// Each turnout figure runs right after its ATen baseline and reports
+// `ratio` = turnout time / ATen time (below 1: turnout is faster).
+#include <torch/torch.h>
+
+#include <chrono>
+#include <map>
+#include <string>
+
+#include "benchmark/benchmark.h"
+#include "kernels/autograd/autograd_meta.h"
+#include "kernels/autograd/engine.h"
+#include "kernels/elementwise.h"
+#include "kernels/factory.h"
+#include "kernels/linalg.h"
+#include "kernels/reduce.h"
+#include "kernels/shape.h"
+
+namespace {
+
+std::map<std::string, double>& baselines() {
+  static std::map<std::string, double> m;
+  return m;
+}
+
+template <class Body>
+double nsPerIteration(benchmark::State& state, Body body) {
+  auto start = std::chrono::steady_clock::now();
+  for (auto _ : state) body();
+  auto stop = std::chrono::steady_clock::now();
+  return std::chrono::duration<double, std::nano>(stop - start).count() /
+         static_cast<double>(state.iterations());
+}
+
+void report(benchmark::State& state, const char* name, const char* baseline,
+            double ns) {
+  state.counters["ns"] = ns;
+  baselines()[name] = ns;
+  if (baseline != nullptr && baselines().count(baseline)) {
+    state.counters["ratio"] = ns / baselines()[baseline];
+  }
+}
+
+// ---- add of two 1-element tensors, whole call -------------------------------
+
+void BM_AtenAddOneElement(benchmark::State& state) {
+  at::Tensor a = at::full({1}, 1.0f), b = at::full({1}, 2.0f);
+  report(state, "aten_add", nullptr, nsPerIteration(state, [&] {
+           at::Tensor c = at::add(a, b);
+           benchmark::DoNotOptimize(c);
+         }));
+}
+BENCHMARK(BM_AtenAddOneElement);
+
+void BM_TurnoutAddOneElement(benchmark::State& state) {
+  using namespace turnout;
+  Tensor a = full({1}, 1.0f, TensorOptions(ScalarType::Float));
+  Tensor b = full({1}, 2.0f, TensorOptions(ScalarType::Float));
+  report(state, "turnout_add", "aten_add", nsPerIteration(state, [&] {
+           Tensor c = add(a, b);
+           benchmark::DoNotOptimize(c);
+         }));
+}
+BENCHMARK(BM_TurnoutAddOneElement);
+
+// ---- 2-layer MLP, batch 64: 784 -> 256 (relu) -> 10, loss = sum ----------------
+//
+// One iteration: forward (addmm, relu, addmm, sum), backward, and the
+// gradients dropped (PyTorch's zero_grad(set_to_none=True)). Both sides use
+// the same shapes and random data.
+
+constexpr int64_t kBatch = 64, kIn = 784, kHidden = 256, kOut = 10;
+
+void BM_AtenMlpForwardBackward(benchmark::State& state) {
+  torch::manual_seed(0);
+  at::Tensor x = torch::randn({kBatch, kIn});
+  at::Tensor w1 = (torch::randn({kHidden, kIn}) * 0.05).requires_grad_();
+  at::Tensor b1 = torch::zeros({kHidden}).requires_grad_();
+  at::Tensor w2 = (torch::randn({kOut, kHidden}) * 0.05).requires_grad_();
+  at::Tensor b2 = torch::zeros({kOut}).requires_grad_();
+  report(state, "aten_mlp", nullptr, nsPerIteration(state, [&] {
+           at::Tensor h = at::relu(at::addmm(b1, x, w1.t()));
+           at::Tensor loss = at::addmm(b2, h, w2.t()).sum();
+           loss.backward();
+           benchmark::DoNotOptimize(w1.grad().data_ptr());
+           for (at::Tensor* p : {&w1, &b1, &w2, &b2}) p->mutable_grad().reset();
+         }));
+}
+BENCHMARK(BM_AtenMlpForwardBackward)->Unit(benchmark::kMicrosecond);
+
+void BM_TurnoutMlpForwardBackward(benchmark::State& state) {
+  using namespace turnout;
+  const TensorOptions f32(ScalarType::Float);
+  Tensor x = randn({kBatch, kIn}, f32);
+  Tensor w1 = mul(randn({kHidden, kIn}, f32), 0.05);
+  Tensor b1 = zeros({kHidden}, f32);
+  Tensor w2 = mul(randn({kOut, kHidden}, f32), 0.05);
+  Tensor b2 = zeros({kOut}, f32);
+  for (const Tensor* p : {&w1, &b1, &w2, &b2}) {
+    autograd::setRequiresGrad(*p, true);
+  }
+  report(state, "turnout_mlp", "aten_mlp", nsPerIteration(state, [&] {
+           Tensor h = relu(addmm(b1, x, t(w1)));
+           Tensor loss = sum(addmm(b2, h, t(w2)));
+           autograd::backward({loss});
+           benchmark::DoNotOptimize(autograd::grad(w1).data_ptr());
+           for (const Tensor* p : {&w1, &b1, &w2, &b2}) {
+             autograd::setGrad(*p, Tensor());
+           }
+         }));
+}
+BENCHMARK(BM_TurnoutMlpForwardBackward)->Unit(benchmark::kMicrosecond);
+
+// Forward only, both sides, without recording a graph.
+void BM_AtenMlpForward(benchmark::State& state) {
+  torch::NoGradGuard no_grad;
+  at::Tensor x = torch::randn({kBatch, kIn});
+  at::Tensor w1 = torch::randn({kHidden, kIn}) * 0.05, b1 = torch::zeros({kHidden});
+  at::Tensor w2 = torch::randn({kOut, kHidden}) * 0.05, b2 = torch::zeros({kOut});
+  report(state, "aten_mlp_fwd", nullptr, nsPerIteration(state, [&] {
+           at::Tensor h = at::relu(at::addmm(b1, x, w1.t()));
+           at::Tensor loss = at::addmm(b2, h, w2.t()).sum();
+           benchmark::DoNotOptimize(loss);
+         }));
+}
+BENCHMARK(BM_AtenMlpForward)->Unit(benchmark::kMicrosecond);
+
+void BM_TurnoutMlpForward(benchmark::State& state) {
+  using namespace turnout;
+  const TensorOptions f32(ScalarType::Float);
+  Tensor x = randn({kBatch, kIn}, f32);
+  Tensor w1 = mul(randn({kHidden, kIn}, f32), 0.05);
+  Tensor b1 = zeros({kHidden}, f32);
+  Tensor w2 = mul(randn({kOut, kHidden}, f32), 0.05);
+  Tensor b2 = zeros({kOut}, f32);
+  report(state, "turnout_mlp_fwd", "aten_mlp_fwd", nsPerIteration(state, [&] {
+           Tensor h = relu(addmm(b1, x, t(w1)));
+           Tensor loss = sum(addmm(b2, h, t(w2)));
+           benchmark::DoNotOptimize(loss);
+         }));
+}
+BENCHMARK(BM_TurnoutMlpForward)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,985 @@
+// The Autograd kernels of the differentiable reference operators, registered
+// at the Autograd alias key. Each one:
+//   1. decides whether to record (grad mode on and an input requires grad);
+//   2. excludes the autograd keys (AutoDispatchBelowAutograd) and calls the
+//      operator again, which reaches the backend kernel below;
+//   3. when recording, makes a FunctionNode with the derivative formula and
+//      what it saved the grad_fn of the output.
+// In-place operators also check the in-place rules and bump the version
+// counter of the tensor they wrote, recording or not.
+//
+// Operators registered as CompositeImplicitAutograd (reshape, contiguous,
+// to.dtype, matmul, linear) have no kernel here: their gradients come from
+// the operators they call. detach needs none: its output is a new tensor
+// with no autograd state. Comparisons and argmax are not differentiable.
+//
+// Formulas are written with the front-end operators; backward() runs them
+// with grad mode off.
+#include <algorithm>
+#include <numeric>
+#include <optional>
+#include <vector>
+
+#include "dispatcher/error.h"
+#include "dispatcher/library.h"
+#include "dispatcher/local_dispatch_key_set.h"
+#include "kernels/autograd/function_node.h"
+#include "kernels/autograd/saved_variable.h"
+#include "kernels/copy.h"
+#include "kernels/elementwise.h"
+#include "kernels/factory.h"
+#include "kernels/linalg.h"
+#include "kernels/reduce.h"
+#include "kernels/shape.h"
+#include "kernels/tensor_utils.h"
+
+namespace turnout {
+namespace autograd {
+namespace {
+
+using detail::checkInplaceAllowed;
+using detail::record;
+using detail::shouldRecord;
+using F = FunctionNode;
+using DimList = std::optional<std::vector<int64_t>>;
+
+bool isOne(const Scalar& s) {
+  return s.isIntegral(false) ? s.toLong() == 1 : s.toDouble() == 1.0;
+}
+Tensor scaled(const Tensor& g, const Scalar& s) {
+  return isOne(s) ? g : turnout::mul(g, s);
+}
+Scalar negated(const Scalar& s) {
+  return s.isIntegral(false) ? Scalar(-s.toLong()) : Scalar(-s.toDouble());
+}
+// A 0-dim zero of g's dtype and device: broadcasts in where().
+Tensor zeroLike(const Tensor& g) {
+  return turnout::zeros({}, TensorOptions(g.scalar_type()).device(g.device()));
+}
+void bumpVersion(const Tensor& t) { t.unsafeGetTensorImpl()->bump_version(); }
+
+// The reduced dimensions of a reduction over `dim` (all when empty), wrapped
+// and sorted.
+std::vector<int64_t> reducedDims(IntArrayRef dim, int64_t ndim) {
+  std::vector<int64_t> out;
+  if (dim.empty()) {
+    out.resize(static_cast<size_t>(ndim));
+    std::iota(out.begin(), out.end(), 0);
+    return out;
+  }
+  for (int64_t d : dim) out.push_back(maybeWrapDim(d, ndim));
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+// g with the reduced dimensions put back as size 1 (a no-op for keepdim).
+Tensor unsqueezeReduced(Tensor g, const std::vector<int64_t>& dims,
+                        bool keepdim) {
+  if (keepdim) return g;
+  for (int64_t d : dims) g = turnout::unsqueeze(g, d);
+  return g;
+}
+
+// ---- Arithmetic ------------------------------------------------------------
+
+Tensor addTensor(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+  const bool rec = shouldRecord("add", self, other);
+  Tensor out;
+  {
+    AutoDispatchBelowAutograd guard;
+    out = turnout::add(self, other, alpha);
+  }
+  if (rec) {
+    record("AddBackward0", {self, other}, out,
+           [alpha](const F&, const Tensor& g) {
+             return variable_list{g, scaled(g, alpha)};
+           });
+  }
+  return out;
+}
+
+Tensor subTensor(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+  const bool rec = shouldRecord("sub", self, other);
+  Tensor out;
+  {
+    AutoDispatchBelowAutograd guard;
+    out = turnout::sub(self, other, alpha);
+  }
+  if (rec) {
+    record("SubBackward0", {self, other}, out,
+           [alpha](const F&, const Tensor& g) {
+             return variable_list{g, scaled(g, negated(alpha))};
+           });
+  }
+  return out;
+}
+
+// add.Scalar / sub.Scalar: the gradient passes through.
+template <bool kSub>
+Tensor addSubScalar(const Tensor& self, const Scalar& other,
+                    const Scalar& alpha) {
+  const bool rec = shouldRecord(kSub ? "sub" : "add", self);
+  Tensor out;
+  {
+    AutoDispatchBelowAutograd guard;
+    out = kSub ? turnout::sub(self, other, alpha)
+               : turnout::add(self, other, alpha);
+  }
+  if (rec) {
+    record(kSub ? "SubBackward1" : "AddBackward1", {self}, out,
+           [](const F&, const Tensor& g) { return variable_list{g}; });
+  }
+  return out;
+}
+
+Tensor mulTensor(const Tensor& self, const Tensor& other) {
+  const bool rec = shouldRecord("mul", self, other);
+  Tensor out;
+  {
+    AutoDispatchBelowAutograd guard;
+    out = turnout::mul(self, other);
+  }
+  if (rec) {
+    SavedVariable s(requiresGrad(other) ? self : Tensor());
+    SavedVariable o(requiresGrad(self) ? other : Tensor());
+    record("MulBackward0", {self, other}, out,
+           [s, o](const F& n, const Tensor& g) {
+             return variable_list{
+                 n.needsGrad(0) ? turnout::mul(g, o.unpack(&n)) : Tensor(),
+                 n.needsGrad(1) ? turnout::mul(g, s.unpack(&n)) : Tensor()};
+           });
+  }
+  return out;
+}
+
+Tensor mulScalar(const Tensor& self, const Scalar& other) {
+  const bool rec = shouldRecord("mul", self);
+  Tensor out;
+  {
+    AutoDispatchBelowAutograd guard;
+    out = turnout::mul(self, other);
+  }
+  if (rec) {
+    record("MulBackward1", {self}, out, [other](const F&, const Tensor& g) {
+      return variable_list{turnout::mul(g, other)};
+    });
+  }
+  return out;
+}
+
+Tensor divTensor(const Tensor& self, const Tensor& other) {
+  const bool rec = shouldRecord("div", self, other);
+  Tensor out;
+  {
+    AutoDispatchBelowAutograd guard;
+    out = turnout::div(self, other);
+  }
+  if (rec) {
+    SavedVariable s(requiresGrad(other) ? self : Tensor());
+    SavedVariable o(other);
+    record("DivBackward0", {self, other}, out,
+           [s, o](const F& n, const Tensor& g) {
+             const Tensor b = o.unpack(&n);
+             Tensor ga, gb;
+             if (n.needsGrad(0)) ga = turnout::div(g, b);
+             if (n.needsGrad(1)) {
+               gb = turnout::neg(turnout::div(turnout::mul(g, s.unpack(&n)),
+                                              turnout::mul(b, b)));
+             }
+             return variable_list{ga, gb};
+           });
+  }
+  return out;
+}
+
+Tensor divScalar(const Tensor& self, const Scalar& other) {
+  const bool rec = shouldRecord("div", self);
+  Tensor out;
+  {
+    AutoDispatchBelowAutograd guard;
+    out = turnout::div(self, other);
+  }
+  if (rec) {
+    record("DivBackward1", {self}, out, [other](const F&, const Tensor& g) {
+      return variable_list{turnout::div(g, other)};
+    });
+  }
+  return out;
+}
+
+// ---- In-place arithmetic ---------------------------------------------------
+// self's old history becomes the first next edge of the new node, which
+// becomes self's grad_fn (PyTorch's rebase_history for a non-view).
+
+template <bool kSub>
+Tensor& addSubInplaceTensor(Tensor& self, const Tensor& other,
+                            const Scalar& alpha) {
+  const char* op = kSub ? "sub_" : "add_";
+  const bool rec = shouldRecord(op, self, other);
+  checkInplaceAllowed(self, rec, op);
+  {
+    AutoDispatchBelowAutograd guard;
+    if (kSub) {
+      turnout::sub_(self, other, alpha);
+    } else {
+      turnout::add_(self, other, alpha);
+    }
+  }
+  bumpVersion(self);
+  if (rec) {
+    const Scalar a = kSub ? negated(alpha) : alpha;
+    record(kSub ? "SubBackward0" : "AddBackward0", {self, other}, self,
+           [a](const F&, const Tensor& g) {
+             return variable_list{g, scaled(g, a)};
+           });
+  }
+  return self;
+}
+
+template <bool kSub>
+Tensor& addSubInplaceScalar(Tensor& self, const Scalar& other,
+                            const Scalar& alpha) {
+  const char* op = kSub ? "sub_" : "add_";
+  const bool rec = shouldRecord(op, self);
+  checkInplaceAllowed(self, rec, op);
+  {
+    AutoDispatchBelowAutograd guard;
+    if (kSub) {
+      turnout::sub_(self, other, alpha);
+    } else {
+      turnout::add_(self, other, alpha);
+    }
+  }
+  bumpVersion(self);
+  if (rec) {
+    record(kSub ? "SubBackward1" : "AddBackward1", {self}, self,
+           [](const F&, const Tensor& g) { return variable_list{g}; });
+  }
+  return self;
+}
+
+// mul_ and div_ by a tensor: the gradient of `other` needs self's value
+// before the write, so it is cloned first when `other` requires grad.
+template <bool kDiv>
+Tensor& mulDivInplaceTensor(Tensor& self, const Tensor& other) {
+  const char* op = kDiv ? "div_" : "mul_";
+  const bool rec = shouldRecord(op, self, other);
+  checkInplaceAllowed(self, rec, op);
+  Tensor original;
+  if (rec && requiresGrad(other)) {
+    AutoDispatchBelowAutograd guard;
+    original = turnout::clone(self);
+  }
+  SavedVariable o(rec ? other : Tensor());
+  {
+    AutoDispatchBelowAutograd guard;
+    if (kDiv) {
+      turnout::div_(self, other);
+    } else {
+      turnout::mul_(self, other);
+    }
+  }
+  bumpVersion(self);
+  if (rec) {
+    SavedVariable s(original);
+    record(kDiv ? "DivBackward0" : "MulBackward0", {self, other}, self,
+           [s, o](const F& n, const Tensor& g) {
+             const Tensor b = o.unpack(&n);
+             Tensor ga, gb;
+             if (kDiv) {
+               if (n.needsGrad(0)) ga = turnout::div(g, b);
+               if (n.needsGrad(1)) {
+                 gb = turnout::neg(turnout::div(
+                     turnout::mul(g, s.unpack(&n)), turnout::mul(b, b)));
+               }
+             } else {
+               if (n.needsGrad(0)) ga = turnout::mul(g, b);
+               if (n.needsGrad(1)) gb = turnout::mul(g, s.unpack(&n));
+             }
+             return variable_list{ga, gb};
+           });
+  }
+  return self;
+}
+
+template <bool kDiv>
+Tensor& mulDivInplaceScalar(Tensor& self, const Scalar& other) {
+  const char* op = kDiv ? "div_" : "mul_";
+  const bool rec = shouldRecord(op, self);
+  checkInplaceAllowed(self, rec, op);
+  {
+    AutoDispatchBelowAutograd guard;
+    if (kDiv) {
+      turnout::div_(self, other);
+    } else {
+      turnout::mul_(self, other);
+    }
+  }
+  bumpVersion(self);
+  if (rec) {
+    record(kDiv ? "DivBackward1" : "MulBackward1", {self}, self,
+           [other](const F&, const Tensor& g) {
+             return variable_list{kDiv ? turnout::div(g, other)
+                                       : turnout::mul(g, other)};
+           });
+  }
+  return self;
+}
+
+// ---- Unary -----------------------------------------------------------------
+
+// The common shape of a unary operator: `fwd` computes the output below
+// autograd; `formula(g, self, result)` the gradient, from the saved input
+// and/or output (each saved only when its flag says so).
+template <class Fwd, class Formula>
+Tensor unary(const char* op, const char* name, const Tensor& self, Fwd fwd,
+             bool save_self, bool save_result, Formula formula) {
+  const bool rec = shouldRecord(op, self);
+  Tensor out;
+  {
+    AutoDispatchBelowAutograd guard;
+    out = fwd(self);
+  }
+  if (rec) {
+    SavedVariable s(save_self ? self : Tensor());
+    SavedVariable r(save_result ? out : Tensor(), /*is_output=*/true);
+    record(name, {self}, out,
+           [s, r, formula](const F& n, const Tensor& g) {
+             return variable_list{formula(g, s.unpack(&n), r.unpack(&n))};
+           });
+  }
+  return out;
+}
+
+Tensor negKernel(const Tensor& self) {
+  return unary(
+      "neg", "NegBackward0", self, [](const Tensor& x) { return turnout::neg(x); },
+      false, false,
+      [](const Tensor& g, const Tensor&, const Tensor&) { return turnout::neg(g); });
+}
+
+Tensor absKernel(const Tensor& self) {
+  return unary(
+      "abs", "AbsBackward0", self, [](const Tensor& x) { return turnout::abs(x); },
+      true, false, [](const Tensor& g, const Tensor& x, const Tensor&) {
+        // g * sign(x), with 0 at x == 0.
+        const Tensor z = zeroLike(g);
+        return turnout::where(
+            turnout::gt(x, 0), g,
+            turnout::where(turnout::lt(x, 0), turnout::neg(g), z));
+      });
+}
+
+Tensor expKernel(const Tensor& self) {
+  return unary(
+      "exp", "ExpBackward0", self, [](const Tensor& x) { return turnout::exp(x); },
+      false, true,
+      [](const Tensor& g, const Tensor&, const Tensor& r) { return turnout::mul(g, r); });
+}
+
+Tensor logKernel(const Tensor& self) {
+  return unary(
+      "log", "LogBackward0", self, [](const Tensor& x) { return turnout::log(x); },
+      true, false,
+      [](const Tensor& g, const Tensor& x, const Tensor&) { return turnout::div(g, x); });
+}
+
+Tensor sqrtKernel(const Tensor& self) {
+  return unary(
+      "sqrt", "SqrtBackward0", self,
+      [](const Tensor& x) { return turnout::sqrt(x); }, false, true,
+      [](const Tensor& g, const Tensor&, const Tensor& r) {
+        return turnout::div(g, turnout::mul(r, 2));
+      });
+}
+
+Tensor tanhKernel(const Tensor& self) {
+  return unary(
+      "tanh", "TanhBackward0", self,
+      [](const Tensor& x) { return turnout::tanh(x); }, false, true,
+      [](const Tensor& g, const Tensor&, const Tensor& r) {
+        // g * (1 - r^2)
+        return turnout::mul(g, turnout::sub(turnout::ones_like(r),
+                                            turnout::mul(r, r)));
+      });
+}
+
+Tensor sigmoidKernel(const Tensor& self) {
+  return unary(
+      "sigmoid", "SigmoidBackward0", self,
+      [](const Tensor& x) { return turnout::sigmoid(x); }, false, true,
+      [](const Tensor& g, const Tensor&, const Tensor& r) {
+        // g * r * (1 - r)
+        return turnout::mul(
+            g, turnout::mul(r, turnout::sub(turnout::ones_like(r), r)));
+      });
+}
+
+Tensor reluKernel(const Tensor& self) {
+  return unary(
+      "relu", "ReluBackward0", self,
+      [](const Tensor& x) { return turnout::relu(x); }, false, true,
+      [](const Tensor& g, const Tensor&, const Tensor& r) {
+        return turnout::where(turnout::gt(r, 0), g, zeroLike(g));
+      });
+}
+
+Tensor powTensorScalar(const Tensor& self, const Scalar& exponent) {
+  const bool zero = exponent.isIntegral(true) ? exponent.toLong() == 0
+                                              : exponent.toDouble() == 0.0;
+  return unary(
+      "pow", "PowBackward0", self,
+      [exponent](const Tensor& x) { return turnout::pow(x, exponent); }, !zero,
+      false, [exponent, zero](const Tensor& g, const Tensor& x, const Tensor&) {
+        if (zero) return turnout::zeros_like(g);
+        // g * e * x^(e - 1)
+        const Scalar e1 = exponent.isIntegral(true)
+                              ? Scalar(exponent.toLong() - 1)
+                              : Scalar(exponent.toDouble() - 1.0);
+        return turnout::mul(turnout::mul(g, exponent), turnout::pow(x, e1));
+      });
+}
+
+Tensor clampKernel(const Tensor& self, const std::optional<Scalar>& min,
+                   const std::optional<Scalar>& max) {
+  return unary(
+      "clamp", "ClampBackward1", self,
+      [&](const Tensor& x) { return turnout::clamp(x, min, max); }, true, false,
+      [min, max](const Tensor& g, const Tensor& x, const Tensor&) {
+        // The gradient passes where min <= x <= max.
+        const Tensor z = zeroLike(g);
+        Tensor out = g;
+        if (min) out = turnout::where(turnout::lt(x, *min), z, out);
+        if (max) out = turnout::where(turnout::gt(x, *max), z, out);
+        return out;
+      });
+}
+
+Tensor whereSelf(const Tensor& condition, const Tensor& self,
+                 const Tensor& other) {
+  const bool rec = shouldRecord("where", self, other);
+  Tensor out;
+  {
+    AutoDispatchBelowAutograd guard;
+    out = turnout::where(condition, self, other);
+  }
+  if (rec) {
+    SavedVariable c(condition);
+    record("WhereBackward0", {self, other}, out,
+           [c](const F& n, const Tensor& g) {
+             const Tensor cond = c.unpack(&n);
+             const Tensor z = zeroLike(g);
+             return variable_list{
+                 n.needsGrad(0) ? turnout::where(cond, g, z) : Tensor(),
+                 n.needsGrad(1) ? turnout::where(cond, z, g) : Tensor()};
+           });
+  }
+  return out;
+}
+
+// ---- Reductions ------------------------------------------------------------
+
+Tensor sumKernel(const Tensor& self, std::optional<ScalarType> dtype) {
+  const bool rec = shouldRecord("sum", self);
+  Tensor out;
+  {
+    AutoDispatchBelowAutograd guard;
+    out = turnout::sum(self, dtype);
+  }
+  if (rec) {
+    DimVector sizes(self.sizes().begin(), self.sizes().end());
+    record("SumBackward0", {self}, out, [sizes](const F&, const Tensor& g) {
+      return variable_list{turnout::expand(g, sizes)};
+    });
+  }
+  return out;
+}
+
+// sum.dim_IntList and mean.dim.
+template <bool kMean>
+Tensor sumMeanDim(const Tensor& self, DimList dim, bool keepdim,
+                  std::optional<ScalarType> dtype) {
+  const char* op = kMean ? "mean" : "sum";
+  const bool rec = shouldRecord(op, self);
+  const IntArrayRef dims_ref = dim ? IntArrayRef(*dim) : IntArrayRef();
+  Tensor out;
+  {
+    AutoDispatchBelowAutograd guard;
+    out = kMean ? turnout::mean(self, dims_ref, keepdim, dtype)
+                : turnout::sum(self, dims_ref, keepdim, dtype);
+  }
+  if (rec) {
+    DimVector sizes(self.sizes().begin(), self.sizes().end());
+    std::vector<int64_t> dims = reducedDims(dims_ref, self.dim());
+    int64_t count = 1;
+    for (int64_t d : dims) count *= sizes[d];
+    record(kMean ? "MeanBackward1" : "SumBackward1", {self}, out,
+           [sizes, dims, keepdim, count](const F&, const Tensor& g) {
+             Tensor r = turnout::expand(unsqueezeReduced(g, dims, keepdim), sizes);
+             if (kMean) r = turnout::div(r, Scalar(static_cast<double>(count)));
+             return variable_list{r};
+           });
+  }
+  return out;
+}
+
+// amax / amin: the gradient is shared evenly by the elements equal to the
+// result, as in PyTorch.
+template <bool kMax>
+Tensor aminmax(const Tensor& self, IntArrayRef dim, bool keepdim) {
+  const char* op = kMax ? "amax" : "amin";
+  const bool rec = shouldRecord(op, self);
+  Tensor out;
+  {
+    AutoDispatchBelowAutograd guard;
+    out = kMax ? turnout::amax(self, dim, keepdim)
+               : turnout::amin(self, dim, keepdim);
+  }
+  if (rec) {
+    std::vector<int64_t> dims = reducedDims(dim, self.dim());
+    SavedVariable s(self);
+    SavedVariable r(out, /*is_output=*/true);
+    record(kMax ? "AmaxBackward0" : "AminBackward0", {self}, out,
+           [s, r, dims, keepdim](const F& n, const Tensor& g) {
+             const Tensor x = s.unpack(&n);
+             const Tensor res = unsqueezeReduced(r.unpack(&n), dims, keepdim);
+             const Tensor mask =
+                 turnout::to(turnout::eq(x, res), g.scalar_type());
+             const Tensor count = turnout::sum(mask, dims, /*keepdim=*/true);
+             return variable_list{turnout::mul(
+                 turnout::div(unsqueezeReduced(g, dims, keepdim), count), mask)};
+           });
+  }
+  return out;
+}
+
+// softmax.int, _softmax, log_softmax.int, _log_softmax: the backward kernels
+// take the saved output.
+template <bool kLog, bool kInternal>
+Tensor softmaxImpl(const Tensor& self, int64_t dim,
+                   std::optional<ScalarType> dtype, bool half_to_float) {
+  const char* op = kLog ? "log_softmax" : "softmax";
+  const bool rec = shouldRecord(op, self);
+  Tensor out;
+  {
+    AutoDispatchBelowAutograd guard;
+    if (kInternal) {
+      out = kLog ? turnout::_log_softmax(self, dim, half_to_float)
+                 : turnout::_softmax(self, dim, half_to_float);
+    } else {
+      out = kLog ? turnout::log_softmax(self, dim, dtype)
+                 : turnout::softmax(self, dim, dtype);
+    }
+  }
+  if (rec) {
+    SavedVariable r(out, /*is_output=*/true);
+    record(kLog ? "LogSoftmaxBackward0" : "SoftmaxBackward0", {self}, out,
+           [r, dim](const F& n, const Tensor& g) {
+             const Tensor res = r.unpack(&n);
+             return variable_list{
+                 kLog ? turnout::_log_softmax_backward_data(g, res, dim,
+                                                            res.scalar_type())
+                      : turnout::_softmax_backward_data(g, res, dim,
+                                                        res.scalar_type())};
+           });
+  }
+  return out;
+}
+Tensor softmaxInt(const Tensor& self, int64_t dim,
+                  std::optional<ScalarType> dtype) {
+  return softmaxImpl<false, false>(self, dim, dtype, false);
+}
+Tensor logSoftmaxInt(const Tensor& self, int64_t dim,
+                     std::optional<ScalarType> dtype) {
+  return softmaxImpl<true, false>(self, dim, dtype, false);
+}
+Tensor internalSoftmax(const Tensor& self, int64_t dim, bool half_to_float) {
+  return softmaxImpl<false, true>(self, dim, std::nullopt, half_to_float);
+}
+Tensor internalLogSoftmax(const Tensor& self, int64_t dim, bool half_to_float) {
+  return softmaxImpl<true, true>(self, dim, std::nullopt, half_to_float);
+}
+
+// ---- Linear algebra --------------------------------------------------------
+
+Tensor mmKernel(const Tensor& self, const Tensor& mat2) {
+  const bool rec = shouldRecord("mm", self, mat2);
+  Tensor out;
+  {
+    AutoDispatchBelowAutograd guard;
+    out = turnout::mm(self, mat2);
+  }
+  if (rec) {
+    SavedVariable a(requiresGrad(mat2) ? self : Tensor());
+    SavedVariable b(requiresGrad(self) ? mat2 : Tensor());
+    record("MmBackward0", {self, mat2}, out,
+           [a, b](const F& n, const Tensor& g) {
+             return variable_list{
+                 n.needsGrad(0) ? turnout::mm(g, turnout::t(b.unpack(&n)))
+                                : Tensor(),
+                 n.needsGrad(1) ? turnout::mm(turnout::t(a.unpack(&n)), g)
+                                : Tensor()};
+           });
+  }
+  return out;
+}
+
+Tensor bmmKernel(const Tensor& self, const Tensor& mat2) {
+  const bool rec = shouldRecord("bmm", self, mat2);
+  Tensor out;
+  {
+    AutoDispatchBelowAutograd guard;
+    out = turnout::bmm(self, mat2);
+  }
+  if (rec) {
+    SavedVariable a(requiresGrad(mat2) ? self : Tensor());
+    SavedVariable b(requiresGrad(self) ? mat2 : Tensor());
+    record("BmmBackward0", {self, mat2}, out,
+           [a, b](const F& n, const Tensor& g) {
+             return variable_list{
+                 n.needsGrad(0)
+                     ? turnout::bmm(g, turnout::transpose(b.unpack(&n), 1, 2))
+                     : Tensor(),
+                 n.needsGrad(1)
+                     ? turnout::bmm(turnout::transpose(a.unpack(&n), 1, 2), g)
+                     : Tensor()};
+           });
+  }
+  return out;
+}
+
+Tensor addmmKernel(const Tensor& self, const Tensor& mat1, const Tensor& mat2,
+                   const Scalar& beta, const Scalar& alpha) {
+  const bool rec = shouldRecord("addmm", self, mat1, mat2);
+  Tensor out;
+  {
+    AutoDispatchBelowAutograd guard;
+    out = turnout::addmm(self, mat1, mat2, beta, alpha);
+  }
+  if (rec) {
+    SavedVariable a(requiresGrad(mat2) ? mat1 : Tensor());
+    SavedVariable b(requiresGrad(mat1) ? mat2 : Tensor());
+    record("AddmmBackward0", {self, mat1, mat2}, out,
+           [a, b, beta, alpha](const F& n, const Tensor& g) {
+             return variable_list{
+                 n.needsGrad(0) ? turnout::mul(g, beta) : Tensor(),
+                 n.needsGrad(1)
+                     ? scaled(turnout::mm(g, turnout::t(b.unpack(&n))), alpha)
+                     : Tensor(),
+                 n.needsGrad(2)
+                     ? scaled(turnout::mm(turnout::t(a.unpack(&n)), g), alpha)
+                     : Tensor()};
+           });
+  }
+  return out;
+}
+
+// ---- Views -----------------------------------------------------------------
+// A view of a tensor that requires grad gets a grad_fn of its own and is
+// marked as a view (function_node.h: in-place writes through it, or use
+// after its base was modified in place, fail instead of giving wrong
+// gradients).
+
+template <class Fwd, class Formula>
+Tensor viewOp(const char* op, const char* name, const Tensor& self, Fwd fwd,
+              Formula formula) {
+  const bool rec = shouldRecord(op, self);
+  Tensor out;
+  {
+    AutoDispatchBelowAutograd guard;
+    out = fwd(self);
+  }
+  if (rec) {
+    DimVector sizes(self.sizes().begin(), self.sizes().end());
+    record(
+        name, {self}, out,
+        [sizes, formula](const F&, const Tensor& g) {
+          return variable_list{formula(g, IntArrayRef(sizes))};
+        },
+        /*is_view=*/true);
+  }
+  return out;
+}
+
+Tensor reshapeTo(const Tensor& g, IntArrayRef sizes) {
+  return turnout::reshape(g, sizes);
+}
+
+Tensor viewKernel(const Tensor& self, IntArrayRef size) {
+  return viewOp(
+      "view", "ViewBackward0", self,
+      [size](const Tensor& x) { return turnout::view(x, size); }, reshapeTo);
+}
+
+Tensor tKernel(const Tensor& self) {
+  return viewOp(
+      "t", "TBackward0", self, [](const Tensor& x) { return turnout::t(x); },
+      [](const Tensor& g, IntArrayRef) { return turnout::t(g); });
+}
+
+Tensor transposeKernel(const Tensor& self, int64_t dim0, int64_t dim1) {
+  return viewOp(
+      "transpose", "TransposeBackward0", self,
+      [=](const Tensor& x) { return turnout::transpose(x, dim0, dim1); },
+      [=](const Tensor& g, IntArrayRef) {
+        return turnout::transpose(g, dim0, dim1);
+      });
+}
+
+Tensor permuteKernel(const Tensor& self, IntArrayRef dims) {
+  const bool rec = shouldRecord("permute", self);
+  Tensor out;
+  {
+    AutoDispatchBelowAutograd guard;
+    out = turnout::permute(self, dims);
+  }
+  if (rec) {
+    // The forward checked `dims`: the inverse permutation is well formed.
+    const int64_t n = self.dim();
+    std::vector<int64_t> inverse(dims.size(), 0);
+    for (size_t i = 0; i < dims.size(); ++i) {
+      inverse[static_cast<size_t>(maybeWrapDim(dims[i], n))] =
+          static_cast<int64_t>(i);
+    }
+    record(
+        "PermuteBackward0", {self}, out,
+        [inverse](const F&, const Tensor& g) {
+          return variable_list{turnout::permute(g, inverse)};
+        },
+        /*is_view=*/true);
+  }
+  return out;
+}
+
+Tensor expandKernel(const Tensor& self, IntArrayRef size, bool implicit) {
+  // The gradient is summed back to self's shape by the node (sumToSize).
+  return viewOp(
+      "expand", "ExpandBackward0", self,
+      [=](const Tensor& x) { return turnout::expand(x, size, implicit); },
+      [](const Tensor& g, IntArrayRef) { return g; });
+}
+
+Tensor squeezeKernel(const Tensor& self, int64_t dim) {
+  return viewOp(
+      "squeeze", "SqueezeBackward1", self,
+      [dim](const Tensor& x) { return turnout::squeeze(x, dim); }, reshapeTo);
+}
+
+Tensor unsqueezeKernel(const Tensor& self, int64_t dim) {
+  return viewOp(
+      "unsqueeze", "UnsqueezeBackward0", self,
+      [dim](const Tensor& x) { return turnout::unsqueeze(x, dim); }, reshapeTo);
+}
+
+// The gradient of a slice or select: zeros of the input's shape with `g`
+// written into the part the view covered.
+template <class ViewOf>
+Tensor scatterInto(const Tensor& g, IntArrayRef sizes, ViewOf view_of) {
+  Tensor z = turnout::zeros(sizes,
+                            TensorOptions(g.scalar_type()).device(g.device()));
+  turnout::copy_(view_of(z), g);
+  return z;
+}
+
+Tensor sliceKernel(const Tensor& self, int64_t dim,
+                   std::optional<int64_t> start, std::optional<int64_t> end,
+                   int64_t step) {
+  return viewOp(
+      "slice", "SliceBackward0", self,
+      [=](const Tensor& x) { return turnout::slice(x, dim, start, end, step); },
+      [=](const Tensor& g, IntArrayRef sizes) {
+        return scatterInto(g, sizes, [=](const Tensor& z) {
+          return turnout::slice(z, dim, start, end, step);
+        });
+      });
+}
+
+Tensor selectKernel(const Tensor& self, int64_t dim, int64_t index) {
+  return viewOp(
+      "select", "SelectBackward0", self,
+      [=](const Tensor& x) { return turnout::select(x, dim, index); },
+      [=](const Tensor& g, IntArrayRef sizes) {
+        return scatterInto(g, sizes, [=](const Tensor& z) {
+          return turnout::select(z, dim, index);
+        });
+      });
+}
+
+// ---- Joining ---------------------------------------------------------------
+
+Tensor catKernel(absl::Span<const Tensor> tensors, int64_t dim) {
+  const bool rec = shouldRecord(tensors, "cat");
+  Tensor out;
+  {
+    AutoDispatchBelowAutograd guard;
+    out = turnout::cat(tensors, dim);
+  }
+  if (rec) {
+    // PyTorch's cat skips 1-D empty inputs of any other shape.
+    const int64_t d = maybeWrapDim(dim, out.dim());
+    std::vector<int64_t> lengths;
+    for (const Tensor& t : tensors) {
+      const bool skipped = t.dim() == 1 && t.size(0) == 0;
+      lengths.push_back(skipped ? -1 : t.size(d));
+    }
+    record("CatBackward0", tensors, out,
+           [lengths, d](const F&, const Tensor& g) {
+             variable_list grads;
+             int64_t offset = 0;
+             for (int64_t len : lengths) {
+               if (len < 0) {
+                 grads.emplace_back();
+                 continue;
+               }
+               grads.push_back(turnout::slice(g, d, offset, offset + len, 1));
+               offset += len;
+             }
+             return grads;
+           });
+  }
+  return out;
+}
+
+Tensor stackKernel(absl::Span<const Tensor> tensors, int64_t dim) {
+  const bool rec = shouldRecord(tensors, "stack");
+  Tensor out;
+  {
+    AutoDispatchBelowAutograd guard;
+    out = turnout::stack(tensors, dim);
+  }
+  if (rec) {
+    const int64_t d = maybeWrapDim(dim, out.dim());
+    const int64_t count = static_cast<int64_t>(tensors.size());
+    record("StackBackward0", tensors, out,
+           [d, count](const F&, const Tensor& g) {
+             variable_list grads;
+             for (int64_t i = 0; i < count; ++i) {
+               grads.push_back(turnout::select(g, d, i));
+             }
+             return grads;
+           });
+  }
+  return out;
+}
+
+// ---- Copies ----------------------------------------------------------------
+
+Tensor cloneKernel(const Tensor& self,
+                   std::optional<MemoryFormat> memory_format) {
+  return unary(
+      "clone", "CloneBackward0", self,
+      [=](const Tensor& x) { return turnout::clone(x, memory_format); }, false,
+      false, [](const Tensor& g, const Tensor&, const Tensor&) { return g; });
+}
+
+Tensor toCopyKernel(const Tensor& self, std::optional<ScalarType> dtype,
+                    std::optional<Layout> layout, std::optional<Device> device,
+                    std::optional<bool> pin_memory, bool non_blocking,
+                    std::optional<MemoryFormat> memory_format) {
+  // The node casts the gradient back to self's dtype.
+  return unary(
+      "_to_copy", "ToCopyBackward0", self,
+      [=](const Tensor& x) {
+        return turnout::_to_copy(x, dtype, layout, device, pin_memory,
+                                 non_blocking, memory_format);
+      },
+      false, false,
+      [](const Tensor& g, const Tensor&, const Tensor&) { return g; });
+}
+
+Tensor& copyKernel(Tensor& self, const Tensor& src, bool non_blocking) {
+  const bool rec = shouldRecord("copy_", self, src);
+  checkInplaceAllowed(self, rec, "copy_");
+  {
+    AutoDispatchBelowAutograd guard;
+    turnout::copy_(self, src, non_blocking);
+  }
+  bumpVersion(self);
+  if (rec) {
+    // self is overwritten: its old value gets a zero gradient; src's
+    // gradient is summed over the broadcast and cast by the node.
+    record("CopyBackwards", {self, src}, self, [](const F& n, const Tensor& g) {
+      return variable_list{
+          n.needsGrad(0) ? turnout::zeros_like(g) : Tensor(), g};
+    });
+  }
+  return self;
+}
+
+Tensor& fillKernel(Tensor& self, const Scalar& value) {
+  const bool rec = shouldRecord("fill_", self);
+  checkInplaceAllowed(self, rec, "fill_");
+  {
+    AutoDispatchBelowAutograd guard;
+    turnout::fill_(self, value);
+  }
+  bumpVersion(self);
+  if (rec) {
+    record("FillBackward0", {self}, self, [](const F&, const Tensor& g) {
+      return variable_list{turnout::zeros_like(g)};
+    });
+  }
+  return self;
+}
+
+}  // namespace
+}  // namespace autograd
+}  // namespace turnout
+
+TURNOUT_LIBRARY_IMPL(aten, Autograd, m) {
+  using namespace turnout::autograd;  // NOLINT: the kernels above
+  m.impl("add.Tensor", TURNOUT_FN(addTensor));
+  m.impl("add.Scalar", TURNOUT_FN(addSubScalar<false>));
+  m.impl("sub.Tensor", TURNOUT_FN(subTensor));
+  m.impl("sub.Scalar", TURNOUT_FN(addSubScalar<true>));
+  m.impl("mul.Tensor", TURNOUT_FN(mulTensor));
+  m.impl("mul.Scalar", TURNOUT_FN(mulScalar));
+  m.impl("div.Tensor", TURNOUT_FN(divTensor));
+  m.impl("div.Scalar", TURNOUT_FN(divScalar));
+  m.impl("add_.Tensor", TURNOUT_FN(addSubInplaceTensor<false>));
+  m.impl("add_.Scalar", TURNOUT_FN(addSubInplaceScalar<false>));
+  m.impl("sub_.Tensor", TURNOUT_FN(addSubInplaceTensor<true>));
+  m.impl("sub_.Scalar", TURNOUT_FN(addSubInplaceScalar<true>));
+  m.impl("mul_.Tensor", TURNOUT_FN(mulDivInplaceTensor<false>));
+  m.impl("mul_.Scalar", TURNOUT_FN(mulDivInplaceScalar<false>));
+  m.impl("div_.Tensor", TURNOUT_FN(mulDivInplaceTensor<true>));
+  m.impl("div_.Scalar", TURNOUT_FN(mulDivInplaceScalar<true>));
+  m.impl("neg", TURNOUT_FN(negKernel));
+  m.impl("abs", TURNOUT_FN(absKernel));
+  m.impl("exp", TURNOUT_FN(expKernel));
+  m.impl("log", TURNOUT_FN(logKernel));
+  m.impl("sqrt", TURNOUT_FN(sqrtKernel));
+  m.impl("tanh", TURNOUT_FN(tanhKernel));
+  m.impl("sigmoid", TURNOUT_FN(sigmoidKernel));
+  m.impl("relu", TURNOUT_FN(reluKernel));
+  m.impl("pow.Tensor_Scalar", TURNOUT_FN(powTensorScalar));
+  m.impl("clamp", TURNOUT_FN(clampKernel));
+  m.impl("where.self", TURNOUT_FN(whereSelf));
+  m.impl("sum", TURNOUT_FN(sumKernel));
+  m.impl("sum.dim_IntList", TURNOUT_FN(sumMeanDim<false>));
+  m.impl("mean.dim", TURNOUT_FN(sumMeanDim<true>));
+  m.impl("amax", TURNOUT_FN(aminmax<true>));
+  m.impl("amin", TURNOUT_FN(aminmax<false>));
+  m.impl("softmax.int", TURNOUT_FN(softmaxInt));
+  m.impl("log_softmax.int", TURNOUT_FN(logSoftmaxInt));
+  m.impl("_softmax", TURNOUT_FN(internalSoftmax));
+  m.impl("_log_softmax", TURNOUT_FN(internalLogSoftmax));
+  m.impl("mm", TURNOUT_FN(mmKernel));
+  m.impl("bmm", TURNOUT_FN(bmmKernel));
+  m.impl("addmm", TURNOUT_FN(addmmKernel));
+  m.impl("view", TURNOUT_FN(viewKernel));
+  m.impl("t", TURNOUT_FN(tKernel));
+  m.impl("transpose.int", TURNOUT_FN(transposeKernel));
+  m.impl("permute", TURNOUT_FN(permuteKernel));
+  m.impl("expand", TURNOUT_FN(expandKernel));
+  m.impl("squeeze.dim", TURNOUT_FN(squeezeKernel));
+  m.impl("unsqueeze", TURNOUT_FN(unsqueezeKernel));
+  m.impl("slice.Tensor", TURNOUT_FN(sliceKernel));
+  m.impl("select.int", TURNOUT_FN(selectKernel));
+  m.impl("cat", TURNOUT_FN(catKernel));
+  m.impl("stack", TURNOUT_FN(stackKernel));
+  m.impl("clone", TURNOUT_FN(cloneKernel));
+  m.impl("_to_copy", TURNOUT_FN(toCopyKernel));
+  m.impl("copy_", TURNOUT_FN(copyKernel));
+  m.impl("fill_.Scalar", TURNOUT_FN(fillKernel));
+}

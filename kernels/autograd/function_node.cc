@@ -1,0 +1,146 @@
+#include "kernels/autograd/function_node.h"
+
+#include <string>
+
+#include "dispatcher/error.h"
+#include "kernels/autograd/autograd_meta.h"
+#include "kernels/autograd/grad_mode.h"
+#include "kernels/copy.h"
+#include "kernels/reduce.h"
+#include "kernels/shape.h"
+
+namespace turnout {
+namespace autograd {
+namespace {
+
+std::string shapeString(IntArrayRef sizes) {
+  std::string out = "[";
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    out += (i ? ", " : "") + std::to_string(sizes[i]);
+  }
+  return out + "]";
+}
+
+}  // namespace
+
+Tensor sumToSize(const Tensor& grad, IntArrayRef sizes) {
+  if (grad.sizes() == sizes) return grad;
+  const int64_t gd = grad.dim();
+  const int64_t sd = static_cast<int64_t>(sizes.size());
+  const int64_t lead = gd - sd;
+  bool ok = lead >= 0;
+  std::vector<int64_t> dims;
+  for (int64_t i = 0; ok && i < gd; ++i) {
+    if (i < lead) {
+      dims.push_back(i);
+      continue;
+    }
+    const int64_t want = sizes[i - lead];
+    const int64_t have = grad.size(i);
+    if (want == have) continue;
+    if (want == 1) {
+      dims.push_back(i);
+    } else {
+      ok = false;
+    }
+  }
+  TURNOUT_CHECK(ok, ErrorKind::InvalidArgument, "sumToSize: a gradient of shape ",
+                shapeString(grad.sizes()), " cannot be summed to shape ",
+                shapeString(sizes),
+                " (the input's shape must broadcast to the gradient's)");
+  Tensor r = dims.empty() ? grad : sum(grad, IntArrayRef(dims), /*keepdim=*/true);
+  return r.sizes() == sizes ? r : reshape(r, sizes);
+}
+
+FunctionNode::FunctionNode(const char* name, absl::Span<const Tensor> inputs,
+                           Formula formula)
+    : name_(name), formula_(std::move(formula)) {
+  std::vector<Edge> edges;
+  edges.reserve(inputs.size());
+  inputs_.reserve(inputs.size());
+  for (const Tensor& t : inputs) {
+    edges.push_back(gradientEdge(t));
+    if (t.defined()) {
+      inputs_.push_back({DimVector(t.sizes().begin(), t.sizes().end()),
+                         t.scalar_type()});
+    } else {
+      inputs_.push_back({DimVector(), ScalarType::Float});
+    }
+  }
+  set_next_edges(std::move(edges));
+}
+
+variable_list FunctionNode::apply(variable_list&& grads) {
+  TURNOUT_INTERNAL_ASSERT(grads.size() == 1, name_, " got ", grads.size(),
+                          " gradients for its one output");
+  if (!grads[0].defined()) return variable_list(inputs_.size());
+  variable_list out = formula_(*this, grads[0]);
+  TURNOUT_INTERNAL_ASSERT(out.size() == inputs_.size(), name_, " computed ",
+                          out.size(), " gradients for ", inputs_.size(),
+                          " inputs");
+  for (size_t i = 0; i < out.size(); ++i) {
+    Tensor& g = out[i];
+    if (!g.defined() || !needsGrad(i)) {
+      g = Tensor();
+      continue;
+    }
+    g = sumToSize(g, inputs_[i].sizes);
+    if (g.scalar_type() != inputs_[i].dtype) g = to(g, inputs_[i].dtype);
+  }
+  return out;
+}
+
+namespace detail {
+
+bool shouldRecord(absl::Span<const Tensor> inputs, const char* op_name) {
+  if (!GradMode::is_enabled()) return false;
+  bool any = false;
+  for (const Tensor& t : inputs) {
+    const AutogradMeta* meta = getAutogradMeta(t);
+    if (meta == nullptr) continue;
+    if (!(meta->requires_grad || meta->grad_fn)) continue;
+    any = true;
+    if (meta->is_view) {
+      const uint32_t now = t.unsafeGetTensorImpl()->version();
+      TURNOUT_CHECK(
+          now == meta->view_version, ErrorKind::NotImplemented, op_name,
+          ": an input is a view (made by ", meta->grad_fn->name(),
+          ") whose memory was modified in place after the view was taken "
+          "(version ", meta->view_version, " then, ", now,
+          " now); turnout's autograd does not rebase the history of views "
+          "yet (issue 3). Take the view again after the in-place operation, "
+          "or clone() it before.");
+    }
+  }
+  return any;
+}
+
+void record(const char* name, absl::Span<const Tensor> inputs,
+            const Tensor& output, FunctionNode::Formula formula, bool is_view) {
+  auto node = std::make_shared<FunctionNode>(name, inputs, std::move(formula));
+  setHistory(output, node);
+  if (is_view) {
+    AutogradMeta* meta = getAutogradMeta(output);
+    meta->is_view = true;
+    meta->view_version = output.unsafeGetTensorImpl()->version();
+  }
+}
+
+void checkInplaceAllowed(const Tensor& self, bool recording,
+                         const char* op_name) {
+  if (!recording) return;
+  checkInplace(self, op_name);
+  const AutogradMeta* meta = getAutogradMeta(self);
+  TURNOUT_CHECK(meta == nullptr || !meta->is_view, ErrorKind::NotImplemented,
+                op_name,
+                ": in-place modification of a view (made by ",
+                meta && meta->grad_fn ? meta->grad_fn->name() : "a view op",
+                ") of a tensor that requires grad is not supported by "
+                "turnout's autograd yet (issue 3): the base's history would "
+                "not see the change. clone() the view first, or modify the "
+                "base.");
+}
+
+}  // namespace detail
+}  // namespace autograd
+}  // namespace turnout
