@@ -16,6 +16,14 @@ void initErrors(pybind11::module_& m);
 void initDispatchKeys(pybind11::module_& m);
 /// The `_dispatch_*` inspection functions and the thread-local key sets.
 void initDispatcher(pybind11::module_& m);
+/// dtype, layout, memory_format and device objects (types.cc).
+void initTypes(pybind11::module_& m);
+/// TensorBase, NumPy and DLPack exchange, autograd state (tensor.cc).
+void initTensor(pybind11::module_& m);
+/// Operator overloads and packets, FunctionSchema, key guards (ops.cc).
+void initOps(pybind11::module_& m);
+/// _dispatch_library for C++ kernels (library.cc).
+void initLibrary(pybind11::module_& m);
 
 }  // namespace bindings
 }  // namespace turnout

@@ -8,4 +8,8 @@ PYBIND11_MODULE(_C, m) {
   turnout::bindings::initErrors(m);
   turnout::bindings::initDispatchKeys(m);
   turnout::bindings::initDispatcher(m);
+  turnout::bindings::initTypes(m);
+  turnout::bindings::initTensor(m);
+  turnout::bindings::initOps(m);
+  turnout::bindings::initLibrary(m);
 }

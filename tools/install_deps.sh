@@ -15,6 +15,8 @@ packages=(
   pybind11-dev
   python3-dev
   python3-pytest
+  python3-numpy     # turnout.tensor(), Tensor.numpy(), from_numpy
+  libdlpack-dev     # DLPack's header for Tensor.__dlpack__ / from_dlpack
 )
 
 missing=()

@@ -1,16 +1,96 @@
 """turnout: an operator dispatcher and kernel-registration framework.
 
 The C++ core is the extension module ``turnout._C``; this package is its
-Python face.
+Python face: tensors (:class:`Tensor`, :func:`tensor`, :func:`zeros`, ...),
+every registered operator under :data:`ops`, dtypes (``turnout.float32``,
+...), devices, and the dispatch keys.
 
 Example::
 
     >>> import turnout
     >>> turnout.DispatchKeySet([turnout.DispatchKey.AutogradCPU, turnout.DispatchKey.CPU])
     DispatchKeySet(CPU, AutogradCPU)
+    >>> x = turnout.ones(2, 2)
+    >>> turnout.ops.aten.mm(x, x)
+    tensor([[2., 2.],
+            [2., 2.]])
 """
 
 from turnout import _C
-from turnout._C import DispatchKey, DispatchKeySet
+from turnout._C import (
+    DispatchKey,
+    DispatchKeySet,
+    bfloat16,
+    bool,
+    channels_last,
+    contiguous_format,
+    device,
+    double,
+    dtype,
+    float,
+    float16,
+    float32,
+    float64,
+    from_dlpack,
+    half,
+    int,
+    int8,
+    int16,
+    int32,
+    int64,
+    is_grad_enabled,
+    layout,
+    long,
+    memory_format,
+    preserve_format,
+    short,
+    strided,
+    uint8,
+)
+from turnout._ops import ops
+from turnout._tensor import Size, Tensor
+from turnout._factories import (
+    arange,
+    empty,
+    empty_like,
+    enable_grad,
+    full,
+    no_grad,
+    ones,
+    ones_like,
+    rand,
+    randn,
+    tensor,
+    zeros,
+    zeros_like,
+)
 
-__all__ = ["DispatchKey", "DispatchKeySet"]
+
+def from_numpy(ndarray) -> Tensor:
+    """A tensor sharing the memory of a NumPy array.
+
+    Writes through either are seen by the other; the array stays alive as
+    long as the tensor (or a view of it) does.
+
+    Example::
+
+        >>> import numpy as np, turnout
+        >>> a = np.array([1.0, 2.0])
+        >>> t = turnout.from_numpy(a)
+        >>> a[0] = 5.0
+        >>> t
+        tensor([5., 2.], dtype=turnout.float64)
+    """
+    return _C.from_numpy(ndarray)
+
+
+__all__ = [
+    "DispatchKey", "DispatchKeySet", "Size", "Tensor", "arange", "bfloat16",
+    "bool", "channels_last", "contiguous_format", "device", "double", "dtype",
+    "empty", "empty_like", "enable_grad", "float", "float16", "float32",
+    "float64", "from_dlpack", "from_numpy", "full", "half", "int", "int8",
+    "int16", "int32", "int64", "is_grad_enabled", "layout", "long",
+    "memory_format", "no_grad", "ones", "ones_like", "ops", "preserve_format",
+    "rand", "randn", "short", "strided", "tensor", "uint8", "zeros",
+    "zeros_like",
+]

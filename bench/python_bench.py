@@ -1,0 +1,102 @@
+"""Python-side call overhead: turnout against PyTorch 1.13, side by side.
+
+    bazel run //:install_python -- --target /tmp/turnout_py
+    PYTHONPATH=/tmp/turnout_py /usr/bin/python3 bench/python_bench.py
+
+Prints one row per figure: the best per-call time over several repeats (ns)
+for turnout and for torch (when `import torch` works; "-" otherwise), and
+torch / turnout (above 1 means turnout is faster). Both run in the same
+process, so the machine's state is the same for both columns.
+"""
+
+import argparse
+import timeit
+
+
+def best_ns(stmt, number, repeat):
+    """The fastest of `repeat` runs of `number` calls, in ns per call."""
+    times = timeit.repeat(stmt, number=number, repeat=repeat)
+    return min(times) / number * 1e9
+
+
+def turnout_cases():
+    import turnout
+    from turnout import _C
+
+    lib = _C._dispatch_library("DEF", "python_bench", "")
+    lib.def_name_t_t("identity")
+    t = turnout.ones(1)
+    a, b = turnout.ones(1), turnout.ones(1)
+    op = turnout.ops.python_bench.identity
+    guard = _C._AutoDispatchBelowAutograd
+
+    def guard_enter_exit():
+        with guard():
+            pass
+
+    cases = {
+        "ops.ns.op(t), C++ identity kernel": lambda: op(t),
+        "a + b, 1-element tensors": lambda: a + b,
+        "enter and leave a key guard": guard_enter_exit,
+        "_dispatch_dump_table('aten::add.Tensor')":
+            lambda: _C._dispatch_dump_table("aten::add.Tensor"),
+    }
+    return cases, lib
+
+
+def torch_cases():
+    try:
+        import torch
+    except ImportError:
+        return None, None
+    lib = torch._C._dispatch_library("DEF", "python_bench", "", "", 0)
+    lib.def_name_t_t("identity")
+    t = torch.ones(1)
+    a, b = torch.ones(1), torch.ones(1)
+    op = torch.ops.python_bench.identity
+    guard = torch._C._AutoDispatchBelowAutograd
+
+    def guard_enter_exit():
+        # torch 1.13's guard is RAII, not a context manager: made, then
+        # dropped at once (its refcount reaches zero at the end of the
+        # expression), which enters and leaves it.
+        guard()
+
+    cases = {
+        "ops.ns.op(t), C++ identity kernel": lambda: op(t),
+        "a + b, 1-element tensors": lambda: a + b,
+        "enter and leave a key guard": guard_enter_exit,
+        "_dispatch_dump_table('aten::add.Tensor')":
+            lambda: torch._C._dispatch_dump_table("aten::add.Tensor"),
+    }
+    return cases, lib
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--number", type=int, default=20000,
+                        help="calls per timed run (dump_table: a tenth)")
+    parser.add_argument("--repeat", type=int, default=7, help="timed runs")
+    args = parser.parse_args()
+
+    ours, _keep_ours = turnout_cases()
+    theirs, _keep_theirs = torch_cases()
+    if theirs is None:
+        print("torch is not importable: the torch column is left empty")
+
+    width = max(len(name) for name in ours)
+    print(f"{'figure':<{width}}  {'turnout ns':>10}  {'torch ns':>9}  {'torch/turnout':>13}")
+    for name, fn in ours.items():
+        number = args.number // 10 if "dump" in name else args.number
+        fn()  # warm up: lookups, caches
+        ns = best_ns(fn, number, args.repeat)
+        if theirs is not None:
+            theirs[name]()
+            tns = best_ns(theirs[name], number, args.repeat)
+            print(f"{name:<{width}}  {ns:>10.0f}  {tns:>9.0f}  {tns / ns:>13.2f}")
+        else:
+            print(f"{name:<{width}}  {ns:>10.0f}  {'-':>9}  {'-':>13}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,499 @@
+#include "bindings/ivalue.h"
+
+#include <pybind11/pybind11.h>
+
+#include <string>
+#include <vector>
+
+#include "bindings/tensor.h"
+#include "bindings/types.h"
+#include "dispatcher/error.h"
+
+namespace py = pybind11;
+
+namespace turnout {
+namespace bindings {
+namespace {
+
+using Kind = SchemaType::Kind;
+
+bool isBool(py::handle obj) { return PyBool_Check(obj.ptr()); }
+
+// An int, or an object with __index__ (a NumPy integer), but not a bool.
+bool toInt(py::handle obj, int64_t* out) {
+  PyObject* p = obj.ptr();
+  if (PyBool_Check(p)) return false;
+  if (!PyLong_Check(p) && !PyIndex_Check(p)) return false;
+  int overflow = 0;
+  py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(p));
+  if (!index) {
+    PyErr_Clear();
+    return false;
+  }
+  long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+  if (overflow != 0) return false;
+  *out = v;
+  return true;
+}
+
+bool toDouble(py::handle obj, double* out) {
+  PyObject* p = obj.ptr();
+  if (PyFloat_Check(p)) {
+    *out = PyFloat_AS_DOUBLE(p);
+    return true;
+  }
+  int64_t i;
+  if (toInt(obj, &i)) {
+    *out = static_cast<double>(i);
+    return true;
+  }
+  return false;
+}
+
+bool isSequence(py::handle obj) {
+  return PyList_Check(obj.ptr()) || PyTuple_Check(obj.ptr());
+}
+
+// The elements of a list or tuple, borrowed.
+template <class F>
+bool forEachElement(py::handle obj, F&& f) {
+  PyObject* p = obj.ptr();
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(p);
+  PyObject** items = PySequence_Fast_ITEMS(p);
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    if (!f(py::handle(items[i]))) return false;
+  }
+  return true;
+}
+
+// Any value by its own Python type (for Any and type variables).
+bool inferToIValue(py::handle obj, IValue* out) {
+  PyObject* p = obj.ptr();
+  if (p == Py_None) {
+    *out = IValue();
+  } else if (isTensor(p)) {
+    *out = IValue(unpackTensor(p));
+  } else if (PyBool_Check(p)) {
+    *out = IValue(p == Py_True);
+  } else if (PyLong_Check(p)) {
+    int64_t i;
+    if (!toInt(obj, &i)) return false;
+    *out = IValue(i);
+  } else if (PyFloat_Check(p)) {
+    *out = IValue(PyFloat_AS_DOUBLE(p));
+  } else if (PyUnicode_Check(p)) {
+    *out = IValue(obj.cast<std::string>());
+  } else if (std::optional<ScalarType> t = toScalarType(obj)) {
+    *out = IValue(*t);
+  } else if (py::isinstance<Device>(obj)) {
+    *out = IValue(obj.cast<Device>());
+  } else if (isSequence(obj)) {
+    std::vector<IValue> elements;
+    bool ok = forEachElement(obj, [&](py::handle e) {
+      IValue v;
+      if (!inferToIValue(e, &v)) return false;
+      elements.push_back(std::move(v));
+      return true;
+    });
+    if (!ok) return false;
+    if (PyTuple_Check(p)) {
+      *out = IValue::makeTuple(std::move(elements));
+    } else {
+      *out = IValue(std::move(elements));
+    }
+  } else {
+    return false;
+  }
+  return true;
+}
+
+bool listToIValue(py::handle obj, const SchemaType& element,
+                  std::optional<int32_t> N, IValue* out) {
+  const Kind kind = element.kind();
+  if (!isSequence(obj)) {
+    // A sized int list takes one int for all its elements: int[2] stride=1.
+    int64_t i;
+    if (N.has_value() && (kind == Kind::Int || kind == Kind::SymInt) &&
+        toInt(obj, &i)) {
+      *out = IValue(std::vector<int64_t>(static_cast<size_t>(*N), i));
+      return true;
+    }
+    return false;
+  }
+  switch (kind) {
+    case Kind::Int:
+    case Kind::SymInt: {
+      std::vector<int64_t> v;
+      if (!forEachElement(obj, [&](py::handle e) {
+            int64_t i;
+            if (!toInt(e, &i)) return false;
+            v.push_back(i);
+            return true;
+          })) {
+        return false;
+      }
+      *out = IValue(std::move(v));
+      return true;
+    }
+    case Kind::Float: {
+      std::vector<double> v;
+      if (!forEachElement(obj, [&](py::handle e) {
+            double d;
+            if (!toDouble(e, &d)) return false;
+            v.push_back(d);
+            return true;
+          })) {
+        return false;
+      }
+      *out = IValue(std::move(v));
+      return true;
+    }
+    case Kind::Bool: {
+      std::vector<bool> v;
+      if (!forEachElement(obj, [&](py::handle e) {
+            if (!isBool(e)) return false;
+            v.push_back(e.ptr() == Py_True);
+            return true;
+          })) {
+        return false;
+      }
+      *out = IValue(std::move(v));
+      return true;
+    }
+    case Kind::Tensor: {
+      std::vector<Tensor> v;
+      if (!forEachElement(obj, [&](py::handle e) {
+            if (!isTensor(e.ptr())) return false;
+            v.push_back(unpackTensor(e.ptr()));
+            return true;
+          })) {
+        return false;
+      }
+      *out = IValue(std::move(v));
+      return true;
+    }
+    default: {
+      std::vector<IValue> v;
+      if (!forEachElement(obj, [&](py::handle e) {
+            IValue x;
+            if (!tryToIValue(e, element, std::nullopt, &x)) return false;
+            v.push_back(std::move(x));
+            return true;
+          })) {
+        return false;
+      }
+      *out = IValue(std::move(v));
+      return true;
+    }
+  }
+}
+
+IValue defaultToIValueOfType(const DefaultValue& d, const SchemaType& type,
+                             std::optional<int32_t> N) {
+  const SchemaType* t = &type;
+  if (t->kind() == Kind::Optional) {
+    if (d.isNone()) return IValue();
+    t = t->elementType().get();
+  }
+  switch (d.kind()) {
+    case DefaultValue::Kind::None:
+      return IValue();
+    case DefaultValue::Kind::Bool:
+      return IValue(d.toBool());
+    case DefaultValue::Kind::Int:
+      if (t->kind() == Kind::Float) return IValue(static_cast<double>(d.toInt()));
+      if (t->kind() == Kind::List) {  // int[2] stride=1
+        return IValue(std::vector<int64_t>(N.value_or(1), d.toInt()));
+      }
+      return IValue(d.toInt());
+    case DefaultValue::Kind::Double:
+      return IValue(d.toDouble());
+    case DefaultValue::Kind::Complex:
+      TURNOUT_CHECK(false, ErrorKind::NotImplemented,
+                    "complex default values are not supported in Python calls");
+      break;
+    case DefaultValue::Kind::String:
+      return IValue(d.toStringRef());
+    case DefaultValue::Kind::List: {
+      const SchemaType& element =
+          t->kind() == Kind::List ? *t->elementType() : *t;
+      std::vector<IValue> elements;
+      for (const DefaultValue& e : d.toList()) {
+        elements.push_back(defaultToIValueOfType(e, element, std::nullopt));
+      }
+      switch (element.kind()) {
+        case Kind::Int:
+        case Kind::SymInt: {
+          std::vector<int64_t> v;
+          for (const IValue& e : elements) v.push_back(e.toInt());
+          return IValue(std::move(v));
+        }
+        case Kind::Float: {
+          std::vector<double> v;
+          for (const IValue& e : elements) v.push_back(e.toDouble());
+          return IValue(std::move(v));
+        }
+        case Kind::Bool: {
+          std::vector<bool> v;
+          for (const IValue& e : elements) v.push_back(e.toBool());
+          return IValue(std::move(v));
+        }
+        default:
+          return IValue(std::move(elements));
+      }
+    }
+  }
+  return IValue();
+}
+
+}  // namespace
+
+bool tryToIValue(py::handle obj, const SchemaType& type,
+                 std::optional<int32_t> N, IValue* out) {
+  PyObject* p = obj.ptr();
+  switch (type.kind()) {
+    case Kind::Tensor:
+      if (!isTensor(p)) return false;
+      *out = IValue(unpackTensor(p));
+      return true;
+    case Kind::Int:
+    case Kind::SymInt: {
+      int64_t i;
+      if (!toInt(obj, &i)) return false;
+      *out = IValue(i);
+      return true;
+    }
+    case Kind::Float: {
+      double d;
+      if (!toDouble(obj, &d)) return false;
+      *out = IValue(d);
+      return true;
+    }
+    case Kind::Bool:
+      if (!isBool(obj)) return false;
+      *out = IValue(p == Py_True);
+      return true;
+    case Kind::Str:
+      if (!PyUnicode_Check(p)) return false;
+      *out = IValue(obj.cast<std::string>());
+      return true;
+    case Kind::Scalar:
+    case Kind::Number: {
+      if (PyBool_Check(p)) {
+        *out = IValue(p == Py_True);
+        return true;
+      }
+      if (PyFloat_Check(p)) {
+        *out = IValue(PyFloat_AS_DOUBLE(p));
+        return true;
+      }
+      int64_t i;
+      if (!toInt(obj, &i)) return false;
+      *out = IValue(i);
+      return true;
+    }
+    case Kind::ScalarType: {
+      std::optional<ScalarType> t = toScalarType(obj);
+      if (!t) return false;
+      *out = IValue(*t);
+      return true;
+    }
+    case Kind::Layout: {
+      std::optional<Layout> l = toLayout(obj);
+      if (!l) return false;
+      *out = IValue(*l);
+      return true;
+    }
+    case Kind::MemoryFormat: {
+      std::optional<MemoryFormat> f = toMemoryFormat(obj);
+      if (!f) return false;
+      *out = IValue(*f);
+      return true;
+    }
+    case Kind::Device: {
+      std::optional<Device> d = toDevice(obj);
+      if (!d) return false;
+      *out = IValue(*d);
+      return true;
+    }
+    case Kind::None:
+      if (p != Py_None) return false;
+      *out = IValue();
+      return true;
+    case Kind::Optional:
+      if (p == Py_None) {
+        *out = IValue();
+        return true;
+      }
+      return tryToIValue(obj, *type.elementType(), N, out);
+    case Kind::List:
+      return listToIValue(obj, *type.elementType(), N, out);
+    case Kind::Tuple: {
+      if (!PyTuple_Check(p)) return false;
+      const auto& types = type.containedTypes();
+      if (static_cast<size_t>(PyTuple_GET_SIZE(p)) != types.size()) return false;
+      std::vector<IValue> elements(types.size());
+      for (size_t i = 0; i < types.size(); ++i) {
+        if (!tryToIValue(PyTuple_GET_ITEM(p, i), *types[i], std::nullopt,
+                         &elements[i])) {
+          return false;
+        }
+      }
+      *out = IValue::makeTuple(std::move(elements));
+      return true;
+    }
+    case Kind::Any:
+    case Kind::Var:
+      return inferToIValue(obj, out);
+    default:
+      // Generator, Dimname, Storage, Stream, QScheme, Complex, Dict, Future,
+      // RRef, AnyEnum, AnyClass: no Python form yet.
+      return false;
+  }
+}
+
+IValue toIValue(py::handle obj, const FunctionSchema& schema,
+                const Argument& arg, size_t position) {
+  IValue out;
+  if (tryToIValue(obj, *arg.type(), arg.N(), &out)) return out;
+  std::string overload = schema.overload_name().empty()
+                             ? schema.name()
+                             : schema.name() + "." + schema.overload_name();
+  TURNOUT_CHECK(false, ErrorKind::Type, overload, "(): argument '", arg.name(),
+                "' (position ", position + 1, ") must be ",
+                arg.type()->toString(), ", but got ", describePyType(obj));
+  return out;
+}
+
+IValue defaultToIValue(const Argument& arg) {
+  TURNOUT_INTERNAL_ASSERT(arg.default_value().has_value(),
+                          "defaultToIValue: argument '", arg.name(),
+                          "' has no default");
+  return defaultToIValueOfType(*arg.default_value(), *arg.type(), arg.N());
+}
+
+py::object toPyObject(const IValue& v, const SchemaType* type) {
+  const SchemaType* element = nullptr;
+  if (type != nullptr) {
+    if (type->kind() == Kind::Optional) type = type->elementType().get();
+    if (type->kind() == Kind::List) element = type->elementType().get();
+  }
+  switch (v.tag()) {
+    case IValue::Tag::None:
+      return py::none();
+    case IValue::Tag::Tensor:
+      return wrapTensor(v.toTensor());
+    case IValue::Tag::Double:
+      return py::float_(v.toDouble());
+    case IValue::Tag::Int:
+      if (type != nullptr) {
+        switch (type->kind()) {
+          case Kind::ScalarType:
+            return py::reinterpret_borrow<py::object>(dtypeObject(v.toScalarType()));
+          case Kind::Layout:
+            return py::reinterpret_borrow<py::object>(layoutObject(v.toLayout()));
+          case Kind::MemoryFormat:
+            return py::reinterpret_borrow<py::object>(
+                memoryFormatObject(v.toMemoryFormat()));
+          default:
+            break;
+        }
+      }
+      return py::int_(v.toInt());
+    case IValue::Tag::Bool:
+      return py::bool_(v.toBool());
+    case IValue::Tag::String:
+      return py::str(v.toStringRef());
+    case IValue::Tag::Device:
+      return deviceObject(v.toDevice());
+    case IValue::Tag::IntList: {
+      py::list out;
+      for (int64_t i : v.toIntListRef()) out.append(py::int_(i));
+      return std::move(out);
+    }
+    case IValue::Tag::DoubleList: {
+      py::list out;
+      for (double d : v.toDoubleListRef()) out.append(py::float_(d));
+      return std::move(out);
+    }
+    case IValue::Tag::BoolList: {
+      py::list out;
+      for (bool b : v.toBoolListRef()) out.append(py::bool_(b));
+      return std::move(out);
+    }
+    case IValue::Tag::TensorList: {
+      py::list out;
+      for (const Tensor& t : v.toTensorListRef()) out.append(wrapTensor(t));
+      return std::move(out);
+    }
+    case IValue::Tag::GenericList: {
+      py::list out;
+      for (const IValue& e : v.toListRef()) out.append(toPyObject(e, element));
+      return std::move(out);
+    }
+    case IValue::Tag::Tuple: {
+      const auto& elements = v.toTupleRef().elements();
+      py::tuple out(elements.size());
+      for (size_t i = 0; i < elements.size(); ++i) {
+        const SchemaType* t = nullptr;
+        if (type != nullptr && type->kind() == Kind::Tuple &&
+            i < type->containedTypes().size()) {
+          t = type->containedTypes()[i].get();
+        }
+        out[i] = toPyObject(elements[i], t);
+      }
+      return std::move(out);
+    }
+  }
+  return py::none();
+}
+
+py::object returnsToPython(Stack& stack, const FunctionSchema& schema) {
+  const auto& returns = schema.returns();
+  const size_t n = returns.size();
+  TURNOUT_INTERNAL_ASSERT(stack.size() >= n, "operator ", schema.name(),
+                          " left ", stack.size(), " values for ", n,
+                          " returns");
+  if (n == 0) return py::none();
+  if (n == 1) {
+    py::object out = toPyObject(stack.back(), returns[0].type().get());
+    stack.pop_back();
+    return out;
+  }
+  py::tuple out(n);
+  const size_t first = stack.size() - n;
+  for (size_t i = 0; i < n; ++i) {
+    out[i] = toPyObject(stack[first + i], returns[i].type().get());
+  }
+  stack.resize(first);
+  return std::move(out);
+}
+
+std::string describePyType(py::handle obj) {
+  PyObject* p = obj.ptr();
+  if (p == Py_None) return "None";
+  if (isTensor(p)) return "Tensor";
+  if (isSequence(obj)) {
+    std::string out = PyList_Check(p) ? "list[" : "tuple[";
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(p);
+    if (n == 0) return PyList_Check(p) ? "list (empty)" : "tuple (empty)";
+    // The element types, each once, in order of appearance.
+    std::vector<std::string> seen;
+    forEachElement(obj, [&](py::handle e) {
+      std::string t = describePyType(e);
+      bool found = false;
+      for (const std::string& s : seen) found = found || s == t;
+      if (!found) seen.push_back(t);
+      return true;
+    });
+    for (size_t i = 0; i < seen.size(); ++i) {
+      if (i > 0) out += ", ";
+      out += seen[i];
+    }
+    return out + "]";
+  }
+  return py::str(obj.get_type().attr("__name__")).cast<std::string>();
+}
+
+}  // namespace bindings
+}  // namespace turnout

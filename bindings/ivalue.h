@@ -1,0 +1,68 @@
+// Conversion between Python objects and IValue, guided by the schema: what
+// turnout.ops calls use to build a Stack from (*args, **kwargs), and what a
+// Python kernel will use to turn a Stack back into Python arguments.
+//
+//   IValue v;
+//   if (!tryToIValue(obj, *arg.type(), arg.N(), &v)) { ...no match... }
+//   py::object result = returnsToPython(stack, schema);
+//
+// Accepted Python values per schema type: Tensor (a turnout.Tensor), int
+// (an int or any object with __index__, not bool), float (float or int),
+// bool, str, Scalar (bool, int or float), ScalarType (a turnout.dtype),
+// Layout, MemoryFormat, Device (turnout.device or a string like "cuda:0"),
+// T[] (a list or tuple of T; a single int for a sized int[N]), T? (None or
+// T), Tensor[] and Tensor?[]; Any and type variables take whatever the
+// value's own type is.
+//
+// Thread safety: call with the GIL held.
+#ifndef TURNOUT_BINDINGS_IVALUE_H_
+#define TURNOUT_BINDINGS_IVALUE_H_
+
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "dispatcher/function_schema.h"
+#include "dispatcher/ivalue.h"
+#include "dispatcher/schema_type.h"
+#include "dispatcher/stack.h"
+
+namespace turnout {
+namespace bindings {
+
+/// Converts `obj` to `type` (with `N`, the size of a sized list). Returns
+/// false, leaving `out` as it was, when `obj` does not fit the type.
+/// Throws only for a value of the right kind that is malformed (a device
+/// string that does not parse).
+bool tryToIValue(pybind11::handle obj, const SchemaType& type,
+                 std::optional<int32_t> N, IValue* out);
+
+/// The same for argument `arg` of `schema`; throws Error(Type):
+///   "aten::add.Tensor(): argument 'other' (position 2) must be Tensor, but
+///   got str"
+IValue toIValue(pybind11::handle obj, const FunctionSchema& schema,
+                const Argument& arg, size_t position);
+
+/// The schema default of `arg` as an IValue of its type.
+/// Precondition: arg.default_value() is set.
+IValue defaultToIValue(const Argument& arg);
+
+/// An IValue as a Python object. With `type`, Ints of ScalarType, Layout
+/// and MemoryFormat type come back as turnout.dtype / layout /
+/// memory_format objects. An undefined Tensor is None.
+pybind11::object toPyObject(const IValue& v, const SchemaType* type = nullptr);
+
+/// Pops the schema's returns off `stack`: None for no return, the value for
+/// one, a tuple for several.
+pybind11::object returnsToPython(Stack& stack, const FunctionSchema& schema);
+
+/// How a Python value reads in an error: "str", "Tensor", "list[int]",
+/// "tuple[Tensor, float]", "None".
+std::string describePyType(pybind11::handle obj);
+
+}  // namespace bindings
+}  // namespace turnout
+
+#endif  // TURNOUT_BINDINGS_IVALUE_H_

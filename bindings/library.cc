@@ -1,0 +1,123 @@
+// turnout._C._dispatch_library: a Library made at run time from Python, for
+// C++ kernels only (as c10's): def_ declares schemas, def_name_t_t and
+// impl_t_t register an identity kernel `(Tensor) -> Tensor` (for tests and
+// benchmarks), fallback_fallthrough a fallthrough fallback. Dropping the
+// returned object deregisters everything it registered. Python kernels
+// (impl with a callable, fallback with a callable) are issue 4's next round.
+//
+//   >>> lib = _C._dispatch_library("DEF", "myns", "")
+//   >>> lib.def_name_t_t("identity")
+//   >>> turnout.ops.myns.identity(t) is t   # same tensor (new wrapper)
+#include <pybind11/pybind11.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "bindings/bindings.h"
+#include "dispatcher/error.h"
+#include "dispatcher/library.h"
+
+namespace py = pybind11;
+
+namespace turnout {
+namespace bindings {
+namespace {
+
+Tensor identityKernel(const Tensor& t) { return t; }
+
+// The file name outlives the Library, which keeps a pointer to it.
+struct PyLibrary {
+  std::string file;
+  std::unique_ptr<Library> lib;
+
+  Library& get() {
+    TURNOUT_CHECK(lib != nullptr, ErrorKind::InvalidArgument,
+                  "this library was destroyed (_destroy()); make a new one");
+    return *lib;
+  }
+};
+
+std::optional<DispatchKey> parseKey(const std::string& key) {
+  if (key.empty()) return std::nullopt;
+  return parseDispatchKey(key);
+}
+
+Library::Kind parseKind(const std::string& kind) {
+  if (kind == "DEF") return Library::DEF;
+  if (kind == "IMPL") return Library::IMPL;
+  if (kind == "FRAGMENT") return Library::FRAGMENT;
+  TURNOUT_CHECK(false, ErrorKind::InvalidArgument,
+                "_dispatch_library(kind, ...): kind must be 'DEF', 'IMPL' or "
+                "'FRAGMENT', got '", kind, "'");
+  return Library::DEF;
+}
+
+AliasAnalysisKind parseAlias(const std::string& alias) {
+  if (alias.empty() || alias == "FROM_SCHEMA") return AliasAnalysisKind::FROM_SCHEMA;
+  if (alias == "CONSERVATIVE") return AliasAnalysisKind::CONSERVATIVE;
+  if (alias == "PURE_FUNCTION") return AliasAnalysisKind::PURE_FUNCTION;
+  TURNOUT_CHECK(false, ErrorKind::InvalidArgument,
+                "def_(schema, alias): alias must be '', 'FROM_SCHEMA', "
+                "'CONSERVATIVE' or 'PURE_FUNCTION', got '", alias, "'");
+  return AliasAnalysisKind::FROM_SCHEMA;
+}
+
+CppFunction identity(const std::string& dispatch_key, const std::string& debug) {
+  std::optional<DispatchKey> k = parseKey(dispatch_key);
+  CppFunction f(&identityKernel);
+  if (k) f = dispatch(*k, std::move(f));
+  return std::move(f).debug(debug);
+}
+
+}  // namespace
+
+void initLibrary(py::module_& m) {
+  py::class_<PyLibrary>(m, "_DispatchModule",
+                        "A Library made by _dispatch_library.")
+      .def("def_",
+           [](PyLibrary& self, const std::string& schema, const std::string& alias) {
+             self.get().def(schema, parseAlias(alias));
+           },
+           py::arg("schema"), py::arg("alias") = "")
+      .def("def_name_t_t",
+           [](PyLibrary& self, const std::string& name, const std::string& key,
+              const std::string& debug) {
+             self.get().def(name, identity(key, debug));
+           },
+           py::arg("name"), py::arg("dispatch") = "",
+           py::arg("debug") = "default_def_name_t_t")
+      .def("impl_t_t",
+           [](PyLibrary& self, const std::string& name, const std::string& key,
+              const std::string& debug) {
+             self.get().impl(name, identity(key, debug));
+           },
+           py::arg("name"), py::arg("dispatch") = "", py::arg("debug") = "impl_t_t")
+      .def("fallback_fallthrough",
+           [](PyLibrary& self, const std::string& key) {
+             std::optional<DispatchKey> k = parseKey(key);
+             CppFunction f = CppFunction::makeFallthrough();
+             if (k) f = dispatch(*k, std::move(f));
+             self.get().fallback(std::move(f));
+           },
+           py::arg("dispatch") = "")
+      .def("_destroy", [](PyLibrary& self) { self.lib.reset(); },
+           "Deregisters everything now (otherwise done when the object goes).");
+
+  m.def(
+      "_dispatch_library",
+      [](const std::string& kind, const std::string& ns, const std::string& key,
+         const std::string& file, uint32_t linenum) {
+        auto out = std::make_unique<PyLibrary>();
+        out->file = file;
+        out->lib = std::make_unique<Library>(parseKind(kind), ns, parseKey(key),
+                                             out->file.c_str(), linenum);
+        return out;
+      },
+      py::arg("kind"), py::arg("ns"), py::arg("dispatch"),
+      py::arg("file") = "/dev/null", py::arg("linenum") = 0,
+      "A Library for C++ kernels, as torch._C._dispatch_library.");
+}
+
+}  // namespace bindings
+}  // namespace turnout

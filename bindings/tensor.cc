@@ -1,0 +1,536 @@
+// turnout._C.TensorBase and the tensor functions that are not operators:
+// metadata, autograd state, and zero-copy exchange with NumPy and DLPack.
+#include "bindings/tensor.h"
+
+#include <dlpack/dlpack.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bindings/bindings.h"
+#include "bindings/types.h"
+#include "dispatcher/allocator.h"
+#include "dispatcher/error.h"
+#include "dispatcher/storage.h"
+#include "dispatcher/tensor_impl.h"
+#include "kernels/autograd/autograd_meta.h"
+#include "kernels/autograd/engine.h"
+#include "kernels/autograd/grad_mode.h"
+
+namespace py = pybind11;
+
+namespace turnout {
+namespace bindings {
+namespace {
+
+PyTypeObject* g_tensor_base = nullptr;
+// The class wrapTensor instantiates: TensorBase or a subclass (one
+// reference held).
+PyTypeObject* g_tensor_class = nullptr;
+
+// DLPack 0.6 (Debian's libdlpack-dev) predates kDLBool; the value is the
+// one later versions and NumPy >= 1.25 use.
+constexpr uint8_t kDLBoolCode = 6;
+
+void tensorDealloc(PyObject* self) {
+  PyTypeObject* type = Py_TYPE(self);
+  reinterpret_cast<PyTensor*>(self)->cdata.~Tensor();
+  type->tp_free(self);
+  // A heap type's instances own a reference to it (see subtype_dealloc).
+  Py_DECREF(type);
+}
+
+PyObject* tensorNew(PyTypeObject* type, PyObject*, PyObject*) {
+  PyErr_Format(PyExc_TypeError,
+               "%s cannot be constructed directly; make tensors with "
+               "turnout.tensor(data), turnout.empty(size), turnout.zeros(size), "
+               "turnout.from_numpy(array), ...",
+               type->tp_name);
+  return nullptr;
+}
+
+// ---- Tensors over foreign memory ---------------------------------------------
+
+// A tensor over `data` (not copied) whose storage calls deleter(context)
+// when the last tensor using it goes. Strides are in elements, non-negative.
+// On an exception the deleter has run.
+Tensor tensorFromBlob(void* data, const std::vector<int64_t>& sizes,
+                      const std::vector<int64_t>& strides, ScalarType dtype,
+                      Device device, void* context, DeleterFnPtr deleter) {
+  DataPtr data_ptr(data, context, deleter, device);
+  uint64_t extent = 1;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] == 0) {
+      extent = 0;
+      break;
+    }
+    extent += static_cast<uint64_t>(sizes[i] - 1) * strides[i];
+  }
+  Storage storage(make_intrusive<StorageImpl>(extent * elementSize(dtype),
+                                              std::move(data_ptr), nullptr,
+                                              /*resizable=*/false));
+  auto impl = make_intrusive<TensorImpl, UndefinedTensorImpl>(
+      std::move(storage), dtype, device);
+  impl->set_sizes_and_strides(sizes, strides);
+  return Tensor(std::move(impl));
+}
+
+// Drops the reference a storage holds on a Python object. May run on any
+// thread, with or without the GIL; after interpreter shutdown it leaks
+// instead of touching a dead interpreter.
+void decrefPyObject(void* obj) {
+  if (!Py_IsInitialized()) return;
+  py::gil_scoped_acquire gil;
+  Py_DECREF(static_cast<PyObject*>(obj));
+}
+
+// ---- NumPy ----------------------------------------------------------------------
+
+std::optional<ScalarType> scalarTypeFromNumpy(const py::dtype& dt) {
+  if (dt.byteorder() == '>') return std::nullopt;  // not native
+  switch (dt.kind()) {
+    case 'f':
+      if (dt.itemsize() == 2) return ScalarType::Half;
+      if (dt.itemsize() == 4) return ScalarType::Float;
+      if (dt.itemsize() == 8) return ScalarType::Double;
+      break;
+    case 'i':
+      if (dt.itemsize() == 1) return ScalarType::Char;
+      if (dt.itemsize() == 2) return ScalarType::Short;
+      if (dt.itemsize() == 4) return ScalarType::Int;
+      if (dt.itemsize() == 8) return ScalarType::Long;
+      break;
+    case 'u':
+      if (dt.itemsize() == 1) return ScalarType::Byte;
+      break;
+    case 'b':
+      return ScalarType::Bool;
+  }
+  return std::nullopt;
+}
+
+const char* numpyDtypeName(ScalarType t) {
+  switch (t) {
+    case ScalarType::Byte: return "uint8";
+    case ScalarType::Char: return "int8";
+    case ScalarType::Short: return "int16";
+    case ScalarType::Int: return "int32";
+    case ScalarType::Long: return "int64";
+    case ScalarType::Half: return "float16";
+    case ScalarType::Float: return "float32";
+    case ScalarType::Double: return "float64";
+    case ScalarType::Bool: return "bool";
+    default: return nullptr;
+  }
+}
+
+py::object toNumpy(py::handle self) {
+  const Tensor& t = unpackTensor(self.ptr());
+  TURNOUT_CHECK(t.device().is_cpu(), ErrorKind::Type,
+                "Tensor.numpy(): the tensor is on ", t.device().str(),
+                "; NumPy arrays live in CPU memory. Use tensor.cpu().numpy() "
+                "to copy it first");
+  TURNOUT_CHECK(!autograd::requiresGrad(t), ErrorKind::InvalidArgument,
+                "Tensor.numpy(): can't call numpy() on a tensor that requires "
+                "grad; use tensor.detach().numpy() instead");
+  TURNOUT_CHECK(t.layout() == Layout::Strided, ErrorKind::Type,
+                "Tensor.numpy(): only strided tensors have a NumPy view, this "
+                "one has layout ", toString(t.layout()));
+  const char* name = numpyDtypeName(t.dtype());
+  TURNOUT_CHECK(name != nullptr, ErrorKind::Type, "Tensor.numpy(): NumPy has no ",
+                dtypeName(t.dtype()), " type; convert first, e.g. "
+                "tensor.to(turnout.float32).numpy()");
+  std::vector<py::ssize_t> shape(t.sizes().begin(), t.sizes().end());
+  std::vector<py::ssize_t> strides;
+  for (int64_t s : t.strides()) {
+    strides.push_back(s * static_cast<py::ssize_t>(t.itemsize()));
+  }
+  // The array's base is the Python tensor: it keeps the storage alive.
+  return py::array(py::dtype(name), shape, strides, t.data_ptr(), self);
+}
+
+Tensor fromNumpy(py::handle obj) {
+  TURNOUT_CHECK(py::isinstance<py::array>(obj), ErrorKind::Type,
+                "turnout.from_numpy(array): expected a numpy.ndarray, got ",
+                std::string(py::str(obj.get_type().attr("__name__"))));
+  auto arr = py::reinterpret_borrow<py::array>(obj);
+  std::optional<ScalarType> dtype = scalarTypeFromNumpy(arr.dtype());
+  TURNOUT_CHECK(dtype.has_value(), ErrorKind::Type,
+                "turnout.from_numpy(array): can't convert an array of dtype ",
+                std::string(py::str(arr.dtype())),
+                "; the supported ones are float64, float32, float16, int64, "
+                "int32, int16, int8, uint8 and bool (native byte order)");
+  std::vector<int64_t> sizes, strides;
+  auto itemsize = static_cast<int64_t>(elementSize(*dtype));
+  for (py::ssize_t i = 0; i < arr.ndim(); ++i) {
+    sizes.push_back(arr.shape(i));
+    int64_t stride = arr.strides(i);
+    TURNOUT_CHECK(stride >= 0 && stride % itemsize == 0,
+                  ErrorKind::InvalidArgument,
+                  "turnout.from_numpy(array): dimension ", i, " has a stride of ",
+                  stride, " bytes; turnout needs non-negative multiples of the "
+                  "element size (", itemsize, "). Pass array.copy() instead");
+    strides.push_back(stride / itemsize);
+  }
+  PyObject* owner = obj.ptr();
+  Py_INCREF(owner);  // released by the storage's deleter
+  return tensorFromBlob(const_cast<void*>(arr.data()), sizes, strides, *dtype,
+                        Device(DeviceType::CPU), owner, &decrefPyObject);
+}
+
+// ---- DLPack ---------------------------------------------------------------------
+
+struct DLPackExport {
+  Tensor tensor;  // keeps the memory alive
+  std::vector<int64_t> shape;
+  std::vector<int64_t> strides;
+  DLManagedTensor managed;
+};
+
+void deleteDLPackExport(DLManagedTensor* self) {
+  delete static_cast<DLPackExport*>(self->manager_ctx);
+}
+
+void dlpackCapsuleDestructor(PyObject* capsule) {
+  // A consumer renames the capsule "used_dltensor" and takes over; only an
+  // unconsumed one is ours to free.
+  if (!PyCapsule_IsValid(capsule, "dltensor")) return;
+  auto* managed =
+      static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule, "dltensor"));
+  if (managed->deleter != nullptr) managed->deleter(managed);
+}
+
+DLDataType toDLDataType(ScalarType t) {
+  DLDataType out;
+  out.lanes = 1;
+  out.bits = static_cast<uint8_t>(elementSize(t) * 8);
+  switch (t) {
+    case ScalarType::Byte:
+      out.code = kDLUInt;
+      break;
+    case ScalarType::Char:
+    case ScalarType::Short:
+    case ScalarType::Int:
+    case ScalarType::Long:
+      out.code = kDLInt;
+      break;
+    case ScalarType::Half:
+    case ScalarType::Float:
+    case ScalarType::Double:
+      out.code = kDLFloat;
+      break;
+    case ScalarType::BFloat16:
+      out.code = kDLBfloat;
+      break;
+    case ScalarType::Bool:
+      out.code = kDLBoolCode;
+      break;
+    default:
+      TURNOUT_CHECK(false, ErrorKind::Type, "Tensor.__dlpack__(): DLPack has no ",
+                    dtypeName(t), " type");
+  }
+  return out;
+}
+
+std::optional<ScalarType> fromDLDataType(DLDataType dt) {
+  if (dt.lanes != 1) return std::nullopt;
+  switch (dt.code) {
+    case kDLUInt:
+      if (dt.bits == 8) return ScalarType::Byte;
+      break;
+    case kDLInt:
+      if (dt.bits == 8) return ScalarType::Char;
+      if (dt.bits == 16) return ScalarType::Short;
+      if (dt.bits == 32) return ScalarType::Int;
+      if (dt.bits == 64) return ScalarType::Long;
+      break;
+    case kDLFloat:
+      if (dt.bits == 16) return ScalarType::Half;
+      if (dt.bits == 32) return ScalarType::Float;
+      if (dt.bits == 64) return ScalarType::Double;
+      break;
+    case kDLBfloat:
+      if (dt.bits == 16) return ScalarType::BFloat16;
+      break;
+    case kDLBoolCode:
+      if (dt.bits == 8) return ScalarType::Bool;
+      break;
+  }
+  return std::nullopt;
+}
+
+DLDevice toDLDevice(Device d) {
+  switch (d.type()) {
+    case DeviceType::CPU:
+      return DLDevice{kDLCPU, 0};
+    case DeviceType::CUDA:
+      return DLDevice{kDLCUDA, d.has_index() ? d.index() : 0};
+    default:
+      TURNOUT_CHECK(false, ErrorKind::Type, "DLPack: tensors on ", d.str(),
+                    " can't be exported; DLPack here covers cpu and cuda");
+  }
+  return DLDevice{kDLCPU, 0};
+}
+
+py::object toDLPack(const Tensor& t) {
+  TURNOUT_CHECK(!autograd::requiresGrad(t), ErrorKind::InvalidArgument,
+                "Tensor.__dlpack__(): can't export a tensor that requires "
+                "grad; use tensor.detach()");
+  TURNOUT_CHECK(t.layout() == Layout::Strided, ErrorKind::Type,
+                "Tensor.__dlpack__(): only strided tensors can be exported, "
+                "this one has layout ", toString(t.layout()));
+  auto ctx = std::make_unique<DLPackExport>();
+  ctx->tensor = t;
+  ctx->shape.assign(t.sizes().begin(), t.sizes().end());
+  ctx->strides.assign(t.strides().begin(), t.strides().end());
+  DLTensor& dl = ctx->managed.dl_tensor;
+  dl.data = t.data_ptr();
+  dl.device = toDLDevice(t.device());
+  dl.ndim = static_cast<int>(t.dim());
+  dl.dtype = toDLDataType(t.dtype());
+  dl.shape = ctx->shape.data();
+  dl.strides = ctx->strides.data();
+  dl.byte_offset = 0;
+  ctx->managed.manager_ctx = ctx.get();
+  ctx->managed.deleter = &deleteDLPackExport;
+  PyObject* capsule =
+      PyCapsule_New(&ctx->managed, "dltensor", &dlpackCapsuleDestructor);
+  if (capsule == nullptr) throw py::error_already_set();
+  ctx.release();  // owned by the capsule now
+  return py::reinterpret_steal<py::object>(capsule);
+}
+
+void callDLPackDeleter(void* managed) {
+  auto* m = static_cast<DLManagedTensor*>(managed);
+  if (m->deleter != nullptr) m->deleter(m);
+}
+
+py::object fromDLPack(py::handle obj) {
+  if (isTensor(obj.ptr())) return py::reinterpret_borrow<py::object>(obj);
+  py::object capsule;
+  if (py::hasattr(obj, "__dlpack__")) {
+    capsule = obj.attr("__dlpack__")();
+  } else if (PyCapsule_CheckExact(obj.ptr())) {
+    capsule = py::reinterpret_borrow<py::object>(obj);
+  } else {
+    TURNOUT_CHECK(false, ErrorKind::Type,
+                  "turnout.from_dlpack(x): expected an object with __dlpack__ "
+                  "(a NumPy >= 1.22 array, a torch tensor, ...) or a DLPack "
+                  "capsule, got ",
+                  std::string(py::str(obj.get_type().attr("__name__"))));
+  }
+  TURNOUT_CHECK(PyCapsule_IsValid(capsule.ptr(), "dltensor"),
+                ErrorKind::InvalidArgument,
+                "turnout.from_dlpack(x): the DLPack capsule was already "
+                "consumed (a capsule can be imported only once); call "
+                "x.__dlpack__() again for a fresh one");
+  auto* managed = static_cast<DLManagedTensor*>(
+      PyCapsule_GetPointer(capsule.ptr(), "dltensor"));
+  const DLTensor& dl = managed->dl_tensor;
+  std::optional<ScalarType> dtype = fromDLDataType(dl.dtype);
+  TURNOUT_CHECK(dtype.has_value(), ErrorKind::Type,
+                "turnout.from_dlpack(x): unsupported DLPack dtype (code ",
+                int(dl.dtype.code), ", bits ", int(dl.dtype.bits), ", lanes ",
+                dl.dtype.lanes, ")");
+  std::optional<Device> device;
+  if (dl.device.device_type == kDLCPU) device = Device(DeviceType::CPU);
+  if (dl.device.device_type == kDLCUDA) {
+    device = Device(DeviceType::CUDA, static_cast<DeviceIndex>(dl.device.device_id));
+  }
+  TURNOUT_CHECK(device.has_value(), ErrorKind::Type,
+                "turnout.from_dlpack(x): unsupported DLPack device type ",
+                int(dl.device.device_type), "; turnout takes cpu (1) and cuda (2)");
+  std::vector<int64_t> sizes(dl.shape, dl.shape + dl.ndim);
+  std::vector<int64_t> strides(dl.ndim);
+  if (dl.strides != nullptr) {
+    strides.assign(dl.strides, dl.strides + dl.ndim);
+    for (int i = 0; i < dl.ndim; ++i) {
+      TURNOUT_CHECK(strides[i] >= 0, ErrorKind::InvalidArgument,
+                    "turnout.from_dlpack(x): dimension ", i,
+                    " has a negative stride (", strides[i],
+                    "); turnout tensors need non-negative strides");
+    }
+  } else {
+    int64_t s = 1;
+    for (int i = dl.ndim - 1; i >= 0; --i) {
+      strides[i] = s;
+      s *= sizes[i];
+    }
+  }
+  // From here on the tensor owns the DLManagedTensor.
+  PyCapsule_SetName(capsule.ptr(), "used_dltensor");
+  void* data = static_cast<char*>(dl.data) + dl.byte_offset;
+  return wrapTensor(tensorFromBlob(data, sizes, strides, *dtype, *device,
+                                   managed, &callDLPackDeleter));
+}
+
+// ---- Binding helpers --------------------------------------------------------------
+
+template <class F, class... Extra>
+void method(py::handle type, const char* name, F&& f, const Extra&... extra) {
+  py::cpp_function fn(std::forward<F>(f), py::name(name), py::is_method(type),
+                      py::sibling(py::getattr(type, name, py::none())),
+                      extra...);
+  py::setattr(type, name, fn);
+}
+
+template <class Get>
+void property(py::handle type, const char* name, Get&& get, const char* doc) {
+  py::cpp_function getter(std::forward<Get>(get), py::is_method(type));
+  py::setattr(type, name,
+              py::module_::import("builtins")
+                  .attr("property")(getter, py::none(), py::none(), doc));
+}
+
+template <class Get, class Set>
+void property(py::handle type, const char* name, Get&& get, Set&& set,
+              const char* doc) {
+  py::cpp_function getter(std::forward<Get>(get), py::is_method(type));
+  py::cpp_function setter(std::forward<Set>(set), py::is_method(type));
+  py::setattr(type, name,
+              py::module_::import("builtins")
+                  .attr("property")(getter, setter, py::none(), doc));
+}
+
+}  // namespace
+
+PyTypeObject* tensorBaseType() { return g_tensor_base; }
+
+py::object wrapTensor(Tensor t) {
+  if (!t.defined()) return py::none();
+  PyTypeObject* cls = g_tensor_class;
+  PyObject* obj = cls->tp_alloc(cls, 0);
+  if (obj == nullptr) throw py::error_already_set();
+  new (&reinterpret_cast<PyTensor*>(obj)->cdata) Tensor(std::move(t));
+  return py::reinterpret_steal<py::object>(obj);
+}
+
+void initTensor(py::module_& m) {
+  static PyType_Slot slots[] = {
+      {Py_tp_dealloc, reinterpret_cast<void*>(&tensorDealloc)},
+      {Py_tp_new, reinterpret_cast<void*>(&tensorNew)},
+      {Py_tp_doc, const_cast<char*>(
+                      "The C++ tensor behind turnout.Tensor; use turnout.Tensor.")},
+      {0, nullptr}};
+  static PyType_Spec spec = {"turnout._C.TensorBase", sizeof(PyTensor), 0,
+                             Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, slots};
+  PyObject* type = PyType_FromSpec(&spec);
+  if (type == nullptr) throw py::error_already_set();
+  g_tensor_base = reinterpret_cast<PyTypeObject*>(type);
+  Py_INCREF(type);
+  g_tensor_class = g_tensor_base;
+  m.add_object("TensorBase", py::reinterpret_steal<py::object>(type));
+  py::handle base(type);
+
+  m.def(
+      "_set_tensor_class",
+      [](py::handle cls) {
+        TURNOUT_CHECK(PyType_Check(cls.ptr()) &&
+                          PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls.ptr()),
+                                           g_tensor_base),
+                      ErrorKind::Type,
+                      "_set_tensor_class(cls): expected a subclass of "
+                      "turnout._C.TensorBase, got ", std::string(py::repr(cls)));
+        Py_INCREF(cls.ptr());
+        Py_DECREF(g_tensor_class);
+        g_tensor_class = reinterpret_cast<PyTypeObject*>(cls.ptr());
+      },
+      "Makes `cls` the class of the tensors that turnout returns.");
+
+  // Metadata.
+  method(base, "dim", [](const Tensor& t) { return t.dim(); });
+  method(base, "ndimension", [](const Tensor& t) { return t.dim(); });
+  method(base, "numel", [](const Tensor& t) { return t.numel(); });
+  method(base, "_sizes", [](const Tensor& t) {
+    return std::vector<int64_t>(t.sizes().begin(), t.sizes().end());
+  });
+  method(base, "_strides", [](const Tensor& t) {
+    return std::vector<int64_t>(t.strides().begin(), t.strides().end());
+  });
+  method(base, "storage_offset", [](const Tensor& t) { return t.storage_offset(); });
+  method(base, "is_contiguous", [](const Tensor& t) { return t.is_contiguous(); });
+  method(base, "element_size", [](const Tensor& t) { return t.itemsize(); });
+  method(base, "data_ptr", [](const Tensor& t) {
+    return reinterpret_cast<uintptr_t>(t.data_ptr());
+  });
+  method(base, "_is_same", [](const Tensor& a, const Tensor& b) { return a.is_same(b); });
+  method(base, "_shares_storage", [](const Tensor& a, const Tensor& b) {
+    return a.has_storage() && b.has_storage() && a.storage().is_alias_of(b.storage());
+  });
+  property(base, "dtype", [](const Tensor& t) { return dtypeObject(t.dtype()); },
+           "The element type, e.g. turnout.float32.");
+  property(base, "device", [](const Tensor& t) { return deviceObject(t.device()); },
+           "Where the data lives, e.g. device(type='cpu').");
+  property(base, "layout", [](const Tensor& t) { return layoutObject(t.layout()); },
+           "The memory layout, e.g. turnout.strided.");
+  property(base, "is_cuda", [](const Tensor& t) { return t.is_cuda(); }, "On a CUDA device.");
+  property(base, "is_cpu", [](const Tensor& t) { return t.is_cpu(); }, "In CPU memory.");
+  property(base, "is_meta", [](const Tensor& t) { return t.is_meta(); },
+           "On the meta device (sizes, no data).");
+  property(base, "_version", [](const Tensor& t) {
+    return t.unsafeGetTensorImpl()->version();
+  }, "The version counter, bumped by in-place operations.");
+
+  // Autograd state.
+  property(
+      base, "requires_grad", [](const Tensor& t) { return autograd::requiresGrad(t); },
+      [](const Tensor& t, bool flag) { autograd::setRequiresGrad(t, flag); },
+      "Whether gradients flow to this tensor; set it on leaves only.");
+  property(
+      base, "grad", [](const Tensor& t) { return autograd::grad(t); },
+      [](const Tensor& t, py::handle g) {
+        if (g.is_none()) {
+          autograd::setGrad(t, Tensor());
+          return;
+        }
+        TURNOUT_CHECK(isTensor(g.ptr()), ErrorKind::Type,
+                      "Tensor.grad: assigned value must be a Tensor or None, got ",
+                      std::string(py::str(g.get_type().attr("__name__"))));
+        autograd::setGrad(t, unpackTensor(g.ptr()));
+      },
+      "The gradient accumulated by backward(); None before.");
+  property(base, "is_leaf", [](const Tensor& t) { return autograd::isLeaf(t); },
+           "True when the tensor was not made by a recorded operation.");
+  property(base, "_grad_fn_name", [](const Tensor& t) -> py::object {
+    std::shared_ptr<autograd::Node> fn = autograd::gradFn(t);
+    if (!fn) return py::none();
+    return py::str(fn->name());
+  }, "The name of the node that made this tensor (\"AddBackward0\"), or None.");
+  m.def(
+      "_backward",
+      [](std::vector<Tensor> roots, std::vector<Tensor> grads) {
+        py::gil_scoped_release no_gil;
+        autograd::backward(roots, grads);
+      },
+      py::arg("roots"), py::arg("grad_roots"));
+  m.def("_set_grad_enabled", &autograd::GradMode::set_enabled, py::arg("enabled"));
+  m.def("is_grad_enabled", &autograd::GradMode::is_enabled,
+        "True when operators record autograd history on this thread.");
+  m.def("_dispatch_keys", [](const Tensor& t) { return t.key_set(); },
+        "The key set of a tensor.");
+
+  // Zero-copy exchange.
+  method(base, "numpy", &toNumpy,
+         py::doc("A NumPy array sharing this CPU tensor's memory."));
+  method(base, "__dlpack__",
+         [](const Tensor& t, py::handle stream) { return toDLPack(t); },
+         py::arg("stream") = py::none(),
+         py::doc("A DLPack capsule sharing this tensor's memory."));
+  method(base, "__dlpack_device__", [](const Tensor& t) {
+    DLDevice d = toDLDevice(t.device());
+    return py::make_tuple(static_cast<int>(d.device_type), d.device_id);
+  });
+  m.def("from_numpy", [](py::handle a) { return wrapTensor(fromNumpy(a)); },
+        py::arg("ndarray"),
+        "A tensor sharing the memory of a NumPy array (kept alive by it).");
+  m.def("from_dlpack", &fromDLPack, py::arg("ext_tensor"),
+        "A tensor sharing the memory of any object with __dlpack__, or of a "
+        "DLPack capsule.");
+}
+
+}  // namespace bindings
+}  // namespace turnout

@@ -1,0 +1,149 @@
+"""``turnout.ops``: every registered operator, callable from Python.
+
+``turnout.ops.<ns>.<name>`` is an :class:`OpOverloadPacket` (all overloads
+of a name); ``.<overload>`` (``.default`` for the unnamed one) is an
+:class:`OpOverload`. Both are looked up on first access and cached.
+
+Example::
+
+    >>> import turnout
+    >>> a = turnout.tensor([1.0, 2.0])
+    >>> turnout.ops.aten.add.Tensor(a, a, alpha=2)
+    tensor([3., 6.])
+    >>> turnout.ops.aten.add(a, 1)          # resolves to aten::add.Scalar
+    tensor([2., 3.])
+    >>> str(turnout.ops.aten.relu.default._schema)
+    'aten::relu(Tensor self) -> Tensor'
+"""
+
+from __future__ import annotations
+
+import types
+from typing import Any, List
+
+from turnout import _C
+
+__all__ = ["OpOverload", "OpOverloadPacket", "ops"]
+
+
+class OpOverload(_C._OpOverload):
+    """One overload of an operator, e.g. ``turnout.ops.aten.add.Tensor``.
+
+    Calling it binds the positional and keyword arguments to the schema
+    (defaults filled in, keyword-only arguments enforced), converts them
+    and calls the operator through the dispatcher with the GIL released.
+
+    Raises:
+        TypeError: an argument does not fit the schema; the message names
+            the operator, the argument, the type the schema expects and what
+            was given.
+
+    Example::
+
+        >>> import turnout
+        >>> relu = turnout.ops.aten.relu.default
+        >>> relu.name(), relu.overloadpacket
+        ('aten::relu', <OpOverloadPacket(op='aten.relu')>)
+        >>> relu(turnout.tensor([-1.0, 2.0]))
+        tensor([0., 2.])
+        >>> relu.has_kernel_for_dispatch_key(turnout.DispatchKey.CPU)
+        True
+    """
+
+    def __init__(self, packet: "OpOverloadPacket", overload_name: str) -> None:
+        _C._OpOverload.__init__(self, packet._qualified_op_name, overload_name)
+        self._overloadpacket = packet
+        self._overloadname = overload_name
+        self.__name__ = f"{packet.__name__}.{overload_name}"
+
+    @property
+    def overloadpacket(self) -> "OpOverloadPacket":
+        """The packet this overload belongs to."""
+        return self._overloadpacket
+
+    def __repr__(self) -> str:
+        ns, name = self._overloadpacket._qualified_op_name.split("::", 1)
+        return f"<OpOverload(op='{ns}.{name}', overload='{self._overloadname}')>"
+
+
+class OpOverloadPacket(_C._OpPacket):
+    """Every overload of one operator name, e.g. ``turnout.ops.aten.add``.
+
+    Calling the packet picks the first overload (the default one first, then
+    the others by name) whose schema accepts the arguments' types.
+
+    Example::
+
+        >>> import turnout
+        >>> turnout.ops.aten.relu.overloads()
+        ['default']
+        >>> {'Scalar', 'Tensor', 'out'} <= set(turnout.ops.aten.mul.overloads())
+        True
+        >>> turnout.ops.aten.mul.Scalar
+        <OpOverload(op='aten.mul', overload='Scalar')>
+        >>> turnout.ops.aten.mul(turnout.tensor([1, 2]), 3)
+        tensor([3, 6])
+    """
+
+    def __init__(self, qualified_op_name: str, op_name: str) -> None:
+        _C._OpPacket.__init__(self, qualified_op_name)
+        self._qualified_op_name = qualified_op_name
+        self.__name__ = op_name
+
+    def __getattr__(self, key: str) -> OpOverload:
+        if key.startswith("__"):
+            raise AttributeError(key)
+        try:
+            overload = OpOverload(self, key)
+        except ValueError as e:
+            raise AttributeError(
+                f"The operator {self._qualified_op_name} has no overload "
+                f"named '{key}': {e}") from None
+        setattr(self, key, overload)
+        return overload
+
+    def __repr__(self) -> str:
+        ns, name = self._qualified_op_name.split("::", 1)
+        return f"<OpOverloadPacket(op='{ns}.{name}')>"
+
+
+class _OpNamespace(types.ModuleType):
+    """``turnout.ops.<ns>``: the operators of one namespace."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__("turnout.ops." + name)
+        self.name = name
+
+    def __getattr__(self, op_name: str) -> OpOverloadPacket:
+        # Dunder names are looked up too: aten::__getitem__ is an operator.
+        qualified = f"{self.name}::{op_name}"
+        try:
+            packet = OpOverloadPacket(qualified, op_name)
+        except ValueError:
+            raise AttributeError(
+                f"'turnout.ops.{self.name}' has no operator named '{op_name}' "
+                f"(no schema for {qualified} is registered); check the name, "
+                f"or define it first") from None
+        setattr(self, op_name, packet)
+        return packet
+
+
+class _Ops(types.ModuleType):
+    """``turnout.ops``: one attribute per operator namespace."""
+
+    def __init__(self) -> None:
+        super().__init__("turnout.ops")
+
+    def __getattr__(self, name: str) -> _OpNamespace:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        namespace = _OpNamespace(name)
+        setattr(self, name, namespace)
+        return namespace
+
+    def namespaces(self) -> List[str]:
+        """The namespaces that have operators with a schema."""
+        return sorted({n.split("::", 1)[0] for n in _C._dispatch_get_all_op_names()})
+
+
+ops: Any = _Ops()

@@ -1,0 +1,499 @@
+"""``turnout.Tensor``: the Python tensor class.
+
+A subclass of ``turnout._C.TensorBase`` (the C++ tensor); every tensor that
+turnout returns is an instance. Arithmetic, comparisons, indexing and the
+methods named like PyTorch's call the reference operators through
+``turnout.ops.aten``, so they dispatch like any other call.
+
+Example::
+
+    >>> import turnout
+    >>> x = turnout.tensor([[1.0, 2.0], [3.0, 4.0]])
+    >>> x
+    tensor([[1., 2.],
+            [3., 4.]])
+    >>> x.shape, x.dtype, x.device
+    (turnout.Size([2, 2]), turnout.float32, device(type='cpu'))
+    >>> (x @ x.t() + 1)[0]
+    tensor([ 6., 12.])
+    >>> x[:, 1].tolist()
+    [2.0, 4.0]
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any, Iterator, List, Optional, Tuple, Union
+
+from turnout import _C
+from turnout._ops import ops
+from turnout._tensor_str import tensor_repr
+
+__all__ = ["Size", "Tensor"]
+
+_TensorBase = _C.TensorBase
+
+
+class Size(tuple):
+    """A tensor's shape: a tuple of ints that prints as ``turnout.Size([2, 3])``.
+
+    Example::
+
+        >>> import turnout
+        >>> turnout.zeros(2, 3).shape
+        turnout.Size([2, 3])
+        >>> turnout.zeros(2, 3).shape.numel()
+        6
+    """
+
+    def __repr__(self) -> str:
+        return f"turnout.Size([{', '.join(str(s) for s in self)}])"
+
+    def numel(self) -> int:
+        """The number of elements of a tensor of this shape."""
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+
+def _is_int(x: Any) -> bool:
+    if isinstance(x, bool):
+        return False
+    try:
+        operator.index(x)
+        return True
+    except TypeError:
+        return False
+
+
+def _size_args(fn: str, size: Tuple[Any, ...]) -> List[int]:
+    """Sizes given as varargs (2, 3) or as one sequence ([2, 3])."""
+    if len(size) == 1 and isinstance(size[0], (list, tuple)):
+        size = tuple(size[0])
+    for s in size:
+        if not _is_int(s):
+            raise TypeError(f"{fn}(): sizes must be ints, got "
+                            f"{type(s).__name__} ({s!r}) in {list(size)!r}")
+    return [operator.index(s) for s in size]
+
+
+def _same_device(a: _C.device, b: _C.device) -> bool:
+    return a.type == b.type and (a.index is None or b.index is None
+                                 or a.index == b.index)
+
+
+class Tensor(_C.TensorBase):
+    """A multi-dimensional array whose operations go through the dispatcher.
+
+    Make one with a factory: :func:`turnout.tensor`, :func:`turnout.zeros`,
+    :func:`turnout.from_numpy`, ... Indexing with ints, slices (step > 0),
+    ``None`` and ``...`` returns views that share memory.
+
+    Example::
+
+        >>> import turnout
+        >>> t = turnout.arange(6).view(2, 3)
+        >>> t
+        tensor([[0, 1, 2],
+                [3, 4, 5]])
+        >>> t[1, ::2]
+        tensor([3, 5])
+        >>> t.sum().item()
+        15
+    """
+
+    __module__ = "turnout"
+
+    # ---- Shape -------------------------------------------------------------
+    @property
+    def shape(self) -> Size:
+        """The sizes, as a :class:`Size`."""
+        return Size(self._sizes())
+
+    @property
+    def ndim(self) -> int:
+        """The number of dimensions."""
+        return self.dim()
+
+    def size(self, dim: Optional[int] = None) -> Union[Size, int]:
+        """The shape, or the size of dimension `dim` (negative counts from
+        the end)."""
+        if dim is None:
+            return Size(self._sizes())
+        return self._sizes()[self._wrap_dim(dim, "size")]
+
+    def stride(self, dim: Optional[int] = None) -> Union[Tuple[int, ...], int]:
+        """The strides in elements, or the stride of dimension `dim`."""
+        if dim is None:
+            return tuple(self._strides())
+        return self._strides()[self._wrap_dim(dim, "stride")]
+
+    def _wrap_dim(self, dim: int, fn: str) -> int:
+        n = self.dim()
+        if not -n <= dim < n:
+            raise IndexError(
+                f"Tensor.{fn}(): dimension out of range (expected to be in range "
+                f"of [{-n}, {n - 1}], but got {dim})")
+        return dim + n if dim < 0 else dim
+
+    def __len__(self) -> int:
+        if self.dim() == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._sizes()[0]
+
+    def __iter__(self) -> Iterator["Tensor"]:
+        if self.dim() == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(len(self)))
+
+    # ---- Values ------------------------------------------------------------
+    def item(self) -> Union[int, float, bool]:
+        """The value of a one-element tensor as a Python number."""
+        return ops.aten.item.default(self)
+
+    def tolist(self) -> Any:
+        """The values as (nested) Python lists; a number for a 0-dim tensor."""
+        t = self.detach()
+        if not t.is_cpu:
+            t = t.cpu()
+        if t.dtype is _C.bfloat16:
+            t = t.to(_C.float32)
+        return t.numpy().tolist()
+
+    def __repr__(self) -> str:
+        return tensor_repr(self)
+
+    def __bool__(self) -> bool:
+        if self.numel() != 1:
+            raise RuntimeError(
+                f"Boolean value of Tensor with {self.numel()} values is ambiguous; "
+                f"use .any() / .all() or compare one element")
+        return bool(self.item())
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self.dtype.is_floating_point or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be "
+                            "converted to an index")
+        return int(self.item())
+
+    def __array__(self, dtype: Any = None) -> Any:
+        a = self.numpy()
+        return a if dtype is None else a.astype(dtype)
+
+    __hash__ = _C.TensorBase.__hash__
+
+    # ---- Conversion --------------------------------------------------------
+    def to(self, *args: Any, dtype: Any = None, device: Any = None,
+           non_blocking: bool = False, copy: bool = False,
+           memory_format: Any = None) -> "Tensor":
+        """This tensor with another dtype and/or on another device.
+
+        Positional arguments may be a dtype, a device (or its string) or a
+        tensor whose dtype and device to take. Returns `self` when nothing
+        changes and `copy` is False.
+
+        Example::
+
+            >>> import turnout
+            >>> turnout.tensor([1, 2]).to(turnout.float64)
+            tensor([1., 2.], dtype=turnout.float64)
+        """
+        for a in args:
+            if isinstance(a, _C.dtype):
+                dtype = a
+            elif isinstance(a, (str, _C.device)):
+                device = a
+            elif isinstance(a, _C.TensorBase):
+                dtype, device = a.dtype, a.device
+            else:
+                raise TypeError(
+                    f"Tensor.to(): expected a dtype, a device or a Tensor, got "
+                    f"{type(a).__name__} ({a!r})")
+        if isinstance(device, str):
+            device = _C.device(device)
+        if (not copy and (dtype is None or dtype is self.dtype)
+                and (device is None or _same_device(device, self.device))):
+            return self
+        return ops.aten._to_copy.default(
+            self, dtype=dtype, device=device, non_blocking=non_blocking,
+            memory_format=memory_format)
+
+    def cpu(self) -> "Tensor":
+        """This tensor in CPU memory (itself when it is there already)."""
+        return self.to("cpu")
+
+    def cuda(self, device: Any = None) -> "Tensor":
+        """This tensor on a CUDA device (``cuda`` by default)."""
+        if device is None:
+            device = "cuda"
+        elif _is_int(device):
+            device = _C.device("cuda", operator.index(device))
+        return self.to(device)
+
+    def float(self) -> "Tensor":
+        return self.to(_C.float32)
+
+    def double(self) -> "Tensor":
+        return self.to(_C.float64)
+
+    def half(self) -> "Tensor":
+        return self.to(_C.float16)
+
+    def long(self) -> "Tensor":
+        return self.to(_C.int64)
+
+    def int(self) -> "Tensor":
+        return self.to(_C.int32)
+
+    def bool(self) -> "Tensor":
+        return self.to(_C.bool)
+
+    def contiguous(self, memory_format: Any = _C.contiguous_format) -> "Tensor":
+        """This tensor with contiguous memory (itself when it already is)."""
+        if memory_format is _C.contiguous_format and self.is_contiguous():
+            return self
+        return ops.aten.contiguous.default(self, memory_format=memory_format)
+
+    # ---- Autograd ----------------------------------------------------------
+    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        """Sets :attr:`requires_grad` in place and returns self."""
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def grad_fn(self) -> Optional[str]:
+        """The name of the backward node that made this tensor, or None."""
+        return self._grad_fn_name
+
+    def backward(self, gradient: Optional["Tensor"] = None) -> None:
+        """Accumulates the gradient of this tensor into the leaves' ``.grad``.
+
+        `gradient` may be omitted for a one-element tensor.
+
+        Example::
+
+            >>> import turnout
+            >>> w = turnout.tensor([1.0, 2.0], requires_grad=True)
+            >>> (w * w).sum().backward()
+            >>> w.grad
+            tensor([2., 4.])
+        """
+        _C._backward([self], [] if gradient is None else [gradient])
+
+    # ---- Views and copies --------------------------------------------------
+    def view(self, *size: Any) -> "Tensor":
+        return ops.aten.view.default(self, _size_args("view", size))
+
+    def reshape(self, *size: Any) -> "Tensor":
+        return ops.aten.reshape.default(self, _size_args("reshape", size))
+
+    def expand(self, *size: Any) -> "Tensor":
+        return ops.aten.expand.default(self, _size_args("expand", size))
+
+    def permute(self, *dims: Any) -> "Tensor":
+        return ops.aten.permute.default(self, _size_args("permute", dims))
+
+    def squeeze(self, dim: Optional[int] = None) -> "Tensor":
+        if dim is not None:
+            return ops.aten.squeeze.dim(self, dim)
+        return self.view([s for s in self._sizes() if s != 1])
+
+    @property
+    def T(self) -> "Tensor":
+        """The dimensions reversed."""
+        return self.permute(list(range(self.dim() - 1, -1, -1)))
+
+    # ---- Indexing ----------------------------------------------------------
+    def __getitem__(self, key: Any) -> "Tensor":
+        if not isinstance(key, tuple):
+            key = (key,)
+        consumed = sum(1 for k in key if k is not None and k is not Ellipsis)
+        if sum(1 for k in key if k is Ellipsis) > 1:
+            raise IndexError("an index can only have a single ellipsis ('...')")
+        if consumed > self.dim():
+            raise IndexError(f"too many indices for tensor of dimension "
+                             f"{self.dim()} (got {consumed})")
+        result, dim = self, 0
+        for k in key:
+            if k is None:
+                result = ops.aten.unsqueeze.default(result, dim)
+                dim += 1
+            elif k is Ellipsis:
+                dim += self.dim() - consumed
+            elif isinstance(k, slice):
+                step = 1 if k.step is None else operator.index(k.step)
+                if step <= 0:
+                    raise ValueError(f"slice step must be positive, got {step}")
+                result = ops.aten.slice.Tensor(
+                    result, dim, None if k.start is None else operator.index(k.start),
+                    None if k.stop is None else operator.index(k.stop), step)
+                dim += 1
+            elif _is_int(k):
+                result = ops.aten.select.int(result, dim, operator.index(k))
+            elif isinstance(k, _C.TensorBase):
+                raise NotImplementedError(
+                    "indexing with a tensor (advanced indexing) is not supported "
+                    "yet; use ints, slices, None and ... (basic indexing)")
+            else:
+                raise TypeError(
+                    f"tensor indices must be ints, slices, None or ..., got "
+                    f"{type(k).__name__} ({k!r})")
+        return result
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        view = self[key]
+        if isinstance(value, _C.TensorBase):
+            ops.aten.copy_.default(view, value)
+        else:
+            ops.aten.fill_.Scalar(view, value)
+
+    # ---- Operators ---------------------------------------------------------
+    def __add__(self, other: Any) -> "Tensor":
+        if isinstance(other, _TensorBase):
+            return _add_Tensor(self, other)
+        return _add_Scalar(self, other)
+
+    __radd__ = __add__
+
+    def __iadd__(self, other: Any) -> "Tensor":
+        if isinstance(other, _TensorBase):
+            ops.aten.add_.Tensor(self, other)
+        else:
+            ops.aten.add_.Scalar(self, other)
+        return self
+
+    def __sub__(self, other: Any) -> "Tensor":
+        if isinstance(other, _TensorBase):
+            return _sub_Tensor(self, other)
+        return _sub_Scalar(self, other)
+
+    def __rsub__(self, other: Any) -> "Tensor":
+        return _add_Scalar(_neg_default(self), other)
+
+    def __isub__(self, other: Any) -> "Tensor":
+        if isinstance(other, _TensorBase):
+            ops.aten.sub_.Tensor(self, other)
+        else:
+            ops.aten.sub_.Scalar(self, other)
+        return self
+
+    def __mul__(self, other: Any) -> "Tensor":
+        if isinstance(other, _TensorBase):
+            return _mul_Tensor(self, other)
+        return _mul_Scalar(self, other)
+
+    __rmul__ = __mul__
+
+    def __imul__(self, other: Any) -> "Tensor":
+        if isinstance(other, _TensorBase):
+            ops.aten.mul_.Tensor(self, other)
+        else:
+            ops.aten.mul_.Scalar(self, other)
+        return self
+
+    def __truediv__(self, other: Any) -> "Tensor":
+        if isinstance(other, _TensorBase):
+            return _div_Tensor(self, other)
+        return _div_Scalar(self, other)
+
+    def __rtruediv__(self, other: Any) -> "Tensor":
+        numerator = ops.aten.full.default([], other, device=self.device)
+        return _div_Tensor(numerator, self)
+
+    def __itruediv__(self, other: Any) -> "Tensor":
+        if isinstance(other, _TensorBase):
+            ops.aten.div_.Tensor(self, other)
+        else:
+            ops.aten.div_.Scalar(self, other)
+        return self
+
+    def __matmul__(self, other: Any) -> "Tensor":
+        return _matmul_default(self, other)
+
+    def __rmatmul__(self, other: Any) -> "Tensor":
+        return _matmul_default(other, self)
+
+    def __neg__(self) -> "Tensor":
+        return _neg_default(self)
+
+    def __abs__(self) -> "Tensor":
+        return ops.aten.abs.default(self)
+
+    def __pow__(self, exponent: Any) -> "Tensor":
+        return ops.aten.pow.Tensor_Scalar(self, exponent)
+
+    def _compare(self, name: str, other: Any) -> "Tensor":
+        packet = getattr(ops.aten, name)
+        if isinstance(other, _TensorBase):
+            return packet.Tensor(self, other)
+        return packet.Scalar(self, other)
+
+    def __eq__(self, other: Any) -> "Tensor":  # type: ignore[override]
+        return self._compare("eq", other)
+
+    def __ne__(self, other: Any) -> "Tensor":  # type: ignore[override]
+        return self._compare("ne", other)
+
+    def __lt__(self, other: Any) -> "Tensor":
+        return self._compare("lt", other)
+
+    def __le__(self, other: Any) -> "Tensor":
+        return self._compare("le", other)
+
+    def __gt__(self, other: Any) -> "Tensor":
+        return self._compare("gt", other)
+
+    def __ge__(self, other: Any) -> "Tensor":
+        return self._compare("ge", other)
+
+
+def _make_method(name: str) -> Any:
+    if name.endswith("_"):
+        # In place: the same Python object back, as in PyTorch.
+        def method(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+            getattr(ops.aten, name)(self, *args, **kwargs)
+            return self
+    else:
+        def method(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+            return getattr(ops.aten, name)(self, *args, **kwargs)
+
+    method.__name__ = name
+    method.__qualname__ = f"Tensor.{name}"
+    method.__doc__ = (f"``turnout.ops.aten.{name}(self, ...)``; the overload is "
+                      f"chosen from the arguments.")
+    return method
+
+
+# The reference operators that PyTorch also has as Tensor methods.
+_METHODS = [
+    "abs", "add", "add_", "amax", "amin", "argmax", "bmm", "clamp", "clone",
+    "copy_", "detach", "div", "div_", "eq", "exp", "fill_", "ge", "gt", "le",
+    "log", "lt", "matmul", "mean", "mm", "mul", "mul_", "ne", "neg", "pow",
+    "relu", "select", "sigmoid", "softmax", "sqrt", "sub", "sub_", "sum", "t",
+    "tanh", "transpose", "unsqueeze",
+]
+for _name in _METHODS:
+    setattr(Tensor, _name, _make_method(_name))
+del _name
+
+# The overloads behind the arithmetic operators, looked up once: `a + b`
+# then costs one global load instead of three attribute lookups.
+_add_Tensor = ops.aten.add.Tensor
+_add_Scalar = ops.aten.add.Scalar
+_sub_Tensor = ops.aten.sub.Tensor
+_sub_Scalar = ops.aten.sub.Scalar
+_mul_Tensor = ops.aten.mul.Tensor
+_mul_Scalar = ops.aten.mul.Scalar
+_div_Tensor = ops.aten.div.Tensor
+_div_Scalar = ops.aten.div.Scalar
+_neg_default = ops.aten.neg.default
+_matmul_default = ops.aten.matmul.default
+
+_C._set_tensor_class(Tensor)
