@@ -1,0 +1,760 @@
+#include "jit/ir/parser.h"
+
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "dispatcher/error.h"
+#include "jit/ir/resolve.h"
+#include "kernels/factory.h"
+
+namespace turnout {
+namespace jit {
+namespace {
+
+using Kind = SchemaType::Kind;
+
+bool isIdentStart(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
+bool isIdentChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+bool isNameChar(char c) { return isIdentChar(c) || c == '.'; }
+
+class Parser {
+ public:
+  Parser(std::string_view text, const ParseOptions& options)
+      : text_(text), options_(options), graph_(std::make_unique<Graph>()) {}
+
+  std::unique_ptr<Graph> parse() {
+    skipSpace();
+    expectWord("graph");
+    expect('(');
+    std::vector<Value*> params = parseParams(graph_->block());
+    (void)params;
+    expect(')');
+    expect(':');
+    parseNodes(graph_->block());
+    expectWord("return");
+    expect('(');
+    for (Value* v : parseRefs()) graph_->registerOutput(v);
+    expect(')');
+    skipSpace();
+    if (pos_ != text_.size()) fail("the end of the graph after 'return (...)'");
+    graph_->lint();
+    return std::move(graph_);
+  }
+
+ private:
+  // ---- Positions and errors
+
+  [[noreturn]] void failAt(size_t pos, const std::string& message) {
+    size_t line = 1, line_start = 0;
+    for (size_t i = 0; i < pos && i < text_.size(); ++i) {
+      if (text_[i] == '\n') {
+        ++line;
+        line_start = i + 1;
+      }
+    }
+    size_t line_end = text_.find('\n', line_start);
+    if (line_end == std::string_view::npos) line_end = text_.size();
+    const size_t col = pos - line_start + 1;
+    std::string out = "parse error at " + std::to_string(line) + ":" +
+                      std::to_string(col) + ": " + message + "\n    " +
+                      std::string(text_.substr(line_start, line_end - line_start)) +
+                      "\n    " + std::string(col - 1, ' ') + "^";
+    throw Error(ErrorKind::InvalidArgument, out);
+  }
+
+  std::string found() const {
+    if (pos_ >= text_.size()) return "the end of the text";
+    if (text_[pos_] == '\n') return "the end of the line";
+    size_t end = pos_ + 1;
+    if (isNameChar(text_[pos_])) {
+      while (end < text_.size() && isNameChar(text_[end])) ++end;
+    }
+    return "'" + std::string(text_.substr(pos_, end - pos_)) + "'";
+  }
+
+  [[noreturn]] void fail(const std::string& expected) {
+    failAt(pos_, "expected " + expected + " but found " + found());
+  }
+
+  // ---- Characters
+
+  // Skips spaces, newlines and comments.
+  void skipSpace() {
+    while (pos_ < text_.size()) {
+      char c = text_[pos_];
+      if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+        ++pos_;
+      } else if (c == '#') {
+        while (pos_ < text_.size() && text_[pos_] != '\n') ++pos_;
+      } else {
+        break;
+      }
+    }
+  }
+
+  bool peek(char c) {
+    skipSpace();
+    return pos_ < text_.size() && text_[pos_] == c;
+  }
+
+  bool accept(char c) {
+    if (!peek(c)) return false;
+    ++pos_;
+    return true;
+  }
+
+  void expect(char c) {
+    if (!accept(c)) fail(std::string("'") + c + "'");
+  }
+
+  bool peekArrow() {
+    skipSpace();
+    return text_.substr(pos_, 2) == "->";
+  }
+
+  std::string_view peekIdent() {
+    skipSpace();
+    size_t end = pos_;
+    if (end < text_.size() && isIdentStart(text_[end])) {
+      while (end < text_.size() && isIdentChar(text_[end])) ++end;
+    }
+    return text_.substr(pos_, end - pos_);
+  }
+
+  std::string parseIdent(const char* what) {
+    std::string_view id = peekIdent();
+    if (id.empty()) fail(what);
+    pos_ += id.size();
+    return std::string(id);
+  }
+
+  void expectWord(std::string_view word) {
+    if (peekIdent() != word) fail("'" + std::string(word) + "'");
+    pos_ += word.size();
+  }
+
+  // ---- Values
+
+  // '%' NAME
+  std::string parseValueName() {
+    expect('%');
+    size_t start = pos_;
+    while (pos_ < text_.size() && isNameChar(text_[pos_])) ++pos_;
+    if (pos_ == start) fail("a value name after '%'");
+    return std::string(text_.substr(start, pos_ - start));
+  }
+
+  Value* parseRef() {
+    skipSpace();
+    size_t at = pos_;
+    std::string name = parseValueName();
+    auto it = visible_.find(name);
+    if (it == visible_.end()) {
+      if (defined_.count(name) != 0) {
+        failAt(at, "%" + name +
+                       " is defined inside a block and is not visible here; "
+                       "pass it out through the block's outputs");
+      }
+      failAt(at, "%" + name + " is used before it is defined");
+    }
+    return it->second;
+  }
+
+  std::vector<Value*> parseRefs() {
+    std::vector<Value*> refs;
+    if (peek(')')) return refs;
+    do {
+      refs.push_back(parseRef());
+    } while (accept(','));
+    return refs;
+  }
+
+  void declare(Value* v, const std::string& name, size_t at) {
+    if (!defined_.insert(name).second) {
+      failAt(at, "%" + name + " is defined twice; value names must be unique");
+    }
+    visible_[name] = v;
+    scopes_.back().push_back(name);
+    v->setDebugName(name);
+  }
+
+  // '%' NAME ':' type {',' ...}, as block or graph parameters.
+  std::vector<Value*> parseParams(Block* b) {
+    std::vector<Value*> out;
+    if (peek(')')) return out;
+    do {
+      skipSpace();
+      size_t at = pos_;
+      std::string name = parseValueName();
+      expect(':');
+      Type t = parseType();
+      Value* v = b->addInput("", t);
+      declare(v, name, at);
+      out.push_back(v);
+    } while (accept(','));
+    return out;
+  }
+
+  // ---- Types
+
+  SchemaTypePtr parseSchemaType(std::optional<TensorRefinement>* refinement) {
+    skipSpace();
+    size_t at = pos_;
+    SchemaTypePtr base;
+    if (accept('(')) {
+      std::vector<SchemaTypePtr> elements;
+      if (!peek(')')) {
+        do {
+          elements.push_back(parseSchemaType(nullptr));
+        } while (accept(','));
+      }
+      expect(')');
+      base = SchemaType::tuple(std::move(elements));
+    } else {
+      std::string id = parseIdent("a type");
+      if (id == "Dict") {
+        expect('(');
+        SchemaTypePtr k = parseSchemaType(nullptr);
+        expect(',');
+        SchemaTypePtr v = parseSchemaType(nullptr);
+        expect(')');
+        base = SchemaType::dict(std::move(k), std::move(v));
+      } else if (id == "Future") {
+        expect('(');
+        base = SchemaType::future(parseSchemaType(nullptr));
+        expect(')');
+      } else if (std::optional<ScalarType> dtype = dtypeNamed(id);
+                 dtype || id == "Tensor") {
+        base = SchemaType::get(Kind::Tensor);
+        if (dtype || (pos_ < text_.size() && text_[pos_] == '(')) {
+          if (refinement == nullptr) {
+            failAt(at, "a refined tensor type may appear only at the top "
+                       "of a value's type");
+          }
+          *refinement = parseRefinement(dtype);
+        }
+      } else if (auto kind = detail::leafKindFromSpelling(id)) {
+        base = SchemaType::get(*kind);
+      } else {
+        failAt(at, "unknown type '" + id +
+                       "' (expected Tensor, int, float, bool, str, NoneType, "
+                       "Device, a dtype such as Float, a tuple (...), or "
+                       "T[] / T?)");
+      }
+    }
+    for (;;) {
+      if (pos_ < text_.size() && text_[pos_] == '[' &&
+          text_.substr(pos_, 2) == "[]") {
+        pos_ += 2;
+        base = SchemaType::list(std::move(base));
+      } else if (pos_ < text_.size() && text_[pos_] == '?') {
+        ++pos_;
+        base = SchemaType::optional(std::move(base));
+      } else {
+        break;
+      }
+    }
+    if (refinement != nullptr && refinement->has_value() &&
+        base->kind() != Kind::Tensor) {
+      failAt(at, "a refined tensor type cannot be a list or optional");
+    }
+    return base;
+  }
+
+  Type parseType() {
+    std::optional<TensorRefinement> refinement;
+    SchemaTypePtr t = parseSchemaType(&refinement);
+    if (refinement) return Type::tensor(std::move(*refinement));
+    return Type(std::move(t));
+  }
+
+  static std::optional<ScalarType> dtypeNamed(std::string_view id) {
+    for (ScalarType s : kAllScalarTypes) {
+      if (id == toString(s)) return s;
+    }
+    return std::nullopt;
+  }
+
+  int64_t parseInt64(const char* what) {
+    skipSpace();
+    size_t start = pos_;
+    if (pos_ < text_.size() && text_[pos_] == '-') ++pos_;
+    while (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) ++pos_;
+    if (pos_ == start || (pos_ == start + 1 && text_[start] == '-')) {
+      pos_ = start;
+      fail(what);
+    }
+    std::string s(text_.substr(start, pos_ - start));
+    errno = 0;
+    long long v = std::strtoll(s.c_str(), nullptr, 10);
+    if (errno == ERANGE) failAt(start, "integer " + s + " does not fit in 64 bits");
+    return v;
+  }
+
+  std::optional<int64_t> parseDim() {
+    if (accept('*')) return std::nullopt;
+    return parseInt64("a size, a stride or '*'");
+  }
+
+  // After "Float" or "Tensor": ['(' item {',' item} ')'] where an item is a
+  // size, strides=[...], requires_grad=0|1 or device=NAME[:INDEX].
+  TensorRefinement parseRefinement(std::optional<ScalarType> dtype) {
+    TensorRefinement r;
+    r.dtype = dtype;
+    if (!(pos_ < text_.size() && text_[pos_] == '(')) return r;
+    ++pos_;
+    if (accept(')')) return r;
+    do {
+      std::string_view id = peekIdent();
+      if (id.empty()) {
+        if (!r.sizes) r.sizes.emplace();
+        if (r.strides || r.requires_grad || r.device) {
+          fail("strides=, requires_grad= or device= (sizes come first)");
+        }
+        r.sizes->push_back(parseDim());
+        continue;
+      }
+      size_t at = pos_;
+      pos_ += id.size();
+      expect('=');
+      if (id == "strides") {
+        expect('[');
+        r.strides.emplace();
+        if (!peek(']')) {
+          do {
+            r.strides->push_back(parseDim());
+          } while (accept(','));
+        }
+        expect(']');
+      } else if (id == "requires_grad") {
+        int64_t v = parseInt64("0 or 1");
+        if (v != 0 && v != 1) failAt(at, "requires_grad must be 0 or 1");
+        r.requires_grad = v == 1;
+      } else if (id == "device") {
+        skipSpace();
+        size_t start = pos_;
+        while (pos_ < text_.size() &&
+               (isIdentChar(text_[pos_]) || text_[pos_] == ':')) {
+          ++pos_;
+        }
+        std::string spelling(text_.substr(start, pos_ - start));
+        try {
+          r.device = Device(spelling);
+        } catch (const Error& e) {
+          failAt(start, "invalid device '" + spelling + "': " + e.message());
+        }
+      } else {
+        failAt(at, "unknown tensor type field '" + std::string(id) +
+                       "' (expected sizes, strides=, requires_grad= or "
+                       "device=)");
+      }
+    } while (accept(','));
+    expect(')');
+    return r;
+  }
+
+  // ---- Attributes
+
+  std::string parseStringLiteral() {
+    skipSpace();
+    char quote = text_[pos_];
+    size_t start = pos_++;
+    std::string out;
+    while (pos_ < text_.size() && text_[pos_] != quote) {
+      char c = text_[pos_++];
+      if (c == '\n') failAt(start, "unterminated string literal");
+      if (c != '\\') {
+        out += c;
+        continue;
+      }
+      if (pos_ >= text_.size()) break;
+      char e = text_[pos_++];
+      switch (e) {
+        case 'n': out += '\n'; break;
+        case 't': out += '\t'; break;
+        case 'r': out += '\r'; break;
+        case '\\': out += '\\'; break;
+        case '"': out += '"'; break;
+        case '\'': out += '\''; break;
+        case 'x': {
+          if (pos_ + 2 > text_.size()) failAt(pos_, "expected two hex digits after \\x");
+          std::string hex(text_.substr(pos_, 2));
+          char* end = nullptr;
+          long v = std::strtol(hex.c_str(), &end, 16);
+          if (end != hex.c_str() + 2) failAt(pos_, "expected two hex digits after \\x");
+          out += static_cast<char>(v);
+          pos_ += 2;
+          break;
+        }
+        default:
+          failAt(pos_ - 2, std::string("unknown escape \\") + e);
+      }
+    }
+    if (pos_ >= text_.size()) failAt(start, "unterminated string literal");
+    ++pos_;
+    return out;
+  }
+
+  // An int or a float literal (1, -3, 1.5, 1., 1e-05, inf, -inf, nan).
+  std::variant<int64_t, double> parseNumber() {
+    skipSpace();
+    size_t start = pos_;
+    bool negative = pos_ < text_.size() && text_[pos_] == '-';
+    if (negative) ++pos_;
+    std::string_view id = peekIdentAt(pos_);
+    if (id == "inf" || id == "nan") {
+      pos_ += id.size();
+      double v = id == "inf" ? std::numeric_limits<double>::infinity()
+                             : std::numeric_limits<double>::quiet_NaN();
+      return negative ? -v : v;
+    }
+    bool is_float = false;
+    size_t p = pos_;
+    while (p < text_.size() && std::isdigit(static_cast<unsigned char>(text_[p]))) ++p;
+    if (p == pos_) {
+      pos_ = start;
+      fail("a number");
+    }
+    if (p < text_.size() && text_[p] == '.') {
+      is_float = true;
+      ++p;
+      while (p < text_.size() && std::isdigit(static_cast<unsigned char>(text_[p]))) ++p;
+    }
+    if (p < text_.size() && (text_[p] == 'e' || text_[p] == 'E')) {
+      is_float = true;
+      ++p;
+      if (p < text_.size() && (text_[p] == '+' || text_[p] == '-')) ++p;
+      size_t digits = p;
+      while (p < text_.size() && std::isdigit(static_cast<unsigned char>(text_[p]))) ++p;
+      if (p == digits) {
+        pos_ = p;
+        fail("digits of an exponent");
+      }
+    }
+    pos_ = p;
+    std::string s(text_.substr(start, p - start));
+    errno = 0;
+    if (is_float) return std::strtod(s.c_str(), nullptr);
+    long long v = std::strtoll(s.c_str(), nullptr, 10);
+    if (errno == ERANGE) failAt(start, "integer " + s + " does not fit in 64 bits");
+    return static_cast<int64_t>(v);
+  }
+
+  std::string_view peekIdentAt(size_t p) const {
+    size_t end = p;
+    while (end < text_.size() && isIdentChar(text_[end])) ++end;
+    return text_.substr(p, end - p);
+  }
+
+  AttributeValue parseAttributeValue(const Type* out_type) {
+    skipSpace();
+    size_t at = pos_;
+    if (pos_ >= text_.size()) fail("an attribute value");
+    char c = text_[pos_];
+    if (c == '"' || c == '\'') return parseStringLiteral();
+    if (c == '<') {
+      failAt(at, "a tensor constant printed as <Tensor> has lost its "
+                 "contents and cannot be read back; only 0-dim tensors "
+                 "({value}) can");
+    }
+    if (c == '{') {
+      ++pos_;
+      std::variant<int64_t, double> v = parseNumber();
+      expect('}');
+      std::optional<ScalarType> dtype;
+      if (out_type != nullptr && out_type->refinement() != nullptr) {
+        dtype = out_type->refinement()->dtype;
+      }
+      Scalar s = std::holds_alternative<int64_t>(v)
+                     ? Scalar(std::get<int64_t>(v))
+                     : Scalar(std::get<double>(v));
+      if (!dtype) {
+        dtype = std::holds_alternative<int64_t>(v) ? ScalarType::Long
+                                                   : ScalarType::Double;
+      }
+      try {
+        return full({}, s, TensorOptions().dtype(*dtype));
+      } catch (const Error& e) {
+        failAt(at, "cannot make a " + std::string(toString(*dtype)) +
+                       " tensor constant: " + e.message());
+      }
+    }
+    if (c == '[') {
+      ++pos_;
+      std::vector<int64_t> ints;
+      std::vector<double> doubles;
+      bool any_double = false;
+      if (!peek(']')) {
+        do {
+          auto v = parseNumber();
+          if (std::holds_alternative<double>(v)) any_double = true;
+          ints.push_back(std::holds_alternative<int64_t>(v) ? std::get<int64_t>(v) : 0);
+          doubles.push_back(std::holds_alternative<int64_t>(v)
+                                ? static_cast<double>(std::get<int64_t>(v))
+                                : std::get<double>(v));
+        } while (accept(','));
+      }
+      expect(']');
+      if (any_double) return doubles;
+      return ints;
+    }
+    auto v = parseNumber();
+    if (std::holds_alternative<int64_t>(v)) return std::get<int64_t>(v);
+    return std::get<double>(v);
+  }
+
+  // The attribute "value" of a prim::Constant must agree with its type.
+  void checkConstant(const Node* n, size_t at) {
+    if (n->outputs().size() != 1) {
+      failAt(at, "prim::Constant has exactly one output");
+    }
+    const Type& t = n->output()->type();
+    const Kind k = t.kind();
+    if (!n->hasAttribute("value")) {
+      if (k != Kind::None && k != Kind::Optional) {
+        failAt(at, "prim::Constant without [value=...] is None, so its type "
+                   "must be NoneType, not " + t.toString());
+      }
+      return;
+    }
+    const AttributeValue& a = n->attribute("value");
+    bool ok = false;
+    switch (k) {
+      case Kind::Int: ok = std::holds_alternative<int64_t>(a); break;
+      case Kind::Bool:
+        ok = std::holds_alternative<int64_t>(a) &&
+             (std::get<int64_t>(a) == 0 || std::get<int64_t>(a) == 1);
+        break;
+      case Kind::Float:
+        ok = std::holds_alternative<double>(a) || std::holds_alternative<int64_t>(a);
+        break;
+      case Kind::Str: ok = std::holds_alternative<std::string>(a); break;
+      case Kind::Device:
+        ok = std::holds_alternative<std::string>(a);
+        if (ok) {
+          try {
+            Device d(std::get<std::string>(a));
+            (void)d;
+          } catch (const Error& e) {
+            failAt(at, "invalid Device constant: " + e.message());
+          }
+        }
+        break;
+      case Kind::Tensor: ok = std::holds_alternative<Tensor>(a); break;
+      case Kind::List: {
+        Kind e = t.schemaType()->elementType()->kind();
+        ok = (e == Kind::Int && std::holds_alternative<std::vector<int64_t>>(a)) ||
+             (e == Kind::Float && (std::holds_alternative<std::vector<double>>(a) ||
+                                   std::holds_alternative<std::vector<int64_t>>(a)));
+        break;
+      }
+      default: break;
+    }
+    if (!ok) {
+      failAt(at, "the value of this prim::Constant does not fit its type " +
+                     t.toString());
+    }
+    // Keep a float constant written as an integer a double.
+    if (k == Kind::Float && std::holds_alternative<int64_t>(a)) {
+      const_cast<Node*>(n)->setAttribute(
+          "value", static_cast<double>(std::get<int64_t>(a)));
+    }
+    if (k == Kind::List && t.schemaType()->elementType()->kind() == Kind::Float &&
+        std::holds_alternative<std::vector<int64_t>>(a)) {
+      const auto& is = std::get<std::vector<int64_t>>(a);
+      const_cast<Node*>(n)->setAttribute("value",
+                                         std::vector<double>(is.begin(), is.end()));
+    }
+  }
+
+  // ---- Nodes
+
+  void parseNodes(Block* b) {
+    for (;;) {
+      skipSpace();
+      if (pos_ >= text_.size()) fail("a node, 'return' or '->'");
+      char c = text_[pos_];
+      if (c == '%' || c == '=') {
+        parseNode(b);
+      } else {
+        return;
+      }
+    }
+  }
+
+  void parseNode(Block* b) {
+    // Outputs.
+    struct Out {
+      std::string name;
+      Type type;
+      size_t at;
+    };
+    std::vector<Out> outs;
+    if (!peek('=')) {
+      do {
+        skipSpace();
+        size_t at = pos_;
+        std::string name = parseValueName();
+        expect(':');
+        outs.push_back({name, parseType(), at});
+      } while (accept(','));
+    }
+    expect('=');
+    // Kind.
+    skipSpace();
+    size_t kind_at = pos_;
+    std::string ns = parseIdent("an operator name such as aten::add");
+    if (text_.substr(pos_, 2) != "::") fail("'::' after the namespace '" + ns + "'");
+    pos_ += 2;
+    std::string kind = ns + "::";
+    size_t name_at = pos_;
+    if (!(pos_ < text_.size() && isIdentStart(text_[pos_]))) {
+      fail("an operator name after '" + kind + "'");
+    }
+    kind += parseIdent("an operator name");
+    std::optional<std::string> overload;
+    if (pos_ < text_.size() && text_[pos_] == '.') {
+      ++pos_;
+      if (!(pos_ < text_.size() && isIdentStart(text_[pos_]))) {
+        fail("an overload name after '.'");
+      }
+      overload = parseIdent("an overload name");
+    }
+    (void)name_at;
+    Node* n = graph_->create(kind, {}, 0);
+    // Insert first so that an error below leaves no floating node behind
+    // (the whole graph is dropped anyway).
+    b->appendNode(n);
+    for (const Out& o : outs) n->addOutput(o.type);
+    const Type* first_type = outs.empty() ? nullptr : &outs[0].type;
+    // Attributes.
+    if (pos_ < text_.size() && text_[pos_] == '[') {
+      ++pos_;
+      do {
+        std::string name = parseIdent("an attribute name");
+        expect('=');
+        n->setAttribute(name, parseAttributeValue(first_type));
+      } while (accept(','));
+      expect(']');
+    }
+    // Inputs.
+    expect('(');
+    for (Value* v : parseRefs()) n->addInput(v);
+    expect(')');
+    // Source location: a comment on the same line.
+    size_t p = pos_;
+    while (p < text_.size() && (text_[p] == ' ' || text_[p] == '\t')) ++p;
+    if (p < text_.size() && text_[p] == '#') {
+      ++p;
+      while (p < text_.size() && text_[p] == ' ') ++p;
+      size_t end = text_.find('\n', p);
+      if (end == std::string_view::npos) end = text_.size();
+      size_t trimmed = end;
+      while (trimmed > p && (text_[trimmed - 1] == ' ' || text_[trimmed - 1] == '\r')) --trimmed;
+      n->setSourceLocation(std::string(text_.substr(p, trimmed - p)));
+      pos_ = end;
+    }
+    if (kind == prim::kConstant) checkConstant(n, kind_at);
+    // Blocks.
+    for (size_t index = 0;; ++index) {
+      std::string_view id = peekIdent();
+      if (id.size() < 6 || id.substr(0, 5) != "block") break;
+      size_t at = pos_;
+      pos_ += id.size();
+      if (id.substr(5) != std::to_string(index)) {
+        failAt(at, "expected block" + std::to_string(index) + " but found " +
+                       std::string(id));
+      }
+      Block* sub = n->addBlock();
+      scopes_.emplace_back();
+      expect('(');
+      parseParams(sub);
+      expect(')');
+      expect(':');
+      parseNodes(sub);
+      if (!peekArrow()) fail("a node or '-> (...)' ending the block");
+      pos_ += 2;
+      expect('(');
+      for (Value* v : parseRefs()) sub->registerOutput(v);
+      expect(')');
+      for (const std::string& name : scopes_.back()) visible_.erase(name);
+      scopes_.pop_back();
+    }
+    // Outputs become visible after the node (and its blocks).
+    for (size_t i = 0; i < outs.size(); ++i) {
+      declare(n->outputs()[i], outs[i].name, outs[i].at);
+    }
+    checkStructure(n, kind_at);
+    resolve(n, overload, kind_at);
+  }
+
+  void checkStructure(const Node* n, size_t at) {
+    if (n->is(prim::kIf)) {
+      if (n->inputs().size() != 1 || n->blocks().size() != 2) {
+        failAt(at, "prim::If takes one bool input and two blocks (block0: "
+                   "then, block1: else)");
+      }
+      for (const Block* blk : n->blocks()) {
+        if (!blk->inputs().empty() || blk->outputs().size() != n->outputs().size()) {
+          failAt(at, "each prim::If block takes no inputs and returns " +
+                         std::to_string(n->outputs().size()) +
+                         " values, one per output of the node");
+        }
+      }
+    } else if (n->is(prim::kLoop)) {
+      if (n->inputs().size() < 2 || n->blocks().size() != 1) {
+        failAt(at, "prim::Loop takes (max_trip_count, start_condition, "
+                   "carried...) and one block");
+      }
+      const size_t carried = n->inputs().size() - 2;
+      const Block* blk = n->blocks()[0];
+      if (n->outputs().size() != carried || blk->inputs().size() != carried + 1 ||
+          blk->outputs().size() != carried + 1) {
+        failAt(at, "prim::Loop with " + std::to_string(carried) +
+                       " carried values needs " + std::to_string(carried) +
+                       " outputs and a block (%i, carried...) -> (cond, "
+                       "carried...)");
+      }
+    } else if (!n->blocks().empty()) {
+      failAt(at, n->kind() + " takes no blocks");
+    }
+  }
+
+  void resolve(Node* n, const std::optional<std::string>& overload, size_t at) {
+    if (isInterpreterPrim(n->kind())) {
+      if (overload) failAt(at, n->kind() + " has no overloads");
+      return;
+    }
+    Resolution r = findOperator(
+        n, overload ? std::optional<std::string_view>(*overload) : std::nullopt);
+    if (r.op) {
+      n->setOp(*r.op, overload.has_value());
+      return;
+    }
+    if (options_.allow_unresolved) return;
+    failAt(at, r.error);
+  }
+
+  std::string_view text_;
+  const ParseOptions& options_;
+  std::unique_ptr<Graph> graph_;
+  size_t pos_ = 0;
+  std::unordered_map<std::string, Value*> visible_;
+  std::unordered_set<std::string> defined_;
+  std::vector<std::vector<std::string>> scopes_{1};
+};
+
+}  // namespace
+
+std::unique_ptr<Graph> parseIR(std::string_view text,
+                               const ParseOptions& options) {
+  return Parser(text, options).parse();
+}
+
+}  // namespace jit
+}  // namespace turnout

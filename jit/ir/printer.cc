@@ -1,0 +1,165 @@
+#include "jit/ir/printer.h"
+
+#include <ostream>
+
+#include "dispatcher/function_schema.h"
+#include "kernels/scalar_ops.h"
+
+namespace turnout {
+namespace jit {
+namespace {
+
+void appendDouble(std::string& out, double d) {
+  // The schema language prints floats as PyTorch prints them everywhere
+  // ("1.", "0.10000000000000001", "1e+20", "inf"): reuse it.
+  DefaultValue::fromDouble(d).appendTo(out);
+}
+
+void appendValueRefs(std::string& out, const std::vector<Value*>& values) {
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += '%';
+    out += values[i]->debugName();
+  }
+}
+
+void appendValueDecls(std::string& out, const std::vector<Value*>& values,
+                      const char* separator) {
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) out += separator;
+    out += '%';
+    out += values[i]->debugName();
+    out += " : ";
+    out += values[i]->type().toString();
+  }
+}
+
+void appendNodeLine(std::string& out, const Node* n) {
+  appendValueDecls(out, n->outputs(), ", ");
+  out += " = ";
+  out += n->kind();
+  if (n->printsOverload() && n->op() &&
+      !n->op()->operator_name().overload_name.empty()) {
+    out += '.';
+    out += n->op()->operator_name().overload_name;
+  }
+  if (!n->attributes().empty()) {
+    out += '[';
+    bool first = true;
+    for (const auto& [name, value] : n->attributes()) {
+      if (!first) out += ", ";
+      first = false;
+      out += name;
+      out += '=';
+      out += attributeToString(value);
+    }
+    out += ']';
+  }
+  out += '(';
+  appendValueRefs(out, n->inputs());
+  out += ')';
+  if (!n->sourceLocation().empty()) {
+    out += " # ";
+    out += n->sourceLocation();
+  }
+}
+
+void appendNode(std::string& out, const Node* n, int indent);
+
+void appendBlock(std::string& out, const Block* b, size_t index,
+                 int indent) {
+  out.append(indent, ' ');
+  out += "block";
+  out += std::to_string(index);
+  out += '(';
+  appendValueDecls(out, b->inputs(), ", ");
+  out += "):\n";
+  for (const Node* n : b->nodes()) appendNode(out, n, indent + 2);
+  out.append(indent + 2, ' ');
+  out += "-> (";
+  appendValueRefs(out, b->outputs());
+  out += ")\n";
+}
+
+void appendNode(std::string& out, const Node* n, int indent) {
+  out.append(indent, ' ');
+  appendNodeLine(out, n);
+  out += '\n';
+  for (size_t i = 0; i < n->blocks().size(); ++i) {
+    appendBlock(out, n->blocks()[i], i, indent + 2);
+  }
+}
+
+}  // namespace
+
+std::string attributeToString(const AttributeValue& value) {
+  std::string out;
+  if (const auto* i = std::get_if<int64_t>(&value)) {
+    out = std::to_string(*i);
+  } else if (const auto* d = std::get_if<double>(&value)) {
+    appendDouble(out, *d);
+  } else if (const auto* s = std::get_if<std::string>(&value)) {
+    DefaultValue::fromString(*s).appendTo(out);
+  } else if (const auto* t = std::get_if<Tensor>(&value)) {
+    if (t->defined() && t->dim() == 0 && t->is_cpu()) {
+      Scalar v = item(*t);
+      out += '{';
+      if (v.isFloatingPoint()) {
+        appendDouble(out, v.toDouble());
+      } else if (v.isBoolean()) {
+        out += v.toBool() ? "1" : "0";
+      } else {
+        out += std::to_string(v.toLong());
+      }
+      out += '}';
+    } else {
+      out = "<Tensor>";
+    }
+  } else if (const auto* is = std::get_if<std::vector<int64_t>>(&value)) {
+    out += '[';
+    for (size_t k = 0; k < is->size(); ++k) {
+      if (k > 0) out += ", ";
+      out += std::to_string((*is)[k]);
+    }
+    out += ']';
+  } else {
+    const auto& ds = std::get<std::vector<double>>(value);
+    out += '[';
+    for (size_t k = 0; k < ds.size(); ++k) {
+      if (k > 0) out += ", ";
+      appendDouble(out, ds[k]);
+    }
+    out += ']';
+  }
+  return out;
+}
+
+std::string nodeToString(const Node* node, int indent) {
+  std::string out;
+  appendNode(out, node, indent);
+  return out;
+}
+
+std::string Node::toString() const {
+  std::string out;
+  appendNodeLine(out, this);
+  return out;
+}
+
+std::string Graph::toString() const {
+  std::string out = "graph(";
+  appendValueDecls(out, inputs(), ",\n      ");
+  out += "):\n";
+  for (const Node* n : block_->nodes()) appendNode(out, n, 2);
+  out += "  return (";
+  appendValueRefs(out, outputs());
+  out += ")\n";
+  return out;
+}
+
+std::ostream& operator<<(std::ostream& out, const Graph& g) {
+  return out << g.toString();
+}
+
+}  // namespace jit
+}  // namespace turnout

@@ -1,0 +1,98 @@
+// Type: the type of a graph Value -- a schema type (dispatcher/schema_type.h)
+// plus, for tensors, the refinements TorchScript's profiling and tracing add
+// (dtype, sizes, strides, requires_grad, device).
+//
+//   Type t = Type::of(SchemaType::Kind::Int);             // "int"
+//   Type l = Type(SchemaType::list(t.schemaType()));      // "int[]"
+//   TensorRefinement r;
+//   r.dtype = ScalarType::Float;
+//   r.sizes = {{3, 4}};
+//   r.strides = {{4, 1}};
+//   r.requires_grad = false;
+//   r.device = Device("cpu");
+//   Type::tensor(r).toString();  // "Float(3, 4, strides=[4, 1], requires_grad=0, device=cpu)"
+//
+// The graph layer reuses the schema language's types rather than keeping a
+// second type system: a Value typed `int[]` matches a schema argument `int[]`
+// by structural equality. Only tensors carry extra facts.
+//
+// Thread safety: immutable value type; share and read from any thread.
+#ifndef TURNOUT_JIT_IR_TYPE_H_
+#define TURNOUT_JIT_IR_TYPE_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dispatcher/device.h"
+#include "dispatcher/scalar_type.h"
+#include "dispatcher/schema_type.h"
+
+namespace turnout {
+namespace jit {
+
+/// What is known about a tensor beyond "Tensor". Each field is optional:
+/// unset means unknown. A size or stride that is nullopt inside a known-rank
+/// vector prints as `*`.
+struct TensorRefinement {
+  std::optional<ScalarType> dtype;
+  std::optional<std::vector<std::optional<int64_t>>> sizes;
+  std::optional<std::vector<std::optional<int64_t>>> strides;
+  std::optional<bool> requires_grad;
+  std::optional<Device> device;
+
+  friend bool operator==(const TensorRefinement& a, const TensorRefinement& b);
+  friend bool operator!=(const TensorRefinement& a,
+                         const TensorRefinement& b) {
+    return !(a == b);
+  }
+};
+
+/// A Value's type.
+class Type {
+ public:
+  /// Tensor, unrefined.
+  Type();
+  /// Any schema type. Precondition: `type` is not null.
+  explicit Type(SchemaTypePtr type);
+  /// The leaf type of `kind` (Tensor, int, float, bool, str, NoneType,
+  /// Device, ...).
+  static Type of(SchemaType::Kind kind);
+  /// A refined tensor type.
+  static Type tensor(TensorRefinement refinement);
+
+  const SchemaTypePtr& schemaType() const { return type_; }
+  SchemaType::Kind kind() const { return type_->kind(); }
+  bool isTensor() const { return type_->kind() == SchemaType::Kind::Tensor; }
+  /// The refinement of a refined tensor type, else null.
+  const TensorRefinement* refinement() const { return refinement_.get(); }
+  /// The same type without its refinement.
+  Type unrefined() const { return Type(type_); }
+
+  /// As PyTorch 1.13 prints a graph value's type: "Tensor", "int[]",
+  /// "(Tensor, bool)", "int?", "NoneType", "Device",
+  /// "Float(3, 4, strides=[4, 1], requires_grad=0, device=cpu)".
+  std::string toString() const;
+
+  /// Same schema type and same refinement.
+  friend bool operator==(const Type& a, const Type& b);
+  friend bool operator!=(const Type& a, const Type& b) { return !(a == b); }
+
+ private:
+  SchemaTypePtr type_;
+  std::shared_ptr<const TensorRefinement> refinement_;
+};
+
+/// How well a value of type `actual` fits a schema argument of type
+/// `formal`: 0 for an exact fit, a positive number of implicit conversions
+/// (int -> Scalar, None -> T?, ...), or -1 when it does not fit. Type
+/// variables fit anything (they are not bound consistently across
+/// arguments).
+int matchScore(const SchemaType& actual, const SchemaType& formal);
+
+}  // namespace jit
+}  // namespace turnout
+
+#endif  // TURNOUT_JIT_IR_TYPE_H_

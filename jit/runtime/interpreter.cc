@@ -1,0 +1,520 @@
+#include "jit/runtime/interpreter.h"
+
+#include <algorithm>
+#include <unordered_map>
+#include <utility>
+
+#include "absl/container/inlined_vector.h"
+#include "dispatcher/error.h"
+
+namespace turnout {
+namespace jit {
+
+const char* toString(OpCode op) {
+  switch (op) {
+    case OpCode::Load: return "Load";
+    case OpCode::Move: return "Move";
+    case OpCode::LoadConst: return "LoadConst";
+    case OpCode::Store: return "Store";
+    case OpCode::Drop: return "Drop";
+    case OpCode::Call: return "Call";
+    case OpCode::Jump: return "Jump";
+    case OpCode::JumpIfFalse: return "JumpIfFalse";
+    case OpCode::LoopTest: return "LoopTest";
+    case OpCode::Increment: return "Increment";
+    case OpCode::ListConstruct: return "ListConstruct";
+    case OpCode::ListUnpack: return "ListUnpack";
+    case OpCode::TupleConstruct: return "TupleConstruct";
+    case OpCode::TupleUnpack: return "TupleUnpack";
+    case OpCode::Raise: return "Raise";
+    case OpCode::Uninitialized: return "Uninitialized";
+    case OpCode::Ret: return "Ret";
+  }
+  return "?";
+}
+
+// Lays a graph out as instructions. Registers: one per value, plus three
+// consecutive ones (cond, counter, max trip count) per prim::Loop.
+class CodeBuilder {
+ public:
+  CodeBuilder(const Graph& g, Code& code) : g_(g), code_(code) {}
+
+  void build() {
+    indexBlock(g_.block());
+    for (Value* v : g_.inputs()) {
+      code_.input_registers_.push_back(reg(v));
+    }
+    code_.num_inputs_ = g_.inputs().size();
+    code_.num_outputs_ = g_.outputs().size();
+    emitBlockNodes(g_.block());
+    pushInputs(g_.block()->returnNode());
+    emit(OpCode::Ret);
+    code_.num_registers_ = next_register_;
+  }
+
+ private:
+  void indexBlock(const Block* b) {
+    int i = 0;
+    for (const Node* n : b->nodes()) {
+      position_[n] = i++;
+      for (const Block* sub : n->blocks()) indexBlock(sub);
+    }
+    position_[b->returnNode()] = i;
+  }
+
+  uint32_t reg(const Value* v) {
+    auto it = registers_.find(v);
+    if (it != registers_.end()) return it->second;
+    uint32_t r = next_register_++;
+    registers_[v] = r;
+    return r;
+  }
+
+  size_t emit(OpCode op, uint32_t a = 0, uint32_t b = 0) {
+    code_.instructions_.push_back({op, a, b});
+    return code_.instructions_.size() - 1;
+  }
+
+  size_t here() const { return code_.instructions_.size(); }
+
+  [[noreturn]] void fail(const Node* n, const std::string& why) {
+    std::string where = n->sourceLocation().empty()
+                            ? std::string()
+                            : " at " + n->sourceLocation();
+    throw Error(ErrorKind::InvalidArgument,
+                "cannot compile the graph" + where + ": " + why +
+                    "\n  in: " + n->toString());
+  }
+
+  uint32_t info(const Node* n, std::string op_name) {
+    std::string where = n->sourceLocation().empty()
+                            ? std::string(" (no source location)")
+                            : " at " + n->sourceLocation();
+    code_.node_info_.push_back(
+        {op_name, op_name + " failed" + where + "\n  in: " + n->toString()});
+    return static_cast<uint32_t>(code_.node_info_.size() - 1);
+  }
+
+  // The node of `b` that contains `n` (n itself when it is in b), and
+  // whether a prim::Loop lies strictly between them.
+  const Node* lift(const Node* n, const Block* b, bool* crosses_loop) {
+    *crosses_loop = false;
+    while (n->owningBlock() != b) {
+      const Node* owner = n->owningBlock()->owningNode();
+      if (owner == nullptr) return nullptr;
+      if (owner->is(prim::kLoop)) *crosses_loop = true;
+      n = owner;
+    }
+    return n;
+  }
+
+  // Whether input `offset` of `user` is the last use of its value on every
+  // path, so that the register can be moved from instead of copied.
+  bool isLastUse(const Node* user, size_t offset) {
+    const Value* v = user->inputs()[offset];
+    const Block* def_block = v->node()->owningBlock();
+    bool crosses_loop = false;
+    const Node* a = lift(user, def_block, &crosses_loop);
+    if (a == nullptr || crosses_loop) return false;
+    const int pos = position_.at(a);
+    size_t uses_in_a = 0;
+    for (const Use& u : v->uses()) {
+      bool loop = false;
+      const Node* b = lift(u.user, def_block, &loop);
+      if (b == nullptr) return false;
+      const int p = position_.at(b);
+      if (p > pos) return false;  // a later use
+      if (b != a) continue;
+      if (a == user) {
+        // Used directly by `user`: only if it is not also used in user's
+        // blocks, and this is its last occurrence among user's inputs.
+        if (u.user != user || u.offset > offset) return false;
+      } else {
+        ++uses_in_a;
+      }
+    }
+    return a == user || uses_in_a == 1;
+  }
+
+  void pushInputs(const Node* n) {
+    for (size_t i = 0; i < n->inputs().size(); ++i) {
+      emit(isLastUse(n, i) ? OpCode::Move : OpCode::Load,
+           reg(n->inputs()[i]));
+    }
+  }
+
+  // Pops the node's outputs (pushed in order) into their registers.
+  void storeOutputs(const std::vector<Value*>& outs) {
+    for (size_t i = outs.size(); i-- > 0;) {
+      if (outs[i]->hasUses()) {
+        emit(OpCode::Store, reg(outs[i]));
+      } else {
+        emit(OpCode::Drop);
+      }
+    }
+  }
+
+  void emitBlockNodes(const Block* b) {
+    for (const Node* n : b->nodes()) emitNode(n);
+  }
+
+  static ListKind listKind(const Type& t) {
+    if (t.kind() != SchemaType::Kind::List) return ListKind::Generic;
+    switch (t.schemaType()->elementType()->kind()) {
+      case SchemaType::Kind::Int: return ListKind::Int;
+      case SchemaType::Kind::Float: return ListKind::Double;
+      case SchemaType::Kind::Bool: return ListKind::Bool;
+      case SchemaType::Kind::Tensor: return ListKind::Tensor;
+      default: return ListKind::Generic;
+    }
+  }
+
+  void emitNode(const Node* n) {
+    const std::string& k = n->kind();
+    if (k == prim::kConstant) {
+      std::optional<IValue> v;
+      try {
+        v = toIValue(n->output());
+      } catch (const Error& e) {
+        fail(n, "malformed constant: " + e.message());
+      }
+      if (!n->output()->hasUses()) return;
+      code_.constants_.push_back(std::move(*v));
+      emit(OpCode::LoadConst,
+           static_cast<uint32_t>(code_.constants_.size() - 1));
+      emit(OpCode::Store, reg(n->output()));
+    } else if (k == prim::kIf) {
+      emitIf(n);
+    } else if (k == prim::kLoop) {
+      emitLoop(n);
+    } else if (k == prim::kListConstruct) {
+      if (n->outputs().size() != 1) fail(n, "ListConstruct has one output");
+      pushInputs(n);
+      emit(OpCode::ListConstruct, static_cast<uint32_t>(n->inputs().size()),
+           static_cast<uint32_t>(listKind(n->output()->type())));
+      storeOutputs(n->outputs());
+    } else if (k == prim::kTupleConstruct) {
+      if (n->outputs().size() != 1) fail(n, "TupleConstruct has one output");
+      pushInputs(n);
+      emit(OpCode::TupleConstruct, static_cast<uint32_t>(n->inputs().size()));
+      storeOutputs(n->outputs());
+    } else if (k == prim::kListUnpack || k == prim::kTupleUnpack) {
+      if (n->inputs().size() != 1) fail(n, k + " takes one input");
+      pushInputs(n);
+      emit(k == prim::kListUnpack ? OpCode::ListUnpack : OpCode::TupleUnpack,
+           static_cast<uint32_t>(n->outputs().size()), info(n, k));
+      storeOutputs(n->outputs());
+    } else if (k == prim::kRaiseException) {
+      if (n->inputs().empty() || n->inputs().size() > 2) {
+        fail(n, "prim::RaiseException takes (str message[, str? class])");
+      }
+      pushInputs(n);
+      emit(OpCode::Raise, static_cast<uint32_t>(n->inputs().size()),
+           info(n, k));
+      storeOutputs(n->outputs());
+    } else if (k == prim::kUninitialized) {
+      if (n->outputs().size() != 1) fail(n, "Uninitialized has one output");
+      emit(OpCode::Uninitialized);
+      storeOutputs(n->outputs());
+    } else {
+      if (!n->op()) {
+        fail(n, "no registered operator resolves " + k +
+                    " (register it, or name a registered overload)");
+      }
+      const FunctionSchema& s = n->op()->schema();
+      if (!s.is_vararg() && n->inputs().size() != s.arguments().size()) {
+        fail(n, "the node has " + std::to_string(n->inputs().size()) +
+                    " inputs but " + toString(s) + " takes " +
+                    std::to_string(s.arguments().size()));
+      }
+      if (!s.is_varret() && n->outputs().size() != s.returns().size()) {
+        fail(n, "the node has " + std::to_string(n->outputs().size()) +
+                    " outputs but " + toString(s) + " returns " +
+                    std::to_string(s.returns().size()));
+      }
+      pushInputs(n);
+      code_.ops_.push_back(*n->op());
+      emit(OpCode::Call, static_cast<uint32_t>(code_.ops_.size() - 1),
+           info(n, toString(n->op()->operator_name())));
+      storeOutputs(n->outputs());
+    }
+  }
+
+  void emitIf(const Node* n) {
+    pushInputs(n);
+    size_t jump_else = emit(OpCode::JumpIfFalse);
+    emitBlockNodes(n->blocks()[0]);
+    pushInputs(n->blocks()[0]->returnNode());
+    storeOutputs(n->outputs());
+    size_t jump_end = emit(OpCode::Jump);
+    code_.instructions_[jump_else].a = static_cast<uint32_t>(here());
+    emitBlockNodes(n->blocks()[1]);
+    pushInputs(n->blocks()[1]->returnNode());
+    storeOutputs(n->outputs());
+    code_.instructions_[jump_end].a = static_cast<uint32_t>(here());
+  }
+
+  void emitLoop(const Node* n) {
+    const Block* body = n->blocks()[0];
+    const uint32_t cond = next_register_;
+    const uint32_t counter = cond + 1;
+    const uint32_t max_trip = cond + 2;
+    next_register_ += 3;
+    // Entry: (max, cond, carried...) -> registers.
+    pushInputs(n);
+    for (size_t i = n->inputs().size() - 1; i >= 2; --i) {
+      emit(OpCode::Store, reg(body->inputs()[i - 1]));
+    }
+    emit(OpCode::Store, cond);
+    emit(OpCode::Store, max_trip);
+    code_.constants_.push_back(IValue(int64_t{0}));
+    emit(OpCode::LoadConst, static_cast<uint32_t>(code_.constants_.size() - 1));
+    emit(OpCode::Store, counter);
+    // Each iteration.
+    const size_t top = emit(OpCode::LoopTest, 0, cond);
+    if (body->inputs()[0]->hasUses()) {
+      emit(OpCode::Load, counter);
+      emit(OpCode::Store, reg(body->inputs()[0]));
+    }
+    emitBlockNodes(body);
+    pushInputs(body->returnNode());
+    for (size_t i = body->outputs().size() - 1; i >= 1; --i) {
+      emit(OpCode::Store, reg(body->inputs()[i]));
+    }
+    emit(OpCode::Store, cond);
+    emit(OpCode::Increment, counter);
+    emit(OpCode::Jump, static_cast<uint32_t>(top));
+    code_.instructions_[top].a = static_cast<uint32_t>(here());
+    // Exit: the carried values are the outputs.
+    for (size_t i = 0; i < n->outputs().size(); ++i) {
+      if (!n->outputs()[i]->hasUses()) continue;
+      emit(OpCode::Move, reg(body->inputs()[i + 1]));
+      emit(OpCode::Store, reg(n->outputs()[i]));
+    }
+  }
+
+  const Graph& g_;
+  Code& code_;
+  std::unordered_map<const Value*, uint32_t> registers_;
+  std::unordered_map<const Node*, int> position_;
+  uint32_t next_register_ = 0;
+};
+
+Code::Code(const Graph& graph) {
+  graph.lint();
+  CodeBuilder(graph, *this).build();
+}
+
+void Code::rethrow(const Error& e, uint32_t info) const {
+  throw Error(e.kind(), node_info_[info].context + "\n" + e.message());
+}
+
+namespace {
+
+template <class T>
+IValue popList(Stack& stack, size_t n, T (IValue::*get)() const) {
+  std::vector<T> elements;
+  elements.reserve(n);
+  for (size_t i = stack.size() - n; i < stack.size(); ++i) {
+    elements.push_back((stack[i].*get)());
+  }
+  stack.resize(stack.size() - n);
+  return IValue(std::move(elements));
+}
+
+ErrorKind kindOfPythonClass(const std::string& cls) {
+  if (cls == "builtins.TypeError") return ErrorKind::Type;
+  if (cls == "builtins.IndexError") return ErrorKind::Index;
+  if (cls == "builtins.NotImplementedError") return ErrorKind::NotImplemented;
+  return ErrorKind::InvalidArgument;
+}
+
+}  // namespace
+
+void Code::run(Stack& stack) const {
+  TURNOUT_CHECK(stack.size() >= num_inputs_, ErrorKind::InvalidArgument,
+                "Code::run(): the graph takes ", num_inputs_,
+                " inputs but the stack holds ", stack.size(), " values");
+  const size_t base = stack.size() - num_inputs_;
+  absl::InlinedVector<IValue, 32> regs(num_registers_);
+  for (size_t i = 0; i < num_inputs_; ++i) {
+    regs[input_registers_[i]] = std::move(stack[base + i]);
+  }
+  stack.resize(base);
+  const Instruction* code = instructions_.data();
+  size_t pc = 0;
+  try {
+    for (;;) {
+      const Instruction& ins = code[pc++];
+      switch (ins.op) {
+        case OpCode::Load:
+          stack.push_back(regs[ins.a]);
+          break;
+        case OpCode::Move:
+          stack.push_back(std::move(regs[ins.a]));
+          break;
+        case OpCode::LoadConst:
+          stack.push_back(constants_[ins.a]);
+          break;
+        case OpCode::Store:
+          regs[ins.a] = std::move(stack.back());
+          stack.pop_back();
+          break;
+        case OpCode::Drop:
+          stack.pop_back();
+          break;
+        case OpCode::Call:
+          try {
+            ops_[ins.a].callBoxed(&stack);
+          } catch (const Error& e) {
+            rethrow(e, ins.b);
+          }
+          break;
+        case OpCode::Jump:
+          pc = ins.a;
+          break;
+        case OpCode::JumpIfFalse: {
+          bool c = stack.back().toBool();
+          stack.pop_back();
+          if (!c) pc = ins.a;
+          break;
+        }
+        case OpCode::LoopTest:
+          if (!(regs[ins.b].toBool() &&
+                regs[ins.b + 1].toInt() < regs[ins.b + 2].toInt())) {
+            pc = ins.a;
+          }
+          break;
+        case OpCode::Increment:
+          regs[ins.a] = IValue(regs[ins.a].toInt() + 1);
+          break;
+        case OpCode::ListConstruct: {
+          IValue list;
+          switch (static_cast<ListKind>(ins.b)) {
+            case ListKind::Int:
+              list = popList<int64_t>(stack, ins.a, &IValue::toInt);
+              break;
+            case ListKind::Double:
+              list = popList<double>(stack, ins.a, &IValue::toDouble);
+              break;
+            case ListKind::Bool:
+              list = popList<bool>(stack, ins.a, &IValue::toBool);
+              break;
+            case ListKind::Tensor: {
+              std::vector<Tensor> ts;
+              ts.reserve(ins.a);
+              for (size_t i = stack.size() - ins.a; i < stack.size(); ++i) {
+                ts.push_back(std::move(stack[i]).toTensor());
+              }
+              stack.resize(stack.size() - ins.a);
+              list = IValue(std::move(ts));
+              break;
+            }
+            case ListKind::Generic: {
+              std::vector<IValue> vs(
+                  std::make_move_iterator(stack.end() - ins.a),
+                  std::make_move_iterator(stack.end()));
+              stack.resize(stack.size() - ins.a);
+              list = IValue(std::move(vs));
+              break;
+            }
+          }
+          stack.push_back(std::move(list));
+          break;
+        }
+        case OpCode::ListUnpack: {
+          IValue list = std::move(stack.back());
+          stack.pop_back();
+          try {
+            TURNOUT_CHECK(list.isList(), ErrorKind::Type,
+                          "expected a list to unpack but got a ",
+                          list.tagKind());
+            std::vector<IValue> elements = list.toList();
+            TURNOUT_CHECK(elements.size() == ins.a, ErrorKind::InvalidArgument,
+                          "expected a list of ", ins.a,
+                          " elements to unpack but got ", elements.size());
+            for (IValue& e : elements) stack.push_back(std::move(e));
+          } catch (const Error& e) {
+            rethrow(e, ins.b);
+          }
+          break;
+        }
+        case OpCode::TupleConstruct: {
+          std::vector<IValue> vs(std::make_move_iterator(stack.end() - ins.a),
+                                 std::make_move_iterator(stack.end()));
+          stack.resize(stack.size() - ins.a);
+          stack.push_back(IValue::makeTuple(std::move(vs)));
+          break;
+        }
+        case OpCode::TupleUnpack: {
+          IValue t = std::move(stack.back());
+          stack.pop_back();
+          try {
+            TURNOUT_CHECK(t.isTuple(), ErrorKind::Type,
+                          "expected a tuple to unpack but got a ", t.tagKind());
+            const auto& elements = t.toTupleRef().elements();
+            TURNOUT_CHECK(elements.size() == ins.a, ErrorKind::InvalidArgument,
+                          "expected a tuple of ", ins.a,
+                          " elements to unpack but got ", elements.size());
+            for (const IValue& e : elements) stack.push_back(e);
+          } catch (const Error& e) {
+            rethrow(e, ins.b);
+          }
+          break;
+        }
+        case OpCode::Raise: {
+          std::string cls;
+          if (ins.a == 2) {
+            IValue c = std::move(stack.back());
+            stack.pop_back();
+            if (c.isString()) cls = c.toStringRef();
+          }
+          IValue msg = std::move(stack.back());
+          stack.pop_back();
+          std::string text = msg.isString() ? msg.toStringRef()
+                                            : std::string(msg.tagKind());
+          std::string shown = cls.empty() ? "Exception" : cls;
+          if (shown.rfind("builtins.", 0) == 0) shown = shown.substr(9);
+          throw Error(kindOfPythonClass(cls),
+                      "the graph raised " + shown + ": " + text + "\n" +
+                          node_info_[ins.b].context);
+        }
+        case OpCode::Uninitialized:
+          stack.emplace_back();
+          break;
+        case OpCode::Ret:
+          return;
+      }
+    }
+  } catch (...) {
+    stack.resize(base);
+    throw;
+  }
+}
+
+std::string Code::dump() const {
+  std::string out;
+  for (size_t i = 0; i < instructions_.size(); ++i) {
+    const Instruction& ins = instructions_[i];
+    out += std::to_string(i) + " " + toString(ins.op);
+    switch (ins.op) {
+      case OpCode::Call:
+        out += " " + node_info_[ins.b].op_name;
+        break;
+      case OpCode::LoopTest:
+        out += " " + std::to_string(ins.a) + " " + std::to_string(ins.b);
+        break;
+      case OpCode::Drop:
+      case OpCode::Uninitialized:
+      case OpCode::Ret:
+        break;
+      default:
+        out += " " + std::to_string(ins.a);
+    }
+    out += '\n';
+  }
+  return out;
+}
+
+}  // namespace jit
+}  // namespace turnout

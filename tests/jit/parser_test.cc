@@ -1,0 +1,271 @@
+// Parser and printer: round trips over the corpus in testdata/ (hand-written
+// graphs and graphs as PyTorch 1.13 prints them, from
+// testdata/pytorch/generate.py), operator resolution, and parse errors.
+#include "jit/ir/parser.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "jit/ir/printer.h"
+#include "tests/error_of.h"
+
+namespace turnout {
+namespace jit {
+namespace {
+
+using ::testing::HasSubstr;
+using turnout::testing::errorOf;
+
+std::string readFile(const std::string& relative) {
+  std::string path = relative;
+  if (const char* srcdir = std::getenv("TEST_SRCDIR")) {
+    path = std::string(srcdir) + "/turnout/" + relative;
+  }
+  std::ifstream in(path);
+  EXPECT_TRUE(in.good()) << "cannot open " << path;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct CorpusFile {
+  const char* name;
+  bool runnable;  // every operator in it is registered here
+};
+
+constexpr CorpusFile kCorpus[] = {
+    {"tests/jit/testdata/hand_written.ir", true},
+    {"tests/jit/testdata/loops.ir", true},
+    {"tests/jit/testdata/empty.ir", true},
+    {"tests/jit/testdata/pytorch/if_else.ir", true},
+    {"tests/jit/testdata/pytorch/for_loop.ir", true},
+    {"tests/jit/testdata/pytorch/while_loop.ir", true},
+    {"tests/jit/testdata/pytorch/raise_and_lists.ir", true},
+    {"tests/jit/testdata/pytorch/constants.ir", true},
+    {"tests/jit/testdata/pytorch/overloads.ir", true},
+    {"tests/jit/testdata/pytorch/nested.ir", true},
+    {"tests/jit/testdata/pytorch/list_construct.ir", true},
+    {"tests/jit/testdata/pytorch/float_constants.ir", true},
+    {"tests/jit/testdata/pytorch/traced.ir", true},
+    // aten::__is__ and prim::unchecked_cast are not registered here.
+    {"tests/jit/testdata/pytorch/optional_arg.ir", false},
+    {"tests/jit/testdata/pytorch/traced_views.ir", true},
+};
+
+TEST(Parser, CorpusRoundTrips) {
+  for (const CorpusFile& f : kCorpus) {
+    SCOPED_TRACE(f.name);
+    const std::string text = readFile(f.name);
+    ASSERT_FALSE(text.empty());
+    ParseOptions options;
+    options.allow_unresolved = !f.runnable;
+    std::unique_ptr<Graph> g = parseIR(text, options);
+    EXPECT_EQ(g->toString(), text);
+    g->lint();
+    // A copy prints the same, and reparses to the same text.
+    std::unique_ptr<Graph> c = g->copy();
+    c->lint();
+    EXPECT_EQ(c->toString(), text);
+    EXPECT_EQ(parseIR(c->toString(), options)->toString(), text);
+    if (f.runnable) {
+      for (const Block* b : {g->block()}) {
+        for (const Node* n : b->nodes()) {
+          if (!isInterpreterPrim(n->kind())) {
+            EXPECT_TRUE(n->op().has_value()) << n->toString();
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(Parser, UnresolvedOperatorsNeedTheOption) {
+  const std::string text =
+      readFile("tests/jit/testdata/pytorch/optional_arg.ir");
+  EXPECT_THAT(errorOf([&] { parseIR(text); }),
+              HasSubstr("parse error at 4:15: no operator named aten::__is__ "
+                        "is registered"));
+}
+
+// Operator names without an overload pick the overload the input types fit.
+TEST(Parser, ResolvesOverloadsByInputTypes) {
+  struct Case {
+    const char* args;  // declared inputs
+    const char* call;  // the node
+    const char* expected;
+  };
+  const Case cases[] = {
+      {"%a : Tensor, %b : Tensor, %c : int", "aten::add(%a, %b, %c)",
+       "aten::add.Tensor"},
+      {"%a : Tensor, %b : float, %c : int", "aten::add(%a, %b, %c)",
+       "aten::add.Scalar"},
+      {"%a : Tensor, %b : int", "aten::mul(%a, %b)", "aten::mul.Scalar"},
+      {"%a : Tensor, %b : Tensor", "aten::mul(%a, %b)", "aten::mul.Tensor"},
+      {"%a : int, %b : int", "aten::add(%a, %b)", "aten::add.int"},
+      {"%a : float, %b : float", "aten::lt(%a, %b)", "aten::lt.float"},
+      {"%a : int[], %b : int", "aten::__getitem__(%a, %b)",
+       "aten::__getitem__.t"},
+      {"%a : Float(2, strides=[1], requires_grad=0, device=cpu), %b : Tensor",
+       "aten::div(%a, %b)", "aten::div.Tensor"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.call);
+    std::string args = c.args;
+    for (size_t p = args.find(", %"); p != std::string::npos;
+         p = args.find(", %", p)) {
+      args.replace(p, 2, ",\n      ");
+    }
+    std::string text = "graph(" + args + "):\n  %r : " +
+                       (std::string(c.call).find("lt") != std::string::npos
+                            ? "bool"
+                        : std::string(c.args).find("Tensor") ==
+                                std::string::npos
+                            ? "int"
+                            : "Tensor") +
+                       " = " + c.call + "\n  return (%r)\n";
+    std::unique_ptr<Graph> g = parseIR(text);
+    const Node* n = g->outputs()[0]->node();
+    ASSERT_TRUE(n->op().has_value());
+    EXPECT_EQ(toString(n->op()->operator_name()), c.expected);
+    EXPECT_EQ(g->toString(), text);  // printed without the overload
+  }
+}
+
+TEST(Parser, KeepsAnExplicitOverload) {
+  const std::string text =
+      "graph(%a : Tensor,\n      %b : Tensor):\n"
+      "  %one : int = prim::Constant[value=1]()\n"
+      "  %r : Tensor = aten::sub.Tensor(%a, %b, %one)\n"
+      "  return (%r)\n";
+  std::unique_ptr<Graph> g = parseIR(text);
+  EXPECT_EQ(g->toString(), text);
+  EXPECT_EQ(g->outputs()[0]->node()->op()->operator_name().overload_name,
+            "Tensor");
+}
+
+TEST(Parser, ConstantsHoldTheirValues) {
+  std::unique_ptr<Graph> g = parseIR(
+      "graph():\n"
+      "  %i : int = prim::Constant[value=-7]()\n"
+      "  %f : float = prim::Constant[value=1.]()\n"
+      "  %b : bool = prim::Constant[value=1]()\n"
+      "  %s : str = prim::Constant[value=\"a\\\"b\\n\"]()\n"
+      "  %d : Device = prim::Constant[value=\"cpu\"]()\n"
+      "  %n : NoneType = prim::Constant()\n"
+      "  %t : Long(requires_grad=0, device=cpu) = prim::Constant[value={2}]()\n"
+      "  %u : Double(requires_grad=0, device=cpu) = "
+      "prim::Constant[value={2.5}]()\n"
+      "  %l : int[] = prim::Constant[value=[1, 2]]()\n"
+      "  return (%i, %f, %b, %s, %d, %n, %t, %u, %l)\n");
+  const auto& o = g->outputs();
+  EXPECT_EQ(toIValue(o[0])->toInt(), -7);
+  EXPECT_EQ(toIValue(o[1])->toDouble(), 1.0);
+  EXPECT_EQ(toIValue(o[2])->toBool(), true);
+  EXPECT_EQ(toIValue(o[3])->toStringRef(), "a\"b\n");
+  EXPECT_EQ(toIValue(o[4])->toDevice(), Device("cpu"));
+  EXPECT_TRUE(toIValue(o[5])->isNone());
+  Tensor t = toIValue(o[6])->toTensor();
+  EXPECT_EQ(t.scalar_type(), ScalarType::Long);
+  EXPECT_EQ(t.dim(), 0);
+  EXPECT_EQ(toIValue(o[7])->toTensor().scalar_type(), ScalarType::Double);
+  EXPECT_EQ(toIValue(o[8])->toIntVector(), (std::vector<int64_t>{1, 2}));
+  EXPECT_FALSE(toIValue(g->inputs().empty() ? o[0] : o[0]) == std::nullopt);
+}
+
+TEST(Parser, SourceLocationsAreKept) {
+  std::unique_ptr<Graph> g = parseIR(
+      "graph(%a : int):\n"
+      "  %r : int = aten::neg(%a) # /some/dir/model.py:12:34\n"
+      "  return (%r)\n");
+  EXPECT_EQ(g->outputs()[0]->node()->sourceLocation(),
+            "/some/dir/model.py:12:34");
+}
+
+// Each bad text, the line:column of the error and what it says.
+TEST(Parser, ErrorsGiveLineColumnAndWhatWasExpected) {
+  struct Case {
+    const char* text;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"grap():\n  return ()\n", "parse error at 1:1: expected 'graph'"},
+      {"graph(%x : Tensor):\n  %y : Tensor = aten::neg(%x,, )\n  return (%y)\n",
+       "parse error at 2:30: expected '%' but found ','"},
+      {"graph(%x : Tensr):\n  return (%x)\n",
+       "parse error at 1:12: unknown type 'Tensr'"},
+      {"graph(%x : Tensor):\n  return (%y)\n",
+       "parse error at 2:11: %y is used before it is defined"},
+      {"graph(%x : Tensor):\n  %x : Tensor = aten::neg(%x)\n  return (%x)\n",
+       "parse error at 2:3: %x is defined twice"},
+      {"graph(%x : Tensor):\n  %y : Tensor = aten::nope(%x)\n  return (%y)\n",
+       "parse error at 2:17: no operator named aten::nope is registered"},
+      {"graph(%x : Tensor):\n  %y : Tensor = aten::neg(%x, %x)\n"
+       "  return (%y)\n",
+       "parse error at 2:17: no overload of aten::neg fits the inputs "
+       "(Tensor, Tensor)"},
+      {"graph(%x : Tensor):\n  %y : Tensor = aten::neg.nope(%x)\n"
+       "  return (%y)\n",
+       "parse error at 2:17: operator aten::neg.nope is not registered"},
+      {"graph(%c : bool):\n  %y : int = prim::If(%c)\n    block0():\n"
+       "      %z : int = prim::Constant[value=1]()\n      -> (%z)\n"
+       "    block1():\n      -> (%z)\n  return (%y)\n",
+       "parse error at 7:11: %z is defined inside a block and is not visible "
+       "here"},
+      {"graph(%c : bool):\n  %y : int = prim::If(%c)\n    block0():\n"
+       "      -> ()\n    block1():\n      -> ()\n  return (%y)\n",
+       "each prim::If block takes no inputs and returns 1 values"},
+      {"graph():\n  %y : int = prim::Constant[value=\"x\"]()\n  return (%y)\n",
+       "parse error at 2:14: the value of this prim::Constant does not fit its "
+       "type int"},
+      {"graph():\n  %y : Tensor = prim::Constant[value=<Tensor>]()\n"
+       "  return (%y)\n",
+       "parse error at 2:38: a tensor constant printed as <Tensor> has lost "
+       "its contents"},
+      {"graph():\n  %y : Device = prim::Constant[value=\"cpuu\"]()\n"
+       "  return (%y)\n",
+       "invalid Device constant"},
+      {"graph(%x : Float(3, requires_grad=2)):\n  return (%x)\n",
+       "requires_grad must be 0 or 1"},
+      {"graph(%x : Tensor):\n  return (%x)\n  extra\n",
+       "parse error at 3:3: expected the end of the graph after 'return (...)' "
+       "but found 'extra'"},
+      {"graph(%x : Tensor):\n  %s : str = prim::Constant[value=\"abc]()\n"
+       "  return (%x)\n",
+       "unterminated string literal"},
+      {"graph(%x : int):\n  %y : int = prim::Loop(%x)\n    block0():\n"
+       "      -> ()\n  return (%y)\n",
+       "prim::Loop takes (max_trip_count, start_condition, carried...)"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.text);
+    EXPECT_THAT(errorOf([&] { parseIR(c.text); }), HasSubstr(c.message));
+  }
+}
+
+TEST(Parser, ErrorShowsTheLineWithACaret) {
+  EXPECT_EQ(errorOf([] {
+              parseIR("graph(%x : Tensor):\n  %y : Tensor = aten::neg(%x,, )\n"
+                      "  return (%y)\n");
+            }),
+            "parse error at 2:30: expected '%' but found ','\n"
+            "      %y : Tensor = aten::neg(%x,, )\n"
+            "                                 ^");
+}
+
+TEST(Printer, AttributeValues) {
+  EXPECT_EQ(attributeToString(AttributeValue(int64_t{-3})), "-3");
+  EXPECT_EQ(attributeToString(AttributeValue(0.1)), "0.10000000000000001");
+  EXPECT_EQ(attributeToString(AttributeValue(2.0)), "2.");
+  EXPECT_EQ(attributeToString(AttributeValue(std::string("a\"b"))),
+            "\"a\\\"b\"");
+  EXPECT_EQ(attributeToString(AttributeValue(std::vector<int64_t>{1, 2})),
+            "[1, 2]");
+}
+
+}  // namespace
+}  // namespace jit
+}  // namespace turnout
