@@ -8,10 +8,8 @@
 // `ratio` = turnout time / ATen time (below 1: turnout is faster).
 #include <torch/torch.h>
 
-#include <chrono>
-#include <map>
-#include <string>
 
+#include "bench/bench_util.h"
 #include "benchmark/benchmark.h"
 #include "kernels/autograd/autograd_meta.h"
 #include "kernels/autograd/engine.h"
@@ -23,27 +21,12 @@
 
 namespace {
 
-std::map<std::string, double>& baselines() {
-  static std::map<std::string, double> m;
-  return m;
-}
-
-template <class Body>
-double nsPerIteration(benchmark::State& state, Body body) {
-  auto start = std::chrono::steady_clock::now();
-  for (auto _ : state) body();
-  auto stop = std::chrono::steady_clock::now();
-  return std::chrono::duration<double, std::nano>(stop - start).count() /
-         static_cast<double>(state.iterations());
-}
+using turnout::bench::nsPerIteration;
 
 void report(benchmark::State& state, const char* name, const char* baseline,
             double ns) {
-  state.counters["ns"] = ns;
-  baselines()[name] = ns;
-  if (baseline != nullptr && baselines().count(baseline)) {
-    state.counters["ratio"] = ns / baselines()[baseline];
-  }
+  turnout::bench::record(state, "ns", name, ns,
+                         baseline != nullptr ? baseline : "");
 }
 
 // ---- add of two 1-element tensors, whole call -------------------------------

@@ -7,11 +7,11 @@
 // (X / baseline) compare it with the baseline benchmark that ran just before
 // it in the same process.
 #include <chrono>
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "bench/bench_util.h"
 #include "benchmark/benchmark.h"
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/library.h"
@@ -22,33 +22,16 @@
 namespace turnout {
 namespace {
 
-// ns per iteration of earlier benchmarks, by name.
-std::map<std::string, double>& baselines() {
-  static std::map<std::string, double> m;
-  return m;
-}
-
-// Runs `body` in the benchmark loop and records its ns per iteration.
-template <class Body>
-double timedLoop(benchmark::State& state, Body body) {
-  auto start = std::chrono::steady_clock::now();
-  for (auto _ : state) body();
-  auto stop = std::chrono::steady_clock::now();
-  return std::chrono::duration<double, std::nano>(stop - start).count() /
-         static_cast<double>(state.iterations());
-}
+using bench::nsPerIteration;
 
 void recordBaseline(benchmark::State& state, const char* name, double ns) {
-  baselines()[name] = ns;
-  state.counters["ns"] = ns;
+  bench::record(state, "ns", name, ns);
 }
 
+// Reports `ns` with its ratio to, and its overhead over, the baseline.
 void compareWith(benchmark::State& state, const char* baseline, double ns) {
-  state.counters["ns"] = ns;
-  auto it = baselines().find(baseline);
-  if (it == baselines().end()) return;
-  state.counters["overhead_ns"] = ns - it->second;
-  state.counters["ratio"] = ns / it->second;
+  double base = bench::record(state, "ns", "", ns, baseline);
+  if (base > 0) state.counters["overhead_ns"] = ns - base;
 }
 
 __attribute__((noinline)) Tensor kernelIdentity(const Tensor& x) {
@@ -83,7 +66,7 @@ Tensor cpuTensor() { return detail::makeEmptyTensor({1}, ScalarType::Float, Devi
 void BM_DirectCallTensor(benchmark::State& state) {
   Tensor x = cpuTensor();
   Tensor (*volatile fn)(const Tensor&) = &kernelIdentity;
-  double ns = timedLoop(state, [&] {
+  double ns = nsPerIteration(state, [&] {
     Tensor r = fn(x);
     benchmark::DoNotOptimize(r);
   });
@@ -97,7 +80,7 @@ void BM_UnboxedCallTensor(benchmark::State& state) {
                 .findSchemaOrThrow("bench::identity", "")
                 .typed<Tensor(const Tensor&)>();
   Tensor x = cpuTensor();
-  double ns = timedLoop(state, [&] {
+  double ns = nsPerIteration(state, [&] {
     Tensor r = op.call(x);
     benchmark::DoNotOptimize(r);
   });
@@ -108,7 +91,7 @@ BENCHMARK(BM_UnboxedCallTensor);
 void BM_DirectCallInt(benchmark::State& state) {
   int64_t (*volatile fn)(int64_t, int64_t) = &kernelAddInt;
   int64_t a = 1;
-  double ns = timedLoop(state, [&] {
+  double ns = nsPerIteration(state, [&] {
     int64_t r = fn(a, 2);
     benchmark::DoNotOptimize(r);
   });
@@ -122,7 +105,7 @@ void BM_UnboxedCallInt(benchmark::State& state) {
                 .findSchemaOrThrow("bench::add_int", "")
                 .typed<int64_t(int64_t, int64_t)>();
   int64_t a = 1;
-  double ns = timedLoop(state, [&] {
+  double ns = nsPerIteration(state, [&] {
     int64_t r = op.call(a, 2);
     benchmark::DoNotOptimize(r);
   });
@@ -139,7 +122,7 @@ void BM_BoxedCallTensor(benchmark::State& state) {
   // As an interpreter does: the argument is moved onto the stack and the
   // result moved off it, so the only reference counting is the kernel's own
   // (it returns a new reference to its argument, as the direct call does).
-  double ns = timedLoop(state, [&] {
+  double ns = nsPerIteration(state, [&] {
     stack.emplace_back(std::move(x));
     op.callBoxed(stack);
     x = std::move(stack.back()).toTensor();
@@ -211,7 +194,7 @@ void BM_BoxedCallTensorProfiled(benchmark::State& state) {
 BENCHMARK(BM_BoxedCallTensorProfiled);
 
 void BM_IncludeExcludeGuard(benchmark::State& state) {
-  double ns = timedLoop(state, [&] {
+  double ns = nsPerIteration(state, [&] {
     IncludeDispatchKeyGuard include(DispatchKey::Tracer);
     ExcludeDispatchKeyGuard exclude(DispatchKey::AutogradCPU);
     benchmark::ClobberMemory();
@@ -222,7 +205,7 @@ BENCHMARK(BM_IncludeExcludeGuard);
 
 void BM_FindSchemaOrThrow(benchmark::State& state) {
   benchOps();
-  double ns = timedLoop(state, [&] {
+  double ns = nsPerIteration(state, [&] {
     OperatorHandle op =
         Dispatcher::singleton().findSchemaOrThrow("bench::identity", "");
     benchmark::DoNotOptimize(op);
@@ -266,7 +249,7 @@ BENCHMARK(BM_DefImpl1000)->Unit(benchmark::kMillisecond);
 void BM_DumpComputedTable(benchmark::State& state) {
   benchOps();
   OperatorHandle op = Dispatcher::singleton().findSchemaOrThrow("bench::identity", "");
-  double ns = timedLoop(state, [&] {
+  double ns = nsPerIteration(state, [&] {
     std::string s = op.dumpComputedTable();
     benchmark::DoNotOptimize(s);
   });

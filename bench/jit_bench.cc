@@ -10,16 +10,19 @@
 //                        dispatcher);
 //   BM_BoxedChain100     through OperatorHandle::callBoxed with a hand-built
 //                        stack (what a perfect interpreter would cost);
-//   BM_GraphChain100     the parsed graph run by Code::run.
+//   BM_GraphChain100     the parsed graph run by Code::run;
+//   BM_ExecutorChain100  the same graph run by GraphExecutor::run (the
+//                        ArgumentSpec, the plan lookup, then Code::run).
 // Each reports `ns_per_op` (time per iteration / 100); the graph and boxed
 // runs also report `overhead_ns_per_op` over the unboxed baseline and
 // `ratio` to it.
-#include <chrono>
 #include <string>
 
+#include "bench/bench_util.h"
 #include "benchmark/benchmark.h"
 #include "dispatcher/dispatcher.h"
 #include "jit/ir/parser.h"
+#include "jit/runtime/graph_executor.h"
 #include "jit/runtime/interpreter.h"
 #include "kernels/factory.h"
 
@@ -33,14 +36,7 @@ double& unboxedBaseline() {
   return ns;
 }
 
-template <class Body>
-double nsPerIteration(benchmark::State& state, Body body) {
-  auto start = std::chrono::steady_clock::now();
-  for (auto _ : state) body();
-  auto stop = std::chrono::steady_clock::now();
-  return std::chrono::duration<double, std::nano>(stop - start).count() /
-         static_cast<double>(state.iterations());
-}
+using bench::nsPerIteration;
 
 void report(benchmark::State& state, double ns_per_iteration) {
   const double per_op = ns_per_iteration / kChain;
@@ -144,6 +140,22 @@ void BM_GraphChain100(benchmark::State& state) {
   report(state, ns);
 }
 BENCHMARK(BM_GraphChain100);
+
+void BM_ExecutorChain100(benchmark::State& state) {
+  jit::GraphExecutor executor(*jit::parseIR(chainGraph()));
+  Tensor x = one(), y = one();
+  Stack stack;
+  stack.reserve(8);
+  double ns = nsPerIteration(state, [&] {
+    stack.emplace_back(x);
+    stack.emplace_back(y);
+    executor.run(stack);
+    benchmark::DoNotOptimize(stack.back());
+    stack.clear();
+  });
+  report(state, ns);
+}
+BENCHMARK(BM_ExecutorChain100);
 
 }  // namespace
 }  // namespace turnout

@@ -9,12 +9,10 @@
 // it.
 #include <cblas.h>
 
-#include <chrono>
 #include <cstring>
-#include <map>
-#include <string>
 #include <vector>
 
+#include "bench/bench_util.h"
 #include "benchmark/benchmark.h"
 #include "kernels/elementwise.h"
 #include "kernels/factory.h"
@@ -27,29 +25,13 @@ namespace {
 
 constexpr int64_t kBig = 16 * 1024 * 1024;  // 16M floats
 
-std::map<std::string, double>& baselines() {
-  static std::map<std::string, double> m;
-  return m;
-}
-
-template <class Body>
-double nsPerIteration(benchmark::State& state, Body body) {
-  auto start = std::chrono::steady_clock::now();
-  for (auto _ : state) body();
-  auto stop = std::chrono::steady_clock::now();
-  return std::chrono::duration<double, std::nano>(stop - start).count() /
-         static_cast<double>(state.iterations());
-}
+using bench::nsPerIteration;
 
 // Records GB/s for `bytes` moved per iteration; compares with `baseline`.
 void reportBandwidth(benchmark::State& state, const char* name,
                      const char* baseline, double bytes, double ns) {
-  double gbps = bytes / ns;
-  state.counters["GB_per_s"] = gbps;
-  baselines()[name] = gbps;
-  if (baseline != nullptr && baselines().count(baseline)) {
-    state.counters["ratio"] = gbps / baselines()[baseline];
-  }
+  bench::record(state, "GB_per_s", name, bytes / ns,
+                baseline != nullptr ? baseline : "");
 }
 
 Tensor filled(IntArrayRef sizes, float v) {
@@ -138,9 +120,7 @@ void BM_SgemmDirect1024(benchmark::State& state) {
                 a.data(), n, b.data(), n, 0.0f, c.data(), n);
     benchmark::DoNotOptimize(c.data());
   });
-  double gflops = 2.0 * n * n * n / ns;
-  state.counters["GFLOPS"] = gflops;
-  baselines()["sgemm"] = gflops;
+  bench::record(state, "GFLOPS", "sgemm", 2.0 * n * n * n / ns);
 }
 BENCHMARK(BM_SgemmDirect1024)->Unit(benchmark::kMillisecond);
 
@@ -151,9 +131,7 @@ void BM_Mm1024(benchmark::State& state) {
     Tensor c = mm(a, b);
     benchmark::DoNotOptimize(c);
   });
-  double gflops = 2.0 * n * n * n / ns;
-  state.counters["GFLOPS"] = gflops;
-  if (baselines().count("sgemm")) state.counters["ratio"] = gflops / baselines()["sgemm"];
+  bench::record(state, "GFLOPS", "mm", 2.0 * n * n * n / ns, "sgemm");
 }
 BENCHMARK(BM_Mm1024)->Unit(benchmark::kMillisecond);
 

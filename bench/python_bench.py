@@ -25,6 +25,10 @@ def turnout_cases():
 
     lib = _C._dispatch_library("DEF", "python_bench", "")
     lib.def_name_t_t("identity")
+    # A Python kernel that returns its input, at CPU.
+    lib.def_("py_identity(Tensor x) -> Tensor")
+    lib.impl("py_identity", "CPU", lambda x: x)
+    py_op = turnout.ops.python_bench.py_identity
     t = turnout.ones(1)
     a, b = turnout.ones(1), turnout.ones(1)
     op = turnout.ops.python_bench.identity
@@ -36,6 +40,7 @@ def turnout_cases():
 
     cases = {
         "ops.ns.op(t), C++ identity kernel": lambda: op(t),
+        "ops.ns.op(t), Python kernel, whole call": lambda: py_op(t),
         "a + b, 1-element tensors": lambda: a + b,
         "enter and leave a key guard": guard_enter_exit,
         "_dispatch_dump_table('aten::add.Tensor')":
@@ -51,6 +56,13 @@ def torch_cases():
         return None, None
     lib = torch._C._dispatch_library("DEF", "python_bench", "", "", 0)
     lib.def_name_t_t("identity")
+    # torch 1.13 registers Python kernels through torch.library.Library.
+    import torch.library
+    # (1.13 knows no FRAGMENT libraries: a namespace of its own.)
+    py_lib = torch.library.Library("python_bench_py", "DEF")
+    py_lib.define("py_identity(Tensor x) -> Tensor")
+    py_lib.impl("py_identity", lambda x: x, "CPU")
+    py_op = torch.ops.python_bench_py.py_identity
     t = torch.ones(1)
     a, b = torch.ones(1), torch.ones(1)
     op = torch.ops.python_bench.identity
@@ -64,12 +76,13 @@ def torch_cases():
 
     cases = {
         "ops.ns.op(t), C++ identity kernel": lambda: op(t),
+        "ops.ns.op(t), Python kernel, whole call": lambda: py_op(t),
         "a + b, 1-element tensors": lambda: a + b,
         "enter and leave a key guard": guard_enter_exit,
         "_dispatch_dump_table('aten::add.Tensor')":
             lambda: torch._C._dispatch_dump_table("aten::add.Tensor"),
     }
-    return cases, lib
+    return cases, (lib, py_lib)
 
 
 def main():
