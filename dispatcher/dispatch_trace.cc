@@ -5,6 +5,7 @@
 #include <mutex>
 #include <utility>
 
+#include "dispatcher/counters.h"
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/error.h"
 #include "dispatcher/operator_handle.h"
@@ -174,6 +175,8 @@ namespace detail {
 void traceDispatch(const OperatorHandle& op, DispatchKeySet ks, DispatchKey key,
                    CallKind kind, uint32_t depth) {
   if (in_sink) return;
+  // counters.h: "dispatch.backend_fallbacks", seen while the trace is on.
+  static Counter& fallbacks_taken = counter(kCounterBackendFallbacks);
   DispatchTraceEvent event{toString(op.operator_name()),
                            kind,
                            ks,
@@ -189,6 +192,7 @@ void traceDispatch(const OperatorHandle& op, DispatchKeySet ks, DispatchKey key,
     std::lock_guard<std::mutex> lock(Dispatcher::singleton().registryMutex());
     const ComputedEntry& entry = op.entry()->computedEntry(key);
     event.entry_kind = toString(entry.kind);
+    if (entry.kind == EntryKind::BackendFallback) fallbacks_taken.add();
     if (entry.source != nullptr) {
       event.site = entry.source->kernel.isFallthrough()
                        ? "fallthrough " + entry.source->debug

@@ -1,0 +1,79 @@
+#!/bin/bash
+# Runs //tools:inspect: every command, its usage errors, and a snapshot diff
+# before and after --load of a small library of operators.
+set -u
+INSPECT="$1"
+LIB="$(pwd)/$2"
+TMP="${TEST_TMPDIR:-$(mktemp -d)}"
+failures=0
+
+# check NAME EXPECTED_STATUS PATTERN -- ARGS...: runs inspect with ARGS and
+# checks its exit status and that its output (stdout and stderr) matches
+# the grep -E PATTERN.
+check() {
+  local name="$1" status="$2" pattern="$3"
+  shift 4
+  local out rc
+  out="$("$INSPECT" "$@" 2>&1)"
+  rc=$?
+  if [[ $rc -ne $status ]]; then
+    echo "FAIL $name: exit status $rc, expected $status; output:"
+    echo "$out" | head -20
+    failures=$((failures + 1))
+  elif ! grep -qE -- "$pattern" <<<"$out"; then
+    echo "FAIL $name: output does not match /$pattern/:"
+    echo "$out" | head -20
+    failures=$((failures + 1))
+  else
+    echo "ok   $name"
+  fi
+}
+
+check ops_filter 0 '^aten::add\.Tensor$' -- ops add
+check ops_all 0 '^aten::relu$' -- ops
+check schema 0 '^aten::add\.Tensor\(Tensor self, Tensor other, \*, Scalar alpha=1\) -> Tensor$' -- schema aten::add.Tensor
+check dump 0 '^CPU: registered at kernels/' -- dump aten::relu
+check table 0 '^AutogradCPU: registered at .* \[autograd kernel\]$' -- table aten::mul.Tensor
+check keys 0 '^AutogradCPU +runtime \(per backend\) +fallback: fallthrough registered by turnout' -- keys
+check keys_alias 0 '^CompositeImplicitAutograd +alias$' -- keys
+check registrations 0 '^aten::mm$' -- registrations CPU
+check help 0 '^usage: inspect' -- --help
+
+# Usage errors and failures: a clear message and a non-zero status.
+check no_command 2 'inspect: no command given' --
+check unknown_command 2 "inspect: unknown command 'frobnicate'" -- frobnicate
+check unknown_option 2 "unknown option '--nope'" -- --nope ops
+check schema_arity 2 'schema takes one OP' -- schema
+check unknown_op 1 "no operator named 'aten::ad' is registered.*Did you mean" -- schema aten::ad
+check bad_key 1 'NotAKey' -- registrations NotAKey
+check bad_load 1 '--load /no/such/lib.so: could not load the library' -- --load /no/such/lib.so ops
+check load_arity 2 '--load needs a LIB.so path' -- --load
+check diff_missing 1 "cannot read 'missing.json'" -- diff missing.json missing.json
+
+# Loading a library: its operator is there, and a diff says what it did.
+check load_ops 0 '^inspect_test::same$' -- --load "$LIB" ops inspect_test
+check load_table 0 '^CPU: registered at tests/tools/inspect_test_ops.cc:[0-9]+ \[kernel\]$' -- --load "$LIB" table inspect_test::same
+check snapshot_before 0 '' -- snapshot -o "$TMP/before.json"
+check snapshot_after 0 '' -- --load "$LIB" snapshot -o "$TMP/after.json"
+check diff_added_op 0 '^added operator inspect_test::same\(Tensor x\) -> Tensor  registered at tests/tools/inspect_test_ops.cc' -- diff "$TMP/before.json" "$TMP/after.json"
+check diff_added_kernel 0 '^added kernel inspect_test::same CPU \[kernel\] registered at tests/tools/inspect_test_ops.cc' -- diff "$TMP/before.json" "$TMP/after.json"
+check diff_overridden 0 '^    -> \[kernel\] registered at tests/tools/inspect_test_ops.cc' -- diff "$TMP/before.json" "$TMP/after.json"
+check diff_same 0 '^no changes$' -- diff "$TMP/before.json" "$TMP/before.json"
+"$INSPECT" snapshot >"$TMP/stdout.json"
+check snapshot_stdout_equals_file 0 '^no changes$' -- diff "$TMP/stdout.json" "$TMP/before.json"
+echo '{"format": "turnout.registry_snapshot", "version": 1,' >"$TMP/bad.json"
+check diff_bad_json 1 'bad.json: line 2, column 1: unexpected end of input' -- diff "$TMP/bad.json" "$TMP/before.json"
+
+# Exactly the three expected changes, nothing else.
+n="$("$INSPECT" diff "$TMP/before.json" "$TMP/after.json" | grep -cE '^(added|removed|overridden) ')"
+if [[ "$n" != 3 ]]; then
+  echo "FAIL diff_count: expected 3 changes, got $n"
+  "$INSPECT" diff "$TMP/before.json" "$TMP/after.json"
+  failures=$((failures + 1))
+fi
+
+if [[ $failures -ne 0 ]]; then
+  echo "$failures check(s) failed"
+  exit 1
+fi
+echo "all checks passed"
