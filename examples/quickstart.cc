@@ -7,6 +7,8 @@
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/library.h"
 #include "dispatcher/tensor.h"
+#include "jit/runtime/interpreter.h"
+#include "jit/tracer/tracer.h"
 #include "kernels/ops.h"
 
 using turnout::CppFunction;
@@ -107,6 +109,36 @@ void tensorTour() {
   // w.grad().
 }
 
+// ---- Graphs: trace a function, run the graph ------------------------------
+
+void graphTour() {
+  // Tracing runs the function once and records every operator it calls,
+  // outermost calls only: quickstart::double_it is one node, though its
+  // kernel calls quickstart::scale.
+  static auto double_it = turnout::Dispatcher::singleton()
+                              .findSchemaOrThrow("quickstart::double_it", "")
+                              .typed<Tensor(const Tensor&)>();
+  auto model = [](const Tensor& a, const Tensor& w) {
+    return double_it.call(turnout::relu(a.mm(w) - 1));
+  };
+  Tensor a = turnout::arange(6, turnout::kFloat).view({2, 3});
+  Tensor w = turnout::full({3, 2}, 0.5);
+  std::unique_ptr<turnout::jit::Graph> graph = turnout::jit::trace(
+      [&](const std::vector<turnout::IValue>& in) {
+        return std::vector<turnout::IValue>{
+            model(in[0].toTensor(), in[1].toTensor())};
+      },
+      {a, w}, {{"a", "w"}});
+  std::cout << "traced graph:\n" << *graph;
+
+  // The interpreter runs it on new inputs, through the same kernels.
+  turnout::jit::Code code(*graph);
+  turnout::Stack stack{turnout::IValue(a * 2), turnout::IValue(w)};
+  code.run(stack);
+  show("graph(a * 2, w)", stack[0].toTensor());
+  show("model(a * 2, w)", model(a * 2, w));
+}
+
 }  // namespace
 
 int main() {
@@ -138,5 +170,8 @@ int main() {
 
   std::cout << "\n== tensors ==\n";
   tensorTour();
+
+  std::cout << "\n== graphs ==\n";
+  graphTour();
   return 0;
 }

@@ -29,7 +29,8 @@ bool isInterpreterPrim(std::string_view kind) {
          kind == prim::kListUnpack || kind == prim::kTupleConstruct ||
          kind == prim::kTupleUnpack || kind == prim::kIf ||
          kind == prim::kLoop || kind == prim::kRaiseException ||
-         kind == prim::kUninitialized;
+         kind == prim::kUninitialized || kind == prim::kFork ||
+         kind == prim::kWait;
 }
 
 // ---- Value

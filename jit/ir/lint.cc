@@ -105,6 +105,14 @@ class Linter {
                  "(i, carried...) inputs and (cond, carried...) outputs",
              n);
       }
+    } else if (n->is(prim::kFork)) {
+      if (nb != 1 || n->outputs().size() != 1 ||
+          n->blocks()[0]->inputs().size() != n->inputs().size() ||
+          n->blocks()[0]->outputs().size() != 1) {
+        fail("prim::fork needs one output and one block taking the node's "
+             "inputs and returning one value",
+             n);
+      }
     } else if (nb != 0) {
       fail(n->kind() + " may not have blocks", n);
     }

@@ -720,8 +720,20 @@ class Parser {
                        " outputs and a block (%i, carried...) -> (cond, "
                        "carried...)");
       }
+    } else if (n->is(prim::kFork)) {
+      if (n->blocks().size() != 1 || n->outputs().size() != 1 ||
+          n->blocks()[0]->inputs().size() != n->inputs().size() ||
+          n->blocks()[0]->outputs().size() != 1) {
+        failAt(at, "prim::fork takes inputs, has one output (a Future) and "
+                   "one block with one parameter per input returning one "
+                   "value: %f : Future(Tensor) = prim::fork(%x) block0(%a : "
+                   "Tensor): ... -> (%r)");
+      }
     } else if (!n->blocks().empty()) {
       failAt(at, n->kind() + " takes no blocks");
+    } else if (n->is(prim::kWait) &&
+               (n->inputs().size() != 1 || n->outputs().size() != 1)) {
+      failAt(at, "aten::wait takes one Future and has one output");
     }
   }
 

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "absl/container/inlined_vector.h"
 #include "dispatcher/error.h"
+#include "jit/runtime/future.h"
 
 namespace turnout {
 namespace jit {
@@ -28,6 +30,8 @@ const char* toString(OpCode op) {
     case OpCode::TupleUnpack: return "TupleUnpack";
     case OpCode::Raise: return "Raise";
     case OpCode::Uninitialized: return "Uninitialized";
+    case OpCode::Fork: return "Fork";
+    case OpCode::Wait: return "Wait";
     case OpCode::Ret: return "Ret";
   }
   return "?";
@@ -212,6 +216,18 @@ class CodeBuilder {
       emit(OpCode::Raise, static_cast<uint32_t>(n->inputs().size()),
            info(n, k));
       storeOutputs(n->outputs());
+    } else if (k == prim::kFork) {
+      emitFork(n);
+    } else if (k == prim::kWait) {
+      if (n->inputs().size() != 1 || n->outputs().size() != 1) {
+        fail(n, "aten::wait takes one Future and has one output");
+      }
+      auto it = fork_slot_.find(n->inputs()[0]->node());
+      if (it == fork_slot_.end()) {
+        fail(n, "aten::wait's input must be the output of a prim::fork");
+      }
+      emit(OpCode::Wait, it->second, info(n, k));
+      storeOutputs(n->outputs());
     } else if (k == prim::kUninitialized) {
       if (n->outputs().size() != 1) fail(n, "Uninitialized has one output");
       emit(OpCode::Uninitialized);
@@ -238,6 +254,68 @@ class CodeBuilder {
            info(n, toString(n->op()->operator_name())));
       storeOutputs(n->outputs());
     }
+  }
+
+  // The values a block uses but does not define, in order of first use.
+  static void collectFreeValues(const Block* b,
+                                std::unordered_set<const Value*>& defined,
+                                std::vector<Value*>& free) {
+    for (const Value* v : b->inputs()) defined.insert(v);
+    auto use = [&](Value* v) {
+      if (defined.count(v) == 0 &&
+          std::find(free.begin(), free.end(), v) == free.end()) {
+        free.push_back(v);
+      }
+    };
+    for (const Node* n : b->nodes()) {
+      for (Value* v : n->inputs()) use(v);
+      for (const Block* sub : n->blocks()) {
+        collectFreeValues(sub, defined, free);
+      }
+      for (const Value* v : n->outputs()) defined.insert(v);
+    }
+    for (Value* v : b->outputs()) use(v);
+  }
+
+  // A prim::fork: its block becomes a graph of its own, taking the values
+  // the block uses from outside and then the block's inputs, compiled
+  // into a Code that FORK runs on the inter-op pool.
+  void emitFork(const Node* n) {
+    if (n->blocks().size() != 1 || n->outputs().size() != 1 ||
+        n->blocks()[0]->inputs().size() != n->inputs().size() ||
+        n->blocks()[0]->outputs().size() != 1) {
+      fail(n, "prim::fork needs one output and one block taking the node's "
+              "inputs and returning one value");
+    }
+    for (const Use& u : n->output()->uses()) {
+      if (!u.user->is(prim::kWait)) {
+        fail(n, "the Future %" + n->output()->debugName() + " is used by " +
+                    u.user->kind() +
+                    "; the interpreter lets only aten::wait use a "
+                    "prim::fork's output (no returning, storing or passing "
+                    "futures)");
+      }
+    }
+    const Block* body = n->blocks()[0];
+    std::unordered_set<const Value*> defined;
+    std::vector<Value*> free;
+    collectFreeValues(body, defined, free);
+    Graph sub;
+    std::unordered_map<const Value*, Value*> env;
+    for (Value* v : free) env[v] = sub.addInput("", v->type());
+    sub.block()->cloneFrom(body, env);
+    std::shared_ptr<const Code> code;
+    try {
+      code = std::make_shared<const Code>(sub);
+    } catch (const Error& e) {
+      fail(n, "cannot compile the forked block: " + e.message());
+    }
+    for (Value* v : free) emit(OpCode::Load, reg(v));
+    pushInputs(n);
+    const auto slot = static_cast<uint32_t>(code_.forks_.size());
+    code_.forks_.push_back(std::move(code));
+    fork_slot_[n] = slot;
+    emit(OpCode::Fork, slot, info(n, std::string(prim::kFork)));
   }
 
   void emitIf(const Node* n) {
@@ -297,6 +375,7 @@ class CodeBuilder {
   Code& code_;
   std::unordered_map<const Value*, uint32_t> registers_;
   std::unordered_map<const Node*, int> position_;
+  std::unordered_map<const Node*, uint32_t> fork_slot_;
   uint32_t next_register_ = 0;
 };
 
@@ -341,6 +420,8 @@ void Code::run(Stack& stack) const {
     regs[input_registers_[i]] = std::move(stack[base + i]);
   }
   stack.resize(base);
+  // One slot per prim::fork node; empty (no allocation) for most graphs.
+  absl::InlinedVector<std::shared_ptr<Future>, 1> futures(forks_.size());
   const Instruction* code = instructions_.data();
   size_t pc = 0;
   try {
@@ -482,6 +563,28 @@ void Code::run(Stack& stack) const {
         case OpCode::Uninitialized:
           stack.emplace_back();
           break;
+        case OpCode::Fork: {
+          std::shared_ptr<const Code> sub = forks_[ins.a];
+          const size_t n = sub->numInputs();
+          Stack args(std::make_move_iterator(stack.end() - n),
+                     std::make_move_iterator(stack.end()));
+          stack.resize(stack.size() - n);
+          futures[ins.a] = fork([sub, args = std::move(args)]() mutable {
+            sub->run(args);
+            return std::move(args[0]);
+          });
+          break;
+        }
+        case OpCode::Wait: {
+          Future& f = *futures[ins.a];
+          try {
+            f.wait();
+            stack.push_back(f.value());
+          } catch (const Error& e) {
+            rethrow(e, ins.b);
+          }
+          break;
+        }
         case OpCode::Ret:
           return;
       }

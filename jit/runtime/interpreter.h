@@ -13,7 +13,13 @@
 // an operator through its OperatorHandle (resolved at compile time) on the
 // top of the stack, JUMP / JUMP_IF_FALSE / LOOP_TEST implement prim::If and
 // prim::Loop, and the list, tuple, raise and uninitialized instructions
-// implement the prims of ir.h. Nothing is looked up by name while running,
+// implement the prims of ir.h. FORK compiles a prim::fork's block into a
+// Code of its own and runs it on the inter-op pool (future.h) with the
+// caller's thread-local dispatch state; WAIT waits for that future. A
+// future lives in a per-run slot of its fork node, so a prim::fork's
+// output may be used only by aten::wait nodes (it cannot be returned,
+// stored in a list or passed through a block). Nothing is looked up by name
+// while running,
 // and nothing is allocated but the frame's registers (inline for small
 // graphs) and what kernels, lists and tuples allocate themselves.
 //
@@ -30,6 +36,7 @@
 #define TURNOUT_JIT_RUNTIME_INTERPRETER_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -61,6 +68,9 @@ enum class OpCode : uint8_t {
   TupleUnpack,     // pop a tuple, check it has a elements, push them; b: info
   Raise,           // pop a values (message[, class name]) and throw; b: info
   Uninitialized,   // push None
+  Fork,            // pop forks[a]'s inputs, run it on the pool into slot a;
+                   // b: info
+  Wait,            // wait for slot a, push its value; b: info
   Ret,             // the outputs are on the stack: return
 };
 
@@ -114,6 +124,9 @@ class Code {
   std::vector<OperatorHandle> ops_;
   std::vector<NodeInfo> node_info_;
   std::vector<uint32_t> input_registers_;
+  // The compiled blocks of the prim::fork nodes; fork i runs into future
+  // slot i of a run.
+  std::vector<std::shared_ptr<const Code>> forks_;
   size_t num_registers_ = 0;
   size_t num_inputs_ = 0;
   size_t num_outputs_ = 0;

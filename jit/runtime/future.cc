@@ -1,0 +1,328 @@
+#include "jit/runtime/future.h"
+
+#include <cstdlib>
+#include <deque>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "dispatcher/error.h"
+#include "dispatcher/local_dispatch_key_set.h"
+#include "kernels/autograd/grad_mode.h"
+
+namespace turnout {
+namespace jit {
+namespace {
+
+// The inter-op pool: a fixed set of threads taking tasks from one queue.
+// Never destroyed, so that work still queued at exit finds it alive; its
+// threads are never joined (the process ends with them blocked).
+//
+// A pool thread that waits on a future does not block: it keeps running
+// queued tasks until the future completes (helpUntil). Without that, work
+// that forks and waits on its own children would deadlock once every pool
+// thread waits.
+class InterOpPool {
+ public:
+  explicit InterOpPool(int num_threads) : num_threads_(num_threads) {
+    for (int i = 0; i < num_threads; ++i) {
+      std::thread([this] { workerLoop(); }).detach();
+    }
+  }
+
+  int numThreads() const { return num_threads_; }
+
+  // Precondition: `task` does not throw.
+  void submit(std::function<void()> task) {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.push_back(std::move(task));
+    work_cv_.notify_one();
+    if (helpers_ > 0) help_cv_.notify_all();
+  }
+
+  // Runs queued tasks until `f` completes. Only on pool threads.
+  void helpUntil(const Future& f) {
+    std::unique_lock<std::mutex> lock(mu_);
+    ++helpers_;
+    for (;;) {
+      help_cv_.wait(lock, [&] { return f.completed() || !queue_.empty(); });
+      if (f.completed()) break;
+      std::function<void()> task = std::move(queue_.front());
+      queue_.pop_front();
+      lock.unlock();
+      task();
+      task = nullptr;  // drop its captures before taking the lock again
+      lock.lock();
+    }
+    --helpers_;
+  }
+
+  // Wakes the pool threads that wait in helpUntil: called after a future
+  // completes. Taking mu_ after the future's completed flag was set means a
+  // helper either saw the flag or is waiting and gets this notification.
+  void notifyHelpers() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (helpers_ > 0) help_cv_.notify_all();
+  }
+
+  static bool onPoolThread() { return on_pool_thread_; }
+
+ private:
+  void workerLoop() {
+    on_pool_thread_ = true;
+    for (;;) {
+      std::function<void()> task;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        work_cv_.wait(lock, [&] { return !queue_.empty(); });
+        task = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      task();
+    }
+  }
+
+  const int num_threads_;
+  std::mutex mu_;
+  std::condition_variable work_cv_;  // idle threads wait for tasks
+  std::condition_variable help_cv_;  // waiting pool threads: task or done
+  std::deque<std::function<void()>> queue_;  // guarded by mu_
+  int helpers_ = 0;                          // guarded by mu_
+  static thread_local bool on_pool_thread_;
+};
+
+thread_local bool InterOpPool::on_pool_thread_ = false;
+
+std::mutex& configMutex() {
+  static std::mutex* mu = new std::mutex();
+  return *mu;
+}
+int requested_threads = 0;               // guarded by configMutex()
+std::atomic<InterOpPool*> pool{nullptr};  // set once, under configMutex()
+
+int defaultThreads() {
+  if (const char* env = std::getenv("TURNOUT_NUM_INTEROP_THREADS")) {
+    char* end = nullptr;
+    long n = std::strtol(env, &end, 10);
+    if (end != env && *end == '\0' && n >= 1 && n <= 1024) {
+      return static_cast<int>(n);
+    }
+  }
+  const unsigned hw = std::thread::hardware_concurrency();
+  return hw < 2 ? 2 : static_cast<int>(hw);
+}
+
+InterOpPool& getPool() {
+  InterOpPool* p = pool.load(std::memory_order_acquire);
+  if (p != nullptr) return *p;
+  std::lock_guard<std::mutex> lock(configMutex());
+  p = pool.load(std::memory_order_relaxed);
+  if (p == nullptr) {
+    p = new InterOpPool(requested_threads > 0 ? requested_threads
+                                              : defaultThreads());
+    // Release: a thread that loads the pointer sees a constructed pool.
+    pool.store(p, std::memory_order_release);
+  }
+  return *p;
+}
+
+}  // namespace
+
+// ---- Future
+
+void Future::markCompleted(IValue value) { finish(std::move(value), nullptr); }
+
+void Future::setError(std::exception_ptr error) {
+  TURNOUT_CHECK(error != nullptr, ErrorKind::InvalidArgument,
+                "Future::setError(): the error is null");
+  finish(IValue(), std::move(error));
+}
+
+void Future::finish(IValue value, std::exception_ptr error) {
+  std::vector<std::function<void(Future&)>> callbacks;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    TURNOUT_CHECK(!completed_.load(std::memory_order_relaxed),
+                  ErrorKind::InvalidArgument,
+                  "Future: ", error ? "setError()" : "markCompleted()",
+                  " on a future that is already complete; a future is "
+                  "completed exactly once");
+    value_ = std::move(value);
+    error_ = std::move(error);
+    // Release: whoever sees completed_ true sees value_ and error_.
+    completed_.store(true, std::memory_order_release);
+    callbacks.swap(callbacks_);
+  }
+  cv_.notify_all();
+  if (InterOpPool* p = pool.load(std::memory_order_acquire)) {
+    p->notifyHelpers();
+  }
+  for (auto& callback : callbacks) callback(*this);
+}
+
+bool Future::hasError() const { return completed() && error_ != nullptr; }
+
+std::exception_ptr Future::error() const {
+  return completed() ? error_ : nullptr;
+}
+
+std::string Future::errorMessage() const {
+  std::exception_ptr e = error();
+  if (e == nullptr) return "";
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& ex) {
+    return ex.what();
+  } catch (...) {
+    return "an exception that is not a std::exception";
+  }
+}
+
+void Future::wait() {
+  if (!completed()) {
+    if (InterOpPool::onPoolThread()) {
+      getPool().helpUntil(*this);
+    } else {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return completed(); });
+    }
+  }
+  if (error_) std::rethrow_exception(error_);
+}
+
+const IValue& Future::value() const {
+  TURNOUT_CHECK(completed(), ErrorKind::InvalidArgument,
+                "Future::value(): the future is not complete yet; call "
+                "wait() first, or chain with then()");
+  if (error_) std::rethrow_exception(error_);
+  return value_;
+}
+
+void Future::addCallback(std::function<void(Future&)> callback) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!completed_.load(std::memory_order_relaxed)) {
+      callbacks_.push_back(std::move(callback));
+      return;
+    }
+  }
+  callback(*this);
+}
+
+std::shared_ptr<Future> Future::then(std::function<IValue(Future&)> fn) {
+  TURNOUT_CHECK(fn != nullptr, ErrorKind::InvalidArgument,
+                "Future::then(): the callback is empty");
+  auto child = std::make_shared<Future>();
+  addCallback([child, fn = std::move(fn)](Future& parent) {
+    IValue v;
+    std::exception_ptr error;
+    try {
+      v = fn(parent);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    if (error) {
+      child->setError(std::move(error));
+    } else {
+      child->markCompleted(std::move(v));
+    }
+  });
+  return child;
+}
+
+// ---- fork, collectAll
+
+std::shared_ptr<Future> fork(std::function<IValue()> fn) {
+  TURNOUT_CHECK(fn != nullptr, ErrorKind::InvalidArgument,
+                "fork(): the function is empty");
+  auto future = std::make_shared<Future>();
+  const LocalDispatchKeySet tls = tls_local_dispatch_key_set();
+  const bool grad_enabled = autograd::GradMode::is_enabled();
+  getPool().submit([future, tls, grad_enabled, fn = std::move(fn)]() mutable {
+    IValue v;
+    std::exception_ptr error;
+    {
+      ForceDispatchKeyGuard guard(tls);
+      autograd::AutoGradMode grad_mode(grad_enabled);
+      try {
+        v = fn();
+      } catch (...) {
+        error = std::current_exception();
+      }
+    }
+    fn = nullptr;  // release what it captured before waking the waiters
+    if (error) {
+      future->setError(std::move(error));
+    } else {
+      future->markCompleted(std::move(v));
+    }
+  });
+  return future;
+}
+
+std::shared_ptr<Future> collectAll(
+    const std::vector<std::shared_ptr<Future>>& futures) {
+  for (size_t i = 0; i < futures.size(); ++i) {
+    TURNOUT_CHECK(futures[i] != nullptr, ErrorKind::InvalidArgument,
+                  "collectAll(): future ", i, " is null");
+  }
+  auto result = std::make_shared<Future>();
+  if (futures.empty()) {
+    result->markCompleted(IValue(std::vector<IValue>{}));
+    return result;
+  }
+  struct State {
+    std::atomic<size_t> remaining;
+    std::vector<std::shared_ptr<Future>> futures;
+    std::shared_ptr<Future> result;
+  };
+  auto state = std::make_shared<State>();
+  state->remaining.store(futures.size(), std::memory_order_relaxed);
+  state->futures = futures;
+  state->result = result;
+  for (const auto& f : futures) {
+    f->addCallback([state](Future&) {
+      // acq_rel: the last one sees every other future's completion.
+      if (state->remaining.fetch_sub(1, std::memory_order_acq_rel) != 1) {
+        return;
+      }
+      std::vector<IValue> values;
+      values.reserve(state->futures.size());
+      for (const auto& done : state->futures) {
+        if (std::exception_ptr e = done->error()) {
+          state->result->setError(e);
+          state->futures.clear();
+          return;
+        }
+        values.push_back(done->value());
+      }
+      state->futures.clear();
+      state->result->markCompleted(IValue(std::move(values)));
+    });
+  }
+  return result;
+}
+
+int getNumInteropThreads() {
+  if (InterOpPool* p = pool.load(std::memory_order_acquire)) {
+    return p->numThreads();
+  }
+  std::lock_guard<std::mutex> lock(configMutex());
+  return requested_threads > 0 ? requested_threads : defaultThreads();
+}
+
+void setNumInteropThreads(int n) {
+  TURNOUT_CHECK(n >= 1, ErrorKind::InvalidArgument,
+                "setNumInteropThreads(", n, "): the number of threads must "
+                "be at least 1");
+  std::lock_guard<std::mutex> lock(configMutex());
+  TURNOUT_CHECK(pool.load(std::memory_order_relaxed) == nullptr,
+                ErrorKind::InvalidArgument,
+                "setNumInteropThreads(", n, "): the inter-op pool has "
+                "already started (work was forked); set the number of "
+                "threads before the first fork");
+  requested_threads = n;
+}
+
+}  // namespace jit
+}  // namespace turnout
