@@ -24,6 +24,15 @@ void initTensor(pybind11::module_& m);
 void initOps(pybind11::module_& m);
 /// _dispatch_library for C++ kernels (library.cc).
 void initLibrary(pybind11::module_& m);
+/// turnout._C._jit: Graph, the interpreter, trace, fork/wait (jit.cc).
+void initJit(pybind11::module_& m);
+/// explain, the dispatch trace, the profiler, registry snapshots and
+/// counters, behind turnout.debug / profiler / utils (debug.cc).
+void initDebug(pybind11::module_& m);
+/// Python kernels' helpers: the autograd node (python_kernel.cc).
+void initPythonKernel(pybind11::module_& m);
+/// Dispatch modes and tensor subclasses: the Python key (python_mode.cc).
+void initPythonMode(pybind11::module_& m);
 
 }  // namespace bindings
 }  // namespace turnout

@@ -1,13 +1,16 @@
 // turnout._C._dispatch_library: a Library made at run time from Python, for
-// C++ kernels only (as c10's): def_ declares schemas, def_name_t_t and
-// impl_t_t register an identity kernel `(Tensor) -> Tensor` (for tests and
-// benchmarks), fallback_fallthrough a fallthrough fallback. Dropping the
-// returned object deregisters everything it registered. Python kernels
-// (impl with a callable, fallback with a callable) are issue 4's next round.
+// as c10's: def_ / define declare schemas, def_name_t_t and impl_t_t register
+// an identity kernel `(Tensor) -> Tensor` (for tests and benchmarks),
+// impl and fallback register Python callables as kernels (python_kernel.h),
+// fallback_fallthrough a fallthrough fallback. Dropping the returned object
+// deregisters everything it registered. turnout.library.Library is the
+// documented face of this.
 //
 //   >>> lib = _C._dispatch_library("DEF", "myns", "")
 //   >>> lib.def_name_t_t("identity")
 //   >>> turnout.ops.myns.identity(t) is t   # same tensor (new wrapper)
+//   >>> lib.define("twice(Tensor x) -> Tensor")
+//   >>> lib.impl("twice", "CPU", lambda x: x + x)
 #include <pybind11/pybind11.h>
 
 #include <memory>
@@ -15,6 +18,8 @@
 #include <string>
 
 #include "bindings/bindings.h"
+#include "bindings/ivalue.h"
+#include "bindings/python_kernel.h"
 #include "dispatcher/error.h"
 #include "dispatcher/library.h"
 
@@ -70,6 +75,36 @@ CppFunction identity(const std::string& dispatch_key, const std::string& debug) 
   return std::move(f).debug(debug);
 }
 
+// A Python callable as a CppFunction, for `key` (or the library's key).
+CppFunction pythonKernel(const std::string& what, const std::string& key,
+                         const py::object& func, bool with_keyset, bool with_op) {
+  TURNOUT_CHECK(PyCallable_Check(func.ptr()), ErrorKind::Type, what,
+                ": expected the kernel to be callable, got ",
+                describePyType(func));
+  releasePendingPyObjects();
+  std::string debug = describePythonCallable(func);
+  CppFunction f = CppFunction::fromKernelFunction(
+      makePythonKernel(func, with_keyset, with_op), std::nullopt);
+  std::optional<DispatchKey> k = parseKey(key);
+  if (k) f = dispatch(*k, std::move(f));
+  return std::move(f).debug(std::move(debug));
+}
+
+// Tags are accepted for torch.library compatibility and checked to be
+// strings; turnout's dispatcher has no operator tags to store them in.
+void checkTags(const py::handle& tags) {
+  if (tags.is_none()) return;
+  TURNOUT_CHECK(PyTuple_Check(tags.ptr()) || PyList_Check(tags.ptr()),
+                ErrorKind::Type,
+                "define(schema, alias_analysis, tags): expected tags to be a "
+                "tuple or list of str, got ", describePyType(tags));
+  for (py::handle t : tags) {
+    TURNOUT_CHECK(py::isinstance<py::str>(t), ErrorKind::Type,
+                  "define(schema, alias_analysis, tags): expected every tag to "
+                  "be a str, got ", describePyType(t));
+  }
+}
+
 }  // namespace
 
 void initLibrary(py::module_& m) {
@@ -93,6 +128,50 @@ void initLibrary(py::module_& m) {
              self.get().impl(name, identity(key, debug));
            },
            py::arg("name"), py::arg("dispatch") = "", py::arg("debug") = "impl_t_t")
+      .def("define",
+           [](PyLibrary& self, const std::string& schema,
+              const std::string& alias, const py::object& tags) {
+             checkTags(tags);
+             self.get().def(schema, parseAlias(alias));
+           },
+           py::arg("schema"), py::arg("alias_analysis") = "",
+           py::arg("tags") = py::tuple(),
+           "Declares an operator by its schema (def_ with torch.library's "
+           "argument names).")
+      .def("impl",
+           [](PyLibrary& self, const std::string& name, const std::string& key,
+              const py::object& func, bool with_keyset) {
+             Library& lib = self.get();
+             lib.impl(name, pythonKernel("impl(" + name + ")", key, func,
+                                         with_keyset, /*with_op=*/false));
+           },
+           py::arg("name"), py::arg("dispatch"), py::arg("func"),
+           py::arg("with_keyset") = false,
+           "Registers the Python callable `func` as the kernel of operator "
+           "`name` for key `dispatch` ('' for the library's key, or "
+           "CompositeImplicitAutograd).")
+      .def("fallback",
+           [](PyLibrary& self, const std::string& key, const py::object& func,
+              bool with_keyset) {
+             Library& lib = self.get();
+             lib.fallback(pythonKernel("fallback(" + key + ")", key, func,
+                                       with_keyset, /*with_op=*/true));
+           },
+           py::arg("dispatch"), py::arg("func"), py::arg("with_keyset") = false,
+           "Registers the Python callable `func` as the backend fallback for "
+           "`dispatch` ('' for the library's key): it runs for every operator "
+           "without a kernel of its own at that key, called as "
+           "func(op, [keyset,] *args, **kwargs) with op the turnout.ops "
+           "OpOverload.")
+      .def("impl_fallthrough",
+           [](PyLibrary& self, const std::string& name, const std::string& key) {
+             std::optional<DispatchKey> k = parseKey(key);
+             CppFunction f = CppFunction::makeFallthrough();
+             if (k) f = dispatch(*k, std::move(f));
+             self.get().impl(name, std::move(f));
+           },
+           py::arg("name"), py::arg("dispatch") = "",
+           "Makes the dispatcher skip `dispatch` for operator `name`.")
       .def("fallback_fallthrough",
            [](PyLibrary& self, const std::string& key) {
              std::optional<DispatchKey> k = parseKey(key);

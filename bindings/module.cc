@@ -12,4 +12,8 @@ PYBIND11_MODULE(_C, m) {
   turnout::bindings::initTensor(m);
   turnout::bindings::initOps(m);
   turnout::bindings::initLibrary(m);
+  turnout::bindings::initJit(m);
+  turnout::bindings::initDebug(m);
+  turnout::bindings::initPythonKernel(m);
+  turnout::bindings::initPythonMode(m);
 }

@@ -20,6 +20,7 @@
 
 #include "bindings/bindings.h"
 #include "bindings/ivalue.h"
+#include "bindings/python_kernel.h"
 #include "bindings/tensor.h"
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/error.h"
@@ -31,6 +32,24 @@ namespace py = pybind11;
 namespace turnout {
 namespace bindings {
 namespace {
+
+// Runs `f` with the GIL released. Unlike py::gil_scoped_release, it takes
+// the GIL back outside any destructor, and a daemon thread still calling
+// at interpreter shutdown waits for the process to end instead of being
+// unwound by CPython's pthread_exit (see parkIfFinalizing).
+template <class F>
+void withoutGil(F&& f) {
+  PyThreadState* state = PyEval_SaveThread();
+  try {
+    f();
+  } catch (...) {
+    parkIfFinalizing();
+    PyEval_RestoreThread(state);
+    throw;
+  }
+  parkIfFinalizing();
+  PyEval_RestoreThread(state);
+}
 
 std::string qualifiedName(const OperatorName& name) {
   return name.overload_name.empty() ? name.name
@@ -171,10 +190,7 @@ class OpOverload {
   }
 
   py::object callBound(Stack& stack) const {
-    {
-      py::gil_scoped_release no_gil;
-      op_.callBoxed(stack);
-    }
+    withoutGil([&] { op_.callBoxed(stack); });
     return returnsToPython(stack, schema_);
   }
 
@@ -190,10 +206,7 @@ class OpOverload {
     Stack stack;
     std::string why;
     TURNOUT_CHECK(bind(args, kwargs, &stack, &why), ErrorKind::Type, why);
-    {
-      py::gil_scoped_release no_gil;
-      op_.redispatchBoxed(ks, &stack);
-    }
+    withoutGil([&] { op_.redispatchBoxed(ks, &stack); });
     return returnsToPython(stack, schema_);
   }
 

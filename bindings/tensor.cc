@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "bindings/bindings.h"
+#include "bindings/python_mode.h"
 #include "bindings/types.h"
 #include "dispatcher/allocator.h"
 #include "dispatcher/error.h"
@@ -402,6 +403,12 @@ PyTypeObject* tensorBaseType() { return g_tensor_base; }
 
 py::object wrapTensor(Tensor t) {
   if (!t.defined()) return py::none();
+  // A subclass tensor comes back as the object it was made as (python_mode.h).
+  if (__builtin_expect(t.key_set().has(DispatchKey::Python), 0)) {
+    if (PyObject* kept = preservedPythonTensor(t)) {
+      return py::reinterpret_borrow<py::object>(kept);
+    }
+  }
   PyTypeObject* cls = g_tensor_class;
   PyObject* obj = cls->tp_alloc(cls, 0);
   if (obj == nullptr) throw py::error_already_set();

@@ -62,9 +62,11 @@ def main() -> int:
         shutil.rmtree(dest)
     dest.mkdir()
     src = package_dir()
-    for f in sorted(src.iterdir()):
+    for f in sorted(src.rglob("*")):
         if f.suffix in (".py", ".so"):
-            shutil.copy(f, dest / f.name)  # follows the runfiles symlinks
+            out = dest / f.relative_to(src)
+            out.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(f, out)  # follows the runfiles symlinks
     (dest / "_C.so").chmod(0o755)
 
     print(f"installed turnout into {dest}")

@@ -64,6 +64,9 @@ from turnout._factories import (
     zeros,
     zeros_like,
 )
+from turnout import debug, profiler, utils  # noqa: E402  (turnout.debug, ...)
+from turnout import library
+from turnout import jit  # noqa: E402  (turnout.jit)
 
 
 def from_numpy(ndarray) -> Tensor:
@@ -89,7 +92,7 @@ __all__ = [
     "bool", "channels_last", "contiguous_format", "device", "double", "dtype",
     "empty", "empty_like", "enable_grad", "float", "float16", "float32",
     "float64", "from_dlpack", "from_numpy", "full", "half", "int", "int8",
-    "int16", "int32", "int64", "is_grad_enabled", "layout", "long",
+    "int16", "int32", "int64", "is_grad_enabled", "layout", "library", "long",
     "memory_format", "no_grad", "ones", "ones_like", "ops", "preserve_format",
     "rand", "randn", "short", "strided", "tensor", "uint8", "zeros",
     "zeros_like",

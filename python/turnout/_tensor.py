@@ -189,6 +189,10 @@ class Tensor(_C.TensorBase):
 
     __hash__ = _C.TensorBase.__hash__
 
+    # ---- Subclasses with __turnout_dispatch__ (see turnout._mode) ----------
+    _make_subclass = staticmethod(_C._make_subclass)
+    _make_wrapper_subclass = staticmethod(_C._make_wrapper_subclass)
+
     # ---- Conversion --------------------------------------------------------
     def to(self, *args: Any, dtype: Any = None, device: Any = None,
            non_blocking: bool = False, copy: bool = False,

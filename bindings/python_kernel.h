@@ -1,0 +1,71 @@
+// Python kernels: boxed kernels that hold a Python callable, registered from
+// Python with _dispatch_library(...).impl(name, key, fn) or .fallback(key, fn)
+// (library.cc), and the backward Node of an operator whose autograd formula
+// is written in Python (turnout.library.custom_op(...).register_autograd).
+//
+//   KernelFunction k = makePythonKernel(py::reinterpret_borrow<py::object>(fn),
+//                                       /*with_keyset=*/false);
+//   lib.impl("myop", dispatch(DispatchKey::CPU,
+//            CppFunction::fromKernelFunction(std::move(k), std::nullopt)));
+//
+// A call takes the GIL (the caller in ops.cc released it), turns the stack
+// into (*args, **kwargs) by the operator's schema (keyword-only arguments as
+// keywords; with_keyset puts the DispatchKeySet the kernel was called with
+// first), calls, and pushes the result back by the schema's returns after
+// checking it: "expected the kernel for ns::op to return a Tensor, got int".
+// An exception raised by the callable travels through the dispatcher as
+// pybind11::error_already_set (holding type, value and traceback) and is
+// raised again, unchanged, at the Python boundary; the thread-local key sets
+// are restored on the way by the dispatcher's guards.
+//
+// Lifetime: the dispatcher frees kernel functors late, on whatever thread
+// reclaims them, with or without the GIL, possibly after the interpreter is
+// gone. The callable is therefore released only with the GIL held by the
+// releasing thread; otherwise it is queued and released by the next Python
+// kernel call or registration (or by a pending call the interpreter runs
+// soon), and after interpreter shutdown it is leaked rather than touched.
+//
+// Thread safety: a Python kernel may be called from any thread; it
+// serialises on the GIL. Its per-operator schema cache is guarded by the GIL.
+#ifndef TURNOUT_BINDINGS_PYTHON_KERNEL_H_
+#define TURNOUT_BINDINGS_PYTHON_KERNEL_H_
+
+#include <pybind11/pybind11.h>
+
+#include <string>
+
+#include "dispatcher/kernel_function.h"
+
+namespace turnout {
+namespace bindings {
+
+/// A boxed kernel calling `fn(*args, **kwarg_only_args)`. With
+/// `with_keyset`, the DispatchKeySet of the call comes first, to redispatch
+/// below the kernel's own key; with `with_op` (fallbacks, which serve every
+/// operator) the operator's turnout.ops OpOverload comes before that.
+/// Precondition: the GIL is held; `fn` is callable (checked by the caller).
+KernelFunction makePythonKernel(pybind11::object fn, bool with_keyset,
+                                bool with_op);
+
+/// A name for dumps: "python kernel my_relu (file.py:12)".
+std::string describePythonCallable(pybind11::handle fn);
+
+/// Releases queued references to Python objects whose owners died on a
+/// thread without the GIL. Precondition: the GIL is held.
+void releasePendingPyObjects();
+
+/// Call before taking the GIL on a thread that gave it up. While the
+/// interpreter shuts down, CPython 3.11 ends a thread that asks for the GIL
+/// with pthread_exit; the forced unwinding then runs pybind11's cleanup
+/// without the GIL (a crash) or starts inside a destructor (std::terminate).
+/// Such a thread, a daemon thread still calling at exit, waits here instead
+/// until the process ends (as CPython 3.14 itself does).
+void parkIfFinalizing();
+
+/// `_C._autograd_record_python_node` and the schema-cache listener.
+void initPythonKernel(pybind11::module_& m);
+
+}  // namespace bindings
+}  // namespace turnout
+
+#endif  // TURNOUT_BINDINGS_PYTHON_KERNEL_H_

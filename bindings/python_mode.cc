@@ -1,0 +1,470 @@
+// The Python key's fallback, the dispatch mode stack, tensor subclasses and
+// the preservation of their Python objects. See python_mode.h.
+#include "bindings/python_mode.h"
+
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "bindings/bindings.h"
+#include "bindings/ivalue.h"
+#include "bindings/tensor.h"
+#include "bindings/types.h"
+#include "dispatcher/dispatch_key_set.h"
+#include "dispatcher/error.h"
+#include "dispatcher/library.h"
+#include "dispatcher/local_dispatch_key_set.h"
+#include "dispatcher/operator_handle.h"
+#include "dispatcher/tensor_impl.h"
+#include "kernels/autograd/autograd_meta.h"
+
+namespace py = pybind11;
+
+namespace turnout {
+namespace bindings {
+namespace {
+
+constexpr const char* kHandlerName = "__turnout_dispatch__";
+
+// ---- The mode stack --------------------------------------------------------
+
+// The calling thread's active modes, innermost last, each one strong
+// reference. Touched only with the GIL held. A thread that ends with modes
+// still pushed (a mode entered and never left) leaks them rather than
+// touching Python from a thread-exit destructor.
+thread_local std::vector<PyObject*> tls_modes;
+
+// Keeps `Python` in the thread's include set exactly while a mode is active.
+void syncPythonKey() {
+  tls_set_dispatch_key_included(DispatchKey::Python, !tls_modes.empty());
+}
+
+void pushMode(py::handle mode) {
+  TURNOUT_CHECK(
+      py::hasattr(mode, kHandlerName), ErrorKind::Type,
+      "_push_dispatch_mode(mode): ", describePyType(mode),
+      " has no __turnout_dispatch__ method; subclass "
+      "turnout._mode.DispatchMode and define "
+      "__turnout_dispatch__(self, func, types, args=(), kwargs=None)");
+  tls_modes.push_back(mode.inc_ref().ptr());
+  syncPythonKey();
+}
+
+py::object popMode() {
+  TURNOUT_CHECK(!tls_modes.empty(), ErrorKind::InvalidArgument,
+                "_pop_dispatch_mode(): no dispatch mode is active on this "
+                "thread (a mode is popped by leaving its `with` block)");
+  PyObject* mode = tls_modes.back();
+  tls_modes.pop_back();
+  syncPythonKey();
+  return py::reinterpret_steal<py::object>(mode);
+}
+
+// Pops the innermost mode while its handler runs and pushes it back on every
+// path out, so that calls the handler makes reach the modes below it.
+class PoppedModeGuard {
+ public:
+  PoppedModeGuard() : mode_(popMode()) {}
+  ~PoppedModeGuard() {
+    tls_modes.push_back(mode_.release().ptr());
+    syncPythonKey();
+  }
+  PoppedModeGuard(const PoppedModeGuard&) = delete;
+  PoppedModeGuard& operator=(const PoppedModeGuard&) = delete;
+  const py::object& mode() const { return mode_; }
+
+ private:
+  py::object mode_;
+};
+
+// ---- Preserved Python objects ----------------------------------------------
+
+// Python-key tensor -> its Python object, one strong reference each. The
+// Python object holds the tensor, so an entry whose object is referenced by
+// nothing but this table and whose tensor by nothing but that object is
+// garbage: sweep() drops those. Sweeping runs when the table has doubled
+// since the last sweep (amortised O(1) per entry) and on request.
+// Chose a table with sweeps over a back pointer in TensorImpl: the dispatcher
+// layer knows nothing of Python, and only Python-key tensors pay for it.
+// Touched only with the GIL held; never destroyed (objects may outlive the
+// interpreter's shutdown).
+struct PreservedTensors {
+  absl::flat_hash_map<const TensorImpl*, PyObject*> objects;
+  size_t next_sweep = 64;
+};
+
+PreservedTensors& preserved() {
+  static auto* table = new PreservedTensors();
+  return *table;
+}
+
+// Drops the entries nothing else uses; returns how many.
+size_t sweepPreserved() {
+  PreservedTensors& table = preserved();
+  std::vector<PyObject*> dead;
+  for (auto it = table.objects.begin(); it != table.objects.end();) {
+    PyObject* obj = it->second;
+    if (Py_REFCNT(obj) == 1 && unpackTensor(obj).use_count() == 1) {
+      dead.push_back(obj);
+      table.objects.erase(it++);
+    } else {
+      ++it;
+    }
+  }
+  table.next_sweep = std::max<size_t>(64, 2 * table.objects.size());
+  // Decref after the table is consistent: a __del__ may make new tensors.
+  for (PyObject* obj : dead) Py_DECREF(obj);
+  return dead.size();
+}
+
+void preserve(PyObject* obj) {
+  PreservedTensors& table = preserved();
+  if (table.objects.size() >= table.next_sweep) sweepPreserved();
+  Py_INCREF(obj);
+  table.objects[unpackTensor(obj).unsafeGetTensorImpl()] = obj;
+}
+
+bool hasHandler(py::handle cls) { return py::hasattr(cls, kHandlerName); }
+
+// An instance of `cls` (a subclass of turnout._C.TensorBase) holding `t`.
+py::object makeInstance(py::handle cls, Tensor t, const char* caller) {
+  TURNOUT_CHECK(PyType_Check(cls.ptr()) &&
+                    PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls.ptr()),
+                                     tensorBaseType()),
+                ErrorKind::Type, caller,
+                "(cls, ...): cls must be a subclass of turnout.Tensor, got ",
+                std::string(py::repr(cls)));
+  auto* type = reinterpret_cast<PyTypeObject*>(cls.ptr());
+  PyObject* obj = type->tp_alloc(type, 0);
+  if (obj == nullptr) throw py::error_already_set();
+  new (&reinterpret_cast<PyTensor*>(obj)->cdata) Tensor(std::move(t));
+  auto out = py::reinterpret_steal<py::object>(obj);
+  if (unpackTensor(obj).key_set().has(DispatchKey::Python)) preserve(obj);
+  return out;
+}
+
+// cls._make_subclass(data): a tensor of class `cls` sharing `data`'s memory,
+// shape and version counter (a new TensorImpl, so `data` itself keeps
+// dispatching as before). `Python` joins its keys when cls has a handler.
+py::object makeSubclass(py::handle cls, const Tensor& data,
+                        bool requires_grad) {
+  TURNOUT_CHECK(data.defined(), ErrorKind::InvalidArgument,
+                "_make_subclass(cls, data): data is an undefined tensor");
+  DispatchKeySet keys = data.key_set();
+  if (hasHandler(cls)) keys = keys.add(DispatchKey::Python);
+  const TensorImpl& src = *data.unsafeGetTensorImpl();
+  auto impl = make_intrusive<TensorImpl, UndefinedTensorImpl>(
+      src.storage(), src.dtype(), src.device(), src.layout(), keys);
+  if (src.layout() == Layout::Strided) {
+    impl->set_sizes_and_strides(src.sizes(), src.strides());
+    impl->set_storage_offset(src.storage_offset());
+  } else {
+    impl->set_sizes_contiguous(src.sizes());
+  }
+  impl->set_version_counter(src.version_counter());
+  Tensor t(std::move(impl));
+  if (requires_grad) autograd::setRequiresGrad(t, true);
+  return makeInstance(cls, std::move(t), "_make_subclass");
+}
+
+// cls._make_wrapper_subclass(size, ...): a tensor of class `cls` with the
+// given metadata and no memory, for subclasses that hold their data
+// elsewhere (an inner tensor). Below the Python key it dispatches as Meta,
+// so a kernel reached by mistake computes shapes and never reads memory the
+// tensor does not have.
+py::object makeWrapperSubclass(py::handle cls, const std::vector<int64_t>& size,
+                               std::optional<std::vector<int64_t>> strides,
+                               ScalarType dtype, Device device,
+                               bool requires_grad) {
+  TURNOUT_CHECK(
+      hasHandler(cls), ErrorKind::Type,
+      "_make_wrapper_subclass(cls, ...): ", std::string(py::repr(cls)),
+      " has no __turnout_dispatch__ classmethod; a wrapper holds no "
+      "data, so every operator on it must go to that handler");
+  DispatchKeySet keys = TensorImpl::computeKeySet(dtype, Layout::Strided,
+                                                  Device(DeviceType::Meta))
+                            .add(DispatchKey::Python);
+  auto impl = make_intrusive<TensorImpl, UndefinedTensorImpl>(
+      Storage(), dtype, device, Layout::Strided, keys);
+  if (strides.has_value()) {
+    TURNOUT_CHECK(strides->size() == size.size(), ErrorKind::InvalidArgument,
+                  "_make_wrapper_subclass(): ", size.size(), " sizes but ",
+                  strides->size(), " strides; give one stride per dimension");
+    impl->set_sizes_and_strides(size, *strides);
+  } else {
+    impl->set_sizes_contiguous(size);
+  }
+  Tensor t(std::move(impl));
+  if (requires_grad) autograd::setRequiresGrad(t, true);
+  return makeInstance(cls, std::move(t), "_make_wrapper_subclass");
+}
+
+// ---- The fallback ----------------------------------------------------------
+
+std::string qualifiedName(const FunctionSchema& schema) {
+  const std::string& overload = schema.overload_name();
+  return schema.name() + (overload.empty() ? "" : "." + overload);
+}
+
+// The turnout.ops overload object of `schema`'s operator.
+// Precondition: the GIL is held.
+py::object opOverloadObject(const FunctionSchema& schema) {
+  // Not a function-local static: its guard would be held across an import,
+  // which may release the GIL to a thread that then waits on the guard.
+  static PyObject* ops = nullptr;  // one reference, never released
+  if (ops == nullptr) {
+    py::object found = py::module_::import("turnout._ops").attr("ops");
+    if (ops == nullptr) ops = found.release().ptr();
+  }
+  const std::string& name = schema.name();
+  size_t sep = name.find("::");
+  TURNOUT_INTERNAL_ASSERT(sep != std::string::npos, "operator name '", name,
+                          "' has no namespace");
+  const std::string& overload = schema.overload_name();
+  return py::handle(ops)
+      .attr(py::str(name.substr(0, sep)))
+      .attr(py::str(name.substr(sep + 2)))
+      .attr(py::str(overload.empty() ? "default" : overload));
+}
+
+// Adds the class of `t`'s Python object to `types` when it has a handler and
+// is new, placing a subclass before its base classes (Python's rule for
+// binary operators).
+void addOverloadedType(const Tensor& t, std::vector<py::object>* types) {
+  if (!t.defined() || !t.key_set().has(DispatchKey::Python)) return;
+  PyObject* obj = preservedPythonTensor(t);
+  if (obj == nullptr) return;
+  py::object cls = py::reinterpret_borrow<py::object>(
+      reinterpret_cast<PyObject*>(Py_TYPE(obj)));
+  if (!hasHandler(cls)) return;
+  size_t insert_at = types->size();
+  for (size_t i = 0; i < types->size(); ++i) {
+    if ((*types)[i].is(cls)) return;
+    if (insert_at == types->size() &&
+        PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls.ptr()),
+                         reinterpret_cast<PyTypeObject*>((*types)[i].ptr()))) {
+      insert_at = i;
+    }
+  }
+  types->insert(types->begin() + insert_at, std::move(cls));
+}
+
+std::vector<py::object> overloadedTypes(const Stack& stack, size_t first) {
+  std::vector<py::object> types;
+  for (size_t i = first; i < stack.size(); ++i) {
+    const IValue& v = stack[i];
+    if (v.isTensor()) {
+      addOverloadedType(v.toTensor(), &types);
+    } else if (v.isTensorList()) {
+      for (const Tensor& t : v.toTensorListRef()) addOverloadedType(t, &types);
+    } else if (v.isGenericList()) {
+      for (const IValue& e : v.toListRef()) {
+        if (e.isTensor()) addOverloadedType(e.toTensor(), &types);
+      }
+    }
+  }
+  return types;
+}
+
+// Converts `value` (a handler's result for one return) or says why not.
+// `position` is "" for a single return, " as value 2 of 3" for several.
+IValue returnToIValue(py::handle value, const Argument& ret,
+                      const std::string& who, const std::string& op,
+                      const std::string& position) {
+  IValue v;
+  TURNOUT_CHECK(tryToIValue(value, *ret.type(), ret.N(), &v), ErrorKind::Type,
+                who, " for ", op, " returned ", describePyType(value), position,
+                " where the schema returns ", ret.type()->toString(),
+                ret.name().empty() ? "" : " " + ret.name(),
+                "; return what the operator returns (e.g. func(*args, "
+                "**kwargs))");
+  return v;
+}
+
+// Replaces the arguments on `stack` by the handler's `result`, checked
+// against the schema's returns.
+void pushReturns(py::handle result, const FunctionSchema& schema,
+                 const std::string& who, size_t first, Stack* stack) {
+  const std::string op = qualifiedName(schema);
+  const std::vector<Argument>& returns = schema.returns();
+  std::vector<IValue> out;
+  if (returns.empty()) {
+    TURNOUT_CHECK(result.is_none(), ErrorKind::Type, who, " for ", op,
+                  " returned ", describePyType(result),
+                  "; the operator returns nothing, so return None");
+  } else if (returns.size() == 1) {
+    out.push_back(returnToIValue(result, returns[0], who, op, ""));
+  } else {
+    TURNOUT_CHECK((py::isinstance<py::tuple>(result) ||
+                   py::isinstance<py::list>(result)) &&
+                      py::len(result) == returns.size(),
+                  ErrorKind::Type, who, " for ", op, " returned ",
+                  describePyType(result), "; the operator returns ",
+                  returns.size(), " values, so return a tuple of ",
+                  returns.size());
+    py::sequence seq = py::reinterpret_borrow<py::sequence>(result);
+    for (size_t i = 0; i < returns.size(); ++i) {
+      out.push_back(returnToIValue(seq[i], returns[i], who, op,
+                                   " as value " + std::to_string(i + 1) +
+                                       " of " +
+                                       std::to_string(returns.size())));
+    }
+  }
+  stack->erase(stack->begin() + first, stack->end());
+  for (IValue& v : out) stack->push_back(std::move(v));
+}
+
+std::string typeName(py::handle obj) {
+  return py::str(py::getattr(obj, "__qualname__",
+                             py::str(obj.get_type().attr("__name__"))));
+}
+
+void pythonFallback(const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
+  TURNOUT_CHECK(Py_IsInitialized(), ErrorKind::Internal,
+                "a call reached the Python key after the Python interpreter "
+                "shut down; the operator was ",
+                toString(op.operator_name()));
+  const FunctionSchema& schema = op.schema();
+  const std::vector<Argument>& params = schema.arguments();
+  TURNOUT_INTERNAL_ASSERT(stack->size() >= params.size(), "the stack holds ",
+                          stack->size(), " values for the ", params.size(),
+                          " arguments of ", qualifiedName(schema));
+  const size_t first = stack->size() - params.size();
+
+  py::gil_scoped_acquire gil;
+  std::vector<py::object> types = overloadedTypes(*stack, first);
+  if (tls_modes.empty() && types.empty()) {
+    // Nothing here wants the call (Python was included by a captured key set
+    // on another thread, or the tensor's subclass has no handler): go on as
+    // if the key were absent.
+    py::gil_scoped_release no_gil;
+    op.redispatchBoxed(
+        ks & DispatchKeySet(DispatchKeySet::FULL_AFTER, DispatchKey::Python),
+        stack);
+    return;
+  }
+
+  py::object func = opOverloadObject(schema);
+  py::list args;
+  py::dict kwargs;
+  for (size_t i = 0; i < params.size(); ++i) {
+    py::object v = toPyObject((*stack)[first + i], params[i].type().get());
+    if (params[i].kwarg_only()) {
+      kwargs[py::str(params[i].name())] = std::move(v);
+    } else {
+      args.append(std::move(v));
+    }
+  }
+  py::tuple types_tuple(types.size());
+  for (size_t i = 0; i < types.size(); ++i) types_tuple[i] = types[i];
+  py::tuple args_tuple(args);
+
+  if (!tls_modes.empty()) {
+    py::object result;
+    std::string who;
+    {
+      PoppedModeGuard popped;
+      who = typeName(popped.mode().get_type()) + ".__turnout_dispatch__";
+      result = popped.mode().attr(kHandlerName)(func, types_tuple, args_tuple,
+                                                kwargs);
+    }
+    TURNOUT_CHECK(!result.is(py::handle(Py_NotImplemented)), ErrorKind::Type,
+                  who, " returned NotImplemented for ", qualifiedName(schema),
+                  "; a dispatch mode must handle every call (call func(*args, "
+                  "**kwargs) to run it unchanged)");
+    pushReturns(result, schema, who, first, stack);
+    return;
+  }
+
+  for (const py::object& cls : types) {
+    py::object result =
+        cls.attr(kHandlerName)(func, types_tuple, args_tuple, kwargs);
+    if (result.is(py::handle(Py_NotImplemented))) continue;
+    pushReturns(result, schema, typeName(cls) + ".__turnout_dispatch__", first,
+                stack);
+    return;
+  }
+  std::string names;
+  for (const py::object& cls : types) {
+    names += (names.empty() ? "" : ", ") + typeName(cls);
+  }
+  TURNOUT_CHECK(false, ErrorKind::Type, "no implementation found for '",
+                qualifiedName(schema),
+                "' on types that implement "
+                "__turnout_dispatch__: [",
+                names, "]; every one returned NotImplemented");
+}
+
+}  // namespace
+
+PyObject* preservedPythonTensor(const Tensor& t) {
+  const PreservedTensors& table = preserved();
+  auto it = table.objects.find(t.unsafeGetTensorImpl());
+  return it == table.objects.end() ? nullptr : it->second;
+}
+
+void initPythonMode(py::module_& m) {
+  m.def("_push_dispatch_mode", &pushMode, py::arg("mode"),
+        "Makes `mode` the innermost dispatch mode of this thread "
+        "(DispatchMode.__enter__ calls this).");
+  m.def("_pop_dispatch_mode", &popMode,
+        "Removes and returns the innermost dispatch mode of this thread.");
+  m.def(
+      "_dispatch_mode_stack",
+      [] {
+        py::list out;
+        for (PyObject* mode : tls_modes) out.append(py::handle(mode));
+        return out;
+      },
+      "This thread's active dispatch modes, innermost last.");
+  m.def("_make_subclass", &makeSubclass, py::arg("cls"), py::arg("data"),
+        py::arg("require_grad") = false,
+        "A tensor of class `cls` sharing `data`'s memory; operators on it go "
+        "to cls.__turnout_dispatch__ when cls defines one.");
+  m.def(
+      "_make_wrapper_subclass",
+      [](py::handle cls, const std::vector<int64_t>& size,
+         std::optional<std::vector<int64_t>> strides, py::handle dtype,
+         py::handle device, bool requires_grad) {
+        std::optional<ScalarType> st =
+            dtype.is_none() ? ScalarType::Float : toScalarType(dtype);
+        TURNOUT_CHECK(st.has_value(), ErrorKind::Type,
+                      "_make_wrapper_subclass(): dtype must be a turnout.dtype "
+                      "(e.g. turnout.float32), got ",
+                      describePyType(dtype));
+        std::optional<Device> where =
+            device.is_none() ? Device(DeviceType::CPU) : toDevice(device);
+        TURNOUT_CHECK(where.has_value(), ErrorKind::Type,
+                      "_make_wrapper_subclass(): device must be a "
+                      "turnout.device or a string like 'cpu', got ",
+                      describePyType(device));
+        return makeWrapperSubclass(cls, size, std::move(strides), *st, *where,
+                                   requires_grad);
+      },
+      py::arg("cls"), py::arg("size"), py::arg("strides") = py::none(),
+      py::arg("dtype") = py::none(), py::arg("device") = py::none(),
+      py::arg("requires_grad") = false,
+      "A tensor of class `cls` with this metadata and no memory, for "
+      "subclasses that hold an inner tensor.");
+  m.def("_sweep_python_tensors", &sweepPreserved,
+        "Releases the Python objects of subclass tensors that nothing uses "
+        "any more; returns how many.");
+  m.def(
+      "_python_tensor_count", [] { return preserved().objects.size(); },
+      "How many subclass tensors have their Python object preserved.");
+}
+
+}  // namespace bindings
+}  // namespace turnout
+
+// The Python key's fallback, for every operator.
+TURNOUT_LIBRARY_IMPL(_, Python, m) {
+  m.fallback(turnout::CppFunction::makeFromBoxedFunction(
+      &turnout::bindings::pythonFallback));
+}

@@ -1,0 +1,52 @@
+// The Python dispatch key: dispatch modes and tensor subclasses.
+//
+// A boxed backend fallback registered for DispatchKey::Python hands every
+// call that reaches that key to Python, as c10's Python fallback does:
+//   - to the innermost active dispatch mode (turnout._mode.DispatchMode)
+//     when one is active on this thread: entering a mode pushes it on a
+//     thread-local stack and includes `Python` in the thread's key set;
+//   - else to the `__turnout_dispatch__` classmethod of the Python tensor
+//     subclasses among the arguments: a tensor made by _make_subclass or
+//     _make_wrapper_subclass for such a class carries `Python` in its key set.
+//
+//   >>> class Log(turnout._mode.DispatchMode):
+//   ...     def __turnout_dispatch__(self, func, types, args=(), kwargs=None):
+//   ...         print(func)
+//   ...         return func(*args, **(kwargs or {}))
+//   >>> with Log():
+//   ...     turnout.ones(2) + 1
+//
+// The handler is called as handler.__turnout_dispatch__(func, types, args,
+// kwargs), with `func` the turnout.ops overload object of the operator, the
+// arguments converted by the schema (keyword-only ones in kwargs), and the
+// mode popped for the duration, so that `func(*args)` goes on to the mode
+// below it or the real kernel. Its result goes back by the schema's returns,
+// checked. A Python exception reaches the caller with its type; the mode
+// stack and the thread's key sets are restored on every path.
+//
+// A Python-key tensor keeps its Python object (the subclass instance, with
+// its attributes) for as long as the C++ tensor lives, so that a call that
+// goes through C++ hands the same object back: see preservedPythonTensor.
+//
+// Thread safety: the mode stack is per thread. Everything here runs with the
+// GIL held, except the fallback itself, which takes it.
+#ifndef TURNOUT_BINDINGS_PYTHON_MODE_H_
+#define TURNOUT_BINDINGS_PYTHON_MODE_H_
+
+#include <Python.h>
+#include <pybind11/pybind11.h>
+
+#include "dispatcher/tensor.h"
+
+namespace turnout {
+namespace bindings {
+
+/// The Python object preserved for `t` (a tensor whose key set has
+/// `Python`, made by _make_subclass / _make_wrapper_subclass), borrowed; null
+/// when there is none. Precondition: the GIL is held.
+PyObject* preservedPythonTensor(const Tensor& t);
+
+}  // namespace bindings
+}  // namespace turnout
+
+#endif  // TURNOUT_BINDINGS_PYTHON_MODE_H_

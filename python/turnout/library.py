@@ -1,0 +1,902 @@
+"""``turnout.library``: define operators and register kernels from Python.
+
+A :class:`Library` registers schemas, kernels and fallbacks with the
+dispatcher and deregisters all of them when it is dropped (or
+``_destroy()``-ed, or when a :func:`scoped_library` block ends), so that
+re-running a notebook cell replaces what the previous run registered.
+:func:`custom_op` builds an operator from a type-annotated Python function.
+
+A Python kernel receives the operator's arguments as Python objects (the
+keyword-only ones as keywords), and its result is checked against the
+schema's returns. An exception it raises reaches the caller unchanged, with
+its traceback.
+
+Example::
+
+    >>> import turnout
+    >>> from turnout.library import Library
+    >>> lib = Library("doc_lib", "DEF")
+    >>> lib.define("scale(Tensor x, float s) -> Tensor")
+    'doc_lib::scale'
+    >>> lib.impl("scale", lambda x, s: x * s, "CPU")
+    >>> turnout.ops.doc_lib.scale(turnout.ones(2), 3.0)
+    tensor([3., 3.])
+    >>> lib._destroy()
+"""
+
+from __future__ import annotations
+
+import collections.abc
+import contextlib
+import inspect
+import sys
+import typing
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+
+from turnout import _C
+from turnout._ops import OpOverload, OpOverloadPacket, ops
+from turnout._tensor import Tensor
+
+__all__ = [
+    "CustomOpDef", "Library", "custom_op", "define", "fallthrough_kernel",
+    "impl", "scoped_library",
+]
+
+_KINDS = ("DEF", "IMPL", "FRAGMENT")
+
+# Device types as custom_op / impl take them, to dispatch keys.
+_DEVICE_TO_KEY = {
+    "cpu": "CPU",
+    "cuda": "CUDA",
+    "meta": "Meta",
+    "xla": "XLA",
+    "privateuseone": "PrivateUse1",
+}
+
+
+def fallthrough_kernel() -> None:
+    """A marker kernel: ``lib.impl(name, fallthrough_kernel, key)`` makes
+    the dispatcher skip ``key`` for that operator (and ``lib.fallback(
+    fallthrough_kernel, key)`` for every operator)."""
+    raise NotImplementedError("fallthrough_kernel is a marker; it is never called")
+
+
+def _caller_site() -> Tuple[str, int]:
+    """The user's file and line: the first frame outside this module and
+    contextlib (scoped_library)."""
+    frame = sys._getframe(1)
+    skip = (__file__, contextlib.__file__)
+    while frame is not None and frame.f_code.co_filename in skip:
+        frame = frame.f_back
+    if frame is None:
+        return "/dev/null", 0
+    return frame.f_code.co_filename, frame.f_lineno
+
+
+def _forget_cached_packet(qualname: str) -> None:
+    # turnout.ops caches packets with a copy of the schema; a redefinition
+    # (a notebook cell run again) must not call through a stale copy.
+    ns, _, name = qualname.partition("::")
+    namespace = ops.__dict__.get(ns)
+    if namespace is not None:
+        namespace.__dict__.pop(name.split(".", 1)[0], None)
+
+
+def _op_name(op: Any, where: str) -> str:
+    if isinstance(op, OpOverload):
+        return op.name()
+    if isinstance(op, OpOverloadPacket):
+        return op._qualified_op_name
+    if isinstance(op, str):
+        return op
+    raise TypeError(f"{where}: expected the operator name to be a str (or an "
+                    f"OpOverload), got {type(op).__name__}")
+
+
+def _find_schema(qualname: str) -> Optional[Any]:
+    name, _, overload = qualname.partition(".")
+    try:
+        return _C._OpOverload(name, overload or "default")._schema
+    except ValueError:
+        return None
+
+
+def _check_kernel_signature(fn: Callable, schema: Any, with_keyset: bool,
+                            where: str) -> None:
+    """Raises TypeError when ``fn`` cannot take the schema's arguments."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return  # a builtin without a signature: checked at call time
+    positional: List[Any] = [None] * (1 if with_keyset else 0)
+    keywords: Dict[str, Any] = {}
+    for arg in schema.arguments:
+        if arg.kwarg_only:
+            keywords[arg.name] = None
+        else:
+            positional.append(None)
+    try:
+        sig.bind(*positional, **keywords)
+    except TypeError as e:
+        takes = ("the DispatchKeySet, then " if with_keyset else "")
+        raise TypeError(
+            f"{where}: the kernel {getattr(fn, '__qualname__', fn)}{sig} cannot "
+            f"take the arguments of {schema} ({e}); it is called with "
+            f"{takes}the positional arguments in order and the keyword-only "
+            f"ones by name") from None
+
+
+class Library:
+    """A set of registrations that lives as long as this object.
+
+    Args:
+        ns: the namespace, e.g. ``"mylib"`` (``"_"`` with ``"IMPL"`` for
+            fallbacks that apply to every namespace).
+        kind: ``"DEF"`` (defines the namespace; one per namespace),
+            ``"FRAGMENT"`` (more definitions for a namespace defined
+            elsewhere, any number) or ``"IMPL"`` (kernels only).
+        dispatch_key: the key that ``impl`` and ``fallback`` use when they
+            are given none, e.g. ``"CPU"``.
+
+    Dropping the object, calling :meth:`_destroy` or leaving a
+    :func:`scoped_library` block deregisters everything it registered.
+    A kernel that refers to its own Library keeps it alive through the
+    dispatcher; call ``_destroy()`` (or use ``scoped_library``) to be sure.
+
+    Raises:
+        ValueError: a bad kind or key, or a second DEF library for ``ns``
+            (the message names both registration sites).
+
+    Example::
+
+        >>> import turnout
+        >>> from turnout.library import Library
+        >>> lib = Library("doc_lib2", "FRAGMENT")
+        >>> lib.define("twice(Tensor x) -> Tensor")
+        'doc_lib2::twice'
+        >>> lib.impl("twice", lambda x: x + x, "CompositeExplicitAutograd")
+        >>> turnout.ops.doc_lib2.twice(turnout.tensor([1.0, 2.0]))
+        tensor([2., 4.])
+        >>> del lib   # deregisters both
+        >>> "doc_lib2::twice" in turnout._C._dispatch_get_all_op_names()
+        False
+    """
+
+    def __init__(self, ns: str, kind: str, dispatch_key: str = "") -> None:
+        if not isinstance(ns, str):
+            raise TypeError(f"Library(ns, kind): expected ns to be a str, got "
+                            f"{type(ns).__name__}")
+        if kind not in _KINDS:
+            raise ValueError(f"Library({ns!r}, kind): kind must be one of "
+                             f"{', '.join(_KINDS)}, got {kind!r}")
+        if not isinstance(dispatch_key, str):
+            raise TypeError(f"Library({ns!r}, {kind!r}, dispatch_key): expected "
+                            f"dispatch_key to be a str, got "
+                            f"{type(dispatch_key).__name__}")
+        file, line = _caller_site()
+        self.ns = ns
+        self.kind = kind
+        self.dispatch_key = dispatch_key
+        self._site = (file, line)
+        self._lib: Any = _C._dispatch_library(kind, ns, dispatch_key, file, line)
+        self._fallback_libs: Dict[str, Any] = {}
+        self._defined: List[str] = []
+
+    def __repr__(self) -> str:
+        state = "" if self._lib is not None else ", destroyed"
+        return (f"Library(kind={self.kind}, ns={self.ns}, "
+                f"dispatch_key={self.dispatch_key}{state})")
+
+    def _get(self, what: str) -> Any:
+        if self._lib is None:
+            raise RuntimeError(f"{what}: this Library ({self.ns}, {self.kind}) was "
+                               f"destroyed; make a new one")
+        return self._lib
+
+    def define(self, schema: str, alias_analysis: str = "",
+               tags: Sequence[str] = ()) -> str:
+        """Declares an operator by its schema.
+
+        Args:
+            schema: e.g. ``"scale(Tensor x, float s) -> Tensor"``; the
+                namespace, when given, must be the library's.
+            alias_analysis: ``""`` / ``"FROM_SCHEMA"``, ``"CONSERVATIVE"`` or
+                ``"PURE_FUNCTION"``.
+            tags: strings, accepted for torch.library compatibility;
+                turnout's dispatcher keeps no operator tags.
+
+        Returns:
+            The qualified name, ``"ns::name"``.
+
+        Raises:
+            ValueError: the schema does not parse, the operator already has
+                a schema, or the library is an IMPL one.
+
+        Example::
+
+            >>> from turnout.library import Library
+            >>> lib = Library("doc_lib3", "DEF")
+            >>> lib.define("f(Tensor x, *, int n=2) -> Tensor")
+            'doc_lib3::f'
+        """
+        if not isinstance(schema, str):
+            raise TypeError(f"define(schema): expected schema to be a str, got "
+                            f"{type(schema).__name__}")
+        lib = self._get(f"define({schema!r})")
+        lib.define(schema, alias_analysis, tags=tuple(tags) if not isinstance(tags, str) else tags)
+        name = _C.parse_schema(schema).name
+        qualname = name if "::" in name else f"{self.ns}::{name}"
+        self._defined.append(qualname)
+        _forget_cached_packet(qualname)
+        return qualname
+
+    def impl(self, op_name: Union[str, OpOverload], fn: Callable,
+             dispatch_key: str = "", *, with_keyset: bool = False) -> None:
+        """Registers the Python callable ``fn`` as a kernel of ``op_name``.
+
+        Args:
+            op_name: ``"name"``, ``"name.overload"``, ``"ns::name"`` or an
+                :class:`OpOverload`.
+            fn: called as ``fn(*args, **kwarg_only_args)``, or with
+                ``with_keyset`` as ``fn(keyset, *args, **kwarg_only_args)``;
+                returns what the schema's returns say (one value, a tuple of
+                several, or None). :func:`fallthrough_kernel` registers a
+                fallthrough.
+            dispatch_key: e.g. ``"CPU"``, ``"Meta"``, ``"Autograd"``,
+                ``"CompositeImplicitAutograd"``; ``""`` for the library's
+                key, or CompositeImplicitAutograd when it has none.
+            with_keyset: pass the call's DispatchKeySet first, so that the
+                kernel can call ``op.redispatch(keyset - ..., *args)`` to run
+                the kernels below its own key.
+
+        Raises:
+            TypeError: ``fn`` is not callable or cannot take the schema's
+                arguments.
+            ValueError: a bad key, or a key that differs from an IMPL
+                library's.
+
+        Example::
+
+            >>> import turnout
+            >>> from turnout.library import Library
+            >>> lib = Library("doc_lib4", "DEF")
+            >>> lib.define("neg2(Tensor x) -> Tensor")
+            'doc_lib4::neg2'
+            >>> lib.impl("neg2", lambda x: -x, "CPU")
+            >>> turnout.ops.doc_lib4.neg2(turnout.ones(1))
+            tensor([-1.])
+        """
+        name = _op_name(op_name, "impl(op_name, fn)")
+        where = f"impl({name!r})"
+        lib = self._get(where)
+        if fn is fallthrough_kernel:
+            lib.impl_fallthrough(name, dispatch_key)
+            return
+        if not callable(fn):
+            raise TypeError(f"{where}: expected the kernel to be callable, got "
+                            f"{type(fn).__name__}")
+        qualname = name if "::" in name else f"{self.ns}::{name}"
+        schema = _find_schema(qualname)
+        if schema is not None:
+            _check_kernel_signature(fn, schema, with_keyset, where)
+        lib.impl(name, dispatch_key, fn, with_keyset)
+
+    def fallback(self, fn: Callable, dispatch_key: str = "", *,
+                 with_keyset: bool = False) -> None:
+        """Registers ``fn`` as the backend fallback of ``dispatch_key``: it
+        runs for every operator that has no kernel of its own at that key.
+
+        Args:
+            fn: called as ``fn(op, *args, **kwarg_only_args)``, or with
+                ``with_keyset`` as ``fn(op, keyset, *args, **kwarg_only_args)``,
+                where ``op`` is the called operator's :class:`OpOverload`
+                (``op.redispatch(keyset.remove(key), *args, **kwargs)`` passes
+                the call on). :func:`fallthrough_kernel` makes the key a
+                fallthrough for every operator.
+            dispatch_key: the key; ``""`` for the library's own.
+            with_keyset: pass the call's DispatchKeySet first.
+
+        Raises:
+            ValueError: no key given and the library has none.
+
+        Example::
+
+            >>> import turnout
+            >>> from turnout.library import Library, fallthrough_kernel
+            >>> lib = Library("_", "IMPL")
+            >>> lib.fallback(fallthrough_kernel, "XLA")
+            >>> turnout._C._dispatch_has_backend_fallback(turnout.DispatchKey.XLA)
+            True
+            >>> lib._destroy()
+        """
+        key = dispatch_key or self.dispatch_key
+        where = f"fallback(fn, {key!r})"
+        lib = self._get(where)
+        if not key:
+            raise ValueError(f"{where}: no dispatch key: pass one (e.g. "
+                             f"fallback(fn, 'CPU')) or make the Library with one")
+        if fn is not fallthrough_kernel and not callable(fn):
+            raise TypeError(f"{where}: expected the kernel to be callable, got "
+                            f"{type(fn).__name__}")
+        if self.kind == "IMPL" and self.dispatch_key == key:
+            target = lib
+        else:
+            # The dispatcher takes fallbacks from IMPL libraries of their key
+            # only: keep one per key, owned by this Library.
+            target = self._fallback_libs.get(key)
+            if target is None:
+                target = _C._dispatch_library("IMPL", "_", key, *self._site)
+                self._fallback_libs[key] = target
+        if fn is fallthrough_kernel:
+            target.fallback_fallthrough(key)
+        else:
+            target.fallback(key, fn, with_keyset)
+
+    def _destroy(self) -> None:
+        """Deregisters everything this library registered, now."""
+        for lib in self._fallback_libs.values():
+            lib._destroy()
+        self._fallback_libs.clear()
+        if self._lib is not None:
+            self._lib._destroy()
+            self._lib = None
+        for qualname in self._defined:
+            _forget_cached_packet(qualname)
+        self._defined.clear()
+
+
+@contextlib.contextmanager
+def scoped_library(ns: str, kind: str, dispatch_key: str = "") -> Iterator[Library]:
+    """A :class:`Library` whose registrations end with the ``with`` block.
+
+    Example::
+
+        >>> import turnout
+        >>> from turnout.library import scoped_library
+        >>> with scoped_library("doc_lib5", "FRAGMENT") as lib:
+        ...     lib.define("one(Tensor x) -> Tensor")
+        ...     lib.impl("one", lambda x: x * 0 + 1, "CPU")
+        ...     turnout.ops.doc_lib5.one(turnout.zeros(2))
+        'doc_lib5::one'
+        tensor([1., 1.])
+        >>> "doc_lib5::one" in turnout._C._dispatch_get_all_op_names()
+        False
+    """
+    lib = Library(ns, kind, dispatch_key)
+    try:
+        yield lib
+    finally:
+        lib._destroy()
+
+
+# Libraries made by the module-level define/impl, alive for the process.
+_global_libraries: Dict[str, Library] = {}
+
+
+def _global_library(ns: str) -> Library:
+    lib = _global_libraries.get(ns)
+    if lib is None:
+        lib = Library(ns, "FRAGMENT")
+        _global_libraries[ns] = lib
+    return lib
+
+
+def _split_qualname(qualname: Any, where: str) -> Tuple[str, str]:
+    if not isinstance(qualname, str):
+        raise TypeError(f"{where}: expected qualname to be a str, got "
+                        f"{type(qualname).__name__}")
+    ns, sep, name = qualname.partition("::")
+    if not sep or not ns or not name:
+        raise ValueError(f"{where}: expected a qualified name 'namespace::name', "
+                         f"got {qualname!r}")
+    return ns, name
+
+
+def define(qualname: str, schema: str, *, lib: Optional[Library] = None,
+           tags: Sequence[str] = ()) -> str:
+    """Defines operator ``qualname`` with ``schema`` (no name in it).
+
+    Without ``lib`` the definition lives for the rest of the process.
+
+    Args:
+        qualname: ``"ns::name"`` (or ``"ns::name.overload"``).
+        schema: the arguments and returns, e.g. ``"(Tensor x) -> Tensor"``.
+        lib: the Library that owns the definition.
+        tags: as in :meth:`Library.define`.
+
+    Returns:
+        The qualified name without the overload.
+
+    Example::
+
+        >>> import turnout
+        >>> from turnout.library import Library, define, impl
+        >>> lib = Library("doc_lib6", "FRAGMENT")
+        >>> define("doc_lib6::sq", "(Tensor x) -> Tensor", lib=lib)
+        'doc_lib6::sq'
+        >>> @impl("doc_lib6::sq", "cpu", lib=lib)
+        ... def sq(x):
+        ...     return x * x
+        >>> turnout.ops.doc_lib6.sq(turnout.tensor([3.0]))
+        tensor([9.])
+    """
+    ns, name = _split_qualname(qualname, "define(qualname, schema)")
+    if not isinstance(schema, str):
+        raise TypeError(f"define(qualname, schema): expected schema to be a str, "
+                        f"got {type(schema).__name__}")
+    if lib is None:
+        lib = _global_library(ns)
+    elif lib.ns != ns:
+        raise ValueError(f"define({qualname!r}): the namespace differs from lib's "
+                         f"({lib.ns!r})")
+    return lib.define(name + schema, tags=tags)
+
+
+def _keys_of(types: Union[str, Sequence[str], None], where: str) -> List[str]:
+    if types is None:
+        return ["CompositeExplicitAutograd"]
+    if isinstance(types, str):
+        types = [types]
+    keys = []
+    for t in types:
+        if not isinstance(t, str):
+            raise TypeError(f"{where}: expected device types or dispatch keys as "
+                            f"str, got {type(t).__name__}")
+        if t in ("default", "CompositeExplicitAutograd"):
+            keys.append("CompositeExplicitAutograd")
+            continue
+        key = _DEVICE_TO_KEY.get(t, t)
+        try:
+            _C._dispatch_key_parse(key)
+        except ValueError:
+            raise ValueError(
+                f"{where}: unknown device type or dispatch key {t!r}; use one of "
+                f"{', '.join(sorted(_DEVICE_TO_KEY))} or a key name such as "
+                f"'CPU' or 'CompositeImplicitAutograd'") from None
+        keys.append(key)
+    return keys
+
+
+def impl(qualname: str, types: Union[str, Sequence[str]],
+         func: Optional[Callable] = None, *, lib: Optional[Library] = None,
+         with_keyset: bool = False) -> Any:
+    """Registers a kernel of ``qualname`` for device types or dispatch keys;
+    a decorator when ``func`` is omitted.
+
+    Args:
+        qualname: ``"ns::name"`` or ``"ns::name.overload"``.
+        types: ``"cpu"``, ``"cuda"``, ``"meta"``, ``"default"`` (every
+            device: CompositeExplicitAutograd), a key name (``"CPU"``,
+            ``"Autograd"``, ...) or a list of them.
+        func: the kernel.
+        lib: the Library that owns the registration (else it lives for the
+            rest of the process).
+        with_keyset: as in :meth:`Library.impl`.
+
+    Returns:
+        ``func`` (or a decorator that returns its argument).
+
+    Example::
+
+        >>> import turnout
+        >>> from turnout.library import Library, define, impl
+        >>> lib = Library("doc_lib7", "FRAGMENT")
+        >>> define("doc_lib7::plus1", "(Tensor x) -> Tensor", lib=lib)
+        'doc_lib7::plus1'
+        >>> _ = impl("doc_lib7::plus1", "default", lambda x: x + 1, lib=lib)
+        >>> turnout.ops.doc_lib7.plus1(turnout.zeros(1))
+        tensor([1.])
+    """
+    where = f"impl({qualname!r}, {types!r})"
+    ns, name = _split_qualname(qualname, where)
+    keys = _keys_of(types, where)
+
+    def register(fn: Callable) -> Callable:
+        owner = lib if lib is not None else _global_library(ns)
+        for key in keys:
+            owner.impl(qualname, fn, key, with_keyset=with_keyset)
+        return fn
+
+    if func is None:
+        return register
+    return register(func)
+
+
+# ---- custom_op -------------------------------------------------------------------
+
+_NONE_TYPE = type(None)
+
+
+def _schema_type(hint: Any, where: str) -> str:
+    """The schema type of a parameter annotation."""
+    if hint is Tensor or hint is _C.TensorBase:
+        return "Tensor"
+    if hint is int:
+        return "int"
+    if hint is float:
+        return "float"
+    if hint is bool:
+        return "bool"
+    if hint is str:
+        return "str"
+    if hint is _C.dtype:
+        return "ScalarType"
+    if hint is _C.device:
+        return "Device"
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin is Union:
+        rest = [a for a in args if a is not _NONE_TYPE]
+        if len(rest) == 1 and len(args) == 2:
+            return _schema_type(rest[0], where) + "?"
+    if origin in (list, collections.abc.Sequence) and len(args) == 1:
+        inner = _schema_type(args[0], where)
+        if inner in ("Tensor", "Tensor?", "int", "float", "bool"):
+            return inner + "[]"
+    raise TypeError(
+        f"{where}: cannot infer a schema type from the annotation {hint!r}; "
+        f"supported: Tensor, int, float, bool, str, turnout.dtype, "
+        f"turnout.device, Optional[T], and List[T] / list[T] / Sequence[T] of "
+        f"Tensor, Optional[Tensor], int, float, bool; or pass schema=...")
+
+
+def _return_types(hint: Any, where: str) -> str:
+    if hint is None or hint is _NONE_TYPE:
+        return "()"
+    origin = typing.get_origin(hint)
+    if origin is tuple:
+        args = typing.get_args(hint)
+        if not args or args[-1] is Ellipsis:
+            raise TypeError(f"{where}: a tuple return needs its element types, "
+                            f"e.g. Tuple[Tensor, Tensor]; got {hint!r}")
+        return "(" + ", ".join(_schema_type(a, where) for a in args) + ")"
+    return _schema_type(hint, where)
+
+
+def _default_text(value: Any, where: str, name: str) -> str:
+    if value is None:
+        return "None"
+    if isinstance(value, bool):
+        return "True" if value else "False"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    raise TypeError(f"{where}: the default of parameter '{name}' ({value!r}) "
+                    f"cannot be written in a schema; use None, a bool, int, "
+                    f"float or str")
+
+
+def infer_schema(fn: Callable, *, mutates_args: Sequence[str] = (),
+                 op_name: str = "custom_op") -> str:
+    """The schema (without a name) of a type-annotated function.
+
+    Args:
+        fn: a function whose parameters and return are annotated.
+        mutates_args: names of the Tensor parameters it writes to; they get
+            an alias annotation ``Tensor(a!)``.
+        op_name: for error messages.
+
+    Returns:
+        e.g. ``"(Tensor x, float s=1.0) -> Tensor"``.
+
+    Example::
+
+        >>> from typing import List, Optional
+        >>> from turnout import Tensor
+        >>> from turnout.library import infer_schema
+        >>> def f(x: Tensor, ys: List[Tensor], s: Optional[float] = None,
+        ...       *, flag: bool = False) -> Tensor: ...
+        >>> infer_schema(f)
+        '(Tensor x, Tensor[] ys, float? s=None, *, bool flag=False) -> Tensor'
+    """
+    where = f"custom_op({op_name})"
+    if isinstance(mutates_args, str):
+        raise TypeError(f"{where}: mutates_args must be a sequence of parameter "
+                        f"names, got the str {mutates_args!r}")
+    sig = inspect.signature(fn)
+    try:
+        hints = typing.get_type_hints(fn)
+    except Exception as e:  # noqa: BLE001 (NameError, TypeError, ...)
+        raise TypeError(f"{where}: cannot evaluate the type hints of "
+                        f"{fn.__qualname__}: {e}") from None
+    parts: List[str] = []
+    star = False
+    mutated = set(mutates_args)
+    alias_names = iter("abcdefghijklmnopqrstuvwxyz")
+    for param in sig.parameters.values():
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            raise TypeError(f"{where}: *args and **kwargs cannot be described by "
+                            f"a schema; name every parameter")
+        if param.name not in hints:
+            raise TypeError(f"{where}: parameter '{param.name}' has no type "
+                            f"annotation; annotate it (e.g. {param.name}: Tensor) "
+                            f"or pass schema=...")
+        type_text = _schema_type(hints[param.name], where)
+        if param.name in mutated:
+            if not type_text.startswith("Tensor"):
+                raise TypeError(f"{where}: mutates_args names '{param.name}', "
+                                f"which is a {type_text}; only Tensor "
+                                f"parameters can be mutated")
+            type_text = f"Tensor({next(alias_names)}!)" + type_text[len("Tensor"):]
+        if param.kind is param.KEYWORD_ONLY and not star:
+            parts.append("*")
+            star = True
+        text = f"{type_text} {param.name}"
+        if param.default is not param.empty:
+            text += "=" + _default_text(param.default, where, param.name)
+        parts.append(text)
+    unknown = mutated - set(sig.parameters)
+    if unknown:
+        raise ValueError(f"{where}: mutates_args names {sorted(unknown)}, which "
+                         f"are not parameters of {fn.__qualname__}")
+    if "return" not in hints:
+        raise TypeError(f"{where}: the return type is not annotated; annotate it "
+                        f"(-> Tensor, -> None, -> Tuple[Tensor, Tensor]) or pass "
+                        f"schema=...")
+    returns = _return_types(hints["return"], where)
+    return f"({', '.join(parts)}) -> {returns}"
+
+
+class _AutogradContext:
+    """The ``ctx`` of ``register_autograd``: what setup_context saves for
+    backward."""
+
+    def __init__(self, needs_input_grad: Tuple[bool, ...]) -> None:
+        self.needs_input_grad = needs_input_grad
+        self.saved_tensors: Tuple[Optional[Tensor], ...] = ()
+
+    def save_for_backward(self, *tensors: Optional[Tensor]) -> None:
+        # Detached: an output saved with its grad_fn would make a cycle
+        # through C++ (output -> node -> backward -> ctx -> output) that
+        # Python's garbage collector cannot see.
+        self.saved_tensors = tuple(None if t is None else t.detach()
+                                   for t in tensors)
+
+
+class CustomOpDef:
+    """An operator made by :func:`custom_op`; calling it calls the operator.
+
+    Attributes:
+        _qualname: ``"ns::name"``.
+        _opoverload: ``turnout.ops.ns.name.default``.
+        _schema: the schema text.
+    """
+
+    def __init__(self, qualname: str, schema: str, fn: Callable,
+                 mutates_args: Sequence[str], device_types: Any) -> None:
+        ns, name = _split_qualname(qualname, "custom_op(name)")
+        self._qualname = qualname
+        self._ns = ns
+        self._name = name
+        self._schema = schema
+        self._init_fn = fn
+        self._lib = Library(ns, "FRAGMENT")
+        self._lib.define(name + schema)
+        # One Library per key, so that registering again replaces.
+        self._kernel_libs: Dict[str, Library] = {}
+        self._opoverload: OpOverload = getattr(getattr(ops, ns), name).default
+        self.__name__ = name
+        self.__doc__ = fn.__doc__
+        self.register_kernel(device_types, fn)
+
+    def __repr__(self) -> str:
+        return f"<CustomOpDef({self._qualname})>"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._opoverload(*args, **kwargs)
+
+    def _register(self, key: str, fn: Callable, with_keyset: bool = False) -> None:
+        old = self._kernel_libs.pop(key, None)
+        if old is not None:
+            old._destroy()
+        lib = Library(self._ns, "FRAGMENT")
+        lib.impl(self._name, fn, key, with_keyset=with_keyset)
+        self._kernel_libs[key] = lib
+
+    def register_kernel(self, device_types: Union[str, Sequence[str], None],
+                        fn: Optional[Callable] = None) -> Any:
+        """Registers ``fn`` as the kernel for ``device_types`` (``"cpu"``,
+        ``"cuda"``, ``"meta"``, a key name, a list, or None for every
+        device), replacing an earlier one; a decorator without ``fn``.
+
+        Example::
+
+            >>> import turnout
+            >>> from turnout import Tensor
+            >>> from turnout.library import custom_op
+            >>> @custom_op("doc_lib8::half", mutates_args=())
+            ... def half(x: Tensor) -> Tensor:
+            ...     return x / 2
+            >>> @half.register_kernel("cpu")
+            ... def _(x):
+            ...     return x * 0.5
+            >>> half(turnout.tensor([4.0]))
+            tensor([2.])
+            >>> half._destroy()
+        """
+        keys = _keys_of(device_types, f"{self._qualname}.register_kernel")
+
+        def register(f: Callable) -> Callable:
+            for key in keys:
+                self._register(key, f)
+            return f
+
+        if fn is None:
+            return register
+        return register(fn)
+
+    def register_fake(self, fn: Callable) -> Callable:
+        """Registers ``fn`` as the Meta kernel: it computes the output's
+        shape and dtype from meta tensors (``device="meta"``, no data).
+
+        Example::
+
+            >>> import turnout
+            >>> from turnout import Tensor
+            >>> from turnout.library import custom_op
+            >>> @custom_op("doc_lib9::dup", mutates_args=())
+            ... def dup(x: Tensor) -> Tensor:
+            ...     return turnout.ops.aten.cat([x, x])
+            >>> @dup.register_fake
+            ... def _(x):
+            ...     return turnout.empty(2 * x.shape[0], device="meta")
+            >>> dup(turnout.empty(3, device="meta")).shape
+            turnout.Size([6])
+            >>> dup._destroy()
+        """
+        if not callable(fn):
+            raise TypeError(f"{self._qualname}.register_fake: expected a callable, "
+                            f"got {type(fn).__name__}")
+        self._register("Meta", fn)
+        return fn
+
+    def register_autograd(self, backward: Callable, *,
+                          setup_context: Optional[Callable] = None) -> None:
+        """Makes the operator differentiable with a backward written in
+        Python.
+
+        The forward runs the operator's kernels below autograd; when grad
+        mode is on and a Tensor argument requires grad,
+        ``setup_context(ctx, inputs, output)`` may save what backward needs
+        (``ctx.save_for_backward(...)``, or attributes), and
+        ``backward(ctx, *grads)`` later returns one gradient (a Tensor or
+        None) per argument of the operator. Gradients are summed to their
+        input's shape (broadcasting) and cast to its dtype.
+
+        Raises:
+            TypeError: ``backward`` or ``setup_context`` is not callable.
+
+        Example::
+
+            >>> import turnout
+            >>> from turnout import Tensor
+            >>> from turnout.library import custom_op
+            >>> @custom_op("doc_lib10::square", mutates_args=())
+            ... def square(x: Tensor) -> Tensor:
+            ...     return x * x
+            >>> def setup(ctx, inputs, output):
+            ...     ctx.save_for_backward(inputs[0])
+            >>> def backward(ctx, grad):
+            ...     (x,) = ctx.saved_tensors
+            ...     return grad * 2 * x
+            >>> square.register_autograd(backward, setup_context=setup)
+            >>> x = turnout.tensor([3.0], requires_grad=True)
+            >>> square(x).sum().backward()
+            >>> x.grad
+            tensor([6.])
+            >>> square._destroy()
+        """
+        where = f"{self._qualname}.register_autograd"
+        if not callable(backward):
+            raise TypeError(f"{where}: expected backward to be callable, got "
+                            f"{type(backward).__name__}")
+        if setup_context is not None and not callable(setup_context):
+            raise TypeError(f"{where}: expected setup_context to be callable or "
+                            f"None, got {type(setup_context).__name__}")
+        op = self._opoverload
+        schema = op._schema
+        arg_names = [a.name for a in schema.arguments]
+        node_name = "".join(p.capitalize() for p in self._name.split("_")) + "Backward"
+        qualname = self._qualname
+
+        def autograd_kernel(*args: Any, **kwargs: Any) -> Any:
+            with _C._AutoDispatchBelowAutograd():
+                output = op(*args, **kwargs)
+            values = list(args) + [kwargs[n] for n in arg_names[len(args):]]
+            needs = tuple(isinstance(v, Tensor) and v.requires_grad for v in values)
+            if not (_C.is_grad_enabled() and any(needs)):
+                return output
+            ctx = _AutogradContext(needs)
+            if setup_context is not None:
+                setup_context(ctx, tuple(values), output)
+            outputs = output if isinstance(output, tuple) else (output,)
+            tensors = [o for o in outputs if isinstance(o, Tensor)]
+
+            def node_backward(*grads: Optional[Tensor]) -> Any:
+                result = backward(ctx, *grads)
+                if not isinstance(result, (tuple, list)):
+                    result = (result,)
+                if len(result) != len(values):
+                    raise TypeError(
+                        f"the backward of {qualname} returned {len(result)} "
+                        f"gradient(s) for its {len(values)} argument(s) "
+                        f"({', '.join(arg_names)}); return one Tensor or None "
+                        f"per argument")
+                return tuple(result)
+
+            inputs = [v if isinstance(v, Tensor) else None for v in values]
+            _C._autograd_record_python_node(node_name, inputs, tensors, node_backward)
+            return output
+
+        self._register("Autograd", autograd_kernel)
+
+    def _destroy(self) -> None:
+        """Deregisters the operator and all its kernels."""
+        if _custom_ops.get(self._qualname) is self:
+            del _custom_ops[self._qualname]
+        for lib in self._kernel_libs.values():
+            lib._destroy()
+        self._kernel_libs.clear()
+        self._lib._destroy()
+
+
+# custom_op definitions by name, so that running a definition again (a
+# notebook cell) replaces the previous one.
+_custom_ops: Dict[str, CustomOpDef] = {}
+
+
+def custom_op(name: str, fn: Optional[Callable] = None, *,
+              mutates_args: Sequence[str] = (),
+              device_types: Union[str, Sequence[str], None] = None,
+              schema: Optional[str] = None) -> Any:
+    """Makes an operator from a Python function; a decorator without ``fn``.
+
+    The schema is inferred from the function's type hints (see
+    :func:`infer_schema`) unless ``schema`` is given. The function becomes
+    the kernel for ``device_types`` (every device when None). Defining the
+    same name again replaces the earlier definition and its kernels.
+
+    Args:
+        name: ``"ns::name"``.
+        fn: the implementation.
+        mutates_args: names of the Tensor parameters the function writes to.
+        device_types: ``"cpu"``, ``"cuda"``, ``"meta"``, a list, or None.
+        schema: the schema without a name, e.g. ``"(Tensor x) -> Tensor"``.
+
+    Returns:
+        A :class:`CustomOpDef`, callable like the operator, with
+        ``register_kernel``, ``register_fake`` and ``register_autograd``.
+
+    Example::
+
+        >>> import turnout
+        >>> from turnout import Tensor
+        >>> from turnout.library import custom_op
+        >>> @custom_op("doc_lib11::add_n", mutates_args=())
+        ... def add_n(x: Tensor, n: int = 1) -> Tensor:
+        ...     return x + n
+        >>> add_n(turnout.zeros(2), 3)
+        tensor([3., 3.])
+        >>> str(turnout.ops.doc_lib11.add_n.default._schema)
+        'doc_lib11::add_n(Tensor x, int n=1) -> Tensor'
+        >>> add_n._destroy()
+    """
+    _split_qualname(name, "custom_op(name)")
+
+    def build(f: Callable) -> CustomOpDef:
+        if not callable(f):
+            raise TypeError(f"custom_op({name}): expected a function, got "
+                            f"{type(f).__name__}")
+        text = schema if schema is not None else infer_schema(
+            f, mutates_args=mutates_args, op_name=name)
+        old = _custom_ops.pop(name, None)
+        if old is not None:
+            old._destroy()
+        op = CustomOpDef(name, text, f, mutates_args, device_types)
+        _custom_ops[name] = op
+        return op
+
+    if fn is None:
+        return build
+    return build(fn)
