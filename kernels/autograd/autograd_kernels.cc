@@ -270,7 +270,11 @@ Tensor& mulDivInplaceTensor(Tensor& self, const Tensor& other) {
     AutoDispatchBelowAutograd guard;
     original = turnout::clone(self);
   }
-  SavedVariable o(rec ? other : Tensor());
+  // x.mul_(x) saves the tensor that becomes this node's output: kept
+  // without its history (as an output), or it would hold its own grad_fn.
+  SavedVariable o(rec ? other : Tensor(),
+                  /*is_output=*/other.unsafeGetTensorImpl() ==
+                      self.unsafeGetTensorImpl());
   {
     AutoDispatchBelowAutograd guard;
     if (kDiv) {
