@@ -9,10 +9,18 @@
 // A call binds (*args, **kwargs) to the schema (defaults filled in,
 // keyword-only arguments enforced), converts them (ivalue.h), releases the
 // GIL for the boxed call, and converts the returns back.
+//
+// The overload, packet and guard types are plain CPython types rather than
+// pybind11 classes: a pybind11 method call costs ~120 ns of argument
+// dispatch, more than the rest of a call (bench/README.md, "Python").
+// Calls use vectorcall; the guards' __enter__ / __exit__ are METH_NOARGS /
+// METH_FASTCALL.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <cstddef>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -83,8 +91,8 @@ OperatorHandle findOverload(const std::string& qualname,
       Dispatcher::singleton().findSchema(OperatorName{qualname, name});
   TURNOUT_CHECK(op.has_value(), ErrorKind::InvalidArgument, "no operator ",
                 qualname, name.empty() ? "" : ".", name,
-                " has a schema; the overloads of ", qualname, " are: ",
-                joinOverloads(listOverloadNames(qualname)));
+                " has a schema; the overloads of ", qualname,
+                " are: ", joinOverloads(listOverloadNames(qualname)));
   return *op;
 }
 
@@ -106,18 +114,25 @@ class OpOverload {
       }
     }
     name_ = qualifiedName(schema_.operator_name());
+    arg_names_.reserve(args.size());
+    for (const Argument& a : args) {
+      PyObject* n = PyUnicode_InternFromString(a.name().c_str());
+      if (n == nullptr) throw py::error_already_set();
+      arg_names_.push_back(py::reinterpret_steal<py::object>(n));
+    }
   }
 
   const OperatorHandle& handle() const { return op_; }
   const FunctionSchema& schema() const { return schema_; }
   const std::string& name() const { return name_; }
 
-  // Builds the arguments on `stack`. On a mismatch returns false and, when
-  // `why` is not null, says why.
-  bool bind(const py::args& args, const py::kwargs& kwargs, Stack* stack,
-            std::string* why) const {
+  // Builds the arguments on `stack` from a vectorcall argument vector:
+  // `nargs` positional values in args[0..nargs), then one value per name in
+  // `kwnames` (a tuple of str, or null). On a mismatch returns false and,
+  // when `why` is not null, says why.
+  bool bind(PyObject* const* args, size_t nargs, PyObject* kwnames,
+            Stack* stack, std::string* why) const {
     const auto& params = schema_.arguments();
-    const size_t nargs = args.size();
     if (nargs > max_positional_) {
       if (why) {
         *why = name_ + "() takes " + std::to_string(max_positional_) +
@@ -129,15 +144,15 @@ class OpOverload {
       }
       return false;
     }
-    const size_t nkwargs = kwargs ? kwargs.size() : 0;
+    const size_t nkwargs = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
     size_t used_kwargs = 0;
     stack->reserve(params.size());
     for (size_t i = 0; i < params.size(); ++i) {
       const Argument& arg = params[i];
-      py::handle obj;
+      PyObject* obj = nullptr;
       if (i < nargs) {
         obj = args[i];
-        if (nkwargs > 0 && kwargs.contains(py::str(arg.name()))) {
+        if (nkwargs > 0 && findKeyword(kwnames, i) >= 0) {
           if (why) {
             *why = name_ + "() got multiple values for argument '" +
                    arg.name() + "'";
@@ -145,13 +160,13 @@ class OpOverload {
           return false;
         }
       } else if (nkwargs > 0) {
-        PyObject* found = PyDict_GetItemString(kwargs.ptr(), arg.name().c_str());
-        if (found != nullptr) {
-          obj = found;
+        const Py_ssize_t k = findKeyword(kwnames, i);
+        if (k >= 0) {
+          obj = args[nargs + k];
           ++used_kwargs;
         }
       }
-      if (!obj) {
+      if (obj == nullptr) {
         if (!has_default_[i]) {
           if (why) {
             *why = name_ + "() missing required argument '" + arg.name() +
@@ -166,8 +181,8 @@ class OpOverload {
       if (!tryToIValue(obj, *arg.type(), arg.N(), &v)) {
         if (why) {
           *why = name_ + "(): argument '" + arg.name() + "' (position " +
-                 std::to_string(i + 1) + ") must be " +
-                 arg.type()->toString() + ", but got " + describePyType(obj);
+                 std::to_string(i + 1) + ") must be " + arg.type()->toString() +
+                 ", but got " + describePyType(obj);
         }
         return false;
       }
@@ -175,10 +190,11 @@ class OpOverload {
     }
     if (used_kwargs < nkwargs) {
       if (why) {
-        for (auto item : kwargs) {
-          std::string key = py::str(item.first);
+        for (Py_ssize_t k = 0; k < static_cast<Py_ssize_t>(nkwargs); ++k) {
+          std::string key = py::str(PyTuple_GET_ITEM(kwnames, k));
           if (!schema_.argumentIndexWithName(key).has_value()) {
-            *why = name_ + "() got an unexpected keyword argument '" + key + "'";
+            *why =
+                name_ + "() got an unexpected keyword argument '" + key + "'";
             return false;
           }
         }
@@ -194,29 +210,47 @@ class OpOverload {
     return returnsToPython(stack, schema_);
   }
 
-  py::object call(const py::args& args, const py::kwargs& kwargs) const {
+  py::object call(PyObject* const* args, size_t nargs,
+                  PyObject* kwnames) const {
     Stack stack;
     std::string why;
-    TURNOUT_CHECK(bind(args, kwargs, &stack, &why), ErrorKind::Type, why);
+    TURNOUT_CHECK(bind(args, nargs, kwnames, &stack, &why), ErrorKind::Type,
+                  why);
     return callBound(stack);
   }
 
-  py::object redispatch(DispatchKeySet ks, const py::args& args,
-                        const py::kwargs& kwargs) const {
+  py::object redispatch(DispatchKeySet ks, PyObject* const* args, size_t nargs,
+                        PyObject* kwnames) const {
     Stack stack;
     std::string why;
-    TURNOUT_CHECK(bind(args, kwargs, &stack, &why), ErrorKind::Type, why);
+    TURNOUT_CHECK(bind(args, nargs, kwnames, &stack, &why), ErrorKind::Type,
+                  why);
     withoutGil([&] { op_.redispatchBoxed(ks, &stack); });
     return returnsToPython(stack, schema_);
   }
 
  private:
+  // The index in `kwnames` of the name of argument `i`, or -1. Names are
+  // interned, so the identity test nearly always decides.
+  Py_ssize_t findKeyword(PyObject* kwnames, size_t i) const {
+    PyObject* name = arg_names_[i].ptr();
+    const Py_ssize_t n = PyTuple_GET_SIZE(kwnames);
+    for (Py_ssize_t k = 0; k < n; ++k) {
+      if (PyTuple_GET_ITEM(kwnames, k) == name) return k;
+    }
+    for (Py_ssize_t k = 0; k < n; ++k) {
+      if (PyUnicode_Compare(PyTuple_GET_ITEM(kwnames, k), name) == 0) return k;
+    }
+    return -1;
+  }
+
   OperatorHandle op_;
   FunctionSchema schema_;
   std::vector<IValue> defaults_;
   std::vector<bool> has_default_;
   size_t max_positional_;
   std::string name_;
+  std::vector<py::object> arg_names_;  // interned str, one per argument
 };
 
 // Every overload of one name.
@@ -224,7 +258,7 @@ class OpPacket {
  public:
   explicit OpPacket(const std::string& qualname) : qualname_(qualname) {
     for (const std::string& o : listOverloadNames(qualname)) {
-      overloads_.push_back(std::make_shared<OpOverload>(qualname, o));
+      overloads_.push_back(std::make_unique<OpOverload>(qualname, o));
     }
     TURNOUT_CHECK(!overloads_.empty(), ErrorKind::InvalidArgument,
                   "no operator named ", qualname,
@@ -232,31 +266,34 @@ class OpPacket {
                   "aten::add)");
   }
 
-  py::object call(const py::args& args, const py::kwargs& kwargs) const {
-    if (overloads_.size() == 1) return overloads_[0]->call(args, kwargs);
+  py::object call(PyObject* const* args, size_t nargs,
+                  PyObject* kwnames) const {
+    if (overloads_.size() == 1)
+      return overloads_[0]->call(args, nargs, kwnames);
     Stack stack;
     for (const auto& o : overloads_) {
       stack.clear();
-      if (o->bind(args, kwargs, &stack, nullptr)) return o->callBound(stack);
+      if (o->bind(args, nargs, kwnames, &stack, nullptr)) {
+        return o->callBound(stack);
+      }
     }
     std::string types;
-    for (size_t i = 0; i < args.size(); ++i) {
+    for (size_t i = 0; i < nargs; ++i) {
       if (!types.empty()) types += ", ";
       types += describePyType(args[i]);
     }
-    if (kwargs) {
-      for (auto item : kwargs) {
-        if (!types.empty()) types += ", ";
-        types += py::str(item.first).cast<std::string>() + "=" +
-                 describePyType(item.second);
-      }
+    const Py_ssize_t nkwargs = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t k = 0; k < nkwargs; ++k) {
+      if (!types.empty()) types += ", ";
+      types += std::string(py::str(PyTuple_GET_ITEM(kwnames, k))) + "=" +
+               describePyType(args[nargs + k]);
     }
     std::string msg = qualname_ + "(): no overload matches the arguments (" +
                       types + "). Tried:";
     for (const auto& o : overloads_) {
       std::string why;
       stack.clear();
-      o->bind(args, kwargs, &stack, &why);
+      o->bind(args, nargs, kwnames, &stack, &why);
       msg += "\n  " + toString(o->schema()) + "\n    " + why;
     }
     TURNOUT_CHECK(false, ErrorKind::Type, msg);
@@ -274,53 +311,446 @@ class OpPacket {
 
  private:
   std::string qualname_;
-  std::vector<std::shared_ptr<OpOverload>> overloads_;
+  std::vector<std::unique_ptr<OpOverload>> overloads_;
 };
 
-// A context manager around a guard made on __enter__.
-template <class Guard, class Arg>
-struct GuardContext {
-  explicit GuardContext(Arg a) : arg(a) {}
-  Arg arg;
-  std::optional<Guard> guard;
-};
+// ---- Raising a C++ exception as a Python one
+// -----------------------------------
 
-template <class Guard, class Arg>
-void bindGuard(py::module_& m, const char* name, const char* doc) {
-  using Ctx = GuardContext<Guard, Arg>;
-  py::class_<Ctx>(m, name, doc)
-      .def(py::init<Arg>())
-      .def("__enter__",
-           [](Ctx& c) {
-             TURNOUT_CHECK(!c.guard.has_value(), ErrorKind::InvalidArgument,
-                           "this guard is already entered; make a new one");
-             c.guard.emplace(c.arg);
-           })
-      .def("__exit__", [](Ctx& c, py::handle, py::handle, py::handle) {
-        c.guard.reset();
-        return false;
-      });
+// Call inside a catch block: sets the Python error the way pybind11's
+// functions would (through the translators registered in errors.cc).
+void setPythonError() {
+  auto& local =
+      py::detail::get_local_internals().registered_exception_translators;
+  if (py::detail::apply_exception_translators(local)) return;
+  auto& global = py::detail::get_internals().registered_exception_translators;
+  if (py::detail::apply_exception_translators(global)) return;
+  PyErr_SetString(PyExc_SystemError,
+                  "turnout: an unknown C++ exception escaped (a turnout bug)");
 }
 
-struct BelowAutogradContext {
-  std::optional<AutoDispatchBelowAutograd> guard;
+// How a Python value's type reads in a constructor's error.
+std::string typeName(PyObject* obj) { return Py_TYPE(obj)->tp_name; }
+
+// ---- turnout._C._OpOverload and _OpPacket: plain CPython types
+// ------------------
+//
+// Calls take the vectorcall protocol: no argument tuple, no dict, no
+// pybind11 overload resolution. Python subclasses (turnout._ops.OpOverload)
+// keep it: CPython 3.11 does not pass Py_TPFLAGS_HAVE_VECTORCALL on to
+// mutable subclasses, so tp_new sets it on a subclass that does not define
+// __call__ itself. (Assigning __call__ on such a class afterwards would be
+// ignored; turnout's classes never do.)
+
+template <class Impl>
+struct PyCallable {
+  PyObject_HEAD vectorcallfunc vectorcall;  // at tp_vectorcall_offset
+  Impl* impl;                               // owned; null until __init__
 };
+using PyOpOverload = PyCallable<OpOverload>;
+using PyOpPacket = PyCallable<OpPacket>;
+
+PyTypeObject g_overload_type;
+PyTypeObject g_packet_type;
+
+template <class Impl>
+const char* uninitializedMessage();
+template <>
+const char* uninitializedMessage<OpOverload>() {
+  return "_OpOverload was not initialized; make it with "
+         "_C._OpOverload(qualified_name, overload_name)";
+}
+template <>
+const char* uninitializedMessage<OpPacket>() {
+  return "_OpPacket was not initialized; make it with "
+         "_C._OpPacket(qualified_name)";
+}
+
+template <class Impl>
+Impl* implOf(PyObject* self) {
+  Impl* impl = reinterpret_cast<PyCallable<Impl>*>(self)->impl;
+  if (impl == nullptr)
+    PyErr_SetString(PyExc_TypeError, uninitializedMessage<Impl>());
+  return impl;
+}
+
+template <class Impl>
+PyObject* callableVectorcall(PyObject* self, PyObject* const* args,
+                             size_t nargsf, PyObject* kwnames) {
+  Impl* impl = implOf<Impl>(self);
+  if (impl == nullptr) return nullptr;
+  try {
+    return impl->call(args, PyVectorcall_NARGS(nargsf), kwnames)
+        .release()
+        .ptr();
+  } catch (...) {
+    setPythonError();
+    return nullptr;
+  }
+}
+
+template <class Impl>
+PyObject* callableNew(PyTypeObject* type, PyObject*, PyObject*) {
+  if (type->tp_call == &PyVectorcall_Call &&
+      !PyType_HasFeature(type, Py_TPFLAGS_HAVE_VECTORCALL) &&
+      type->tp_vectorcall_offset == offsetof(PyCallable<Impl>, vectorcall)) {
+    type->tp_flags |= Py_TPFLAGS_HAVE_VECTORCALL;
+  }
+  PyObject* self = type->tp_alloc(type, 0);
+  if (self == nullptr) return nullptr;
+  auto* obj = reinterpret_cast<PyCallable<Impl>*>(self);
+  obj->vectorcall = &callableVectorcall<Impl>;
+  obj->impl = nullptr;
+  return self;
+}
+
+template <class Impl>
+void callableDealloc(PyObject* self) {
+  delete reinterpret_cast<PyCallable<Impl>*>(self)->impl;
+  Py_TYPE(self)->tp_free(self);
+}
+
+// Replaces the implementation; on an error leaves the old one.
+template <class Impl>
+int setImpl(PyObject* self, std::unique_ptr<Impl> impl) {
+  auto* obj = reinterpret_cast<PyCallable<Impl>*>(self);
+  delete obj->impl;
+  obj->impl = impl.release();
+  return 0;
+}
+
+int overloadInit(PyObject* self, PyObject* args, PyObject* kwargs) {
+  static const char* kwlist[] = {"qualified_name", "overload_name", nullptr};
+  const char* qualname = nullptr;
+  const char* overload = nullptr;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "ss:_OpOverload",
+                                   const_cast<char**>(kwlist), &qualname,
+                                   &overload)) {
+    return -1;
+  }
+  try {
+    return setImpl(self, std::make_unique<OpOverload>(qualname, overload));
+  } catch (...) {
+    setPythonError();
+    return -1;
+  }
+}
+
+int packetInit(PyObject* self, PyObject* args, PyObject* kwargs) {
+  static const char* kwlist[] = {"qualified_name", nullptr};
+  const char* qualname = nullptr;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s:_OpPacket",
+                                   const_cast<char**>(kwlist), &qualname)) {
+    return -1;
+  }
+  try {
+    return setImpl(self, std::make_unique<OpPacket>(qualname));
+  } catch (...) {
+    setPythonError();
+    return -1;
+  }
+}
+
+// _OpOverload.redispatch(keyset, *args, **kwargs)
+PyObject* overloadRedispatch(PyObject* self, PyObject* const* args,
+                             Py_ssize_t nargs, PyObject* kwnames) {
+  OpOverload* op = implOf<OpOverload>(self);
+  if (op == nullptr) return nullptr;
+  try {
+    DispatchKeySet ks;
+    TURNOUT_CHECK(nargs >= 1 && py::isinstance<DispatchKeySet>(args[0]),
+                  ErrorKind::Type, op->name(),
+                  ".redispatch(keyset, *args, **kwargs): expected a "
+                  "DispatchKeySet first, got ",
+                  nargs >= 1 ? typeName(args[0]) : "no arguments");
+    ks = py::cast<DispatchKeySet>(args[0]);
+    return op->redispatch(ks, args + 1, nargs - 1, kwnames).release().ptr();
+  } catch (...) {
+    setPythonError();
+    return nullptr;
+  }
+}
+
+PyObject* overloadHasKernel(PyObject* self, PyObject* key) {
+  OpOverload* op = implOf<OpOverload>(self);
+  if (op == nullptr) return nullptr;
+  try {
+    TURNOUT_CHECK(py::isinstance<DispatchKey>(key), ErrorKind::Type, op->name(),
+                  ".has_kernel_for_dispatch_key(key): expected a "
+                  "DispatchKey, got ",
+                  typeName(key));
+    return PyBool_FromLong(
+        op->handle().hasKernelForDispatchKey(py::cast<DispatchKey>(key)));
+  } catch (...) {
+    setPythonError();
+    return nullptr;
+  }
+}
+
+PyObject* overloadName(PyObject* self, PyObject*) {
+  OpOverload* op = implOf<OpOverload>(self);
+  if (op == nullptr) return nullptr;
+  return PyUnicode_FromStringAndSize(op->name().data(), op->name().size());
+}
+
+PyObject* overloadSchema(PyObject* self, void*) {
+  OpOverload* op = implOf<OpOverload>(self);
+  if (op == nullptr) return nullptr;
+  try {
+    return py::cast(op->schema()).release().ptr();
+  } catch (...) {
+    setPythonError();
+    return nullptr;
+  }
+}
+
+PyObject* packetOverloads(PyObject* self, PyObject*) {
+  OpPacket* packet = implOf<OpPacket>(self);
+  if (packet == nullptr) return nullptr;
+  try {
+    return py::cast(packet->overloadNames()).release().ptr();
+  } catch (...) {
+    setPythonError();
+    return nullptr;
+  }
+}
+
+PyMethodDef g_overload_methods[] = {
+    {"redispatch",
+     reinterpret_cast<PyCFunction>(
+         reinterpret_cast<void (*)()>(&overloadRedispatch)),
+     METH_FASTCALL | METH_KEYWORDS,
+     "redispatch(keyset, *args, **kwargs)\n\nCalls with `keyset` as the "
+     "dispatch key set, skipping the thread-local sets: what a kernel does "
+     "to pass a call below its own key."},
+    {"has_kernel_for_dispatch_key", &overloadHasKernel, METH_O,
+     "True when a kernel is registered directly at `key`."},
+    {"name", &overloadName, METH_NOARGS,
+     "The qualified name, 'aten::add.Tensor'."},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyGetSetDef g_overload_getset[] = {
+    {"_schema", &overloadSchema, nullptr, "The operator's FunctionSchema.",
+     nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr}};
+
+PyMethodDef g_packet_methods[] = {
+    {"overloads", &packetOverloads, METH_NOARGS,
+     "The overload names, 'default' for the unnamed one."},
+    {nullptr, nullptr, 0, nullptr}};
+
+template <class Impl>
+void readyCallableType(PyTypeObject* type, const char* name, const char* doc,
+                       initproc init, PyMethodDef* methods,
+                       PyGetSetDef* getset) {
+  type->tp_name = name;
+  type->tp_doc = doc;
+  type->tp_basicsize = sizeof(PyCallable<Impl>);
+  type->tp_flags =
+      Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_VECTORCALL;
+  type->tp_vectorcall_offset = offsetof(PyCallable<Impl>, vectorcall);
+  type->tp_call = &PyVectorcall_Call;
+  type->tp_new = &callableNew<Impl>;
+  type->tp_init = init;
+  type->tp_dealloc = &callableDealloc<Impl>;
+  type->tp_methods = methods;
+  type->tp_getset = getset;
+  if (PyType_Ready(type) < 0) throw py::error_already_set();
+}
+
+// ---- The key guards: plain CPython context managers
+// ------------------------------
+//
+// `with _C._AutoDispatchBelowAutograd():` costs one allocation and three
+// C calls. The C++ guard lives inside the Python object from __enter__ to
+// __exit__.
+
+template <class Guard>
+struct PyGuard {
+  PyObject_HEAD DispatchKeySet keys;
+  bool entered;
+  alignas(Guard) unsigned char storage[sizeof(Guard)];
+
+  Guard* guard() { return reinterpret_cast<Guard*>(storage); }
+};
+
+// The three Python types, and what each constructor takes.
+struct BelowAutogradTag {};
+struct ExcludeTag {};
+struct IncludeTag {};
+template <class Tag>
+struct GuardTraits;
+template <>
+struct GuardTraits<BelowAutogradTag> {
+  using Guard = ExcludeDispatchKeyGuard;
+  static PyTypeObject type;
+  // No argument: the autograd keys.
+  static bool parse(PyObject* const*, Py_ssize_t nargs, DispatchKeySet* out) {
+    TURNOUT_CHECK(nargs == 0, ErrorKind::Type,
+                  "_AutoDispatchBelowAutograd() takes no arguments (", nargs,
+                  " given)");
+    *out = autograd_dispatch_keyset;
+    return true;
+  }
+};
+template <>
+struct GuardTraits<ExcludeTag> {
+  using Guard = ExcludeDispatchKeyGuard;
+  static PyTypeObject type;
+  static bool parse(PyObject* const* args, Py_ssize_t nargs,
+                    DispatchKeySet* out) {
+    TURNOUT_CHECK(
+        nargs == 1 && py::isinstance<DispatchKeySet>(args[0]), ErrorKind::Type,
+        "_ExcludeDispatchKeyGuard(keyset): expected one DispatchKeySet, "
+        "got ",
+        nargs == 1 ? typeName(args[0]) : std::to_string(nargs) + " arguments",
+        "; e.g. _ExcludeDispatchKeyGuard(DispatchKeySet(DispatchKey.Tracer))");
+    *out = py::cast<DispatchKeySet>(args[0]);
+    return true;
+  }
+};
+template <>
+struct GuardTraits<IncludeTag> {
+  using Guard = IncludeDispatchKeyGuard;
+  static PyTypeObject type;
+  static bool parse(PyObject* const* args, Py_ssize_t nargs,
+                    DispatchKeySet* out) {
+    TURNOUT_CHECK(
+        nargs == 1 && py::isinstance<DispatchKey>(args[0]), ErrorKind::Type,
+        "_IncludeDispatchKeyGuard(key): expected one DispatchKey, got ",
+        nargs == 1 ? typeName(args[0]) : std::to_string(nargs) + " arguments",
+        "; e.g. _IncludeDispatchKeyGuard(DispatchKey.Tracer)");
+    *out = DispatchKeySet(py::cast<DispatchKey>(args[0]));
+    return true;
+  }
+};
+PyTypeObject GuardTraits<BelowAutogradTag>::type;
+PyTypeObject GuardTraits<ExcludeTag>::type;
+PyTypeObject GuardTraits<IncludeTag>::type;
+
+// "_AutoDispatchBelowAutograd" for turnout._C._AutoDispatchBelowAutograd.
+const char* shortName(PyTypeObject* type) {
+  const char* dot = std::strrchr(type->tp_name, '.');
+  return dot == nullptr ? type->tp_name : dot + 1;
+}
+
+template <class Tag>
+PyObject* guardVectorNew(PyObject* type, PyObject* const* args, size_t nargsf,
+                         PyObject* kwnames) {
+  using Traits = GuardTraits<Tag>;
+  using Obj = PyGuard<typename Traits::Guard>;
+  const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  DispatchKeySet keys;
+  try {
+    TURNOUT_CHECK(kwnames == nullptr || PyTuple_GET_SIZE(kwnames) == 0,
+                  ErrorKind::Type,
+                  shortName(reinterpret_cast<PyTypeObject*>(type)),
+                  "() takes no keyword arguments");
+    Traits::parse(args, nargs, &keys);
+  } catch (...) {
+    setPythonError();
+    return nullptr;
+  }
+  Obj* self = PyObject_New(Obj, reinterpret_cast<PyTypeObject*>(type));
+  if (self == nullptr) return nullptr;
+  self->keys = keys;
+  self->entered = false;
+  return reinterpret_cast<PyObject*>(self);
+}
+
+// tp_new for the rare call that does not go through vectorcall
+// (type.__call__, a call with a dict of keywords).
+template <class Tag>
+PyObject* guardNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
+  PyObject* kwnames = nullptr;
+  if (kwargs != nullptr && PyDict_GET_SIZE(kwargs) > 0) {
+    PyErr_Format(PyExc_TypeError, "%s() takes no keyword arguments",
+                 shortName(type));
+    return nullptr;
+  }
+  return guardVectorNew<Tag>(reinterpret_cast<PyObject*>(type),
+                             &PyTuple_GET_ITEM(args, 0), PyTuple_GET_SIZE(args),
+                             kwnames);
+}
+
+template <class Tag>
+void guardDealloc(PyObject* self) {
+  using Guard = typename GuardTraits<Tag>::Guard;
+  auto* g = reinterpret_cast<PyGuard<Guard>*>(self);
+  // A guard dropped inside its block (never exited) restores on the way out.
+  if (g->entered) g->guard()->~Guard();
+  PyObject_Free(self);
+}
+
+template <class Tag>
+PyObject* guardEnter(PyObject* self, PyObject*) {
+  using Guard = typename GuardTraits<Tag>::Guard;
+  auto* g = reinterpret_cast<PyGuard<Guard>*>(self);
+  if (g->entered) {
+    PyErr_SetString(PyExc_ValueError,
+                    "this guard is already entered; make a new one");
+    return nullptr;
+  }
+  new (g->guard()) Guard(g->keys);
+  g->entered = true;
+  Py_RETURN_NONE;
+}
+
+template <class Tag>
+PyObject* guardExit(PyObject* self, PyObject* const*, Py_ssize_t) {
+  using Guard = typename GuardTraits<Tag>::Guard;
+  auto* g = reinterpret_cast<PyGuard<Guard>*>(self);
+  if (g->entered) {
+    g->guard()->~Guard();
+    g->entered = false;
+  }
+  Py_RETURN_FALSE;
+}
+
+template <class Tag>
+void readyGuardType(py::module_& m, const char* name, const char* doc) {
+  using Obj = PyGuard<typename GuardTraits<Tag>::Guard>;
+  static PyMethodDef methods[] = {
+      {"__enter__", &guardEnter<Tag>, METH_NOARGS, "Enters the guard."},
+      {"__exit__",
+       reinterpret_cast<PyCFunction>(
+           reinterpret_cast<void (*)()>(&guardExit<Tag>)),
+       METH_FASTCALL, "Leaves the guard, restoring the thread's key sets."},
+      {nullptr, nullptr, 0, nullptr}};
+  PyTypeObject* type = &GuardTraits<Tag>::type;
+  type->tp_name = name;
+  type->tp_doc = doc;
+  type->tp_basicsize = sizeof(Obj);
+  type->tp_flags = Py_TPFLAGS_DEFAULT;
+  type->tp_new = &guardNew<Tag>;
+  type->tp_dealloc = &guardDealloc<Tag>;
+  type->tp_methods = methods;
+  // Calling the type takes the vectorcall path: no argument tuple.
+  type->tp_vectorcall = &guardVectorNew<Tag>;
+  if (PyType_Ready(type) < 0) throw py::error_already_set();
+  Py_INCREF(type);
+  m.add_object(
+      name + std::strlen("turnout._C."),
+      py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(type)));
+}
 
 }  // namespace
 
 void initOps(py::module_& m) {
   py::class_<Argument>(m, "Argument", "One argument or return of a schema.")
       .def_property_readonly("name", &Argument::name)
-      .def_property_readonly("type",
-                             [](const Argument& a) { return a.type()->toString(); })
+      .def_property_readonly(
+          "type", [](const Argument& a) { return a.type()->toString(); })
       .def_property_readonly("N", &Argument::N)
       .def_property_readonly("default_value",
                              [](const Argument& a) -> py::object {
                                if (!a.default_value()) return py::none();
-                               return toPyObject(defaultToIValue(a), a.type().get());
+                               return toPyObject(defaultToIValue(a),
+                                                 a.type().get());
                              })
-      .def_property_readonly("has_default_value",
-                             [](const Argument& a) { return a.default_value().has_value(); })
+      .def_property_readonly(
+          "has_default_value",
+          [](const Argument& a) { return a.default_value().has_value(); })
       .def_property_readonly("kwarg_only", &Argument::kwarg_only)
       .def_property_readonly("is_out", &Argument::is_out)
       .def_property_readonly("alias_info",
@@ -329,7 +759,8 @@ void initOps(py::module_& m) {
                                return py::str(a.alias_info()->toString());
                              })
       .def("__str__", [](const Argument& a) { return toString(a); })
-      .def("__repr__", [](const Argument& a) { return "Argument(" + toString(a) + ")"; });
+      .def("__repr__",
+           [](const Argument& a) { return "Argument(" + toString(a) + ")"; });
 
   py::class_<FunctionSchema>(m, "FunctionSchema", "An operator's schema.")
       .def_property_readonly("name", &FunctionSchema::name)
@@ -338,60 +769,47 @@ void initOps(py::module_& m) {
       .def_property_readonly("returns", &FunctionSchema::returns)
       .def_property_readonly("is_mutable", &FunctionSchema::is_mutable)
       .def("__str__", [](const FunctionSchema& s) { return toString(s); })
-      .def("__repr__", [](const FunctionSchema& s) {
-        return "FunctionSchema(\"" + toString(s) + "\")";
-      })
+      .def("__repr__",
+           [](const FunctionSchema& s) {
+             return "FunctionSchema(\"" + toString(s) + "\")";
+           })
       .def("__eq__", [](const FunctionSchema& a, const FunctionSchema& b) {
         return a == b;
       });
-  m.def("parse_schema", [](const std::string& text) { return parseSchema(text); },
-        py::arg("schema"),
-        "Parses a schema; str() of the result is c10's canonical form.");
+  m.def(
+      "parse_schema", [](const std::string& text) { return parseSchema(text); },
+      py::arg("schema"),
+      "Parses a schema; str() of the result is c10's canonical form.");
 
-  py::class_<OpOverload, std::shared_ptr<OpOverload>>(
-      m, "_OpOverload", "One overload of an operator; see turnout.ops.")
-      .def(py::init<const std::string&, const std::string&>(),
-           py::arg("qualified_name"), py::arg("overload_name"))
-      .def("__call__", &OpOverload::call)
-      .def("redispatch", &OpOverload::redispatch,
-           "Calls with `keyset` as the dispatch key set, skipping the "
-           "thread-local sets: what a kernel does to pass a call below its "
-           "own key.")
-      .def("has_kernel_for_dispatch_key",
-           [](const OpOverload& o, DispatchKey k) {
-             return o.handle().hasKernelForDispatchKey(k);
-           })
-      .def("name", &OpOverload::name, "The qualified name, 'aten::add.Tensor'.")
-      .def_property_readonly("_schema", &OpOverload::schema);
+  readyCallableType<OpOverload>(
+      &g_overload_type, "turnout._C._OpOverload",
+      "_OpOverload(qualified_name, overload_name)\n\nOne overload of an "
+      "operator; see turnout.ops.",
+      &overloadInit, g_overload_methods, g_overload_getset);
+  Py_INCREF(&g_overload_type);
+  m.add_object("_OpOverload",
+               py::reinterpret_steal<py::object>(
+                   reinterpret_cast<PyObject*>(&g_overload_type)));
+  readyCallableType<OpPacket>(
+      &g_packet_type, "turnout._C._OpPacket",
+      "_OpPacket(qualified_name)\n\nEvery overload of an operator name; see "
+      "turnout.ops.",
+      &packetInit, g_packet_methods, nullptr);
+  Py_INCREF(&g_packet_type);
+  m.add_object("_OpPacket", py::reinterpret_steal<py::object>(
+                                reinterpret_cast<PyObject*>(&g_packet_type)));
 
-  py::class_<OpPacket, std::shared_ptr<OpPacket>>(
-      m, "_OpPacket", "Every overload of an operator name; see turnout.ops.")
-      .def(py::init<const std::string&>(), py::arg("qualified_name"))
-      .def("__call__", &OpPacket::call)
-      .def("overloads", &OpPacket::overloadNames,
-           "The overload names, 'default' for the unnamed one.");
-
-  bindGuard<ExcludeDispatchKeyGuard, DispatchKeySet>(
-      m, "_ExcludeDispatchKeyGuard",
-      "Adds keys to this thread's excluded set inside a `with` block.");
-  bindGuard<IncludeDispatchKeyGuard, DispatchKey>(
-      m, "_IncludeDispatchKeyGuard",
-      "Adds a key to this thread's included set inside a `with` block.");
-  py::class_<BelowAutogradContext>(
-      m, "_AutoDispatchBelowAutograd",
-      "Excludes the autograd keys inside a `with` block.")
-      .def(py::init<>())
-      .def("__enter__",
-           [](BelowAutogradContext& c) {
-             TURNOUT_CHECK(!c.guard.has_value(), ErrorKind::InvalidArgument,
-                           "this guard is already entered; make a new one");
-             c.guard.emplace();
-           })
-      .def("__exit__",
-           [](BelowAutogradContext& c, py::handle, py::handle, py::handle) {
-             c.guard.reset();
-             return false;
-           });
+  readyGuardType<BelowAutogradTag>(
+      m, "turnout._C._AutoDispatchBelowAutograd",
+      "Excludes the autograd keys inside a `with` block.");
+  readyGuardType<ExcludeTag>(
+      m, "turnout._C._ExcludeDispatchKeyGuard",
+      "_ExcludeDispatchKeyGuard(keyset)\n\nAdds keys to this thread's "
+      "excluded set inside a `with` block.");
+  readyGuardType<IncludeTag>(
+      m, "turnout._C._IncludeDispatchKeyGuard",
+      "_IncludeDispatchKeyGuard(key)\n\nAdds a key to this thread's included "
+      "set inside a `with` block.");
 }
 
 }  // namespace bindings

@@ -182,3 +182,124 @@ def test_guard_restores_on_exception_and_refuses_reentry():
     with g:
         with pytest.raises(ValueError, match="already entered"):
             g.__enter__()
+
+
+@pytest.mark.parametrize("make,match", [
+    (lambda: _C._AutoDispatchBelowAutograd(1),
+     r"^_AutoDispatchBelowAutograd\(\) takes no arguments \(1 given\)$"),
+    (lambda: _C._ExcludeDispatchKeyGuard(),
+     r"^_ExcludeDispatchKeyGuard\(keyset\): expected one DispatchKeySet, got 0 "
+     r"arguments; e.g. _ExcludeDispatchKeyGuard\(DispatchKeySet\(DispatchKey.Tracer\)\)$"),
+    (lambda: _C._ExcludeDispatchKeyGuard(DispatchKey.Tracer),
+     r"^_ExcludeDispatchKeyGuard\(keyset\): expected one DispatchKeySet, got "
+     r"turnout._C.DispatchKey;"),
+    (lambda: _C._IncludeDispatchKeyGuard("Tracer"),
+     r"^_IncludeDispatchKeyGuard\(key\): expected one DispatchKey, got str; "
+     r"e.g. _IncludeDispatchKeyGuard\(DispatchKey.Tracer\)$"),
+    (lambda: _C._IncludeDispatchKeyGuard(key=DispatchKey.Tracer),
+     r"^_IncludeDispatchKeyGuard\(\) takes no keyword arguments$"),
+    (lambda: type(_C._AutoDispatchBelowAutograd()).__call__(
+        _C._AutoDispatchBelowAutograd, x=1),
+     r"^_AutoDispatchBelowAutograd\(\) takes no keyword arguments$"),
+])
+def test_guard_constructor_errors(make, match):
+    before = (_C._dispatch_tls_local_include_set(), _C._dispatch_tls_local_exclude_set())
+    with pytest.raises(TypeError, match=match):
+        make()
+    assert (_C._dispatch_tls_local_include_set(),
+            _C._dispatch_tls_local_exclude_set()) == before
+
+
+def test_guard_calls_without_vectorcall_work_too():
+    # type.__call__ goes through tp_new with an argument tuple.
+    g = type.__call__(_C._IncludeDispatchKeyGuard, DispatchKey.Tracer)
+    with g:
+        assert _C._dispatch_tls_is_dispatch_key_included(DispatchKey.Tracer)
+    assert not _C._dispatch_tls_is_dispatch_key_included(DispatchKey.Tracer)
+
+
+def test_guard_dropped_inside_its_block_restores():
+    g = _C._ExcludeDispatchKeyGuard(DispatchKeySet(DispatchKey.Tracer))
+    g.__enter__()
+    assert _C._dispatch_tls_is_dispatch_key_excluded(DispatchKey.Tracer)
+    del g
+    assert not _C._dispatch_tls_is_dispatch_key_excluded(DispatchKey.Tracer)
+
+
+def test_guard_exit_without_enter_is_harmless():
+    g = _C._AutoDispatchBelowAutograd()
+    assert g.__exit__(None, None, None) is False
+    assert not _C._dispatch_tls_is_dispatch_key_excluded(DispatchKey.AutogradCPU)
+
+
+def test_nested_guards_restore_in_order():
+    before = _C._dispatch_tls_local_exclude_set()
+    with _C._ExcludeDispatchKeyGuard(DispatchKeySet(DispatchKey.Tracer)):
+        with _C._AutoDispatchBelowAutograd():
+            assert _C._dispatch_tls_is_dispatch_key_excluded(DispatchKey.Tracer)
+            assert _C._dispatch_tls_is_dispatch_key_excluded(DispatchKey.AutogradCPU)
+        assert _C._dispatch_tls_is_dispatch_key_excluded(DispatchKey.Tracer)
+        assert not _C._dispatch_tls_is_dispatch_key_excluded(DispatchKey.AutogradCPU)
+    assert _C._dispatch_tls_local_exclude_set() == before
+
+
+def test_uninitialized_overload_and_packet_raise():
+    o = _C._OpOverload.__new__(_C._OpOverload)
+    with pytest.raises(TypeError, match=r"_OpOverload was not initialized; make it "
+                                        r"with _C._OpOverload\(qualified_name, overload_name\)"):
+        o(turnout.ones(1))
+    with pytest.raises(TypeError, match="_OpOverload was not initialized"):
+        o.name()
+    p = _C._OpPacket.__new__(_C._OpPacket)
+    with pytest.raises(TypeError, match=r"_OpPacket was not initialized; make it "
+                                        r"with _C._OpPacket\(qualified_name\)"):
+        p()
+    with pytest.raises(TypeError, match="_OpPacket was not initialized"):
+        p.overloads()
+
+
+def test_overload_constructor_errors_keep_the_old_state():
+    o = _C._OpOverload("aten::relu", "default")
+    with pytest.raises(ValueError, match=r"no operator aten::relu.nope has a schema; "
+                                         r"the overloads of aten::relu are: default"):
+        o.__init__("aten::relu", "nope")
+    assert o.name() == "aten::relu"  # a failed __init__ leaves it as it was
+    with pytest.raises(TypeError):
+        _C._OpOverload("aten::relu")
+    with pytest.raises(ValueError, match="no operator named aten::nope has a schema"):
+        _C._OpPacket("aten::nope")
+
+
+def test_redispatch_and_has_kernel_argument_errors():
+    add = ops.aten.add.Tensor
+    with pytest.raises(TypeError, match=r"^aten::add.Tensor.redispatch\(keyset, \*args, "
+                                        r"\*\*kwargs\): expected a DispatchKeySet first, "
+                                        r"got int$"):
+        add.redispatch(1)
+    with pytest.raises(TypeError, match="got no arguments"):
+        add.redispatch()
+    with pytest.raises(TypeError, match=r"^aten::add.Tensor.has_kernel_for_dispatch_key"
+                                        r"\(key\): expected a DispatchKey, got str$"):
+        add.has_kernel_for_dispatch_key("CPU")
+
+
+def test_subclass_calls_take_the_vectorcall_path_unless_they_define_call():
+    vectorcall_flag = 1 << 11  # Py_TPFLAGS_HAVE_VECTORCALL
+    assert type(ops.aten.relu.default).__flags__ & vectorcall_flag
+    assert type(ops.aten.relu).__flags__ & vectorcall_flag
+
+    class Logged(_C._OpOverload):
+        def __call__(self, *args):
+            return ("logged", _C._OpOverload.__call__(self, *args))
+
+    relu = Logged("aten::relu", "default")
+    assert not type(relu).__flags__ & vectorcall_flag
+    tag, out = relu(turnout.tensor([-1.0, 1.0]))
+    assert tag == "logged" and out.tolist() == [0.0, 1.0]
+
+
+def test_keywords_that_are_not_interned_still_bind():
+    a = turnout.tensor([1.0])
+    kwargs = {"".join(["al", "pha"]): 3}  # a str built at run time
+    assert ops.aten.add.Tensor(a, a, **kwargs).tolist() == [4.0]
+    assert ops.aten.add(a, a, **kwargs).tolist() == [4.0]
