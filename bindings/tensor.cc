@@ -369,6 +369,80 @@ py::object fromDLPack(py::handle obj) {
                                    managed, &callDLPackDeleter));
 }
 
+// ---- Arithmetic operators --------------------------------------------------
+//
+// `a + b`, `a - b`, `a * b` and `a / b` as number slots of TensorBase: one
+// C call straight into the operator's vectorcall, no Python frame. The
+// overloads (and the Python functions for the reflected `x - t` and
+// `x / t`) come from turnout._tensor through _set_tensor_operators; until
+// then the slots answer NotImplemented.
+
+enum BinaryOp {
+  kAddTensor,
+  kAddScalar,
+  kSubTensor,
+  kSubScalar,
+  kRSub,  // rsub(tensor, other): other - tensor
+  kMulTensor,
+  kMulScalar,
+  kDivTensor,
+  kDivScalar,
+  kRDiv,  // rtruediv(tensor, other): other / tensor
+  kNumBinaryOps
+};
+const char* const kBinaryOpNames[kNumBinaryOps] = {
+    "add_Tensor", "add_Scalar", "sub_Tensor", "sub_Scalar", "rsub",
+    "mul_Tensor", "mul_Scalar", "div_Tensor", "div_Scalar", "rtruediv"};
+// One strong reference each, or null. Read and written with the GIL held.
+PyObject* g_binary_ops[kNumBinaryOps] = {};
+
+PyObject* callBinary(BinaryOp which, PyObject* self, PyObject* other) {
+  PyObject* fn = g_binary_ops[which];
+  if (fn == nullptr) Py_RETURN_NOTIMPLEMENTED;
+  PyObject* args[2] = {self, other};
+  return PyObject_Vectorcall(fn, args, 2, nullptr);
+}
+
+// A commutative operator: `tensor op other` and `other op tensor` are the
+// same call with the tensor first.
+template <BinaryOp kTensor, BinaryOp kScalar>
+PyObject* commutativeSlot(PyObject* a, PyObject* b) {
+  if (isTensor(a)) return callBinary(isTensor(b) ? kTensor : kScalar, a, b);
+  return callBinary(kScalar, b, a);
+}
+
+template <BinaryOp kTensor, BinaryOp kScalar, BinaryOp kReflected>
+PyObject* nonCommutativeSlot(PyObject* a, PyObject* b) {
+  if (isTensor(a)) return callBinary(isTensor(b) ? kTensor : kScalar, a, b);
+  return callBinary(kReflected, b, a);
+}
+
+// Checks every keyword before changing anything: a bad call leaves the
+// operators as they were.
+void setTensorOperators(py::kwargs ops) {
+  PyObject* next[kNumBinaryOps] = {};
+  for (auto item : ops) {
+    std::string name = py::str(item.first);
+    int i = 0;
+    while (i < kNumBinaryOps && name != kBinaryOpNames[i]) ++i;
+    TURNOUT_CHECK(i < kNumBinaryOps, ErrorKind::Type,
+                  "_set_tensor_operators(): unknown operator '", name,
+                  "'; expected keywords among add_Tensor, add_Scalar, "
+                  "sub_Tensor, sub_Scalar, rsub, mul_Tensor, mul_Scalar, "
+                  "div_Tensor, div_Scalar, rtruediv");
+    TURNOUT_CHECK(
+        PyCallable_Check(item.second.ptr()), ErrorKind::Type,
+        "_set_tensor_operators(): '", name, "' must be callable, got ",
+        std::string(py::str(item.second.get_type().attr("__name__"))));
+    next[i] = item.second.ptr();
+  }
+  for (int i = 0; i < kNumBinaryOps; ++i) {
+    if (next[i] == nullptr) continue;
+    Py_INCREF(next[i]);
+    Py_XSETREF(g_binary_ops[i], next[i]);
+  }
+}
+
 // ---- Binding helpers --------------------------------------------------------------
 
 template <class F, class... Extra>
@@ -420,6 +494,15 @@ void initTensor(py::module_& m) {
   static PyType_Slot slots[] = {
       {Py_tp_dealloc, reinterpret_cast<void*>(&tensorDealloc)},
       {Py_tp_new, reinterpret_cast<void*>(&tensorNew)},
+      {Py_nb_add,
+       reinterpret_cast<void*>(&commutativeSlot<kAddTensor, kAddScalar>)},
+      {Py_nb_multiply,
+       reinterpret_cast<void*>(&commutativeSlot<kMulTensor, kMulScalar>)},
+      {Py_nb_subtract, reinterpret_cast<void*>(
+                           &nonCommutativeSlot<kSubTensor, kSubScalar, kRSub>)},
+      {Py_nb_true_divide,
+       reinterpret_cast<void*>(
+           &nonCommutativeSlot<kDivTensor, kDivScalar, kRDiv>)},
       {Py_tp_doc, const_cast<char*>(
                       "The C++ tensor behind turnout.Tensor; use turnout.Tensor.")},
       {0, nullptr}};
@@ -447,6 +530,12 @@ void initTensor(py::module_& m) {
         g_tensor_class = reinterpret_cast<PyTypeObject*>(cls.ptr());
       },
       "Makes `cls` the class of the tensors that turnout returns.");
+
+  m.def("_set_tensor_operators", &setTensorOperators,
+        "Sets the callables behind TensorBase's +, -, * and / (keywords "
+        "add_Tensor, add_Scalar, sub_Tensor, sub_Scalar, rsub, mul_Tensor, "
+        "mul_Scalar, div_Tensor, div_Scalar, rtruediv); turnout._tensor "
+        "passes the aten overloads.");
 
   // Metadata.
   method(base, "dim", [](const Tensor& t) { return t.dim(); });

@@ -359,27 +359,14 @@ class Tensor(_C.TensorBase):
             ops.aten.fill_.Scalar(view, value)
 
     # ---- Operators ---------------------------------------------------------
-    def __add__(self, other: Any) -> "Tensor":
-        if isinstance(other, _TensorBase):
-            return _add_Tensor(self, other)
-        return _add_Scalar(self, other)
-
-    __radd__ = __add__
-
+    # +, -, * and / (and their reflected forms) are TensorBase's number
+    # slots, in C: see _set_tensor_operators at the end of this module.
     def __iadd__(self, other: Any) -> "Tensor":
         if isinstance(other, _TensorBase):
             ops.aten.add_.Tensor(self, other)
         else:
             ops.aten.add_.Scalar(self, other)
         return self
-
-    def __sub__(self, other: Any) -> "Tensor":
-        if isinstance(other, _TensorBase):
-            return _sub_Tensor(self, other)
-        return _sub_Scalar(self, other)
-
-    def __rsub__(self, other: Any) -> "Tensor":
-        return _add_Scalar(_neg_default(self), other)
 
     def __isub__(self, other: Any) -> "Tensor":
         if isinstance(other, _TensorBase):
@@ -388,28 +375,12 @@ class Tensor(_C.TensorBase):
             ops.aten.sub_.Scalar(self, other)
         return self
 
-    def __mul__(self, other: Any) -> "Tensor":
-        if isinstance(other, _TensorBase):
-            return _mul_Tensor(self, other)
-        return _mul_Scalar(self, other)
-
-    __rmul__ = __mul__
-
     def __imul__(self, other: Any) -> "Tensor":
         if isinstance(other, _TensorBase):
             ops.aten.mul_.Tensor(self, other)
         else:
             ops.aten.mul_.Scalar(self, other)
         return self
-
-    def __truediv__(self, other: Any) -> "Tensor":
-        if isinstance(other, _TensorBase):
-            return _div_Tensor(self, other)
-        return _div_Scalar(self, other)
-
-    def __rtruediv__(self, other: Any) -> "Tensor":
-        numerator = ops.aten.full.default([], other, device=self.device)
-        return _div_Tensor(numerator, self)
 
     def __itruediv__(self, other: Any) -> "Tensor":
         if isinstance(other, _TensorBase):
@@ -500,4 +471,22 @@ _div_Scalar = ops.aten.div.Scalar
 _neg_default = ops.aten.neg.default
 _matmul_default = ops.aten.matmul.default
 
+
+
+def _rsub(self: Tensor, other: Any) -> Tensor:
+    """``other - self`` for a non-tensor `other`."""
+    return _add_Scalar(_neg_default(self), other)
+
+
+def _rtruediv(self: Tensor, other: Any) -> Tensor:
+    """``other / self`` for a non-tensor `other`."""
+    numerator = ops.aten.full.default([], other, device=self.device)
+    return _div_Tensor(numerator, self)
+
+
+_C._set_tensor_operators(
+    add_Tensor=_add_Tensor, add_Scalar=_add_Scalar, sub_Tensor=_sub_Tensor,
+    sub_Scalar=_sub_Scalar, rsub=_rsub, mul_Tensor=_mul_Tensor,
+    mul_Scalar=_mul_Scalar, div_Tensor=_div_Tensor, div_Scalar=_div_Scalar,
+    rtruediv=_rtruediv)
 _C._set_tensor_class(Tensor)

@@ -399,3 +399,37 @@ def test_dispatch_keys_of_a_tensor():
     ks = _C._dispatch_keys(turnout.ones(1))
     assert ks.has(turnout.DispatchKey.CPU)
     assert ks.has(turnout.DispatchKey.AutogradCPU)
+
+
+def test_arithmetic_operators_promote_broadcast_and_record_grad():
+    i = turnout.tensor([1, 2])
+    assert (i + 1).dtype is turnout.int64 and (i + 0.5).dtype is turnout.float32
+    assert (i / 2).tolist() == [0.5, 1.0]
+    assert (1.5 * i).tolist() == [1.5, 3.0] and (3 - i).tolist() == [2, 1]
+    m = turnout.ones(2, 2)
+    assert (m + turnout.tensor([1.0, 2.0])).tolist() == [[2.0, 3.0], [2.0, 3.0]]
+    w = turnout.tensor([1.0, 2.0], requires_grad=True)
+    (w * w + w - 1 / w).sum().backward()
+    assert w.grad.tolist() == [4.0, 5.25]
+
+
+def test_arithmetic_operator_errors_name_the_operator():
+    a = turnout.tensor([1.0])
+    with pytest.raises(TypeError, match=r"aten::add.Scalar\(\): argument 'other' "
+                                        r"\(position 2\) must be Scalar, but got str"):
+        a + "x"
+    with pytest.raises(TypeError, match=r"aten::mul.Scalar\(\): argument 'other'"):
+        [1] * a
+    with pytest.raises(TypeError, match=r"aten::div.Scalar\(\): argument 'other'"):
+        a / None
+
+
+def test_set_tensor_operators_errors():
+    with pytest.raises(TypeError, match=r"_set_tensor_operators\(\): unknown operator "
+                                        r"'pow'; expected keywords among add_Tensor"):
+        turnout._C._set_tensor_operators(pow=abs)
+    with pytest.raises(TypeError, match=r"_set_tensor_operators\(\): 'add_Tensor' must "
+                                        r"be callable, got int"):
+        turnout._C._set_tensor_operators(add_Tensor=1)
+    a = turnout.tensor([1.0])
+    assert (a + a).tolist() == [2.0]  # the failed calls changed nothing
