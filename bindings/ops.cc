@@ -30,9 +30,12 @@
 #include "bindings/ivalue.h"
 #include "bindings/python_kernel.h"
 #include "bindings/tensor.h"
+#include "dispatcher/call_section.h"
+#include "dispatcher/dispatch_table.h"
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/error.h"
 #include "dispatcher/local_dispatch_key_set.h"
+#include "dispatcher/operator_entry.h"
 #include "dispatcher/schema_parser.h"
 
 namespace py = pybind11;
@@ -206,7 +209,11 @@ class OpOverload {
   }
 
   py::object callBound(Stack& stack) const {
-    withoutGil([&] { op_.callBoxed(stack); });
+    if (dispatchesToPythonKernel(stack)) {
+      op_.callBoxed(stack);
+    } else {
+      withoutGil([&] { op_.callBoxed(stack); });
+    }
     return returnsToPython(stack, schema_);
   }
 
@@ -230,6 +237,19 @@ class OpOverload {
   }
 
  private:
+  // True when the call with `stack` will go to a Python kernel first: the
+  // kernel takes the GIL itself, so releasing it just to have it taken
+  // back costs two hand-overs for nothing. Looks up the same table entry
+  // callBoxed will (a registration in between only means one call releases
+  // the GIL or keeps it needlessly; the kernel is correct either way).
+  bool dispatchesToPythonKernel(const Stack& stack) const {
+    detail::CallSection section;
+    const DispatchTable& table = op_.entry()->table();
+    if (stack.size() < table.num_arguments) return false;  // callBoxed says
+    return isPythonKernel(table.lookup(
+        table.computeDispatchKeySet(table.extractFromStack(stack))));
+  }
+
   // The index in `kwnames` of the name of argument `i`, or -1. Names are
   // interned, so the identity test nearly always decides.
   Py_ssize_t findKeyword(PyObject* kwnames, size_t i) const {

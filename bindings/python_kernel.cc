@@ -195,6 +195,10 @@ py::object findPyOverload(const FunctionSchema& schema) {
 
 // ---- The kernel ------------------------------------------------------------------
 
+// The boxed entry point of PythonKernel, known once the first one is made
+// (isPythonKernel).
+std::atomic<BoxedKernelFn> g_python_kernel_boxed_fn{nullptr};
+
 // Invariant: fn_ holds one strong reference, dropped by releasePyObject.
 // The cache fields are read and written with the GIL held only.
 class PythonKernel final : public OperatorKernel {
@@ -430,8 +434,18 @@ void releasePendingPyObjects() {
 }
 
 KernelFunction makePythonKernel(py::object fn, bool with_keyset, bool with_op) {
-  return KernelFunction::makeFromBoxedFunctor(
+  KernelFunction k = KernelFunction::makeFromBoxedFunctor(
       std::make_unique<PythonKernel>(std::move(fn), with_keyset, with_op));
+  // Every PythonKernel has the same boxed entry point. Relaxed: the value
+  // never changes once set, and a table holding such a kernel is published
+  // (with release) after this store.
+  g_python_kernel_boxed_fn.store(k.boxedFunction(), std::memory_order_relaxed);
+  return k;
+}
+
+bool isPythonKernel(const KernelFunction& k) {
+  BoxedKernelFn fn = g_python_kernel_boxed_fn.load(std::memory_order_relaxed);
+  return fn != nullptr && k.boxedFunction() == fn;
 }
 
 std::string describePythonCallable(py::handle fn) {

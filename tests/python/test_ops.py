@@ -303,3 +303,58 @@ def test_keywords_that_are_not_interned_still_bind():
     kwargs = {"".join(["al", "pha"]): 3}  # a str built at run time
     assert ops.aten.add.Tensor(a, a, **kwargs).tolist() == [4.0]
     assert ops.aten.add(a, a, **kwargs).tolist() == [4.0]
+
+
+def test_python_kernels_run_with_the_gil_kept_and_cpp_calls_inside_release_it():
+    # ops.cc keeps the GIL when the call goes to a Python kernel first; the C++
+    # operators that kernel calls release it again, and a table that changes
+    # between calls is followed.
+    from turnout.library import Library
+    defs = Library("gil_kept", "DEF")
+    defs.define("square(Tensor x) -> Tensor")
+    impls = Library("gil_kept", "IMPL")
+    impls.impl("square", lambda x: ops.aten.mm.default(x, x), "CPU")
+    a = turnout.ones(600, 600)
+    progress = []
+    stop = threading.Event()
+
+    def count():
+        while not stop.is_set():
+            progress.append(1)
+
+    th = threading.Thread(target=count)
+    th.start()
+    try:
+        before = len(progress)
+        for _ in range(3):
+            ops.gil_kept.square.default(a)
+        during = len(progress) - before
+    finally:
+        stop.set()
+        th.join()
+    assert during > 0
+
+    small = turnout.tensor([[1.0, 2.0], [3.0, 4.0]])
+    results, errors = [], []
+
+    def worker():
+        try:
+            for _ in range(200):
+                results.append(ops.gil_kept.square(small).tolist())
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert results == [[[7.0, 10.0], [15.0, 22.0]]] * 800
+
+    impls._destroy()
+    cpp = _C._dispatch_library("IMPL", "gil_kept", "CPU")
+    cpp.impl_t_t("square")  # a C++ identity kernel now
+    assert ops.gil_kept.square(small)._is_same(small)
+    del cpp
+    defs._destroy()
