@@ -358,3 +358,16 @@ def test_python_kernels_run_with_the_gil_kept_and_cpp_calls_inside_release_it():
     assert ops.gil_kept.square(small)._is_same(small)
     del cpp
     defs._destroy()
+
+
+def test_guards_take_subclasses_of_the_key_types():
+    # The exact types are read without pybind11's caster; subclasses take
+    # the caster's path.
+    class Keys(DispatchKeySet):
+        pass
+
+    with _C._ExcludeDispatchKeyGuard(Keys(DispatchKey.Tracer)):
+        assert _C._dispatch_tls_is_dispatch_key_excluded(DispatchKey.Tracer)
+    assert not _C._dispatch_tls_is_dispatch_key_excluded(DispatchKey.Tracer)
+    with pytest.raises(TypeError, match="expected one DispatchKeySet"):
+        _C._ExcludeDispatchKeyGuard(DispatchKeySet.__new__(DispatchKeySet))
