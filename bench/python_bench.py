@@ -33,9 +33,20 @@ def turnout_cases():
     a, b = turnout.ones(1), turnout.ones(1)
     op = turnout.ops.python_bench.identity
     guard = _C._AutoDispatchBelowAutograd
+    exclude, include = _C._ExcludeDispatchKeyGuard, _C._IncludeDispatchKeyGuard
+    python_set = _C.DispatchKeySet(_C.DispatchKey.Python)
+    python_key = _C.DispatchKey.Python
 
     def guard_enter_exit():
         with guard():
+            pass
+
+    def exclude_enter_exit():
+        with exclude(python_set):
+            pass
+
+    def include_enter_exit():
+        with include(python_key):
             pass
 
     cases = {
@@ -43,6 +54,8 @@ def turnout_cases():
         "ops.ns.op(t), Python kernel, whole call": lambda: py_op(t),
         "a + b, 1-element tensors": lambda: a + b,
         "enter and leave a key guard": guard_enter_exit,
+        "the same, _ExcludeDispatchKeyGuard(ks)": exclude_enter_exit,
+        "the same, _IncludeDispatchKeyGuard(k)": include_enter_exit,
         "_dispatch_dump_table('aten::add.Tensor')":
             lambda: _C._dispatch_dump_table("aten::add.Tensor"),
     }
@@ -68,6 +81,12 @@ def torch_cases():
     op = torch.ops.python_bench.identity
     guard = torch._C._AutoDispatchBelowAutograd
 
+    exclude = torch._C.ExcludeDispatchKeyGuard
+    python_set = torch._C.DispatchKeySet(torch._C.DispatchKey.Python)
+
+    def exclude_enter_exit():
+        exclude(python_set)  # RAII as well
+
     def guard_enter_exit():
         # torch 1.13's guard is RAII, not a context manager: made, then
         # dropped at once (its refcount reaches zero at the end of the
@@ -79,6 +98,8 @@ def torch_cases():
         "ops.ns.op(t), Python kernel, whole call": lambda: py_op(t),
         "a + b, 1-element tensors": lambda: a + b,
         "enter and leave a key guard": guard_enter_exit,
+        "the same, _ExcludeDispatchKeyGuard(ks)": exclude_enter_exit,
+        # 1.13 has no include guard in Python.
         "_dispatch_dump_table('aten::add.Tensor')":
             lambda: torch._C._dispatch_dump_table("aten::add.Tensor"),
     }
@@ -103,7 +124,7 @@ def main():
         number = args.number // 10 if "dump" in name else args.number
         fn()  # warm up: lookups, caches
         ns = best_ns(fn, number, args.repeat)
-        if theirs is not None:
+        if theirs is not None and name in theirs:
             theirs[name]()
             tns = best_ns(theirs[name], number, args.repeat)
             print(f"{name:<{width}}  {ns:>10.0f}  {tns:>9.0f}  {tns / ns:>13.2f}")
