@@ -243,11 +243,14 @@ class OpOverload {
   // callBoxed will (a registration in between only means one call releases
   // the GIL or keeps it needlessly; the kernel is correct either way).
   bool dispatchesToPythonKernel(const Stack& stack) const {
+    const BoxedKernelFn python = pythonKernelBoxedFunction();
+    if (python == nullptr) return false;  // no Python kernel exists
     detail::CallSection section;
     const DispatchTable& table = op_.entry()->table();
     if (stack.size() < table.num_arguments) return false;  // callBoxed says
-    return isPythonKernel(table.lookup(
-        table.computeDispatchKeySet(table.extractFromStack(stack))));
+    const KernelFunction& kernel = table.lookup(
+        table.computeDispatchKeySet(table.extractFromStack(stack)));
+    return kernel.boxedFunction() == python;
   }
 
   // The index in `kwnames` of the name of argument `i`, or -1. Names are

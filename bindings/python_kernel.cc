@@ -196,7 +196,7 @@ py::object findPyOverload(const FunctionSchema& schema) {
 // ---- The kernel ------------------------------------------------------------------
 
 // The boxed entry point of PythonKernel, known once the first one is made
-// (isPythonKernel).
+// (pythonKernelBoxedFunction).
 std::atomic<BoxedKernelFn> g_python_kernel_boxed_fn{nullptr};
 
 // Invariant: fn_ holds one strong reference, dropped by releasePyObject.
@@ -443,9 +443,8 @@ KernelFunction makePythonKernel(py::object fn, bool with_keyset, bool with_op) {
   return k;
 }
 
-bool isPythonKernel(const KernelFunction& k) {
-  BoxedKernelFn fn = g_python_kernel_boxed_fn.load(std::memory_order_relaxed);
-  return fn != nullptr && k.boxedFunction() == fn;
+BoxedKernelFn pythonKernelBoxedFunction() {
+  return g_python_kernel_boxed_fn.load(std::memory_order_relaxed);
 }
 
 std::string describePythonCallable(py::handle fn) {

@@ -47,10 +47,11 @@ namespace bindings {
 KernelFunction makePythonKernel(pybind11::object fn, bool with_keyset,
                                 bool with_op);
 
-/// True when `k` was made by makePythonKernel. Such a kernel takes the GIL
-/// itself; ops.cc calls it without releasing the GIL first, which saves two
-/// GIL hand-overs per call.
-bool isPythonKernel(const KernelFunction& k);
+/// The boxed entry point shared by every kernel makePythonKernel made
+/// (`k.boxedFunction() == pythonKernelBoxedFunction()`), or null while none
+/// has been made. Such a kernel takes the GIL itself; ops.cc calls it
+/// without releasing the GIL first, which saves two GIL hand-overs a call.
+BoxedKernelFn pythonKernelBoxedFunction();
 
 /// A name for dumps: "python kernel my_relu (file.py:12)".
 std::string describePythonCallable(pybind11::handle fn);
