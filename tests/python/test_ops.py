@@ -371,3 +371,27 @@ def test_guards_take_subclasses_of_the_key_types():
     assert not _C._dispatch_tls_is_dispatch_key_excluded(DispatchKey.Tracer)
     with pytest.raises(TypeError, match="expected one DispatchKeySet"):
         _C._ExcludeDispatchKeyGuard(DispatchKeySet.__new__(DispatchKeySet))
+
+
+def test_calls_and_their_errors_keep_reference_counts():
+    import sys
+    a = turnout.ones(1)
+    ks = DispatchKeySet(DispatchKey.Tracer)
+    add = ops.aten.add.Tensor
+
+    def calls():
+        add(a, a, alpha=2)
+        ops.aten.add(a, 1)
+        a + a, 1 + a, 1 - a, 2 / a, a * 3
+        with _C._ExcludeDispatchKeyGuard(ks):
+            pass
+        for bad in (lambda: add(a, "x"), lambda: ops.aten.add(a, "x"),
+                    lambda: a + "x", lambda: _C._IncludeDispatchKeyGuard(ks)):
+            with pytest.raises(TypeError):
+                bad()
+
+    calls()
+    before = [sys.getrefcount(o) for o in (a, ks, add, ops.aten.add)]
+    for _ in range(100):
+        calls()
+    assert [sys.getrefcount(o) for o in (a, ks, add, ops.aten.add)] == before
