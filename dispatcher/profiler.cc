@@ -14,6 +14,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "dispatcher/dispatch_trace.h"
 #include "dispatcher/error.h"
+#include "dispatcher/json_writer.h"
 #include "dispatcher/operator_entry.h"
 
 namespace turnout {
@@ -108,48 +109,6 @@ std::string formatDuration(double ns) {
     std::snprintf(buf, sizeof buf, "%.3fs", ns / 1e9);
   }
   return buf;
-}
-
-// Integer nanoseconds as microseconds with three decimals, exactly: spans
-// nested in nanoseconds stay nested in the printed trace.
-void appendMicros(std::string* out, int64_t ns) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%lld.%03lld",
-                static_cast<long long>(ns / 1000),
-                static_cast<long long>(ns % 1000));
-  *out += buf;
-}
-
-void appendJsonString(std::string* out, std::string_view s) {
-  *out += '"';
-  for (char c : s) {
-    switch (c) {
-      case '"':
-        *out += "\\\"";
-        break;
-      case '\\':
-        *out += "\\\\";
-        break;
-      case '\n':
-        *out += "\\n";
-        break;
-      case '\t':
-        *out += "\\t";
-        break;
-      case '\r':
-        *out += "\\r";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          *out += buf;
-        } else {
-          *out += c;
-        }
-    }
-  }
-  *out += '"';
 }
 
 enum class SortBy { Total, Self, Calls, Avg, Name };
@@ -431,9 +390,9 @@ std::string Profiler::chromeTrace() const {
     out += ",\"ph\":\"X\",\"pid\":1,\"tid\":";
     out += std::to_string(e.thread);
     out += ",\"ts\":";
-    appendMicros(&out, e.start_ns);
+    appendJsonMicros(&out, e.start_ns);
     out += ",\"dur\":";
-    appendMicros(&out, e.end_ns - e.start_ns);
+    appendJsonMicros(&out, e.end_ns - e.start_ns);
     out += ",\"args\":{";
     if (!scope) {
       out += "\"key\":";
@@ -445,7 +404,7 @@ std::string Profiler::chromeTrace() const {
     out += "\"depth\":";
     out += std::to_string(e.depth);
     out += ",\"self_us\":";
-    appendMicros(&out, e.self_ns);
+    appendJsonMicros(&out, e.self_ns);
     out += "}}";
   }
   out += "\n],\"displayTimeUnit\":\"ns\"}\n";
