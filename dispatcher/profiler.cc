@@ -31,6 +31,7 @@ struct Span {
   int64_t start_ns;
   int64_t end_ns;
   int64_t self_ns;
+  int64_t python_ns;
 };
 
 constexpr size_t kChunkSpans = 1024;
@@ -111,17 +112,18 @@ std::string formatDuration(double ns) {
   return buf;
 }
 
-enum class SortBy { Total, Self, Calls, Avg, Name };
+enum class SortBy { Total, Self, Python, Calls, Avg, Name };
 
 SortBy parseSortBy(std::string_view s) {
   if (s == "total" || s == "cpu_time_total") return SortBy::Total;
   if (s == "self" || s == "self_cpu_time_total") return SortBy::Self;
+  if (s == "python") return SortBy::Python;
   if (s == "calls" || s == "count") return SortBy::Calls;
   if (s == "avg" || s == "cpu_time") return SortBy::Avg;
   if (s == "name") return SortBy::Name;
   TURNOUT_CHECK(false, ErrorKind::InvalidArgument, "Profiler: sort_by='", s,
-                "' is not a column; use one of 'total', 'self', 'calls', "
-                "'avg', 'name' (or PyTorch's 'cpu_time_total', "
+                "' is not a column; use one of 'total', 'self', 'python', "
+                "'calls', 'avg', 'name' (or PyTorch's 'cpu_time_total', "
                 "'self_cpu_time_total', 'count')");
 }
 
@@ -146,7 +148,7 @@ int64_t profilerNow() {
 void recordProfiledSpan(uint32_t session, const void* op_entry, DispatchKey key,
                         CallKind kind, const std::string* user_name,
                         uint32_t depth, int64_t start_ns, int64_t end_ns,
-                        int64_t self_ns) {
+                        int64_t self_ns, int64_t python_ns) {
   if (active_session.load(std::memory_order_relaxed) != session) return;
   ThreadBuffer* b = bufferFor(session);
   if (b == nullptr) return;
@@ -171,6 +173,7 @@ void recordProfiledSpan(uint32_t session, const void* op_entry, DispatchKey key,
   span.start_ns = start_ns;
   span.end_ns = end_ns;
   span.self_ns = self_ns;
+  span.python_ns = python_ns;
   // Release: the span's fields happen before stop() reads them.
   b->count.store(b->count.load(std::memory_order_relaxed) + 1,
                  std::memory_order_release);
@@ -238,6 +241,7 @@ void Profiler::stop() {
       e.start_ns = span.start_ns - start_ns_;
       e.end_ns = span.end_ns - start_ns_;
       e.self_ns = span.self_ns;
+      e.python_ns = span.python_ns;
       events_.push_back(std::move(e));
     }
   }
@@ -277,6 +281,7 @@ std::vector<ProfileStats> Profiler::stats(std::string_view sort_by) const {
     ++s.calls;
     s.total_ns += e.end_ns - e.start_ns;
     s.self_ns += e.self_ns;
+    s.python_ns += e.python_ns;
     s.min_depth = std::min(s.min_depth, e.depth);
     s.max_depth = std::max(s.max_depth, e.depth);
   }
@@ -291,6 +296,8 @@ std::vector<ProfileStats> Profiler::stats(std::string_view sort_by) const {
                          return a.total_ns > b.total_ns;
                        case SortBy::Self:
                          return a.self_ns > b.self_ns;
+                       case SortBy::Python:
+                         return a.python_ns > b.python_ns;
                        case SortBy::Calls:
                          return a.calls > b.calls;
                        case SortBy::Avg:
@@ -311,8 +318,8 @@ std::string Profiler::table(std::string_view sort_by, int row_limit) const {
                                      : std::min(rows.size(),
                                                 static_cast<size_t>(row_limit));
   std::vector<std::vector<std::string>> cells;
-  cells.push_back(
-      {"Name", "Key", "Calls", "Total", "Self", "Self %", "Avg", "Depth"});
+  cells.push_back({"Name", "Key", "Calls", "Total", "Self", "Self %", "Python",
+                   "Avg", "Depth"});
   for (size_t i = 0; i < shown; ++i) {
     const ProfileStats& s = rows[i];
     char pct[16];
@@ -325,6 +332,7 @@ std::string Profiler::table(std::string_view sort_by, int row_limit) const {
     cells.push_back({s.name, keyColumn(s), std::to_string(s.calls),
                      formatDuration(static_cast<double>(s.total_ns)),
                      formatDuration(static_cast<double>(s.self_ns)), pct,
+                     formatDuration(static_cast<double>(s.python_ns)),
                      formatDuration(static_cast<double>(s.total_ns) /
                                     static_cast<double>(s.calls)),
                      depth});
@@ -405,6 +413,8 @@ std::string Profiler::chromeTrace() const {
     out += std::to_string(e.depth);
     out += ",\"self_us\":";
     appendJsonMicros(&out, e.self_ns);
+    out += ",\"python_us\":";
+    appendJsonMicros(&out, e.python_ns);
     out += "}}";
   }
   out += "\n],\"displayTimeUnit\":\"ns\"}\n";
