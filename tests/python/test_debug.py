@@ -3,13 +3,11 @@ turnout.utils: explain for each kind of table entry, dispatch traces,
 profiles, registry snapshots and diffs, counters, timers and same()."""
 
 import doctest
-import importlib.util
 import io
 import json
 import os
 import re
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,6 +19,8 @@ import turnout.utils
 from turnout import DispatchKey, _C
 from turnout._mode import DispatchMode, no_dispatch
 from turnout.utils import counters, same, timed, time_report
+
+from example_loader import load_example
 
 aten = turnout.ops.aten
 
@@ -195,18 +195,6 @@ def test_trace_through_a_python_mode():
     assert any("-> Python [" in l for l in t.lines)
 
 
-def load_logging_example():
-    root = Path(os.environ.get("TEST_SRCDIR", "")) / os.environ.get(
-        "TEST_WORKSPACE", "")
-    path = root / "examples" / "logging_mode.py"
-    if not path.exists():  # run outside Bazel, from the source tree
-        path = Path(__file__).resolve().parents[2] / "examples" / "logging_mode.py"
-    spec = importlib.util.spec_from_file_location("logging_mode", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def normalised(lines):
     """Registration sites without their line numbers (they move as code is
     edited), and Python files relative to the working directory."""
@@ -215,7 +203,7 @@ def normalised(lines):
 
 
 def test_trace_names_the_python_mode_that_handles_a_call():
-    example = load_logging_example()
+    example = load_example("logging_mode")
     handler = example.LoggingMode.__turnout_dispatch__.__code__
     where = f"{os.path.relpath(handler.co_filename)}:{handler.co_firstlineno}"
     x = turnout.ones(2)
