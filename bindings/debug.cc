@@ -176,6 +176,7 @@ py::dict statsToDict(const ProfileStats& s) {
   d["calls"] = s.calls;
   d["total_ns"] = s.total_ns;
   d["self_ns"] = s.self_ns;
+  d["python_ns"] = s.python_ns;
   d["min_depth"] = s.min_depth;
   d["max_depth"] = s.max_depth;
   return d;
@@ -191,6 +192,7 @@ py::dict eventToDict(const ProfileEvent& e) {
   d["start_ns"] = e.start_ns;
   d["end_ns"] = e.end_ns;
   d["self_ns"] = e.self_ns;
+  d["python_ns"] = e.python_ns;
   return d;
 }
 

@@ -18,6 +18,7 @@
 #include "bindings/bindings.h"
 #include "bindings/ivalue.h"
 #include "bindings/tensor.h"
+#include "dispatcher/dispatch_observer.h"
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/error.h"
 #include "dispatcher/operator_handle.h"
@@ -84,6 +85,7 @@ void releasePyObject(PyObject* obj) {
 // caller's Python references without the GIL. The thread parks here
 // instead, keeping them, until the process ends.
 PyObject* callOrPark(PyObject* fn, PyObject* args, PyObject* kwargs) {
+  detail::PythonTimeScope python_time;  // the profiler's Python column
   try {
     return PyObject_Call(fn, args, kwargs);
   } catch (abi::__forced_unwind&) {

@@ -3,6 +3,7 @@
 #include "bindings/python_mode.h"
 
 #include <pybind11/stl.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -17,6 +18,8 @@
 #include "bindings/tensor.h"
 #include "bindings/types.h"
 #include "dispatcher/dispatch_key_set.h"
+#include "dispatcher/dispatch_observer.h"
+#include "dispatcher/dispatch_trace.h"
 #include "dispatcher/error.h"
 #include "dispatcher/library.h"
 #include "dispatcher/local_dispatch_key_set.h"
@@ -325,6 +328,41 @@ std::string typeName(py::handle obj) {
                              py::str(obj.get_type().attr("__name__"))));
 }
 
+// For the dispatch trace: "mode LoggingMode (examples/logging_mode.py:55)",
+// naming the class and where its __turnout_dispatch__ is defined (relative
+// to the working directory when under it).
+std::string describeHandler(const char* what, py::handle cls) {
+  std::string out =
+      std::string(what) + " " +
+      py::str(py::getattr(cls, "__name__", py::repr(cls))).cast<std::string>();
+  py::object fn = py::getattr(cls, kHandlerName, py::none());
+  fn = py::getattr(fn, "__func__", fn);  // a classmethod, bound
+  py::object code = py::getattr(fn, "__code__", py::none());
+  if (code.is_none()) return out;
+  py::object file = py::getattr(code, "co_filename", py::none());
+  py::object line = py::getattr(code, "co_firstlineno", py::none());
+  if (!py::isinstance<py::str>(file) || !py::isinstance<py::int_>(line)) {
+    return out;
+  }
+  std::string path = file.cast<std::string>();
+  char cwd[4096];
+  if (getcwd(cwd, sizeof cwd) != nullptr) {
+    const std::string prefix = std::string(cwd) + "/";
+    if (path.compare(0, prefix.size(), prefix) == 0) {
+      path = path.substr(prefix.size());
+    }
+  }
+  return out + " (" + path + ":" + std::to_string(line.cast<long>()) + ")";
+}
+
+// Writes the trace's handler line. Dispatches write theirs with the GIL
+// released (ops.cc releases it around calls), so a sink that takes the GIL
+// could deadlock against one that holds it: release it here too.
+void traceHandlerLine(const OperatorHandle& op, const std::string& handler) {
+  py::gil_scoped_release no_gil;
+  traceHandler(op, DispatchKey::Python, handler);
+}
+
 void pythonFallback(const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
   TURNOUT_CHECK(Py_IsInitialized(), ErrorKind::Internal,
                 "a call reached the Python key after the Python interpreter "
@@ -371,6 +409,10 @@ void pythonFallback(const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
     {
       PoppedModeGuard popped;
       who = typeName(popped.mode().get_type()) + ".__turnout_dispatch__";
+      if (isDispatchTraceEnabled()) {
+        traceHandlerLine(op, describeHandler("mode", popped.mode().get_type()));
+      }
+      detail::PythonTimeScope python_time;  // the profiler's Python column
       result = popped.mode().attr(kHandlerName)(func, types_tuple, args_tuple,
                                                 kwargs);
     }
@@ -383,8 +425,14 @@ void pythonFallback(const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
   }
 
   for (const py::object& cls : types) {
-    py::object result =
-        cls.attr(kHandlerName)(func, types_tuple, args_tuple, kwargs);
+    if (isDispatchTraceEnabled()) {
+      traceHandlerLine(op, describeHandler("subclass", cls));
+    }
+    py::object result;
+    {
+      detail::PythonTimeScope python_time;  // the profiler's Python column
+      result = cls.attr(kHandlerName)(func, types_tuple, args_tuple, kwargs);
+    }
     if (result.is(py::handle(Py_NotImplemented))) continue;
     pushReturns(result, schema, typeName(cls) + ".__turnout_dispatch__", first,
                 stack);

@@ -39,6 +39,8 @@ const char* toString(CallKind kind) {
       return "callBoxedForDispatchKey";
     case CallKind::UserScope:
       return "scope";
+    case CallKind::Handler:
+      return "handler";
   }
   return "unknown";
 }
@@ -54,6 +56,8 @@ ObservedScope::ObservedScope() : parent_(current_scope) {
 
 ObservedScope::~ObservedScope() { current_scope = parent_; }
 
+const ObservedScope* ObservedScope::current() { return current_scope; }
+
 void ObservedScope::finish(const void* op_entry, DispatchKey key,
                            CallKind kind, const std::string* user_name) {
   if (session_ == 0) return;
@@ -63,7 +67,21 @@ void ObservedScope::finish(const void* op_entry, DispatchKey key,
     parent_->child_ns_ += duration;
   }
   recordProfiledSpan(session_, op_entry, key, kind, user_name, depth_,
-                     start_ns_, end_ns, duration - child_ns_);
+                     start_ns_, end_ns, duration - child_ns_, python_ns_);
+}
+
+void PythonTimeScope::begin() {
+  ObservedScope* span = current_scope;
+  // No span, or one opened before this profiler started: nothing to charge.
+  if (span == nullptr || span->session_ == 0) return;
+  span_ = span;
+  start_ns_ = profilerNow();
+  child_ns_at_start_ = span->child_ns_;
+}
+
+void PythonTimeScope::end() {
+  const int64_t inside = profilerNow() - start_ns_;
+  span_->python_ns_ += inside - (span_->child_ns_ - child_ns_at_start_);
 }
 
 ObservedDispatch::ObservedDispatch(const OperatorHandle& op, DispatchKeySet ks,

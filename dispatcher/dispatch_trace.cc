@@ -116,6 +116,10 @@ std::string formatDispatchTraceLine(const DispatchTraceEvent& event) {
   if (event.call == detail::CallKind::UserScope) {
     return line + "scope " + event.op;
   }
+  if (event.call == detail::CallKind::Handler) {
+    return line + "[" + toString(event.key) + "] " + event.op + " -> " +
+           event.site;
+  }
   line += event.op;
   line += ' ';
   line += detail::toString(event.call);
@@ -168,6 +172,21 @@ DispatchTraceGuard::~DispatchTraceGuard() {
   setSink(std::move(saved_->sink));
   delete saved_;
   saved_ = nullptr;
+}
+
+void traceHandler(const OperatorHandle& op, DispatchKey key,
+                  std::string_view handler) {
+  if (!isDispatchTraceEnabled() || in_sink) return;
+  const detail::ObservedScope* scope = detail::ObservedScope::current();
+  DispatchTraceEvent event{toString(op.operator_name()),
+                           detail::CallKind::Handler,
+                           DispatchKeySet(key),
+                           key,
+                           "",
+                           std::string(handler),
+                           scope != nullptr ? scope->depth() + 1 : 0,
+                           threadNumber()};
+  write(event);
 }
 
 namespace detail {

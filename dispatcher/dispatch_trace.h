@@ -16,7 +16,12 @@
 // the operator, how it was entered (call, redispatch, callBoxed, ...), the
 // key set the kernel receives (fallthrough keys already removed), the key
 // chosen, the table entry's kind and its registration site. A RecordScope
-// (profiler.h) shows as "scope NAME".
+// (profiler.h) shows as "scope NAME". A kernel that hands the call on to
+// code chosen at run time (the Python key's fallback, to a dispatch mode or a
+// tensor subclass) says to whom, one level below its dispatch line:
+//   // aten::add.Tensor callBoxed DispatchKeySet(CPU, Python) -> Python [backend fallback] registered at ...
+//   //   [Python] aten::add.Tensor -> mode LoggingMode (examples/logging_mode.py:55)
+//   //   aten::add.Tensor callBoxed DispatchKeySet(CPU) -> CPU [kernel] registered at ...
 //
 // Thread safety: the trace is process-wide: while it is on, every thread's
 // dispatches are written. Each line is written whole (lines of different
@@ -38,6 +43,7 @@
 #include <functional>
 #include <ostream>
 #include <string>
+#include <string_view>
 
 #include "dispatcher/dispatch_key_set.h"
 #include "dispatcher/dispatch_observer.h"
@@ -74,7 +80,8 @@ void setDispatchTraceSink(std::ostream& out);
 void setDispatchTraceSink(DispatchTraceCallback callback);
 
 /// The line the trace writes for `event`: two spaces per depth level, then
-/// "OP CALL KEYSET -> KEY [ENTRY KIND] SITE".
+/// "OP CALL KEYSET -> KEY [ENTRY KIND] SITE"; for a handler event,
+/// "[KEY] OP -> SITE" (SITE names the handler).
 std::string formatDispatchTraceLine(const DispatchTraceEvent& event);
 
 /// Turns the trace on, with the given sink, for its lifetime; restores the
@@ -101,6 +108,15 @@ void traceDispatch(const OperatorHandle& op, DispatchKeySet ks, DispatchKey key,
                    CallKind kind, uint32_t depth);
 void traceScope(const std::string& name, uint32_t depth);
 }  // namespace detail
+
+/// For a kernel that hands its call to code chosen at run time: when the
+/// trace is on, writes "[KEY] OP -> HANDLER" one level below the innermost
+/// open dispatch of this thread (the kernel's own). `handler` says what runs
+/// and where it is defined, e.g. "mode LoggingMode (logging_mode.py:55)".
+/// Off, one relaxed load. Test isDispatchTraceEnabled() first when making
+/// `handler` costs something.
+void traceHandler(const OperatorHandle& op, DispatchKey key,
+                  std::string_view handler);
 
 }  // namespace turnout
 

@@ -14,6 +14,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "dispatcher/dispatch_trace.h"
 #include "dispatcher/error.h"
+#include "dispatcher/json_writer.h"
 #include "dispatcher/operator_entry.h"
 
 namespace turnout {
@@ -30,6 +31,7 @@ struct Span {
   int64_t start_ns;
   int64_t end_ns;
   int64_t self_ns;
+  int64_t python_ns;
 };
 
 constexpr size_t kChunkSpans = 1024;
@@ -110,59 +112,18 @@ std::string formatDuration(double ns) {
   return buf;
 }
 
-// Integer nanoseconds as microseconds with three decimals, exactly: spans
-// nested in nanoseconds stay nested in the printed trace.
-void appendMicros(std::string* out, int64_t ns) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%lld.%03lld",
-                static_cast<long long>(ns / 1000),
-                static_cast<long long>(ns % 1000));
-  *out += buf;
-}
-
-void appendJsonString(std::string* out, std::string_view s) {
-  *out += '"';
-  for (char c : s) {
-    switch (c) {
-      case '"':
-        *out += "\\\"";
-        break;
-      case '\\':
-        *out += "\\\\";
-        break;
-      case '\n':
-        *out += "\\n";
-        break;
-      case '\t':
-        *out += "\\t";
-        break;
-      case '\r':
-        *out += "\\r";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          *out += buf;
-        } else {
-          *out += c;
-        }
-    }
-  }
-  *out += '"';
-}
-
-enum class SortBy { Total, Self, Calls, Avg, Name };
+enum class SortBy { Total, Self, Python, Calls, Avg, Name };
 
 SortBy parseSortBy(std::string_view s) {
   if (s == "total" || s == "cpu_time_total") return SortBy::Total;
   if (s == "self" || s == "self_cpu_time_total") return SortBy::Self;
+  if (s == "python") return SortBy::Python;
   if (s == "calls" || s == "count") return SortBy::Calls;
   if (s == "avg" || s == "cpu_time") return SortBy::Avg;
   if (s == "name") return SortBy::Name;
   TURNOUT_CHECK(false, ErrorKind::InvalidArgument, "Profiler: sort_by='", s,
-                "' is not a column; use one of 'total', 'self', 'calls', "
-                "'avg', 'name' (or PyTorch's 'cpu_time_total', "
+                "' is not a column; use one of 'total', 'self', 'python', "
+                "'calls', 'avg', 'name' (or PyTorch's 'cpu_time_total', "
                 "'self_cpu_time_total', 'count')");
 }
 
@@ -187,7 +148,7 @@ int64_t profilerNow() {
 void recordProfiledSpan(uint32_t session, const void* op_entry, DispatchKey key,
                         CallKind kind, const std::string* user_name,
                         uint32_t depth, int64_t start_ns, int64_t end_ns,
-                        int64_t self_ns) {
+                        int64_t self_ns, int64_t python_ns) {
   if (active_session.load(std::memory_order_relaxed) != session) return;
   ThreadBuffer* b = bufferFor(session);
   if (b == nullptr) return;
@@ -212,6 +173,7 @@ void recordProfiledSpan(uint32_t session, const void* op_entry, DispatchKey key,
   span.start_ns = start_ns;
   span.end_ns = end_ns;
   span.self_ns = self_ns;
+  span.python_ns = python_ns;
   // Release: the span's fields happen before stop() reads them.
   b->count.store(b->count.load(std::memory_order_relaxed) + 1,
                  std::memory_order_release);
@@ -279,6 +241,7 @@ void Profiler::stop() {
       e.start_ns = span.start_ns - start_ns_;
       e.end_ns = span.end_ns - start_ns_;
       e.self_ns = span.self_ns;
+      e.python_ns = span.python_ns;
       events_.push_back(std::move(e));
     }
   }
@@ -318,6 +281,7 @@ std::vector<ProfileStats> Profiler::stats(std::string_view sort_by) const {
     ++s.calls;
     s.total_ns += e.end_ns - e.start_ns;
     s.self_ns += e.self_ns;
+    s.python_ns += e.python_ns;
     s.min_depth = std::min(s.min_depth, e.depth);
     s.max_depth = std::max(s.max_depth, e.depth);
   }
@@ -332,6 +296,8 @@ std::vector<ProfileStats> Profiler::stats(std::string_view sort_by) const {
                          return a.total_ns > b.total_ns;
                        case SortBy::Self:
                          return a.self_ns > b.self_ns;
+                       case SortBy::Python:
+                         return a.python_ns > b.python_ns;
                        case SortBy::Calls:
                          return a.calls > b.calls;
                        case SortBy::Avg:
@@ -352,8 +318,8 @@ std::string Profiler::table(std::string_view sort_by, int row_limit) const {
                                      : std::min(rows.size(),
                                                 static_cast<size_t>(row_limit));
   std::vector<std::vector<std::string>> cells;
-  cells.push_back(
-      {"Name", "Key", "Calls", "Total", "Self", "Self %", "Avg", "Depth"});
+  cells.push_back({"Name", "Key", "Calls", "Total", "Self", "Self %", "Python",
+                   "Avg", "Depth"});
   for (size_t i = 0; i < shown; ++i) {
     const ProfileStats& s = rows[i];
     char pct[16];
@@ -366,6 +332,7 @@ std::string Profiler::table(std::string_view sort_by, int row_limit) const {
     cells.push_back({s.name, keyColumn(s), std::to_string(s.calls),
                      formatDuration(static_cast<double>(s.total_ns)),
                      formatDuration(static_cast<double>(s.self_ns)), pct,
+                     formatDuration(static_cast<double>(s.python_ns)),
                      formatDuration(static_cast<double>(s.total_ns) /
                                     static_cast<double>(s.calls)),
                      depth});
@@ -431,9 +398,9 @@ std::string Profiler::chromeTrace() const {
     out += ",\"ph\":\"X\",\"pid\":1,\"tid\":";
     out += std::to_string(e.thread);
     out += ",\"ts\":";
-    appendMicros(&out, e.start_ns);
+    appendJsonMicros(&out, e.start_ns);
     out += ",\"dur\":";
-    appendMicros(&out, e.end_ns - e.start_ns);
+    appendJsonMicros(&out, e.end_ns - e.start_ns);
     out += ",\"args\":{";
     if (!scope) {
       out += "\"key\":";
@@ -445,7 +412,9 @@ std::string Profiler::chromeTrace() const {
     out += "\"depth\":";
     out += std::to_string(e.depth);
     out += ",\"self_us\":";
-    appendMicros(&out, e.self_ns);
+    appendJsonMicros(&out, e.self_ns);
+    out += ",\"python_us\":";
+    appendJsonMicros(&out, e.python_ns);
     out += "}}";
   }
   out += "\n],\"displayTimeUnit\":\"ns\"}\n";

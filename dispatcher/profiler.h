@@ -13,7 +13,11 @@
 //   prof.exportChromeTrace("/tmp/step.json"); // open in Perfetto
 //
 // Self time is a span's time minus that of the recorded spans nested in it
-// (redispatches, operators its kernel called, RecordScopes).
+// (redispatches, operators its kernel called, RecordScopes). Python time is
+// the part of self time spent inside Python code that the kernel called (a
+// Python kernel, a dispatch mode's or tensor subclass's handler): see
+// detail::PythonTimeScope. The rest of self time is the dispatcher's and the
+// C++ kernel's.
 //
 // Thread safety: one Profiler runs at a time, process-wide; while it runs,
 // every thread's dispatches are recorded into a buffer of that thread's own
@@ -47,6 +51,7 @@ struct ProfileEvent {
   int64_t start_ns;       // from the profiler's start
   int64_t end_ns;
   int64_t self_ns;        // end - start minus recorded spans nested inside
+  int64_t python_ns;      // the part of self_ns spent in Python code
 };
 
 /// Totals for one (name, key) pair.
@@ -57,6 +62,7 @@ struct ProfileStats {
   int64_t calls = 0;
   int64_t total_ns = 0;
   int64_t self_ns = 0;
+  int64_t python_ns = 0;  // the part of self_ns spent in Python code
   uint32_t min_depth = 0;
   uint32_t max_depth = 0;
 };
@@ -125,7 +131,7 @@ int64_t profilerNow();
 void recordProfiledSpan(uint32_t session, const void* op_entry, DispatchKey key,
                         CallKind kind, const std::string* user_name,
                         uint32_t depth, int64_t start_ns, int64_t end_ns,
-                        int64_t self_ns);
+                        int64_t self_ns, int64_t python_ns);
 }  // namespace detail
 
 }  // namespace turnout

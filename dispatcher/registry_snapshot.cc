@@ -11,54 +11,21 @@
 
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/error.h"
+#include "dispatcher/json_writer.h"
 #include "dispatcher/operator_entry.h"
 
 namespace turnout {
 namespace {
 
-// ---- JSON writing
-// ------------------------------------------------------------
-
-void appendQuoted(std::string* out, std::string_view s) {
-  static const char kHex[] = "0123456789abcdef";
-  *out += '"';
-  for (char c : s) {
-    switch (c) {
-      case '"':
-        *out += "\\\"";
-        break;
-      case '\\':
-        *out += "\\\\";
-        break;
-      case '\n':
-        *out += "\\n";
-        break;
-      case '\r':
-        *out += "\\r";
-        break;
-      case '\t':
-        *out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          *out += "\\u00";
-          *out += kHex[(c >> 4) & 0xf];
-          *out += kHex[c & 0xf];
-        } else {
-          *out += c;  // UTF-8 passes through
-        }
-    }
-  }
-  *out += '"';
-}
+// ---- JSON writing (strings: json_writer.h) ----------------------------------
 
 void appendRecord(std::string* out, const KernelRecord& r) {
   *out += "{\"key\": ";
-  appendQuoted(out, r.key);
+  appendJsonString(out, r.key);
   *out += ", \"kind\": ";
-  appendQuoted(out, r.kind);
+  appendJsonString(out, r.kind);
   *out += ", \"site\": ";
-  appendQuoted(out, r.site);
+  appendJsonString(out, r.site);
   *out += ", \"fallthrough\": ";
   *out += r.fallthrough ? "true" : "false";
   *out += "}";
@@ -422,13 +389,13 @@ void diffRecords(const std::vector<KernelRecord>& before,
 
 void appendChangeJson(std::string* out, const RegistryChange& c) {
   *out += "{\"change\": ";
-  appendQuoted(out, toString(c.change));
+  appendJsonString(out, toString(c.change));
   *out += ", \"what\": ";
-  appendQuoted(out, toString(c.what));
+  appendJsonString(out, toString(c.what));
   *out += ", \"op\": ";
-  appendQuoted(out, c.op);
+  appendJsonString(out, c.op);
   *out += ", \"key\": ";
-  appendQuoted(out, c.key);
+  appendJsonString(out, c.key);
   const bool is_op = c.what == RegistryChange::What::Operator;
   *out += ", \"before\": ";
   if (c.change == RegistryChange::Change::Added || is_op) {
@@ -443,13 +410,13 @@ void appendChangeJson(std::string* out, const RegistryChange& c) {
     appendRecord(out, c.after);
   }
   *out += ", \"site_before\": ";
-  appendQuoted(out, c.before.site);
+  appendJsonString(out, c.before.site);
   *out += ", \"site_after\": ";
-  appendQuoted(out, c.after.site);
+  appendJsonString(out, c.after.site);
   *out += ", \"schema_before\": ";
-  appendQuoted(out, c.schema_before);
+  appendJsonString(out, c.schema_before);
   *out += ", \"schema_after\": ";
-  appendQuoted(out, c.schema_after);
+  appendJsonString(out, c.schema_after);
   *out += "}";
 }
 
@@ -474,17 +441,17 @@ std::string RegistrySnapshot::toJson() const {
     const OperatorRecord& op = operators[i];
     out += i == 0 ? "\n" : ",\n";
     out += "    {\"name\": ";
-    appendQuoted(&out, op.name);
+    appendJsonString(&out, op.name);
     out += ", \"schema\": ";
-    appendQuoted(&out, op.schema);
+    appendJsonString(&out, op.schema);
     out += ", \"site\": ";
-    appendQuoted(&out, op.site);
+    appendJsonString(&out, op.site);
     out += ", \"alias_analysis\": ";
-    appendQuoted(&out, op.alias_analysis);
+    appendJsonString(&out, op.alias_analysis);
     out += ",\n     \"registered_keys\": [";
     for (size_t k = 0; k < op.registered_keys.size(); ++k) {
       if (k > 0) out += ", ";
-      appendQuoted(&out, op.registered_keys[k]);
+      appendJsonString(&out, op.registered_keys[k]);
     }
     out += "],\n     \"table\": [";
     for (size_t k = 0; k < op.table.size(); ++k) {

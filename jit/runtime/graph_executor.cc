@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "dispatcher/error.h"
+#include "dispatcher/profiler.h"
 #include "jit/passes/common_subexpression_elimination.h"
 #include "jit/passes/constant_propagation.h"
 #include "jit/passes/dead_code_elimination.h"
@@ -24,6 +25,13 @@ size_t mix(size_t h, uint64_t v) {
   v = (v ^ (v >> 30)) * 0xbf58476d1ce4e5b9ULL;
   v = (v ^ (v >> 27)) * 0x94d049bb133111ebULL;
   return static_cast<size_t>(v ^ (v >> 31));
+}
+
+// Runs one pass as a span of its own for the profiler and the dispatch
+// trace ("jit::pass::peephole"). Off, RecordScope costs a relaxed load.
+bool runPass(const char* name, bool (*pass)(Graph&), Graph& graph) {
+  RecordScope scope(name);
+  return pass(graph);
 }
 
 }  // namespace
@@ -123,15 +131,26 @@ std::string ArgumentSpec::toString() const {
 // ---- Optimisation
 
 void optimizeGraph(Graph& graph) {
-  eraseShapeInformation(graph);
+  RecordScope scope("jit::optimize_graph");
+  runPass("jit::pass::erase_shape_information", eraseShapeInformation, graph);
   for (int round = 0; round < kMaxOptimizationRounds; ++round) {
     bool changed = false;
-    changed = propagateShapes(graph) || changed;
-    changed = peepholeOptimize(graph) || changed;
-    changed = propagateConstants(graph) || changed;
-    changed = inlineConstantBranches(graph) || changed;
-    changed = eliminateCommonSubexpressions(graph) || changed;
-    changed = eliminateDeadCode(graph) || changed;
+    changed = runPass("jit::pass::propagate_shapes", propagateShapes, graph) ||
+              changed;
+    changed =
+        runPass("jit::pass::peephole", peepholeOptimize, graph) || changed;
+    changed =
+        runPass("jit::pass::constant_propagation", propagateConstants, graph) ||
+        changed;
+    changed = runPass("jit::pass::inline_constant_branches",
+                      inlineConstantBranches, graph) ||
+              changed;
+    changed = runPass("jit::pass::common_subexpression_elimination",
+                      eliminateCommonSubexpressions, graph) ||
+              changed;
+    changed =
+        runPass("jit::pass::dead_code_elimination", eliminateDeadCode, graph) ||
+        changed;
     if (!changed) break;
   }
   graph.lint();
@@ -173,6 +192,9 @@ const ExecutionPlan& GraphExecutor::compileSpec(const ArgumentSpec& spec) {
   const PlanList* current = plans_.load(std::memory_order_acquire);
   if (const ExecutionPlan* p = findPlan(current, spec)) return *p;
 
+  // The compile phases as spans: compile_plan holds optimize_graph (with a
+  // span per pass run) and build_code (the interpreter's instructions).
+  RecordScope compile_scope("jit::compile_plan");
   std::shared_ptr<Graph> g = graph_->copy();
   for (size_t i = 0; i < g->inputs().size(); ++i) {
     Value* in = g->inputs()[i];
@@ -180,8 +202,11 @@ const ExecutionPlan& GraphExecutor::compileSpec(const ArgumentSpec& spec) {
   }
   if (spec.optimize()) optimizeGraph(*g);
   // Compiling may throw: nothing is published before it succeeded.
-  auto plan = std::unique_ptr<ExecutionPlan>(
-      new ExecutionPlan{spec, g, Code(*g)});
+  std::unique_ptr<ExecutionPlan> plan;
+  {
+    RecordScope build_scope("jit::build_code");
+    plan.reset(new ExecutionPlan{spec, g, Code(*g)});
+  }
   auto list = std::make_unique<PlanList>();
   if (current != nullptr) list->plans = current->plans;
   list->plans.push_back(plan.get());

@@ -193,13 +193,22 @@ class DispatchTrace:
 
     @property
     def events(self) -> List[Dict[str, Any]]:
-        """One dict per dispatch: op, call, key_set, key, entry_kind, site,
-        depth, thread."""
+        """One dict per line: op, call, key_set, key, entry_kind, site,
+        depth, thread. ``call`` is how the dispatch was entered
+        (``"call"``, ``"callBoxed"``, ``"redispatch"``, ...), ``"scope"``
+        for a :class:`turnout.profiler.record_function`, or ``"handler"``
+        for the line saying which dispatch mode or tensor subclass the
+        Python key handed the call to (``site`` names it and where its
+        ``__turnout_dispatch__`` is defined)."""
         return list(self._impl.events())
 
 
 def dispatch_trace(file: Union[None, _PathLike, IO[str]] = None) -> DispatchTrace:
     """Traces every dispatch inside a ``with`` block.
+
+    A call that reaches the ``Python`` key also gets a line naming the
+    dispatch mode or tensor subclass that handles it, e.g.
+    ``[Python] aten::add.Tensor -> mode LoggingMode (logging_mode.py:54)``.
 
     Args:
         file: ``None`` writes each line to the process's stderr as it

@@ -1,7 +1,9 @@
 """``turnout.profiler``: where the time of operator calls goes.
 
-Per (operator, dispatch key): calls, total and self time and the redispatch
-depths, as an aligned table; and a Chrome trace (Perfetto,
+Per (operator, dispatch key): calls, total and self time, the part of the
+self time spent in Python code (Python kernels, dispatch modes' and tensor
+subclasses' ``__turnout_dispatch__``) and the redispatch depths, as an
+aligned table; and a Chrome trace (Perfetto,
 chrome://tracing) of every dispatch with redispatches nested inside the
 call that made them. Spans of your own (:class:`record_function`, and the
 phases of :func:`turnout.utils.timed`) appear in both.
@@ -14,7 +16,7 @@ Example::
     ...     y = (x * x).sum()
     >>> print(prof.table(sort_by="self", row_limit=3))   # doctest: +ELLIPSIS
     ---...
-    Name ... Key ... Calls ... Total ... Self ... Self % ... Avg  Depth
+    Name ... Key ... Calls ... Total ... Self ... Self % ... Python ... Avg  Depth
     ...
 """
 
@@ -68,9 +70,10 @@ class profile:
         """An aligned table, one row per (operator, key).
 
         Args:
-            sort_by: ``"total"`` (time), ``"self"``, ``"calls"``, ``"avg"``
-                or ``"name"`` (PyTorch's ``"cpu_time_total"``,
-                ``"self_cpu_time_total"`` and ``"count"`` work too).
+            sort_by: ``"total"`` (time), ``"self"``, ``"python"``,
+                ``"calls"``, ``"avg"`` or ``"name"`` (PyTorch's
+                ``"cpu_time_total"``, ``"self_cpu_time_total"`` and
+                ``"count"`` work too).
             row_limit: the number of rows; negative means all.
 
         Raises:
@@ -84,12 +87,13 @@ class profile:
 
     def stats(self, sort_by: str = "total") -> List[Dict[str, Any]]:
         """The rows of :meth:`table` as dicts: name, key, is_scope, calls,
-        total_ns, self_ns, min_depth, max_depth."""
+        total_ns, self_ns, python_ns (the part of self_ns spent in Python
+        code), min_depth, max_depth."""
         return self._done("stats").stats(sort_by)
 
     def events(self) -> List[Dict[str, Any]]:
         """Every span: name, key, call, thread, depth, start_ns, end_ns,
-        self_ns (ordered by thread, then start)."""
+        self_ns, python_ns (ordered by thread, then start)."""
         return self._done("events").events()
 
     def chrome_trace(self) -> str:

@@ -21,12 +21,13 @@ namespace turnout {
 namespace {
 
 using ::testing::ElementsAre;
-using ::testing::HasSubstr;
 using testing::errorOf;
+using ::testing::HasSubstr;
 
 Tensor cpuTensor() {
-  return detail::makeTensorWithKeySet(DispatchKeySet(
-      {DispatchKey::CPU, DispatchKey::AutogradCPU, DispatchKey::ADInplaceOrView}));
+  return detail::makeTensorWithKeySet(
+      DispatchKeySet({DispatchKey::CPU, DispatchKey::AutogradCPU,
+                      DispatchKey::ADInplaceOrView}));
 }
 
 OperatorHandle op(const char* name) {
@@ -44,7 +45,17 @@ Tensor fnAutograd(DispatchKeySet ks, const Tensor& x) {
 }
 
 // The same, boxed.
-void fnAutogradBoxed(const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
+void fnAutogradBoxed(const OperatorHandle& op, DispatchKeySet ks,
+                     Stack* stack) {
+  op.redispatchBoxed(
+      ks & DispatchKeySet(DispatchKeySet::FULL_AFTER, DispatchKey::AutogradCPU),
+      stack);
+}
+
+// Hands the call on as the Python key's fallback does: says to whom, then
+// redispatches below its key.
+void fnHandOn(const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
+  traceHandler(op, DispatchKey::AutogradCPU, "handler hand_on (trace.cc:7)");
   op.redispatchBoxed(
       ks & DispatchKeySet(DispatchKeySet::FULL_AFTER, DispatchKey::AutogradCPU),
       stack);
@@ -58,8 +69,13 @@ struct TraceOps {
     lib.impl("f", dispatch(DispatchKey::AutogradCPU, TURNOUT_FN(fnAutograd)));
     lib.def("g(Tensor x) -> Tensor");
     lib.impl("g", dispatch(DispatchKey::CPU, TURNOUT_FN(fnCpu)));
-    lib.impl("g", dispatch(DispatchKey::AutogradCPU,
-                           CppFunction::makeFromBoxedFunction(&fnAutogradBoxed)));
+    lib.impl("g",
+             dispatch(DispatchKey::AutogradCPU,
+                      CppFunction::makeFromBoxedFunction(&fnAutogradBoxed)));
+    lib.def("h(Tensor x) -> Tensor");
+    lib.impl("h", dispatch(DispatchKey::CPU, TURNOUT_FN(fnCpu)));
+    lib.impl("h", dispatch(DispatchKey::AutogradCPU,
+                           CppFunction::makeFromBoxedFunction(&fnHandOn)));
   }
   Library lib;
 };
@@ -98,6 +114,30 @@ TEST(DispatchTrace, UnboxedCallGoesAutogradThenCpu) {
   EXPECT_EQ(out.events[1].key, DispatchKey::CPU);
   EXPECT_EQ(out.events[1].depth, 1u);
   EXPECT_EQ(out.events[1].call, detail::CallKind::Redispatch);
+}
+
+TEST(DispatchTrace, HandlerLineSaysWhoTheKernelHandsTheCallTo) {
+  ensureOps();
+  Lines out;
+  {
+    DispatchTraceGuard trace(out.sink());
+    op("tr::h").typed<Tensor(const Tensor&)>().call(cpuTensor());
+  }
+  EXPECT_THAT(
+      out.lines,
+      ElementsAre("tr::h call DispatchKeySet(CPU, AutogradCPU) -> "
+                  "AutogradCPU [kernel] registered at trace.cc:1",
+                  "  [AutogradCPU] tr::h -> handler hand_on (trace.cc:7)",
+                  "  tr::h redispatchBoxed DispatchKeySet(CPU) -> CPU "
+                  "[kernel] registered at trace.cc:1"));
+  ASSERT_EQ(out.events.size(), 3u);
+  EXPECT_EQ(out.events[1].call, detail::CallKind::Handler);
+  EXPECT_EQ(out.events[1].depth, 1u);
+  EXPECT_EQ(out.events[1].site, "handler hand_on (trace.cc:7)");
+  // Off: nothing is written, and the kernel still runs.
+  out.lines.clear();
+  op("tr::h").typed<Tensor(const Tensor&)>().call(cpuTensor());
+  EXPECT_TRUE(out.lines.empty());
 }
 
 TEST(DispatchTrace, BoxedCallGoesAutogradThenCpu) {
@@ -145,11 +185,11 @@ TEST(DispatchTrace, StreamSinkMissingKernelAndScopes) {
   {
     DispatchTraceGuard trace(text);
     RecordScope phase("test::phase");
-    Tensor meta = detail::makeTensorWithKeySet(DispatchKeySet(DispatchKey::Meta));
-    EXPECT_THAT(errorOf([&] {
-                  op("tr::f").typed<Tensor(const Tensor&)>().call(meta);
-                }),
-                HasSubstr("Could not run 'tr::f'"));
+    Tensor meta =
+        detail::makeTensorWithKeySet(DispatchKeySet(DispatchKey::Meta));
+    EXPECT_THAT(
+        errorOf([&] { op("tr::f").typed<Tensor(const Tensor&)>().call(meta); }),
+        HasSubstr("Could not run 'tr::f'"));
   }
   EXPECT_EQ(text.str(),
             "scope test::phase\n"
@@ -157,8 +197,9 @@ TEST(DispatchTrace, StreamSinkMissingKernelAndScopes) {
 }
 
 TEST(DispatchTrace, RejectedSinksChangeNothing) {
-  EXPECT_THAT(errorOf([] { DispatchTraceGuard g(static_cast<std::FILE*>(nullptr)); }),
-              HasSubstr("the FILE* is null"));
+  EXPECT_THAT(
+      errorOf([] { DispatchTraceGuard g(static_cast<std::FILE*>(nullptr)); }),
+      HasSubstr("the FILE* is null"));
   EXPECT_FALSE(isDispatchTraceEnabled());
   EXPECT_THAT(errorOf([] { DispatchTraceGuard g{DispatchTraceCallback()}; }),
               HasSubstr("the callback is empty"));
@@ -187,12 +228,12 @@ TEST(DispatchTrace, ThreadsWriteWholeLinesWithTheirOwnDepth) {
   constexpr int kThreads = 4;
   constexpr int kCalls = 50;
   {
-    DispatchTraceGuard trace([&](const DispatchTraceEvent& e,
-                                 const std::string& line) {
-      std::lock_guard<std::mutex> lock(mu);
-      events.push_back(e);
-      lines.push_back(line);
-    });
+    DispatchTraceGuard trace(
+        [&](const DispatchTraceEvent& e, const std::string& line) {
+          std::lock_guard<std::mutex> lock(mu);
+          events.push_back(e);
+          lines.push_back(line);
+        });
     std::vector<std::thread> threads;
     for (int t = 0; t < kThreads; ++t) {
       threads.emplace_back([t] {

@@ -3,6 +3,7 @@
 // and several threads recording at once.
 #include "dispatcher/profiler.h"
 
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -22,8 +23,8 @@
 namespace turnout {
 namespace {
 
-using ::testing::HasSubstr;
 using testing::errorOf;
+using ::testing::HasSubstr;
 
 // ---- A small strict JSON reader, enough to check the exported trace. ------
 
@@ -53,7 +54,8 @@ class JsonReader {
 
  private:
   [[noreturn]] void fail(const std::string& what) {
-    throw std::runtime_error("JSON error at " + std::to_string(p_) + ": " + what);
+    throw std::runtime_error("JSON error at " + std::to_string(p_) + ": " +
+                             what);
   }
   void ws() {
     while (p_ < t_.size() && (t_[p_] == ' ' || t_[p_] == '\n' ||
@@ -82,20 +84,37 @@ class JsonReader {
         if (p_ >= t_.size()) fail("bad escape");
         char e = t_[p_++];
         switch (e) {
-          case '"': out += '"'; break;
-          case '\\': out += '\\'; break;
-          case '/': out += '/'; break;
-          case 'n': out += '\n'; break;
-          case 't': out += '\t'; break;
-          case 'r': out += '\r'; break;
-          case 'b': out += '\b'; break;
-          case 'f': out += '\f'; break;
+          case '"':
+            out += '"';
+            break;
+          case '\\':
+            out += '\\';
+            break;
+          case '/':
+            out += '/';
+            break;
+          case 'n':
+            out += '\n';
+            break;
+          case 't':
+            out += '\t';
+            break;
+          case 'r':
+            out += '\r';
+            break;
+          case 'b':
+            out += '\b';
+            break;
+          case 'f':
+            out += '\f';
+            break;
           case 'u':
             if (p_ + 4 > t_.size()) fail("bad \\u");
             out += static_cast<char>(std::stoi(t_.substr(p_, 4), nullptr, 16));
             p_ += 4;
             break;
-          default: fail("bad escape");
+          default:
+            fail("bad escape");
         }
       } else {
         out += c;
@@ -110,7 +129,10 @@ class JsonReader {
     if (c == '{') {
       v.kind = Json::Object;
       ++p_;
-      if (peek('}')) { ++p_; return v; }
+      if (peek('}')) {
+        ++p_;
+        return v;
+      }
       do {
         std::string k = str();
         expect(':');
@@ -121,7 +143,10 @@ class JsonReader {
     } else if (c == '[') {
       v.kind = Json::Array;
       ++p_;
-      if (peek(']')) { ++p_; return v; }
+      if (peek(']')) {
+        ++p_;
+        return v;
+      }
       do {
         v.items.push_back(value());
       } while (peek(',') && ++p_);
@@ -130,18 +155,23 @@ class JsonReader {
       v.kind = Json::String;
       v.s = str();
     } else if (t_.compare(p_, 4, "true") == 0) {
-      v.kind = Json::Bool; v.b = true; p_ += 4;
+      v.kind = Json::Bool;
+      v.b = true;
+      p_ += 4;
     } else if (t_.compare(p_, 5, "false") == 0) {
-      v.kind = Json::Bool; p_ += 5;
+      v.kind = Json::Bool;
+      p_ += 5;
     } else if (t_.compare(p_, 4, "null") == 0) {
       p_ += 4;
     } else {
       size_t start = p_;
       if (t_[p_] == '-') ++p_;
-      if (p_ >= t_.size() || !isdigit(static_cast<unsigned char>(t_[p_]))) fail("bad value");
-      while (p_ < t_.size() && (isdigit(static_cast<unsigned char>(t_[p_])) ||
-                                t_[p_] == '.' || t_[p_] == 'e' || t_[p_] == 'E' ||
-                                t_[p_] == '+' || t_[p_] == '-')) {
+      if (p_ >= t_.size() || !isdigit(static_cast<unsigned char>(t_[p_])))
+        fail("bad value");
+      while (p_ < t_.size() &&
+             (isdigit(static_cast<unsigned char>(t_[p_])) || t_[p_] == '.' ||
+              t_[p_] == 'e' || t_[p_] == 'E' || t_[p_] == '+' ||
+              t_[p_] == '-')) {
         ++p_;
       }
       v.kind = Json::Number;
@@ -156,8 +186,9 @@ class JsonReader {
 // ---- Operators --------------------------------------------------------------
 
 Tensor cpuTensor() {
-  return detail::makeTensorWithKeySet(DispatchKeySet(
-      {DispatchKey::CPU, DispatchKey::AutogradCPU, DispatchKey::ADInplaceOrView}));
+  return detail::makeTensorWithKeySet(
+      DispatchKeySet({DispatchKey::CPU, DispatchKey::AutogradCPU,
+                      DispatchKey::ADInplaceOrView}));
 }
 
 OperatorHandle op(const char* name) {
@@ -177,6 +208,28 @@ Tensor fnOuter(const Tensor& x) {
   return f.call(f.call(x));
 }
 
+void spinFor(std::chrono::microseconds d) {
+  const auto until = std::chrono::steady_clock::now() + d;
+  while (std::chrono::steady_clock::now() < until) {
+  }
+}
+
+// pr::py stands for a Python kernel: 100 us "in Python", a call of pr::f
+// from there, 100 us more; then 100 us of its own outside the Python part.
+constexpr auto kSpin = std::chrono::microseconds(100);
+Tensor fnPy(const Tensor& x) {
+  static auto f = op("pr::f").typed<Tensor(const Tensor&)>();
+  Tensor out;
+  {
+    detail::PythonTimeScope python_time;
+    spinFor(kSpin);
+    out = f.call(x);
+    spinFor(kSpin);
+  }
+  spinFor(kSpin);
+  return out;
+}
+
 struct ProfOps {
   ProfOps() : lib(Library::FRAGMENT, "pr", std::nullopt, "prof.cc", 1) {
     lib.def("f(Tensor x) -> Tensor");
@@ -185,6 +238,8 @@ struct ProfOps {
     lib.def("outer(Tensor x) -> Tensor");
     lib.impl("outer", dispatch(DispatchKey::CompositeImplicitAutograd,
                                TURNOUT_FN(fnOuter)));
+    lib.def("py(Tensor x) -> Tensor");
+    lib.impl("py", dispatch(DispatchKey::CPU, TURNOUT_FN(fnPy)));
   }
   Library lib;
 };
@@ -296,7 +351,8 @@ TEST(Profiler, ChromeTraceIsValidJsonWithNestedSpans) {
   for (const Json& e : trace.at("traceEvents").items) {
     if (e.at("ph").s != "X") continue;
     if (e.at("cat").s == "scope") scope = &e;
-    if (e.at("name").s == "pr::outer" && first_outer == nullptr) first_outer = &e;
+    if (e.at("name").s == "pr::outer" && first_outer == nullptr)
+      first_outer = &e;
   }
   ASSERT_NE(scope, nullptr);
   EXPECT_EQ(scope->at("name").s, "test::\"phase\"\n");
@@ -309,6 +365,50 @@ TEST(Profiler, ChromeTraceIsValidJsonWithNestedSpans) {
   EXPECT_TRUE(row(rows, "test::\"phase\"\n", DispatchKey::Undefined).is_scope);
   EXPECT_EQ(row(rows, "pr::f", DispatchKey::CPU).calls, 21);
   EXPECT_EQ(rows[0].calls, 21) << "sorted by calls";
+}
+
+TEST(Profiler, PythonTimeIsThePartOfSelfTimeInPythonCode) {
+  ensureOps();
+  auto py = op("pr::py").typed<Tensor(const Tensor&)>();
+  Tensor x = cpuTensor();
+  py.call(x);  // unprofiled: the scope records nothing, and does not fail
+  Profiler prof;
+  for (int i = 0; i < 3; ++i) py.call(x);
+  prof.stop();
+  std::vector<ProfileStats> rows = prof.stats("python");
+  const ProfileStats& p = row(rows, "pr::py", DispatchKey::CPU);
+  const ProfileStats& nested = row(rows, "pr::f", DispatchKey::CPU);
+  EXPECT_EQ(rows[0].name, "pr::py") << "sorted by Python time";
+  EXPECT_EQ(p.calls, 3);
+  // Two spins per call inside the scope; the nested pr::f is not counted,
+  // nor the spin after the scope.
+  EXPECT_GE(p.python_ns, 3 * 2 * 100000);
+  EXPECT_LE(p.python_ns, p.self_ns - 3 * 100000);
+  EXPECT_EQ(nested.python_ns, 0);
+  EXPECT_EQ(row(rows, "pr::f", DispatchKey::AutogradCPU).python_ns, 0);
+  int64_t sum = 0;
+  for (const ProfileEvent& e : prof.events()) sum += e.python_ns;
+  EXPECT_EQ(sum, p.python_ns);
+
+  Json trace = JsonReader(prof.chromeTrace()).document();
+  EXPECT_EQ(checkNested(trace), 3u * 3u);
+  double python_us = 0;
+  for (const Json& e : trace.at("traceEvents").items) {
+    if (e.at("ph").s != "X") continue;
+    const double us = e.at("args").at("python_us").n;
+    if (e.at("name").s != "pr::py") EXPECT_EQ(us, 0) << e.at("name").s;
+    python_us += us;
+  }
+  EXPECT_NEAR(python_us, p.python_ns / 1e3, 1e-6);
+
+  const std::string table = prof.table("python");
+  std::stringstream in(table);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  ASSERT_GE(lines.size(), 4u) << table;
+  ASSERT_NE(lines[1].find("Python"), std::string::npos) << table;
+  EXPECT_LT(lines[1].find("Self %"), lines[1].find("Python")) << table;
+  EXPECT_THAT(lines[3], HasSubstr("pr::py"));
 }
 
 TEST(Profiler, TableIsAlignedSortedAndLimited) {
@@ -326,7 +426,8 @@ TEST(Profiler, TableIsAlignedSortedAndLimited) {
   EXPECT_THAT(lines[1], HasSubstr("Name"));
   EXPECT_THAT(lines[1], HasSubstr("Self %"));
   for (int i : {0, 1, 2, 3, 4, 5}) {
-    EXPECT_EQ(lines[i].size(), lines[0].size()) << "line " << i << ":\n" << table;
+    EXPECT_EQ(lines[i].size(), lines[0].size()) << "line " << i << ":\n"
+                                                << table;
   }
   EXPECT_THAT(lines[3], HasSubstr("pr::f"));
   EXPECT_THAT(lines[3], HasSubstr(" 10 "));
@@ -343,9 +444,11 @@ TEST(Profiler, ErrorsSayWhatToDo) {
   prof.stop();
   EXPECT_THAT(errorOf([&] { prof.stats("cpu_time_avg"); }),
               HasSubstr("sort_by='cpu_time_avg' is not a column"));
-  EXPECT_THAT(errorOf([&] { prof.exportChromeTrace("/nonexistent/dir/t.json"); }),
-              HasSubstr("cannot open '/nonexistent/dir/t.json' for writing"));
-  EXPECT_THAT(errorOf([] { RecordScope s(""); }), HasSubstr("the name is empty"));
+  EXPECT_THAT(
+      errorOf([&] { prof.exportChromeTrace("/nonexistent/dir/t.json"); }),
+      HasSubstr("cannot open '/nonexistent/dir/t.json' for writing"));
+  EXPECT_THAT(errorOf([] { RecordScope s(""); }),
+              HasSubstr("the name is empty"));
   // A stopped profiler lets a new one start.
   Profiler next;
   next.stop();
@@ -367,7 +470,8 @@ TEST(Profiler, ThreadsRecordIntoTheirOwnBuffers) {
   for (std::thread& th : threads) th.join();
   prof.stop();
   std::vector<ProfileStats> rows = prof.stats();
-  EXPECT_EQ(row(rows, "pr::f", DispatchKey::AutogradCPU).calls, kThreads * kCalls);
+  EXPECT_EQ(row(rows, "pr::f", DispatchKey::AutogradCPU).calls,
+            kThreads * kCalls);
   EXPECT_EQ(row(rows, "pr::f", DispatchKey::CPU).calls, kThreads * kCalls);
   Json trace = JsonReader(prof.chromeTrace()).document();
   EXPECT_EQ(checkNested(trace), size_t{kThreads * kCalls * 2});

@@ -4,10 +4,12 @@
 #include "jit/runtime/graph_executor.h"
 
 #include <atomic>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "dispatcher/profiler.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jit/ir/parser.h"
@@ -284,6 +286,77 @@ TEST(GraphExecutor, ManyThreadsShareOnePlanPerSpec) {
   for (std::thread& th : threads) th.join();
   EXPECT_EQ(wrong.load(), 0);
   EXPECT_EQ(ex.getDebugState().plans.size(), inputs.size());
+}
+
+TEST(GraphExecutor, CompilePhasesAreProfiledAsNestedSpans) {
+  GraphExecutor ex(*parseIR(kModel));
+  Tensor x = tensorOf({1, 2}, {2});
+  Tensor y = tensorOf({3, 4}, {2});
+  Profiler prof;
+  runOnce(ex, x, y);  // compiles a plan, then runs it
+  runOnce(ex, x, y);  // runs the cached plan
+  prof.stop();
+  const std::vector<ProfileEvent>& events = prof.events();
+  auto count = [&](const std::string& name) {
+    int n = 0;
+    for (const ProfileEvent& e : events) n += e.name == name;
+    return n;
+  };
+  EXPECT_EQ(count("jit::compile_plan"), 1) << "the second run compiles nothing";
+  EXPECT_EQ(count("jit::optimize_graph"), 1);
+  EXPECT_EQ(count("jit::build_code"), 1);
+  EXPECT_EQ(count("jit::pass::erase_shape_information"), 1);
+  for (const char* pass : {"jit::pass::propagate_shapes", "jit::pass::peephole",
+                           "jit::pass::constant_propagation",
+                           "jit::pass::inline_constant_branches",
+                           "jit::pass::common_subexpression_elimination",
+                           "jit::pass::dead_code_elimination"}) {
+    SCOPED_TRACE(pass);
+    EXPECT_GE(count(pass), 1);
+    EXPECT_EQ(count(pass), count("jit::pass::peephole")) << "once per round";
+  }
+  // Properly nested: events come ordered by start; each span lies inside the
+  // nearest earlier span one level up, and that one has the expected name.
+  std::map<std::string, std::string> parent_of;
+  std::vector<const ProfileEvent*> open;
+  for (const ProfileEvent& e : events) {
+    ASSERT_EQ(e.thread, events[0].thread);
+    while (!open.empty() && open.back()->depth >= e.depth) open.pop_back();
+    if (e.depth == 0) {
+      EXPECT_TRUE(open.empty());
+      open.push_back(&e);
+      continue;
+    }
+    ASSERT_FALSE(open.empty()) << e.name;
+    const ProfileEvent& parent = *open.back();
+    EXPECT_EQ(parent.depth + 1, e.depth) << e.name;
+    EXPECT_LE(parent.start_ns, e.start_ns) << e.name;
+    EXPECT_LE(e.end_ns, parent.end_ns)
+        << e.name << " ends after " << parent.name;
+    if (e.call == detail::CallKind::UserScope) parent_of[e.name] = parent.name;
+    open.push_back(&e);
+  }
+  EXPECT_EQ(parent_of.count("jit::compile_plan"), 0u) << "outermost";
+  EXPECT_EQ(parent_of["jit::optimize_graph"], "jit::compile_plan");
+  EXPECT_EQ(parent_of["jit::build_code"], "jit::compile_plan");
+  EXPECT_EQ(parent_of["jit::pass::peephole"], "jit::optimize_graph");
+  EXPECT_EQ(parent_of["jit::pass::dead_code_elimination"],
+            "jit::optimize_graph");
+  // The plan's operators run after compiling, outside its span.
+  const ProfileEvent* compile = nullptr;
+  int subs = 0;
+  for (const ProfileEvent& e : events) {
+    if (e.name == "jit::compile_plan") compile = &e;
+    if (e.name == "aten::sub.Tensor" && e.depth == 0) {
+      ASSERT_NE(compile, nullptr);
+      EXPECT_GE(e.start_ns, compile->end_ns);
+      ++subs;
+    }
+  }
+  EXPECT_EQ(subs, 2) << "one per run";
+  EXPECT_THAT(prof.table(), HasSubstr("jit::compile_plan"));
+  EXPECT_THAT(prof.chromeTrace(),
+              HasSubstr(R"({"name":"jit::compile_plan","cat":"scope")"));
 }
 
 }  // namespace

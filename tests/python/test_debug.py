@@ -6,6 +6,8 @@ import doctest
 import io
 import json
 import os
+import re
+import time
 
 import numpy as np
 import pytest
@@ -15,8 +17,10 @@ import turnout.debug
 import turnout.profiler
 import turnout.utils
 from turnout import DispatchKey, _C
-from turnout._mode import DispatchMode
+from turnout._mode import DispatchMode, no_dispatch
 from turnout.utils import counters, same, timed, time_report
+
+from example_loader import load_example
 
 aten = turnout.ops.aten
 
@@ -191,6 +195,64 @@ def test_trace_through_a_python_mode():
     assert any("-> Python [" in l for l in t.lines)
 
 
+def normalised(lines):
+    """Registration sites without their line numbers (they move as code is
+    edited), and Python files relative to the working directory."""
+    cwd = os.getcwd() + os.sep
+    return [re.sub(r"\.cc:\d+", ".cc:N", l).replace(cwd, "") for l in lines]
+
+
+def test_trace_names_the_python_mode_that_handles_a_call():
+    example = load_example("logging_mode")
+    handler = example.LoggingMode.__turnout_dispatch__.__code__
+    where = f"{os.path.relpath(handler.co_filename)}:{handler.co_firstlineno}"
+    x = turnout.ones(2)
+    with turnout.debug.dispatch_trace(file=io.StringIO()) as t:
+        with example.LoggingMode(io.StringIO()):
+            aten.add.Tensor(x, x)
+    assert normalised(t.lines) == [
+        "aten::add.Tensor callBoxed DispatchKeySet(CPU, Python, AutogradCPU) -> "
+        "AutogradCPU [autograd kernel] registered at kernels/autograd/autograd_kernels.cc:N",
+        "  aten::add.Tensor call DispatchKeySet(CPU, Python) -> Python "
+        "[backend fallback] registered at bindings/python_mode.cc:N",
+        f"    [Python] aten::add.Tensor -> mode LoggingMode ({where})",
+        "    aten::add.Tensor callBoxed DispatchKeySet(CPU) -> CPU [kernel] "
+        "registered at kernels/elementwise_kernels.cc:N",
+    ]
+    if "TEST_SRCDIR" in os.environ:  # Bazel runs tests from the runfiles root
+        assert where.startswith("examples/logging_mode.py:")
+    handler_event = [e for e in t.events if e["call"] == "handler"]
+    assert [(e["op"], e["key"], e["depth"]) for e in handler_event] == [
+        ("aten::add.Tensor", DispatchKey.Python, 2)]
+    assert handler_event[0]["site"] == f"mode LoggingMode ({where})"
+
+
+class Traced(turnout.Tensor):
+    """A subclass that runs every call on the plain tensor inside."""
+
+    @classmethod
+    def __turnout_dispatch__(cls, func, types, args=(), kwargs=None):
+        with no_dispatch():
+            return func(*args, **(kwargs or {}))
+
+
+def test_trace_names_the_tensor_subclass_that_handles_a_call():
+    s = turnout.Tensor._make_subclass(Traced, turnout.ones(2))
+    with turnout.debug.dispatch_trace(file=io.StringIO()) as t:
+        aten.neg(s)
+    code = Traced.__turnout_dispatch__.__func__.__code__
+    where = f"{os.path.relpath(code.co_filename)}:{code.co_firstlineno}"
+    assert normalised(t.lines) == [
+        "aten::neg callBoxed DispatchKeySet(CPU, Python, AutogradCPU) -> "
+        "AutogradCPU [autograd kernel] registered at kernels/autograd/autograd_kernels.cc:N",
+        "  aten::neg call DispatchKeySet(CPU, Python) -> Python "
+        "[backend fallback] registered at bindings/python_mode.cc:N",
+        f"    [Python] aten::neg -> subclass Traced ({where})",
+        "    aten::neg callBoxed DispatchKeySet(CPU) -> CPU [kernel] "
+        "registered at kernels/elementwise_kernels.cc:N",
+    ]
+
+
 def test_trace_errors(tmp_path):
     with pytest.raises(TypeError, match="expected None \\(stderr\\), a path"):
         turnout.debug.dispatch_trace(file=42)
@@ -261,6 +323,56 @@ def test_profile_table_and_chrome_trace_with_nested_spans(tmp_path):
     for e in spans:
         if e is not phase:
             assert phase["ts"] - eps <= e["ts"] and e["ts"] + e["dur"] <= phase["ts"] + phase["dur"] + eps
+
+
+def test_profile_python_time_column():
+    lib = _C._dispatch_library("DEF", "dbg_pyt", "", "pyt.py", 1)
+    lib.def_("f(Tensor x) -> Tensor")
+
+    def spin(seconds):
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            pass
+
+    def slow_kernel(x):
+        spin(0.002)
+        return aten.add.Tensor(x, x)
+
+    lib.impl("f", "CPU", slow_kernel)
+
+    class Spinning(DispatchMode):
+        def __turnout_dispatch__(self, func, types, args=(), kwargs=None):
+            spin(0.001)
+            return func(*args, **(kwargs or {}))
+
+    x = turnout.ones(2)
+    with turnout.profiler.profile() as prof:
+        for _ in range(2):
+            turnout.ops.dbg_pyt.f(x)
+        with Spinning():
+            aten.neg(x)
+    lib._destroy()
+    rows = {(s["name"], s["key"]): s for s in prof.stats(sort_by="python")}
+    kernel = rows[("dbg_pyt::f", DispatchKey.CPU)]
+    mode = rows[("aten::neg", DispatchKey.Python)]
+    assert prof.stats(sort_by="python")[0]["name"] == "dbg_pyt::f"
+    # Python time is part of self time; the operators the Python code calls
+    # are not counted in it.
+    assert 2 * 2_000_000 <= kernel["python_ns"] <= kernel["self_ns"]
+    assert 1_000_000 <= mode["python_ns"] <= mode["self_ns"]
+    for (name, key), row in rows.items():
+        if (name, key) not in [("dbg_pyt::f", DispatchKey.CPU),
+                               ("aten::neg", DispatchKey.Python)]:
+            assert row["python_ns"] == 0, (name, key)
+    assert sum(e["python_ns"] for e in prof.events()) == (
+        kernel["python_ns"] + mode["python_ns"])
+
+    header = prof.table().splitlines()[1].split()
+    assert header[header.index("%") + 1] == "Python", header
+    trace = json.loads(prof.chrome_trace())
+    spans = [e for e in trace["traceEvents"] if e.get("ph") == "X"]
+    assert sum(e["args"]["python_us"] for e in spans) == pytest.approx(
+        (kernel["python_ns"] + mode["python_ns"]) / 1e3, abs=1e-3)
 
 
 def test_profile_errors():

@@ -3,11 +3,8 @@ tensor subclasses at the Python key, and examples/logging_mode.py."""
 
 import contextlib
 import doctest
-import importlib.util
 import io
-import os
 import threading
-from pathlib import Path
 
 import pytest
 
@@ -15,6 +12,8 @@ import turnout
 import turnout._mode
 from turnout import DispatchKey, _C
 from turnout._mode import DispatchMode, active_modes, no_dispatch
+
+from example_loader import load_example
 
 
 class Recorder(DispatchMode):
@@ -484,20 +483,8 @@ def test_subclass_constructor_errors(call, exc, match):
 # ---- The logging example and the docstrings -----------------------------------
 
 
-def load_example():
-    root = Path(os.environ.get("TEST_SRCDIR", "")) / os.environ.get(
-        "TEST_WORKSPACE", "")
-    path = root / "examples" / "logging_mode.py"
-    if not path.exists():  # run outside Bazel, from the source tree
-        path = Path(__file__).resolve().parents[2] / "examples" / "logging_mode.py"
-    spec = importlib.util.spec_from_file_location("logging_mode", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_logging_example_prints_every_call_with_shapes():
-    example = load_example()
+    example = load_example("logging_mode")
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         example.main()
