@@ -27,7 +27,7 @@
 //
 // Cost: off, one relaxed load and one predictable branch per call
 // (dispatch_observer.h); on, two clock reads and one buffer append per
-// dispatch (bench/README.md, "Debugging").
+// dispatch (bench/README.md, "The dispatch hook and the profiler").
 #ifndef TURNOUT_DISPATCHER_PROFILER_H_
 #define TURNOUT_DISPATCHER_PROFILER_H_
 
