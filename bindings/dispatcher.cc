@@ -54,6 +54,12 @@ void initDispatcher(py::module_& m) {
           return findOp(name).isKernelFallthroughKernel(k);
         },
         "True when the computed entry of runtime key `k` is a fallthrough.");
+  m.def(
+      "_dispatch_get_tags",
+      [](const std::string& name) { return findOp(name).tags(); },
+      py::arg("name"),
+      "The tags given with the schema of operator `name` "
+      "(\"ns::op.overload\"), in order.");
   m.def("_dispatch_check_invariants",
         [](const std::string& name) { findOp(name).checkInvariants(); });
   m.def("_dispatch_check_all_invariants",

@@ -78,3 +78,14 @@ def test_print_registrations_for_dispatch_key(capsys):
         _C._dispatch_print_registrations_for_dispatch_key("XLAA")
     lib._destroy()
 
+
+def test_get_tags():
+    lib = _C._dispatch_library("FRAGMENT", "dispt", "")
+    lib.define("h(Tensor x) -> Tensor", tags=["core", "pointwise"])
+    lib.define("h.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)")
+    assert _C._dispatch_get_tags("dispt::h") == ["core", "pointwise"]
+    assert _C._dispatch_get_tags("dispt::h.out") == []
+    assert "tags: core pointwise\n" in _C._dispatch_dump("dispt::h")
+    lib._destroy()
+    with pytest.raises(ValueError, match="no operator named 'dispt::h'"):
+        _C._dispatch_get_tags("dispt::h")

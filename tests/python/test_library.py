@@ -95,7 +95,7 @@ def test_library_define_keeps_tags_and_forgets_them_when_dropped():
 
 @pytest.mark.parametrize("tags,exc,match", [
     ((1,), TypeError, r"expected every tag to be a str, got int \(tag 0\)"),
-    (("core", None), TypeError, r"expected every tag to be a str, got NoneType \(tag 1\)"),
+    (("core", None), TypeError, r"expected every tag to be a str, got None \(tag 1\)"),
     (3, TypeError, "expected tags to be a tuple or list of str, got int"),
     (("two words",), ValueError, "tag 0 is 'two words', which is not a tag"),
     (("",), ValueError, "tag 0 is '', which is not a tag"),
