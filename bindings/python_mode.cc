@@ -104,7 +104,7 @@ class PoppedModeGuard {
 // in bit 0 of PyGC_Head::_gc_prev, the word just before a GC object
 // (CPython 3.8 to 3.13, Include/internal/pycore_gc.h). A preserved object is
 // finalized each time its last Python reference goes, so reclaiming clears
-// the bit. kCanRearm says whether a probe at import found that layout; when
+// the bit. g_can_rearm says whether a probe at import found that layout; when
 // not, objects are never handed to C++ and a tensor that outlives its
 // object comes back as a plain turnout.Tensor.
 bool g_can_rearm = false;
