@@ -125,8 +125,9 @@ void rearmFinalizer(PyObject* obj) {
 // rearmFinalizer undoes exactly that; restores the word when not.
 bool probeRearm() {
   py::dict ns;
-  py::exec("class Probe:\n    def __del__(self):\n        pass\nobj = Probe()\n",
-           ns);
+  py::exec(
+      "class Probe:\n    def __del__(self):\n        pass\nobj = Probe()\n",
+      ns);
   PyObject* obj = py::handle(ns["obj"]).ptr();
   if (!PyType_IS_GC(Py_TYPE(obj)) || PyObject_GC_IsFinalized(obj)) return false;
   uintptr_t before = *gcPrevWord(obj);
@@ -176,7 +177,7 @@ void preserve(PyObject* obj) {
   PyTypeObject* type = Py_TYPE(obj);
   if (type->tp_finalize == nullptr) type->tp_finalize = &finalizePythonTensor;
   unpackTensor(obj).unsafeGetTensorImpl()->pyobj_slot().set(obj,
-                                                           /*owned=*/false);
+                                                            /*owned=*/false);
 }
 
 bool hasHandler(py::handle cls) { return py::hasattr(cls, kHandlerName); }
@@ -519,7 +520,8 @@ void initPythonMode(py::module_& m) {
       [](py::handle obj) {
         TURNOUT_CHECK(isTensor(obj.ptr()), ErrorKind::Type,
                       "_python_tensor_is_held_by_cpp(obj): expected a "
-                      "turnout.Tensor, got ", describePyType(obj));
+                      "turnout.Tensor, got ",
+                      describePyType(obj));
         return unpackTensor(obj.ptr()).use_count() > 1;
       },
       "True when C++ holds the tensor of `obj` too (so its object would be "
