@@ -2,9 +2,12 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <string>
 #include <vector>
 
 #include "bindings/bindings.h"
+#include "dispatcher/compute_dispatch_key.h"
+#include "dispatcher/device.h"
 #include "dispatcher/dispatch_key_set.h"
 
 namespace py = pybind11;
@@ -57,6 +60,42 @@ void initDispatchKeys(py::module_& m) {
   m.def("_dispatch_is_alias_key", &isAliasDispatchKey);
   m.def("_dispatch_keyset_to_string",
         [](DispatchKeySet ks) { return toString(ks); });
+  m.def("_to_functionality_key", &toFunctionalityKey,
+        "The functionality of a key: AutogradCPU -> AutogradFunctionality, "
+        "CPU -> Dense, Python -> Python.");
+  m.def(
+      "_functionality_to_backend_keys",
+      [](DispatchKey k) {
+        std::vector<DispatchKey> out;
+        if (!isPerBackendFunctionalityKey(k)) return std::vector<DispatchKey>{k};
+        for (int b = 1; b <= kNumBackends; ++b) {
+          out.push_back(toRuntimePerBackendFunctionalityKey(
+              k, static_cast<BackendComponent>(b)));
+        }
+        return out;
+      },
+      "The runtime keys of a per-backend functionality, one per backend "
+      "(Dense -> [CPU, CUDA, ...]); any other key alone.");
+  m.def("_dispatch_num_backends", [] { return kNumBackends; },
+        "How many backend components a DispatchKeySet has bits for.");
+  m.def(
+      "_dispatch_key_for_device",
+      [](const std::string& device_type) {
+        return std::string(toString(computeDispatchKey(
+            ScalarType::Float, Layout::Strided, Device(device_type))));
+      },
+      py::arg("device_type"),
+      "The backend key of a dense tensor on `device_type` ('cpu' -> 'CPU', "
+      "'cuda' -> 'CUDA', 'meta' -> 'Meta').");
+  m.def("_dispatch_get_backend_keyset_from_autograd",
+        &getBackendKeySetFromAutograd,
+        "The backend keys an autograd key covers (AutogradCPU -> CPU, ...).");
+  // As c10's after_autograd_keyset / after_ADInplaceOrView_keyset: what a
+  // kernel at those keys redispatches with.
+  m.attr("_after_autograd_keyset") =
+      DispatchKeySet(DispatchKeySet::FULL_AFTER, DispatchKey::AutogradOther);
+  m.attr("_after_ADInplaceOrView_keyset") =
+      DispatchKeySet(DispatchKeySet::FULL_AFTER, DispatchKey::ADInplaceOrView);
 }
 
 }  // namespace bindings

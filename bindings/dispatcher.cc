@@ -43,6 +43,23 @@ void initDispatcher(py::module_& m) {
   m.def("_dispatch_dump_table",
         [](const std::string& name) { return findOp(name).dumpComputedTable(); },
         "What each runtime key of one operator runs, and why.");
+  m.def(
+      "_dispatch_has_kernel",
+      [](const std::string& name) {
+        return Dispatcher::singleton().findOp(parseName(name)).has_value();
+      },
+      "True when operator `name` has a schema or a kernel.");
+  m.def("_dispatch_kernel_for_dispatch_key_is_fallthrough",
+        [](const std::string& name, DispatchKey k) {
+          return findOp(name).isKernelFallthroughKernel(k);
+        },
+        "True when the computed entry of runtime key `k` is a fallthrough.");
+  m.def(
+      "_dispatch_get_tags",
+      [](const std::string& name) { return findOp(name).tags(); },
+      py::arg("name"),
+      "The tags given with the schema of operator `name` "
+      "(\"ns::op.overload\"), in order.");
   m.def("_dispatch_check_invariants",
         [](const std::string& name) { findOp(name).checkInvariants(); });
   m.def("_dispatch_check_all_invariants",
@@ -75,6 +92,20 @@ void initDispatcher(py::module_& m) {
           return names(Dispatcher::singleton().getRegistrationsForDispatchKey(k));
         },
         py::arg("dispatch_key") = "");
+  m.def(
+      "_dispatch_print_registrations_for_dispatch_key",
+      [](const std::string& key) {
+        std::optional<DispatchKey> k;
+        if (!key.empty()) k = parseDispatchKey(key);
+        py::object print = py::module_::import("builtins").attr("print");
+        for (const OperatorName& op :
+             Dispatcher::singleton().getRegistrationsForDispatchKey(k)) {
+          print(toString(op));
+        }
+      },
+      py::arg("dispatch_key") = "",
+      "Prints, one a line, the operators with a kernel for `dispatch_key` "
+      "(every registered operator when '').");
   m.def("_dispatch_has_backend_fallback", [](DispatchKey k) {
     return Dispatcher::singleton().hasBackendFallbackForDispatchKey(k);
   });

@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "bindings/bindings.h"
 #include "bindings/ivalue.h"
@@ -90,10 +91,12 @@ CppFunction pythonKernel(const std::string& what, const std::string& key,
   return std::move(f).debug(std::move(debug));
 }
 
-// Tags are accepted for torch.library compatibility and checked to be
-// strings; turnout's dispatcher has no operator tags to store them in.
-void checkTags(const py::handle& tags) {
-  if (tags.is_none()) return;
+// The tags of define(schema, alias_analysis, tags): a tuple or list of str
+// (torch.library passes torch.Tag values, which turnout spells as strings).
+// Their form is checked by the dispatcher (checkOperatorTags).
+std::vector<std::string> parseTags(const py::handle& tags) {
+  std::vector<std::string> out;
+  if (tags.is_none()) return out;
   TURNOUT_CHECK(PyTuple_Check(tags.ptr()) || PyList_Check(tags.ptr()),
                 ErrorKind::Type,
                 "define(schema, alias_analysis, tags): expected tags to be a "
@@ -101,8 +104,11 @@ void checkTags(const py::handle& tags) {
   for (py::handle t : tags) {
     TURNOUT_CHECK(py::isinstance<py::str>(t), ErrorKind::Type,
                   "define(schema, alias_analysis, tags): expected every tag to "
-                  "be a str, got ", describePyType(t));
+                  "be a str, got ", describePyType(t), " (tag ", out.size(),
+                  "); write tags as strings, e.g. tags=(\"pointwise\",)");
+    out.push_back(t.cast<std::string>());
   }
+  return out;
 }
 
 }  // namespace
@@ -131,13 +137,13 @@ void initLibrary(py::module_& m) {
       .def("define",
            [](PyLibrary& self, const std::string& schema,
               const std::string& alias, const py::object& tags) {
-             checkTags(tags);
-             self.get().def(schema, parseAlias(alias));
+             self.get().def(schema, parseAlias(alias), parseTags(tags));
            },
            py::arg("schema"), py::arg("alias_analysis") = "",
            py::arg("tags") = py::tuple(),
            "Declares an operator by its schema (def_ with torch.library's "
-           "argument names).")
+           "argument names); `tags` (str) are kept with it: "
+           "_dispatch_get_tags, OpOverload.tags.")
       .def("impl",
            [](PyLibrary& self, const std::string& name, const std::string& key,
               const py::object& func, bool with_keyset) {

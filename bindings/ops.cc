@@ -23,6 +23,7 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -781,6 +782,24 @@ void readyGuardType(py::module_& m, const char* name, const char* doc) {
 }  // namespace
 
 void initOps(py::module_& m) {
+  py::class_<AliasInfo>(m, "_AliasInfo",
+                        "An argument's alias annotation, e.g. (a!): as "
+                        "torch._C._AliasInfo.")
+      .def_property_readonly("is_write", &AliasInfo::isWrite)
+      .def_property_readonly("before_set",
+                             [](const AliasInfo& a) {
+                               return std::set<std::string>(a.beforeSets().begin(),
+                                                            a.beforeSets().end());
+                             })
+      .def_property_readonly("after_set",
+                             [](const AliasInfo& a) {
+                               return std::set<std::string>(a.afterSets().begin(),
+                                                            a.afterSets().end());
+                             })
+      .def("__str__", [](const AliasInfo& a) { return a.toString(); })
+      .def("__repr__",
+           [](const AliasInfo& a) { return "_AliasInfo(" + a.toString() + ")"; });
+
   py::class_<Argument>(m, "Argument", "One argument or return of a schema.")
       .def_property_readonly("name", &Argument::name)
       .def_property_readonly(
@@ -800,7 +819,7 @@ void initOps(py::module_& m) {
       .def_property_readonly("alias_info",
                              [](const Argument& a) -> py::object {
                                if (!a.alias_info()) return py::none();
-                               return py::str(a.alias_info()->toString());
+                               return py::cast(*a.alias_info());
                              })
       .def("__str__", [](const Argument& a) { return toString(a); })
       .def("__repr__",

@@ -2,6 +2,7 @@
 // the preservation of their Python objects. See python_mode.h.
 #include "bindings/python_mode.h"
 
+#include <pybind11/eval.h>
 #include <pybind11/stl.h>
 #include <unistd.h>
 
@@ -12,7 +13,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "bindings/bindings.h"
 #include "bindings/ivalue.h"
 #include "bindings/tensor.h"
@@ -88,49 +88,99 @@ class PoppedModeGuard {
 
 // ---- Preserved Python objects ----------------------------------------------
 
-// Python-key tensor -> its Python object, one strong reference each. The
-// Python object holds the tensor, so an entry whose object is referenced by
-// nothing but this table and whose tensor by nothing but that object is
-// garbage: sweep() drops those. Sweeping runs when the table has doubled
-// since the last sweep (amortised O(1) per entry) and on request.
-// Chose a table with sweeps over a back pointer in TensorImpl: the dispatcher
-// layer knows nothing of Python, and only Python-key tensors pay for it.
-// Touched only with the GIL held; never destroyed (objects may outlive the
-// interpreter's shutdown).
-struct PreservedTensors {
-  absl::flat_hash_map<const TensorImpl*, PyObject*> objects;
-  size_t next_sweep = 64;
-};
+// A Python-key tensor's object lives in its TensorImpl's PyObjectSlot
+// (dispatcher/py_object_slot.h), with PyTorch's ownership flip:
+//   - while Python references the object, the object owns the tensor (its
+//     cdata) and the slot only points at it;
+//   - when its last Python reference goes while C++ still uses the tensor
+//     (a stack, a Future, a saved value), finalizePythonTensor resurrects it:
+//     the slot takes one reference to the object and the object lets go of
+//     the tensor, so the object lives exactly as long as the TensorImpl;
+//   - reclaimPythonTensor (wrapTensor) flips it back when C++ hands the
+//     tensor to Python again; the TensorImpl's destructor releases it.
+// So the object, with its class and attributes, is freed as soon as neither
+// Python nor C++ uses it, and never earlier. Chose this over a table swept
+// now and then: nothing lingers, and the only cost outside Python-key
+// tensors is one pointer and one flag per TensorImpl.
 
-PreservedTensors& preserved() {
-  static auto* table = new PreservedTensors();
-  return *table;
+// CPython calls tp_finalize at most once per object, and records that it has
+// in bit 0 of PyGC_Head::_gc_prev, the word just before a GC object
+// (CPython 3.8 to 3.13, Include/internal/pycore_gc.h). A preserved object is
+// finalized each time its last Python reference goes, so reclaiming clears
+// the bit. g_can_rearm says whether a probe at import found that layout; when
+// not, objects are never handed to C++ and a tensor that outlives its
+// object comes back as a plain turnout.Tensor.
+bool g_can_rearm = false;
+
+constexpr uintptr_t kFinalizedBit = 1;
+
+uintptr_t* gcPrevWord(PyObject* obj) {
+  return reinterpret_cast<uintptr_t*>(obj) - 1;
 }
 
-// Drops the entries nothing else uses; returns how many.
-size_t sweepPreserved() {
-  PreservedTensors& table = preserved();
-  std::vector<PyObject*> dead;
-  for (auto it = table.objects.begin(); it != table.objects.end();) {
-    PyObject* obj = it->second;
-    if (Py_REFCNT(obj) == 1 && unpackTensor(obj).use_count() == 1) {
-      dead.push_back(obj);
-      table.objects.erase(it++);
-    } else {
-      ++it;
-    }
+void rearmFinalizer(PyObject* obj) {
+  if (PyType_IS_GC(Py_TYPE(obj)) && PyObject_GC_IsFinalized(obj)) {
+    *gcPrevWord(obj) &= ~kFinalizedBit;
   }
-  table.next_sweep = std::max<size_t>(64, 2 * table.objects.size());
-  // Decref after the table is consistent: a __del__ may make new tensors.
-  for (PyObject* obj : dead) Py_DECREF(obj);
-  return dead.size();
 }
 
+// Finalizes a throwaway object the way CPython does, then checks that
+// rearmFinalizer undoes exactly that; restores the word when not.
+bool probeRearm() {
+  py::dict ns;
+  py::exec(
+      "class Probe:\n    def __del__(self):\n        pass\nobj = Probe()\n",
+      ns);
+  PyObject* obj = py::handle(ns["obj"]).ptr();
+  if (!PyType_IS_GC(Py_TYPE(obj)) || PyObject_GC_IsFinalized(obj)) return false;
+  uintptr_t before = *gcPrevWord(obj);
+  PyObject_CallFinalizer(obj);
+  if (!PyObject_GC_IsFinalized(obj) ||
+      *gcPrevWord(obj) != (before | kFinalizedBit)) {
+    return false;
+  }
+  rearmFinalizer(obj);
+  if (PyObject_GC_IsFinalized(obj) || *gcPrevWord(obj) != before) {
+    *gcPrevWord(obj) |= kFinalizedBit;
+    return false;
+  }
+  return true;
+}
+
+// The PyObjectSlot releaser: drops the slot's reference on the thread that
+// destroys the TensorImpl. After interpreter shutdown it leaks instead.
+void releasePythonTensor(void* obj) {
+  if (!Py_IsInitialized()) return;
+  PyGILState_STATE state = PyGILState_Ensure();
+  Py_DECREF(static_cast<PyObject*>(obj));
+  PyGILState_Release(state);
+}
+
+// tp_finalize of the tensor subclasses with a handler: runs when the
+// object's last Python reference goes (or the cycle collector finds it).
+void finalizePythonTensor(PyObject* self) {
+  Tensor& cdata = reinterpret_cast<PyTensor*>(self)->cdata;
+  TensorImpl* impl = cdata.unsafeGetTensorImpl();
+  if (!g_can_rearm || impl->pyobj_slot().get() != self ||
+      cdata.use_count() <= 1) {
+    return;  // the object and, unless C++ holds it, the tensor go now
+  }
+  // C++ still uses the tensor: it takes the object (see above).
+  impl->pyobj_slot().set(self, /*owned=*/true);
+  Py_INCREF(self);
+  // If C++ let go meanwhile, this is the last reference: the TensorImpl's
+  // destructor releases self again, and the object dies after all.
+  Tensor dropped = std::move(cdata);
+}
+
+// Records `obj` as the object of its Python-key tensor, and gives its class
+// the finalizer above. A class that defines __del__ keeps its own finalizer
+// (and its objects die with their last Python reference, as before).
 void preserve(PyObject* obj) {
-  PreservedTensors& table = preserved();
-  if (table.objects.size() >= table.next_sweep) sweepPreserved();
-  Py_INCREF(obj);
-  table.objects[unpackTensor(obj).unsafeGetTensorImpl()] = obj;
+  PyTypeObject* type = Py_TYPE(obj);
+  if (type->tp_finalize == nullptr) type->tp_finalize = &finalizePythonTensor;
+  unpackTensor(obj).unsafeGetTensorImpl()->pyobj_slot().set(obj,
+                                                            /*owned=*/false);
 }
 
 bool hasHandler(py::handle cls) { return py::hasattr(cls, kHandlerName); }
@@ -452,9 +502,22 @@ void pythonFallback(const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
 }  // namespace
 
 PyObject* preservedPythonTensor(const Tensor& t) {
-  const PreservedTensors& table = preserved();
-  auto it = table.objects.find(t.unsafeGetTensorImpl());
-  return it == table.objects.end() ? nullptr : it->second;
+  return static_cast<PyObject*>(t.unsafeGetTensorImpl()->pyobj_slot().get());
+}
+
+PyObject* reclaimPythonTensor(const Tensor& t) {
+  PyObjectSlot& slot = t.unsafeGetTensorImpl()->pyobj_slot();
+  auto* obj = static_cast<PyObject*>(slot.get());
+  if (obj == nullptr) return nullptr;
+  if (!slot.owned()) {
+    Py_INCREF(obj);
+    return obj;
+  }
+  // Python takes the object back from C++ (see "Preserved Python objects").
+  reinterpret_cast<PyTensor*>(obj)->cdata = t;
+  slot.set(obj, /*owned=*/false);
+  rearmFinalizer(obj);
+  return obj;  // the slot's reference, now the caller's
 }
 
 void initPythonMode(py::module_& m) {
@@ -500,12 +563,20 @@ void initPythonMode(py::module_& m) {
       py::arg("requires_grad") = false,
       "A tensor of class `cls` with this metadata and no memory, for "
       "subclasses that hold an inner tensor.");
-  m.def("_sweep_python_tensors", &sweepPreserved,
-        "Releases the Python objects of subclass tensors that nothing uses "
-        "any more; returns how many.");
   m.def(
-      "_python_tensor_count", [] { return preserved().objects.size(); },
-      "How many subclass tensors have their Python object preserved.");
+      "_python_tensor_is_held_by_cpp",
+      [](py::handle obj) {
+        TURNOUT_CHECK(isTensor(obj.ptr()), ErrorKind::Type,
+                      "_python_tensor_is_held_by_cpp(obj): expected a "
+                      "turnout.Tensor, got ",
+                      describePyType(obj));
+        return unpackTensor(obj.ptr()).use_count() > 1;
+      },
+      "True when C++ holds the tensor of `obj` too (so its object would be "
+      "preserved if Python let go of it now).");
+  g_can_rearm = probeRearm();
+  PyObjectSlot::setReleaser(&releasePythonTensor);
+  m.attr("_python_tensor_preservation") = g_can_rearm;
 }
 
 }  // namespace bindings

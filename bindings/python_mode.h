@@ -25,8 +25,11 @@
 // stack and the thread's key sets are restored on every path.
 //
 // A Python-key tensor keeps its Python object (the subclass instance, with
-// its attributes) for as long as the C++ tensor lives, so that a call that
-// goes through C++ hands the same object back: see preservedPythonTensor.
+// its attributes) for as long as either Python or C++ uses it, and no longer,
+// so that a call that goes through C++ hands the same object back, and an
+// object nothing uses is freed at once: see "Preserved Python objects" in
+// python_mode.cc (PyTorch's PyObject preservation, over the TensorImpl's
+// PyObjectSlot).
 //
 // Thread safety: the mode stack is per thread. Everything here runs with the
 // GIL held, except the fallback itself, which takes it.
@@ -36,7 +39,9 @@
 #include <Python.h>
 #include <pybind11/pybind11.h>
 
+#include "bindings/tensor.h"
 #include "dispatcher/tensor.h"
+#include "dispatcher/tensor_impl.h"
 
 namespace turnout {
 namespace bindings {
@@ -45,6 +50,18 @@ namespace bindings {
 /// `Python`, made by _make_subclass / _make_wrapper_subclass), borrowed; null
 /// when there is none. Precondition: the GIL is held.
 PyObject* preservedPythonTensor(const Tensor& t);
+/// The same as a new reference, for handing `t` to Python: when C++ held the
+/// object (its last Python reference had gone), Python owns it again.
+/// Precondition: the GIL is held.
+PyObject* reclaimPythonTensor(const Tensor& t);
+/// Called by TensorBase's dealloc: `obj` (an isTensor object) is going, so
+/// its tensor must stop pointing at it. Inline: every tensor's dealloc runs
+/// it, and for all but Python-key tensors it is one load and one compare.
+/// Precondition: the GIL is held.
+inline void forgetPythonTensor(PyObject* obj) {
+  PyObjectSlot& slot = unpackTensor(obj).unsafeGetTensorImpl()->pyobj_slot();
+  if (__builtin_expect(slot.get() == obj, 0)) slot.clear();
+}
 
 }  // namespace bindings
 }  // namespace turnout

@@ -39,6 +39,7 @@ constexpr uint8_t kDLBoolCode = 6;
 
 void tensorDealloc(PyObject* self) {
   PyTypeObject* type = Py_TYPE(self);
+  forgetPythonTensor(self);
   reinterpret_cast<PyTensor*>(self)->cdata.~Tensor();
   type->tp_free(self);
   // A heap type's instances own a reference to it (see subtype_dealloc).
@@ -479,8 +480,8 @@ py::object wrapTensor(Tensor t) {
   if (!t.defined()) return py::none();
   // A subclass tensor comes back as the object it was made as (python_mode.h).
   if (__builtin_expect(t.key_set().has(DispatchKey::Python), 0)) {
-    if (PyObject* kept = preservedPythonTensor(t)) {
-      return py::reinterpret_borrow<py::object>(kept);
+    if (PyObject* kept = reclaimPythonTensor(t)) {
+      return py::reinterpret_steal<py::object>(kept);
     }
   }
   PyTypeObject* cls = g_tensor_class;

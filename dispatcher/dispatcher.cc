@@ -221,7 +221,8 @@ void Dispatcher::insertIndexLocked(OperatorEntry* entry) {
 
 RegistrationHandleRAII Dispatcher::registerDef(FunctionSchema schema,
                                                std::string debug,
-                                               AliasAnalysisKind kind) {
+                                               AliasAnalysisKind kind,
+                                               std::vector<std::string> tags) {
   OperatorEntry* entry;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -233,7 +234,8 @@ RegistrationHandleRAII Dispatcher::registerDef(FunctionSchema schema,
                   "  first registration: ",
                   entry->schemaDebug(), "\n  new registration: ", debug,
                   "\nEach operator is defined once; did you mean impl()?");
-    entry->registerSchema(std::move(schema), std::move(debug), kind);
+    entry->registerSchema(std::move(schema), std::move(debug), kind,
+                          std::move(tags));
     entry->def_count_.fetch_add(1, std::memory_order_relaxed);
     ++entry->def_and_impl_count_;
     publishLocked(e);

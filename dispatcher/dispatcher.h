@@ -72,9 +72,12 @@ class Dispatcher {
   // ---- Registration ---------------------------------------------------------------
   /// Precondition for all: the schema / names are already parsed and checked
   /// for namespace rules (Library does that).
+  /// `tags` are stored with the schema (OperatorHandle::tags); throws
+  /// InvalidArgument, registering nothing, for a bad tag (checkOperatorTags).
   RegistrationHandleRAII registerDef(FunctionSchema schema, std::string debug,
                                      AliasAnalysisKind kind =
-                                         AliasAnalysisKind::FROM_SCHEMA);
+                                         AliasAnalysisKind::FROM_SCHEMA,
+                                     std::vector<std::string> tags = {});
   /// `key` nullopt means CompositeImplicitAutograd.
   RegistrationHandleRAII registerImpl(
       OperatorName name, std::optional<DispatchKey> key, KernelFunction kernel,

@@ -75,7 +75,8 @@ std::string Library::kindName() const {
 
 const std::string& Library::debugSite() const { return debug_site_; }
 
-Library& Library::def(std::string_view schema, AliasAnalysisKind alias_analysis) {
+Library& Library::def(std::string_view schema, AliasAnalysisKind alias_analysis,
+                      std::vector<std::string> tags) {
   TURNOUT_CHECK(kind_ != IMPL, ErrorKind::InvalidArgument,
                 "def(\"", schema,
                 "\"): cannot define an operator inside a TURNOUT_LIBRARY_IMPL "
@@ -93,7 +94,7 @@ Library& Library::def(std::string_view schema, AliasAnalysisKind alias_analysis)
                 schema_ns, ", or drop the namespace from the schema string.");
   parsed.setNamespaceIfNotSet(ns_);
   registrars_.push_back(Dispatcher::singleton().registerDef(
-      std::move(parsed), debugSite(), alias_analysis));
+      std::move(parsed), debugSite(), alias_analysis, std::move(tags)));
   return *this;
 }
 

@@ -140,9 +140,15 @@ class Library {
   Library& operator=(Library&&) = default;
 
   /// Declares an operator by its schema; a schema without a namespace gets
-  /// the library's. Returns *this for chaining.
+  /// the library's. `tags` (identifiers such as "pointwise") are kept with
+  /// the schema: OperatorHandle::tags(), OpOverload.tags in Python. Returns
+  /// *this for chaining.
+  ///
+  ///   m.def("scale(Tensor x, float s) -> Tensor",
+  ///         AliasAnalysisKind::FROM_SCHEMA, {"pointwise"});
   Library& def(std::string_view schema,
-               AliasAnalysisKind alias_analysis = AliasAnalysisKind::FROM_SCHEMA);
+               AliasAnalysisKind alias_analysis = AliasAnalysisKind::FROM_SCHEMA,
+               std::vector<std::string> tags = {});
   /// Declares an operator and registers `f` as its CompositeImplicitAutograd
   /// kernel (or for the key of dispatch(k, f)). `name_or_schema` may be a
   /// bare name: the schema is then inferred from `f`'s C++ signature.

@@ -1,6 +1,7 @@
 #include "dispatcher/operator_entry.h"
 
 #include <algorithm>
+#include <cctype>
 #include <sstream>
 
 #include "absl/container/flat_hash_map.h"
@@ -189,10 +190,32 @@ void OperatorEntry::checkCppSignature(DispatchKey key,
   }
 }
 
+void checkOperatorTags(const OperatorName& op,
+                       const std::vector<std::string>& tags) {
+  for (size_t i = 0; i < tags.size(); ++i) {
+    const std::string& tag = tags[i];
+    bool valid = !tag.empty() && !std::isdigit(static_cast<unsigned char>(tag[0]));
+    for (char c : tag) {
+      valid = valid && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
+    }
+    TURNOUT_CHECK(valid, ErrorKind::InvalidArgument, "def of ", toString(op),
+                  ": tag ", i, " is '", tag,
+                  "', which is not a tag; a tag is an identifier such as "
+                  "'pointwise' or 'core' (letters, digits and '_')");
+    for (size_t j = 0; j < i; ++j) {
+      TURNOUT_CHECK(tags[j] != tag, ErrorKind::InvalidArgument, "def of ",
+                    toString(op), ": tag '", tag, "' is given twice (tags ", j,
+                    " and ", i, "); give each tag once");
+    }
+  }
+}
+
 void OperatorEntry::registerSchema(FunctionSchema schema, std::string debug,
-                                   AliasAnalysisKind kind) {
+                                   AliasAnalysisKind kind,
+                                   std::vector<std::string> tags) {
   TURNOUT_INTERNAL_ASSERT(!schema_.has_value(), "schema registered twice for ",
                           toString(name_));
+  checkOperatorTags(name_, tags);
   for (size_t i : schema.tensorArgumentIndices()) {
     TURNOUT_CHECK(i < 64, ErrorKind::InvalidArgument, "operator ",
                   toString(name_), ": argument ", i,
@@ -212,6 +235,7 @@ void OperatorEntry::registerSchema(FunctionSchema schema, std::string debug,
   schema_ = std::move(schema);
   schema_debug_ = std::move(debug);
   alias_analysis_ = kind;
+  tags_ = std::move(tags);
 }
 
 void OperatorEntry::deregisterSchema() {
@@ -219,6 +243,7 @@ void OperatorEntry::deregisterSchema() {
   schema_.reset();
   schema_debug_.clear();
   alias_analysis_ = AliasAnalysisKind::FROM_SCHEMA;
+  tags_.clear();
 }
 
 OperatorEntry::KernelIterator OperatorEntry::registerKernel(
@@ -489,6 +514,11 @@ std::string OperatorEntry::dumpState() const {
     out << "schema: " << toString(*schema_) << "\n";
     out << "debug: " << schema_debug_ << "\n";
     out << "alias analysis kind: " << toString(alias_analysis_) << "\n";
+    if (!tags_.empty()) {
+      out << "tags:";
+      for (const std::string& tag : tags_) out << " " << tag;
+      out << "\n";
+    }
   } else {
     out << "schema: (none)\n";
   }
@@ -552,6 +582,8 @@ void OperatorEntry::checkInvariants(const Dispatcher& dispatcher) const {
   TURNOUT_INTERNAL_ASSERT(schema_.has_value() == (defs > 0), toString(name_),
                           ": schema present ", schema_.has_value(),
                           " but def count ", defs);
+  TURNOUT_INTERNAL_ASSERT(schema_.has_value() || tags_.empty(), toString(name_),
+                          ": has ", tags_.size(), " tags but no schema");
   TURNOUT_INTERNAL_ASSERT(def_and_impl_count_ == defs + kernels,
                           toString(name_), ": def_and_impl_count ",
                           def_and_impl_count_, " != ", defs, " + ",

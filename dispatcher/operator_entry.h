@@ -10,7 +10,7 @@
 //     computes it before publishing the entry) and equals what
 //     computeTable() gives now;
 //   - every kernel list is non-empty, and every kernel is valid;
-//   - the op has a schema iff def_count_ > 0;
+//   - the op has a schema iff def_count_ > 0, and tags only with a schema;
 //   - def_and_impl_count_ == def_count_ + the number of kernels;
 //   - every unboxed kernel has cpp_signature_'s signature.
 //
@@ -52,6 +52,12 @@ const char* toString(AliasAnalysisKind kind);
 /// Parses "FROM_SCHEMA", "CONSERVATIVE", "PURE_FUNCTION", or "" (the default,
 /// FROM_SCHEMA). Throws InvalidArgument naming the accepted values.
 AliasAnalysisKind parseAliasAnalysisKind(std::string_view name);
+
+/// Checks the tags given with the schema of operator `op`: each a non-empty
+/// identifier ([A-Za-z_][A-Za-z0-9_]*, e.g. "pointwise", "core"), none given
+/// twice. Throws InvalidArgument naming the operator and the bad tag.
+void checkOperatorTags(const OperatorName& op,
+                       const std::vector<std::string>& tags);
 
 /// Where a computed table entry came from (c10's vocabulary).
 enum class EntryKind : uint8_t {
@@ -102,11 +108,16 @@ class OperatorEntry {
   const FunctionSchema& schema() const;
   const std::string& schemaDebug() const { return schema_debug_; }
   AliasAnalysisKind aliasAnalysis() const { return alias_analysis_; }
+  /// The tags given with the schema (torch's OpOverload.tags), in the order
+  /// given; empty without a schema.
+  const std::vector<std::string>& tags() const { return tags_; }
 
-  /// Installs the schema. Throws (leaving everything unchanged) when the
-  /// registered kernels' inferred schemas disagree with it.
+  /// Installs the schema and its tags. Throws (leaving everything unchanged)
+  /// when the registered kernels' inferred schemas disagree with it, or a
+  /// tag is not a valid tag (see checkOperatorTags).
   void registerSchema(FunctionSchema schema, std::string debug,
-                      AliasAnalysisKind kind);
+                      AliasAnalysisKind kind,
+                      std::vector<std::string> tags = {});
   void deregisterSchema();
 
   /// Adds a kernel for `key` (an alias key, a runtime key, or Undefined for
@@ -166,6 +177,7 @@ class OperatorEntry {
   std::optional<FunctionSchema> schema_;
   std::string schema_debug_;
   AliasAnalysisKind alias_analysis_ = AliasAnalysisKind::FROM_SCHEMA;
+  std::vector<std::string> tags_;  // of schema_; empty without one
   uint64_t dispatch_arg_mask_ = 0;  // of schema_: see DispatchTable
   std::vector<KeyKernels> kernels_;  // few keys per operator: a vector
   std::array<ComputedEntry, kNumRuntimeEntries> computed_;

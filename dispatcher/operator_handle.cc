@@ -1,5 +1,6 @@
 #include "dispatcher/operator_handle.h"
 
+#include <algorithm>
 #include <mutex>
 
 #include "dispatcher/dispatcher.h"
@@ -27,6 +28,17 @@ bool OperatorHandle::hasSchema() const {
 std::string OperatorHandle::debug() const {
   std::lock_guard<std::mutex> lock(registryMutex());
   return entry_->schemaDebug();
+}
+
+std::vector<std::string> OperatorHandle::tags() const {
+  std::lock_guard<std::mutex> lock(registryMutex());
+  return entry_->tags();
+}
+
+bool OperatorHandle::hasTag(std::string_view tag) const {
+  std::lock_guard<std::mutex> lock(registryMutex());
+  const std::vector<std::string>& tags = entry_->tags();
+  return std::find(tags.begin(), tags.end(), tag) != tags.end();
 }
 
 void OperatorHandle::callBoxed(Stack* stack) const {

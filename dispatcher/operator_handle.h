@@ -13,7 +13,9 @@
 #define TURNOUT_DISPATCHER_OPERATOR_HANDLE_H_
 
 #include <string>
+#include <string_view>
 #include <utility>
+#include <vector>
 
 #include "dispatcher/call_section.h"
 #include "dispatcher/cpp_signature.h"
@@ -41,6 +43,11 @@ class OperatorHandle {
   bool hasSchema() const;
   /// Where the schema was registered.
   std::string debug() const;
+  /// The tags given with the schema (Library::def), in order; empty when the
+  /// operator has none or no schema.
+  std::vector<std::string> tags() const;
+  /// True when `tag` is among tags().
+  bool hasTag(std::string_view tag) const;
 
   // ---- Calls ---------------------------------------------------------------------
   /// Pops the arguments off `stack` and pushes the results.

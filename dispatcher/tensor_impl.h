@@ -26,6 +26,7 @@
 #include "dispatcher/dispatch_key_set.h"
 #include "dispatcher/intrusive_ptr.h"
 #include "dispatcher/layout.h"
+#include "dispatcher/py_object_slot.h"
 #include "dispatcher/scalar_type.h"
 #include "dispatcher/storage.h"
 
@@ -136,6 +137,12 @@ class TensorImpl : public IntrusivePtrTarget {
   uint32_t version() const { return version_counter_->current(); }
   void bump_version() { version_counter_->bump(); }
 
+  // ---- A language binding's object (see py_object_slot.h) ------------------
+  /// Where turnout's Python bindings keep a tensor subclass instance made
+  /// for this tensor. Precondition for changing it: the GIL is held.
+  PyObjectSlot& pyobj_slot() { return pyobj_slot_; }
+  const PyObjectSlot& pyobj_slot() const { return pyobj_slot_; }
+
   /// Throws Error(Internal) when an invariant above does not hold.
   void checkInvariants() const;
 
@@ -171,6 +178,9 @@ class TensorImpl : public IntrusivePtrTarget {
   bool is_contiguous_ = true;
   intrusive_ptr<VersionCounter> version_counter_;
   std::unique_ptr<AutogradMetaInterface> autograd_meta_;
+  // Last, so destroyed first: an owned binding object is released while the
+  // rest of the tensor is still intact.
+  PyObjectSlot pyobj_slot_;
 };
 
 /// The one TensorImpl of every undefined Tensor: intrusive_ptr's null value

@@ -14,6 +14,8 @@ Example::
     tensor([2., 3.])
     >>> str(turnout.ops.aten.relu.default._schema)
     'aten::relu(Tensor self) -> Tensor'
+    >>> turnout.ops.aten.relu.default.tags
+    []
 """
 
 from __future__ import annotations
@@ -60,6 +62,28 @@ class OpOverload(_C._OpOverload):
     def overloadpacket(self) -> "OpOverloadPacket":
         """The packet this overload belongs to."""
         return self._overloadpacket
+
+    @property
+    def tags(self) -> List[str]:
+        """The tags given when the operator was defined, in order.
+
+        As torch's ``OpOverload.tags``, with tags as strings. Read from the
+        dispatcher on each access, so a re-definition shows its own tags.
+
+        Example::
+
+            >>> import turnout
+            >>> lib = turnout.library.Library("tagdoc", "DEF")
+            >>> lib.define("scale(Tensor x) -> Tensor", tags=("pointwise",))
+            'tagdoc::scale'
+            >>> turnout.ops.tagdoc.scale.default.tags
+            ['pointwise']
+            >>> lib._destroy()
+        """
+        qualname = self._overloadpacket._qualified_op_name
+        if self._overloadname != "default":
+            qualname += "." + self._overloadname
+        return _C._dispatch_get_tags(qualname)
 
     def __repr__(self) -> str:
         ns, name = self._overloadpacket._qualified_op_name.split("::", 1)

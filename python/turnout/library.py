@@ -202,15 +202,19 @@ class Library:
                 namespace, when given, must be the library's.
             alias_analysis: ``""`` / ``"FROM_SCHEMA"``, ``"CONSERVATIVE"`` or
                 ``"PURE_FUNCTION"``.
-            tags: strings, accepted for torch.library compatibility;
-                turnout's dispatcher keeps no operator tags.
+            tags: a tag or a sequence of tags, each an identifier string
+                such as ``"pointwise"`` (torch.library's ``torch.Tag``
+                values, spelled as strings). They are kept with the schema:
+                ``turnout.ops.<ns>.<name>.<overload>.tags``.
 
         Returns:
             The qualified name, ``"ns::name"``.
 
         Raises:
             ValueError: the schema does not parse, the operator already has
-                a schema, or the library is an IMPL one.
+                a schema, the library is an IMPL one, or a tag is not an
+                identifier or is given twice.
+            TypeError: a tag is not a str.
 
         Example::
 
@@ -218,12 +222,26 @@ class Library:
             >>> lib = Library("doc_lib3", "DEF")
             >>> lib.define("f(Tensor x, *, int n=2) -> Tensor")
             'doc_lib3::f'
+            >>> lib.define("g(Tensor x) -> Tensor", tags=("pointwise", "core"))
+            'doc_lib3::g'
+            >>> import turnout
+            >>> turnout.ops.doc_lib3.g.default.tags
+            ['pointwise', 'core']
         """
         if not isinstance(schema, str):
             raise TypeError(f"define(schema): expected schema to be a str, got "
                             f"{type(schema).__name__}")
         lib = self._get(f"define({schema!r})")
-        lib.define(schema, alias_analysis, tags=tuple(tags) if not isinstance(tags, str) else tags)
+        if isinstance(tags, str):
+            tags = (tags,)
+        elif tags is not None and not isinstance(tags, (tuple, list)):
+            try:
+                tags = tuple(tags)
+            except TypeError:
+                raise TypeError(f"define({schema!r}): expected tags to be a str "
+                                f"or a sequence of str, got "
+                                f"{type(tags).__name__}") from None
+        lib.define(schema, alias_analysis, tags=tags)
         name = _C.parse_schema(schema).name
         qualname = name if "::" in name else f"{self.ns}::{name}"
         self._defined.append(qualname)

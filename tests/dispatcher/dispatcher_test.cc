@@ -180,6 +180,61 @@ TEST(Dispatcher, DefTwiceFailsAndKeepsTheFirst) {
   op("t6::foo").checkInvariants();
 }
 
+TEST(Dispatcher, TagsAreKeptWithTheSchemaAndDumped) {
+  OperatorHandle foo = [] {
+    Library lib(Library::FRAGMENT, "ttag", std::nullopt, "tags.cc", 3);
+    lib.def("foo(Tensor x) -> Tensor", AliasAnalysisKind::FROM_SCHEMA,
+            {"pointwise", "core"});
+    OperatorHandle h = op("ttag::foo");
+    EXPECT_EQ(h.tags(), (std::vector<std::string>{"pointwise", "core"}));
+    EXPECT_TRUE(h.hasTag("core"));
+    EXPECT_FALSE(h.hasTag("inplace_view"));
+    EXPECT_EQ(h.dumpState(),
+              "name: ttag::foo\n"
+              "schema: ttag::foo(Tensor x) -> Tensor\n"
+              "debug: registered at tags.cc:3\n"
+              "alias analysis kind: FROM_SCHEMA\n"
+              "tags: pointwise core\n");
+    h.checkInvariants();
+    return h;
+  }();
+  // The def is gone, and its tags with it; a new def has its own.
+  EXPECT_TRUE(foo.tags().empty());
+  Library lib(Library::FRAGMENT, "ttag", std::nullopt, "tags.cc", 30);
+  lib.def("foo(Tensor x) -> Tensor");
+  EXPECT_TRUE(foo.tags().empty());
+  EXPECT_EQ(foo.dumpState().find("tags:"), std::string::npos);
+  foo.checkInvariants();
+}
+
+TEST(Dispatcher, BadTagsAreRejectedAndRegisterNothing) {
+  struct Case {
+    std::vector<std::string> tags;
+    const char* message;
+  };
+  const Case cases[] = {
+      {{""}, "tag 0 is '', which is not a tag"},
+      {{"ok", "two words"}, "tag 1 is 'two words', which is not a tag"},
+      {{"1st"}, "tag 0 is '1st'"},
+      {{"core", "core"}, "tag 'core' is given twice (tags 0 and 1)"},
+  };
+  Library lib(Library::FRAGMENT, "ttag2", std::nullopt, "tags.cc", 4);
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.message);
+    std::string message = errorOf([&] {
+      lib.def("foo(Tensor x) -> Tensor", AliasAnalysisKind::FROM_SCHEMA, c.tags);
+    });
+    EXPECT_THAT(message, HasSubstr("def of ttag2::foo"));
+    EXPECT_THAT(message, HasSubstr(c.message));
+    EXPECT_FALSE(Dispatcher::singleton()
+                     .findSchema(OperatorName{"ttag2::foo", ""})
+                     .has_value());
+  }
+  lib.def("foo(Tensor x) -> Tensor", AliasAnalysisKind::FROM_SCHEMA, {"core"});
+  EXPECT_EQ(op("ttag2::foo").tags(), std::vector<std::string>{"core"});
+  Dispatcher::singleton().checkInvariants();
+}
+
 TEST(Dispatcher, OneDefLibraryPerNamespace) {
   Library lib(Library::DEF, "t7", std::nullopt, "a.cc", 1);
   std::string message =

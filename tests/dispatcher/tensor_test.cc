@@ -9,6 +9,7 @@
 
 #include "dispatcher/allocator.h"
 #include "dispatcher/error.h"
+#include "dispatcher/py_object_slot.h"
 #include "gtest/gtest.h"
 
 namespace turnout {
@@ -386,6 +387,53 @@ TEST(Tensor, MakeTensorWithKeySetUsesExactlyThoseKeys) {
   EXPECT_FALSE(t.has_storage());
   EXPECT_EQ(t.data_ptr(), nullptr);
   t.unsafeGetTensorImpl()->checkInvariants();
+}
+
+// The objects the test releaser saw, in order. Only touched by the thread
+// that destroys the last reference (each test joins before reading).
+std::vector<void*> released_objects;
+void recordRelease(void* obj) { released_objects.push_back(obj); }
+
+TEST(PyObjectSlot, AnOwnedObjectIsReleasedWithTheTensorImpl) {
+  PyObjectSlot::setReleaser(&recordRelease);
+  released_objects.clear();
+  int owned_obj = 0, borrowed_obj = 0;
+  {
+    Tensor t = detail::makeTensorWithKeySet(DispatchKeySet(DispatchKey::CPU));
+    PyObjectSlot& slot = t.unsafeGetTensorImpl()->pyobj_slot();
+    EXPECT_EQ(slot.get(), nullptr);
+    slot.set(&borrowed_obj, /*owned=*/false);
+    EXPECT_EQ(slot.get(), &borrowed_obj);
+    EXPECT_FALSE(slot.owned());
+    slot.set(&owned_obj, /*owned=*/true);
+    EXPECT_TRUE(slot.owned());
+    Tensor copy = t;  // the slot belongs to the TensorImpl, not to a Tensor
+    t = Tensor();
+    EXPECT_TRUE(released_objects.empty());
+  }
+  EXPECT_EQ(released_objects, std::vector<void*>{&owned_obj});
+
+  released_objects.clear();
+  {
+    Tensor t = detail::makeTensorWithKeySet(DispatchKeySet(DispatchKey::CPU));
+    t.unsafeGetTensorImpl()->pyobj_slot().set(&owned_obj, /*owned=*/true);
+    t.unsafeGetTensorImpl()->pyobj_slot().set(&borrowed_obj, /*owned=*/false);
+    Tensor u = detail::makeTensorWithKeySet(DispatchKeySet(DispatchKey::CPU));
+    u.unsafeGetTensorImpl()->pyobj_slot().set(&owned_obj, /*owned=*/true);
+    u.unsafeGetTensorImpl()->pyobj_slot().clear();
+  }
+  EXPECT_TRUE(released_objects.empty());  // not owned, or forgotten
+}
+
+TEST(PyObjectSlot, ReleasedOnTheThreadThatDropsTheLastReference) {
+  PyObjectSlot::setReleaser(&recordRelease);
+  released_objects.clear();
+  int obj = 0;
+  Tensor t = detail::makeTensorWithKeySet(DispatchKeySet(DispatchKey::CPU));
+  t.unsafeGetTensorImpl()->pyobj_slot().set(&obj, /*owned=*/true);
+  std::thread other([moved = std::move(t)]() mutable { moved = Tensor(); });
+  other.join();
+  EXPECT_EQ(released_objects, std::vector<void*>{&obj});
 }
 
 TEST(Tensor, Printing) {

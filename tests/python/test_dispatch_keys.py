@@ -40,3 +40,44 @@ def test_alias_keys():
 def test_package_docstring_example():
     ks = turnout.DispatchKeySet([turnout.DispatchKey.AutogradCPU, turnout.DispatchKey.CPU])
     assert repr(ks) == "DispatchKeySet(CPU, AutogradCPU)"
+
+
+def test_to_functionality_key():
+    assert _C._to_functionality_key(DispatchKey.AutogradCPU) == \
+        DispatchKey.AutogradFunctionality
+    assert _C._to_functionality_key(DispatchKey.CUDA) == DispatchKey.Dense
+    assert _C._to_functionality_key(DispatchKey.Python) == DispatchKey.Python
+
+
+def test_functionality_to_backend_keys():
+    keys = _C._functionality_to_backend_keys(DispatchKey.Dense)
+    assert len(keys) == _C._dispatch_num_backends()
+    assert keys[:2] == [DispatchKey.CPU, DispatchKey.CUDA]
+    assert keys[-1] == DispatchKey.Meta
+    autograd = _C._functionality_to_backend_keys(DispatchKey.AutogradFunctionality)
+    assert autograd[0] == DispatchKey.AutogradCPU
+    assert _C._functionality_to_backend_keys(DispatchKey.Python) == \
+        [DispatchKey.Python]
+
+
+def test_dispatch_key_for_device():
+    assert _C._dispatch_key_for_device("cpu") == "CPU"
+    assert _C._dispatch_key_for_device("cuda") == "CUDA"
+    assert _C._dispatch_key_for_device("meta") == "Meta"
+    with pytest.raises((ValueError, RuntimeError), match="gpu"):
+        _C._dispatch_key_for_device("gpu")
+
+
+def test_backend_keyset_from_autograd():
+    ks = _C._dispatch_get_backend_keyset_from_autograd(DispatchKey.AutogradCPU)
+    assert ks.has(DispatchKey.CPU) and not ks.has(DispatchKey.CUDA)
+
+
+def test_after_autograd_keysets():
+    after = _C._after_autograd_keyset
+    assert isinstance(after, DispatchKeySet)
+    assert after.has(DispatchKey.CPU) and after.has(DispatchKey.ADInplaceOrView)
+    assert not after.has(DispatchKey.AutogradCPU)
+    after_view = _C._after_ADInplaceOrView_keyset
+    assert after_view.has(DispatchKey.CPU)
+    assert not after_view.has(DispatchKey.ADInplaceOrView)

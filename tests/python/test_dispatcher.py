@@ -47,3 +47,45 @@ def test_listing_and_invariants():
     assert isinstance(_C._dispatch_find_dangling_impls(), list)
     assert isinstance(_C._dispatch_get_registrations_for_dispatch_key("CPU"), list)
     _C._dispatch_check_all_invariants()
+
+
+def test_has_kernel_and_fallthrough_queries():
+    assert _C._dispatch_has_kernel("aten::add.Tensor")
+    assert not _C._dispatch_has_kernel("nope::op")
+    lib = _C._dispatch_library("FRAGMENT", "dispq", "")
+    lib.def_("f(Tensor x) -> Tensor")
+    lib.impl_t_t("f", "CPU")
+    lib.impl_fallthrough("f", "Tracer")
+    assert _C._dispatch_kernel_for_dispatch_key_is_fallthrough("dispq::f",
+                                                               DispatchKey.Tracer)
+    assert not _C._dispatch_kernel_for_dispatch_key_is_fallthrough(
+        "dispq::f", DispatchKey.CPU)
+    lib._destroy()
+    with pytest.raises(ValueError, match="no operator named 'nope::op'"):
+        _C._dispatch_kernel_for_dispatch_key_is_fallthrough("nope::op",
+                                                            DispatchKey.CPU)
+
+
+def test_print_registrations_for_dispatch_key(capsys):
+    lib = _C._dispatch_library("FRAGMENT", "dispp", "")
+    lib.def_("g(Tensor x) -> Tensor")
+    lib.impl_t_t("g", "XLA")
+    _C._dispatch_print_registrations_for_dispatch_key("XLA")
+    lines = capsys.readouterr().out.splitlines()
+    assert "dispp::g" in lines
+    assert lines == _C._dispatch_get_registrations_for_dispatch_key("XLA")
+    with pytest.raises(ValueError, match="could not parse dispatch key: XLAA"):
+        _C._dispatch_print_registrations_for_dispatch_key("XLAA")
+    lib._destroy()
+
+
+def test_get_tags():
+    lib = _C._dispatch_library("FRAGMENT", "dispt", "")
+    lib.define("h(Tensor x) -> Tensor", tags=["core", "pointwise"])
+    lib.define("h.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)")
+    assert _C._dispatch_get_tags("dispt::h") == ["core", "pointwise"]
+    assert _C._dispatch_get_tags("dispt::h.out") == []
+    assert "tags: core pointwise\n" in _C._dispatch_dump("dispt::h")
+    lib._destroy()
+    with pytest.raises(ValueError, match="no operator named 'dispt::h'"):
+        _C._dispatch_get_tags("dispt::h")

@@ -65,3 +65,61 @@ def test_destroyed_library_refuses_registrations():
     lib._destroy()
     with pytest.raises(ValueError, match="was destroyed"):
         lib.def_("h(Tensor x) -> Tensor")
+
+
+def test_define_keeps_tags():
+    lib = _C._dispatch_library("FRAGMENT", "lib_test_tags", "")
+    lib.define("f(Tensor x) -> Tensor", tags=("pointwise",))
+    lib.define("g(Tensor x) -> Tensor")
+    assert turnout.ops.lib_test_tags.f.default.tags == ["pointwise"]
+    assert turnout.ops.lib_test_tags.g.default.tags == []
+    lib._destroy()
+
+
+def test_library_define_keeps_tags_and_forgets_them_when_dropped():
+    from turnout.library import Library
+    lib = Library("lib_test_tags2", "DEF")
+    lib.define("f(Tensor x) -> Tensor", tags=["core", "pointwise"])
+    lib.define("g(Tensor x) -> Tensor", tags="inplace_view")   # one tag
+    lib.define("h(Tensor x) -> Tensor", tags=iter(["core"]))    # any iterable
+    ops = turnout.ops.lib_test_tags2
+    assert ops.f.default.tags == ["core", "pointwise"]
+    assert ops.g.default.tags == ["inplace_view"]
+    assert ops.h.default.tags == ["core"]
+    lib._destroy()
+    lib = Library("lib_test_tags2", "DEF")
+    lib.define("f(Tensor x) -> Tensor")
+    assert turnout.ops.lib_test_tags2.f.default.tags == []
+    lib._destroy()
+
+
+@pytest.mark.parametrize("tags,exc,match", [
+    ((1,), TypeError, r"expected every tag to be a str, got int \(tag 0\)"),
+    (("core", None), TypeError, r"expected every tag to be a str, got None \(tag 1\)"),
+    (3, TypeError, "expected tags to be a tuple or list of str, got int"),
+    (("two words",), ValueError, "tag 0 is 'two words', which is not a tag"),
+    (("",), ValueError, "tag 0 is '', which is not a tag"),
+    (("core", "core"), ValueError, "tag 'core' is given twice"),
+])
+def test_bad_tags_are_errors_and_define_nothing(tags, exc, match):
+    lib = _C._dispatch_library("FRAGMENT", "lib_test_badtag", "")
+    with pytest.raises(exc, match=match):
+        lib.define("f(Tensor x) -> Tensor", tags=tags)
+    assert not _C._dispatch_has_kernel("lib_test_badtag::f") or \
+        "lib_test_badtag::f" not in _C._dispatch_get_all_op_names()
+    lib.define("f(Tensor x) -> Tensor")   # the failed define left nothing behind
+    lib._destroy()
+
+
+@pytest.mark.parametrize("tags,exc,match", [
+    ((1,), TypeError, "expected every tag to be a str, got int"),
+    (3, TypeError, "expected tags to be a str or a sequence of str, got int"),
+    (("a b",), ValueError, "def of lib_test_badtag2::f: tag 0 is 'a b'"),
+])
+def test_library_define_bad_tags(tags, exc, match):
+    from turnout.library import Library
+    lib = Library("lib_test_badtag2", "FRAGMENT")
+    with pytest.raises(exc, match=match):
+        lib.define("f(Tensor x) -> Tensor", tags=tags)
+    assert lib.define("f(Tensor x) -> Tensor") == "lib_test_badtag2::f"
+    lib._destroy()

@@ -35,7 +35,14 @@ def test_schema_object():
     assert not s.arguments[0].has_default_value
     assert [r.type for r in s.returns] == ["Tensor"]
     out = ops.aten.add.out._schema.arguments[-1]
-    assert out.alias_info == "(a!)" and out.is_out
+    assert str(out.alias_info) == "(a!)" and out.is_out
+    # As torch._C._AliasInfo: the write flag and the alias sets.
+    assert out.alias_info.is_write
+    assert out.alias_info.before_set == {"a"} and out.alias_info.after_set == {"a"}
+    view = _C.parse_schema("f(Tensor(a) x) -> Tensor(a)").arguments[0].alias_info
+    assert not view.is_write and view.before_set == {"a"}
+    assert repr(view) == "_AliasInfo((a))"
+    assert _C.parse_schema("f(Tensor x) -> Tensor").arguments[0].alias_info is None
 
 
 def test_parse_schema_round_trips():
