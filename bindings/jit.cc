@@ -212,6 +212,13 @@ struct GraphInputs {
   }
 };
 
+// The value of a complete future as Python: a list of Future objects for a
+// collect_all() result, else the converted IValue. Rethrows its error.
+py::object futureValueToPython(const jit::Future& f) {
+  if (f.holdsFutures()) return py::cast(f.futures());
+  return toPyObject(f.value());
+}
+
 // A compiled graph, callable with Python values.
 struct PyCode {
   std::shared_ptr<const jit::Code> code;
@@ -476,14 +483,14 @@ void initJit(py::module_& m) {
                 py::gil_scoped_release no_gil;
                 f.wait();
               }
-              return toPyObject(f.value());
+              return futureValueToPython(f);
             });
           },
           "Blocks until complete; returns the value or raises the error.")
       .def(
           "value",
           [](const jit::Future& f) {
-            return reraisingPython([&] { return toPyObject(f.value()); });
+            return reraisingPython([&] { return futureValueToPython(f); });
           },
           "The value; raises when not complete or when the work failed.")
       .def("done", &jit::Future::completed)

@@ -638,12 +638,29 @@ def test_then_and_collect_all():
     with pytest.raises(ZeroDivisionError):
         failing.wait()
     futures = [jit.fork(lambda i=i: turnout.tensor([i]) * 2) for i in range(6)]
-    all_values = jit.collect_all(futures).wait()
-    assert [values(v) for v in all_values] == [[2 * i] for i in range(6)]
-    mixed = [jit.fork(lambda: 1), jit.fork(lambda: [][0])]
+    combined = jit.collect_all(futures)
+    done = combined.wait()
+    assert done == futures and all(isinstance(f, jit.Future) for f in done)
+    assert all(f.done() for f in done)
+    assert [values(f.value()) for f in done] == [[2 * i] for i in range(6)]
+    assert combined.value() == futures
+    # then() on the combined future sees the list too.
+    total = combined.then(lambda c: sum(values(f.wait())[0]
+                                        for f in c.value()))
+    assert total.wait() == 30
+    # A failure fails it at once, without waiting for the others.
+    never = jit.Future()
+    mixed = [never, jit.fork(lambda: [][0])]
     with pytest.raises(IndexError):
         jit.collect_all(mixed).wait()
+    assert not never.done()
     assert jit.collect_all([]).wait() == []
+    pending = jit.Future()
+    waiting = jit.collect_all([pending])
+    with pytest.raises(ValueError, match="not complete yet"):
+        waiting.value()
+    pending.set_result("x")
+    assert waiting.value()[0].value() == "x"
 
 
 def test_fork_carries_the_dispatch_state():

@@ -363,18 +363,31 @@ def wait(future: Future) -> Any:
 
 
 def collect_all(futures: Sequence[Future]) -> Future:
-    """A future completed once every one of ``futures`` is.
+    """A future completed, once every one of ``futures`` is, with the list
+    of those futures.
 
-    Its value is the list of their values, in order. Unlike
-    ``torch.futures.collect_all`` (which gives the futures themselves), a
-    failure is reported directly: when some failed, waiting raises the
-    error of the first failed one in the list.
+    As ``torch.futures.collect_all``: waiting on it gives back the futures
+    themselves, each complete, so that each one's value (or error) is read
+    from it. When one of them fails, the combined future fails at once with
+    that error, without waiting for the others.
+
+    Args:
+        futures: the futures to wait for.
+
+    Returns:
+        A :class:`Future` whose value is the list ``futures``.
+
+    Raises:
+        TypeError: an element is not a :class:`Future`.
 
     Example::
 
         >>> import turnout.jit
         >>> fs = [turnout.jit.fork(lambda i=i: i * i) for i in range(4)]
-        >>> turnout.jit.collect_all(fs).wait()
+        >>> done = turnout.jit.collect_all(fs).wait()
+        >>> done == fs
+        True
+        >>> [f.value() for f in done]
         [0, 1, 4, 9]
     """
     futures = list(futures)
