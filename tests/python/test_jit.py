@@ -29,9 +29,10 @@ def test_docstring_examples():
     assert failures == 0
     assert attempted > 0
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
-    for test in doctest.DocTestFinder().find(jit.Graph, "Graph",
-                                             globs={"turnout": turnout}):
-        runner.run(test)
+    for cls in (jit.Graph, jit.GraphExecutor):
+        for test in doctest.DocTestFinder().find(
+                cls, cls.__name__, globs={"turnout": turnout}):
+            runner.run(test)
     assert runner.failures == 0
     assert runner.tries > 0
     failures, attempted = doctest.testmod(jit.passes,
@@ -264,6 +265,13 @@ def test_executor_errors():
     with pytest.raises(ValueError, match="aten::add.Tensor failed at "
                                          "model.py:3:4"):
         ex(turnout.ones(2), turnout.ones(3))
+    with pytest.raises(TypeError, match="pass the graph's inputs "
+                                        "positionally"):
+        ex(turnout.ones(2), b=turnout.ones(2))
+    with pytest.raises(TypeError, match="not initialised"):
+        jit.GraphExecutor.__new__(jit.GraphExecutor)(turnout.ones(2))
+    with pytest.raises(TypeError):
+        type("Sub", (jit.GraphExecutor,), {})  # final: __call__ is direct
     # The failed calls left it usable.
     assert values(ex(turnout.ones(2), turnout.ones(2))) == [2.0, 2.0]
     unresolved = jit.Graph.parse("graph(%x : Tensor):\n"

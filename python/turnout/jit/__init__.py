@@ -93,105 +93,88 @@ def run(graph: Graph, *inputs: Any) -> Any:
     return _jit.run(graph, *inputs)
 
 
-class GraphExecutor(_jit.GraphExecutor):
-    """Runs a graph with a plan specialised to its inputs' types.
+GraphExecutor = _jit.GraphExecutor
+GraphExecutor.__doc__ = """Runs a graph with a plan specialised to its inputs' types.
 
-    Each call computes the inputs' spec -- per tensor its dtype, device,
-    rank and requires_grad (and its sizes and strides with
-    ``specialize_sizes``), per other value its kind -- and runs the plan
-    made for that spec on first use: the graph with its inputs typed by the
-    spec, optimised (shape propagation, peephole, constant propagation,
-    constant-branch inlining, CSE, dead code elimination: see
-    :func:`turnout.jit.passes.optimize_graph`) and compiled for the
-    interpreter. The executor keeps a copy of ``graph``: changing ``graph``
-    afterwards changes nothing here. Calls from several threads at once are
-    safe; the GIL is released while the graph runs.
+Each call computes the inputs' spec -- per tensor its dtype, device,
+rank and requires_grad (and its sizes and strides with
+``specialize_sizes``), per other value its kind -- and runs the plan
+made for that spec on first use: the graph with its inputs typed by the
+spec, optimised (shape propagation, peephole, constant propagation,
+constant-branch inlining, CSE, dead code elimination: see
+:func:`turnout.jit.passes.optimize_graph`) and compiled for the
+interpreter. The executor keeps a copy of ``graph``: changing ``graph``
+afterwards changes nothing here. Calls from several threads at once are
+safe; the GIL is released while the graph runs.
 
-    Args:
-        graph: the graph to run.
-        optimize: run the passes on each plan's graph. With False, or inside
-            ``with turnout.jit.optimized_execution(False):`` when a plan is
-            made, the plan runs the graph as written.
-        specialize_sizes: specialise plans to sizes and strides too.
+Args:
+    graph: the graph to run.
+    optimize: run the passes on each plan's graph. With False, or inside
+        ``with turnout.jit.optimized_execution(False):`` when a plan is
+        made, the plan runs the graph as written.
+    specialize_sizes: specialise plans to sizes and strides too.
 
-    Calling it with one value per graph input returns the graph's one
-    output, or a tuple when it has several.
+Calling it with one value per graph input returns the graph's one
+output, or a tuple when it has several.
 
-    Raises:
-        TypeError: ``graph`` is not a :class:`Graph`; or, when called, an
-            input does not fit its type.
-        ValueError: the graph fails ``lint()``; or, when called, a wrong
-            number of inputs, a graph that does not compile, or a failing
-            operator (named with the node's source location).
+Raises:
+    TypeError: ``graph`` is not a :class:`Graph`; or, when called, an
+        input does not fit its type, or inputs were passed by keyword.
+    ValueError: the graph fails ``lint()``; or, when called, a wrong
+        number of inputs, a graph that does not compile, or a failing
+        operator (named with the node's source location).
 
-    Example::
+Example::
 
-        >>> import turnout, turnout.jit
-        >>> g = turnout.jit.Graph.parse('''
-        ...     graph(%x : Tensor):
-        ...       %one : int = prim::Constant[value=1]()
-        ...       %zero : int = prim::Constant[value=0]()
-        ...       %y : Tensor = aten::add(%x, %zero, %one)
-        ...       %z : Tensor = aten::mul(%y, %x)
-        ...       return (%z, %one)''')
-        >>> ex = turnout.jit.GraphExecutor(g)
-        >>> ex(turnout.tensor([2.0, 3.0]))
-        (tensor([4., 9.]), 1)
-        >>> print(ex.last_executed_optimized_graph())
-        graph(%x : Float(*, requires_grad=0, device=cpu)):
-          %one : int = prim::Constant[value=1]()
-          %z : Float(*, requires_grad=0, device=cpu) = aten::mul(%x, %x)
-          return (%z, %one)
-        <BLANKLINE>
-        >>> [p.spec for p in ex.get_debug_state().plans]
-        ['(Float(*, requires_grad=0, device=cpu)) optimized']
-    """
+    >>> import turnout, turnout.jit
+    >>> g = turnout.jit.Graph.parse('''
+    ...     graph(%x : Tensor):
+    ...       %one : int = prim::Constant[value=1]()
+    ...       %zero : int = prim::Constant[value=0]()
+    ...       %y : Tensor = aten::add(%x, %zero, %one)
+    ...       %z : Tensor = aten::mul(%y, %x)
+    ...       return (%z, %one)''')
+    >>> ex = turnout.jit.GraphExecutor(g)
+    >>> ex(turnout.tensor([2.0, 3.0]))
+    (tensor([4., 9.]), 1)
+    >>> print(ex.last_executed_optimized_graph())
+    graph(%x : Float(*, requires_grad=0, device=cpu)):
+      %one : int = prim::Constant[value=1]()
+      %z : Float(*, requires_grad=0, device=cpu) = aten::mul(%x, %x)
+      return (%z, %one)
+    <BLANKLINE>
+    >>> [p.spec for p in ex.get_debug_state().plans]
+    ['(Float(*, requires_grad=0, device=cpu)) optimized']
 
-    def __init__(self, graph: Graph, optimize: bool = True,
-                 specialize_sizes: bool = False) -> None:
-        if not isinstance(graph, Graph):
-            raise TypeError(
-                f"GraphExecutor(graph): expected graph to be a "
-                f"turnout.jit.Graph, got {type(graph).__name__}")
-        super().__init__(graph, bool(optimize), bool(specialize_sizes))
+``ex.get_debug_state()`` lists the plans made so far, in the order they
+were made: ``state.plans`` holds one ``ExecutionPlanState`` per plan,
+with its ``spec`` (a string), ``optimized``, its ``graph`` (a copy of
+the graph it compiled) and ``code`` (the interpreter's listing);
+``state.graph`` is the graph as given; ``str(state)`` prints every
+plan's spec and graph. ``ex.last_executed_optimized_graph()`` is a copy
+of the graph of the plan that ran last, from any thread (None before the
+first call): TorchScript's ``torch.jit.last_executed_optimized_graph()``,
+per executor. ``ex.graph``, ``ex.optimize`` and ``ex.specialize_sizes``
+are what it was made with.
 
-    def get_debug_state(self) -> GraphExecutorState:
-        """The plans made so far, in the order they were made.
-
-        ``state.plans`` lists :class:`ExecutionPlanState` objects, each with
-        its ``spec`` (a string), ``optimized``, its ``graph`` (a copy of the
-        graph it compiled) and ``code`` (the interpreter's listing);
-        ``state.graph`` is the graph as given; ``str(state)`` prints every
-        plan's spec and graph.
-
-        Example::
-
-            >>> import turnout, turnout.jit
-            >>> g = turnout.jit.Graph.parse('''
-            ...     graph(%x : Tensor):
-            ...       %y : Tensor = aten::neg(%x)
-            ...       return (%y)''')
-            >>> ex = turnout.jit.GraphExecutor(g)
-            >>> _ = ex(turnout.tensor([1.0])), ex(turnout.tensor([[1]]))
-            >>> print(ex.get_debug_state())
-            GraphExecutor: 2 plans
-            plan 0: (Float(*, requires_grad=0, device=cpu)) optimized
-            graph(%x : Float(*, requires_grad=0, device=cpu)):
-              %y : Float(*, requires_grad=0, device=cpu) = aten::neg(%x)
-              return (%y)
-            plan 1: (Long(*, *, requires_grad=0, device=cpu)) optimized
-            graph(%x : Long(*, *, requires_grad=0, device=cpu)):
-              %y : Long(*, *, requires_grad=0, device=cpu) = aten::neg(%x)
-              return (%y)
-            <BLANKLINE>
-        """
-        return super().get_debug_state()
-
-    def last_executed_optimized_graph(self) -> Graph | None:
-        """A copy of the graph of the plan that ran last, from any thread;
-        None before the first call. (TorchScript's
-        ``torch.jit.last_executed_optimized_graph()``, per executor.)"""
-        return super().last_executed_optimized_graph()
+    >>> g = turnout.jit.Graph.parse('''
+    ...     graph(%x : Tensor):
+    ...       %y : Tensor = aten::neg(%x)
+    ...       return (%y)''')
+    >>> ex = turnout.jit.GraphExecutor(g)
+    >>> _ = ex(turnout.tensor([1.0])), ex(turnout.tensor([[1]]))
+    >>> print(ex.get_debug_state())
+    GraphExecutor: 2 plans
+    plan 0: (Float(*, requires_grad=0, device=cpu)) optimized
+    graph(%x : Float(*, requires_grad=0, device=cpu)):
+      %y : Float(*, requires_grad=0, device=cpu) = aten::neg(%x)
+      return (%y)
+    plan 1: (Long(*, *, requires_grad=0, device=cpu)) optimized
+    graph(%x : Long(*, *, requires_grad=0, device=cpu)):
+      %y : Long(*, *, requires_grad=0, device=cpu) = aten::neg(%x)
+      return (%y)
+    <BLANKLINE>
+"""
 
 
 def set_graph_executor_optimize(optimize: bool) -> None:
