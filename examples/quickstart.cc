@@ -149,8 +149,7 @@ void graphTour() {
   stack = {turnout::IValue(a * 3), turnout::IValue(w)};
   executor.run(stack);
   show("graph(a * 3, w)", stack[0].toTensor());
-  std::cout << "plans made: " << executor.getDebugState().plans.size()
-            << "\n";
+  std::cout << "plans made: " << executor.getDebugState().plans.size() << "\n";
 }
 
 }  // namespace
