@@ -15,10 +15,12 @@
 //                        ArgumentSpec, the plan lookup, then Code::run).
 // Each reports `ns_per_op` (time per iteration / 100); the graph and boxed
 // runs also report `overhead_ns_per_op` over the unboxed baseline and
-// `ratio` to it.
+// `ratio` to it. jit_torch_bench is this binary plus TorchScript's
+// interpreter and executor on the same graph (torchscript_chain_bench.cc).
 #include <string>
 
 #include "bench/bench_util.h"
+#include "bench/jit_chain.h"
 #include "benchmark/benchmark.h"
 #include "dispatcher/dispatcher.h"
 #include "jit/ir/parser.h"
@@ -29,7 +31,7 @@
 namespace turnout {
 namespace {
 
-constexpr int kChain = 100;
+using bench::kChain;
 
 double& unboxedBaseline() {
   static double ns = 0;
@@ -48,26 +50,6 @@ void report(benchmark::State& state, double ns_per_iteration) {
 }
 
 Tensor one() { return full({1}, 1.0f, TensorOptions(ScalarType::Float)); }
-
-// add, mul, sub, div by y = 1: the values stay finite however long it runs.
-std::string chainGraph() {
-  std::string text =
-      "graph(%x : Tensor,\n      %y : Tensor):\n"
-      "  %one : int = prim::Constant[value=1]()\n";
-  std::string prev = "x";
-  for (int i = 1; i <= kChain; ++i) {
-    std::string v = "v" + std::to_string(i);
-    switch (i % 4) {
-      case 1: text += "  %" + v + " : Tensor = aten::add(%" + prev + ", %y, %one)\n"; break;
-      case 2: text += "  %" + v + " : Tensor = aten::mul(%" + prev + ", %y)\n"; break;
-      case 3: text += "  %" + v + " : Tensor = aten::sub(%" + prev + ", %y, %one)\n"; break;
-      case 0: text += "  %" + v + " : Tensor = aten::div(%" + prev + ", %y)\n"; break;
-    }
-    prev = v;
-  }
-  text += "  return (%" + prev + ")\n";
-  return text;
-}
 
 void BM_UnboxedChain100(benchmark::State& state) {
   Dispatcher& d = Dispatcher::singleton();
@@ -126,34 +108,19 @@ void BM_BoxedChain100(benchmark::State& state) {
 BENCHMARK(BM_BoxedChain100);
 
 void BM_GraphChain100(benchmark::State& state) {
-  jit::Code code(*jit::parseIR(chainGraph()));
-  Tensor x = one(), y = one();
-  Stack stack;
-  stack.reserve(8);
-  double ns = nsPerIteration(state, [&] {
-    stack.emplace_back(x);
-    stack.emplace_back(y);
-    code.run(stack);
-    benchmark::DoNotOptimize(stack.back());
-    stack.clear();
-  });
-  report(state, ns);
+  jit::Code code(*jit::parseIR(bench::chainGraph()));
+  report(state, bench::nsPerChainRun<Stack>(state, one(), one(),
+                                            [&](Stack& s) { code.run(s); }));
 }
 BENCHMARK(BM_GraphChain100);
 
 void BM_ExecutorChain100(benchmark::State& state) {
-  jit::GraphExecutor executor(*jit::parseIR(chainGraph()));
-  Tensor x = one(), y = one();
-  Stack stack;
-  stack.reserve(8);
-  double ns = nsPerIteration(state, [&] {
-    stack.emplace_back(x);
-    stack.emplace_back(y);
-    executor.run(stack);
-    benchmark::DoNotOptimize(stack.back());
-    stack.clear();
-  });
+  jit::GraphExecutor executor(*jit::parseIR(bench::chainGraph()));
+  const double ns = bench::nsPerChainRun<Stack>(
+      state, one(), one(), [&](Stack& s) { executor.run(s); });
   report(state, ns);
+  // jit_torch_bench's TorchScript rows report their ratio to this.
+  bench::figures()["executor_per_op"] = ns / kChain;
 }
 BENCHMARK(BM_ExecutorChain100);
 

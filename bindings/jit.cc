@@ -4,6 +4,8 @@
 //
 //   >>> g = _C._jit.Graph.parse(text)
 //   >>> _C._jit.run(g, x, y)               # one output, or a tuple
+//   >>> ex = _C._jit.GraphExecutor(g); ex(x, y)   # plans per input spec
+//   >>> _C._jit.passes.eliminate_dead_code(g)     # in place; changed?
 //   >>> g = _C._jit.trace(fn, (x,), ["x"])
 //   >>> f = _C._jit.fork(fn, x); f.wait()
 //
@@ -25,7 +27,14 @@
 #include "dispatcher/error.h"
 #include "jit/ir/ir.h"
 #include "jit/ir/parser.h"
+#include "jit/passes/common_subexpression_elimination.h"
+#include "jit/passes/constant_propagation.h"
+#include "jit/passes/dead_code_elimination.h"
+#include "jit/passes/inline_constant_branches.h"
+#include "jit/passes/peephole.h"
+#include "jit/passes/shape_propagation.h"
 #include "jit/runtime/future.h"
+#include "jit/runtime/graph_executor.h"
 #include "jit/runtime/interpreter.h"
 #include "jit/tracer/tracer.h"
 
@@ -39,21 +48,46 @@ using jit::Graph;
 using jit::Node;
 using jit::Value;
 
+// Throws when a pass has freed part of `g` since a wrapper took a pointer
+// into it (at `freed`, the graph's numFreed() then): the pointer may
+// dangle.
+void checkNotFreed(const Graph& g, uint64_t freed, const char* what) {
+  TURNOUT_CHECK(
+      g.numFreed() == freed, ErrorKind::InvalidArgument, "this ", what,
+      " was taken from a graph that a pass has changed since "
+      "(it removed nodes or values); take the ",
+      what, " again from the graph (graph.nodes(), node.inputs(), ...)");
+}
+
 // A node or value of a graph, keeping the graph alive.
 struct PyNode {
   std::shared_ptr<Graph> graph;
-  Node* node;
+  Node* node_;
+  uint64_t freed;
+  PyNode(std::shared_ptr<Graph> g, Node* n)
+      : graph(std::move(g)), node_(n), freed(graph->numFreed()) {}
+  Node* node() const {
+    checkNotFreed(*graph, freed, "Node");
+    return node_;
+  }
 };
 struct PyValue {
   std::shared_ptr<Graph> graph;
-  Value* value;
+  Value* value_;
+  uint64_t freed;
+  PyValue(std::shared_ptr<Graph> g, Value* v)
+      : graph(std::move(g)), value_(v), freed(graph->numFreed()) {}
+  Value* value() const {
+    checkNotFreed(*graph, freed, "Value");
+    return value_;
+  }
 };
 
 std::vector<PyValue> wrapValues(const std::shared_ptr<Graph>& g,
                                 const std::vector<Value*>& values) {
   std::vector<PyValue> out;
   out.reserve(values.size());
-  for (Value* v : values) out.push_back({g, v});
+  for (Value* v : values) out.emplace_back(g, v);
   return out;
 }
 
@@ -144,38 +178,59 @@ py::object outputsToPython(Stack& stack) {
   return std::move(out);
 }
 
-// A compiled graph, callable with Python values.
-struct PyCode {
-  std::shared_ptr<const jit::Code> code;
-  std::vector<jit::Type> input_types;
-  std::vector<std::string> input_names;
+// A graph's inputs as Python sees them: converts call arguments to a
+// Stack, or says which argument does not fit.
+struct GraphInputs {
+  std::vector<jit::Type> types;
+  std::vector<std::string> names;
 
-  explicit PyCode(const Graph& g)
-      : code(std::make_shared<const jit::Code>(g)) {
+  explicit GraphInputs(const Graph& g) {
     for (const Value* v : g.inputs()) {
-      input_types.push_back(v->type());
-      input_names.push_back(v->debugName());
+      types.push_back(v->type());
+      names.push_back(v->debugName());
     }
   }
 
-  py::object run(const py::args& args) const {
-    TURNOUT_CHECK(args.size() == input_types.size(), ErrorKind::InvalidArgument,
-                  "run(): the graph takes ", input_types.size(),
-                  " inputs but got ", args.size());
-    Stack stack;
-    stack.reserve(args.size());
-    for (size_t i = 0; i < args.size(); ++i) {
+  // Appends `args` to `stack`, each converted to its input's type.
+  // `where` names the caller in errors ("run()").
+  void toStack(const py::args& args, const char* where, Stack& stack) const {
+    const size_t n = args.size();
+    TURNOUT_CHECK(n == types.size(), ErrorKind::InvalidArgument, where,
+                  ": the graph takes ", types.size(), " inputs but got ", n);
+    for (size_t i = 0; i < n; ++i) {
+      PyObject* arg = PyTuple_GET_ITEM(args.ptr(), i);
       IValue v;
-      if (!tryToIValue(args[i], *input_types[i].schemaType(), std::nullopt,
-                       &v)) {
+      if (!tryToIValue(arg, *types[i].schemaType(), std::nullopt, &v)) {
         throw Error(ErrorKind::Type,
-                    "run(): input " + std::to_string(i) + " (%" +
-                        input_names[i] + " : " + input_types[i].toString() +
-                        ") must be " + input_types[i].unrefined().toString() +
-                        ", but got " + describePyType(args[i]));
+                    std::string(where) + ": input " + std::to_string(i) +
+                        " (%" + names[i] + " : " + types[i].toString() +
+                        ") must be " + types[i].unrefined().toString() +
+                        ", but got " + describePyType(arg));
       }
       stack.push_back(std::move(v));
     }
+  }
+};
+
+// The value of a complete future as Python: a list of Future objects for a
+// collect_all() result, else the converted IValue. Rethrows its error.
+py::object futureValueToPython(const jit::Future& f) {
+  if (f.holdsFutures()) return py::cast(f.futures());
+  return toPyObject(f.value());
+}
+
+// A compiled graph, callable with Python values.
+struct PyCode {
+  std::shared_ptr<const jit::Code> code;
+  GraphInputs inputs;
+
+  explicit PyCode(const Graph& g)
+      : code(std::make_shared<const jit::Code>(g)), inputs(g) {}
+
+  py::object run(const py::args& args) const {
+    Stack stack;
+    stack.reserve(args.size());
+    inputs.toStack(args, "run()", stack);
     {
       py::gil_scoped_release no_gil;
       code->run(stack);
@@ -184,6 +239,95 @@ struct PyCode {
   }
 };
 
+// Each thread's spare Stack for GraphExecutor calls, kept between calls so
+// that a call allocates no stack once the capacity is there. A call takes
+// it (leaving an empty one: a graph whose Python kernel calls another
+// executor on this thread gets a fresh stack) and gives it back cleared.
+thread_local Stack tls_spare_stack;
+
+// A GraphExecutor callable with Python values.
+struct PyGraphExecutor {
+  jit::GraphExecutor executor;
+  GraphInputs inputs;
+
+  PyGraphExecutor(const Graph& g, jit::GraphExecutorOptions options)
+      : executor(g, options), inputs(executor.graph()) {}
+
+  py::object call(const py::args& args) {
+    Stack stack = std::move(tls_spare_stack);
+    stack.clear();
+    struct GiveBack {
+      Stack& stack;
+      ~GiveBack() {
+        stack.clear();  // with the GIL held: outputs may be Python-owned
+        tls_spare_stack = std::move(stack);
+      }
+    } give_back{stack};
+    inputs.toStack(args, "GraphExecutor()", stack);
+    {
+      py::gil_scoped_release no_gil;
+      executor.run(stack);
+    }
+    return outputsToPython(stack);
+  }
+};
+
+// Sets the Python error for the C++ exception being handled, as pybind11's
+// own dispatcher does (through the registered translators).
+// Precondition: called from a catch block, with the GIL held.
+void setPythonErrorFromCurrentException() {
+  try {
+    throw;
+  } catch (py::error_already_set& e) {
+    e.restore();
+  } catch (...) {
+    if (py::detail::apply_exception_translators(
+            py::detail::get_local_internals()
+                .registered_exception_translators) ||
+        py::detail::apply_exception_translators(
+            py::detail::get_internals().registered_exception_translators)) {
+      return;
+    }
+    PyErr_SetString(PyExc_SystemError,
+                    "GraphExecutor(): an unknown C++ exception escaped");
+  }
+}
+
+// GraphExecutor's tp_call, in place of pybind11's __call__ dispatch (which
+// copies the arguments into a new tuple and resolves overloads: ~100 ns
+// of the ~300 ns an empty graph's call cost from Python).
+PyObject* graphExecutorCall(PyObject* self, PyObject* args, PyObject* kwargs) {
+  if (kwargs != nullptr && PyDict_GET_SIZE(kwargs) != 0) {
+    PyErr_SetString(PyExc_TypeError,
+                    "GraphExecutor(): pass the graph's inputs positionally, "
+                    "not as keyword arguments");
+    return nullptr;
+  }
+  try {
+    auto* inst = reinterpret_cast<py::detail::instance*>(self);
+    auto* executor = inst->get_value_and_holder().value_ptr<PyGraphExecutor>();
+    if (executor == nullptr) {
+      PyErr_SetString(PyExc_TypeError,
+                      "GraphExecutor(): this executor was not initialised "
+                      "(its __init__ did not run)");
+      return nullptr;
+    }
+    return executor->call(py::reinterpret_borrow<py::args>(args))
+        .release()
+        .ptr();
+  } catch (...) {
+    setPythonErrorFromCurrentException();
+    return nullptr;
+  }
+}
+
+// A graph of the executor's, as a Python Graph: a copy, so that Python can
+// neither change a plan's graph nor keep a const one it could mutate.
+py::object graphOrNone(const std::shared_ptr<const Graph>& g) {
+  if (g == nullptr) return py::none();
+  return py::cast(std::shared_ptr<Graph>(g->copy()));
+}
+
 }  // namespace
 
 void initJit(py::module_& m) {
@@ -191,35 +335,39 @@ void initJit(py::module_& m) {
       "_jit", "The graph layer: IR, interpreter, tracer, fork/wait.");
 
   py::class_<PyValue>(jit, "Value", "A value of a graph (SSA).")
-      .def("debug_name", [](const PyValue& v) { return v.value->debugName(); })
-      .def("type", [](const PyValue& v) { return v.value->type().toString(); })
+      .def("debug_name",
+           [](const PyValue& v) { return v.value()->debugName(); })
+      .def("type",
+           [](const PyValue& v) { return v.value()->type().toString(); })
       .def("node",
-           [](const PyValue& v) { return PyNode{v.graph, v.value->node()}; })
+           [](const PyValue& v) { return PyNode(v.graph, v.value()->node()); })
       .def("__repr__", [](const PyValue& v) {
-        return "%" + v.value->debugName() + " : " +
-               v.value->type().toString();
+        return "%" + v.value()->debugName() + " : " +
+               v.value()->type().toString();
       });
 
   py::class_<PyNode>(jit, "Node", "A node of a graph.")
-      .def("kind", [](const PyNode& n) { return n.node->kind(); })
+      .def("kind", [](const PyNode& n) { return n.node()->kind(); })
       .def("inputs",
-           [](const PyNode& n) { return wrapValues(n.graph, n.node->inputs()); })
+           [](const PyNode& n) {
+             return wrapValues(n.graph, n.node()->inputs());
+           })
       .def("outputs",
            [](const PyNode& n) {
-             return wrapValues(n.graph, n.node->outputs());
+             return wrapValues(n.graph, n.node()->outputs());
            })
       .def("schema",
            [](const PyNode& n) -> py::object {
-             const FunctionSchema* s = n.node->maybeSchema();
+             const FunctionSchema* s = n.node()->maybeSchema();
              if (s == nullptr) return py::none();
              return py::str(toString(*s));
            })
       .def("source_location",
-           [](const PyNode& n) { return n.node->sourceLocation(); })
+           [](const PyNode& n) { return n.node()->sourceLocation(); })
       .def("num_blocks",
-           [](const PyNode& n) { return n.node->blocks().size(); })
-      .def("__str__", [](const PyNode& n) { return n.node->toString(); })
-      .def("__repr__", [](const PyNode& n) { return n.node->toString(); });
+           [](const PyNode& n) { return n.node()->blocks().size(); })
+      .def("__str__", [](const PyNode& n) { return n.node()->toString(); })
+      .def("__repr__", [](const PyNode& n) { return n.node()->toString(); });
 
   py::class_<Graph, std::shared_ptr<Graph>>(jit, "Graph",
                                             "A graph in TorchScript's form.")
@@ -234,7 +382,7 @@ void initJit(py::module_& m) {
       .def("nodes",
            [](const std::shared_ptr<Graph>& g) {
              std::vector<PyNode> out;
-             for (Node* n : g->block()->nodes()) out.push_back({g, n});
+             for (Node* n : g->block()->nodes()) out.emplace_back(g, n);
              return out;
            })
       .def("inputs",
@@ -251,14 +399,116 @@ void initJit(py::module_& m) {
       .def("__str__", &Graph::toString);
 
   py::class_<PyCode>(jit, "Code", "A graph compiled for the interpreter.")
-      .def(py::init([](const Graph& g) { return PyCode(g); }),
-           py::arg("graph"))
+      .def(py::init([](const Graph& g) { return PyCode(g); }), py::arg("graph"))
       .def("__call__", &PyCode::run)
       .def("dump", [](const PyCode& c) { return c.code->dump(); });
 
   jit.def(
       "run",
       [](const Graph& g, const py::args& args) { return PyCode(g).run(args); },
+      py::arg("graph"));
+
+  py::class_<jit::GraphExecutorState::Plan>(
+      jit, "ExecutionPlanState", "One plan of a GraphExecutor's debug state.")
+      .def_property_readonly("spec",
+                             [](const jit::GraphExecutorState::Plan& p) {
+                               return p.spec.toString();
+                             })
+      .def_property_readonly("optimized",
+                             [](const jit::GraphExecutorState::Plan& p) {
+                               return p.spec.optimize();
+                             })
+      .def_property_readonly("graph",
+                             [](const jit::GraphExecutorState::Plan& p) {
+                               return graphOrNone(p.graph);
+                             })
+      .def_readonly("code", &jit::GraphExecutorState::Plan::code)
+      .def("__repr__", [](const jit::GraphExecutorState::Plan& p) {
+        return "<ExecutionPlanState " + p.spec.toString() + ">";
+      });
+
+  py::class_<jit::GraphExecutorState>(jit, "GraphExecutorState",
+                                      "The plans of a GraphExecutor.")
+      .def_property_readonly(
+          "graph",
+          [](const jit::GraphExecutorState& s) { return graphOrNone(s.graph); })
+      .def_readonly("plans", &jit::GraphExecutorState::plans)
+      .def("__str__", &jit::GraphExecutorState::toString);
+
+  py::class_<PyGraphExecutor> executor(
+      jit, "GraphExecutor", "Runs a graph with plans per input spec.",
+      py::is_final());
+  executor
+      .def(py::init([](py::handle graph, bool optimize, bool specialize_sizes) {
+             if (!py::isinstance<Graph>(graph)) {
+               throw py::type_error(
+                   "GraphExecutor(graph): expected graph to be a "
+                   "turnout.jit.Graph, got " +
+                   describePyType(graph));
+             }
+             jit::GraphExecutorOptions options;
+             options.optimize = optimize;
+             options.specialize_sizes = specialize_sizes;
+             return std::make_unique<PyGraphExecutor>(
+                 graph.cast<const Graph&>(), options);
+           }),
+           py::arg("graph"), py::arg("optimize") = true,
+           py::arg("specialize_sizes") = false)
+      // For introspection; calls go through graphExecutorCall (below).
+      .def("__call__", &PyGraphExecutor::call)
+      .def_property_readonly(
+          "graph",
+          [](const PyGraphExecutor& e) {
+            return std::shared_ptr<Graph>(e.executor.graph().copy());
+          })
+      .def_property_readonly("optimize",
+                             [](const PyGraphExecutor& e) {
+                               return e.executor.options().optimize;
+                             })
+      .def_property_readonly("specialize_sizes",
+                             [](const PyGraphExecutor& e) {
+                               return e.executor.options().specialize_sizes;
+                             })
+      .def(
+          "get_debug_state",
+          [](const PyGraphExecutor& e) { return e.executor.getDebugState(); },
+          "The plans made so far, in the order they were made: "
+          "state.plans (each with spec, optimized, graph and code), "
+          "state.graph, and str(state).")
+      .def(
+          "last_executed_optimized_graph",
+          [](const PyGraphExecutor& e) {
+            return graphOrNone(e.executor.lastExecutedOptimizedGraph());
+          },
+          "A copy of the graph of the plan that ran last (from any thread); "
+          "None before the first call.");
+  // Defining __call__ made the type's tp_call pybind11's generic slot;
+  // point it at the direct entry. (A Python subclass would get the generic
+  // slot back: GraphExecutor is final.)
+  auto* executor_type = reinterpret_cast<PyTypeObject*>(executor.ptr());
+  executor_type->tp_call = &graphExecutorCall;
+  PyType_Modified(executor_type);
+
+  jit.def("set_graph_executor_optimize", &jit::setGraphExecutorOptimize,
+          py::arg("optimize"));
+  jit.def("get_graph_executor_optimize", &jit::getGraphExecutorOptimize);
+
+  py::module_ passes = jit.def_submodule(
+      "passes",
+      "Graph passes; each changes a graph in place and returns "
+      "whether it changed it.");
+  passes.def("eliminate_dead_code", &jit::eliminateDeadCode, py::arg("graph"));
+  passes.def("propagate_constants", &jit::propagateConstants, py::arg("graph"));
+  passes.def("eliminate_common_subexpressions",
+             &jit::eliminateCommonSubexpressions, py::arg("graph"));
+  passes.def("peephole_optimize", &jit::peepholeOptimize, py::arg("graph"));
+  passes.def("inline_constant_branches", &jit::inlineConstantBranches,
+             py::arg("graph"));
+  passes.def("propagate_shapes", &jit::propagateShapes, py::arg("graph"));
+  passes.def("erase_shape_information", &jit::eraseShapeInformation,
+             py::arg("graph"));
+  passes.def(
+      "optimize_graph", [](Graph& g) { jit::optimizeGraph(g); },
       py::arg("graph"));
 
   jit.def(
@@ -306,14 +556,14 @@ void initJit(py::module_& m) {
                 py::gil_scoped_release no_gil;
                 f.wait();
               }
-              return toPyObject(f.value());
+              return futureValueToPython(f);
             });
           },
           "Blocks until complete; returns the value or raises the error.")
       .def(
           "value",
           [](const jit::Future& f) {
-            return reraisingPython([&] { return toPyObject(f.value()); });
+            return reraisingPython([&] { return futureValueToPython(f); });
           },
           "The value; raises when not complete or when the work failed.")
       .def("done", &jit::Future::completed)
@@ -358,8 +608,7 @@ void initJit(py::module_& m) {
       },
       py::arg("futures"));
   jit.def("get_num_interop_threads", &jit::getNumInteropThreads);
-  jit.def("set_num_interop_threads", &jit::setNumInteropThreads,
-          py::arg("n"));
+  jit.def("set_num_interop_threads", &jit::setNumInteropThreads, py::arg("n"));
   jit.def("is_tracing", &jit::isTracing);
 }
 

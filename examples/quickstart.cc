@@ -7,7 +7,7 @@
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/library.h"
 #include "dispatcher/tensor.h"
-#include "jit/runtime/interpreter.h"
+#include "jit/runtime/graph_executor.h"
 #include "jit/tracer/tracer.h"
 #include "kernels/ops.h"
 
@@ -109,7 +109,7 @@ void tensorTour() {
   // w.grad().
 }
 
-// ---- Graphs: trace a function, run the graph ------------------------------
+// ---- Graphs: trace a function, run the graph with the executor -----------
 
 void graphTour() {
   // Tracing runs the function once and records every operator it calls,
@@ -131,12 +131,25 @@ void graphTour() {
       {a, w}, {{"a", "w"}});
   std::cout << "traced graph:\n" << *graph;
 
-  // The interpreter runs it on new inputs, through the same kernels.
-  turnout::jit::Code code(*graph);
+  // The graph executor runs it on new inputs, through the same kernels:
+  // on the first call it makes a plan for the inputs' dtypes, devices and
+  // ranks -- the graph typed by them, optimised (shapes propagated,
+  // constants folded and merged, dead code removed) and compiled.
+  turnout::jit::GraphExecutor executor(*graph);
   turnout::Stack stack{turnout::IValue(a * 2), turnout::IValue(w)};
-  code.run(stack);
+  executor.run(stack);
   show("graph(a * 2, w)", stack[0].toTensor());
   show("model(a * 2, w)", model(a * 2, w));
+  // Here: tensor types propagated from the inputs' (dtype, rank), and the
+  // tracer's two constants 1 merged into one.
+  std::cout << "what the executor ran (optimised for these inputs):\n"
+            << *executor.lastExecutedOptimizedGraph();
+  // Inputs of the same dtypes, devices and ranks reuse that plan; others
+  // (say, Double tensors) would get a plan of their own.
+  stack = {turnout::IValue(a * 3), turnout::IValue(w)};
+  executor.run(stack);
+  show("graph(a * 3, w)", stack[0].toTensor());
+  std::cout << "plans made: " << executor.getDebugState().plans.size() << "\n";
 }
 
 }  // namespace

@@ -444,6 +444,7 @@ void Graph::freeValue(Value* v) {
   auto it = names_.find(v->name_);
   if (it != names_.end() && it->second == v) names_.erase(it);
   all_values_.erase(v);
+  ++num_freed_;
   delete v;
 }
 
@@ -481,6 +482,7 @@ void Graph::freeNode(Node* n) {
   for (Value* v : n->outputs_) freeValue(v);
   n->outputs_.clear();
   all_nodes_.erase(n);
+  ++num_freed_;
   delete n;
 }
 

@@ -373,6 +373,12 @@ class Graph {
   /// TorchScript's text form; see printer.h.
   std::string toString() const;
 
+  /// How many nodes, values and blocks have been freed so far. A holder of
+  /// a raw Node* or Value* (the Python wrappers) that saw this count when
+  /// it took the pointer knows the pointer is still valid while the count
+  /// is unchanged.
+  uint64_t numFreed() const { return num_freed_; }
+
  private:
   friend class Block;
   friend class Node;
@@ -392,6 +398,7 @@ class Graph {
   std::unordered_set<Block*> all_blocks_;
   std::unordered_map<std::string, Value*> names_;
   size_t next_name_ = 0;
+  uint64_t num_freed_ = 0;
 };
 
 std::ostream& operator<<(std::ostream& out, const Graph& g);

@@ -138,8 +138,9 @@ void Future::setError(std::exception_ptr error) {
   finish(IValue(), std::move(error));
 }
 
-void Future::finish(IValue value, std::exception_ptr error) {
+void Future::finish(IValue value, std::exception_ptr error, bool with_futures) {
   std::vector<std::function<void(Future&)>> callbacks;
+  std::vector<std::shared_ptr<Future>> dropped;  // freed outside the lock
   {
     std::lock_guard<std::mutex> lock(mu_);
     TURNOUT_CHECK(!completed_.load(std::memory_order_relaxed),
@@ -149,6 +150,9 @@ void Future::finish(IValue value, std::exception_ptr error) {
                   "completed exactly once");
     value_ = std::move(value);
     error_ = std::move(error);
+    holds_futures_ = with_futures;
+    // A failed collectAll() result holds no futures: no value to read.
+    if (!with_futures) dropped.swap(futures_);
     // Release: whoever sees completed_ true sees value_ and error_.
     completed_.store(true, std::memory_order_release);
     callbacks.swap(callbacks_);
@@ -190,12 +194,33 @@ void Future::wait() {
   if (error_) std::rethrow_exception(error_);
 }
 
-const IValue& Future::value() const {
-  TURNOUT_CHECK(completed(), ErrorKind::InvalidArgument,
-                "Future::value(): the future is not complete yet; call "
-                "wait() first, or chain with then()");
+void Future::checkReadable(const char* what) const {
+  TURNOUT_CHECK(completed(), ErrorKind::InvalidArgument, "Future::", what,
+                "(): the future is not complete yet; call wait() first, or "
+                "chain with then()");
   if (error_) std::rethrow_exception(error_);
+}
+
+const IValue& Future::value() const {
+  checkReadable("value");
+  TURNOUT_CHECK(!holds_futures_, ErrorKind::Type,
+                "Future::value(): this future's value is a list of futures "
+                "(a collectAll() result), which an IValue cannot hold; read "
+                "it with futures()");
   return value_;
+}
+
+bool Future::holdsFutures() const {
+  return completed() && error_ == nullptr && holds_futures_;
+}
+
+const std::vector<std::shared_ptr<Future>>& Future::futures() const {
+  checkReadable("futures");
+  TURNOUT_CHECK(holds_futures_, ErrorKind::Type,
+                "Future::futures(): this future holds a value, not a list of "
+                "futures (only collectAll() makes those); read it with "
+                "value()");
+  return futures_;
 }
 
 void Future::addCallback(std::function<void(Future&)> callback) {
@@ -260,6 +285,22 @@ std::shared_ptr<Future> fork(std::function<IValue()> fn) {
   return future;
 }
 
+namespace {
+
+// Runs `complete`, unless someone else (the user, through markCompleted)
+// completed `f` first: then theirs stands. A callback must not throw.
+template <class F>
+void completeUnlessDone(Future& f, F&& complete) {
+  if (f.completed()) return;
+  try {
+    complete();
+  } catch (const Error&) {
+    // Completed by another thread between the check and the call.
+  }
+}
+
+}  // namespace
+
 std::shared_ptr<Future> collectAll(
     const std::vector<std::shared_ptr<Future>>& futures) {
   for (size_t i = 0; i < futures.size(); ++i) {
@@ -267,37 +308,43 @@ std::shared_ptr<Future> collectAll(
                   "collectAll(): future ", i, " is null");
   }
   auto result = std::make_shared<Future>();
+  // Not shared yet: no other thread can read futures_.
+  result->futures_ = futures;
   if (futures.empty()) {
-    result->markCompleted(IValue(std::vector<IValue>{}));
+    result->finish(IValue(), nullptr, /*with_futures=*/true);
     return result;
   }
   struct State {
     std::atomic<size_t> remaining;
-    std::vector<std::shared_ptr<Future>> futures;
-    std::shared_ptr<Future> result;
+    // Set by whichever callback completes the result (the last success, or
+    // the first failure); the others then leave it alone.
+    std::atomic<bool> done{false};
+    // Weak: the inputs' callbacks must not keep the result (which holds
+    // the inputs) alive -- that would be a cycle through an input that
+    // never completes.
+    std::weak_ptr<Future> result;
   };
   auto state = std::make_shared<State>();
   state->remaining.store(futures.size(), std::memory_order_relaxed);
-  state->futures = futures;
   state->result = result;
   for (const auto& f : futures) {
-    f->addCallback([state](Future&) {
+    f->addCallback([state](Future& done) {
+      if (std::exception_ptr e = done.error()) {
+        if (state->done.exchange(true, std::memory_order_acq_rel)) return;
+        if (std::shared_ptr<Future> r = state->result.lock()) {
+          completeUnlessDone(*r, [&] { r->setError(e); });
+        }
+        return;
+      }
       // acq_rel: the last one sees every other future's completion.
       if (state->remaining.fetch_sub(1, std::memory_order_acq_rel) != 1) {
         return;
       }
-      std::vector<IValue> values;
-      values.reserve(state->futures.size());
-      for (const auto& done : state->futures) {
-        if (std::exception_ptr e = done->error()) {
-          state->result->setError(e);
-          state->futures.clear();
-          return;
-        }
-        values.push_back(done->value());
+      if (state->done.exchange(true, std::memory_order_acq_rel)) return;
+      if (std::shared_ptr<Future> r = state->result.lock()) {
+        completeUnlessDone(
+            *r, [&] { r->finish(IValue(), nullptr, /*with_futures=*/true); });
       }
-      state->futures.clear();
-      state->result->markCompleted(IValue(std::move(values)));
     });
   }
   return result;

@@ -70,8 +70,16 @@ class Future : public std::enable_shared_from_this<Future> {
   /// waits, so that work forked from forked work cannot deadlock the pool.
   void wait();
   /// The value. Throws Error(InvalidArgument) when not yet complete (call
-  /// wait() first), and rethrows the error of a failed future.
+  /// wait() first), rethrows the error of a failed future, and throws
+  /// Error(Type) for a future of futures (holdsFutures()).
   const IValue& value() const;
+  /// True when complete, without error, with a list of futures as its value
+  /// (a collectAll() result): read it with futures(), not value(). An
+  /// IValue cannot hold a future, so such a value is kept apart.
+  bool holdsFutures() const;
+  /// The futures of a collectAll() result, each complete. Throws as value()
+  /// does, and Error(Type) for a future that holds an IValue.
+  const std::vector<std::shared_ptr<Future>>& futures() const;
 
   // ---- Chaining ------------------------------------------------------------
   /// A future completed with `fn(*this)` once this one completes: `fn` runs
@@ -85,7 +93,13 @@ class Future : public std::enable_shared_from_this<Future> {
   void addCallback(std::function<void(Future&)> callback);
 
  private:
-  void finish(IValue value, std::exception_ptr error);
+  friend std::shared_ptr<Future> collectAll(
+      const std::vector<std::shared_ptr<Future>>& futures);
+  // Completes the future with `value` or `error`, or, with `with_futures`,
+  // with futures_ (set before, by collectAll) as its value.
+  void finish(IValue value, std::exception_ptr error,
+              bool with_futures = false);
+  void checkReadable(const char* what) const;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
@@ -95,6 +109,10 @@ class Future : public std::enable_shared_from_this<Future> {
   std::atomic<bool> completed_{false};
   IValue value_;
   std::exception_ptr error_;
+  // A collectAll() result's futures: set once, before the future is
+  // shared; its value once holds_futures_ is (written before completed_).
+  std::vector<std::shared_ptr<Future>> futures_;
+  bool holds_futures_ = false;
   std::vector<std::function<void(Future&)>> callbacks_;  // guarded by mu_
 };
 
@@ -103,11 +121,16 @@ class Future : public std::enable_shared_from_this<Future> {
 /// thrown by `fn` completes the future with that error.
 std::shared_ptr<Future> fork(std::function<IValue()> fn);
 
-/// A future completed when every one of `futures` is: its value is the
-/// list of their values, in order (a GenericList). When some failed, it
-/// fails with the error of the first failed one in the list, still only
-/// once all are complete. An empty list gives a completed future holding
-/// an empty list. Throws Error(InvalidArgument) for a null future.
+/// As c10::collectAll: a future completed, once every one of `futures` is
+/// complete, with the list of those futures as its value (futures(); each
+/// one's value or error is read from it). When one of them fails, the
+/// result fails at once with that error (the first to arrive), without
+/// waiting for the others. An empty list gives a completed future holding
+/// no futures. Throws Error(InvalidArgument) for a null future.
+///
+/// The result keeps the futures alive; they keep only a weak reference to
+/// the result, so an input future that never completes leaks nothing once
+/// the result is dropped.
 std::shared_ptr<Future> collectAll(
     const std::vector<std::shared_ptr<Future>>& futures);
 

@@ -142,9 +142,33 @@ class CodeBuilder {
 
   void pushInputs(const Node* n) {
     for (size_t i = 0; i < n->inputs().size(); ++i) {
+      // Left on the stack by the node before (forwardsOutput).
+      if (i == 0 && forwarded_.count(n->inputs()[0]) != 0) continue;
       emit(isLastUse(n, i) ? OpCode::Move : OpCode::Load,
            reg(n->inputs()[i]));
     }
+  }
+
+  // The kinds emitNode handles itself; every other node is an operator
+  // call.
+  static bool isPrim(const std::string& k) {
+    return k == prim::kConstant || k == prim::kIf || k == prim::kLoop ||
+           k == prim::kListConstruct || k == prim::kTupleConstruct ||
+           k == prim::kListUnpack || k == prim::kTupleUnpack ||
+           k == prim::kRaiseException || k == prim::kFork ||
+           k == prim::kWait || k == prim::kUninitialized;
+  }
+
+  // Whether the one output of the operator call `n` can stay on the stack
+  // as the first input of the next node: that node is an operator call
+  // and the only user. Saves a Store and a Move per link of a chain.
+  static bool forwardsOutput(const Node* n) {
+    if (n->outputs().size() != 1) return false;
+    const std::vector<Use>& uses = n->output()->uses();
+    if (uses.size() != 1) return false;
+    const Node* user = uses[0].user;
+    return user == n->next() && uses[0].offset == 0 &&
+           !isPrim(user->kind()) && user->op();
   }
 
   // Pops the node's outputs (pushed in order) into their registers.
@@ -252,7 +276,11 @@ class CodeBuilder {
       code_.ops_.push_back(*n->op());
       emit(OpCode::Call, static_cast<uint32_t>(code_.ops_.size() - 1),
            info(n, toString(n->op()->operator_name())));
-      storeOutputs(n->outputs());
+      if (forwardsOutput(n)) {
+        forwarded_.insert(n->output());
+      } else {
+        storeOutputs(n->outputs());
+      }
     }
   }
 
@@ -376,6 +404,8 @@ class CodeBuilder {
   std::unordered_map<const Value*, uint32_t> registers_;
   std::unordered_map<const Node*, int> position_;
   std::unordered_map<const Node*, uint32_t> fork_slot_;
+  // Outputs left on the stack for the next node (forwardsOutput).
+  std::unordered_set<const Value*> forwarded_;
   uint32_t next_register_ = 0;
 };
 

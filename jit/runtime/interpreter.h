@@ -13,7 +13,10 @@
 // an operator through its OperatorHandle (resolved at compile time) on the
 // top of the stack, JUMP / JUMP_IF_FALSE / LOOP_TEST implement prim::If and
 // prim::Loop, and the list, tuple, raise and uninitialized instructions
-// implement the prims of ir.h. FORK compiles a prim::fork's block into a
+// implement the prims of ir.h. An operator's output whose only use is the
+// first input of the next operator call stays on the stack (no STORE, no
+// MOVE), so a chain of calls runs as CALL, pushes of the other inputs,
+// CALL, ... FORK compiles a prim::fork's block into a
 // Code of its own and runs it on the inter-op pool (future.h) with the
 // caller's thread-local dispatch state; WAIT waits for that future. A
 // future lives in a per-run slot of its fork node, so a prim::fork's

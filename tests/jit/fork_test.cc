@@ -133,28 +133,103 @@ TEST(Future, CollectAll) {
   }
   std::shared_ptr<Future> all = collectAll(fs);
   all->wait();
-  std::vector<IValue> values = all->value().toList();
-  ASSERT_EQ(values.size(), 8u);
-  for (int i = 0; i < 8; ++i) EXPECT_EQ(values[i].toInt(), i * i);
+  // Its value is the list of the futures themselves, each complete.
+  ASSERT_TRUE(all->holdsFutures());
+  const std::vector<std::shared_ptr<Future>>& done = all->futures();
+  ASSERT_EQ(done.size(), 8u);
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_EQ(done[i], fs[i]);
+    EXPECT_TRUE(done[i]->completed());
+    EXPECT_EQ(done[i]->value().toInt(), i * i);
+  }
+  EXPECT_THAT(errorOf([&] { all->value(); }),
+              HasSubstr("is a list of futures (a collectAll() result)"));
+  EXPECT_THAT(errorOf([&] { fs[0]->futures(); }),
+              HasSubstr("this future holds a value, not a list of futures"));
+  auto pending = std::make_shared<Future>();
+  std::shared_ptr<Future> waiting = collectAll({pending});
+  EXPECT_FALSE(waiting->holdsFutures());
+  EXPECT_THAT(errorOf([&] { waiting->futures(); }),
+              HasSubstr("Future::futures(): the future is not complete yet"));
+  pending->markCompleted(IValue(3));
+  ASSERT_TRUE(waiting->holdsFutures());
+  EXPECT_EQ(waiting->futures()[0]->value().toInt(), 3);
 
-  // The first failure in list order, once all are done.
+  // A failure fails the result at once, as c10::collectAll, without
+  // waiting for the others.
   auto slow = std::make_shared<Future>();
   std::vector<std::shared_ptr<Future>> mixed = {
       fork([] { return IValue(1); }), slow,
-      fork([]() -> IValue { throw Error(ErrorKind::Type, "second failed"); })};
+      fork([]() -> IValue { throw Error(ErrorKind::Type, "third failed"); })};
   std::shared_ptr<Future> some = collectAll(mixed);
-  mixed[0]->wait();
-  EXPECT_THAT(errorOf([&] { mixed[2]->wait(); }), HasSubstr("second"));
-  EXPECT_FALSE(some->completed());  // still waiting for `slow`
+  EXPECT_THAT(errorOf([&] { some->wait(); }), HasSubstr("third failed"));
+  EXPECT_FALSE(slow->completed());
+  EXPECT_FALSE(some->holdsFutures());
+  EXPECT_THAT(errorOf([&] { some->futures(); }), HasSubstr("third failed"));
+  // A later failure changes nothing.
   slow->setError(std::make_exception_ptr(
-      Error(ErrorKind::Index, "first failed")));
-  EXPECT_THAT(errorOf([&] { some->wait(); }), HasSubstr("first failed"));
+      Error(ErrorKind::Index, "second failed")));
+  EXPECT_THAT(errorOf([&] { some->wait(); }), HasSubstr("third failed"));
 
   std::shared_ptr<Future> none = collectAll({});
   EXPECT_TRUE(none->completed());
-  EXPECT_TRUE(none->value().toList().empty());
+  EXPECT_TRUE(none->holdsFutures());
+  EXPECT_TRUE(none->futures().empty());
   EXPECT_THAT(errorOf([] { collectAll({nullptr}); }),
               HasSubstr("future 0 is null"));
+
+  // Completed by hand before its inputs: that result stands, and the
+  // inputs' completion does not throw.
+  auto late = std::make_shared<Future>();
+  std::shared_ptr<Future> overridden = collectAll({late});
+  overridden->markCompleted(IValue(7));
+  late->markCompleted(IValue(1));
+  EXPECT_EQ(overridden->value().toInt(), 7);
+  EXPECT_FALSE(overridden->holdsFutures());
+}
+
+TEST(Future, CollectAllResultDroppedBeforeItsInputs) {
+  // The inputs hold only a weak reference to the result: dropping it
+  // frees it although an input never completes (LeakSanitizer checks).
+  auto never = std::make_shared<Future>();
+  std::weak_ptr<Future> weak;
+  {
+    std::shared_ptr<Future> all = collectAll({never});
+    weak = all;
+  }
+  EXPECT_TRUE(weak.expired());
+  never->markCompleted(IValue(1));  // its callback finds no result
+}
+
+TEST(Future, CollectAllFromManyThreads) {
+  // Inputs completed concurrently: the result completes exactly once.
+  for (int round = 0; round < 20; ++round) {
+    std::vector<std::shared_ptr<Future>> fs;
+    for (int i = 0; i < 6; ++i) fs.push_back(std::make_shared<Future>());
+    std::shared_ptr<Future> all = collectAll(fs);
+    std::vector<std::shared_ptr<Future>> setters;
+    for (int i = 0; i < 6; ++i) {
+      setters.push_back(fork([f = fs[i], i, round] {
+        if (round % 2 == 1 && i == 3) {
+          f->setError(std::make_exception_ptr(
+              Error(ErrorKind::Index, "input 3 failed")));
+        } else {
+          f->markCompleted(IValue(i));
+        }
+        return IValue();
+      }));
+    }
+    for (auto& s : setters) s->wait();
+    if (round % 2 == 1) {
+      EXPECT_THAT(errorOf([&] { all->wait(); }), HasSubstr("input 3 failed"));
+    } else {
+      all->wait();
+      ASSERT_EQ(all->futures().size(), 6u);
+      for (int i = 0; i < 6; ++i) {
+        EXPECT_EQ(all->futures()[i]->value().toInt(), i);
+      }
+    }
+  }
 }
 
 TEST(Future, ForkCarriesTheCallersDispatchState) {

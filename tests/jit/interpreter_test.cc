@@ -266,7 +266,9 @@ TEST(Interpreter, TooFewInputs) {
 }
 
 // The instruction listing: copies where a value is used again, moves at
-// its last use, constants loaded once per use, unused outputs dropped.
+// its last use, constants loaded once per use, unused outputs dropped, and
+// an output whose only use is the next call's first input left on the
+// stack (%a: no Store 3 / Move 3).
 TEST(Interpreter, InstructionListing) {
   Code code(*parseIR(
       "graph(%x : Tensor, %y : Tensor):\n"
@@ -282,17 +284,44 @@ TEST(Interpreter, InstructionListing) {
             "3 Move 1\n"
             "4 Move 2\n"
             "5 Call aten::add.Tensor\n"
-            "6 Store 3\n"
-            "7 Move 3\n"
-            "8 Move 0\n"
-            "9 Call aten::mul.Tensor\n"
-            "10 Store 4\n"
-            "11 Load 4\n"
-            "12 Call aten::neg\n"
-            "13 Drop\n"
-            "14 Move 4\n"
-            "15 Ret\n");
-  EXPECT_EQ(code.numRegisters(), 5u);
+            "6 Move 0\n"
+            "7 Call aten::mul.Tensor\n"
+            "8 Store 3\n"
+            "9 Load 3\n"
+            "10 Call aten::neg\n"
+            "11 Drop\n"
+            "12 Move 3\n"
+            "13 Ret\n");
+  EXPECT_EQ(code.numRegisters(), 4u);
+}
+
+// Forwarding keeps argument order: %a stays on the stack only where it is
+// the next call's first input.
+TEST(Interpreter, ForwardedOutputsKeepArgumentOrder) {
+  Code code(*parseIR(
+      "graph(%x : Tensor, %y : Tensor):\n"
+      "  %one : int = prim::Constant[value=1]()\n"
+      "  %a : Tensor = aten::sub(%x, %y, %one)\n"
+      "  %b : Tensor = aten::sub(%a, %y, %one)\n"
+      "  %c : Tensor = aten::sub(%y, %b, %one)\n"
+      "  %d : Tensor = aten::div(%c, %c)\n"
+      "  %e : Tensor = aten::mul(%d, %x)\n"
+      "  return (%e)\n"));
+  // %a -> %b forwarded; %b is %c's second input (stored); %c is used
+  // twice by %d (stored); %d -> %e forwarded: registers for x, y, one, b,
+  // c and e.
+  EXPECT_EQ(code.numRegisters(), 6u);
+  Stack s{vec({10.0, 4.0}), vec({1.0, 2.0})};
+  code.run(s);
+  ASSERT_EQ(s.size(), 1u);
+  // a = x - y = [9, 2]; b = a - y = [8, 0]; c = y - b = [-7, 2];
+  // d = c / c = [1, 1]; e = d * x = [10, 4].
+  EXPECT_EQ(valuesOf(s[0].toTensor()), valuesOf(vec({10.0, 4.0})));
+  // A failing call leaves the stack empty (the catch-all in Code::run).
+  Stack bad{vec({1.0, 2.0}), vec({1.0, 2.0, 3.0})};
+  EXPECT_THAT(errorOf([&] { code.run(bad); }),
+              HasSubstr("aten::sub.Tensor failed"));
+  EXPECT_TRUE(bad.empty());
 }
 
 TEST(Interpreter, OneCodeRunsOnManyThreads) {

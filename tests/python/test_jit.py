@@ -1,4 +1,5 @@
-"""Tests for bindings/jit.cc and turnout.jit: graphs, run, trace, fork/wait."""
+"""Tests for bindings/jit.cc and turnout.jit: graphs, run, GraphExecutor,
+passes, trace, fork/wait."""
 
 import doctest
 import threading
@@ -28,11 +29,16 @@ def test_docstring_examples():
     assert failures == 0
     assert attempted > 0
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
-    for test in doctest.DocTestFinder().find(jit.Graph, "Graph",
-                                             globs={"turnout": turnout}):
-        runner.run(test)
+    for cls in (jit.Graph, jit.GraphExecutor):
+        for test in doctest.DocTestFinder().find(
+                cls, cls.__name__, globs={"turnout": turnout}):
+            runner.run(test)
     assert runner.failures == 0
     assert runner.tries > 0
+    failures, attempted = doctest.testmod(jit.passes,
+                                          optionflags=doctest.ELLIPSIS)
+    assert failures == 0
+    assert attempted >= 8
 
 
 # ---- Graph
@@ -111,6 +117,370 @@ def test_run_errors():
     with pytest.raises(ValueError, match="aten::add.Tensor failed at "
                                          "model.py:3:4"):
         jit.run(g, turnout.ones(2), turnout.ones(3))
+
+
+# ---- GraphExecutor
+
+CHAIN_GRAPH = """graph(%x : Tensor,
+      %y : Tensor):
+  %one : int = prim::Constant[value=1]()
+  %zero : int = prim::Constant[value=0]()
+  %a : Tensor = aten::add(%x, %y, %one)
+  %b : Tensor = aten::mul(%a, %one)
+  %c : Tensor = aten::sub(%b, %zero, %one)
+  %d : Tensor = aten::relu(%c)
+  %e : Tensor = aten::relu(%c)
+  %f : Tensor = aten::div(%d, %e)
+  %n : int = aten::dim(%f)
+  return (%f, %d, %n)
+"""
+
+
+def test_executor_agrees_with_eager_and_the_interpreter():
+    g = jit.Graph.parse(CHAIN_GRAPH)
+    ex = jit.GraphExecutor(g)
+    plain = jit.GraphExecutor(g, optimize=False)
+    inputs = [
+        (turnout.tensor([1.0, 5.0]), turnout.tensor([2.0, 3.0])),
+        (turnout.tensor([[1, 2], [3, 4]]), turnout.tensor([5, 6])),
+        (turnout.tensor([0.5]), turnout.tensor(2.0)),
+    ]
+    for x, y in inputs:
+        d = (((x + y) * 1) - 0).relu()
+        eager = (d / d, d, d.dim())
+        for got in (ex(x, y), plain(x, y), jit.run(g, x, y)):
+            assert isinstance(got, tuple) and len(got) == 3
+            assert values(got[0]) == values(eager[0])
+            assert got[0].dtype == eager[0].dtype
+            assert values(got[1]) == values(eager[1])
+            assert got[2] == eager[2]
+    assert len(ex.get_debug_state().plans) == 3
+
+
+def test_executor_single_output_and_traced_graphs():
+    for name in sorted(CASES):
+        fn = CASES[name]
+        x = turnout.arange(6.0).view(2, 3)
+        y = turnout.tensor([[1.0, -2.0, 3.0], [0.5, 4.0, -1.0]])
+        ex = jit.GraphExecutor(jit.trace(fn, (x, y)))
+        for args in [(x, y), (y * 3, x - 2), (x, y)]:
+            expected = fn(*args)
+            got = ex(*args)
+            if not isinstance(expected, tuple):
+                expected = (expected,)
+            if len(expected) == 1:
+                assert not isinstance(got, tuple)  # the one output itself
+                got = (got,)
+            assert len(got) == len(expected), name
+            for e, r in zip(expected, got):
+                assert r.dtype == e.dtype, name
+                assert values(r) == values(e), name
+        assert len(ex.get_debug_state().plans) == 1, name
+
+
+def test_executor_debug_state_and_last_graph():
+    g = jit.Graph.parse(CHAIN_GRAPH)
+    ex = jit.GraphExecutor(g)
+    assert ex.last_executed_optimized_graph() is None
+    state = ex.get_debug_state()
+    assert state.plans == [] and str(state) == "GraphExecutor: 0 plans\n"
+    assert str(state.graph) == CHAIN_GRAPH
+    ex(turnout.tensor([1.0]), turnout.tensor([2.0]))
+    plan, = ex.get_debug_state().plans
+    assert plan.spec == ("(Float(*, requires_grad=0, device=cpu), "
+                         "Float(*, requires_grad=0, device=cpu)) optimized")
+    assert plan.optimized
+    t = "Float(*, requires_grad=0, device=cpu)"
+    expected = (f"graph(%x : {t},\n"
+                f"      %y : {t}):\n"
+                f"  %one : int = prim::Constant[value=1]()\n"
+                f"  %a : {t} = aten::add(%x, %y, %one)\n"
+                f"  %d : {t} = aten::relu(%a)\n"
+                f"  %f : {t} = aten::div(%d, %d)\n"
+                f"  return (%f, %d, %one)\n")
+    assert str(plan.graph) == expected
+    assert str(ex.last_executed_optimized_graph()) == expected
+    assert "Call aten::div.Tensor" in plan.code
+    assert str(ex.get_debug_state()) == (
+        "GraphExecutor: 1 plan\nplan 0: " + plan.spec + "\n" + expected)
+    # The executor copied the graph; copies come back, changing them
+    # changes nothing in the executor.
+    jit.passes.eliminate_dead_code(plan.graph)
+    assert str(ex.graph) == CHAIN_GRAPH and str(g) == CHAIN_GRAPH
+    ex(turnout.tensor([1]), turnout.tensor([2]))
+    assert "Long(*" in str(ex.last_executed_optimized_graph())
+    assert len(ex.get_debug_state().plans) == 2
+    assert "<ExecutionPlanState (Long(*" in repr(
+        ex.get_debug_state().plans[1])
+
+
+def test_optimisation_off_flags():
+    g = jit.Graph.parse(CHAIN_GRAPH)
+    plain = jit.GraphExecutor(g, optimize=False)
+    assert not plain.optimize and not plain.specialize_sizes
+    plain(turnout.ones(1), turnout.ones(1))
+    plan, = plain.get_debug_state().plans
+    assert not plan.optimized and plan.spec.endswith(") unoptimized")
+    assert "aten::sub" in str(plan.graph)
+    ex = jit.GraphExecutor(g)
+    assert jit.get_graph_executor_optimize()
+    with jit.optimized_execution(False):
+        assert not jit.get_graph_executor_optimize()
+        ex(turnout.ones(1), turnout.ones(1))
+        assert "aten::sub" in str(ex.last_executed_optimized_graph())
+    assert jit.get_graph_executor_optimize()
+    ex(turnout.ones(1), turnout.ones(1))
+    assert "aten::sub" not in str(ex.last_executed_optimized_graph())
+    assert [p.optimized for p in ex.get_debug_state().plans] == [False, True]
+    with pytest.raises(KeyError):
+        with jit.optimized_execution(False):
+            raise KeyError("restored on the way out")
+    assert jit.get_graph_executor_optimize()
+    jit.set_graph_executor_optimize(False)
+    try:
+        assert not jit.get_graph_executor_optimize()
+    finally:
+        jit.set_graph_executor_optimize(True)
+    sized = jit.GraphExecutor(g, specialize_sizes=True)
+    sized(turnout.ones(2), turnout.ones(2))
+    sized(turnout.ones(3), turnout.ones(3))
+    assert [p.spec.split(",")[0] for p in sized.get_debug_state().plans] == [
+        "(Float(2", "(Float(3"]
+
+
+def test_executor_errors():
+    g = jit.Graph.parse(ADD_GRAPH)
+    ex = jit.GraphExecutor(g)
+    with pytest.raises(TypeError, match="GraphExecutor\\(graph\\): expected "
+                                        "graph to be a turnout.jit.Graph, "
+                                        "got str"):
+        jit.GraphExecutor(ADD_GRAPH)
+    with pytest.raises(ValueError, match=r"GraphExecutor\(\): the graph takes "
+                                         r"2 inputs but got 1"):
+        ex(turnout.ones(2))
+    with pytest.raises(TypeError, match=r"GraphExecutor\(\): input 1 \(%b : "
+                                        r"Tensor\) must be Tensor, but got "
+                                        r"str"):
+        ex(turnout.ones(2), "no")
+    with pytest.raises(ValueError, match="aten::add.Tensor failed at "
+                                         "model.py:3:4"):
+        ex(turnout.ones(2), turnout.ones(3))
+    with pytest.raises(TypeError, match="pass the graph's inputs "
+                                        "positionally"):
+        ex(turnout.ones(2), b=turnout.ones(2))
+    with pytest.raises(TypeError, match="not initialised"):
+        jit.GraphExecutor.__new__(jit.GraphExecutor)(turnout.ones(2))
+    with pytest.raises(TypeError):
+        type("Sub", (jit.GraphExecutor,), {})  # final: __call__ is direct
+    # The failed calls left it usable.
+    assert values(ex(turnout.ones(2), turnout.ones(2))) == [2.0, 2.0]
+    unresolved = jit.Graph.parse("graph(%x : Tensor):\n"
+                                 "  %y : Tensor = aten::no_such_op(%x)\n"
+                                 "  return (%y)\n", allow_unresolved=True)
+    bad = jit.GraphExecutor(unresolved)
+    with pytest.raises(ValueError, match="no registered operator resolves"):
+        bad(turnout.ones(1))
+    assert bad.get_debug_state().plans == []  # a failed plan is not kept
+
+
+def test_executor_from_many_threads():
+    g = jit.Graph.parse(CHAIN_GRAPH)
+    ex = jit.GraphExecutor(g)
+    errors = []
+
+    def worker(k):
+        try:
+            for i in range(50):
+                x = turnout.tensor([float(k + i + 1)])
+                f, d, n = ex(x, x)
+                assert values(d) == [2.0 * (k + i + 1)] and n == 1
+                assert values(f) == [1.0]
+        except Exception as e:  # noqa: BLE001  (reported below)
+            errors.append(e)
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert len(ex.get_debug_state().plans) == 1
+
+
+def test_executor_called_from_a_kernel_the_graph_runs():
+    # A Python kernel that itself calls an executor: the nested call must
+    # not disturb the outer call's stack.
+    inner = jit.GraphExecutor(jit.Graph.parse(
+        "graph(%x : Tensor, %y : Tensor):\n"
+        "  %z : Tensor = aten::mul(%x, %y)\n"
+        "  return (%z)\n"))
+    lib = Library("jit_test_nested", "DEF")
+    try:
+        lib.define("square(Tensor x) -> Tensor")
+        lib.impl("square", lambda x: inner(x, x), "CPU")
+        outer = jit.GraphExecutor(jit.Graph.parse(
+            "graph(%a : Tensor, %b : Tensor, %k : int):\n"
+            "  %s : Tensor = jit_test_nested::square(%a)\n"
+            "  %r : Tensor = aten::add(%s, %b, %k)\n"
+            "  return (%r, %k)\n"))
+        r, k = outer(turnout.tensor([3.0]), turnout.tensor([1.0]), 2)
+        assert values(r) == [11.0] and k == 2
+    finally:
+        lib._destroy()
+
+
+# ---- passes
+
+PASS_CASES = {
+    "eliminate_dead_code": ("""graph(%x : Tensor):
+  %none : NoneType = prim::Constant()
+  %one : int = prim::Constant[value=1]()
+  %a : Tensor = aten::add_(%x, %x, %one)
+  %b : Tensor = aten::mul(%x, %x)
+  %c : Tensor = aten::neg(%b)
+  %r : Tensor = aten::empty_like(%x, %none, %none, %none, %none, %none)
+  return (%x)
+""", """graph(%x : Tensor):
+  %none : NoneType = prim::Constant()
+  %one : int = prim::Constant[value=1]()
+  %a : Tensor = aten::add_(%x, %x, %one)
+  %r : Tensor = aten::empty_like(%x, %none, %none, %none, %none, %none)
+  return (%x)
+"""),
+    "propagate_constants": ("""graph(%x : Tensor):
+  %none : NoneType = prim::Constant()
+  %a : int = prim::Constant[value=2]()
+  %b : int = prim::Constant[value=3]()
+  %c : int = aten::mul(%a, %b)
+  %t : Tensor = aten::empty_like(%x, %none, %none, %none, %none, %none)
+  %y : Tensor = aten::mul(%t, %c)
+  return (%y)
+""", """graph(%x : Tensor):
+  %none : NoneType = prim::Constant()
+  %a : int = prim::Constant[value=2]()
+  %b : int = prim::Constant[value=3]()
+  %7 : int = prim::Constant[value=6]()
+  %t : Tensor = aten::empty_like(%x, %none, %none, %none, %none, %none)
+  %y : Tensor = aten::mul(%t, %7)
+  return (%y)
+"""),
+    "eliminate_common_subexpressions": ("""graph(%x : Tensor):
+  %none : NoneType = prim::Constant()
+  %a : Tensor = aten::relu(%x)
+  %b : Tensor = aten::relu(%x)
+  %r1 : Tensor = aten::empty_like(%x, %none, %none, %none, %none, %none)
+  %r2 : Tensor = aten::empty_like(%x, %none, %none, %none, %none, %none)
+  %c : Tensor = aten::mul(%a, %b)
+  return (%c, %r1, %r2)
+""", """graph(%x : Tensor):
+  %none : NoneType = prim::Constant()
+  %a : Tensor = aten::relu(%x)
+  %r1 : Tensor = aten::empty_like(%x, %none, %none, %none, %none, %none)
+  %r2 : Tensor = aten::empty_like(%x, %none, %none, %none, %none, %none)
+  %c : Tensor = aten::mul(%a, %a)
+  return (%c, %r1, %r2)
+"""),
+    "peephole_optimize": ("""graph(%x : Float(2, 3)):
+  %zero : int = prim::Constant[value=0]()
+  %one : int = prim::Constant[value=1]()
+  %p : Tensor = aten::add(%x, %zero, %one)
+  %m : Tensor = aten::mul(%p, %one)
+  %a : Tensor = aten::t(%m)
+  %b : Tensor = aten::t(%a)
+  return (%b)
+""", """graph(%x : Float(2, 3)):
+  %zero : int = prim::Constant[value=0]()
+  %one : int = prim::Constant[value=1]()
+  return (%x)
+"""),
+    "inline_constant_branches": ("""graph(%x : Tensor):
+  %c : bool = prim::Constant[value=1]()
+  %r : Tensor = prim::If(%c)
+    block0():
+      %a : Tensor = aten::relu(%x)
+      -> (%a)
+    block1():
+      %b : Tensor = aten::neg(%x)
+      -> (%b)
+  return (%r)
+""", """graph(%x : Tensor):
+  %c : bool = prim::Constant[value=1]()
+  %a : Tensor = aten::relu(%x)
+  return (%a)
+"""),
+    "propagate_shapes": ("""graph(%x : Float(2, 3, device=cpu),
+      %y : Long(3, device=cpu)):
+  %one : int = prim::Constant[value=1]()
+  %z : Tensor = aten::add(%x, %y, %one)
+  %t : Tensor = aten::t(%z)
+  return (%t)
+""", """graph(%x : Float(2, 3, device=cpu),
+      %y : Long(3, device=cpu)):
+  %one : int = prim::Constant[value=1]()
+  %z : Float(2, 3, strides=[3, 1], device=cpu) = aten::add(%x, %y, %one)
+  %t : Float(3, 2, strides=[1, 3], device=cpu) = aten::t(%z)
+  return (%t)
+"""),
+    "erase_shape_information": ("""graph(%x : Float(2, 3)):
+  %c : Long(requires_grad=0, device=cpu) = prim::Constant[value={7}]()
+  %y : Float(2, 3) = aten::neg(%x)
+  %z : Float(2, 3) = aten::mul(%y, %c)
+  return (%z)
+""", """graph(%x : Float(2, 3)):
+  %c : Long(requires_grad=0, device=cpu) = prim::Constant[value={7}]()
+  %y : Tensor = aten::neg(%x)
+  %z : Tensor = aten::mul(%y, %c)
+  return (%z)
+"""),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PASS_CASES))
+def test_pass_before_after(name):
+    before, after = PASS_CASES[name]
+    g = jit.Graph.parse(before)
+    assert str(g) == before
+    changed = getattr(jit.passes, name)(g)
+    assert str(g) == after
+    assert changed == (after != before)
+    g.lint()
+    assert getattr(jit.passes, name)(g) is False or name in (
+        "propagate_constants",)
+
+
+def test_passes_leave_graphs_without_work_unchanged():
+    for name in sorted(PASS_CASES):
+        g = jit.Graph.parse(ADD_GRAPH)
+        if name == "propagate_shapes":
+            continue  # plain Tensor inputs: nothing to propagate from
+        assert getattr(jit.passes, name)(g) is False, name
+        assert str(g) == ADD_GRAPH, name
+
+
+def test_pass_errors_and_stale_nodes():
+    for name in sorted(PASS_CASES) + ["optimize_graph"]:
+        with pytest.raises(TypeError, match=rf"{name}\(graph\): expected "
+                                            r"graph to be a "
+                                            r"turnout.jit.Graph, got str"):
+            getattr(jit.passes, name)("graph(%x : Tensor)")
+    g = jit.Graph.parse(PASS_CASES["eliminate_dead_code"][0])
+    mul = g.nodes()[3]
+    kept = g.nodes()[2]
+    assert mul.kind() == "aten::mul" and kept.kind() == "aten::add_"
+    value = mul.outputs()[0]
+    assert jit.passes.eliminate_dead_code(g)
+    with pytest.raises(ValueError, match="this Node was taken from a graph "
+                                         "that a pass has changed since"):
+        mul.kind()
+    with pytest.raises(ValueError, match="take the Node again"):
+        kept.inputs()
+    with pytest.raises(ValueError, match="this Value was taken from a graph"):
+        value.debug_name()
+    assert [n.kind() for n in g.nodes()] == [
+        "prim::Constant", "prim::Constant", "aten::add_", "aten::empty_like"]
+    # A pass that frees nothing leaves wrappers valid.
+    node = g.nodes()[2]
+    assert not jit.passes.eliminate_common_subexpressions(g)
+    assert node.kind() == "aten::add_"
 
 
 # ---- trace
@@ -276,12 +646,29 @@ def test_then_and_collect_all():
     with pytest.raises(ZeroDivisionError):
         failing.wait()
     futures = [jit.fork(lambda i=i: turnout.tensor([i]) * 2) for i in range(6)]
-    all_values = jit.collect_all(futures).wait()
-    assert [values(v) for v in all_values] == [[2 * i] for i in range(6)]
-    mixed = [jit.fork(lambda: 1), jit.fork(lambda: [][0])]
+    combined = jit.collect_all(futures)
+    done = combined.wait()
+    assert done == futures and all(isinstance(f, jit.Future) for f in done)
+    assert all(f.done() for f in done)
+    assert [values(f.value()) for f in done] == [[2 * i] for i in range(6)]
+    assert combined.value() == futures
+    # then() on the combined future sees the list too.
+    total = combined.then(lambda c: sum(values(f.wait())[0]
+                                        for f in c.value()))
+    assert total.wait() == 30
+    # A failure fails it at once, without waiting for the others.
+    never = jit.Future()
+    mixed = [never, jit.fork(lambda: [][0])]
     with pytest.raises(IndexError):
         jit.collect_all(mixed).wait()
+    assert not never.done()
     assert jit.collect_all([]).wait() == []
+    pending = jit.Future()
+    waiting = jit.collect_all([pending])
+    with pytest.raises(ValueError, match="not complete yet"):
+        waiting.value()
+    pending.set_result("x")
+    assert waiting.value()[0].value() == "x"
 
 
 def test_fork_carries_the_dispatch_state():

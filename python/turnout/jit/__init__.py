@@ -1,7 +1,9 @@
 """turnout.jit: graphs of operator calls, the tracer, and fork/wait.
 
 A :class:`Graph` is TorchScript's IR: parse one from its text form, print
-it, walk its nodes, run it with :func:`run` (the interpreter). :func:`trace`
+it, walk its nodes, run it with :func:`run` (the interpreter) or with a
+:class:`GraphExecutor` (plans specialised to the inputs, optimised by the
+passes of :mod:`turnout.jit.passes`). :func:`trace`
 records what a Python function does with turnout operators into a graph.
 :func:`fork` runs a function on the inter-op thread pool and returns a
 :class:`Future`; :func:`wait` (or ``Future.wait``) gets its value.
@@ -21,15 +23,19 @@ Example::
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+import contextlib
+from typing import Any, Callable, Iterator, Sequence
 
 from turnout._C import _jit
+from turnout.jit import passes
 
 Graph = _jit.Graph
 Node = _jit.Node
 Value = _jit.Value
 Future = _jit.Future
 Code = _jit.Code
+GraphExecutorState = _jit.GraphExecutorState
+ExecutionPlanState = _jit.ExecutionPlanState
 
 Graph.__doc__ = """A graph in TorchScript's form.
 
@@ -85,6 +91,139 @@ def run(graph: Graph, *inputs: Any) -> Any:
             f"run(graph, *inputs): expected graph to be a turnout.jit.Graph, "
             f"got {type(graph).__name__}")
     return _jit.run(graph, *inputs)
+
+
+GraphExecutor = _jit.GraphExecutor
+GraphExecutor.__doc__ = """Runs a graph with a plan specialised to its inputs' types.
+
+Each call computes the inputs' spec -- per tensor its dtype, device,
+rank and requires_grad (and its sizes and strides with
+``specialize_sizes``), per other value its kind -- and runs the plan
+made for that spec on first use: the graph with its inputs typed by the
+spec, optimised (shape propagation, peephole, constant propagation,
+constant-branch inlining, CSE, dead code elimination: see
+:func:`turnout.jit.passes.optimize_graph`) and compiled for the
+interpreter. The executor keeps a copy of ``graph``: changing ``graph``
+afterwards changes nothing here. Calls from several threads at once are
+safe; the GIL is released while the graph runs.
+
+Args:
+    graph: the graph to run.
+    optimize: run the passes on each plan's graph. With False, or inside
+        ``with turnout.jit.optimized_execution(False):`` when a plan is
+        made, the plan runs the graph as written.
+    specialize_sizes: specialise plans to sizes and strides too.
+
+Calling it with one value per graph input returns the graph's one
+output, or a tuple when it has several.
+
+Raises:
+    TypeError: ``graph`` is not a :class:`Graph`; or, when called, an
+        input does not fit its type, or inputs were passed by keyword.
+    ValueError: the graph fails ``lint()``; or, when called, a wrong
+        number of inputs, a graph that does not compile, or a failing
+        operator (named with the node's source location).
+
+Example::
+
+    >>> import turnout, turnout.jit
+    >>> g = turnout.jit.Graph.parse('''
+    ...     graph(%x : Tensor):
+    ...       %one : int = prim::Constant[value=1]()
+    ...       %zero : int = prim::Constant[value=0]()
+    ...       %y : Tensor = aten::add(%x, %zero, %one)
+    ...       %z : Tensor = aten::mul(%y, %x)
+    ...       return (%z, %one)''')
+    >>> ex = turnout.jit.GraphExecutor(g)
+    >>> ex(turnout.tensor([2.0, 3.0]))
+    (tensor([4., 9.]), 1)
+    >>> print(ex.last_executed_optimized_graph())
+    graph(%x : Float(*, requires_grad=0, device=cpu)):
+      %one : int = prim::Constant[value=1]()
+      %z : Float(*, requires_grad=0, device=cpu) = aten::mul(%x, %x)
+      return (%z, %one)
+    <BLANKLINE>
+    >>> [p.spec for p in ex.get_debug_state().plans]
+    ['(Float(*, requires_grad=0, device=cpu)) optimized']
+
+``ex.get_debug_state()`` lists the plans made so far, in the order they
+were made: ``state.plans`` holds one ``ExecutionPlanState`` per plan,
+with its ``spec`` (a string), ``optimized``, its ``graph`` (a copy of
+the graph it compiled) and ``code`` (the interpreter's listing);
+``state.graph`` is the graph as given; ``str(state)`` prints every
+plan's spec and graph. ``ex.last_executed_optimized_graph()`` is a copy
+of the graph of the plan that ran last, from any thread (None before the
+first call): TorchScript's ``torch.jit.last_executed_optimized_graph()``,
+per executor. ``ex.graph``, ``ex.optimize`` and ``ex.specialize_sizes``
+are what it was made with.
+
+    >>> g = turnout.jit.Graph.parse('''
+    ...     graph(%x : Tensor):
+    ...       %y : Tensor = aten::neg(%x)
+    ...       return (%y)''')
+    >>> ex = turnout.jit.GraphExecutor(g)
+    >>> _ = ex(turnout.tensor([1.0])), ex(turnout.tensor([[1]]))
+    >>> print(ex.get_debug_state())
+    GraphExecutor: 2 plans
+    plan 0: (Float(*, requires_grad=0, device=cpu)) optimized
+    graph(%x : Float(*, requires_grad=0, device=cpu)):
+      %y : Float(*, requires_grad=0, device=cpu) = aten::neg(%x)
+      return (%y)
+    plan 1: (Long(*, *, requires_grad=0, device=cpu)) optimized
+    graph(%x : Long(*, *, requires_grad=0, device=cpu)):
+      %y : Long(*, *, requires_grad=0, device=cpu) = aten::neg(%x)
+      return (%y)
+    <BLANKLINE>
+"""
+
+
+def set_graph_executor_optimize(optimize: bool) -> None:
+    """Sets whether plans this thread makes from now on are optimised.
+
+    True unless set. Executors made with ``optimize=False`` never optimise.
+    Prefer :func:`optimized_execution`, which restores the setting.
+    """
+    _jit.set_graph_executor_optimize(bool(optimize))
+
+
+def get_graph_executor_optimize() -> bool:
+    """Whether plans this thread makes are optimised (True unless set)."""
+    return _jit.get_graph_executor_optimize()
+
+
+@contextlib.contextmanager
+def optimized_execution(should_optimize: bool) -> Iterator[None]:
+    """Within the block, plans this thread makes are optimised or not.
+
+    As ``torch.jit.optimized_execution``. Optimisation is part of a plan's
+    spec: a plan made inside the block is used again only inside such a
+    block, and the plans made outside it stay.
+
+    Example::
+
+        >>> import turnout, turnout.jit
+        >>> g = turnout.jit.Graph.parse('''
+        ...     graph(%x : Tensor):
+        ...       %one : int = prim::Constant[value=1]()
+        ...       %y : Tensor = aten::mul(%x, %one)
+        ...       return (%y)''')
+        >>> ex = turnout.jit.GraphExecutor(g)
+        >>> with turnout.jit.optimized_execution(False):
+        ...     ex(turnout.tensor([5.0]))
+        tensor([5.])
+        >>> print(ex.last_executed_optimized_graph())
+        graph(%x : Float(*, requires_grad=0, device=cpu)):
+          %one : int = prim::Constant[value=1]()
+          %y : Tensor = aten::mul(%x, %one)
+          return (%y)
+        <BLANKLINE>
+    """
+    previous = _jit.get_graph_executor_optimize()
+    _jit.set_graph_executor_optimize(bool(should_optimize))
+    try:
+        yield
+    finally:
+        _jit.set_graph_executor_optimize(previous)
 
 
 def trace(fn: Callable[..., Any], example_inputs: Any,
@@ -207,18 +346,31 @@ def wait(future: Future) -> Any:
 
 
 def collect_all(futures: Sequence[Future]) -> Future:
-    """A future completed once every one of ``futures`` is.
+    """A future completed, once every one of ``futures`` is, with the list
+    of those futures.
 
-    Its value is the list of their values, in order. Unlike
-    ``torch.futures.collect_all`` (which gives the futures themselves), a
-    failure is reported directly: when some failed, waiting raises the
-    error of the first failed one in the list.
+    As ``torch.futures.collect_all``: waiting on it gives back the futures
+    themselves, each complete, so that each one's value (or error) is read
+    from it. When one of them fails, the combined future fails at once with
+    that error, without waiting for the others.
+
+    Args:
+        futures: the futures to wait for.
+
+    Returns:
+        A :class:`Future` whose value is the list ``futures``.
+
+    Raises:
+        TypeError: an element is not a :class:`Future`.
 
     Example::
 
         >>> import turnout.jit
         >>> fs = [turnout.jit.fork(lambda i=i: i * i) for i in range(4)]
-        >>> turnout.jit.collect_all(fs).wait()
+        >>> done = turnout.jit.collect_all(fs).wait()
+        >>> done == fs
+        True
+        >>> [f.value() for f in done]
         [0, 1, 4, 9]
     """
     futures = list(futures)
@@ -231,6 +383,8 @@ def collect_all(futures: Sequence[Future]) -> Future:
 
 
 __all__ = [
-    "Code", "Future", "Graph", "Node", "Value", "collect_all", "fork", "run",
-    "trace", "wait",
+    "Code", "ExecutionPlanState", "Future", "Graph", "GraphExecutor",
+    "GraphExecutorState", "Node", "Value", "collect_all", "fork",
+    "get_graph_executor_optimize", "optimized_execution", "passes", "run",
+    "set_graph_executor_optimize", "trace", "wait",
 ]

@@ -1,0 +1,291 @@
+"""turnout.jit.passes: the graph passes, each usable on its own.
+
+Every pass changes the graph in place and returns whether it changed it,
+as the C++ passes of ``jit/passes/`` do (TorchScript's
+``torch._C._jit_pass_*``). Passes agree on what a node may do through the
+operators' schemas: a node whose schema writes (``Tensor(a!)``) or that is
+non-deterministic (``rand``, ``empty``) is never removed, folded or merged.
+A :class:`~turnout.jit.Node` or :class:`~turnout.jit.Value` taken from the
+graph before a pass removed something from it can no longer be used (it
+raises ValueError): take it again from the graph.
+
+Example::
+
+    >>> import turnout.jit
+    >>> g = turnout.jit.Graph.parse('''
+    ...     graph(%x : Tensor):
+    ...       %one : int = prim::Constant[value=1]()
+    ...       %unused : Tensor = aten::add(%x, %x, %one)
+    ...       return (%x)''')
+    >>> turnout.jit.passes.eliminate_dead_code(g)
+    True
+    >>> print(g)
+    graph(%x : Tensor):
+      return (%x)
+    <BLANKLINE>
+"""
+
+from __future__ import annotations
+
+from turnout._C import _jit
+
+_passes = _jit.passes
+
+
+def _check(name: str, graph: object) -> None:
+    if not isinstance(graph, _jit.Graph):
+        raise TypeError(
+            f"{name}(graph): expected graph to be a turnout.jit.Graph, got "
+            f"{type(graph).__name__}")
+
+
+def eliminate_dead_code(graph: _jit.Graph) -> bool:
+    """Removes nodes whose outputs are unused and that have no side effects.
+
+    Side effects come from the schemas' alias annotations (a write to an
+    input, ``Tensor(a!)``), from CONSERVATIVE registrations and from
+    ``prim::RaiseException``; such nodes stay, with what they use. Unused
+    outputs of ``prim::If`` and ``prim::Loop`` blocks go too.
+
+    Returns:
+        True when it changed the graph.
+
+    Example::
+
+        >>> import turnout.jit
+        >>> g = turnout.jit.Graph.parse('''
+        ...     graph(%x : Tensor):
+        ...       %one : int = prim::Constant[value=1]()
+        ...       %a : Tensor = aten::add_(%x, %x, %one)
+        ...       %b : Tensor = aten::mul(%x, %x)
+        ...       return (%x)''')
+        >>> turnout.jit.passes.eliminate_dead_code(g)
+        True
+        >>> print(g)
+        graph(%x : Tensor):
+          %one : int = prim::Constant[value=1]()
+          %a : Tensor = aten::add_(%x, %x, %one)
+          return (%x)
+        <BLANKLINE>
+    """
+    _check("eliminate_dead_code", graph)
+    return _passes.eliminate_dead_code(graph)
+
+
+def propagate_constants(graph: _jit.Graph) -> bool:
+    """Evaluates nodes whose inputs are all constants, through the
+    dispatcher, and replaces them by constants.
+
+    Operators that write to their inputs or are non-deterministic are never
+    evaluated; a node whose evaluation fails is left to fail at run time.
+    The constants it no longer uses stay for :func:`eliminate_dead_code`.
+
+    Returns:
+        True when it changed the graph.
+
+    Example::
+
+        >>> import turnout.jit
+        >>> g = turnout.jit.Graph.parse('''
+        ...     graph(%x : Tensor):
+        ...       %a : int = prim::Constant[value=2]()
+        ...       %b : int = prim::Constant[value=3]()
+        ...       %c : int = aten::mul(%a, %b)
+        ...       %y : Tensor = aten::mul(%x, %c)
+        ...       return (%y)''')
+        >>> turnout.jit.passes.propagate_constants(g)
+        True
+        >>> print(g)
+        graph(%x : Tensor):
+          %a : int = prim::Constant[value=2]()
+          %b : int = prim::Constant[value=3]()
+          %5 : int = prim::Constant[value=6]()
+          %y : Tensor = aten::mul(%x, %5)
+          return (%y)
+        <BLANKLINE>
+    """
+    _check("propagate_constants", graph)
+    return _passes.propagate_constants(graph)
+
+
+def eliminate_common_subexpressions(graph: _jit.Graph) -> bool:
+    """Replaces a node by an earlier identical one (same operator,
+    attributes and inputs) that dominates it; pure nodes only.
+
+    Returns:
+        True when it changed the graph.
+
+    Example::
+
+        >>> import turnout.jit
+        >>> g = turnout.jit.Graph.parse('''
+        ...     graph(%x : Tensor):
+        ...       %a : Tensor = aten::relu(%x)
+        ...       %b : Tensor = aten::relu(%x)
+        ...       %c : Tensor = aten::mul(%a, %b)
+        ...       return (%c)''')
+        >>> turnout.jit.passes.eliminate_common_subexpressions(g)
+        True
+        >>> print(g)
+        graph(%x : Tensor):
+          %a : Tensor = aten::relu(%x)
+          %c : Tensor = aten::mul(%a, %a)
+          return (%c)
+        <BLANKLINE>
+    """
+    _check("eliminate_common_subexpressions", graph)
+    return _passes.eliminate_common_subexpressions(graph)
+
+
+def peephole_optimize(graph: _jit.Graph) -> bool:
+    """Local simplifications: ``x + 0``, ``x - 0``, ``x * 1``, ``x / 1``
+    (when x's dtype is known and the result's would not change),
+    ``x.t().t()``, and ``dim``/``size`` of tensors whose rank or sizes are
+    known become constants.
+
+    Returns:
+        True when it changed the graph.
+
+    Example::
+
+        >>> import turnout.jit
+        >>> g = turnout.jit.Graph.parse('''
+        ...     graph(%x : Float(2, 3)):
+        ...       %a : Tensor = aten::t(%x)
+        ...       %b : Tensor = aten::t(%a)
+        ...       %d : int = aten::dim(%b)
+        ...       return (%b, %d)''')
+        >>> turnout.jit.passes.peephole_optimize(g)
+        True
+        >>> print(g)
+        graph(%x : Float(2, 3)):
+          %4 : int = prim::Constant[value=2]()
+          return (%x, %4)
+        <BLANKLINE>
+    """
+    _check("peephole_optimize", graph)
+    return _passes.peephole_optimize(graph)
+
+
+def inline_constant_branches(graph: _jit.Graph) -> bool:
+    """Replaces a ``prim::If`` on a constant condition by the nodes of the
+    branch it takes.
+
+    Returns:
+        True when it changed the graph.
+
+    Example::
+
+        >>> import turnout.jit
+        >>> g = turnout.jit.Graph.parse('''
+        ...     graph(%x : Tensor):
+        ...       %c : bool = prim::Constant[value=0]()
+        ...       %r : Tensor = prim::If(%c)
+        ...         block0():
+        ...           %a : Tensor = aten::relu(%x)
+        ...           -> (%a)
+        ...         block1():
+        ...           %b : Tensor = aten::neg(%x)
+        ...           -> (%b)
+        ...       return (%r)''')
+        >>> turnout.jit.passes.inline_constant_branches(g)
+        True
+        >>> print(g)
+        graph(%x : Tensor):
+          %c : bool = prim::Constant[value=0]()
+          %b : Tensor = aten::neg(%x)
+          return (%b)
+        <BLANKLINE>
+    """
+    _check("inline_constant_branches", graph)
+    return _passes.inline_constant_branches(graph)
+
+
+def propagate_shapes(graph: _jit.Graph) -> bool:
+    """Refines the tensor types of node outputs from the inputs' types, by
+    running each node once on meta tensors (through the Meta kernels).
+
+    The graph's input types (``Float(2, 3)``, or ``Float(*, *)`` for a known
+    rank only) are what it starts from; a node whose Meta kernel is missing
+    or fails keeps its types.
+
+    Returns:
+        True when some type changed.
+
+    Example::
+
+        >>> import turnout.jit
+        >>> g = turnout.jit.Graph.parse('''
+        ...     graph(%x : Float(2, 3, device=cpu), %y : Float(3, device=cpu)):
+        ...       %one : int = prim::Constant[value=1]()
+        ...       %z : Tensor = aten::add(%x, %y, %one)
+        ...       return (%z)''')
+        >>> turnout.jit.passes.propagate_shapes(g)
+        True
+        >>> print(g.nodes()[1])
+        %z : Float(2, 3, strides=[3, 1], device=cpu) = aten::add(%x, %y, %one)
+    """
+    _check("propagate_shapes", graph)
+    return _passes.propagate_shapes(graph)
+
+
+def erase_shape_information(graph: _jit.Graph) -> bool:
+    """Makes every refined tensor type plain ``Tensor``, except the graph's
+    inputs and constants (whose types are facts).
+
+    Returns:
+        True when some type changed.
+
+    Example::
+
+        >>> import turnout.jit
+        >>> g = turnout.jit.Graph.parse('''
+        ...     graph(%x : Float(2)):
+        ...       %y : Float(2) = aten::neg(%x)
+        ...       return (%y)''')
+        >>> turnout.jit.passes.erase_shape_information(g)
+        True
+        >>> print(g.nodes()[0])
+        %y : Tensor = aten::neg(%x)
+    """
+    _check("erase_shape_information", graph)
+    return _passes.erase_shape_information(graph)
+
+
+def optimize_graph(graph: _jit.Graph) -> None:
+    """Runs the GraphExecutor's optimisation sequence on ``graph`` in place:
+    ``erase_shape_information``, then, until nothing changes (a few rounds
+    at most), ``propagate_shapes``, ``peephole_optimize``,
+    ``propagate_constants``, ``inline_constant_branches``,
+    ``eliminate_common_subexpressions`` and ``eliminate_dead_code``.
+
+    Example::
+
+        >>> import turnout.jit
+        >>> g = turnout.jit.Graph.parse('''
+        ...     graph(%x : Float(*, device=cpu)):
+        ...       %zero : int = prim::Constant[value=0]()
+        ...       %one : int = prim::Constant[value=1]()
+        ...       %y : Tensor = aten::sub(%x, %zero, %one)
+        ...       %a : Tensor = aten::relu(%y)
+        ...       %b : Tensor = aten::relu(%y)
+        ...       %c : Tensor = aten::add(%a, %b, %one)
+        ...       return (%c)''')
+        >>> turnout.jit.passes.optimize_graph(g)
+        >>> print(g)
+        graph(%x : Float(*, device=cpu)):
+          %one : int = prim::Constant[value=1]()
+          %a : Float(*, device=cpu) = aten::relu(%x)
+          %c : Float(*, device=cpu) = aten::add(%a, %a, %one)
+          return (%c)
+        <BLANKLINE>
+    """
+    _check("optimize_graph", graph)
+    _passes.optimize_graph(graph)
+
+
+__all__ = [
+    "eliminate_common_subexpressions", "eliminate_dead_code",
+    "erase_shape_information", "inline_constant_branches", "optimize_graph",
+    "peephole_optimize", "propagate_constants", "propagate_shapes",
+]
