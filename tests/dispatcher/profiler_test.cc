@@ -396,7 +396,9 @@ TEST(Profiler, PythonTimeIsThePartOfSelfTimeInPythonCode) {
   for (const Json& e : trace.at("traceEvents").items) {
     if (e.at("ph").s != "X") continue;
     const double us = e.at("args").at("python_us").n;
-    if (e.at("name").s != "pr::py") EXPECT_EQ(us, 0) << e.at("name").s;
+    if (e.at("name").s != "pr::py") {
+      EXPECT_EQ(us, 0) << e.at("name").s;
+    }
     python_us += us;
   }
   EXPECT_NEAR(python_us, p.python_ns / 1e3, 1e-6);
