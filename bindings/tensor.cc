@@ -491,7 +491,22 @@ py::object wrapTensor(Tensor t) {
   return py::reinterpret_steal<py::object>(obj);
 }
 
+// pybind11 loads NumPy's C API on first use into a function-local static,
+// and importing NumPy lets go of the GIL: two threads making their first
+// array at once would deadlock (one holds the GIL and waits on the static,
+// the other holds the static and waits on the GIL). Load it here, once,
+// while the module import holds the GIL. Without NumPy this does nothing and
+// numpy() raises its ImportError when called.
+void loadNumpyApi() {
+  try {
+    py::dtype("float32");
+  } catch (py::error_already_set&) {
+    // No NumPy: numpy() and from_numpy() raise its ImportError when called.
+  }
+}
+
 void initTensor(py::module_& m) {
+  loadNumpyApi();
   static PyType_Slot slots[] = {
       {Py_tp_dealloc, reinterpret_cast<void*>(&tensorDealloc)},
       {Py_tp_new, reinterpret_cast<void*>(&tensorNew)},

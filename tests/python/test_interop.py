@@ -1,6 +1,9 @@
 """Tests for the zero-copy exchange in bindings/tensor.cc: NumPy and DLPack."""
 
 import gc
+import os
+import subprocess
+import sys
 import weakref
 
 import numpy as np
@@ -70,6 +73,26 @@ def test_numpy_view_keeps_the_tensor_alive_and_then_frees_it():
     del a
     gc.collect()
     assert alive() is None
+
+
+_FIRST_ARRAYS_AT_ONCE = """
+import threading, turnout
+tensors = [turnout.ones(3) for _ in range(4)]
+threads = [threading.Thread(target=t.numpy) for t in tensors]
+for th in threads: th.start()
+for th in threads: th.join()
+print("done")
+"""
+
+
+def test_first_numpy_calls_from_several_threads_do_not_deadlock():
+    # A fresh interpreter: the first array of the process is the one that
+    # used to deadlock (NumPy's C API loaded lazily with the GIL let go).
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    out = subprocess.run([sys.executable, "-c", _FIRST_ARRAYS_AT_ONCE],
+                         env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "done"
 
 
 @pytest.mark.parametrize("make,match", [
