@@ -143,10 +143,9 @@ def test_kernel_errors_propagate_with_their_type():
         ops.aten.mm.default(turnout.ones(2, 3), turnout.ones(2, 3))
 
 
-def test_gil_is_released_during_the_call():
-    # A second thread runs Python code while the first is inside a kernel:
-    # the large mm only finishes after the counter thread got the GIL.
-    a = turnout.ones(600, 600)
+def _python_steps_during(call, times=3):
+    """How often a second thread ran Python code while `call` ran `times`
+    times: more than zero only if the calls let go of the GIL."""
     progress = []
     stop = threading.Event()
 
@@ -158,13 +157,18 @@ def test_gil_is_released_during_the_call():
     th.start()
     try:
         before = len(progress)
-        for _ in range(3):
-            ops.aten.mm.default(a, a)
-        during = len(progress) - before
+        for _ in range(times):
+            call()
+        return len(progress) - before
     finally:
         stop.set()
         th.join()
-    assert during > 0
+
+
+def test_gil_is_released_during_the_call():
+    # The large mm only finishes after the counter thread got the GIL.
+    a = turnout.ones(600, 600)
+    assert _python_steps_during(lambda: ops.aten.mm.default(a, a)) > 0
 
 
 def test_guards_are_context_managers():
@@ -322,24 +326,7 @@ def test_python_kernels_run_with_the_gil_kept_and_cpp_calls_inside_release_it():
     impls = Library("gil_kept", "IMPL")
     impls.impl("square", lambda x: ops.aten.mm.default(x, x), "CPU")
     a = turnout.ones(600, 600)
-    progress = []
-    stop = threading.Event()
-
-    def count():
-        while not stop.is_set():
-            progress.append(1)
-
-    th = threading.Thread(target=count)
-    th.start()
-    try:
-        before = len(progress)
-        for _ in range(3):
-            ops.gil_kept.square.default(a)
-        during = len(progress) - before
-    finally:
-        stop.set()
-        th.join()
-    assert during > 0
+    assert _python_steps_during(lambda: ops.gil_kept.square.default(a)) > 0
 
     small = turnout.tensor([[1.0, 2.0], [3.0, 4.0]])
     results, errors = [], []
