@@ -369,7 +369,9 @@ std::string Profiler::table(std::string_view sort_by, int row_limit) const {
   rule();
   out += "Self time total: " + formatDuration(static_cast<double>(self_sum));
   if (shown < rows.size()) {
-    out += " (" + std::to_string(rows.size() - shown) + " more rows not shown)";
+    const size_t hidden = rows.size() - shown;
+    out += " (" + std::to_string(hidden) +
+           (hidden == 1 ? " more row not shown)" : " more rows not shown)");
   }
   out += '\n';
   return out;

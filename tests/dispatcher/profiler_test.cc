@@ -433,7 +433,7 @@ TEST(Profiler, TableIsAlignedSortedAndLimited) {
   }
   EXPECT_THAT(lines[3], HasSubstr("pr::f"));
   EXPECT_THAT(lines[3], HasSubstr(" 10 "));
-  EXPECT_THAT(lines[6], HasSubstr("(1 more rows not shown)"));
+  EXPECT_THAT(lines[6], HasSubstr("(1 more row not shown)"));
   EXPECT_THAT(prof.table("name"), HasSubstr("pr::outer"));
 }
 
