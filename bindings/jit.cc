@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "bindings/bindings.h"
+#include "bindings/gil.h"
 #include "bindings/ivalue.h"
 #include "bindings/tensor.h"
 #include "dispatcher/error.h"
@@ -104,12 +105,21 @@ class PythonError : public std::exception {
 // PythonError.
 template <class F>
 IValue callPython(F&& f) {
-  py::gil_scoped_acquire gil;
+  GilAcquire gil;
   try {
     return f();
   } catch (py::error_already_set& e) {
     throw PythonError(e);
   }
+}
+
+// fn(*args) through callOrPark (gil.h): a pool thread still calling when
+// the interpreter shuts down parks instead of being unwound.
+// Precondition: the GIL is held; `args` is a tuple.
+py::object callParking(const py::object& fn, const py::object& args) {
+  PyObject* r = callOrPark(fn.ptr(), args.ptr(), nullptr);
+  if (r == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(r);
 }
 
 // Runs `f`, raising a PythonError again as the Python exception it holds.
@@ -176,10 +186,7 @@ struct PyCode {
       }
       stack.push_back(std::move(v));
     }
-    {
-      py::gil_scoped_release no_gil;
-      code->run(stack);
-    }
+    withoutGil([&] { code->run(stack); });
     return outputsToPython(stack);
   }
 };
@@ -302,10 +309,7 @@ void initJit(py::module_& m) {
           "wait",
           [](jit::Future& f) {
             return reraisingPython([&] {
-              {
-                py::gil_scoped_release no_gil;
-                f.wait();
-              }
+              withoutGil([&] { f.wait(); });
               return toPyObject(f.value());
             });
           },
@@ -330,8 +334,9 @@ void initJit(py::module_& m) {
             SharedPyObject cb = share(std::move(callback));
             return f.then([cb](jit::Future& done) {
               return callPython([&] {
-                py::object r = (*cb)(done.shared_from_this());
-                return anyToIValue(r, "then(): the callback");
+                py::tuple args = py::make_tuple(done.shared_from_this());
+                return anyToIValue(callParking(*cb, args),
+                                   "then(): the callback");
               });
             });
           },
@@ -344,8 +349,8 @@ void initJit(py::module_& m) {
         SharedPyObject a = share(args);
         return jit::fork([f, a]() -> IValue {
           return callPython([&] {
-            py::object r = (*f)(*py::reinterpret_borrow<py::tuple>(*a));
-            return anyToIValue(r, "fork(): the forked function");
+            return anyToIValue(callParking(*f, *a),
+                               "fork(): the forked function");
           });
         });
       },

@@ -16,6 +16,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "bindings/bindings.h"
+#include "bindings/gil.h"
 #include "bindings/ivalue.h"
 #include "bindings/tensor.h"
 #include "dispatcher/dispatcher.h"
@@ -74,35 +75,13 @@ void releasePyObject(PyObject* obj) {
   Py_AddPendingCall(&drainPendingCall, nullptr);
 }
 
-[[noreturn]] void parkForever() {
+}  // namespace
+
+void parkForever() {
   for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
 }
 
-// PyObject_Call. When the interpreter shuts down while `fn` runs on a
-// daemon thread, CPython ends the thread with pthread_exit as soon as the
-// Python code asks for the GIL again; its forced unwinding would destroy the
-// caller's Python references without the GIL. The thread parks here
-// instead, keeping them, until the process ends.
-PyObject* callOrPark(PyObject* fn, PyObject* args, PyObject* kwargs) {
-  try {
-    return PyObject_Call(fn, args, kwargs);
-  } catch (abi::__forced_unwind&) {
-    parkForever();
-  }
-}
-
-// PyGILState_Ensure / Release as RAII. Works whether this thread never had
-// a Python thread state, or released the GIL with gil_scoped_release.
-class GilAcquire {
- public:
-  GilAcquire() : state_((parkIfFinalizing(), PyGILState_Ensure())) {}
-  ~GilAcquire() { PyGILState_Release(state_); }
-  GilAcquire(const GilAcquire&) = delete;
-  GilAcquire& operator=(const GilAcquire&) = delete;
-
- private:
-  PyGILState_STATE state_;
-};
+namespace {
 
 // ---- Schemas, cached per kernel ----------------------------------------------
 

@@ -13,6 +13,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "bindings/bindings.h"
+#include "bindings/gil.h"
 #include "bindings/ivalue.h"
 #include "bindings/tensor.h"
 #include "bindings/types.h"
@@ -337,16 +338,17 @@ void pythonFallback(const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
                           " arguments of ", qualifiedName(schema));
   const size_t first = stack->size() - params.size();
 
-  py::gil_scoped_acquire gil;
+  GilAcquire gil;
   std::vector<py::object> types = overloadedTypes(*stack, first);
   if (tls_modes.empty() && types.empty()) {
     // Nothing here wants the call (Python was included by a captured key set
     // on another thread, or the tensor's subclass has no handler): go on as
     // if the key were absent.
-    py::gil_scoped_release no_gil;
-    op.redispatchBoxed(
-        ks & DispatchKeySet(DispatchKeySet::FULL_AFTER, DispatchKey::Python),
-        stack);
+    withoutGil([&] {
+      op.redispatchBoxed(
+          ks & DispatchKeySet(DispatchKeySet::FULL_AFTER, DispatchKey::Python),
+          stack);
+    });
     return;
   }
 

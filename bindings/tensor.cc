@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "bindings/bindings.h"
+#include "bindings/gil.h"
 #include "bindings/python_mode.h"
 #include "bindings/types.h"
 #include "dispatcher/allocator.h"
@@ -599,8 +600,7 @@ void initTensor(py::module_& m) {
   m.def(
       "_backward",
       [](std::vector<Tensor> roots, std::vector<Tensor> grads) {
-        py::gil_scoped_release no_gil;
-        autograd::backward(roots, grads);
+        withoutGil([&] { autograd::backward(roots, grads); });
       },
       py::arg("roots"), py::arg("grad_roots"));
   m.def("_set_grad_enabled", &autograd::GradMode::set_enabled, py::arg("enabled"));

@@ -330,3 +330,43 @@ def test_many_forks_from_many_threads():
         t.join()
     assert results == [27] * 4
     assert _C._jit.get_num_interop_threads() >= 1
+
+
+def test_graphs_run_on_a_daemon_thread_at_interpreter_shutdown_do_not_abort():
+    # run() and Future.wait() release the GIL; a daemon thread still inside
+    # them when the interpreter exits must not abort the process as it asks
+    # for the GIL back.
+    import os
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent('''
+        import threading, turnout
+        from turnout import jit
+        body = "".join(f"  %y{i + 1} : Tensor = aten::neg(%y{i})\\n"
+                       for i in range(200))
+        g = jit.Graph.parse("graph(%y0 : Tensor):\\n" + body +
+                            "  return (%y200)\\n")
+        x = turnout.ones(1000)
+        started = threading.Event()
+        def loop(call):
+            # Nearly all its time in C++, without the GIL.
+            while True:
+                started.set()
+                call()
+        threading.Thread(target=loop, args=(lambda: jit.run(g, x),),
+                         daemon=True).start()
+        threading.Thread(target=loop,
+                         args=(lambda: jit.fork(jit.run, g, x).wait(),),
+                         daemon=True).start()
+        started.wait()
+        print("done")
+    ''')
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    for _ in range(5):
+        proc = subprocess.run([sys.executable, "-c", script],
+                              capture_output=True, text=True, env=env,
+                              timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.strip() == "done"
