@@ -22,6 +22,8 @@
 #include "bindings/bindings.h"
 #include "bindings/gil.h"
 #include "bindings/ivalue.h"
+#include "bindings/python_error.h"
+#include "bindings/python_kernel.h"
 #include "bindings/tensor.h"
 #include "dispatcher/error.h"
 #include "jit/ir/ir.h"
@@ -58,51 +60,20 @@ std::vector<PyValue> wrapValues(const std::shared_ptr<Graph>& g,
   return out;
 }
 
-// A Python object that may be dropped on any thread: released with the GIL.
+// A Python object that may be dropped on any thread, never waiting for the
+// GIL there (releasePyObject: an inter-op thread dropping the last copy
+// while the interpreter shuts down must not be ended inside a destructor).
 using SharedPyObject = std::shared_ptr<py::object>;
 SharedPyObject share(py::object obj) {
   return SharedPyObject(new py::object(std::move(obj)), [](py::object* p) {
-    if (!Py_IsInitialized()) return;  // at exit: leak rather than touch
-    py::gil_scoped_acquire gil;
+    releasePyObject(p->release().ptr());
     delete p;
   });
 }
 
-// An exception raised by Python code run by forked work or a then()
-// callback. Kept as the exception object (with its traceback) rather than
-// as pybind11's error_already_set, which may be raised only once: a
-// future's error is raised again by every wait() and value().
-class PythonError : public std::exception {
- public:
-  // Precondition: the GIL is held.
-  explicit PythonError(const py::error_already_set& e)
-      : exc_(share(e.value())), what_(e.what()) {
-    // error_already_set keeps the traceback apart: attach it, so that the
-    // frames of the forked work show when the error is raised again.
-    if (e.trace() && PyExceptionInstance_Check(exc_->ptr())) {
-      PyException_SetTraceback(exc_->ptr(), e.trace().ptr());
-    }
-  }
-  const char* what() const noexcept override { return what_.c_str(); }
-
-  // Sets it as the current Python error and throws error_already_set.
-  // Precondition: the GIL is held.
-  [[noreturn]] void raise() const {
-    PyObject* value = exc_->ptr();
-    PyObject* tb = PyException_GetTraceback(value);  // new reference or null
-    Py_INCREF(Py_TYPE(value));
-    Py_INCREF(value);
-    PyErr_Restore(reinterpret_cast<PyObject*>(Py_TYPE(value)), value, tb);
-    throw py::error_already_set();
-  }
-
- private:
-  SharedPyObject exc_;
-  std::string what_;
-};
-
 // Calls `f` with the GIL held, turning a Python exception into a
-// PythonError.
+// PythonError (python_error.h), which a future raises again at every wait()
+// and value().
 template <class F>
 IValue callPython(F&& f) {
   GilAcquire gil;

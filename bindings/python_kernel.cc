@@ -18,6 +18,7 @@
 #include "bindings/bindings.h"
 #include "bindings/gil.h"
 #include "bindings/ivalue.h"
+#include "bindings/python_error.h"
 #include "bindings/tensor.h"
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/error.h"
@@ -56,9 +57,8 @@ int drainPendingCall(void*) {
 
 bool interpreterAlive() { return Py_IsInitialized() && !_Py_IsFinalizing(); }
 
-// Drops one strong reference to `obj` without ever blocking on the GIL: a
-// thread that holds it drops now, another queues, and after shutdown the
-// object is leaked (the interpreter that owned it is gone).
+}  // namespace
+
 void releasePyObject(PyObject* obj) {
   if (obj == nullptr || !interpreterAlive()) return;
   if (PyGILState_Check()) {
@@ -74,8 +74,6 @@ void releasePyObject(PyObject* obj) {
   // full this fails, and the next kernel call or registration drains.
   Py_AddPendingCall(&drainPendingCall, nullptr);
 }
-
-}  // namespace
 
 void parkForever() {
   for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
@@ -191,6 +189,16 @@ class PythonKernel final : public OperatorKernel {
 
   void operator()(const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
     GilAcquire gil;
+    try {
+      callWithGil(op, ks, stack);
+    } catch (const py::error_already_set& e) {
+      throw PythonError(e);  // raisable again, droppable without the GIL
+    }
+  }
+
+ private:
+  // Precondition: the GIL is held.
+  void callWithGil(const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
     if (g_pending_nonempty.load(std::memory_order_relaxed)) {
       releasePendingPyObjects();
     }
@@ -225,14 +233,14 @@ class PythonKernel final : public OperatorKernel {
     }
     stack->resize(first);
     PyObject* out = callOrPark(fn_, pargs.ptr(), kwargs ? kwargs.ptr() : nullptr);
-    // The exception object (type, value, traceback) rides through the
-    // dispatcher's frames and is restored where the call entered C++.
+    // The exception (type, value, traceback) rides through the dispatcher's
+    // frames as a PythonError (operator() converts it) and is restored where
+    // the call entered C++.
     if (out == nullptr) throw py::error_already_set();
     py::object result = py::reinterpret_steal<py::object>(out);
     pushReturns(result, *c.schema, stack);
   }
 
- private:
   struct Cached {
     uint64_t generation = 0;
     std::shared_ptr<const FunctionSchema> schema;

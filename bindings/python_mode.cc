@@ -15,6 +15,7 @@
 #include "bindings/bindings.h"
 #include "bindings/gil.h"
 #include "bindings/ivalue.h"
+#include "bindings/python_error.h"
 #include "bindings/tensor.h"
 #include "bindings/types.h"
 #include "dispatcher/dispatch_key_set.h"
@@ -326,6 +327,9 @@ std::string typeName(py::handle obj) {
                              py::str(obj.get_type().attr("__name__"))));
 }
 
+void handleWithGil(const OperatorHandle& op, DispatchKeySet ks, Stack* stack,
+                   size_t first);
+
 void pythonFallback(const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
   TURNOUT_CHECK(Py_IsInitialized(), ErrorKind::Internal,
                 "a call reached the Python key after the Python interpreter "
@@ -339,6 +343,20 @@ void pythonFallback(const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
   const size_t first = stack->size() - params.size();
 
   GilAcquire gil;
+  try {
+    handleWithGil(op, ks, stack, first);
+  } catch (const py::error_already_set& e) {
+    // Raisable again, and droppable without the GIL (a graph's Future).
+    throw PythonError(e);
+  }
+}
+
+// pythonFallback's work: the modes, else the subclasses' handlers.
+// Precondition: the GIL is held.
+void handleWithGil(const OperatorHandle& op, DispatchKeySet ks, Stack* stack,
+                   size_t first) {
+  const FunctionSchema& schema = op.schema();
+  const std::vector<Argument>& params = schema.arguments();
   std::vector<py::object> types = overloadedTypes(*stack, first);
   if (tls_modes.empty() && types.empty()) {
     // Nothing here wants the call (Python was included by a captured key set
