@@ -1,6 +1,7 @@
 #include <pybind11/pybind11.h>
 
 #include "bindings/bindings.h"
+#include "bindings/python_error.h"
 #include "dispatcher/error.h"
 
 namespace py = pybind11;
@@ -33,6 +34,9 @@ void initErrors(py::module_& m) {
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
+    } catch (const PythonError& e) {
+      // A Python exception carried through C++: raised again, unchanged.
+      e.restore();
     } catch (const Error& e) {
       switch (e.kind()) {
         case ErrorKind::InvalidArgument:

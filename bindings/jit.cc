@@ -22,7 +22,10 @@
 #include <vector>
 
 #include "bindings/bindings.h"
+#include "bindings/gil.h"
 #include "bindings/ivalue.h"
+#include "bindings/python_error.h"
+#include "bindings/python_kernel.h"
 #include "bindings/tensor.h"
 #include "dispatcher/error.h"
 #include "jit/ir/ir.h"
@@ -91,59 +94,37 @@ std::vector<PyValue> wrapValues(const std::shared_ptr<Graph>& g,
   return out;
 }
 
-// A Python object that may be dropped on any thread: released with the GIL.
+// A Python object that may be dropped on any thread, never waiting for the
+// GIL there (releasePyObject: an inter-op thread dropping the last copy
+// while the interpreter shuts down must not be ended inside a destructor).
 using SharedPyObject = std::shared_ptr<py::object>;
 SharedPyObject share(py::object obj) {
   return SharedPyObject(new py::object(std::move(obj)), [](py::object* p) {
-    if (!Py_IsInitialized()) return;  // at exit: leak rather than touch
-    py::gil_scoped_acquire gil;
+    releasePyObject(p->release().ptr());
     delete p;
   });
 }
 
-// An exception raised by Python code run by forked work or a then()
-// callback. Kept as the exception object (with its traceback) rather than
-// as pybind11's error_already_set, which may be raised only once: a
-// future's error is raised again by every wait() and value().
-class PythonError : public std::exception {
- public:
-  // Precondition: the GIL is held.
-  explicit PythonError(const py::error_already_set& e)
-      : exc_(share(e.value())), what_(e.what()) {
-    // error_already_set keeps the traceback apart: attach it, so that the
-    // frames of the forked work show when the error is raised again.
-    if (e.trace() && PyExceptionInstance_Check(exc_->ptr())) {
-      PyException_SetTraceback(exc_->ptr(), e.trace().ptr());
-    }
-  }
-  const char* what() const noexcept override { return what_.c_str(); }
-
-  // Sets it as the current Python error and throws error_already_set.
-  // Precondition: the GIL is held.
-  [[noreturn]] void raise() const {
-    PyObject* value = exc_->ptr();
-    PyObject* tb = PyException_GetTraceback(value);  // new reference or null
-    Py_INCREF(Py_TYPE(value));
-    Py_INCREF(value);
-    PyErr_Restore(reinterpret_cast<PyObject*>(Py_TYPE(value)), value, tb);
-    throw py::error_already_set();
-  }
-
- private:
-  SharedPyObject exc_;
-  std::string what_;
-};
-
 // Calls `f` with the GIL held, turning a Python exception into a
-// PythonError.
+// PythonError (python_error.h), which a future raises again at every wait()
+// and value().
 template <class F>
 IValue callPython(F&& f) {
-  py::gil_scoped_acquire gil;
+  GilAcquire gil;
   try {
     return f();
   } catch (py::error_already_set& e) {
     throw PythonError(e);
   }
+}
+
+// fn(*args) through callOrPark (gil.h): a pool thread still calling when
+// the interpreter shuts down parks instead of being unwound.
+// Precondition: the GIL is held; `args` is a tuple.
+py::object callParking(const py::object& fn, const py::object& args) {
+  PyObject* r = callOrPark(fn.ptr(), args.ptr(), nullptr);
+  if (r == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(r);
 }
 
 // Runs `f`, raising a PythonError again as the Python exception it holds.
@@ -231,10 +212,7 @@ struct PyCode {
     Stack stack;
     stack.reserve(args.size());
     inputs.toStack(args, "run()", stack);
-    {
-      py::gil_scoped_release no_gil;
-      code->run(stack);
-    }
+    withoutGil([&] { code->run(stack); });
     return outputsToPython(stack);
   }
 };
@@ -264,10 +242,7 @@ struct PyGraphExecutor {
       }
     } give_back{stack};
     inputs.toStack(args, "GraphExecutor()", stack);
-    {
-      py::gil_scoped_release no_gil;
-      executor.run(stack);
-    }
+    withoutGil([&] { executor.run(stack); });
     return outputsToPython(stack);
   }
 };
@@ -552,10 +527,7 @@ void initJit(py::module_& m) {
           "wait",
           [](jit::Future& f) {
             return reraisingPython([&] {
-              {
-                py::gil_scoped_release no_gil;
-                f.wait();
-              }
+              withoutGil([&] { f.wait(); });
               return futureValueToPython(f);
             });
           },
@@ -580,8 +552,9 @@ void initJit(py::module_& m) {
             SharedPyObject cb = share(std::move(callback));
             return f.then([cb](jit::Future& done) {
               return callPython([&] {
-                py::object r = (*cb)(done.shared_from_this());
-                return anyToIValue(r, "then(): the callback");
+                py::tuple args = py::make_tuple(done.shared_from_this());
+                return anyToIValue(callParking(*cb, args),
+                                   "then(): the callback");
               });
             });
           },
@@ -594,8 +567,8 @@ void initJit(py::module_& m) {
         SharedPyObject a = share(args);
         return jit::fork([f, a]() -> IValue {
           return callPython([&] {
-            py::object r = (*f)(*py::reinterpret_borrow<py::tuple>(*a));
-            return anyToIValue(r, "fork(): the forked function");
+            return anyToIValue(callParking(*f, *a),
+                               "fork(): the forked function");
           });
         });
       },

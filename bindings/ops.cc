@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "bindings/bindings.h"
+#include "bindings/gil.h"
 #include "bindings/ivalue.h"
 #include "bindings/python_kernel.h"
 #include "bindings/tensor.h"
@@ -44,24 +45,6 @@ namespace py = pybind11;
 namespace turnout {
 namespace bindings {
 namespace {
-
-// Runs `f` with the GIL released. Unlike py::gil_scoped_release, it takes
-// the GIL back outside any destructor, and a daemon thread still calling
-// at interpreter shutdown waits for the process to end instead of being
-// unwound by CPython's pthread_exit (see parkIfFinalizing).
-template <class F>
-void withoutGil(F&& f) {
-  PyThreadState* state = PyEval_SaveThread();
-  try {
-    f();
-  } catch (...) {
-    parkIfFinalizing();
-    PyEval_RestoreThread(state);
-    throw;
-  }
-  parkIfFinalizing();
-  PyEval_RestoreThread(state);
-}
 
 std::string qualifiedName(const OperatorName& name) {
   return name.overload_name.empty() ? name.name

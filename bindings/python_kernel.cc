@@ -16,7 +16,9 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "bindings/bindings.h"
+#include "bindings/gil.h"
 #include "bindings/ivalue.h"
+#include "bindings/python_error.h"
 #include "bindings/tensor.h"
 #include "dispatcher/dispatch_observer.h"
 #include "dispatcher/dispatcher.h"
@@ -56,9 +58,8 @@ int drainPendingCall(void*) {
 
 bool interpreterAlive() { return Py_IsInitialized() && !_Py_IsFinalizing(); }
 
-// Drops one strong reference to `obj` without ever blocking on the GIL: a
-// thread that holds it drops now, another queues, and after shutdown the
-// object is leaked (the interpreter that owned it is gone).
+}  // namespace
+
 void releasePyObject(PyObject* obj) {
   if (obj == nullptr || !interpreterAlive()) return;
   if (PyGILState_Check()) {
@@ -75,36 +76,11 @@ void releasePyObject(PyObject* obj) {
   Py_AddPendingCall(&drainPendingCall, nullptr);
 }
 
-[[noreturn]] void parkForever() {
+void parkForever() {
   for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
 }
 
-// PyObject_Call. When the interpreter shuts down while `fn` runs on a
-// daemon thread, CPython ends the thread with pthread_exit as soon as the
-// Python code asks for the GIL again; its forced unwinding would destroy the
-// caller's Python references without the GIL. The thread parks here
-// instead, keeping them, until the process ends.
-PyObject* callOrPark(PyObject* fn, PyObject* args, PyObject* kwargs) {
-  detail::PythonTimeScope python_time;  // the profiler's Python column
-  try {
-    return PyObject_Call(fn, args, kwargs);
-  } catch (abi::__forced_unwind&) {
-    parkForever();
-  }
-}
-
-// PyGILState_Ensure / Release as RAII. Works whether this thread never had
-// a Python thread state, or released the GIL with gil_scoped_release.
-class GilAcquire {
- public:
-  GilAcquire() : state_((parkIfFinalizing(), PyGILState_Ensure())) {}
-  ~GilAcquire() { PyGILState_Release(state_); }
-  GilAcquire(const GilAcquire&) = delete;
-  GilAcquire& operator=(const GilAcquire&) = delete;
-
- private:
-  PyGILState_STATE state_;
-};
+namespace {
 
 // ---- Schemas, cached per kernel ----------------------------------------------
 
@@ -214,6 +190,16 @@ class PythonKernel final : public OperatorKernel {
 
   void operator()(const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
     GilAcquire gil;
+    try {
+      callWithGil(op, ks, stack);
+    } catch (const py::error_already_set& e) {
+      throw PythonError(e);  // raisable again, droppable without the GIL
+    }
+  }
+
+ private:
+  // Precondition: the GIL is held.
+  void callWithGil(const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
     if (g_pending_nonempty.load(std::memory_order_relaxed)) {
       releasePendingPyObjects();
     }
@@ -247,15 +233,19 @@ class PythonKernel final : public OperatorKernel {
       }
     }
     stack->resize(first);
-    PyObject* out = callOrPark(fn_, pargs.ptr(), kwargs ? kwargs.ptr() : nullptr);
-    // The exception object (type, value, traceback) rides through the
-    // dispatcher's frames and is restored where the call entered C++.
+    PyObject* out;
+    {
+      detail::PythonTimeScope python_time;  // the profiler's Python column
+      out = callOrPark(fn_, pargs.ptr(), kwargs ? kwargs.ptr() : nullptr);
+    }
+    // The exception (type, value, traceback) rides through the dispatcher's
+    // frames as a PythonError (operator() converts it) and is restored where
+    // the call entered C++.
     if (out == nullptr) throw py::error_already_set();
     py::object result = py::reinterpret_steal<py::object>(out);
     pushReturns(result, *c.schema, stack);
   }
 
- private:
   struct Cached {
     uint64_t generation = 0;
     std::shared_ptr<const FunctionSchema> schema;
@@ -333,7 +323,11 @@ class PythonFunctionNode final : public autograd::Node {
       for (size_t i = 0; i < grads.size(); ++i) {
         PyTuple_SET_ITEM(args.ptr(), i, wrapTensor(grads[i]).release().ptr());
       }
-      PyObject* res = callOrPark(backward_, args.ptr(), nullptr);
+      PyObject* res;
+      {
+        detail::PythonTimeScope python_time;  // the profiler's Python column
+        res = callOrPark(backward_, args.ptr(), nullptr);
+      }
       if (res == nullptr) throw py::error_already_set();
       py::object result = py::reinterpret_steal<py::object>(res);
       py::tuple items;

@@ -13,10 +13,11 @@
 // keywords; with_keyset puts the DispatchKeySet the kernel was called with
 // first), calls, and pushes the result back by the schema's returns after
 // checking it: "expected the kernel for ns::op to return a Tensor, got int".
-// An exception raised by the callable travels through the dispatcher as
-// pybind11::error_already_set (holding type, value and traceback) and is
-// raised again, unchanged, at the Python boundary; the thread-local key sets
-// are restored on the way by the dispatcher's guards.
+// An exception raised by the callable travels through the dispatcher as a
+// PythonError (python_error.h: type, value and traceback, raisable again
+// and droppable on any thread, e.g. by a graph's Future) and is raised
+// again, unchanged, at the Python boundary; the thread-local key sets are
+// restored on the way by the dispatcher's guards.
 //
 // Lifetime: the dispatcher frees kernel functors late, on whatever thread
 // reclaims them, with or without the GIL, possibly after the interpreter is
@@ -60,6 +61,12 @@ std::string describePythonCallable(pybind11::handle fn);
 /// thread without the GIL. Precondition: the GIL is held.
 void releasePendingPyObjects();
 
+/// Drops one strong reference to `obj` (null is ignored) from any thread,
+/// never blocking on the GIL: at once when this thread holds the GIL,
+/// otherwise queued for releasePendingPyObjects, and leaked once the
+/// interpreter shuts down.
+void releasePyObject(PyObject* obj);
+
 /// Call before taking the GIL on a thread that gave it up. While the
 /// interpreter shuts down, CPython 3.11 ends a thread that asks for the GIL
 /// with pthread_exit; the forced unwinding then runs pybind11's cleanup
@@ -67,6 +74,8 @@ void releasePendingPyObjects();
 /// Such a thread, a daemon thread still calling at exit, waits here instead
 /// until the process ends (as CPython 3.14 itself does).
 void parkIfFinalizing();
+/// Never returns: the calling thread sleeps until the process ends.
+[[noreturn]] void parkForever();
 
 /// `_C._autograd_record_python_node` and the schema-cache listener.
 void initPythonKernel(pybind11::module_& m);

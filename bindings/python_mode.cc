@@ -14,7 +14,9 @@
 #include <vector>
 
 #include "bindings/bindings.h"
+#include "bindings/gil.h"
 #include "bindings/ivalue.h"
+#include "bindings/python_error.h"
 #include "bindings/tensor.h"
 #include "bindings/types.h"
 #include "dispatcher/dispatch_key_set.h"
@@ -409,9 +411,11 @@ std::string describeHandler(const char* what, py::handle cls) {
 // released (ops.cc releases it around calls), so a sink that takes the GIL
 // could deadlock against one that holds it: release it here too.
 void traceHandlerLine(const OperatorHandle& op, const std::string& handler) {
-  py::gil_scoped_release no_gil;
-  traceHandler(op, DispatchKey::Python, handler);
+  withoutGil([&] { traceHandler(op, DispatchKey::Python, handler); });
 }
+
+void handleWithGil(const OperatorHandle& op, DispatchKeySet ks, Stack* stack,
+                   size_t first);
 
 void pythonFallback(const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
   TURNOUT_CHECK(Py_IsInitialized(), ErrorKind::Internal,
@@ -425,16 +429,31 @@ void pythonFallback(const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
                           " arguments of ", qualifiedName(schema));
   const size_t first = stack->size() - params.size();
 
-  py::gil_scoped_acquire gil;
+  GilAcquire gil;
+  try {
+    handleWithGil(op, ks, stack, first);
+  } catch (const py::error_already_set& e) {
+    // Raisable again, and droppable without the GIL (a graph's Future).
+    throw PythonError(e);
+  }
+}
+
+// pythonFallback's work: the modes, else the subclasses' handlers.
+// Precondition: the GIL is held.
+void handleWithGil(const OperatorHandle& op, DispatchKeySet ks, Stack* stack,
+                   size_t first) {
+  const FunctionSchema& schema = op.schema();
+  const std::vector<Argument>& params = schema.arguments();
   std::vector<py::object> types = overloadedTypes(*stack, first);
   if (tls_modes.empty() && types.empty()) {
     // Nothing here wants the call (Python was included by a captured key set
     // on another thread, or the tensor's subclass has no handler): go on as
     // if the key were absent.
-    py::gil_scoped_release no_gil;
-    op.redispatchBoxed(
-        ks & DispatchKeySet(DispatchKeySet::FULL_AFTER, DispatchKey::Python),
-        stack);
+    withoutGil([&] {
+      op.redispatchBoxed(
+          ks & DispatchKeySet(DispatchKeySet::FULL_AFTER, DispatchKey::Python),
+          stack);
+    });
     return;
   }
 

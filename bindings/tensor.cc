@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "bindings/bindings.h"
+#include "bindings/gil.h"
 #include "bindings/python_mode.h"
 #include "bindings/types.h"
 #include "dispatcher/allocator.h"
@@ -82,12 +83,11 @@ Tensor tensorFromBlob(void* data, const std::vector<int64_t>& sizes,
 }
 
 // Drops the reference a storage holds on a Python object. May run on any
-// thread, with or without the GIL; after interpreter shutdown it leaks
-// instead of touching a dead interpreter.
+// thread, with or without the GIL (releasePyObject queues it for a thread
+// that holds the GIL); after interpreter shutdown it leaks instead of
+// touching a dead interpreter.
 void decrefPyObject(void* obj) {
-  if (!Py_IsInitialized()) return;
-  py::gil_scoped_acquire gil;
-  Py_DECREF(static_cast<PyObject*>(obj));
+  releasePyObject(static_cast<PyObject*>(obj));
 }
 
 // ---- NumPy ----------------------------------------------------------------------
@@ -615,8 +615,7 @@ void initTensor(py::module_& m) {
   m.def(
       "_backward",
       [](std::vector<Tensor> roots, std::vector<Tensor> grads) {
-        py::gil_scoped_release no_gil;
-        autograd::backward(roots, grads);
+        withoutGil([&] { autograd::backward(roots, grads); });
       },
       py::arg("roots"), py::arg("grad_roots"));
   m.def("_set_grad_enabled", &autograd::GradMode::set_enabled, py::arg("enabled"));

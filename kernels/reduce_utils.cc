@@ -1,10 +1,11 @@
 #include "kernels/reduce_utils.h"
 
 #include <algorithm>
-#include <cstring>
 #include <sstream>
 
 #include "dispatcher/allocator.h"
+#include "dispatcher/compute_dispatch_key.h"
+#include "dispatcher/dispatcher.h"
 #include "dispatcher/error.h"
 #include "kernels/loops.h"
 #include "kernels/tensor_utils.h"
@@ -19,6 +20,37 @@ std::string sizesToString(IntArrayRef sizes) {
   s << "]";
   return s.str();
 }
+
+namespace {
+
+// A 1-D Byte tensor over `nbytes` of memory it does not own on `device`.
+Tensor bytesAt(void* data, size_t nbytes, Device device) {
+  Storage storage(make_intrusive<StorageImpl>(nbytes, DataPtr(data, device),
+                                              /*allocator=*/nullptr,
+                                              /*resizable=*/false));
+  Tensor t(make_intrusive<TensorImpl, UndefinedTensorImpl>(
+      std::move(storage), ScalarType::Byte, device));
+  t.unsafeGetTensorImpl()->set_sizes_contiguous({static_cast<int64_t>(nbytes)});
+  return t;
+}
+
+// Copies `nbytes` from `src` to `dst`, both on `device`, with the device's
+// copy_ kernel (memcpy is right for host memory only: a CUDA storage lives
+// in device memory). The call goes straight to the backend kernel, below
+// autograd, tracing and Python modes: moving a storage's bytes is not an
+// operation of the program.
+void copyBytes(void* dst, const void* src, size_t nbytes, Device device) {
+  static const auto copy = Dispatcher::singleton()
+                               .findSchemaOrThrow("aten::copy_", "")
+                               .typed<Tensor&(Tensor&, const Tensor&, bool)>();
+  Tensor to = bytesAt(dst, nbytes, device);
+  Tensor from = bytesAt(const_cast<void*>(src), nbytes, device);
+  copy.redispatch(DispatchKeySet(computeDispatchKey(ScalarType::Byte,
+                                                    Layout::Strided, device)),
+                  to, from, /*non_blocking=*/false);
+}
+
+}  // namespace
 
 void resizeOutput(const Tensor& out, IntArrayRef sizes, const char* op) {
   if (out.sizes() == sizes) return;
@@ -50,8 +82,9 @@ void resizeOutput(const Tensor& out, IntArrayRef sizes, const char* op) {
     StorageImpl* s = storage.unsafeGetStorageImpl();
     DataPtr fresh = s->allocator()->allocate(needed);
     if (s->data() != nullptr && fresh.get() != nullptr && s->nbytes() > 0) {
-      std::memcpy(fresh.get(), s->data(), s->nbytes());
+      copyBytes(fresh.get(), s->data(), s->nbytes(), storage.device());
     }
+    // Only now, the copy done: a copy that throws leaves `out` as it was.
     s->set_data_ptr(std::move(fresh));
     s->set_nbytes(needed);
   }

@@ -6,8 +6,9 @@
 //   resizeOutput(out, {2, 3}, "sum.IntList_out");
 //   return copyToOut("sum.IntList_out", result, out);
 //
-// Everything here works on CPU tensors (Meta tensors where said); thread
-// safety: pure functions over their arguments.
+// Everything here works on CPU tensors (Meta tensors where said;
+// resizeOutput on every device); thread safety: pure functions over their
+// arguments.
 #ifndef TURNOUT_KERNELS_REDUCE_UTILS_H_
 #define TURNOUT_KERNELS_REDUCE_UTILS_H_
 
@@ -20,8 +21,12 @@ namespace reduce_internal {
 
 /// Gives `out` the sizes `sizes` (contiguous strides), as PyTorch's out=
 /// variants do: nothing when they already match; otherwise warns when `out`
-/// had elements, and grows its storage when needed (throws InvalidArgument
-/// when the storage cannot be resized).
+/// had elements, and grows its storage when needed. Growing keeps the old
+/// bytes at the start of the new storage (as resize_ does, for whatever
+/// else views that storage), copied by the device's own copy_ kernel, so a
+/// CUDA (or any backend's) out tensor works on any device. Throws
+/// InvalidArgument when the storage cannot be resized, and whatever the
+/// allocator or the copy throws; `out` and its storage are then unchanged.
 void resizeOutput(const Tensor& out, IntArrayRef sizes, const char* op);
 
 /// Writes a freshly computed `result` into a caller's out= tensor: checks

@@ -717,3 +717,113 @@ def test_many_forks_from_many_threads():
         t.join()
     assert results == [27] * 4
     assert _C._jit.get_num_interop_threads() >= 1
+
+
+_RAISING_FORK_GRAPH = """graph(%x : Tensor):
+  %f : Future(Tensor) = prim::fork(%x)
+    block0(%a : Tensor):
+      %b : Tensor = jit_test_raise::boom(%a)
+      -> (%b)
+  %r : Tensor = aten::wait(%f)
+  %s : Tensor = aten::wait(%f)
+  return (%r, %s)
+"""
+
+
+def test_python_kernel_raising_in_a_forked_graph_raises_at_every_run():
+    class KernelError(Exception):
+        pass
+
+    lib = Library("jit_test_raise", "DEF")
+    try:
+        lib.define("boom(Tensor x) -> Tensor")
+
+        def boom(x):
+            raise KernelError(f"boom got {x.tolist()}")
+        lib.impl("boom", boom, "CPU")
+        g = jit.Graph.parse(_RAISING_FORK_GRAPH)
+        code = jit.Code(g)
+        for run in (lambda x: jit.run(g, x), code):
+            for _ in range(3):
+                with pytest.raises(KernelError,
+                                   match=r"^boom got \[1.0, 2.0\]$") as info:
+                    run(turnout.tensor([1.0, 2.0]))
+                # The kernel's own frame is still in the traceback.
+                assert "boom" in [e.name for e in info.traceback]
+    finally:
+        lib._destroy()
+
+
+def test_forked_graph_errors_alive_at_interpreter_shutdown_do_not_crash():
+    # The failed future (and the error it holds) may be dropped last by an
+    # inter-op pool thread, while the interpreter exits: that must not end
+    # the process with an abort.
+    import os
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent('''
+        import turnout
+        from turnout import jit
+        from turnout.library import Library
+        lib = Library("jit_test_raise", "DEF")
+        lib.define("boom(Tensor x) -> Tensor")
+        def boom(x):
+            raise KeyError("boom")
+        lib.impl("boom", boom, "CPU")
+        g = jit.Graph.parse(GRAPH)
+        for _ in range(10):
+            try:
+                jit.run(g, turnout.ones(2))
+            except KeyError:
+                pass
+        print("done")
+    ''').replace("GRAPH", repr(_RAISING_FORK_GRAPH))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    for _ in range(5):
+        proc = subprocess.run([sys.executable, "-c", script],
+                              capture_output=True, text=True, env=env,
+                              timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.strip() == "done"
+
+
+def test_graphs_run_on_a_daemon_thread_at_interpreter_shutdown_do_not_abort():
+    # run() and Future.wait() release the GIL; a daemon thread still inside
+    # them when the interpreter exits must not abort the process as it asks
+    # for the GIL back.
+    import os
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent('''
+        import threading, turnout
+        from turnout import jit
+        body = "".join(f"  %y{i + 1} : Tensor = aten::neg(%y{i})\\n"
+                       for i in range(200))
+        g = jit.Graph.parse("graph(%y0 : Tensor):\\n" + body +
+                            "  return (%y200)\\n")
+        x = turnout.ones(1000)
+        started = threading.Event()
+        def loop(call):
+            # Nearly all its time in C++, without the GIL.
+            while True:
+                started.set()
+                call()
+        threading.Thread(target=loop, args=(lambda: jit.run(g, x),),
+                         daemon=True).start()
+        threading.Thread(target=loop,
+                         args=(lambda: jit.fork(jit.run, g, x).wait(),),
+                         daemon=True).start()
+        started.wait()
+        print("done")
+    ''')
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    for _ in range(5):
+        proc = subprocess.run([sys.executable, "-c", script],
+                              capture_output=True, text=True, env=env,
+                              timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.strip() == "done"

@@ -433,3 +433,38 @@ def test_set_tensor_operators_errors():
         turnout._C._set_tensor_operators(add_Tensor=1)
     a = turnout.tensor([1.0])
     assert (a + a).tolist() == [2.0]  # the failed calls changed nothing
+
+
+def test_backward_on_a_daemon_thread_at_interpreter_shutdown_does_not_abort():
+    # backward() runs without the GIL. A daemon thread still inside it when
+    # the interpreter exits must not abort the process as it asks for the
+    # GIL back (CPython ends such a thread; it must wait for the exit).
+    import os
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent("""
+        import threading, turnout
+        x = turnout.ones(10000, requires_grad=True)
+        y = x
+        for _ in range(50):
+            y = y * 1.0001
+        y = y.sum()
+        started = threading.Event()
+        def train():
+            # Nearly all its time in backward(), without the GIL.
+            while True:
+                started.set()
+                y.backward()
+        threading.Thread(target=train, daemon=True).start()
+        started.wait()
+        print("done")
+    """)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    for _ in range(3):
+        proc = subprocess.run([sys.executable, "-c", script],
+                              capture_output=True, text=True, env=env,
+                              timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.strip() == "done"

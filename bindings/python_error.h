@@ -1,0 +1,69 @@
+// PythonError: a Python exception (type, value, traceback) travelling
+// through C++ frames -- the dispatcher, the graph interpreter, a Future --
+// as a C++ exception that can be raised again any number of times and
+// dropped on any thread.
+//
+//   try {
+//     fn();                                   // Python code, GIL held
+//   } catch (py::error_already_set& e) {
+//     throw PythonError(e);
+//   }
+//   ...
+//   catch (const PythonError& e) { e.restore(); }   // GIL held: raise it
+//
+// Why not pybind11's error_already_set: it can be restored only once (a
+// second restore is a pybind11_fail inside pybind11's own catch block: an
+// abort), and its destructor takes the GIL, which ends the thread inside a
+// destructor (an abort) when the last copy is dropped on a non-Python
+// thread while the interpreter shuts down. A failed Future keeps its error
+// for every wait, and its last reference may be dropped on an inter-op pool
+// thread at any time.
+//
+// The translator in errors.cc raises a PythonError that reaches pybind11 or
+// ops.cc as its Python exception, unchanged, with the traceback it had when
+// it was caught (each raise starts again from that traceback).
+//
+// Thread safety: copies share the Python objects; a PythonError may be
+// copied, rethrown and destroyed on any thread without the GIL (the
+// references are released as python_kernel.h's releasePyObject does).
+// restore() and the constructor need the GIL.
+#ifndef TURNOUT_BINDINGS_PYTHON_ERROR_H_
+#define TURNOUT_BINDINGS_PYTHON_ERROR_H_
+
+#include <pybind11/pybind11.h>
+
+#include <exception>
+#include <memory>
+#include <string>
+
+namespace turnout {
+namespace bindings {
+
+class PythonError : public std::exception {
+ public:
+  /// Takes the exception `e` holds (its type, value and traceback), leaving
+  /// `e` as it was. Precondition: the GIL is held.
+  explicit PythonError(const pybind11::error_already_set& e);
+
+  /// "Boom: kernel raised" and the traceback, as error_already_set::what().
+  const char* what() const noexcept override { return what_.c_str(); }
+
+  /// Makes the exception the current Python error, with the traceback it
+  /// had when it was caught. May be called any number of times.
+  /// Precondition: the GIL is held.
+  void restore() const;
+
+  /// restore(), then throws a fresh pybind11::error_already_set for code
+  /// that must hand pybind11 its own type. Precondition: the GIL is held.
+  [[noreturn]] void raise() const;
+
+ private:
+  struct Held;
+  std::shared_ptr<const Held> held_;
+  std::string what_;
+};
+
+}  // namespace bindings
+}  // namespace turnout
+
+#endif  // TURNOUT_BINDINGS_PYTHON_ERROR_H_
