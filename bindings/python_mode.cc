@@ -153,9 +153,8 @@ bool probeRearm() {
 // destroys the TensorImpl. After interpreter shutdown it leaks instead.
 void releasePythonTensor(void* obj) {
   if (!Py_IsInitialized()) return;
-  PyGILState_STATE state = PyGILState_Ensure();
+  GilAcquire gil;  // parks, rather than being ended, at shutdown
   Py_DECREF(static_cast<PyObject*>(obj));
-  PyGILState_Release(state);
 }
 
 // tp_finalize of the tensor subclasses with a handler: runs when the
