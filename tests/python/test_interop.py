@@ -1,15 +1,13 @@
 """Tests for the zero-copy exchange in bindings/tensor.cc: NumPy and DLPack."""
 
 import gc
-import os
-import subprocess
-import sys
 import weakref
 
 import numpy as np
 import pytest
 
 import turnout
+from script_runner import run_script
 
 
 @pytest.mark.parametrize("np_dtype,dtype", [
@@ -88,11 +86,7 @@ print("done")
 def test_first_numpy_calls_from_several_threads_do_not_deadlock():
     # A fresh interpreter: the first array of the process is the one that
     # used to deadlock (NumPy's C API loaded lazily with the GIL let go).
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
-    out = subprocess.run([sys.executable, "-c", _FIRST_ARRAYS_AT_ONCE],
-                         env=env, capture_output=True, text=True, timeout=60)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "done"
+    run_script(_FIRST_ARRAYS_AT_ONCE, timeout=60)
 
 
 @pytest.mark.parametrize("make,match", [

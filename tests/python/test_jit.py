@@ -10,6 +10,7 @@ import turnout
 import turnout.jit as jit
 from turnout import DispatchKey, _C
 from turnout.library import Library
+from script_runner import run_script
 
 ADD_GRAPH = """graph(%a : Tensor,
       %b : Tensor):
@@ -758,12 +759,7 @@ def test_forked_graph_errors_alive_at_interpreter_shutdown_do_not_crash():
     # The failed future (and the error it holds) may be dropped last by an
     # inter-op pool thread, while the interpreter exits: that must not end
     # the process with an abort.
-    import os
-    import subprocess
-    import sys
-    import textwrap
-
-    script = textwrap.dedent('''
+    script = ('''
         import turnout
         from turnout import jit
         from turnout.library import Library
@@ -780,25 +776,14 @@ def test_forked_graph_errors_alive_at_interpreter_shutdown_do_not_crash():
                 pass
         print("done")
     ''').replace("GRAPH", repr(_RAISING_FORK_GRAPH))
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-    for _ in range(5):
-        proc = subprocess.run([sys.executable, "-c", script],
-                              capture_output=True, text=True, env=env,
-                              timeout=120)
-        assert proc.returncode == 0, proc.stderr
-        assert proc.stdout.strip() == "done"
+    run_script(script, times=5)
 
 
 def test_graphs_run_on_a_daemon_thread_at_interpreter_shutdown_do_not_abort():
     # run() and Future.wait() release the GIL; a daemon thread still inside
     # them when the interpreter exits must not abort the process as it asks
     # for the GIL back.
-    import os
-    import subprocess
-    import sys
-    import textwrap
-
-    script = textwrap.dedent('''
+    script = ('''
         import threading, turnout
         from turnout import jit
         body = "".join(f"  %y{i + 1} : Tensor = aten::neg(%y{i})\\n"
@@ -820,10 +805,4 @@ def test_graphs_run_on_a_daemon_thread_at_interpreter_shutdown_do_not_abort():
         started.wait()
         print("done")
     ''')
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-    for _ in range(5):
-        proc = subprocess.run([sys.executable, "-c", script],
-                              capture_output=True, text=True, env=env,
-                              timeout=120)
-        assert proc.returncode == 0, proc.stderr
-        assert proc.stdout.strip() == "done"
+    run_script(script, times=5)

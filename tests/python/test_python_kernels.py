@@ -16,6 +16,7 @@ from turnout.library import (
     Library, custom_op, define, fallthrough_kernel, impl, infer_schema,
     scoped_library,
 )
+from script_runner import run_script
 
 
 def _ops_names():
@@ -546,12 +547,7 @@ def test_register_autograd_errors():
 
 
 def test_kernels_alive_at_interpreter_shutdown_do_not_crash():
-    import os
-    import subprocess
-    import sys
-    import textwrap
-
-    script = textwrap.dedent("""
+    script = ("""
         import threading, turnout
         from turnout.library import Library
         lib = Library("pk_exit", "DEF")
@@ -572,8 +568,4 @@ def test_kernels_alive_at_interpreter_shutdown_do_not_crash():
         del other
         print("done")
     """)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True,
-                          text=True, env=env, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == "done"
+    run_script(script)

@@ -8,6 +8,7 @@ import pytest
 
 import turnout
 from turnout import _C
+from script_runner import run_script
 
 
 # ---- Factories ---------------------------------------------------------------
@@ -439,12 +440,7 @@ def test_backward_on_a_daemon_thread_at_interpreter_shutdown_does_not_abort():
     # backward() runs without the GIL. A daemon thread still inside it when
     # the interpreter exits must not abort the process as it asks for the
     # GIL back (CPython ends such a thread; it must wait for the exit).
-    import os
-    import subprocess
-    import sys
-    import textwrap
-
-    script = textwrap.dedent("""
+    script = ("""
         import threading, turnout
         x = turnout.ones(10000, requires_grad=True)
         y = x
@@ -461,10 +457,4 @@ def test_backward_on_a_daemon_thread_at_interpreter_shutdown_does_not_abort():
         started.wait()
         print("done")
     """)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-    for _ in range(3):
-        proc = subprocess.run([sys.executable, "-c", script],
-                              capture_output=True, text=True, env=env,
-                              timeout=120)
-        assert proc.returncode == 0, proc.stderr
-        assert proc.stdout.strip() == "done"
+    run_script(script, times=3)
