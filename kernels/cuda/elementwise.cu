@@ -223,7 +223,8 @@ __global__ void elementwiseKernel(ElementwiseArgs a) {
 
 }  // namespace
 
-int launchElementwise(const ElementwiseArgs& args, int compute_dtype) {
+int launchElementwise(const ElementwiseArgs& args, int compute_dtype,
+                      cudaStream_t stream) {
   if (args.numel == 0) return cudaSuccess;
   constexpr int kThreads = 256;
   const int64_t blocks = (args.numel + kThreads - 1) / kThreads;
@@ -231,7 +232,8 @@ int launchElementwise(const ElementwiseArgs& args, int compute_dtype) {
   bool launched = false;
   visitHostDtype(compute_dtype, [&](auto tag) {
     using T = decltype(tag);
-    elementwiseKernel<T><<<static_cast<unsigned>(blocks), kThreads>>>(args);
+    elementwiseKernel<T>
+        <<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(args);
     launched = true;
   });
   if (!launched) return cudaErrorInvalidValue;

@@ -16,6 +16,12 @@
 
 #include <cstdint>
 
+// cudaStream_t is `CUstream_st*`; declared here so that this header needs no
+// CUDA header. Every launcher queues its work on the stream it is given
+// (nullptr: the default stream); the .cc callers pass the current stream
+// (stream.h's currentStreamHandle()).
+struct CUstream_st;
+
 namespace turnout {
 namespace cuda {
 
@@ -72,9 +78,10 @@ struct ElementwiseArgs {
   int scalar_input = -1;
 };
 
-/// Runs `args` on the current device's default stream with compute dtype
+/// Runs `args` on `stream` of the current device with compute dtype
 /// `compute_dtype`. Returns 0 (cudaSuccess) or the launch's error code.
-int launchElementwise(const ElementwiseArgs& args, int compute_dtype);
+int launchElementwise(const ElementwiseArgs& args, int compute_dtype,
+                      CUstream_st* stream);
 
 enum class ReduceOp : int { Sum, Mean, Max, Min, ArgMax };
 
@@ -84,7 +91,7 @@ enum class ReduceOp : int { Sum, Mean, Max, Min, ArgMax };
 /// indices for ArgMax (the first maximum; a NaN is the maximum). An empty
 /// row sums to 0 and averages to NaN. Returns 0 or a cudaError_t.
 int launchReduce(ReduceOp op, const void* in, void* out, int dtype,
-                 int64_t outer, int64_t inner);
+                 int64_t outer, int64_t inner, CUstream_st* stream);
 
 /// Softmax (or log-softmax with `log`) of each contiguous row of `inner`
 /// elements of `dtype` (floating), from `in` into `out` (both [outer,
@@ -92,7 +99,7 @@ int launchReduce(ReduceOp op, const void* in, void* out, int dtype,
 /// then the outputs. A NaN anywhere in a row makes the row NaN. Returns 0 or
 /// a cudaError_t.
 int launchSoftmax(const void* in, void* out, int dtype, int64_t outer,
-                  int64_t inner, bool log);
+                  int64_t inner, bool log, CUstream_st* stream);
 
 }  // namespace cuda
 }  // namespace turnout

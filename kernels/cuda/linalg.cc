@@ -18,6 +18,7 @@
 #include "dispatcher/library.h"
 #include "kernels/cuda/cuda_loops.h"
 #include "kernels/cuda/cuda_utils.h"
+#include "kernels/cuda/stream.h"
 #include "kernels/elementwise.h"
 #include "kernels/tensor_utils.h"
 
@@ -37,7 +38,6 @@ void checkCublas(cublasStatus_t status, const char* op) {
 }
 
 cublasHandle_t cublasHandle(const char* op) {
-  constexpr int kMaxDevices = 64;
   thread_local cublasHandle_t handles[kMaxDevices] = {};
   const int device = currentDevice();
   TURNOUT_CHECK(device < kMaxDevices, ErrorKind::NotImplemented, op,
@@ -46,6 +46,8 @@ cublasHandle_t cublasHandle(const char* op) {
   if (handles[device] == nullptr) {
     checkCublas(cublasCreate(&handles[device]), op);
   }
+  // Queued on the calling thread's current stream, like every kernel.
+  checkCublas(cublasSetStream(handles[device], currentStreamHandle()), op);
   return handles[device];
 }
 

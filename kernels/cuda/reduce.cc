@@ -11,6 +11,7 @@
 #include "dispatcher/library.h"
 #include "kernels/cuda/cuda_loops.h"
 #include "kernels/cuda/cuda_utils.h"
+#include "kernels/cuda/stream.h"
 #include "kernels/tensor_utils.h"
 
 namespace turnout {
@@ -54,13 +55,15 @@ Tensor reduceCuda(const char* op, ReduceOp kind, const Tensor& self,
   CUDADeviceGuard guard(device);
   if (kind == ReduceOp::ArgMax || meta.scalar_type() == compute) {
     checkCuda(launchReduce(kind, rows.data_ptr(), out.data_ptr(),
-                           static_cast<int>(compute), outer, inner),
+                           static_cast<int>(compute), outer, inner,
+                           currentStreamHandle()),
               op);
     return out;
   }
   Tensor values = emptyTensor(meta.sizes(), compute, device);
   checkCuda(launchReduce(kind, rows.data_ptr(), values.data_ptr(),
-                         static_cast<int>(compute), outer, inner),
+                         static_cast<int>(compute), outer, inner,
+                           currentStreamHandle()),
             op);
   runElementwise(op, ElementwiseOp::Copy, meta.scalar_type(), out, {values});
   return out;

@@ -171,14 +171,14 @@ __global__ void softmaxRowsKernel(const T* in, T* out, int64_t inner,
 }  // namespace
 
 int launchSoftmax(const void* in, void* out, int dtype, int64_t outer,
-                  int64_t inner, bool log) {
+                  int64_t inner, bool log, cudaStream_t stream) {
   if (outer == 0 || inner == 0) return cudaSuccess;
   if (outer > 0x7fffffffLL) return cudaErrorInvalidConfiguration;
   bool launched = false;
   visitHostDtype(dtype, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (kIsFloating<T>) {
-      softmaxRowsKernel<T><<<static_cast<unsigned>(outer), kThreads>>>(
+      softmaxRowsKernel<T><<<static_cast<unsigned>(outer), kThreads, 0, stream>>>(
           static_cast<const T*>(in), static_cast<T*>(out), inner, log);
       launched = true;
     }
@@ -188,13 +188,13 @@ int launchSoftmax(const void* in, void* out, int dtype, int64_t outer,
 }
 
 int launchReduce(ReduceOp op, const void* in, void* out, int dtype,
-                 int64_t outer, int64_t inner) {
+                 int64_t outer, int64_t inner, cudaStream_t stream) {
   if (outer == 0) return cudaSuccess;
   if (outer > 0x7fffffffLL) return cudaErrorInvalidConfiguration;
   bool launched = false;
   visitHostDtype(dtype, [&](auto tag) {
     using T = decltype(tag);
-    reduceRowsKernel<T><<<static_cast<unsigned>(outer), kThreads>>>(
+    reduceRowsKernel<T><<<static_cast<unsigned>(outer), kThreads, 0, stream>>>(
         op, static_cast<const T*>(in), out, inner);
     launched = true;
   });

@@ -10,6 +10,7 @@
 #include "dispatcher/library.h"
 #include "kernels/cuda/cuda_loops.h"
 #include "kernels/cuda/cuda_utils.h"
+#include "kernels/cuda/stream.h"
 #include "kernels/tensor_utils.h"
 
 namespace turnout {
@@ -58,7 +59,8 @@ Tensor softmaxCuda(const char* op, const Tensor& self, int64_t dim,
   {
     CUDADeviceGuard guard(device);
     checkCuda(launchSoftmax(rows.data_ptr(), target.data_ptr(),
-                            static_cast<int>(dtype), out.numel() / n, n, log),
+                            static_cast<int>(dtype), out.numel() / n, n, log,
+                            currentStreamHandle()),
               op);
   }
   if (!target.is_same(out_rows)) {
