@@ -26,12 +26,11 @@ tools/install_deps.sh
 # The C++ GPU tests are the targets tagged "cuda" that are cc_tests; the
 # Python ones are listed in tools/gpu/run.sh.
 cc_tests=$(bazel query 'kind(cc_test, attr(tags, "\bcuda\b", tests(//...)))' 2>/dev/null)
-if ! bazel query '@local_cuda//:defs.bzl' >/dev/null 2>&1 ||
-   [ -z "$cc_tests" ]; then
+if [ -z "$cc_tests" ]; then
   echo "bundle.sh: no CUDA test targets: is nvcc installed (see third_party/cuda/cuda.bzl)?" >&2
   exit 1
 fi
-benches="//bench:cuda_bench"
+benches=$(bazel query 'attr(tags, "\bcuda\b", kind(cc_binary, //bench:all))' 2>/dev/null || true)
 bazel build --config=opt --dynamic_mode=off $cc_tests $benches //python:turnout
 
 stage=$(mktemp -d)
@@ -74,13 +73,13 @@ cp tests/python/run_pytest.py tests/python/script_runner.py \
 
 # Every shared library the binaries and extensions load, but the system's
 # own and CUDA's.
-skip='^(linux-vdso|ld-linux|libc\.so|libm\.so|libdl\.so|librt\.so|libpthread|libstdc\+\+|libgcc_s|libcuda|libcudart|libcublas|libz\.so|libexpat)'
+skip='^(linux-vdso|ld-linux|libc\.so|libm\.so|libdl\.so|librt\.so|libpthread|libstdc\+\+|libgcc_s|libresolv|libnsl\.so|libutil|libanl|libnss|libcuda|libcudart|libcublas|libz\.so|libexpat)'
 find "$root/bin" "$root/py" "$root/site" -type f \( -perm -u+x -o -name '*.so*' \) |
   while read -r f; do
-    ldd "$f" 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}'
+    { ldd "$f" 2>/dev/null || true; } |
+      awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}'
   done | sort -u | while read -r name path; do
-    [[ "$name" =~ $skip ]] && continue
-    cp -L "$path" "$root/lib/$name"
+    if [[ ! "$name" =~ $skip ]]; then cp -L "$path" "$root/lib/$name"; fi
   done
 
 tar -C "$stage" -czf "$out_dir/turnout-gpu.tar.gz" turnout-gpu
