@@ -1,7 +1,8 @@
 // Every CUDA kernel against the CPU kernel: the same call on CPU inputs and
 // on CUDA copies of them must give the same sizes, dtype and values (NaN
-// matching NaN; floating results within a tolerance for reassociated sums
-// and libm differences). Skips when no CUDA device is present.
+// matching NaN, an infinity the same infinity; floating results within a
+// tolerance for reassociated sums and libm differences). Skips when no CUDA
+// device is present.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -58,6 +59,8 @@ void expectSame(const std::string& name, const OnDevice& f,
   for (size_t i = 0; i < want.size(); ++i) {
     if (std::isnan(want[i])) {
       EXPECT_TRUE(std::isnan(have[i])) << "element " << i;
+    } else if (std::isinf(want[i])) {  // EXPECT_NEAR(inf, inf) fails
+      EXPECT_EQ(have[i], want[i]) << "element " << i;
     } else {
       EXPECT_NEAR(have[i], want[i], atol + rtol * std::abs(want[i]))
           << "element " << i;
