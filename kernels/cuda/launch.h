@@ -101,6 +101,19 @@ int launchReduce(ReduceOp op, const void* in, void* out, int dtype,
 int launchSoftmax(const void* in, void* out, int dtype, int64_t outer,
                   int64_t inner, bool log, CUstream_st* stream);
 
+/// The gradient of softmax (of log-softmax with `log`) along each contiguous
+/// row of `inner` elements: from `grad` (the gradient of the forward's
+/// output) and `output` (the forward's output), both [outer, inner]
+/// contiguous of floating `dtype`, into `grad_input` ([outer, inner],
+/// contiguous, floating `grad_input_dtype`), in double:
+///   softmax:     grad_input = y * (g - sum(g * y))
+///   log_softmax: grad_input = g - exp(y) * sum(g)
+/// Returns 0 or a cudaError_t.
+int launchSoftmaxBackward(const void* grad, const void* output,
+                          void* grad_input, int dtype, int grad_input_dtype,
+                          int64_t outer, int64_t inner, bool log,
+                          CUstream_st* stream);
+
 }  // namespace cuda
 }  // namespace turnout
 

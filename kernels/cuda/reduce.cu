@@ -1,7 +1,8 @@
-// Row reductions and softmax: one block per output row reduces one
-// contiguous row of `inner` elements (the host permutes the reduced dimensions innermost
-// and makes the input contiguous first). Floating dtypes accumulate in
-// double and integral ones in int64, as the CPU kernels do.
+// Row reductions, softmax and its backward: one block per output row
+// reduces one contiguous row of `inner` elements (the host permutes the
+// reduced dimensions innermost and makes the input contiguous first).
+// Floating dtypes accumulate in double and integral ones in int64, as the
+// CPU kernels do.
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -168,7 +169,56 @@ __global__ void softmaxRowsKernel(const T* in, T* out, int64_t inner,
   }
 }
 
+// One row of softmax's (log: log_softmax's) backward: the sum over the row
+// (g * y, or g for log), then every element from it. Reads g and y as T,
+// writes U (the input's dtype), computes in double as the CPU kernel does.
+template <class T, class U>
+__global__ void softmaxBackwardRowsKernel(const T* grad, const T* output,
+                                          U* grad_input, int64_t inner,
+                                          bool log) {
+  __shared__ double scratch[kThreads];
+  const int64_t offset = static_cast<int64_t>(blockIdx.x) * inner;
+  const T* g = grad + offset;
+  const T* y = output + offset;
+  U* gi = grad_input + offset;
+  double sum = 0;
+  for (int64_t i = threadIdx.x; i < inner; i += blockDim.x) {
+    const double gv = convertTo<double>(g[i]);
+    sum += log ? gv : gv * convertTo<double>(y[i]);
+  }
+  sum = blockFold<false>(sum, scratch);  // every thread reaches it
+  for (int64_t i = threadIdx.x; i < inner; i += blockDim.x) {
+    const double gv = convertTo<double>(g[i]);
+    const double yv = convertTo<double>(y[i]);
+    gi[i] = convertTo<U>(log ? gv - exp(yv) * sum : yv * (gv - sum));
+  }
+}
+
 }  // namespace
+
+int launchSoftmaxBackward(const void* grad, const void* output,
+                          void* grad_input, int dtype, int grad_input_dtype,
+                          int64_t outer, int64_t inner, bool log,
+                          cudaStream_t stream) {
+  if (outer == 0 || inner == 0) return cudaSuccess;
+  if (outer > 0x7fffffffLL) return cudaErrorInvalidConfiguration;
+  bool launched = false;
+  visitHostDtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    visitHostDtype(grad_input_dtype, [&](auto out_tag) {
+      using U = decltype(out_tag);
+      if constexpr (kIsFloating<T> && kIsFloating<U>) {
+        softmaxBackwardRowsKernel<T, U>
+            <<<static_cast<unsigned>(outer), kThreads, 0, stream>>>(
+                static_cast<const T*>(grad), static_cast<const T*>(output),
+                static_cast<U*>(grad_input), inner, log);
+        launched = true;
+      }
+    });
+  });
+  if (!launched) return cudaErrorInvalidValue;
+  return cudaGetLastError();
+}
 
 int launchSoftmax(const void* in, void* out, int dtype, int64_t outer,
                   int64_t inner, bool log, cudaStream_t stream) {
