@@ -53,7 +53,7 @@ def test_quickstart_operator_with_a_python_cuda_kernel():
         assert turnout.ops.cudatest.scale(x).cpu().tolist() == [2.0, 4.0, 6.0]
         assert seen == ["cuda", "cuda"]
         table = _C._dispatch_dump_table("cudatest::scale")
-        assert "CUDA: python kernel scale_cuda" in table
+        assert "CUDA: python kernel" in table and "scale_cuda" in table
         with pytest.raises(NotImplementedError, match="CPU"):
             turnout.ops.cudatest.scale(turnout.tensor([1.0]))
     finally:
@@ -248,7 +248,7 @@ def test_pin_memory_and_non_blocking_copies():
     x = turnout.arange(1 << 16, dtype=turnout.float32)
     assert not x.is_pinned()
     p = x.pin_memory()
-    assert p.is_pinned() and p.pin_memory() is p
+    assert p.is_pinned() and p.pin_memory().data_ptr() == p.data_ptr()
     assert p.tolist() == x.tolist()
     s = turnout.cuda.Stream()
     with turnout.cuda.stream(s):

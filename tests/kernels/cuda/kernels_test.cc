@@ -68,8 +68,11 @@ void expectSame(const std::string& name, const OnDevice& f,
   }
 }
 
-// Inputs: a CPU tensor moved to the device.
-Tensor on(Device d, const Tensor& cpu_tensor) { return to(cpu_tensor, d); }
+// Inputs: a CPU tensor moved to the device, or a copy of it on the CPU, so
+// that an in-place case on the CPU does not change the CUDA case's input.
+Tensor on(Device d, const Tensor& cpu_tensor) {
+  return d.is_cpu() ? clone(cpu_tensor) : to(cpu_tensor, d);
+}
 
 // t's values on `d` in a non-contiguous tensor: every other element of a
 // buffer twice as large, whose gaps hold NaN (t floating).
