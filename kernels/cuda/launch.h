@@ -85,13 +85,23 @@ int launchElementwise(const ElementwiseArgs& args, int compute_dtype,
 
 enum class ReduceOp : int { Sum, Mean, Max, Min, ArgMax };
 
+/// Bytes of device scratch memory launchReduce needs for `outer` rows of
+/// `inner` elements of `dtype` on the current device: 0 when each row is
+/// reduced by one block, else room for the partials of the many blocks
+/// that share each row (few long rows, e.g. a full reduction).
+int64_t reduceScratchBytes(int dtype, int64_t outer, int64_t inner);
+
 /// Reduces a contiguous [outer, inner] array of `dtype` along `inner` into
 /// `outer` elements of `out` (contiguous): `dtype` for Sum, Mean, Max, Min
 /// (accumulated in double for floating dtypes, int64 for the others), Long
 /// indices for ArgMax (the first maximum; a NaN is the maximum). An empty
-/// row sums to 0 and averages to NaN. Returns 0 or a cudaError_t.
+/// row sums to 0 and averages to NaN. `scratch`: device memory of at least
+/// reduceScratchBytes(dtype, outer, inner) bytes, 8-byte aligned (nullptr
+/// when that is 0), used by work queued on `stream`. Returns 0 or a
+/// cudaError_t.
 int launchReduce(ReduceOp op, const void* in, void* out, int dtype,
-                 int64_t outer, int64_t inner, CUstream_st* stream);
+                 int64_t outer, int64_t inner, void* scratch,
+                 CUstream_st* stream);
 
 /// Softmax (or log-softmax with `log`) of each contiguous row of `inner`
 /// elements of `dtype` (floating), from `in` into `out` (both [outer,

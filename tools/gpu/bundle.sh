@@ -66,8 +66,11 @@ find "$root/site/turnout" -name '__pycache__' -prune -exec rm -rf {} +
 cp -L "$bin/python/turnout/_C.so" "$root/site/turnout/_C.so"
 chmod -R u+w "$root"
 
-# Python tests that have a CUDA variant, and their helpers.
+# Python tests that have a CUDA variant, and their helpers; the Python
+# benchmark (run.sh python turnout-gpu/bench/cuda_python_bench.py).
 cp tools/gpu/run.sh "$root/"
+mkdir -p "$root/bench"
+cp bench/cuda_python_bench.py "$root/bench/"
 cp tests/python/run_pytest.py tests/python/script_runner.py \
    tests/python/test_cuda.py tests/python/test_tensor.py "$root/tests/"
 

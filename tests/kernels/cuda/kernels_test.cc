@@ -9,6 +9,7 @@
 #include <cmath>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dispatcher/error.h"
@@ -328,6 +329,143 @@ TEST_F(CudaKernels, ReductionsMatchCpu) {
   expectSame("sum of a 0-dim", [&](Device d) {
     return sum(on(d, tensorOf({2.5}, {})));
   });
+}
+
+// Contiguous operands of one dtype take elementwise.cu's flat kernel: a
+// head of elements one at a time until every address is 16-byte aligned
+// (when all are equally misaligned), 16-byte vectors, then a tail. Odd
+// sizes, storage offset 1 (misaligned) and in-place writes exercise each
+// part; operands misaligned differently, or of mixed dtypes, take the flat
+// one-dimensional general kernel.
+TEST_F(CudaKernels, LargeContiguousElementwiseMatchesCpu) {
+  // Elements [offset, offset + n) of a copy on `d` of `t` (n + 1
+  // elements), which the in-place cases may write.
+  auto part = [](Device d, const Tensor& t, int64_t n, int64_t offset) {
+    return makeView(on(d, t), {n}, {1}, offset);
+  };
+  for (const int64_t n : {int64_t{1}, int64_t{3}, int64_t{17}, int64_t{1000003}}) {
+    for (ScalarType dt : {kFloat, kHalf, kDouble}) {
+      // Within Half's range; Half and BFloat16 results are rounded alike on
+      // both devices (computed in float, rounded once).
+      const Tensor x = mixed(dt, {n + 1}, 1e-4, -50.0);
+      const Tensor y = mixed(dt, {n + 1}, 3e-4, -20.0);
+      const Tensor ints = mixed(kInt, {n + 1}, 1e-5, -7.0);  // -7 ... 3
+      const double rtol = dt == kHalf ? 1e-3 : 1e-5;
+      const std::string t = std::string(toString(dt)) + " n=" + std::to_string(n);
+      for (const auto& [xo, yo] : {std::pair<int64_t, int64_t>{0, 0}, {1, 1},
+                                   {1, 0}, {0, 1}}) {
+        const std::string where = t + " offsets " + std::to_string(xo) + "," +
+                                  std::to_string(yo);
+        expectSame("add " + where, [&](Device d) {
+          return add(part(d, x, n, xo), part(d, y, n, yo), 2);
+        }, rtol);
+        expectSame("mul " + where, [&](Device d) {
+          return mul(part(d, x, n, xo), part(d, y, n, yo));
+        }, rtol);
+        expectSame("add_out " + where, [&](Device d) {
+          Tensor out = part(d, zeros({n + 1}, dt), n, xo);
+          add_out(out, part(d, x, n, xo), part(d, y, n, yo));
+          return out;
+        }, rtol);
+        expectSame("add_ in place " + where, [&](Device d) {
+          Tensor self = part(d, x, n, xo);
+          add_(self, part(d, y, n, yo), -1);
+          return self;
+        }, rtol);
+        expectSame("copy_ " + where, [&](Device d) {
+          Tensor out = part(d, zeros({n + 1}, dt), n, yo);
+          copy_(out, part(d, x, n, xo));
+          return out;
+        });
+      }
+      expectSame("add Scalar (not read from memory) " + t, [&](Device d) {
+        return add(part(d, x, n, 1), 0.1);
+      }, rtol);
+      expectSame("mul with an Int tensor (converting) " + t, [&](Device d) {
+        return mul(part(d, x, n, 1), part(d, ints, n, 0));
+      }, rtol);
+      expectSame("copy_ converting to Double " + t, [&](Device d) {
+        Tensor out = part(d, zeros({n + 1}, kDouble), n, 1);
+        copy_(out, part(d, x, n, 1));
+        return out;
+      });
+    }
+    // 1-byte dtypes: 16 elements per vector, a head of up to 15. Values
+    // 0 ... 250 (Byte's products wrap alike on both devices).
+    for (ScalarType dt : {kByte, kBool}) {
+      const Tensor x = mixed(dt, {n + 1}, 2.5e-4, 0.0);
+      const std::string t = std::string(toString(dt)) + " n=" + std::to_string(n);
+      expectSame("copy_ " + t,
+                 [&](Device d) {
+                   Tensor out = part(d, zeros({n + 1}, dt), n, 1);
+                   copy_(out, part(d, x, n, 1));
+                   return out;
+                 });
+      expectSame("mul " + t,
+                 [&](Device d) {
+                   return mul(part(d, x, n, 1), part(d, x, n, 0));
+                 });
+    }
+  }
+}
+
+// Few long rows take reduce.cu's two passes (many blocks per row, then one
+// per row); rows start at any alignment.
+TEST_F(CudaKernels, LargeReductionsMatchCpu) {
+  constexpr int64_t kN = 10000019;
+  for (ScalarType dt : {kFloat, kDouble, kHalf, kBFloat16, kInt, kLong, kBool}) {
+    const std::string t = toString(dt);
+    const bool reduced = dt == kHalf || dt == kBFloat16;
+    // Sums that Half and BFloat16 can hold; integers summed exactly.
+    const Tensor x = reduced ? mixed(dt, {kN}, 1e-6, -5.0)
+                     : isIntegralType(dt, /*include_bool=*/false)
+                         ? mixed(dt, {kN}, 1.0, -5e6)
+                         : mixed(dt, {kN}, 1e-4, -50.0);
+    const double rtol = reduced ? 1e-2 : 1e-5;
+    expectSame("sum all " + t, [&](Device d) { return sum(on(d, x)); }, rtol,
+               1e-3);
+    expectSame("sum all from storage offset 1 " + t, [&](Device d) {
+      return sum(makeView(on(d, x), {kN - 1}, {1}, 1));
+    }, rtol, 1e-3);
+    expectSame("sum of 3 long rows " + t, [&](Device d) {
+      return sum(makeView(on(d, x), {3, kN / 3}, {kN / 3, 1}, 2), {1});
+    }, rtol, 1e-3);
+    if (isFloatingType(dt)) {
+      expectSame("mean all " + t, [&](Device d) { return mean(on(d, x)); },
+                 rtol, 1e-3);
+    }
+    if (dt != kBool) {
+      expectSame("amax all " + t, [&](Device d) { return amax(on(d, x)); });
+      expectSame("amin of 3 long rows " + t, [&](Device d) {
+        return amin(makeView(on(d, x), {3, kN / 3}, {kN / 3, 1}, 1), {1});
+      });
+    }
+  }
+  // argmax: the first of several equal maxima, wherever the blocks split
+  // the row; a NaN wins (the first NaN), as on the CPU.
+  Tensor ties = zeros({kN}, kDouble);
+  double* p = ties.data_ptr<double>();
+  for (int64_t i : {int64_t{4000001}, int64_t{17}, kN - 1}) p[i] = 3.0;
+  for (ScalarType dt : {kFloat, kDouble, kHalf, kLong}) {
+    const Tensor x = to(ties, dt);
+    const std::string t = toString(dt);
+    expectSame("argmax ties " + t,
+               [&](Device d) { return argmax(on(d, x)); });
+    expectSame("argmax ties, 2 rows " + t, [&](Device d) {
+      return argmax(makeView(on(d, x), {2, kN / 2}, {kN / 2, 1}, 1), 1);
+    });
+  }
+  Tensor nans = ties.clone();
+  nans.data_ptr<double>()[9000000] = std::nan("");
+  nans.data_ptr<double>()[9000005] = std::nan("");
+  for (ScalarType dt : {kFloat, kDouble}) {
+    const Tensor x = to(nans, dt);
+    const std::string t = toString(dt);
+    expectSame("argmax NaN " + t,
+               [&](Device d) { return argmax(on(d, x)); });
+    expectSame("amax NaN " + t,
+               [&](Device d) { return amax(on(d, x)); });
+  }
 }
 
 TEST_F(CudaKernels, SoftmaxMatchesCpu) {
