@@ -27,6 +27,7 @@
 #include "bench/cuda_bench_kernels.h"
 #include "benchmark/benchmark.h"
 #include "kernels/cuda/cuda_utils.h"
+#include "kernels/cuda/launch.h"
 #include "kernels/cuda/stream.h"
 #include "kernels/ops.h"
 
@@ -296,6 +297,41 @@ void BM_CudaLaunchEmpty(benchmark::State& state) {
 }
 BENCHMARK(BM_CudaLaunchEmpty)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
+// turnout's elementwise kernel itself, launched as runElementwise would for
+// a 1-element float add, without the dispatcher, the Meta checks or the
+// output's allocation: the launch cost of the kernel's larger argument
+// block. `overhead_us` is its cost over the empty launch.
+void BM_CudaLaunchAddKernel(benchmark::State& state) {
+  if (!haveDevice(state)) return;
+  Tensor a = filled({1}, 1.0), b = filled({1}, 2.0), c = filled({1}, 0.0);
+  cuda::ElementwiseArgs args;
+  args.op = cuda::ElementwiseOp::Add;
+  args.ndim = 1;
+  args.num_inputs = 2;
+  args.numel = 1;
+  args.sizes[0] = 1;
+  args.out.data = c.data_ptr();
+  args.in[0].data = a.data_ptr();
+  args.in[1].data = b.data_ptr();
+  for (cuda::Operand* o : {&args.out, &args.in[0], &args.in[1]}) {
+    o->dtype = static_cast<int>(ScalarType::Float);
+    o->strides[0] = 1;
+  }
+  args.scalar[0].f = 1.0;
+  args.has_scalar[0] = true;
+  cudaStream_t stream = cuda::currentStreamHandle();
+  const double ns = wallNsPerCall(state, [&] {
+    cuda::launchElementwise(args, static_cast<int>(ScalarType::Float), stream);
+  });
+  check(cudaGetLastError(), "elementwise kernel launch");
+  const double launch_us = bench::record(state, "us_per_call", "add_kernel",
+                                         ns / 1e3, "launch");
+  if (launch_us > 0) state.counters["overhead_us"] = ns / 1e3 - launch_us;
+}
+BENCHMARK(BM_CudaLaunchAddKernel)
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
+
 // add of two 1-element CUDA tensors from C++, whole call (dispatch, the
 // Meta kernel's checks, the output's allocation, the launch). `overhead_us`
 // is what turnout adds to the bare launch.
@@ -309,6 +345,12 @@ void BM_CudaAddSmall(benchmark::State& state) {
   const double launch_us =
       bench::record(state, "us_per_call", "add_small", ns / 1e3, "launch");
   if (launch_us > 0) state.counters["overhead_us"] = ns / 1e3 - launch_us;
+  // What the dispatcher, the Meta checks and the allocation add to
+  // launching the same kernel directly.
+  const auto kernel = bench::figures().find("add_kernel");
+  if (kernel != bench::figures().end()) {
+    state.counters["over_kernel_us"] = ns / 1e3 - kernel->second;
+  }
 }
 BENCHMARK(BM_CudaAddSmall)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
