@@ -332,6 +332,32 @@ BENCHMARK(BM_CudaLaunchAddKernel)
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
 
+// The parts of a small CUDA add's host side, to explain BM_CudaAddSmall:
+// the output's allocation (and its return to the cache), and the Meta
+// kernel's checks on meta stand-ins.
+void BM_CudaEmptySmall(benchmark::State& state) {
+  if (!haveDevice(state)) return;
+  const TensorOptions options = TensorOptions(kFloat).device(Device("cuda"));
+  const double ns = wallNsPerCall(state, [&] {
+    Tensor c = empty({1}, options);
+    benchmark::DoNotOptimize(c);
+  });
+  bench::record(state, "us_per_call", "empty_small", ns / 1e3);
+}
+BENCHMARK(BM_CudaEmptySmall)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+void BM_MetaAddSmall(benchmark::State& state) {
+  if (!haveDevice(state)) return;
+  const TensorOptions options = TensorOptions(kFloat).device(Device("meta"));
+  Tensor a = empty({1}, options), b = empty({1}, options);
+  const double ns = wallNsPerCall(state, [&] {
+    Tensor c = add(a, b);
+    benchmark::DoNotOptimize(c);
+  });
+  bench::record(state, "us_per_call", "meta_add_small", ns / 1e3);
+}
+BENCHMARK(BM_MetaAddSmall)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
 // add of two 1-element CUDA tensors from C++, whole call (dispatch, the
 // Meta kernel's checks, the output's allocation, the launch). `overhead_us`
 // is what turnout adds to the bare launch.
