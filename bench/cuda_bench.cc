@@ -346,6 +346,17 @@ void BM_CudaEmptySmall(benchmark::State& state) {
 }
 BENCHMARK(BM_CudaEmptySmall)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
+// One cudaGetDevice: the runtime query behind "which device is current".
+void BM_CudaGetDevice(benchmark::State& state) {
+  if (!haveDevice(state)) return;
+  int device = 0;
+  const double ns = bench::nsPerIteration(state, [&] {
+    benchmark::DoNotOptimize(cudaGetDevice(&device));
+  });
+  bench::record(state, "us_per_call", "get_device", ns / 1e3);
+}
+BENCHMARK(BM_CudaGetDevice)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
 void BM_MetaAddSmall(benchmark::State& state) {
   if (!haveDevice(state)) return;
   const TensorOptions options = TensorOptions(kFloat).device(Device("meta"));

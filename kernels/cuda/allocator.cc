@@ -53,7 +53,10 @@ class CUDACachingAllocator final : public Allocator {
     const size_t size = roundAllocationSize(nbytes);
     TURNOUT_CHECK(size >= nbytes, ErrorKind::InvalidArgument,
                   "CUDA allocator: ", nbytes, " bytes cannot be allocated");
-    const FreeListKey k{device, currentStreamHandle(), size};
+    TURNOUT_CHECK(device < kMaxDevices, ErrorKind::NotImplemented,
+                  "CUDA allocator: device index ", device,
+                  " is above turnout's limit of ", kMaxDevices);
+    const FreeListKey k{device, currentStreamHandle(device), size};
     Block* block = takeCached(k);
     if (block == nullptr) block = allocateNew(k);
     return DataPtr(block->ptr, block, &CUDACachingAllocator::freeBlock,

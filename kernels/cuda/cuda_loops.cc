@@ -149,7 +149,7 @@ void runElementwise(std::string_view op, ElementwiseOp kind,
     ++s;
   }
   checkCuda(launchElementwise(args, static_cast<int>(compute),
-                              currentStreamHandle()), op);
+                              currentStreamHandle(out.device().index())), op);
 }
 
 Tensor contiguousAs(const Tensor& t, ScalarType dtype, Device device) {

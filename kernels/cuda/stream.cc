@@ -119,6 +119,13 @@ cudaStream_t currentStreamHandle() {
   return tls_current_streams[device];
 }
 
+cudaStream_t currentStreamHandle(int device_index) {
+  if (device_index < 0 || device_index >= kMaxDevices) {
+    return currentStreamHandle();
+  }
+  return tls_current_streams[device_index];
+}
+
 CUDAStreamGuard::CUDAStreamGuard(CUDAStream stream)
     : original_device_(currentDevice()),
       original_stream_(getCurrentCUDAStream(stream.deviceIndex())),

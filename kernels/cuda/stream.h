@@ -88,6 +88,10 @@ void deviceSynchronize(int device_index = -1);
 /// The calling thread's current stream handle on its current device: what
 /// the kernels launch on. Cheap (one thread-local load after cudaGetDevice).
 cudaStream_t currentStreamHandle();
+/// The same for a device the caller knows is current (no cudaGetDevice,
+/// which costs hundreds of nanoseconds on some systems); an index out of
+/// [0, kMaxDevices) falls back to asking the runtime.
+cudaStream_t currentStreamHandle(int device_index);
 
 /// Makes `stream`'s device current and `stream` its current stream for
 /// the scope; restores both on exit.
