@@ -324,13 +324,11 @@ void BM_CudaLaunchAddKernel(benchmark::State& state) {
     cuda::launchElementwise(args, static_cast<int>(ScalarType::Float), stream);
   });
   check(cudaGetLastError(), "elementwise kernel launch");
-  const double launch_us = bench::record(state, "us_per_call", "add_kernel",
-                                         ns / 1e3, "launch");
+  const double launch_us =
+      bench::record(state, "us_per_call", "add_kernel", ns / 1e3, "launch");
   if (launch_us > 0) state.counters["overhead_us"] = ns / 1e3 - launch_us;
 }
-BENCHMARK(BM_CudaLaunchAddKernel)
-    ->UseRealTime()
-    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_CudaLaunchAddKernel)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 // The parts of a small CUDA add's host side, to explain BM_CudaAddSmall:
 // the output's allocation (and its return to the cache), and the Meta
@@ -350,9 +348,8 @@ BENCHMARK(BM_CudaEmptySmall)->UseRealTime()->Unit(benchmark::kMicrosecond);
 void BM_CudaGetDevice(benchmark::State& state) {
   if (!haveDevice(state)) return;
   int device = 0;
-  const double ns = bench::nsPerIteration(state, [&] {
-    benchmark::DoNotOptimize(cudaGetDevice(&device));
-  });
+  const double ns = bench::nsPerIteration(
+      state, [&] { benchmark::DoNotOptimize(cudaGetDevice(&device)); });
   bench::record(state, "us_per_call", "get_device", ns / 1e3);
 }
 BENCHMARK(BM_CudaGetDevice)->UseRealTime()->Unit(benchmark::kMicrosecond);

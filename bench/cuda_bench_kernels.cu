@@ -1,7 +1,7 @@
 // The kernels cuda_bench launches directly (see cuda_bench_kernels.h).
-#include "bench/cuda_bench_kernels.h"
-
 #include <cuda_runtime.h>
+
+#include "bench/cuda_bench_kernels.h"
 
 namespace turnout {
 namespace bench {

@@ -68,27 +68,22 @@ void initCuda(py::module_& m) {
   m.def("_cuda_streamPriority", [](intptr_t handle, int device) {
     return streamOf(handle, device).priority();
   });
-  m.def("_cuda_recordStream",
-        [](const Tensor& t, intptr_t handle, int device) {
-          TURNOUT_CHECK(t.is_cuda(), ErrorKind::InvalidArgument,
-                        "record_stream(): expected a CUDA tensor, got a ",
-                        t.device(), " tensor");
-          if (!t.has_storage()) return;
-          cuda::recordStream(t.storage().unsafeGetStorageImpl()->data_ptr(),
-                             streamOf(handle, device));
-        });
+  m.def("_cuda_recordStream", [](const Tensor& t, intptr_t handle, int device) {
+    TURNOUT_CHECK(t.is_cuda(), ErrorKind::InvalidArgument,
+                  "record_stream(): expected a CUDA tensor, got a ", t.device(),
+                  " tensor");
+    if (!t.has_storage()) return;
+    cuda::recordStream(t.storage().unsafeGetStorageImpl()->data_ptr(),
+                       streamOf(handle, device));
+  });
 
   py::class_<cuda::CUDAEvent>(m, "_CudaEvent")
       .def(py::init<bool, bool>(), py::arg("enable_timing") = false,
            py::arg("blocking") = false)
-      .def("record",
-           [](cuda::CUDAEvent& e, intptr_t handle, int device) {
-             e.record(streamOf(handle, device));
-           })
-      .def("block",
-           [](const cuda::CUDAEvent& e, intptr_t handle, int device) {
-             e.block(streamOf(handle, device));
-           })
+      .def("record", [](cuda::CUDAEvent& e, intptr_t handle,
+                        int device) { e.record(streamOf(handle, device)); })
+      .def("block", [](const cuda::CUDAEvent& e, intptr_t handle,
+                       int device) { e.block(streamOf(handle, device)); })
       .def("query", &cuda::CUDAEvent::query)
       .def("synchronize",
            [](const cuda::CUDAEvent& e) {

@@ -169,11 +169,11 @@ Tensor to_copy_composite(const Tensor& self, std::optional<ScalarType> dtype,
   TURNOUT_CHECK(!pin_memory.value_or(false) || to_device.is_cpu(),
                 ErrorKind::InvalidArgument,
                 "_to_copy(): pin_memory=True applies to CPU results only, got "
-                "device ", to_device);
-  Tensor out = emptyStridedTensor(self.sizes(),
-                                  stridesLike(self, memory_format, "_to_copy"),
-                                  dtype.value_or(self.scalar_type()), to_device,
-                                  "_to_copy");
+                "device ",
+                to_device);
+  Tensor out = emptyStridedTensor(
+      self.sizes(), stridesLike(self, memory_format, "_to_copy"),
+      dtype.value_or(self.scalar_type()), to_device, "_to_copy");
   if (pin_memory.value_or(false)) out = pinMemoryOp().call(out, std::nullopt);
   copy_(out, self, non_blocking);
   return out;
@@ -192,13 +192,17 @@ DispatchKeySet pinnedBackendKeys(std::optional<Device> device) {
                              device.value_or(Device(DeviceType::CUDA)));
 }
 
-bool is_pinned_bs(DispatchKeySet, const Tensor& self,
-                  std::optional<Device> device) {
+TypedOperatorHandle<bool(const Tensor&, std::optional<Device>)> isPinnedOp() {
   static const auto op =
       Dispatcher::singleton()
           .findSchemaOrThrow("aten::is_pinned", "")
           .typed<bool(const Tensor&, std::optional<Device>)>();
-  return op.redispatch(pinnedBackendKeys(device), self, device);
+  return op;
+}
+
+bool is_pinned_bs(DispatchKeySet, const Tensor& self,
+                  std::optional<Device> device) {
+  return isPinnedOp().redispatch(pinnedBackendKeys(device), self, device);
 }
 
 Tensor pin_memory_bs(DispatchKeySet, const Tensor& self,
@@ -212,11 +216,7 @@ bool is_pinned_default(const Tensor& self, std::optional<Device> device) {
 }
 
 Tensor pin_memory_composite(const Tensor& self, std::optional<Device> device) {
-  static const auto is_pinned =
-      Dispatcher::singleton()
-          .findSchemaOrThrow("aten::is_pinned", "")
-          .typed<bool(const Tensor&, std::optional<Device>)>();
-  if (is_pinned.call(self, device)) return self;
+  if (isPinnedOp().call(self, device)) return self;
   return pinMemoryOp().call(self, device);
 }
 

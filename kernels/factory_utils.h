@@ -16,9 +16,9 @@
 #include <optional>
 
 #include "dispatcher/device.h"
-#include "dispatcher/memory_format.h"
 #include "dispatcher/dispatch_key_set.h"
 #include "dispatcher/layout.h"
+#include "dispatcher/memory_format.h"
 #include "dispatcher/scalar_type.h"
 #include "dispatcher/tensor.h"
 

@@ -22,12 +22,23 @@ int resolveDevice(int device_index, const char* op) {
     device_index = currentDevice();
   }
   TURNOUT_CHECK(device_index < kMaxDevices, ErrorKind::NotImplemented, op,
-                ": device index ", device_index, " is above turnout's limit of ",
-                kMaxDevices);
+                ": device index ", device_index,
+                " is above turnout's limit of ", kMaxDevices);
   TURNOUT_CHECK(device_index < cudaDeviceCount(), ErrorKind::InvalidArgument,
                 op, ": invalid device cuda:", device_index, " (",
                 cudaDeviceCount(), " CUDA devices are visible)");
   return device_index;
+}
+
+// A query's answer: true when done, false for cudaErrorNotReady (cleared),
+// an Error naming `op` for anything else.
+bool doneOrThrow(cudaError_t e, const char* op) {
+  if (e == cudaErrorNotReady) {
+    cudaGetLastError();
+    return false;
+  }
+  checkCuda(e, op);
+  return true;
 }
 
 constexpr int kStreamsPerPool = 32;
@@ -69,13 +80,7 @@ int CUDAStream::priority() const {
 
 bool CUDAStream::query() const {
   CUDADeviceGuard guard(device());
-  const cudaError_t e = cudaStreamQuery(stream_);
-  if (e == cudaErrorNotReady) {
-    cudaGetLastError();
-    return false;
-  }
-  checkCuda(e, "Stream.query");
-  return true;
+  return doneOrThrow(cudaStreamQuery(stream_), "Stream.query");
 }
 
 void CUDAStream::synchronize() const {
@@ -179,10 +184,13 @@ void CUDAEvent::record(const CUDAStream& stream) {
     device_index_ = stream.deviceIndex();
   }
   TURNOUT_CHECK(device_index_ == stream.deviceIndex(),
-                ErrorKind::InvalidArgument, "Event.record: the event was "
-                "created on cuda:", device_index_, " and cannot be recorded "
-                "on a stream of cuda:", stream.deviceIndex(),
-                "; use one event per device");
+                ErrorKind::InvalidArgument,
+                "Event.record: the event was "
+                "created on cuda:",
+                device_index_,
+                " and cannot be recorded "
+                "on a stream of cuda:",
+                stream.deviceIndex(), "; use one event per device");
   checkCuda(cudaEventRecord(event_, stream.stream()), "Event.record");
   was_recorded_ = true;
 }
@@ -195,13 +203,7 @@ void CUDAEvent::block(const CUDAStream& stream) const {
 
 bool CUDAEvent::query() const {
   if (event_ == nullptr) return true;
-  const cudaError_t e = cudaEventQuery(event_);
-  if (e == cudaErrorNotReady) {
-    cudaGetLastError();
-    return false;
-  }
-  checkCuda(e, "Event.query");
-  return true;
+  return doneOrThrow(cudaEventQuery(event_), "Event.query");
 }
 
 void CUDAEvent::synchronize() const {

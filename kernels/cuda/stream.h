@@ -80,8 +80,7 @@ CUDAStream getCurrentCUDAStream(int device_index = -1);
 void setCurrentCUDAStream(CUDAStream stream);
 /// A stream from the device's pool: 32 non-blocking streams per device and
 /// priority, handed out round-robin, as torch's getStreamFromPool.
-CUDAStream getStreamFromPool(bool high_priority = false,
-                             int device_index = -1);
+CUDAStream getStreamFromPool(bool high_priority = false, int device_index = -1);
 /// cudaDeviceSynchronize on the device: every stream's work has finished.
 void deviceSynchronize(int device_index = -1);
 

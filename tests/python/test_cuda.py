@@ -174,6 +174,14 @@ def test_event_orders_work_across_two_streams():
             total = out.sum()
         s2.synchronize()
         assert total.item() == pytest.approx(big * 1.0001 ** 200, rel=1e-3)
+    # The same through wait_stream.
+    s1, s2 = turnout.cuda.Stream(), turnout.cuda.Stream()
+    with turnout.cuda.stream(s1):
+        out = _slow_chain(turnout.ones(big, device="cuda"), 200)
+    s2.wait_stream(s1)
+    with turnout.cuda.stream(s2):
+        total = out.sum()
+    assert total.item() == pytest.approx(big * 1.0001 ** 200, rel=1e-3)
 
 
 @needs_gpu

@@ -72,7 +72,8 @@ cp tools/gpu/run.sh "$root/"
 mkdir -p "$root/bench"
 cp bench/cuda_python_bench.py "$root/bench/"
 cp tests/python/run_pytest.py tests/python/script_runner.py \
-   tests/python/test_cuda.py tests/python/test_tensor.py "$root/tests/"
+   tests/python/test_cuda.py tests/python/test_tensor.py \
+   tests/python/test_docstrings.py "$root/tests/"
 
 # Every shared library the binaries and extensions load, but the system's
 # own and CUDA's.

@@ -168,10 +168,9 @@ TEST_F(CudaStreams, RecordStreamDefersReuseUntilTheStreamIsDone) {
 
 TEST_F(CudaStreams, RecordStreamRefusesForeignMemory) {
   DataPtr foreign(reinterpret_cast<void*>(0x1000), Device("cuda:0"));
-  EXPECT_THAT(errorOf([&] {
-                cuda::recordStream(foreign, cuda::getStreamFromPool());
-              }),
-              ::testing::HasSubstr("not allocated by turnout's CUDA caching"));
+  EXPECT_THAT(
+      errorOf([&] { cuda::recordStream(foreign, cuda::getStreamFromPool()); }),
+      ::testing::HasSubstr("not allocated by turnout's CUDA caching"));
 }
 
 }  // namespace
