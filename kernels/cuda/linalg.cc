@@ -5,7 +5,8 @@
 // result's sizes and dtype and runs every check; operands are made
 // contiguous first.
 //
-// cuBLAS handles: one per thread and device, created on first use and
+// cuBLAS handles: one per thread and device, set to the current stream and
+// to a workspace of that stream's before each call, created on first use and
 // deliberately never destroyed (destroying them during static destruction
 // can outlive the CUDA context).
 #include <cublas_v2.h>
@@ -13,10 +14,14 @@
 
 #include <cstdint>
 #include <optional>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
 
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/error.h"
 #include "dispatcher/library.h"
+#include "kernels/cuda/allocator.h"
 #include "kernels/cuda/cuda_loops.h"
 #include "kernels/cuda/cuda_utils.h"
 #include "kernels/cuda/stream.h"
@@ -38,6 +43,22 @@ void checkCublas(cublasStatus_t status, const char* op) {
                 cublasGetStatusString(status));
 }
 
+// cuBLAS's workspace per stream (torch's size for Hopper: 4 MiB x 8).
+constexpr size_t kCublasWorkspaceBytes = size_t{32} << 20;
+
+// The calling thread's workspace for `stream` of `device`, from the caching
+// allocator, allocated on that stream (the current one) on first use and
+// kept until the thread exits. Precondition: `device` is current.
+void* cublasWorkspace(int device, cudaStream_t stream) {
+  thread_local absl::flat_hash_map<std::pair<int, cudaStream_t>, DataPtr>
+      workspaces;
+  DataPtr& workspace = workspaces[{device, stream}];
+  if (!workspace) {
+    workspace = cachingAllocator()->allocate(kCublasWorkspaceBytes);
+  }
+  return workspace.get();
+}
+
 cublasHandle_t cublasHandle(const char* op) {
   thread_local cublasHandle_t handles[kMaxDevices] = {};
   const int device = currentDevice();
@@ -47,8 +68,15 @@ cublasHandle_t cublasHandle(const char* op) {
   if (handles[device] == nullptr) {
     checkCublas(cublasCreate(&handles[device]), op);
   }
-  // Queued on the calling thread's current stream, like every kernel.
-  checkCublas(cublasSetStream(handles[device], currentStreamHandle()), op);
+  // Queued on the calling thread's current stream, like every kernel, with
+  // a workspace of that stream's own: one workspace shared by two streams
+  // would let a product on one overwrite it while the other still reads.
+  cudaStream_t stream = currentStreamHandle(device);
+  checkCublas(cublasSetStream(handles[device], stream), op);
+  checkCublas(cublasSetWorkspace(handles[device],
+                                 cublasWorkspace(device, stream),
+                                 kCublasWorkspaceBytes),
+              op);
   return handles[device];
 }
 

@@ -181,6 +181,9 @@ def test_event_orders_work_across_two_streams():
     s2.wait_stream(s1)
     with turnout.cuda.stream(s2):
         total = out.sum()
+    # item() copies on the current (default) stream, which does not wait
+    # for the non-blocking s2 by itself: as in torch, say so.
+    turnout.cuda.current_stream().wait_stream(s2)
     assert total.item() == pytest.approx(big * 1.0001 ** 200, rel=1e-3)
 
 

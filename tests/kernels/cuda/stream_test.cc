@@ -108,6 +108,30 @@ TEST_F(CudaStreams, EventOrdersTwoStreams) {
               n * std::pow(1.0001, 200), n * 1e-3);
 }
 
+// cuBLAS on two streams at once: each stream has its own workspace, so
+// concurrent products do not overwrite each other's.
+TEST_F(CudaStreams, MatrixProductsOnTwoStreamsAtOnce) {
+  const TensorOptions cpu = TensorOptions(kFloat);
+  Tensor a = rand({512, 512}, cpu), b = rand({512, 512}, cpu);
+  const Tensor want = mm(a, b);
+  Tensor da = to(a, Device("cuda")), db = to(b, Device("cuda"));
+  cuda::deviceSynchronize();
+  Tensor got[2];
+  const cuda::CUDAStream streams[2] = {cuda::getStreamFromPool(),
+                                       cuda::getStreamFromPool()};
+  for (int round = 0; round < 20; ++round) {
+    for (int i = 0; i < 2; ++i) {
+      cuda::CUDAStreamGuard guard(streams[i]);
+      got[i] = mm(da, db);
+    }
+  }
+  for (int i = 0; i < 2; ++i) {
+    streams[i].synchronize();
+    const Tensor diff = sub(to(got[i], Device("cpu")), want);
+    EXPECT_LT(item(amax(abs(diff))).toDouble(), 1e-3) << "stream " << i;
+  }
+}
+
 TEST_F(CudaStreams, EventTimingNeedsEnableTiming) {
   const cuda::CUDAStream s = cuda::getCurrentCUDAStream();
   cuda::CUDAEvent a(/*enable_timing=*/true), b(/*enable_timing=*/true);
