@@ -33,6 +33,9 @@ void initDebug(pybind11::module_& m);
 void initPythonKernel(pybind11::module_& m);
 /// Dispatch modes and tensor subclasses: the Python key (python_mode.cc).
 void initPythonMode(pybind11::module_& m);
+/// turnout.cuda: devices, streams, events, the caching allocator
+/// (cuda.cc; no_cuda.cc when the CUDA toolkit was not found).
+void initCuda(pybind11::module_& m);
 
 }  // namespace bindings
 }  // namespace turnout

@@ -16,4 +16,5 @@ PYBIND11_MODULE(_C, m) {
   turnout::bindings::initDebug(m);
   turnout::bindings::initPythonKernel(m);
   turnout::bindings::initPythonMode(m);
+  turnout::bindings::initCuda(m);
 }

@@ -147,6 +147,15 @@ Tensor clone_composite(const Tensor& self,
   return out;
 }
 
+TypedOperatorHandle<Tensor(const Tensor&, std::optional<Device>)>
+pinMemoryOp() {
+  static const auto op =
+      Dispatcher::singleton()
+          .findSchemaOrThrow("aten::_pin_memory", "")
+          .typed<Tensor(const Tensor&, std::optional<Device>)>();
+  return op;
+}
+
 Tensor to_copy_composite(const Tensor& self, std::optional<ScalarType> dtype,
                          std::optional<Layout> layout,
                          std::optional<Device> device,
@@ -156,14 +165,59 @@ Tensor to_copy_composite(const Tensor& self, std::optional<ScalarType> dtype,
   TURNOUT_CHECK(layout.value_or(Layout::Strided) == Layout::Strided,
                 ErrorKind::NotImplemented, "_to_copy(): conversion to layout ",
                 *layout, " is not supported; only strided tensors are");
-  TURNOUT_CHECK(!pin_memory.value_or(false), ErrorKind::NotImplemented,
-                "_to_copy(): pin_memory=True is not supported yet");
-  Tensor out = emptyStridedTensor(self.sizes(),
-                                  stridesLike(self, memory_format, "_to_copy"),
-                                  dtype.value_or(self.scalar_type()),
-                                  device.value_or(self.device()), "_to_copy");
+  const Device to_device = device.value_or(self.device());
+  TURNOUT_CHECK(!pin_memory.value_or(false) || to_device.is_cpu(),
+                ErrorKind::InvalidArgument,
+                "_to_copy(): pin_memory=True applies to CPU results only, got "
+                "device ",
+                to_device);
+  Tensor out = emptyStridedTensor(
+      self.sizes(), stridesLike(self, memory_format, "_to_copy"),
+      dtype.value_or(self.scalar_type()), to_device, "_to_copy");
+  if (pin_memory.value_or(false)) out = pinMemoryOp().call(out, std::nullopt);
   copy_(out, self, non_blocking);
   return out;
+}
+
+// ---- Pinned (page-locked) host memory
+// -----------------------------------------------------------------
+// is_pinned and _pin_memory reach the kernel of the accelerator named by
+// `device` (default CUDA) through BackendSelect, as in c10: a CPU tensor's
+// own keys say nothing about which accelerator pinned it. The CUDA kernels
+// are in kernels/cuda/copy.cc; without them, is_pinned is false and
+// _pin_memory fails naming the missing CUDA kernel.
+
+DispatchKeySet pinnedBackendKeys(std::optional<Device> device) {
+  return backendSelectKeySet(kFloat, Layout::Strided,
+                             device.value_or(Device(DeviceType::CUDA)));
+}
+
+TypedOperatorHandle<bool(const Tensor&, std::optional<Device>)> isPinnedOp() {
+  static const auto op =
+      Dispatcher::singleton()
+          .findSchemaOrThrow("aten::is_pinned", "")
+          .typed<bool(const Tensor&, std::optional<Device>)>();
+  return op;
+}
+
+bool is_pinned_bs(DispatchKeySet, const Tensor& self,
+                  std::optional<Device> device) {
+  return isPinnedOp().redispatch(pinnedBackendKeys(device), self, device);
+}
+
+Tensor pin_memory_bs(DispatchKeySet, const Tensor& self,
+                     std::optional<Device> device) {
+  return pinMemoryOp().redispatch(pinnedBackendKeys(device), self, device);
+}
+
+// Memory no accelerator's kernel claims is not pinned.
+bool is_pinned_default(const Tensor& self, std::optional<Device> device) {
+  return false;
+}
+
+Tensor pin_memory_composite(const Tensor& self, std::optional<Device> device) {
+  if (isPinnedOp().call(self, device)) return self;
+  return pinMemoryOp().call(self, device);
 }
 
 bool hasMemoryFormat(const Tensor& self,
@@ -290,6 +344,9 @@ TURNOUT_LIBRARY_FRAGMENT(aten, m) {
       "_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? "
       "layout=None, Device? device=None, bool? pin_memory=None, bool "
       "non_blocking=False, MemoryFormat? memory_format=None) -> Tensor");
+  m.def("is_pinned(Tensor self, Device? device=None) -> bool");
+  m.def("_pin_memory(Tensor self, Device? device=None) -> Tensor");
+  m.def("pin_memory(Tensor(a) self, Device? device=None) -> Tensor(a)");
   m.def(
       "to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, "
       "bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)");
@@ -309,12 +366,19 @@ TURNOUT_LIBRARY_IMPL(aten, Meta, m) {
   m.impl("fill_.Scalar", TURNOUT_FN(turnout::fill_meta));
 }
 
+TURNOUT_LIBRARY_IMPL(aten, BackendSelect, m) {
+  m.impl("is_pinned", TURNOUT_FN(turnout::is_pinned_bs));
+  m.impl("_pin_memory", TURNOUT_FN(turnout::pin_memory_bs));
+}
+
 TURNOUT_LIBRARY_IMPL(aten, CompositeExplicitAutograd, m) {
   m.impl("clone", TURNOUT_FN(turnout::clone_composite));
+  m.impl("is_pinned", TURNOUT_FN(turnout::is_pinned_default));
   m.impl("_to_copy", TURNOUT_FN(turnout::to_copy_composite));
 }
 
 TURNOUT_LIBRARY_IMPL(aten, CompositeImplicitAutograd, m) {
   m.impl("to.dtype", TURNOUT_FN(turnout::to_dtype));
+  m.impl("pin_memory", TURNOUT_FN(turnout::pin_memory_composite));
   m.impl("to.device", TURNOUT_FN(turnout::to_device));
 }

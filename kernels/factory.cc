@@ -99,16 +99,11 @@ const auto& onesLikeOp() {
 // ---- BackendSelect
 // -----------------------------------------------------------------
 
-// The keys to redispatch a factory call with: the backend of (dtype, layout,
-// device), plus the thread's included keys below BackendSelect, as c10's
-// generated BackendSelect kernels compute them.
+// The keys to redispatch a factory call with (defaults: float, strided, CPU).
 DispatchKeySet backendKeySet(Dt dtype, Lo layout, Dv device) {
-  const DispatchKey k = computeDispatchKey(
-      dtype.value_or(kFloat), layout.value_or(Layout::Strided),
-      device.value_or(Device(DeviceType::CPU)));
-  const LocalDispatchKeySet tls = tls_local_dispatch_key_set();
-  return ((DispatchKeySet(k) | tls.included_) - tls.excluded_) &
-         DispatchKeySet(DispatchKeySet::FULL_AFTER, DispatchKey::BackendSelect);
+  return backendSelectKeySet(dtype.value_or(kFloat),
+                             layout.value_or(Layout::Strided),
+                             device.value_or(Device(DeviceType::CPU)));
 }
 
 Tensor empty_bs(DispatchKeySet, IntArrayRef size, Dt dtype, Lo layout,

@@ -5,10 +5,20 @@
 #include <vector>
 
 #include "absl/strings/str_join.h"
+#include "dispatcher/compute_dispatch_key.h"
 #include "dispatcher/error.h"
+#include "dispatcher/local_dispatch_key_set.h"
 #include "kernels/tensor_utils.h"
 
 namespace turnout {
+
+DispatchKeySet backendSelectKeySet(ScalarType dtype, Layout layout,
+                                   Device device) {
+  const DispatchKey k = computeDispatchKey(dtype, layout, device);
+  const LocalDispatchKeySet tls = tls_local_dispatch_key_set();
+  return ((DispatchKeySet(k) | tls.included_) - tls.excluded_) &
+         DispatchKeySet(DispatchKeySet::FULL_AFTER, DispatchKey::BackendSelect);
+}
 
 Tensor emptyStridedTensor(IntArrayRef sizes, IntArrayRef strides,
                           ScalarType dtype, Device device, const char* op) {

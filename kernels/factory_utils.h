@@ -16,11 +16,20 @@
 #include <optional>
 
 #include "dispatcher/device.h"
+#include "dispatcher/dispatch_key_set.h"
+#include "dispatcher/layout.h"
 #include "dispatcher/memory_format.h"
 #include "dispatcher/scalar_type.h"
 #include "dispatcher/tensor.h"
 
 namespace turnout {
+
+/// The keys a BackendSelect kernel redispatches with: the backend key of
+/// (dtype, layout, device), plus the thread's included keys below
+/// BackendSelect, minus its excluded keys, as c10's generated BackendSelect
+/// kernels compute them.
+DispatchKeySet backendSelectKeySet(ScalarType dtype, Layout layout,
+                                   Device device);
 
 /// A new tensor of `sizes` and `strides` whose storage reaches its furthest
 /// element (uninitialized; no data on Meta). Throws InvalidArgument when the

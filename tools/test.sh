@@ -6,6 +6,10 @@
 #
 #   tools/test.sh              # all three configurations
 #   tools/test.sh plain        # just one of: plain asan tsan
+#   tools/test.sh cuda         # on a GPU machine: the GPU tests (tagged
+#                              # "cuda"), plain; a skipped test fails. On a
+#                              # GPU machine without Bazel, use
+#                              # tools/gpu/bundle.sh instead.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,7 +26,17 @@ status=0
 for config in "${configs[@]}"; do
   flags=()
   query='tests(//...)'
-  if [ "$config" != plain ]; then
+  count_flag=
+  if [ "$config" = cuda ]; then
+    if ! nvidia-smi -L >/dev/null 2>&1; then
+      echo "cuda: no GPU here (nvidia-smi -L failed); tools/test.sh cuda is for a GPU machine"
+      failed=$((failed + 1))
+      continue
+    fi
+    flags=(--build_tests_only --test_tag_filters=cuda)
+    query='attr("tags", "\bcuda\b", tests(//...))'
+    count_flag=skipped-fail
+  elif [ "$config" != plain ]; then
     flags=(--config="$config")
     # Python tests need an uninstrumented extension: plain configuration only
     # (.bazelrc filters them out of the sanitizer configurations).
@@ -33,7 +47,7 @@ for config in "${configs[@]}"; do
   rm -rf "$(bazel info bazel-testlogs 2>/dev/null)"/*
   bazel test "${flags[@]}" //... || status=1
   # Sum the test cases of this run's test targets from their JUnit reports.
-  read -r p f < <(tools/count_results.sh "$query")
+  read -r p f < <(tools/count_results.sh "$query" $count_flag)
   echo "${config}: ${p} passed, ${f} failed"
   passed=$((passed + p))
   failed=$((failed + f))

@@ -14,6 +14,7 @@
 #include "kernels/reduce_utils.h"
 #include "kernels/tensor_utils.h"
 #include "kernels/cuda/cuda_utils.h"
+#include "kernels/cuda/stream.h"
 
 namespace turnout {
 namespace cuda {
@@ -147,7 +148,8 @@ void runElementwise(std::string_view op, ElementwiseOp kind,
     }
     ++s;
   }
-  checkCuda(launchElementwise(args, static_cast<int>(compute)), op);
+  checkCuda(launchElementwise(args, static_cast<int>(compute),
+                              currentStreamHandle(out.device().index())), op);
 }
 
 Tensor contiguousAs(const Tensor& t, ScalarType dtype, Device device) {

@@ -2,21 +2,34 @@
 
 #include <cuda_runtime_api.h>
 
+#include <atomic>
+
 #include "dispatcher/error.h"
 
 namespace turnout {
 namespace cuda {
 
+namespace {
+// The device count once a query found devices: it cannot change while the
+// process runs (CUDA_VISIBLE_DEVICES is read once), and every allocation
+// asks. Zero until then, so a failed query is retried.
+std::atomic<int> g_device_count{0};
+}  // namespace
+
 int cudaDeviceCount() {
+  const int cached = g_device_count.load(std::memory_order_relaxed);
+  if (cached > 0) return cached;
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess) {
     cudaGetLastError();  // clear the sticky error for later calls
     return 0;
   }
+  g_device_count.store(count, std::memory_order_relaxed);
   return count;
 }
 
 void checkDeviceAvailable(std::string_view op) {
+  if (g_device_count.load(std::memory_order_relaxed) > 0) return;
   int count = 0;
   const cudaError_t error = cudaGetDeviceCount(&count);
   if (error != cudaSuccess) cudaGetLastError();
@@ -25,6 +38,7 @@ void checkDeviceAvailable(std::string_view op) {
                 error == cudaSuccess ? "0 devices" : cudaGetErrorString(error),
                 "); turnout's CUDA kernels are linked, but CUDA tensors need "
                 "a GPU and its driver. Create the tensor on the CPU instead.");
+  g_device_count.store(count, std::memory_order_relaxed);
 }
 
 void checkCuda(int error, std::string_view op) {

@@ -16,6 +16,12 @@
 
 #include <cstdint>
 
+// cudaStream_t is `CUstream_st*`; declared here so that this header needs no
+// CUDA header. Every launcher queues its work on the stream it is given
+// (nullptr: the default stream); the .cc callers pass the current stream
+// (stream.h's currentStreamHandle()).
+struct CUstream_st;
+
 namespace turnout {
 namespace cuda {
 
@@ -72,19 +78,30 @@ struct ElementwiseArgs {
   int scalar_input = -1;
 };
 
-/// Runs `args` on the current device's default stream with compute dtype
+/// Runs `args` on `stream` of the current device with compute dtype
 /// `compute_dtype`. Returns 0 (cudaSuccess) or the launch's error code.
-int launchElementwise(const ElementwiseArgs& args, int compute_dtype);
+int launchElementwise(const ElementwiseArgs& args, int compute_dtype,
+                      CUstream_st* stream);
 
 enum class ReduceOp : int { Sum, Mean, Max, Min, ArgMax };
+
+/// Bytes of device scratch memory launchReduce needs for `outer` rows of
+/// `inner` elements of `dtype` on the current device: 0 when each row is
+/// reduced by one block, else room for the partials of the many blocks
+/// that share each row (few long rows, e.g. a full reduction).
+int64_t reduceScratchBytes(int dtype, int64_t outer, int64_t inner);
 
 /// Reduces a contiguous [outer, inner] array of `dtype` along `inner` into
 /// `outer` elements of `out` (contiguous): `dtype` for Sum, Mean, Max, Min
 /// (accumulated in double for floating dtypes, int64 for the others), Long
 /// indices for ArgMax (the first maximum; a NaN is the maximum). An empty
-/// row sums to 0 and averages to NaN. Returns 0 or a cudaError_t.
+/// row sums to 0 and averages to NaN. `scratch`: device memory of at least
+/// reduceScratchBytes(dtype, outer, inner) bytes, 8-byte aligned (nullptr
+/// when that is 0), used by work queued on `stream`. Returns 0 or a
+/// cudaError_t.
 int launchReduce(ReduceOp op, const void* in, void* out, int dtype,
-                 int64_t outer, int64_t inner);
+                 int64_t outer, int64_t inner, void* scratch,
+                 CUstream_st* stream);
 
 /// Softmax (or log-softmax with `log`) of each contiguous row of `inner`
 /// elements of `dtype` (floating), from `in` into `out` (both [outer,
@@ -92,7 +109,20 @@ int launchReduce(ReduceOp op, const void* in, void* out, int dtype,
 /// then the outputs. A NaN anywhere in a row makes the row NaN. Returns 0 or
 /// a cudaError_t.
 int launchSoftmax(const void* in, void* out, int dtype, int64_t outer,
-                  int64_t inner, bool log);
+                  int64_t inner, bool log, CUstream_st* stream);
+
+/// The gradient of softmax (of log-softmax with `log`) along each contiguous
+/// row of `inner` elements: from `grad` (the gradient of the forward's
+/// output) and `output` (the forward's output), both [outer, inner]
+/// contiguous of floating `dtype`, into `grad_input` ([outer, inner],
+/// contiguous, floating `grad_input_dtype`), in double:
+///   softmax:     grad_input = y * (g - sum(g * y))
+///   log_softmax: grad_input = g - exp(y) * sum(g)
+/// Returns 0 or a cudaError_t.
+int launchSoftmaxBackward(const void* grad, const void* output,
+                          void* grad_input, int dtype, int grad_input_dtype,
+                          int64_t outer, int64_t inner, bool log,
+                          CUstream_st* stream);
 
 }  // namespace cuda
 }  // namespace turnout

@@ -1,10 +1,12 @@
-// CUDA kernels of aten::mm, bmm, addmm (and their out= overloads) and
-// linear.out through cuBLAS (cublasGemmStridedBatchedEx), for Float, Double,
-// Half and BFloat16; Half and BFloat16 accumulate in float, Float in full float
-// (no TF32), Double in double. The Meta kernel gives the result's sizes and dtype and runs
-// every check; operands are made contiguous first.
+// CUDA kernels of aten::mm, bmm, addmm (and their out= overloads),
+// linear.out and matmul.out through cuBLAS (cublasGemmStridedBatchedEx), for
+// Float, Double, Half and BFloat16; Half and BFloat16 accumulate in float,
+// Float in full float (no TF32), Double in double. The Meta kernel gives the
+// result's sizes and dtype and runs every check; operands are made
+// contiguous first.
 //
-// cuBLAS handles: one per thread and device, created on first use and
+// cuBLAS handles: one per thread and device, set to the current stream and
+// to a workspace of that stream's before each call, created on first use and
 // deliberately never destroyed (destroying them during static destruction
 // can outlive the CUDA context).
 #include <cublas_v2.h>
@@ -12,12 +14,17 @@
 
 #include <cstdint>
 #include <optional>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
 
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/error.h"
 #include "dispatcher/library.h"
+#include "kernels/cuda/allocator.h"
 #include "kernels/cuda/cuda_loops.h"
 #include "kernels/cuda/cuda_utils.h"
+#include "kernels/cuda/stream.h"
 #include "kernels/elementwise.h"
 #include "kernels/tensor_utils.h"
 
@@ -36,8 +43,23 @@ void checkCublas(cublasStatus_t status, const char* op) {
                 cublasGetStatusString(status));
 }
 
+// cuBLAS's workspace per stream (torch's size for Hopper: 4 MiB x 8).
+constexpr size_t kCublasWorkspaceBytes = size_t{32} << 20;
+
+// The calling thread's workspace for `stream` of `device`, from the caching
+// allocator, allocated on that stream (the current one) on first use and
+// kept until the thread exits. Precondition: `device` is current.
+void* cublasWorkspace(int device, cudaStream_t stream) {
+  thread_local absl::flat_hash_map<std::pair<int, cudaStream_t>, DataPtr>
+      workspaces;
+  DataPtr& workspace = workspaces[{device, stream}];
+  if (!workspace) {
+    workspace = cachingAllocator()->allocate(kCublasWorkspaceBytes);
+  }
+  return workspace.get();
+}
+
 cublasHandle_t cublasHandle(const char* op) {
-  constexpr int kMaxDevices = 64;
   thread_local cublasHandle_t handles[kMaxDevices] = {};
   const int device = currentDevice();
   TURNOUT_CHECK(device < kMaxDevices, ErrorKind::NotImplemented, op,
@@ -46,6 +68,15 @@ cublasHandle_t cublasHandle(const char* op) {
   if (handles[device] == nullptr) {
     checkCublas(cublasCreate(&handles[device]), op);
   }
+  // Queued on the calling thread's current stream, like every kernel, with
+  // a workspace of that stream's own: one workspace shared by two streams
+  // would let a product on one overwrite it while the other still reads.
+  cudaStream_t stream = currentStreamHandle(device);
+  checkCublas(cublasSetStream(handles[device], stream), op);
+  checkCublas(cublasSetWorkspace(handles[device],
+                                 cublasWorkspace(device, stream),
+                                 kCublasWorkspaceBytes),
+              op);
   return handles[device];
 }
 
@@ -210,6 +241,87 @@ Tensor linearKernel(const Tensor& input, const Tensor& weight,
   return out;
 }
 
+// torch.matmul's cases (those of the CPU kernel's planMatmul) as one gemm
+// into a new contiguous tensor of `sizes` (the Meta kernel's result):
+//   1-D @ 1-D    [1, k] @ [k, 1]
+//   1-D @ 2-D    [1, k] @ [k, n]
+//   N-D @ 1/2-D  self's leading dimensions folded into rows: [rows, k] @
+//                [k, n] (a 1-D other is [k, 1])
+//   batched      a 1-D self is [1, k], a 1-D other [k, 1]; both expanded to
+//                the broadcast batch and flattened into one bmm.
+// The kernel behind matmul.out only: matmul itself is
+// CompositeImplicitAutograd (mm/bmm and views), which keeps its autograd.
+Tensor matmulCuda(const char* op, const Tensor& self, const Tensor& other,
+                  IntArrayRef sizes, Device device) {
+  const ScalarType dtype = self.scalar_type();
+  Tensor out = emptyTensor(sizes, dtype, device);
+  if (out.numel() == 0) return out;
+  gemmTypes(op, dtype);  // the dtype check, before any copy
+  const int64_t d1 = self.dim();
+  const int64_t d2 = other.dim();
+  const int64_t k = self.size(d1 - 1);
+  const int64_t n = d2 == 1 ? 1 : other.size(d2 - 1);
+  // A 1-D operand as a matrix: a row [1, k] (self) or a column [k, 1].
+  auto asRow = [&](const Tensor& v) {
+    return makeView(v, {1, k}, {k * v.stride(0), v.stride(0)},
+                    v.storage_offset());
+  };
+  auto asColumn = [&](const Tensor& v) {
+    return makeView(v, {k, 1}, {v.stride(0), 1}, v.storage_offset());
+  };
+  if (d1 == 1 && d2 <= 2) {  // 1-D @ 1-D or 1-D @ 2-D: one row
+    const Tensor b = d2 == 1 ? asColumn(other) : other;
+    product(op, asRow(self), b, makeView(out, {1, n}, {n, 1}, 0), 1.0, 0.0);
+    return out;
+  }
+  if (d1 >= 2 && d2 <= 2) {
+    const int64_t rows = out.numel() / n;
+    const Tensor a = contiguousAs(self, dtype, device);
+    const Tensor b = d2 == 1 ? asColumn(other) : other;
+    product(op, makeView(a, {rows, k}, {k, 1}, a.storage_offset()), b,
+            makeView(out, {rows, n}, {n, 1}, 0), 1.0, 0.0);
+    return out;
+  }
+  // Batched (other has 3 or more dimensions). out, [batch..., m?, n?], is
+  // [B, m, n] in memory.
+  const int64_t m = d1 == 1 ? 1 : self.size(d1 - 2);
+  const IntArrayRef a_batch =
+      d1 == 1 ? IntArrayRef() : self.sizes().subspan(0, d1 - 2);
+  const IntArrayRef b_batch =
+      d2 == 1 ? IntArrayRef() : other.sizes().subspan(0, d2 - 2);
+  const DimVector batch = inferBroadcastSize(a_batch, b_batch);
+  const int64_t nb = static_cast<int64_t>(batch.size());
+  const int64_t batch_numel = numelOf(batch);
+  // t ([..., r, c], or [c] / [r] when 1-D) expanded to [batch..., r, c] and
+  // made contiguous as [B, r, c].
+  auto batched = [&](const Tensor& t, int64_t r, int64_t c, bool row) {
+    DimVector view_sizes = batch;
+    DimVector view_strides(nb, 0);
+    view_sizes.push_back(r);
+    view_sizes.push_back(c);
+    if (t.dim() == 1) {
+      view_strides.push_back(row ? 0 : t.stride(0));
+      view_strides.push_back(row ? t.stride(0) : 0);
+    } else {
+      const int64_t lead = nb - (t.dim() - 2);
+      for (int64_t i = 0; i < t.dim() - 2; ++i) {
+        if (t.size(i) != 1) view_strides[lead + i] = t.stride(i);
+      }
+      view_strides.push_back(t.stride(t.dim() - 2));
+      view_strides.push_back(t.stride(t.dim() - 1));
+    }
+    const Tensor full =
+        contiguousAs(makeView(t, view_sizes, view_strides, t.storage_offset()),
+                     dtype, device);
+    return makeView(full, {batch_numel, r, c}, {r * c, c, 1},
+                    full.storage_offset());
+  };
+  product(op, batched(self, m, k, /*row=*/true),
+          batched(other, k, n, /*row=*/false),
+          makeView(out, {batch_numel, m, n}, {m * n, n, 1}, 0), 1.0, 0.0);
+  return out;
+}
+
 // ---- out= overloads: the Meta kernel checks (and sizes) out, the
 // functional CUDA kernel computes, finishOut copies.
 
@@ -261,6 +373,17 @@ Tensor& linearOut(const Tensor& input, const Tensor& weight,
   return finishOut("linear.out()", mo, linearKernel(input, weight, bias), out);
 }
 
+Tensor& matmulOut(const Tensor& self, const Tensor& other, Tensor& out) {
+  static const auto op =
+      typedOp<Tensor&(const Tensor&, const Tensor&, Tensor&)>("aten::matmul",
+                                                              "out");
+  const Device device = checkCudaDevices("matmul.out()", {&self, &other}, &out);
+  Tensor mo = metaLike(out);
+  op.redispatch(metaKeys(), metaLike(self), metaLike(other), mo);
+  return finishOut("matmul.out()", mo,
+                   matmulCuda("matmul", self, other, mo.sizes(), device), out);
+}
+
 }  // namespace
 }  // namespace cuda
 }  // namespace turnout
@@ -274,4 +397,5 @@ TURNOUT_LIBRARY_IMPL(aten, CUDA, m) {
   m.impl("bmm.out", TURNOUT_FN(bmmOut));
   m.impl("addmm.out", TURNOUT_FN(addmmOut));
   m.impl("linear.out", TURNOUT_FN(linearOut));
+  m.impl("matmul.out", TURNOUT_FN(matmulOut));
 }

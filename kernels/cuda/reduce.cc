@@ -1,8 +1,9 @@
 // CUDA kernels of the reductions: aten::sum (all, dim_IntList), mean (all,
 // dim), amax, amin, argmax, and their out= overloads. The Meta kernel gives
-// the result's sizes and dtype and runs every check; the reduced dimensions are permuted innermost
-// and the input made contiguous in the compute dtype, then reduce.cu folds
-// each row (floating dtypes in double, the others in int64).
+// the result's sizes and dtype and runs every check; the reduced dimensions
+// are permuted innermost and the input made contiguous in the compute
+// dtype, then reduce.cu folds each row (floating dtypes in double, the
+// others in int64; few long rows in two passes through a scratch buffer).
 #include <optional>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "dispatcher/library.h"
 #include "kernels/cuda/cuda_loops.h"
 #include "kernels/cuda/cuda_utils.h"
+#include "kernels/cuda/stream.h"
 #include "kernels/tensor_utils.h"
 
 namespace turnout {
@@ -23,6 +25,29 @@ using Dt = std::optional<ScalarType>;
 template <class Sig>
 TypedOperatorHandle<Sig> typedOp(const char* name, const char* overload) {
   return Dispatcher::singleton().findSchemaOrThrow(name, overload).typed<Sig>();
+}
+
+// Launches reduce.cu on `rows` ([outer, inner], contiguous, `compute`)
+// into `out`, with the scratch memory the two-pass reduction of few long
+// rows needs. The scratch comes from the caching allocator and goes back
+// when this returns, before the kernels ran: the next user of the block is
+// queued after them on the same stream. Precondition: rows' device is
+// current.
+void runReduce(const char* op, ReduceOp kind, const Tensor& rows,
+               const Tensor& out, ScalarType compute, int64_t outer,
+               int64_t inner) {
+  const int dtype = static_cast<int>(compute);
+  const int64_t scratch_bytes = reduceScratchBytes(dtype, outer, inner);
+  Tensor scratch;
+  void* scratch_ptr = nullptr;
+  if (scratch_bytes > 0) {
+    const int64_t sizes[] = {scratch_bytes};
+    scratch = emptyTensor(sizes, ScalarType::Byte, rows.device());
+    scratch_ptr = scratch.data_ptr();
+  }
+  checkCuda(launchReduce(kind, rows.data_ptr(), out.data_ptr(), dtype, outer,
+                         inner, scratch_ptr, currentStreamHandle()),
+            op);
 }
 
 // Reduces `self` over `dims` (none: all) in `compute` into a new CUDA
@@ -53,15 +78,11 @@ Tensor reduceCuda(const char* op, ReduceOp kind, const Tensor& self,
   const Tensor rows = contiguousAs(permuted, compute, device);
   CUDADeviceGuard guard(device);
   if (kind == ReduceOp::ArgMax || meta.scalar_type() == compute) {
-    checkCuda(launchReduce(kind, rows.data_ptr(), out.data_ptr(),
-                           static_cast<int>(compute), outer, inner),
-              op);
+    runReduce(op, kind, rows, out, compute, outer, inner);
     return out;
   }
   Tensor values = emptyTensor(meta.sizes(), compute, device);
-  checkCuda(launchReduce(kind, rows.data_ptr(), values.data_ptr(),
-                         static_cast<int>(compute), outer, inner),
-            op);
+  runReduce(op, kind, rows, values, compute, outer, inner);
   runElementwise(op, ElementwiseOp::Copy, meta.scalar_type(), out, {values});
   return out;
 }

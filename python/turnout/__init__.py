@@ -66,6 +66,7 @@ from turnout._factories import (
 )
 from turnout import debug, profiler, utils  # noqa: E402  (turnout.debug, ...)
 from turnout import library
+from turnout import cuda  # noqa: E402  (turnout.cuda)
 from turnout import jit  # noqa: E402  (turnout.jit)
 
 
@@ -89,7 +90,8 @@ def from_numpy(ndarray) -> Tensor:
 
 __all__ = [
     "DispatchKey", "DispatchKeySet", "Size", "Tensor", "arange", "bfloat16",
-    "bool", "channels_last", "contiguous_format", "device", "double", "dtype",
+    "bool", "channels_last", "contiguous_format", "cuda", "device", "double",
+    "dtype",
     "empty", "empty_like", "enable_grad", "float", "float16", "float32",
     "float64", "from_dlpack", "from_numpy", "full", "half", "int", "int8",
     "int16", "int32", "int64", "is_grad_enabled", "layout", "library", "long",

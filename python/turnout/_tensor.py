@@ -241,6 +241,22 @@ class Tensor(_C.TensorBase):
             device = _C.device("cuda", operator.index(device))
         return self.to(device)
 
+    def pin_memory(self, device: Any = None) -> "Tensor":
+        """This CPU tensor in page-locked (pinned) memory, which copies to
+        and from CUDA can use asynchronously (``non_blocking=True``);
+        itself when it is pinned already."""
+        return ops.aten.pin_memory.default(self, device)
+
+    def is_pinned(self, device: Any = None) -> bool:
+        """True when this CPU tensor's memory is page-locked (pinned)."""
+        return ops.aten.is_pinned.default(self, device)
+
+    def record_stream(self, stream: Any) -> None:
+        """Marks this CUDA tensor's memory as used on `stream`, so that when
+        it is freed the allocator waits for the work queued on `stream`
+        before reusing it (a turnout.cuda.Stream)."""
+        _C._cuda_recordStream(self, stream.cuda_stream, stream.device_index)
+
     def float(self) -> "Tensor":
         return self.to(_C.float32)
 

@@ -9,6 +9,6 @@ def turnout_py_test(name, srcs, deps = [], **kwargs):
         deps = deps + ["//python:turnout"],
         python_version = "PY3",
         # An uninstrumented interpreter cannot load a sanitized extension.
-        tags = ["python"],
+        tags = ["python"] + kwargs.pop("tags", []),
         **kwargs
     )

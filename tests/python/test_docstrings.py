@@ -9,11 +9,12 @@ import turnout._factories
 import turnout._ops
 import turnout._tensor
 import turnout._tensor_str
+import turnout.cuda
 
 
 @pytest.mark.parametrize("module", [
     turnout, turnout._ops, turnout._tensor, turnout._factories,
-    turnout._tensor_str,
+    turnout._tensor_str, turnout.cuda,
 ], ids=lambda m: m.__name__)
 def test_docstring_examples(module):
     failures, attempted = doctest.testmod(module, optionflags=doctest.ELLIPSIS)

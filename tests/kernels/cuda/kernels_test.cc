@@ -1,13 +1,15 @@
 // Every CUDA kernel against the CPU kernel: the same call on CPU inputs and
 // on CUDA copies of them must give the same sizes, dtype and values (NaN
-// matching NaN; floating results within a tolerance for reassociated sums
-// and libm differences). Skips when no CUDA device is present.
+// matching NaN, an infinity the same infinity; floating results within a
+// tolerance for reassociated sums and libm differences). Skips when no CUDA
+// device is present.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dispatcher/error.h"
@@ -58,6 +60,8 @@ void expectSame(const std::string& name, const OnDevice& f,
   for (size_t i = 0; i < want.size(); ++i) {
     if (std::isnan(want[i])) {
       EXPECT_TRUE(std::isnan(have[i])) << "element " << i;
+    } else if (std::isinf(want[i])) {  // EXPECT_NEAR(inf, inf) fails
+      EXPECT_EQ(have[i], want[i]) << "element " << i;
     } else {
       EXPECT_NEAR(have[i], want[i], atol + rtol * std::abs(want[i]))
           << "element " << i;
@@ -65,8 +69,25 @@ void expectSame(const std::string& name, const OnDevice& f,
   }
 }
 
-// Inputs: a CPU tensor moved to the device.
-Tensor on(Device d, const Tensor& cpu_tensor) { return to(cpu_tensor, d); }
+// Inputs: a CPU tensor moved to the device, or a copy of it on the CPU, so
+// that an in-place case on the CPU does not change the CUDA case's input.
+Tensor on(Device d, const Tensor& cpu_tensor) {
+  return d.is_cpu() ? clone(cpu_tensor) : to(cpu_tensor, d);
+}
+
+// t's values on `d` in a non-contiguous tensor: every other element of a
+// buffer twice as large, whose gaps hold NaN (t floating).
+Tensor stridedOn(Device d, const Tensor& t) {
+  DimVector big(t.sizes().begin(), t.sizes().end());
+  big.push_back(2);
+  const Tensor buffer =
+      full(big, std::nan(""), TensorOptions(t.scalar_type()).device(d));
+  DimVector strides = contiguousStrides(t.sizes());
+  for (int64_t& s : strides) s *= 2;
+  Tensor view = makeView(buffer, t.sizes(), strides, 0);
+  copy_(view, on(d, t));
+  return view;
+}
 
 // Values of both signs (only non-negative ones for Byte, which cannot hold
 // the others).
@@ -74,6 +95,9 @@ Tensor mixed(ScalarType dtype, IntArrayRef sizes, double scale = 0.37,
              double shift = -2.0) {
   return rangeOf(sizes, dtype, scale, dtype == kByte ? 0.0 : shift);
 }
+
+// Half or BFloat16: results compared at their precision.
+bool isReduced(ScalarType dt) { return dt == kHalf || dt == kBFloat16; }
 
 const ScalarType kDtypes[] = {kFloat, kDouble, kHalf, kBFloat16,
                               kLong,  kInt,    kByte, kBool};
@@ -307,6 +331,143 @@ TEST_F(CudaKernels, ReductionsMatchCpu) {
   });
 }
 
+// Contiguous operands of one dtype take elementwise.cu's flat kernel: a
+// head of elements one at a time until every address is 16-byte aligned
+// (when all are equally misaligned), 16-byte vectors, then a tail. Odd
+// sizes, storage offset 1 (misaligned) and in-place writes exercise each
+// part; operands misaligned differently, or of mixed dtypes, take the flat
+// one-dimensional general kernel.
+TEST_F(CudaKernels, LargeContiguousElementwiseMatchesCpu) {
+  // Elements [offset, offset + n) of a copy on `d` of `t` (n + 1
+  // elements), which the in-place cases may write.
+  auto part = [](Device d, const Tensor& t, int64_t n, int64_t offset) {
+    return makeView(on(d, t), {n}, {1}, offset);
+  };
+  for (const int64_t n : {int64_t{1}, int64_t{3}, int64_t{17}, int64_t{1000003}}) {
+    for (ScalarType dt : {kFloat, kHalf, kDouble}) {
+      // Within Half's range; Half and BFloat16 results are rounded alike on
+      // both devices (computed in float, rounded once).
+      const Tensor x = mixed(dt, {n + 1}, 1e-4, -50.0);
+      const Tensor y = mixed(dt, {n + 1}, 3e-4, -20.0);
+      const Tensor ints = mixed(kInt, {n + 1}, 1e-5, -7.0);  // -7 ... 3
+      const double rtol = dt == kHalf ? 1e-3 : 1e-5;
+      const std::string t = std::string(toString(dt)) + " n=" + std::to_string(n);
+      for (const auto& [xo, yo] : {std::pair<int64_t, int64_t>{0, 0}, {1, 1},
+                                   {1, 0}, {0, 1}}) {
+        const std::string where = t + " offsets " + std::to_string(xo) + "," +
+                                  std::to_string(yo);
+        expectSame("add " + where, [&](Device d) {
+          return add(part(d, x, n, xo), part(d, y, n, yo), 2);
+        }, rtol);
+        expectSame("mul " + where, [&](Device d) {
+          return mul(part(d, x, n, xo), part(d, y, n, yo));
+        }, rtol);
+        expectSame("add_out " + where, [&](Device d) {
+          Tensor out = part(d, zeros({n + 1}, dt), n, xo);
+          add_out(out, part(d, x, n, xo), part(d, y, n, yo));
+          return out;
+        }, rtol);
+        expectSame("add_ in place " + where, [&](Device d) {
+          Tensor self = part(d, x, n, xo);
+          add_(self, part(d, y, n, yo), -1);
+          return self;
+        }, rtol);
+        expectSame("copy_ " + where, [&](Device d) {
+          Tensor out = part(d, zeros({n + 1}, dt), n, yo);
+          copy_(out, part(d, x, n, xo));
+          return out;
+        });
+      }
+      expectSame("add Scalar (not read from memory) " + t, [&](Device d) {
+        return add(part(d, x, n, 1), 0.1);
+      }, rtol);
+      expectSame("mul with an Int tensor (converting) " + t, [&](Device d) {
+        return mul(part(d, x, n, 1), part(d, ints, n, 0));
+      }, rtol);
+      expectSame("copy_ converting to Double " + t, [&](Device d) {
+        Tensor out = part(d, zeros({n + 1}, kDouble), n, 1);
+        copy_(out, part(d, x, n, 1));
+        return out;
+      });
+    }
+    // 1-byte dtypes: 16 elements per vector, a head of up to 15. Values
+    // 0 ... 250 (Byte's products wrap alike on both devices).
+    for (ScalarType dt : {kByte, kBool}) {
+      const Tensor x = mixed(dt, {n + 1}, 2.5e-4, 0.0);
+      const std::string t = std::string(toString(dt)) + " n=" + std::to_string(n);
+      expectSame("copy_ " + t,
+                 [&](Device d) {
+                   Tensor out = part(d, zeros({n + 1}, dt), n, 1);
+                   copy_(out, part(d, x, n, 1));
+                   return out;
+                 });
+      expectSame("mul " + t,
+                 [&](Device d) {
+                   return mul(part(d, x, n, 1), part(d, x, n, 0));
+                 });
+    }
+  }
+}
+
+// Few long rows take reduce.cu's two passes (many blocks per row, then one
+// per row); rows start at any alignment.
+TEST_F(CudaKernels, LargeReductionsMatchCpu) {
+  constexpr int64_t kN = 10000019;
+  for (ScalarType dt : {kFloat, kDouble, kHalf, kBFloat16, kInt, kLong, kBool}) {
+    const std::string t = toString(dt);
+    const bool reduced = dt == kHalf || dt == kBFloat16;
+    // Sums that Half and BFloat16 can hold; integers summed exactly.
+    const Tensor x = reduced ? mixed(dt, {kN}, 1e-6, -5.0)
+                     : isIntegralType(dt, /*include_bool=*/false)
+                         ? mixed(dt, {kN}, 1.0, -5e6)
+                         : mixed(dt, {kN}, 1e-4, -50.0);
+    const double rtol = reduced ? 1e-2 : 1e-5;
+    expectSame("sum all " + t, [&](Device d) { return sum(on(d, x)); }, rtol,
+               1e-3);
+    expectSame("sum all from storage offset 1 " + t, [&](Device d) {
+      return sum(makeView(on(d, x), {kN - 1}, {1}, 1));
+    }, rtol, 1e-3);
+    expectSame("sum of 3 long rows " + t, [&](Device d) {
+      return sum(makeView(on(d, x), {3, kN / 3}, {kN / 3, 1}, 2), {1});
+    }, rtol, 1e-3);
+    if (isFloatingType(dt)) {
+      expectSame("mean all " + t, [&](Device d) { return mean(on(d, x)); },
+                 rtol, 1e-3);
+    }
+    if (dt != kBool) {
+      expectSame("amax all " + t, [&](Device d) { return amax(on(d, x)); });
+      expectSame("amin of 3 long rows " + t, [&](Device d) {
+        return amin(makeView(on(d, x), {3, kN / 3}, {kN / 3, 1}, 1), {1});
+      });
+    }
+  }
+  // argmax: the first of several equal maxima, wherever the blocks split
+  // the row; a NaN wins (the first NaN), as on the CPU.
+  Tensor ties = zeros({kN}, kDouble);
+  double* p = ties.data_ptr<double>();
+  for (int64_t i : {int64_t{4000001}, int64_t{17}, kN - 1}) p[i] = 3.0;
+  for (ScalarType dt : {kFloat, kDouble, kHalf, kLong}) {
+    const Tensor x = to(ties, dt);
+    const std::string t = toString(dt);
+    expectSame("argmax ties " + t,
+               [&](Device d) { return argmax(on(d, x)); });
+    expectSame("argmax ties, 2 rows " + t, [&](Device d) {
+      return argmax(makeView(on(d, x), {2, kN / 2}, {kN / 2, 1}, 1), 1);
+    });
+  }
+  Tensor nans = ties.clone();
+  nans.data_ptr<double>()[9000000] = std::nan("");
+  nans.data_ptr<double>()[9000005] = std::nan("");
+  for (ScalarType dt : {kFloat, kDouble}) {
+    const Tensor x = to(nans, dt);
+    const std::string t = toString(dt);
+    expectSame("argmax NaN " + t,
+               [&](Device d) { return argmax(on(d, x)); });
+    expectSame("amax NaN " + t,
+               [&](Device d) { return amax(on(d, x)); });
+  }
+}
+
 TEST_F(CudaKernels, SoftmaxMatchesCpu) {
   for (ScalarType dt : {kFloat, kDouble, kHalf}) {
     const Tensor x = mixed(dt, {3, 4, 5}, 0.7, -9.0);
@@ -416,6 +577,255 @@ TEST_F(CudaKernels, MatrixProductsMatchCpu) {
                    to(ones({2, 2}, kLong), cudaDevice()));
               }),
               HasSubstr("not implemented for 'Long'"));
+}
+
+TEST_F(CudaKernels, MatmulOutMatchesCpuInEveryCase) {
+  struct Case {
+    const char* name;
+    std::vector<int64_t> a, b;
+  };
+  const std::vector<Case> cases = {
+      {"dot", {5}, {5}},
+      {"matrix @ vector", {3, 5}, {5}},
+      {"vector @ matrix", {5}, {5, 4}},
+      {"matrix @ matrix", {3, 5}, {5, 4}},
+      {"batch @ matrix (rows folded)", {2, 3, 5}, {5, 4}},
+      {"batch @ vector", {2, 3, 5}, {5}},
+      {"4-D @ vector", {2, 2, 3, 5}, {5}},
+      {"vector @ batch", {5}, {2, 5, 4}},
+      {"matrix @ batch", {3, 5}, {2, 5, 4}},
+      {"batch @ batch", {2, 3, 5}, {2, 5, 4}},
+      {"batch dims broadcast", {2, 1, 3, 5}, {4, 5, 6}},
+      {"batch dims broadcast both ways", {3, 1, 2, 5}, {1, 4, 5, 2}},
+      {"k = 0", {3, 0}, {0, 4}},
+      {"dot of empty vectors", {0}, {0}},
+      {"batched k = 0", {2, 3, 0}, {2, 0, 4}},
+      {"empty batch", {0, 3, 5}, {5, 4}},
+      {"empty broadcast batch", {0, 1, 3, 5}, {2, 5, 4}},
+  };
+  for (ScalarType dt : {kFloat, kDouble, kHalf}) {
+    // Half rounds the result: compare at its precision.
+    const double tol = dt == kHalf ? 1e-2 : 1e-4;
+    for (const Case& c : cases) {
+      const Tensor a = mixed(dt, c.a, 0.1, -1.0);
+      const Tensor b = mixed(dt, c.b, 0.05, -0.5);
+      const std::string name = std::string(c.name) + " " + toString(dt);
+      Tensor expected = empty({0}, dt);  // its shape, from the CPU kernel
+      matmul_out(expected, a, b);
+      expectSame(name + ", out resized from 0 elements", [&](Device d) {
+        Tensor out = empty({0}, TensorOptions(dt).device(d));
+        matmul_out(out, on(d, a), on(d, b));
+        return out;
+      }, tol, tol);
+      expectSame(name + ", out of the right shape, strided operands",
+                 [&](Device d) {
+                   Tensor out =
+                       empty(expected.sizes(), TensorOptions(dt).device(d));
+                   matmul_out(out, stridedOn(d, a), stridedOn(d, b));
+                   return out;
+                 }, tol, tol);
+    }
+  }
+  // Batch dimensions that cannot be folded into rows, a transposed matrix.
+  const Tensor batch = mixed(kFloat, {3, 2, 5}, 0.1, -1.0);
+  const Tensor mat = mixed(kFloat, {4, 5}, 0.05, -0.5);
+  expectSame("transposed batch @ transposed matrix", [&](Device d) {
+    Tensor out = empty({0}, TensorOptions(kFloat).device(d));
+    matmul_out(out, transposed(on(d, batch), 0, 1),
+               transposed(on(d, mat), 0, 1));
+    return out;
+  }, 1e-4, 1e-4);
+  expectSame("matrix @ expanded batch", [&](Device d) {
+    Tensor out = empty({0}, TensorOptions(kFloat).device(d));
+    matmul_out(out, on(d, mixed(kFloat, {3, 5}, 0.1, -1.0)),
+               expand(on(d, mixed(kFloat, {1, 5, 4}, 0.05, -0.5)), {3, 5, 4}));
+    return out;
+  }, 1e-4, 1e-4);
+}
+
+TEST_F(CudaKernels, MatmulOutResizesAndFailsAsOnCpu) {
+  const Tensor a = mixed(kFloat, {3, 5}, 0.1, -1.0);
+  const Tensor b = mixed(kFloat, {5, 4}, 0.05, -0.5);
+  // Another shape with room for the result is resized (with the CPU
+  // kernel's deprecation warning).
+  expectSame("out of another shape", [&](Device d) {
+    Tensor out = empty({4, 5}, TensorOptions(kFloat).device(d));
+    matmul_out(out, on(d, a), on(d, b));
+    return out;
+  }, 1e-4, 1e-4);
+  struct Case {
+    const char* name;
+    std::function<void(Device)> f;
+  };
+  auto call = [](Device d, IntArrayRef as, IntArrayRef bs,
+                 ScalarType a_dt = kFloat, ScalarType b_dt = kFloat,
+                 ScalarType out_dt = kFloat) {
+    Tensor out = empty({0}, TensorOptions(out_dt).device(d));
+    matmul_out(out, on(d, mixed(a_dt, as)), on(d, mixed(b_dt, bs)));
+  };
+  const std::vector<Case> cases = {
+      {"inner sizes differ", [&](Device d) { call(d, {3, 5}, {4, 2}); }},
+      {"vector sizes differ", [&](Device d) { call(d, {5}, {4}); }},
+      {"matrix @ vector sizes differ", [&](Device d) { call(d, {3, 5}, {4}); }},
+      {"batched inner sizes differ",
+       [&](Device d) { call(d, {2, 3, 5}, {2, 4, 2}); }},
+      {"batch dims do not broadcast",
+       [&](Device d) { call(d, {2, 3, 5}, {3, 5, 4}); }},
+      {"0-dim argument", [&](Device d) { call(d, {}, {3}); }},
+      {"dtypes differ", [&](Device d) { call(d, {3, 5}, {5, 4}, kFloat, kDouble); }},
+      {"out dtype differs",
+       [&](Device d) { call(d, {3, 5}, {5, 4}, kFloat, kFloat, kDouble); }},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::string want = errorOf([&] { c.f(cpuDevice()); });
+    EXPECT_NE(want, "(no error)");
+    EXPECT_EQ(errorOf([&] { c.f(cudaDevice()); }), want);
+  }
+  // What only the CUDA kernel refuses.
+  Tensor small = to(ones({2}), cudaDevice());
+  EXPECT_THAT(errorOf([&] {
+                matmul_out(small, to(a, cudaDevice()), to(b, cudaDevice()));
+              }),
+              HasSubstr("cannot grow a CUDA out tensor"));
+  EXPECT_EQ(small.sizes(), IntArrayRef({2}));
+  Tensor cpu_out = empty({0});
+  EXPECT_THAT(errorOf([&] {
+                matmul_out(cpu_out, to(a, cudaDevice()), to(b, cudaDevice()));
+              }),
+              HasSubstr("Expected all tensors to be on the same device"));
+  Tensor long_out = empty({0}, TensorOptions(kLong).device(cudaDevice()));
+  EXPECT_THAT(errorOf([&] {
+                matmul_out(long_out, to(ones({2, 2}, kLong), cudaDevice()),
+                           to(ones({2, 2}, kLong), cudaDevice()));
+              }),
+              HasSubstr("not implemented for 'Long'"));
+}
+
+TEST_F(CudaKernels, SoftmaxBackwardMatchesCpu) {
+  auto backward = [](bool log, const Tensor& grad, const Tensor& output,
+                     int64_t dim, ScalarType input_dtype) {
+    return log ? _log_softmax_backward_data(grad, output, dim, input_dtype)
+               : _softmax_backward_data(grad, output, dim, input_dtype);
+  };
+  for (const bool log : {false, true}) {
+    const std::string op = log ? "_log_softmax_backward_data " :
+                                 "_softmax_backward_data ";
+    for (ScalarType dt : {kFloat, kDouble, kHalf}) {
+      const double rtol = dt == kHalf ? 1e-2 : 1e-5;
+      const Tensor x = mixed(dt, {3, 4, 5}, 0.7, -9.0);
+      const Tensor g = mixed(dt, {3, 4, 5}, 0.11, -3.0);
+      for (int64_t dim : {0, 1, 2, -1}) {
+        // The forward's output, from the CPU kernel.
+        const Tensor y = log ? log_softmax(x, dim) : softmax(x, dim);
+        const std::string where =
+            op + toString(dt) + " dim " + std::to_string(dim);
+        expectSame(where, [&](Device d) {
+          return backward(log, on(d, g), on(d, y), dim, dt);
+        }, rtol);
+        expectSame(where + " strided", [&](Device d) {
+          return backward(log, stridedOn(d, g), stridedOn(d, y), dim, dt);
+        }, rtol);
+        expectSame(where + " transposed", [&](Device d) {
+          return backward(log, transposed(on(d, g), 0, 2),
+                          transposed(on(d, y), 0, 2), dim, dt);
+        }, rtol);
+      }
+    }
+    struct Case {
+      const char* name;
+      std::vector<int64_t> sizes;
+      int64_t dim;
+      ScalarType grad_dtype, output_dtype, input_dtype;
+    };
+    const std::vector<Case> cases = {
+        // _softmax(half_to_float=True)'s backward: Float in, Half out.
+        {"Half input_dtype from Float", {4, 6}, 1, kFloat, kFloat, kHalf},
+        {"Float input_dtype from Half", {4, 6}, 0, kHalf, kHalf, kFloat},
+        {"BFloat16", {4, 6}, 1, kBFloat16, kBFloat16, kBFloat16},
+        {"grad and output dtypes differ", {4, 6}, 1, kFloat, kDouble, kFloat},
+        {"Half and BFloat16 into Double", {4, 6}, 0, kHalf, kBFloat16,
+         kDouble},
+        {"long rows", {3, 1000}, 1, kFloat, kFloat, kFloat},
+        {"long rows, dim 0", {1000, 3}, 0, kDouble, kDouble, kDouble},
+        {"rows of one", {5, 1}, 1, kFloat, kFloat, kFloat},
+        {"0-dim", {}, 0, kFloat, kFloat, kFloat},
+        {"empty dim", {3, 0}, 1, kFloat, kFloat, kFloat},
+        {"empty other dim", {0, 4}, 1, kFloat, kFloat, kFloat},
+    };
+    for (const Case& c : cases) {
+      const double rtol = isReduced(c.input_dtype) ||
+                                  isReduced(c.grad_dtype) ||
+                                  isReduced(c.output_dtype)
+                              ? 1e-2
+                              : 1e-5;
+      const Tensor x = mixed(kDouble, c.sizes, 0.013, -4.0);
+      const Tensor y = to(log ? log_softmax(x, c.dim) : softmax(x, c.dim),
+                          c.output_dtype);
+      const Tensor g = mixed(c.grad_dtype, c.sizes, 0.021, -2.0);
+      expectSame(op + c.name, [&](Device d) {
+        return backward(log, on(d, g), on(d, y), c.dim, c.input_dtype);
+      }, rtol);
+    }
+    // The Meta kernel's checks, with the CPU kernel's messages.
+    for (const auto& [name, f] :
+         std::vector<std::pair<std::string, std::function<void(Device)>>>{
+             {"shapes differ",
+              [&](Device d) {
+                backward(log, on(d, ones({2, 5})), on(d, ones({2, 4})), 0,
+                         kFloat);
+              }},
+             {"integral input_dtype",
+              [&](Device d) {
+                backward(log, on(d, ones({2, 5})), on(d, ones({2, 5})), 0,
+                         kLong);
+              }},
+             {"dim out of range",
+              [&](Device d) {
+                backward(log, on(d, ones({2, 5})), on(d, ones({2, 5})), 2,
+                         kFloat);
+              }},
+         }) {
+      SCOPED_TRACE(op + name);
+      const std::string want = errorOf([&] { f(cpuDevice()); });
+      EXPECT_NE(want, "(no error)");
+      EXPECT_EQ(errorOf([&] { f(cudaDevice()); }), want);
+    }
+  }
+}
+
+// Autograd end to end: the gradients of a CUDA leaf, through the CUDA
+// kernels of the forward and backward operators, against the CPU ones.
+TEST_F(CudaKernels, GradientsThroughSoftmaxAndMatmulMatchCpu) {
+  const Tensor x = mixed(kFloat, {3, 4, 5}, 0.3, -7.0);
+  const Tensor w = mixed(kFloat, {3, 4, 5}, 0.17, -4.0);
+  for (const bool log : {false, true}) {
+    for (int64_t dim : {0, 1, -1}) {
+      expectSame(std::string(log ? "log_softmax" : "softmax") + " dim " +
+                     std::to_string(dim),
+                 [&](Device d) {
+                   Tensor leaf = clone(on(d, x));
+                   leaf.requires_grad_();
+                   Tensor y = log ? log_softmax(leaf, dim) : softmax(leaf, dim);
+                   sum(mul(y, on(d, w))).backward();
+                   return leaf.grad();
+                 });
+    }
+  }
+  const Tensor b = mixed(kFloat, {5, 2}, 0.1, -0.4);
+  for (const bool want_a : {false, true}) {
+    expectSame(want_a ? "matmul, grad of a" : "matmul, grad of b",
+               [&](Device d) {
+                 Tensor la = clone(on(d, x));
+                 Tensor lb = clone(on(d, b));
+                 la.requires_grad_();
+                 lb.requires_grad_();
+                 sum(mul(softmax(matmul(la, lb), -1),
+                         on(d, mixed(kFloat, {3, 4, 2}, 0.3, -1.0))))
+                     .backward();
+                 return want_a ? la.grad() : lb.grad();
+               }, 1e-4, 1e-5);
+  }
 }
 
 TEST_F(CudaKernels, ViewReshapeAndCatMatchCpu) {
