@@ -30,7 +30,11 @@ t = sum(int(s.get("tests", 0)) for s in suites)
 f = sum(int(s.get("failures", 0)) for s in suites)
 e = sum(int(s.get("errors", 0)) for s in suites)
 sk = sum(int(s.get("skipped", 0) or 0) + int(s.get("disabled", 0) or 0) for s in suites)
-print(t, f + sk, e) if sys.argv[2] == "1" else print(t - sk, f, e)
+if sys.argv[2] == "1":
+    f += sk  # skipped-fail
+else:
+    t -= sk
+print(t, f, e)
 PY
 )
   bad=$((f + e))

@@ -83,12 +83,11 @@ Tensor stagedOn(const Tensor& src, Device device, bool non_blocking) {
     // From pageable memory the driver stages the source before returning;
     // from pinned memory the caller keeps it alive and unchanged (torch's
     // contract for non_blocking=True), or we wait.
-    const bool async = non_blocking && host.is_same(src) &&
-                       isPinnedHostMemory(host.data_ptr());
+    const bool pinned = isPinnedHostMemory(host.data_ptr());
+    const bool async = non_blocking && host.is_same(src) && pinned;
     memcpyOnStream(staged.data_ptr(), host.data_ptr(), nbytesOf(host),
                    cudaMemcpyHostToDevice, device,
-                   /*blocking=*/!async && isPinnedHostMemory(host.data_ptr()),
-                   "copy_ (host to device)");
+                   /*blocking=*/pinned && !async, "copy_ (host to device)");
     return staged;
   }
   const Tensor dense = contiguousAs(src, src.scalar_type(), src.device());

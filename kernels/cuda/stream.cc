@@ -132,21 +132,15 @@ cudaStream_t currentStreamHandle(int device_index) {
 }
 
 CUDAStreamGuard::CUDAStreamGuard(CUDAStream stream)
-    : original_device_(currentDevice()),
+    : device_guard_(stream.device()),
       original_stream_(getCurrentCUDAStream(stream.deviceIndex())),
       current_stream_(stream) {
-  if (stream.deviceIndex() != original_device_) {
-    checkCuda(cudaSetDevice(stream.deviceIndex()), "CUDAStreamGuard");
-  }
   setCurrentCUDAStream(stream);
 }
 
 CUDAStreamGuard::~CUDAStreamGuard() {
   tls_current_streams[current_stream_.deviceIndex()] =
       original_stream_.stream();
-  if (current_stream_.deviceIndex() != original_device_) {
-    cudaSetDevice(original_device_);
-  }
 }
 
 CUDAEvent::CUDAEvent(bool enable_timing, bool blocking)
@@ -154,10 +148,9 @@ CUDAEvent::CUDAEvent(bool enable_timing, bool blocking)
              (blocking ? cudaEventBlockingSync : 0u)) {}
 
 CUDAEvent::~CUDAEvent() {
-  if (event_ != nullptr) {
-    CUDADeviceGuard guard(Device(DeviceType::CUDA, device_index_));
-    cudaEventDestroy(event_);
-  }
+  // No device guard: cudaEventDestroy needs none, and a destructor must not
+  // throw (the guard's cudaGetDevice can fail at exit).
+  if (event_ != nullptr) cudaEventDestroy(event_);
 }
 
 CUDAEvent::CUDAEvent(CUDAEvent&& other) noexcept

@@ -30,6 +30,7 @@
 #include <cstdint>
 
 #include "dispatcher/device.h"
+#include "kernels/cuda/cuda_utils.h"
 
 namespace turnout {
 namespace cuda {
@@ -105,8 +106,8 @@ class CUDAStreamGuard {
   CUDAStream currentStream() const { return current_stream_; }
 
  private:
-  int original_device_;
-  CUDAStream original_stream_;  // of the guarded stream's device
+  CUDADeviceGuard device_guard_;  // restores the device after the stream
+  CUDAStream original_stream_;    // of the guarded stream's device
   CUDAStream current_stream_;
 };
 
