@@ -26,11 +26,11 @@
 #include <string>
 #include <vector>
 
-#include "dispatcher/dispatch_key.h"
+#include "dispatcher/core/dispatch_key.h"
+#include "dispatcher/core/error.h"
+#include "dispatcher/debug/registry_snapshot.h"
 #include "dispatcher/dispatcher.h"
-#include "dispatcher/error.h"
-#include "dispatcher/registry_snapshot.h"
-#include "dispatcher/schema_parser.h"
+#include "dispatcher/schema/schema_parser.h"
 
 namespace turnout {
 namespace {

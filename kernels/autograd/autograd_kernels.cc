@@ -20,7 +20,7 @@
 #include <optional>
 #include <vector>
 
-#include "dispatcher/error.h"
+#include "dispatcher/core/error.h"
 #include "dispatcher/library.h"
 #include "dispatcher/local_dispatch_key_set.h"
 #include "kernels/autograd/function_node.h"

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "dispatcher/core/tensor.h"
 #include "dispatcher/library.h"
 #include "dispatcher/local_dispatch_key_set.h"
-#include "dispatcher/tensor.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/error_of.h"

@@ -1,0 +1,283 @@
+// Registry snapshots: what they record, JSON both ways (and its errors), and
+// diffs checked against their expected text.
+#include "dispatcher/debug/registry_snapshot.h"
+
+#include <atomic>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "dispatcher/core/tensor.h"
+#include "dispatcher/dispatcher.h"
+#include "dispatcher/library.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/error_of.h"
+
+namespace turnout {
+namespace {
+
+using ::testing::ElementsAre;
+using testing::errorOf;
+using ::testing::HasSubstr;
+
+Tensor fnCpu(const Tensor& x) { return x; }
+Tensor fnOther(const Tensor& x) { return x; }
+
+std::vector<std::string> keysOf(const OperatorRecord& r) {
+  std::vector<std::string> out;
+  for (const KernelRecord& k : r.table) out.push_back(k.key + " " + k.kind);
+  return out;
+}
+
+const KernelRecord* entryFor(const OperatorRecord& r, const std::string& key) {
+  for (const KernelRecord& k : r.table) {
+    if (k.key == key) return &k;
+  }
+  return nullptr;
+}
+
+TEST(RegistrySnapshot, RecordsSchemaKernelsAndSites) {
+  Library lib(Library::DEF, "snap1", std::nullopt, "snap.cc", 3);
+  lib.def("f(Tensor x) -> Tensor", AliasAnalysisKind::CONSERVATIVE);
+  Library cpu(Library::IMPL, "snap1", DispatchKey::CPU, "snap.cc", 7);
+  cpu.impl("f", TURNOUT_FN(fnCpu));
+  Library ag(Library::IMPL, "snap1", DispatchKey::AutogradCPU, "snap.cc", 9);
+  ag.impl("f", TURNOUT_FN(fnOther));
+
+  RegistrySnapshot s = takeRegistrySnapshot();
+  const OperatorRecord* r = s.find("snap1::f");
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->schema, "snap1::f(Tensor x) -> Tensor");
+  EXPECT_EQ(r->site, "registered at snap.cc:3");
+  EXPECT_EQ(r->alias_analysis, "CONSERVATIVE");
+  EXPECT_THAT(r->registered_keys, ElementsAre("CPU", "AutogradCPU"));
+  EXPECT_THAT(keysOf(*r), ElementsAre("CPU kernel", "AutogradCPU kernel"));
+  EXPECT_EQ(entryFor(*r, "CPU")->site, "registered at snap.cc:7");
+  EXPECT_FALSE(entryFor(*r, "CPU")->fallthrough);
+  // The aten-free dispatcher still has its framework fallthroughs.
+  bool autograd_cpu_fallback = false;
+  for (const KernelRecord& f : s.fallbacks) {
+    if (f.key == "AutogradCPU") {
+      autograd_cpu_fallback = true;
+      EXPECT_TRUE(f.fallthrough);
+      EXPECT_EQ(f.kind, "backend fallback");
+    }
+  }
+  EXPECT_TRUE(autograd_cpu_fallback);
+  EXPECT_EQ(s.find("snap1::nope"), nullptr);
+}
+
+TEST(RegistrySnapshot, AliasKeysShowAsTheirEntryKinds) {
+  Library lib(Library::DEF, "snap2", std::nullopt, "snap.cc", 20);
+  lib.def("math(Tensor x) -> Tensor", TURNOUT_FN(fnCpu));
+  lib.def("explicit(Tensor x) -> Tensor",
+          dispatch(DispatchKey::CompositeExplicitAutograd, TURNOUT_FN(fnCpu)));
+  RegistrySnapshot s = takeRegistrySnapshot();
+  const OperatorRecord* math = s.find("snap2::math");
+  ASSERT_NE(math, nullptr);
+  EXPECT_THAT(math->registered_keys, ElementsAre("CompositeImplicitAutograd"));
+  ASSERT_NE(entryFor(*math, "CPU"), nullptr);
+  EXPECT_EQ(entryFor(*math, "CPU")->kind, "math kernel");
+  ASSERT_NE(entryFor(*math, "AutogradCPU"), nullptr);
+  EXPECT_EQ(entryFor(*math, "AutogradCPU")->kind, "math kernel");
+  const OperatorRecord* ex = s.find("snap2::explicit");
+  ASSERT_NE(ex, nullptr);
+  ASSERT_NE(entryFor(*ex, "CPU"), nullptr);
+  EXPECT_EQ(entryFor(*ex, "CPU")->kind, "default backend kernel");
+  EXPECT_EQ(entryFor(*ex, "AutogradCPU"), nullptr);  // framework fallthrough
+}
+
+TEST(RegistrySnapshot, JsonRoundTrip) {
+  Library lib(Library::DEF, "snap3", std::nullopt,
+              "dir/\"odd\"\tname\xc3\xa9.cc", 5);
+  lib.def("f(Tensor x, *, int n=1) -> Tensor");
+  Library cpu(Library::IMPL, "snap3", DispatchKey::CPU, "snap.cc", 6);
+  cpu.impl("f", CppFunction::makeFallthrough());
+  RegistrySnapshot s = takeRegistrySnapshot();
+  const std::string json = s.toJson();
+  EXPECT_THAT(json,
+              HasSubstr("\"site\": \"registered at dir/\\\"odd\\\"\\tname"));
+  RegistrySnapshot back = RegistrySnapshot::fromJson(json, "mem");
+  EXPECT_EQ(back.toJson(), json);
+  ASSERT_NE(back.find("snap3::f"), nullptr);
+  EXPECT_EQ(back.find("snap3::f")->site,
+            "registered at dir/\"odd\"\tname\xc3\xa9.cc:5");
+  EXPECT_TRUE(entryFor(*back.find("snap3::f"), "CPU")->fallthrough);
+  EXPECT_TRUE(diffSnapshots(s, back).empty());
+}
+
+TEST(RegistrySnapshot, ReadsEscapesAndWhitespace) {
+  RegistrySnapshot s = RegistrySnapshot::fromJson(
+      "{ \"fallbacks\" : [ ] , \"version\":1,\"format\":"
+      "\"turnout.registry_snapshot\",\n\"operators\":[{\"name\":\"a::b\","
+      "\"schema\":\"\",\"site\":\"x\\u00e9\\ud83d\\ude00\\/\\n\","
+      "\"alias_analysis\":\"\",\"registered_keys\":[\"CPU\"],\"table\":[]}]}");
+  ASSERT_EQ(s.operators.size(), 1u);
+  EXPECT_EQ(s.operators[0].site, "x\xc3\xa9\xf0\x9f\x98\x80/\n");
+  EXPECT_THAT(s.operators[0].registered_keys, ElementsAre("CPU"));
+}
+
+TEST(RegistrySnapshot, JsonErrorsSayWhereAndWhat) {
+  struct Case {
+    const char* json;
+    const char* expected;
+  };
+  const std::vector<Case> cases = {
+      {"", "snap.json: line 1, column 1: unexpected end of input"},
+      {"{\"format\": \"turnout.registry_snapshot\",\n  \"version\": 1,, }",
+       "line 2, column 16: expected a quoted field name"},
+      {"[1, 2", "expected ',' or ']' in an array"},
+      {"{\"a\": \"unterminated", "unterminated string"},
+      {"{\"a\": tru}", "unexpected character 't'"},
+      {"{\"a\": 1} x", "unexpected text after the JSON value"},
+      {"[]", "the document: expected an object, found an array"},
+      {"{\"format\": \"other\"}",
+       "format: expected \"turnout.registry_snapshot\", found \"other\""},
+      {"{\"format\": \"turnout.registry_snapshot\", \"version\": 2}",
+       "this turnout reads version 1"},
+      {"{\"format\": \"turnout.registry_snapshot\", \"version\": 1}",
+       "missing field 'operators'"},
+      {"{\"format\": \"turnout.registry_snapshot\", \"version\": 1, "
+       "\"operators\": [{\"name\": 3}]}",
+       "operators[0].name: expected a string, found a number"},
+      {"{\"format\": \"turnout.registry_snapshot\", \"version\": 1, "
+       "\"operators\": [], \"fallbacks\": [{\"key\": \"CPU\", \"kind\": \"k\", "
+       "\"site\": \"s\", \"fallthrough\": \"no\"}]}",
+       "fallbacks[0].fallthrough: expected a boolean, found a string"},
+      {"{\"format\": \"turnout.registry_snapshot\", \"version\": 1, "
+       "\"operators\": [{\"name\": \"a::b\", \"schema\": \"\", \"site\": \"\", "
+       "\"alias_analysis\": \"\", \"registered_keys\": [], \"table\": []}, "
+       "{\"name\": \"a::b\", \"schema\": \"\", \"site\": \"\", "
+       "\"alias_analysis\": \"\", \"registered_keys\": [], \"table\": []}], "
+       "\"fallbacks\": []}",
+       "operator 'a::b' appears twice"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.json);
+    std::string msg =
+        errorOf([&] { RegistrySnapshot::fromJson(c.json, "snap.json"); });
+    EXPECT_THAT(msg, HasSubstr(c.expected));
+    EXPECT_THAT(msg, HasSubstr("snap.json"));
+  }
+  std::string deep(100, '[');
+  EXPECT_THAT(errorOf([&] { RegistrySnapshot::fromJson(deep); }),
+              HasSubstr("nested too deeply"));
+}
+
+TEST(RegistryDiff, AddedOverriddenRemovedWithExpectedText) {
+  Library base(Library::DEF, "snap4", std::nullopt, "base.cc", 1);
+  base.def("g(Tensor x) -> Tensor");
+  base.def("h(Tensor x) -> Tensor");
+  auto base_cpu = std::make_unique<Library>(Library::IMPL, "snap4",
+                                            DispatchKey::CPU, "base.cc", 2);
+  base_cpu->impl("g", TURNOUT_FN(fnCpu));
+  base_cpu->impl("h", TURNOUT_FN(fnCpu));
+  RegistrySnapshot before = takeRegistrySnapshot();
+
+  // What "importing a library" does: a new operator, an override, a
+  // fallback.
+  Library frag(Library::FRAGMENT, "snap4", std::nullopt, "plugin.cc", 10);
+  frag.def("added(Tensor x) -> Tensor");
+  Library plugin_cpu(Library::IMPL, "snap4", DispatchKey::CPU, "plugin.cc", 11);
+  plugin_cpu.impl("added", TURNOUT_FN(fnCpu));
+  plugin_cpu.impl("g", TURNOUT_FN(fnOther));
+  Library fb(Library::IMPL, "_", DispatchKey::PrivateUse1, "plugin.cc", 12);
+  fb.fallback(CppFunction::makeFallthrough());
+  RegistrySnapshot after = takeRegistrySnapshot();
+
+  RegistryDiff d = diffSnapshots(before, after);
+  EXPECT_EQ(
+      d.toString(),
+      "added operator snap4::added(Tensor x) -> Tensor  registered at "
+      "plugin.cc:10\n"
+      "added kernel snap4::added CPU [kernel] registered at plugin.cc:11\n"
+      "overridden kernel snap4::g CPU [kernel] registered at base.cc:2\n"
+      "    -> [kernel] registered at plugin.cc:11\n"
+      "added fallback PrivateUse1 [backend fallback] fallthrough "
+      "registered at plugin.cc:12\n");
+  EXPECT_THAT(d.toJson(),
+              HasSubstr("{\"change\": \"overridden\", \"what\": "
+                        "\"kernel\", \"op\": \"snap4::g\", \"key\": "
+                        "\"CPU\""));
+
+  // The other way round, everything is removed or restored.
+  RegistryDiff back = diffSnapshots(after, before);
+  EXPECT_EQ(
+      back.toString(),
+      "removed operator snap4::added(Tensor x) -> Tensor  registered at "
+      "plugin.cc:10\n"
+      "removed kernel snap4::added CPU [kernel] registered at "
+      "plugin.cc:11\n"
+      "overridden kernel snap4::g CPU [kernel] registered at plugin.cc:11\n"
+      "    -> [kernel] registered at base.cc:2\n"
+      "removed fallback PrivateUse1 [backend fallback] fallthrough "
+      "registered at plugin.cc:12\n");
+
+  // Dropping a kernel whose key then has nothing is a removal.
+  base_cpu.reset();
+  RegistryDiff dropped = diffSnapshots(before, takeRegistrySnapshot());
+  EXPECT_THAT(dropped.toString(),
+              HasSubstr("removed kernel snap4::h CPU [kernel] registered at "
+                        "base.cc:2\n"));
+}
+
+TEST(RegistryDiff, UndoingRegistrationsGivesNoChanges) {
+  RegistrySnapshot before = takeRegistrySnapshot();
+  {
+    Library lib(Library::DEF, "snap5", std::nullopt, "x.cc", 1);
+    lib.def("f(Tensor x) -> Tensor", TURNOUT_FN(fnCpu));
+    EXPECT_FALSE(diffSnapshots(before, takeRegistrySnapshot()).empty());
+  }
+  RegistryDiff d = diffSnapshots(before, takeRegistrySnapshot());
+  EXPECT_TRUE(d.empty());
+  EXPECT_EQ(d.toString(), "no changes\n");
+}
+
+TEST(RegistryDiff, SchemaChangeIsAnOverriddenOperator) {
+  RegistrySnapshot before, after;
+  OperatorRecord a{"n::f",
+                   "n::f(Tensor x) -> Tensor",
+                   "registered at a.cc:1",
+                   "FROM_SCHEMA",
+                   {},
+                   {}};
+  OperatorRecord b = a;
+  b.schema = "n::f(Tensor x, int y) -> Tensor";
+  b.site = "registered at b.cc:2";
+  before.operators.push_back(a);
+  after.operators.push_back(b);
+  EXPECT_EQ(diffSnapshots(before, after).toString(),
+            "overridden operator n::f(Tensor x, int y) -> Tensor  registered "
+            "at b.cc:2\n    was: n::f(Tensor x) -> Tensor  registered at "
+            "a.cc:1\n");
+}
+
+// Snapshots under registration from other threads: each sees whole
+// operators (TSan checks the reads).
+TEST(RegistrySnapshot, SafeWhileOtherThreadsRegister) {
+  std::atomic<bool> stop{false};
+  std::thread writer([&] {
+    int i = 0;
+    while (!stop.load()) {
+      Library lib(Library::FRAGMENT, "snap6", std::nullopt, "w.cc", i++);
+      lib.def("f(Tensor x) -> Tensor");
+      lib.impl("f", dispatch(DispatchKey::CPU, TURNOUT_FN(fnCpu)));
+    }
+  });
+  for (int i = 0; i < 50; ++i) {
+    RegistrySnapshot s = takeRegistrySnapshot();
+    if (const OperatorRecord* r = s.find("snap6::f")) {
+      // A def without its kernel is possible (between the two steps); a
+      // kernel always names its site.
+      for (const KernelRecord& k : r->table) EXPECT_FALSE(k.site.empty());
+    }
+    RegistrySnapshot::fromJson(s.toJson());
+  }
+  stop = true;
+  writer.join();
+}
+
+}  // namespace
+}  // namespace turnout
