@@ -1,0 +1,113 @@
+// The observer hook: a tool installs a DispatchObserver and sets its bit;
+// the call path then reports dispatches and spans to it, and nothing when
+// the bit is clear.
+#include "dispatcher/dispatch_observer.h"
+
+#include <string>
+#include <vector>
+
+#include "dispatcher/core/tensor.h"
+#include "dispatcher/dispatcher.h"
+#include "dispatcher/library.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/error_of.h"
+
+namespace turnout {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using testing::errorOf;
+
+int64_t addInt(int64_t a, int64_t b) { return a + b; }
+
+struct Recorder final : detail::DispatchObserver {
+  std::vector<std::string> dispatches;  // "op kind depth key"
+  std::vector<std::string> spans;       // "session depth"
+  uint32_t current_session = 0;
+
+  void onDispatch(const OperatorHandle& op, DispatchKeySet ks, DispatchKey key,
+                  detail::CallKind kind, uint32_t depth) override {
+    dispatches.push_back(toString(op.operator_name()) + " " +
+                         detail::toString(kind) + " " + std::to_string(depth) +
+                         " " + toString(key));
+  }
+  uint32_t session() override { return current_session; }
+  void onSpan(uint32_t session, const void* op_entry, DispatchKey key,
+              detail::CallKind kind, const std::string* user_name,
+              uint32_t depth, int64_t start_ns, int64_t end_ns,
+              int64_t self_ns, int64_t python_ns) override {
+    EXPECT_LE(start_ns, end_ns);
+    EXPECT_LE(self_ns, end_ns - start_ns);
+    spans.push_back(std::to_string(session) + " " + std::to_string(depth));
+  }
+};
+
+// Sets one bit of dispatch_observers for its lifetime.
+struct BitOn {
+  explicit BitOn(uint32_t bit) : bit_(bit) {
+    detail::dispatch_observers.fetch_or(bit_);
+  }
+  ~BitOn() { detail::dispatch_observers.fetch_and(~bit_); }
+  uint32_t bit_;
+};
+
+class DispatchObserverTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    static Library* lib = [] {
+      auto* l = new Library(Library::FRAGMENT, "obs", std::nullopt, "obs.cc", 1);
+      l->def("add(int a, int b) -> int");
+      l->impl("add", dispatch(DispatchKey::CompositeExplicitAutograd,
+                              TURNOUT_FN(addInt)));
+      return l;
+    }();
+    (void)lib;
+  }
+  TypedOperatorHandle<int64_t(int64_t, int64_t)> add() {
+    return Dispatcher::singleton()
+        .findSchemaOrThrow("obs::add", "")
+        .typed<int64_t(int64_t, int64_t)>();
+  }
+};
+
+TEST_F(DispatchObserverTest, TraceBitReportsEachDispatch) {
+  static Recorder* recorder = new Recorder();
+  detail::installDispatchObserver(detail::kTraceOn, recorder);
+  {
+    BitOn on(detail::kTraceOn);
+    EXPECT_EQ(add().call(2, 3), 5);
+    Stack stack{IValue(int64_t{1}), IValue(int64_t{4})};
+    add().callBoxed(stack);
+    EXPECT_EQ(stack.back().toInt(), 5);
+  }
+  EXPECT_EQ(add().call(1, 1), 2);  // bit clear: not reported
+  EXPECT_THAT(recorder->dispatches,
+              ElementsAre("obs::add call 0 CPU", "obs::add callBoxed 0 CPU"));
+}
+
+TEST_F(DispatchObserverTest, ProfilerBitReportsSpansOfItsSession) {
+  static Recorder* recorder = new Recorder();
+  detail::installDispatchObserver(detail::kProfilerOn, recorder);
+  BitOn on(detail::kProfilerOn);
+  add().call(2, 3);  // session 0: no span
+  recorder->current_session = 7;
+  add().call(2, 3);
+  recorder->current_session = 0;
+  EXPECT_THAT(recorder->spans, ElementsAre("7 0"));
+  EXPECT_TRUE(recorder->dispatches.empty());
+}
+
+TEST(DispatchObserver, InstallRejectsNullAndUnknownBits) {
+  Recorder recorder;
+  EXPECT_THAT(errorOf([] {
+                detail::installDispatchObserver(detail::kTraceOn, nullptr);
+              }),
+              HasSubstr("the observer is null"));
+  EXPECT_THAT(errorOf([&] { detail::installDispatchObserver(4, &recorder); }),
+              HasSubstr("bit 4 is neither kTraceOn (1) nor kProfilerOn (2)"));
+}
+
+}  // namespace
+}  // namespace turnout
