@@ -3,7 +3,10 @@
 #include "dispatcher/debug/registry_snapshot.h"
 
 #include <atomic>
+#include <cstdlib>
+#include <fstream>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -117,6 +120,89 @@ TEST(RegistrySnapshot, ReadsEscapesAndWhitespace) {
   ASSERT_EQ(s.operators.size(), 1u);
   EXPECT_EQ(s.operators[0].site, "x\xc3\xa9\xf0\x9f\x98\x80/\n");
   EXPECT_THAT(s.operators[0].registered_keys, ElementsAre("CPU"));
+}
+
+// A snapshot saved by the hand-written writer that came before nlohmann/json
+// (testdata/README.md says how it was made). Old files must keep loading.
+constexpr char kOldSnapshot[] =
+    "tests/dispatcher/debug/testdata/old_snapshot.json";
+
+std::string readTestData(const char* relative) {
+  std::string path = relative;
+  if (const char* srcdir = std::getenv("TEST_SRCDIR")) {
+    path = std::string(srcdir) + "/turnout/" + relative;
+  }
+  std::ifstream in(path, std::ios::binary);
+  EXPECT_TRUE(in.good()) << "cannot open " << path;
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+TEST(RegistrySnapshot, LoadsASnapshotWrittenBeforeNlohmann) {
+  const std::string text = readTestData(kOldSnapshot);
+  ASSERT_FALSE(text.empty());
+  const RegistrySnapshot s = RegistrySnapshot::fromJson(text, kOldSnapshot);
+
+  std::vector<std::string> names;
+  for (const OperatorRecord& r : s.operators) names.push_back(r.name);
+  EXPECT_THAT(names, ElementsAre("aten::Float.Tensor", "aten::add.Tensor",
+                                 "snapold::explicit", "snapold::f",
+                                 "snapold::math", "snapold::nodef",
+                                 "snapold::unimplemented"));
+
+  const OperatorRecord* add = s.find("aten::add.Tensor");
+  ASSERT_NE(add, nullptr);
+  EXPECT_EQ(add->schema,
+            "aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) "
+            "-> Tensor");
+  EXPECT_EQ(add->alias_analysis, "FROM_SCHEMA");
+  EXPECT_THAT(add->registered_keys, ElementsAre("CPU", "Meta", "Autograd"));
+  EXPECT_THAT(keysOf(*add),
+              ElementsAre("CPU kernel", "Meta kernel",
+                          "AutogradOther autograd kernel",
+                          "AutogradCPU autograd kernel",
+                          "AutogradCUDA autograd kernel"));
+  EXPECT_EQ(entryFor(*add, "Meta")->site,
+            "registered at kernels/elementwise_kernels.cc:779");
+
+  // Escapes the old writer wrote: \" and \t, and UTF-8 as it is.
+  const OperatorRecord* f = s.find("snapold::f");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->site, "registered at dir/\"odd\"\tname\xc3\xa9.cc:5");
+  EXPECT_THAT(f->registered_keys, ElementsAre("CPU", "AutogradCPU"));
+  ASSERT_NE(entryFor(*f, "AutogradCPU"), nullptr);
+  EXPECT_EQ(*entryFor(*f, "AutogradCPU"),
+            (KernelRecord{"AutogradCPU", "kernel",
+                          "registered at snapold_ops.cc:30", true}));
+  EXPECT_FALSE(entryFor(*f, "CPU")->fallthrough);
+
+  EXPECT_EQ(entryFor(*s.find("snapold::math"), "AutogradCPU")->kind,
+            "math kernel");
+  EXPECT_EQ(entryFor(*s.find("aten::Float.Tensor"), "Meta")->kind,
+            "default backend kernel");
+  const OperatorRecord* nodef = s.find("snapold::nodef");
+  ASSERT_NE(nodef, nullptr);
+  EXPECT_EQ(nodef->schema, "");
+  EXPECT_EQ(nodef->site, "");
+  const OperatorRecord* unimplemented = s.find("snapold::unimplemented");
+  ASSERT_NE(unimplemented, nullptr);
+  EXPECT_EQ(unimplemented->alias_analysis, "CONSERVATIVE");
+  EXPECT_TRUE(unimplemented->registered_keys.empty());
+  EXPECT_TRUE(unimplemented->table.empty());
+
+  ASSERT_EQ(s.fallbacks.size(), 4u);
+  EXPECT_EQ(s.fallbacks[0],
+            (KernelRecord{"PrivateUse1", "backend fallback",
+                          "registered at snapold_ops.cc:50", false}));
+  EXPECT_EQ(s.fallbacks[3].key, "AutogradCPU");
+  EXPECT_TRUE(s.fallbacks[3].fallthrough);
+
+  // Written in today's format and read back, nothing changes.
+  EXPECT_TRUE(diffSnapshots(s, s).empty());
+  const RegistrySnapshot back = RegistrySnapshot::fromJson(s.toJson(), "mem");
+  EXPECT_TRUE(diffSnapshots(s, back).empty());
+  EXPECT_EQ(back.toJson(), s.toJson());
 }
 
 TEST(RegistrySnapshot, JsonErrorsSayWhereAndWhat) {
