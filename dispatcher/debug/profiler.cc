@@ -14,8 +14,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "dispatcher/core/error.h"
 #include "dispatcher/debug/dispatch_trace.h"
-#include "dispatcher/debug/json_writer.h"
 #include "dispatcher/operator_entry.h"
+#include "nlohmann/json.hpp"
 
 namespace turnout {
 namespace {
@@ -110,6 +110,26 @@ std::string formatDuration(double ns) {
     std::snprintf(buf, sizeof buf, "%.3fs", ns / 1e9);
   }
   return buf;
+}
+
+// ---- Chrome trace JSON, through nlohmann/json -------------------------------
+
+// ordered_json: an event's fields stay in the order they are set.
+using Json = nlohmann::ordered_json;
+
+// Integer nanoseconds as the trace's microseconds. The quotient, correctly
+// rounded, is the double nearest the exact ns / 1000, and nlohmann writes the
+// shortest text that reads back as that double ("1234.567", "0.5", "0.0"):
+// the exact decimal below 10^15 ns (11 days), and what reading the exact
+// decimal would give up to 2^53 ns. So spans nested in nanoseconds read back
+// nested the same way in microseconds.
+double micros(int64_t ns) { return static_cast<double>(ns) / 1e3; }
+
+// One event as compact JSON; a name that is not UTF-8 (RecordScope takes any
+// bytes) gets U+FFFD where it breaks, rather than an exception.
+std::string eventJson(const Json& event) {
+  return event.dump(-1, ' ', /*ensure_ascii=*/false,
+                    Json::error_handler_t::replace);
 }
 
 enum class SortBy { Total, Self, Python, Calls, Avg, Name };
@@ -381,45 +401,44 @@ std::string Profiler::table(std::string_view sort_by, int row_limit) const {
 
 std::string Profiler::chromeTrace() const {
   checkStopped("chromeTrace");
+  // nlohmann writes each event; the list around them is written here, one
+  // event per line, rather than as one nlohmann value: a trace can hold
+  // millions of events, and a line each keeps it readable with line tools.
   std::string out = "{\"traceEvents\":[\n";
-  out +=
-      "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,"
-      "\"args\":{\"name\":\"turnout\"}}";
+  out += eventJson(Json{{"name", "process_name"},
+                        {"ph", "M"},
+                        {"pid", 1},
+                        {"tid", 0},
+                        {"args", {{"name", "turnout"}}}});
   uint32_t threads = 0;
   for (const ProfileEvent& e : events_) threads = std::max(threads, e.thread + 1);
   for (uint32_t t = 0; t < threads; ++t) {
-    out += ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":";
-    out += std::to_string(t);
-    out += ",\"args\":{\"name\":\"thread ";
-    out += std::to_string(t);
-    out += "\"}}";
+    out += ",\n";
+    out += eventJson(Json{{"name", "thread_name"},
+                          {"ph", "M"},
+                          {"pid", 1},
+                          {"tid", t},
+                          {"args", {{"name", "thread " + std::to_string(t)}}}});
   }
   for (const ProfileEvent& e : events_) {
     const bool scope = e.call == detail::CallKind::UserScope;
-    out += ",\n{\"name\":";
-    appendJsonString(&out, e.name);
-    out += scope ? ",\"cat\":\"scope\"" : ",\"cat\":\"dispatch\"";
-    out += ",\"ph\":\"X\",\"pid\":1,\"tid\":";
-    out += std::to_string(e.thread);
-    out += ",\"ts\":";
-    appendJsonMicros(&out, e.start_ns);
-    out += ",\"dur\":";
-    appendJsonMicros(&out, e.end_ns - e.start_ns);
-    out += ",\"args\":{";
+    Json args = Json::object();
     if (!scope) {
-      out += "\"key\":";
-      appendJsonString(&out, toString(e.key));
-      out += ",\"call\":";
-      appendJsonString(&out, detail::toString(e.call));
-      out += ',';
+      args["key"] = toString(e.key);
+      args["call"] = detail::toString(e.call);
     }
-    out += "\"depth\":";
-    out += std::to_string(e.depth);
-    out += ",\"self_us\":";
-    appendJsonMicros(&out, e.self_ns);
-    out += ",\"python_us\":";
-    appendJsonMicros(&out, e.python_ns);
-    out += "}}";
+    args["depth"] = e.depth;
+    args["self_us"] = micros(e.self_ns);
+    args["python_us"] = micros(e.python_ns);
+    out += ",\n";
+    out += eventJson(Json{{"name", e.name},
+                          {"cat", scope ? "scope" : "dispatch"},
+                          {"ph", "X"},
+                          {"pid", 1},
+                          {"tid", e.thread},
+                          {"ts", micros(e.start_ns)},
+                          {"dur", micros(e.end_ns - e.start_ns)},
+                          {"args", std::move(args)}});
   }
   out += "\n],\"displayTimeUnit\":\"ns\"}\n";
   return out;

@@ -92,8 +92,8 @@ class Profiler {
   /// stats() as an aligned text table; `row_limit` < 0 means every row.
   std::string table(std::string_view sort_by = "total",
                     int row_limit = -1) const;
-  /// The Chrome trace JSON (complete "X" events, microseconds) that
-  /// exportChromeTrace writes.
+  /// The Chrome trace JSON (complete "X" events, one per line; times in
+  /// microseconds, exact to the nanosecond) that exportChromeTrace writes.
   std::string chromeTrace() const;
   /// Writes chromeTrace() to `path`. Throws InvalidArgument naming the path
   /// and the system's reason when it cannot be written.

@@ -1,346 +1,262 @@
 #include "dispatcher/debug/registry_snapshot.h"
 
 #include <algorithm>
-#include <cstdint>
-#include <cstdlib>
+#include <cstddef>
+#include <iterator>
 #include <map>
-#include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <utility>
 
 #include "dispatcher/core/error.h"
-#include "dispatcher/debug/json_writer.h"
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/operator_entry.h"
+#include "nlohmann/json.hpp"
 
 namespace turnout {
 namespace {
 
-// ---- JSON writing (strings: json_writer.h) ----------------------------------
+// ---- JSON -------------------------------------------------------------------
+//
+// Through nlohmann/json. ordered_json keeps fields in the order they are set,
+// so records read name, schema, site, ... rather than alphabetically.
 
-void appendRecord(std::string* out, const KernelRecord& r) {
-  *out += "{\"key\": ";
-  appendJsonString(out, r.key);
-  *out += ", \"kind\": ";
-  appendJsonString(out, r.kind);
-  *out += ", \"site\": ";
-  appendJsonString(out, r.site);
-  *out += ", \"fallthrough\": ";
-  *out += r.fallthrough ? "true" : "false";
-  *out += "}";
+using Json = nlohmann::ordered_json;
+
+// Snapshots nest four deep; deeper text is not a snapshot, and the limit
+// keeps a hostile file from building a tree that deep.
+constexpr int kMaxDepth = 64;
+
+constexpr char kHowToWrite[] =
+    ". Write snapshots with `inspect snapshot` or "
+    "RegistrySnapshot::toJson().";
+
+// Pretty-printed, UTF-8 as it is; bytes that are not UTF-8 (a site is a file
+// name, which need not be) become U+FFFD rather than an exception.
+std::string dumpJson(const Json& j) {
+  return j.dump(2, ' ', /*ensure_ascii=*/false,
+                Json::error_handler_t::replace) +
+         "\n";
 }
 
-// ---- JSON reading: a small recursive-descent parser into a tree
-// ---------------
+Json recordJson(const KernelRecord& r) {
+  return Json{{"key", r.key},
+              {"kind", r.kind},
+              {"site", r.site},
+              {"fallthrough", r.fallthrough}};
+}
 
-struct Json {
-  enum class Type { Null, Bool, Number, String, Array, Object };
-  Type type = Type::Null;
-  bool b = false;
-  double number = 0;
-  std::string str;
-  std::vector<Json> items;                           // Array
-  std::vector<std::pair<std::string, Json>> fields;  // Object, in order
+// "line 2, column 7" of byte `offset` of `text` (both from 1; columns count
+// bytes).
+std::string lineAndColumn(std::string_view text, size_t offset) {
+  offset = std::min(offset, text.size());
+  const std::string_view before = text.substr(0, offset);
+  const size_t line = 1 + std::count(before.begin(), before.end(), '\n');
+  const size_t newline = before.rfind('\n');
+  const size_t column =
+      newline == std::string_view::npos ? offset + 1 : offset - newline;
+  return "line " + std::to_string(line) + ", column " + std::to_string(column);
+}
 
-  const Json* field(std::string_view name) const {
-    for (const auto& f : fields) {
-      if (f.first == name) return &f.second;
-    }
-    return nullptr;
+[[noreturn]] void syntaxError(std::string_view origin, std::string_view text,
+                              size_t offset, std::string_view what) {
+  TURNOUT_CHECK(false, ErrorKind::InvalidArgument,
+                "reading a registry snapshot from ", origin, ": ",
+                lineAndColumn(text, offset), ": ", what, kHowToWrite);
+}
+
+// nlohmann's message without its "[json.exception.parse_error.101] parse
+// error at line 1, column 6: " prefix (we give the position ourselves), the
+// problem first: "unexpected end of input; expected ']' (syntax error while
+// parsing array)".
+std::string describe(const Json::exception& e) {
+  std::string_view what = e.what();
+  if (!what.empty() && what[0] == '[') {  // "[json.exception.parse_error.101] "
+    const size_t bracket = what.find("] ");
+    if (bracket != std::string_view::npos) what.remove_prefix(bracket + 2);
   }
+  if (what.substr(0, 11) == "parse error") {  // "... at line 1, column 6: "
+    const size_t colon = what.find(": ");
+    if (colon != std::string_view::npos) what.remove_prefix(colon + 2);
+  }
+  const size_t dash = what.find(" - ");
+  if (dash == std::string_view::npos) return std::string(what);
+  return std::string(what.substr(dash + 3)) + " (" +
+         std::string(what.substr(0, dash)) + ")";
+}
+
+// An iterator over the text that records how far nlohmann's lexer has read,
+// so that the errors it reports without a position (our depth limit, thrown
+// from its parser callback; a number too large for a double) get one.
+class ReadCursor {
+ public:
+  using iterator_category = std::input_iterator_tag;
+  using value_type = char;
+  using difference_type = std::ptrdiff_t;
+  using pointer = const char*;
+  using reference = const char&;
+
+  ReadCursor(const char* p, const char** furthest)
+      : p_(p), furthest_(furthest) {}
+  reference operator*() const { return *p_; }
+  ReadCursor& operator++() {
+    *furthest_ = ++p_;
+    return *this;
+  }
+  ReadCursor operator++(int) {
+    ReadCursor old = *this;
+    ++*this;
+    return old;
+  }
+  bool operator==(const ReadCursor& o) const { return p_ == o.p_; }
+  bool operator!=(const ReadCursor& o) const { return p_ != o.p_; }
+
+ private:
+  const char* p_;
+  const char** furthest_;
 };
 
-const char* typeName(Json::Type t) {
+struct TooDeep {};
+
+// The JSON value of `text`; InvalidArgument with the line and column for text
+// that is not JSON, nests deeper than kMaxDepth, or is over kMaxJsonBytes.
+// No nlohmann exception leaves this function.
+Json parseJson(std::string_view text, std::string_view origin) {
+  TURNOUT_CHECK(text.size() <= RegistrySnapshot::kMaxJsonBytes,
+                ErrorKind::InvalidArgument, "reading a registry snapshot from ",
+                origin, ": the text is ", text.size(),
+                " bytes, over the limit of ", RegistrySnapshot::kMaxJsonBytes,
+                " bytes (a snapshot of the whole registry is about 1 MB), so "
+                "it is not parsed; check that the file is a snapshot",
+                kHowToWrite);
+  const char* furthest = text.data();
+  // The offset of the last byte nlohmann has read.
+  auto last_read = [&] {
+    const size_t read = furthest - text.data();
+    return read == 0 ? 0 : read - 1;
+  };
+  const Json::parser_callback_t limit_depth =
+      [](int depth, Json::parse_event_t event, Json&) {
+        if ((event == Json::parse_event_t::object_start ||
+             event == Json::parse_event_t::array_start) &&
+            depth >= kMaxDepth) {
+          throw TooDeep{};  // stops the parser; caught below
+        }
+        return true;
+      };
+  try {
+    return Json::parse(ReadCursor(text.data(), &furthest),
+                       ReadCursor(text.data() + text.size(), &furthest),
+                       limit_depth);
+  } catch (const TooDeep&) {
+    // The lexer has just read the '[' or '{' that opened one level too many.
+    syntaxError(origin, text, last_read(),
+                "values nested too deeply (more than " +
+                    std::to_string(kMaxDepth) +
+                    " levels of arrays and objects; a snapshot has 4)");
+  } catch (const Json::parse_error& e) {
+    // e.byte counts the bytes read, the offending one included.
+    syntaxError(origin, text, e.byte == 0 ? 0 : e.byte - 1, describe(e));
+  } catch (const Json::exception& e) {
+    // A number too large for a double: the lexer has read one byte past it.
+    syntaxError(origin, text, last_read(), describe(e));
+  }
+}
+
+// A field's expected type; Number stands for every kind of number.
+enum class Type { Bool, Number, String, Array, Object };
+
+bool hasType(const Json& v, Type t) {
   switch (t) {
-    case Json::Type::Null:
-      return "null";
-    case Json::Type::Bool:
+    case Type::Bool:
+      return v.is_boolean();
+    case Type::Number:
+      return v.is_number();
+    case Type::String:
+      return v.is_string();
+    case Type::Array:
+      return v.is_array();
+    case Type::Object:
+      return v.is_object();
+  }
+  return false;
+}
+
+const char* typeName(Type t) {
+  switch (t) {
+    case Type::Bool:
       return "a boolean";
-    case Json::Type::Number:
+    case Type::Number:
       return "a number";
-    case Json::Type::String:
+    case Type::String:
       return "a string";
-    case Json::Type::Array:
+    case Type::Array:
       return "an array";
-    case Json::Type::Object:
+    case Type::Object:
       return "an object";
   }
   return "a value";
 }
 
-class Parser {
- public:
-  Parser(std::string_view text, std::string_view origin)
-      : text_(text), origin_(origin) {}
-
-  Json parseDocument() {
-    Json v = parseValue(0);
-    skipSpace();
-    if (pos_ != text_.size()) fail("unexpected text after the JSON value");
-    return v;
+const char* typeName(const Json& v) {
+  if (v.is_null()) return "null";
+  for (Type t :
+       {Type::Bool, Type::Number, Type::String, Type::Array, Type::Object}) {
+    if (hasType(v, t)) return typeName(t);
   }
-
-  [[noreturn]] void fail(std::string_view what) const {
-    size_t line = 1, col = 1;
-    for (size_t i = 0; i < pos_ && i < text_.size(); ++i) {
-      if (text_[i] == '\n') {
-        ++line;
-        col = 1;
-      } else {
-        ++col;
-      }
-    }
-    TURNOUT_CHECK(false, ErrorKind::InvalidArgument,
-                  "reading a registry snapshot from ", origin_, ": line ", line,
-                  ", column ", col, ": ", what,
-                  ". Write snapshots with `inspect snapshot` or "
-                  "RegistrySnapshot::toJson().");
-  }
-
- private:
-  static constexpr int kMaxDepth = 64;
-
-  void skipSpace() {
-    while (pos_ < text_.size() &&
-           (text_[pos_] == ' ' || text_[pos_] == '\n' || text_[pos_] == '\t' ||
-            text_[pos_] == '\r')) {
-      ++pos_;
-    }
-  }
-
-  bool consume(std::string_view word) {
-    if (text_.substr(pos_, word.size()) == word) {
-      pos_ += word.size();
-      return true;
-    }
-    return false;
-  }
-
-  Json parseValue(int depth) {
-    if (depth > kMaxDepth) fail("values nested too deeply");
-    skipSpace();
-    if (pos_ >= text_.size()) fail("unexpected end of input, expected a value");
-    Json v;
-    const char c = text_[pos_];
-    if (c == '{') {
-      v.type = Json::Type::Object;
-      ++pos_;
-      skipSpace();
-      if (consume("}")) return v;
-      while (true) {
-        skipSpace();
-        if (pos_ >= text_.size()) {
-          fail("unexpected end of input, expected a quoted field name");
-        }
-        if (text_[pos_] != '"') fail("expected a quoted field name");
-        std::string name = parseString();
-        skipSpace();
-        if (!consume(":")) fail("expected ':' after a field name");
-        v.fields.emplace_back(std::move(name), parseValue(depth + 1));
-        skipSpace();
-        if (consume("}")) return v;
-        if (!consume(",")) fail("expected ',' or '}' in an object");
-      }
-    }
-    if (c == '[') {
-      v.type = Json::Type::Array;
-      ++pos_;
-      skipSpace();
-      if (consume("]")) return v;
-      while (true) {
-        v.items.push_back(parseValue(depth + 1));
-        skipSpace();
-        if (consume("]")) return v;
-        if (!consume(",")) fail("expected ',' or ']' in an array");
-      }
-    }
-    if (c == '"') {
-      v.type = Json::Type::String;
-      v.str = parseString();
-      return v;
-    }
-    if (consume("true")) {
-      v.type = Json::Type::Bool;
-      v.b = true;
-      return v;
-    }
-    if (consume("false")) {
-      v.type = Json::Type::Bool;
-      return v;
-    }
-    if (consume("null")) return v;
-    if (c == '-' || (c >= '0' && c <= '9')) {
-      const size_t start = pos_;
-      ++pos_;
-      while (pos_ < text_.size() &&
-             std::string_view("0123456789.eE+-").find(text_[pos_]) !=
-                 std::string_view::npos) {
-        ++pos_;
-      }
-      std::string digits(text_.substr(start, pos_ - start));
-      char* end = nullptr;
-      v.type = Json::Type::Number;
-      v.number = std::strtod(digits.c_str(), &end);
-      if (end != digits.c_str() + digits.size()) {
-        pos_ = start;
-        fail("malformed number");
-      }
-      return v;
-    }
-    fail(std::string("unexpected character '") + c + "'");
-  }
-
-  static void appendUtf8(std::string* out, uint32_t cp) {
-    if (cp < 0x80) {
-      *out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-      *out += static_cast<char>(0xc0 | (cp >> 6));
-      *out += static_cast<char>(0x80 | (cp & 0x3f));
-    } else if (cp < 0x10000) {
-      *out += static_cast<char>(0xe0 | (cp >> 12));
-      *out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
-      *out += static_cast<char>(0x80 | (cp & 0x3f));
-    } else {
-      *out += static_cast<char>(0xf0 | (cp >> 18));
-      *out += static_cast<char>(0x80 | ((cp >> 12) & 0x3f));
-      *out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
-      *out += static_cast<char>(0x80 | (cp & 0x3f));
-    }
-  }
-
-  uint32_t parseHex4() {
-    if (pos_ + 4 > text_.size()) fail("truncated \\u escape");
-    uint32_t cp = 0;
-    for (int i = 0; i < 4; ++i) {
-      const char h = text_[pos_++];
-      cp <<= 4;
-      if (h >= '0' && h <= '9') {
-        cp |= h - '0';
-      } else if (h >= 'a' && h <= 'f') {
-        cp |= h - 'a' + 10;
-      } else if (h >= 'A' && h <= 'F') {
-        cp |= h - 'A' + 10;
-      } else {
-        fail("malformed \\u escape");
-      }
-    }
-    return cp;
-  }
-
-  // Precondition: text_[pos_] == '"'.
-  std::string parseString() {
-    ++pos_;
-    std::string out;
-    while (true) {
-      if (pos_ >= text_.size()) fail("unterminated string");
-      const char c = text_[pos_++];
-      if (c == '"') return out;
-      if (static_cast<unsigned char>(c) < 0x20) {
-        --pos_;
-        fail("control character inside a string");
-      }
-      if (c != '\\') {
-        out += c;
-        continue;
-      }
-      if (pos_ >= text_.size()) fail("unterminated escape");
-      const char e = text_[pos_++];
-      switch (e) {
-        case '"':
-        case '\\':
-        case '/':
-          out += e;
-          break;
-        case 'b':
-          out += '\b';
-          break;
-        case 'f':
-          out += '\f';
-          break;
-        case 'n':
-          out += '\n';
-          break;
-        case 'r':
-          out += '\r';
-          break;
-        case 't':
-          out += '\t';
-          break;
-        case 'u': {
-          uint32_t cp = parseHex4();
-          if (cp >= 0xd800 && cp < 0xdc00 && consume("\\u")) {
-            const uint32_t low = parseHex4();
-            if (low < 0xdc00 || low >= 0xe000) fail("unpaired surrogate");
-            cp = 0x10000 + ((cp - 0xd800) << 10) + (low - 0xdc00);
-          }
-          appendUtf8(&out, cp);
-          break;
-        }
-        default:
-          --pos_;
-          fail(std::string("unknown escape '\\") + e + "'");
-      }
-    }
-  }
-
-  std::string_view text_;
-  std::string_view origin_;
-  size_t pos_ = 0;
-};
+  return "a value";
+}
 
 // Typed access with errors naming the path inside the document.
 [[noreturn]] void shapeError(std::string_view origin, const std::string& path,
                              const std::string& what) {
   TURNOUT_CHECK(false, ErrorKind::InvalidArgument,
                 "reading a registry snapshot from ", origin, ": ", path, ": ",
-                what,
-                ". Write snapshots with `inspect snapshot` or "
-                "RegistrySnapshot::toJson().");
+                what, kHowToWrite);
 }
 
-const Json& need(const Json& obj, std::string_view name, Json::Type type,
+const Json& need(const Json& obj, std::string_view name, Type type,
                  std::string_view origin, const std::string& path) {
-  const Json* f = obj.field(name);
-  if (f == nullptr) {
+  const auto f = obj.find(name);
+  if (f == obj.end()) {
     shapeError(origin, path, "missing field '" + std::string(name) + "'");
   }
-  if (f->type != type) {
-    shapeError(origin, path + "." + std::string(name),
-               std::string("expected ") + typeName(type) + ", found " +
-                   typeName(f->type));
+  if (!hasType(*f, type)) {
+    shapeError(
+        origin, path + "." + std::string(name),
+        std::string("expected ") + typeName(type) + ", found " + typeName(*f));
   }
   return *f;
 }
 
 std::string needString(const Json& obj, std::string_view name,
                        std::string_view origin, const std::string& path) {
-  return need(obj, name, Json::Type::String, origin, path).str;
+  return need(obj, name, Type::String, origin, path).get<std::string>();
 }
 
 std::vector<KernelRecord> readRecords(const Json& array,
                                       std::string_view origin,
                                       const std::string& path) {
   std::vector<KernelRecord> out;
-  for (size_t i = 0; i < array.items.size(); ++i) {
+  for (size_t i = 0; i < array.size(); ++i) {
     const std::string p = path + "[" + std::to_string(i) + "]";
-    const Json& r = array.items[i];
-    if (r.type != Json::Type::Object) {
+    const Json& r = array[i];
+    if (!r.is_object()) {
       shapeError(origin, p,
-                 std::string("expected an object, found ") + typeName(r.type));
+                 std::string("expected an object, found ") + typeName(r));
     }
     KernelRecord k;
     k.key = needString(r, "key", origin, p);
     k.kind = needString(r, "kind", origin, p);
     k.site = needString(r, "site", origin, p);
-    k.fallthrough = need(r, "fallthrough", Json::Type::Bool, origin, p).b;
+    k.fallthrough = need(r, "fallthrough", Type::Bool, origin, p).get<bool>();
     out.push_back(std::move(k));
   }
   return out;
 }
 
-// ---- Diff
-// ---------------------------------------------------------------------
+// ---- Diff -------------------------------------------------------------------
 
 std::string recordText(const KernelRecord& r) {
   std::string out = "[" + r.kind + "]";
@@ -387,43 +303,25 @@ void diffRecords(const std::vector<KernelRecord>& before,
   }
 }
 
-void appendChangeJson(std::string* out, const RegistryChange& c) {
-  *out += "{\"change\": ";
-  appendJsonString(out, toString(c.change));
-  *out += ", \"what\": ";
-  appendJsonString(out, toString(c.what));
-  *out += ", \"op\": ";
-  appendJsonString(out, c.op);
-  *out += ", \"key\": ";
-  appendJsonString(out, c.key);
+Json changeJson(const RegistryChange& c) {
   const bool is_op = c.what == RegistryChange::What::Operator;
-  *out += ", \"before\": ";
-  if (c.change == RegistryChange::Change::Added || is_op) {
-    *out += "null";
-  } else {
-    appendRecord(out, c.before);
-  }
-  *out += ", \"after\": ";
-  if (c.change == RegistryChange::Change::Removed || is_op) {
-    *out += "null";
-  } else {
-    appendRecord(out, c.after);
-  }
-  *out += ", \"site_before\": ";
-  appendJsonString(out, c.before.site);
-  *out += ", \"site_after\": ";
-  appendJsonString(out, c.after.site);
-  *out += ", \"schema_before\": ";
-  appendJsonString(out, c.schema_before);
-  *out += ", \"schema_after\": ";
-  appendJsonString(out, c.schema_after);
-  *out += "}";
+  const bool no_before = c.change == RegistryChange::Change::Added || is_op;
+  const bool no_after = c.change == RegistryChange::Change::Removed || is_op;
+  return Json{{"change", toString(c.change)},
+              {"what", toString(c.what)},
+              {"op", c.op},
+              {"key", c.key},
+              {"before", no_before ? Json(nullptr) : recordJson(c.before)},
+              {"after", no_after ? Json(nullptr) : recordJson(c.after)},
+              {"site_before", c.before.site},
+              {"site_after", c.after.site},
+              {"schema_before", c.schema_before},
+              {"schema_after", c.schema_after}};
 }
 
 }  // namespace
 
-// ---- RegistrySnapshot
-// -------------------------------------------------------------
+// ---- RegistrySnapshot -------------------------------------------------------
 
 const OperatorRecord* RegistrySnapshot::find(std::string_view name) const {
   auto it = std::lower_bound(
@@ -434,48 +332,31 @@ const OperatorRecord* RegistrySnapshot::find(std::string_view name) const {
 }
 
 std::string RegistrySnapshot::toJson() const {
-  std::string out =
-      "{\n  \"format\": \"turnout.registry_snapshot\",\n  \"version\": 1,\n"
-      "  \"operators\": [";
-  for (size_t i = 0; i < operators.size(); ++i) {
-    const OperatorRecord& op = operators[i];
-    out += i == 0 ? "\n" : ",\n";
-    out += "    {\"name\": ";
-    appendJsonString(&out, op.name);
-    out += ", \"schema\": ";
-    appendJsonString(&out, op.schema);
-    out += ", \"site\": ";
-    appendJsonString(&out, op.site);
-    out += ", \"alias_analysis\": ";
-    appendJsonString(&out, op.alias_analysis);
-    out += ",\n     \"registered_keys\": [";
-    for (size_t k = 0; k < op.registered_keys.size(); ++k) {
-      if (k > 0) out += ", ";
-      appendJsonString(&out, op.registered_keys[k]);
-    }
-    out += "],\n     \"table\": [";
-    for (size_t k = 0; k < op.table.size(); ++k) {
-      out += k == 0 ? "\n       " : ",\n       ";
-      appendRecord(&out, op.table[k]);
-    }
-    out += "]}";
+  Json ops = Json::array();
+  for (const OperatorRecord& op : operators) {
+    Json table = Json::array();
+    for (const KernelRecord& k : op.table) table.push_back(recordJson(k));
+    ops.push_back(Json{{"name", op.name},
+                       {"schema", op.schema},
+                       {"site", op.site},
+                       {"alias_analysis", op.alias_analysis},
+                       {"registered_keys", op.registered_keys},
+                       {"table", std::move(table)}});
   }
-  out += "\n  ],\n  \"fallbacks\": [";
-  for (size_t i = 0; i < fallbacks.size(); ++i) {
-    out += i == 0 ? "\n    " : ",\n    ";
-    appendRecord(&out, fallbacks[i]);
-  }
-  out += "\n  ]\n}\n";
-  return out;
+  Json fbs = Json::array();
+  for (const KernelRecord& f : fallbacks) fbs.push_back(recordJson(f));
+  return dumpJson(Json{{"format", "turnout.registry_snapshot"},
+                       {"version", 1},
+                       {"operators", std::move(ops)},
+                       {"fallbacks", std::move(fbs)}});
 }
 
 RegistrySnapshot RegistrySnapshot::fromJson(std::string_view json,
                                             std::string_view origin) {
-  Parser parser(json, origin);
-  const Json doc = parser.parseDocument();
-  if (doc.type != Json::Type::Object) {
+  const Json doc = parseJson(json, origin);
+  if (!doc.is_object()) {
     shapeError(origin, "the document",
-               std::string("expected an object, found ") + typeName(doc.type));
+               std::string("expected an object, found ") + typeName(doc));
   }
   const std::string format = needString(doc, "format", origin, "the document");
   if (format != "turnout.registry_snapshot") {
@@ -483,39 +364,37 @@ RegistrySnapshot RegistrySnapshot::fromJson(std::string_view json,
         origin, "format",
         "expected \"turnout.registry_snapshot\", found \"" + format + "\"");
   }
-  const double version =
-      need(doc, "version", Json::Type::Number, origin, "the document").number;
-  if (version != 1) {
-    shapeError(
-        origin, "version",
-        "this turnout reads version 1, found " + std::to_string(version));
+  const Json& version =
+      need(doc, "version", Type::Number, origin, "the document");
+  if (version.get<double>() != 1) {
+    shapeError(origin, "version",
+               "this turnout reads version 1, found " + version.dump());
   }
   RegistrySnapshot s;
-  const Json& ops =
-      need(doc, "operators", Json::Type::Array, origin, "the document");
-  for (size_t i = 0; i < ops.items.size(); ++i) {
-    const Json& o = ops.items[i];
+  const Json& ops = need(doc, "operators", Type::Array, origin, "the document");
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const Json& o = ops[i];
     const std::string p = "operators[" + std::to_string(i) + "]";
-    if (o.type != Json::Type::Object) {
+    if (!o.is_object()) {
       shapeError(origin, p,
-                 std::string("expected an object, found ") + typeName(o.type));
+                 std::string("expected an object, found ") + typeName(o));
     }
     OperatorRecord r;
     r.name = needString(o, "name", origin, p);
     r.schema = needString(o, "schema", origin, p);
     r.site = needString(o, "site", origin, p);
     r.alias_analysis = needString(o, "alias_analysis", origin, p);
-    const Json& keys = need(o, "registered_keys", Json::Type::Array, origin, p);
-    for (size_t k = 0; k < keys.items.size(); ++k) {
-      if (keys.items[k].type != Json::Type::String) {
-        shapeError(origin, p + ".registered_keys[" + std::to_string(k) + "]",
-                   std::string("expected a string, found ") +
-                       typeName(keys.items[k].type));
+    const Json& keys = need(o, "registered_keys", Type::Array, origin, p);
+    for (size_t k = 0; k < keys.size(); ++k) {
+      if (!keys[k].is_string()) {
+        shapeError(
+            origin, p + ".registered_keys[" + std::to_string(k) + "]",
+            std::string("expected a string, found ") + typeName(keys[k]));
       }
-      r.registered_keys.push_back(keys.items[k].str);
+      r.registered_keys.push_back(keys[k].get<std::string>());
     }
-    r.table = readRecords(need(o, "table", Json::Type::Array, origin, p),
-                          origin, p + ".table");
+    r.table = readRecords(need(o, "table", Type::Array, origin, p), origin,
+                          p + ".table");
     s.operators.push_back(std::move(r));
   }
   std::sort(s.operators.begin(), s.operators.end(),
@@ -528,9 +407,9 @@ RegistrySnapshot RegistrySnapshot::fromJson(std::string_view json,
                  "operator '" + s.operators[i].name + "' appears twice");
     }
   }
-  s.fallbacks = readRecords(
-      need(doc, "fallbacks", Json::Type::Array, origin, "the document"), origin,
-      "fallbacks");
+  s.fallbacks =
+      readRecords(need(doc, "fallbacks", Type::Array, origin, "the document"),
+                  origin, "fallbacks");
   return s;
 }
 
@@ -600,8 +479,7 @@ RegistrySnapshot takeRegistrySnapshot() {
   return s;
 }
 
-// ---- Diff
-// -----------------------------------------------------------------------------
+// ---- Diff -------------------------------------------------------------------
 
 const char* toString(RegistryChange::Change c) {
   switch (c) {
@@ -668,13 +546,9 @@ std::string RegistryDiff::toString() const {
 }
 
 std::string RegistryDiff::toJson() const {
-  std::string out = "{\"changes\": [";
-  for (size_t i = 0; i < changes.size(); ++i) {
-    out += i == 0 ? "\n  " : ",\n  ";
-    appendChangeJson(&out, changes[i]);
-  }
-  out += "\n]}\n";
-  return out;
+  Json list = Json::array();
+  for (const RegistryChange& c : changes) list.push_back(changeJson(c));
+  return dumpJson(Json{{"changes", std::move(list)}});
 }
 
 RegistryDiff diffSnapshots(const RegistrySnapshot& before,

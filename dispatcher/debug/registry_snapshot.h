@@ -22,6 +22,7 @@
 #ifndef TURNOUT_DISPATCHER_DEBUG_REGISTRY_SNAPSHOT_H_
 #define TURNOUT_DISPATCHER_DEBUG_REGISTRY_SNAPSHOT_H_
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -61,19 +62,25 @@ struct RegistrySnapshot {
   /// The operator called `name`, or null.
   const OperatorRecord* find(std::string_view name) const;
 
-  /// Pretty-printed JSON:
+  /// JSON, indented by two spaces, fields in this order:
   ///   {"format": "turnout.registry_snapshot", "version": 1,
   ///    "operators": [{"name": ..., "schema": ..., "site": ...,
   ///                   "alias_analysis": ..., "registered_keys": [...],
   ///                   "table": [{"key": ..., "kind": ..., "site": ...,
   ///                              "fallthrough": false}, ...]}, ...],
   ///    "fallbacks": [{"key": ..., "kind": ..., "site": ..., ...}, ...]}
+  /// Strings are UTF-8; bytes that are not UTF-8 are written as U+FFFD.
   std::string toJson() const;
-  /// The inverse of toJson(). Throws InvalidArgument naming `origin` (a
-  /// file name, for the message), the line and column, and what was
-  /// expected, for text that is not JSON or not a snapshot.
+  /// The inverse of toJson(); also reads every snapshot earlier turnouts
+  /// wrote (same fields, other whitespace). Throws InvalidArgument naming
+  /// `origin` (a file name, for the message), the line and column, and what
+  /// was expected, for text that is not JSON, nests arrays and objects more
+  /// than 64 deep, is longer than kMaxJsonBytes, or is not a snapshot.
   static RegistrySnapshot fromJson(std::string_view json,
                                    std::string_view origin = "<string>");
+  /// fromJson() reads at most this much text (64 MiB; a snapshot of the
+  /// whole registry is about 1 MB).
+  static constexpr size_t kMaxJsonBytes = size_t{64} << 20;
 };
 
 /// The registry as it is now (takes the registry lock).

@@ -1,9 +1,11 @@
 // The profiler: per (operator, key) totals, the table, the Chrome trace
-// (parsed back and checked for properly nested spans), RecordScope, errors,
-// and several threads recording at once.
+// (parsed back with nlohmann/json and checked for properly nested spans and
+// exact microseconds), RecordScope, errors, and several threads recording at
+// once.
 #include "dispatcher/debug/profiler.h"
 
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -18,6 +20,7 @@
 #include "dispatcher/library.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 #include "tests/error_of.h"
 
 namespace turnout {
@@ -26,162 +29,81 @@ namespace {
 using testing::errorOf;
 using ::testing::HasSubstr;
 
-// ---- A small strict JSON reader, enough to check the exported trace. ------
+// ---- The exported trace, read back ------------------------------------------
 
-struct Json {
-  enum Kind { Null, Bool, Number, String, Array, Object } kind = Null;
-  bool b = false;
-  double n = 0;
-  std::string s;
-  std::vector<Json> items;
-  std::map<std::string, Json> fields;
-  const Json& at(const std::string& k) const {
-    auto it = fields.find(k);
-    if (it == fields.end()) throw std::runtime_error("no field " + k);
-    return it->second;
-  }
-};
+using Json = nlohmann::json;
 
-class JsonReader {
- public:
-  explicit JsonReader(const std::string& text) : t_(text) {}
-  Json document() {
-    Json v = value();
-    ws();
-    if (p_ != t_.size()) fail("trailing characters");
-    return v;
-  }
+// Integer nanoseconds as the exact decimal microseconds, in the shortest
+// form that reads back as the same number: 1234567 -> "1234.567", 1500 ->
+// "1.5", 0 -> "0.0".
+std::string exactMicros(int64_t ns) {
+  const uint64_t magnitude =
+      ns < 0 ? 0 - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
+  std::string frac = std::to_string(magnitude % 1000 + 1000).substr(1);
+  while (frac.size() > 1 && frac.back() == '0') frac.pop_back();
+  return (ns < 0 ? "-" : "") + std::to_string(magnitude / 1000) + "." + frac;
+}
 
- private:
-  [[noreturn]] void fail(const std::string& what) {
-    throw std::runtime_error("JSON error at " + std::to_string(p_) + ": " +
-                             what);
+// The number after each `"field":` in `text`, in order, as written.
+std::vector<std::string> numbersOf(const std::string& text,
+                                   const std::string& field) {
+  std::vector<std::string> out;
+  const std::string needle = "\"" + field + "\":";
+  for (size_t at = text.find(needle); at != std::string::npos;
+       at = text.find(needle, at + 1)) {
+    const size_t begin = at + needle.size();
+    out.push_back(text.substr(begin, text.find_first_of(",}", begin) - begin));
   }
-  void ws() {
-    while (p_ < t_.size() && (t_[p_] == ' ' || t_[p_] == '\n' ||
-                              t_[p_] == '\t' || t_[p_] == '\r')) {
-      ++p_;
-    }
+  return out;
+}
+
+// Every time in the trace is the exact decimal of the event's nanoseconds,
+// and reads back as the double nearest it.
+void checkExactMicros(const std::string& text,
+                      const std::vector<ProfileEvent>& events) {
+  std::vector<std::string> ts, dur, self_us, python_us;
+  for (const ProfileEvent& e : events) {
+    ts.push_back(exactMicros(e.start_ns));
+    dur.push_back(exactMicros(e.end_ns - e.start_ns));
+    self_us.push_back(exactMicros(e.self_ns));
+    python_us.push_back(exactMicros(e.python_ns));
   }
-  void expect(char c) {
-    ws();
-    if (p_ >= t_.size() || t_[p_] != c) fail(std::string("expected ") + c);
-    ++p_;
+  EXPECT_EQ(numbersOf(text, "ts"), ts);
+  EXPECT_EQ(numbersOf(text, "dur"), dur);
+  EXPECT_EQ(numbersOf(text, "self_us"), self_us);
+  EXPECT_EQ(numbersOf(text, "python_us"), python_us);
+  const Json trace = Json::parse(text);
+  size_t i = 0;
+  for (const Json& e : trace.at("traceEvents")) {
+    if (e.at("ph") != "X") continue;
+    ASSERT_LT(i, events.size());
+    EXPECT_EQ(e.at("ts").get<double>(), events[i].start_ns / 1e3);
+    ++i;
   }
-  bool peek(char c) {
-    ws();
-    return p_ < t_.size() && t_[p_] == c;
+  EXPECT_EQ(i, events.size());
+}
+
+TEST(ProfilerJson, ExactMicrosHelper) {
+  struct Case {
+    int64_t ns;
+    const char* out;
+  };
+  const Case cases[] = {{0, "0.0"},
+                        {1, "0.001"},
+                        {999, "0.999"},
+                        {1000, "1.0"},
+                        {1500, "1.5"},
+                        {-1500, "-1.5"},
+                        {-1, "-0.001"},
+                        {1234567, "1234.567"},
+                        {999999999999999, "999999999999.999"}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.ns);
+    EXPECT_EQ(exactMicros(c.ns), c.out);
+    // What nlohmann writes for the profiler's micros(): the same text.
+    EXPECT_EQ(Json(c.ns / 1e3).dump(), c.out);
   }
-  std::string str() {
-    expect('"');
-    std::string out;
-    while (true) {
-      if (p_ >= t_.size()) fail("unterminated string");
-      char c = t_[p_++];
-      if (c == '"') return out;
-      if (static_cast<unsigned char>(c) < 0x20) fail("control character");
-      if (c == '\\') {
-        if (p_ >= t_.size()) fail("bad escape");
-        char e = t_[p_++];
-        switch (e) {
-          case '"':
-            out += '"';
-            break;
-          case '\\':
-            out += '\\';
-            break;
-          case '/':
-            out += '/';
-            break;
-          case 'n':
-            out += '\n';
-            break;
-          case 't':
-            out += '\t';
-            break;
-          case 'r':
-            out += '\r';
-            break;
-          case 'b':
-            out += '\b';
-            break;
-          case 'f':
-            out += '\f';
-            break;
-          case 'u':
-            if (p_ + 4 > t_.size()) fail("bad \\u");
-            out += static_cast<char>(std::stoi(t_.substr(p_, 4), nullptr, 16));
-            p_ += 4;
-            break;
-          default:
-            fail("bad escape");
-        }
-      } else {
-        out += c;
-      }
-    }
-  }
-  Json value() {
-    ws();
-    if (p_ >= t_.size()) fail("unexpected end");
-    Json v;
-    char c = t_[p_];
-    if (c == '{') {
-      v.kind = Json::Object;
-      ++p_;
-      if (peek('}')) {
-        ++p_;
-        return v;
-      }
-      do {
-        std::string k = str();
-        expect(':');
-        if (v.fields.count(k)) fail("duplicate key " + k);
-        v.fields[k] = value();
-      } while (peek(',') && ++p_);
-      expect('}');
-    } else if (c == '[') {
-      v.kind = Json::Array;
-      ++p_;
-      if (peek(']')) {
-        ++p_;
-        return v;
-      }
-      do {
-        v.items.push_back(value());
-      } while (peek(',') && ++p_);
-      expect(']');
-    } else if (c == '"') {
-      v.kind = Json::String;
-      v.s = str();
-    } else if (t_.compare(p_, 4, "true") == 0) {
-      v.kind = Json::Bool;
-      v.b = true;
-      p_ += 4;
-    } else if (t_.compare(p_, 5, "false") == 0) {
-      v.kind = Json::Bool;
-      p_ += 5;
-    } else if (t_.compare(p_, 4, "null") == 0) {
-      p_ += 4;
-    } else {
-      size_t start = p_;
-      if (t_[p_] == '-') ++p_;
-      if (p_ >= t_.size() || !isdigit(static_cast<unsigned char>(t_[p_])))
-        fail("bad value");
-      while (p_ < t_.size() &&
-             (isdigit(static_cast<unsigned char>(t_[p_])) || t_[p_] == '.' ||
-              t_[p_] == 'e' || t_[p_] == 'E' || t_[p_] == '+' ||
-              t_[p_] == '-')) {
-        ++p_;
-      }
-      v.kind = Json::Number;
-      v.n = std::stod(t_.substr(start, p_ - start));
-    }
-    return v;
-  }
-  const std::string& t_;
-  size_t p_ = 0;
-};
+}
 
 // ---- Operators --------------------------------------------------------------
 
@@ -261,29 +183,34 @@ size_t checkNested(const Json& trace) {
   size_t spans = 0;
   double last_ts = -1;
   int last_tid = -1;
-  for (const Json& e : trace.at("traceEvents").items) {
-    if (e.at("ph").s == "M") continue;
-    EXPECT_EQ(e.at("ph").s, "X");
-    const int tid = static_cast<int>(e.at("tid").n);
-    const double ts = e.at("ts").n;
-    const double end = ts + e.at("dur").n;
-    if (tid == last_tid) EXPECT_GE(ts, last_ts) << "events sorted by start";
+  auto end_of = [](const Json& e) {
+    return e.at("ts").get<double>() + e.at("dur").get<double>();
+  };
+  for (const Json& e : trace.at("traceEvents")) {
+    if (e.at("ph") == "M") continue;
+    EXPECT_EQ(e.at("ph"), "X");
+    const int tid = e.at("tid").get<int>();
+    const double ts = e.at("ts").get<double>();
+    const double end = end_of(e);
+    if (tid == last_tid) {
+      EXPECT_GE(ts, last_ts) << "events sorted by start";
+    }
     last_tid = tid;
     last_ts = ts;
     std::vector<const Json*>& stack = open[tid];
-    while (!stack.empty() &&
-           stack.back()->at("ts").n + stack.back()->at("dur").n <= ts &&
-           !(stack.back()->at("ts").n == ts)) {
+    while (!stack.empty() && end_of(*stack.back()) <= ts &&
+           !(stack.back()->at("ts").get<double>() == ts)) {
       stack.pop_back();
     }
-    const double depth = e.at("args").at("depth").n;
+    const int depth = e.at("args").at("depth").get<int>();
+    const std::string name = e.at("name").get<std::string>();
     if (stack.empty()) {
-      EXPECT_EQ(depth, 0) << e.at("name").s;
+      EXPECT_EQ(depth, 0) << name;
     } else {
       const Json& parent = *stack.back();
-      EXPECT_LE(end, parent.at("ts").n + parent.at("dur").n + 1e-9)
-          << e.at("name").s << " ends after its parent " << parent.at("name").s;
-      EXPECT_EQ(depth, parent.at("args").at("depth").n + 1) << e.at("name").s;
+      EXPECT_LE(end, end_of(parent) + 1e-9)
+          << name << " ends after its parent " << parent.at("name");
+      EXPECT_EQ(depth, parent.at("args").at("depth").get<int>() + 1) << name;
     }
     stack.push_back(&e);
     ++spans;
@@ -343,23 +270,44 @@ TEST(Profiler, ChromeTraceIsValidJsonWithNestedSpans) {
   const std::string text = buffer.str();
   EXPECT_EQ(text, prof.chromeTrace());
   Json trace;
-  ASSERT_NO_THROW(trace = JsonReader(text).document()) << text;
+  ASSERT_NO_THROW(trace = Json::parse(text)) << text;
   // 1 scope + 10 x (outer + 2 x (f at AutogradCPU + f at CPU)) + 2 boxed.
   EXPECT_EQ(checkNested(trace), 1u + 10u * 5u + 2u);
+  checkExactMicros(text, prof.events());
+  // The layout: the metadata, then one event per line.
+  std::vector<std::string> lines;
+  std::stringstream text_in(text);
+  for (std::string line; std::getline(text_in, line);) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 1u + 2u + prof.events().size() + 1u);
+  EXPECT_EQ(lines[0], "{\"traceEvents\":[");
+  EXPECT_EQ(lines[1],
+            "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,"
+            "\"args\":{\"name\":\"turnout\"}},");
+  EXPECT_EQ(lines[2],
+            "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,"
+            "\"args\":{\"name\":\"thread 0\"}},");
+  EXPECT_EQ(lines.back(), "],\"displayTimeUnit\":\"ns\"}");
+  // The scope's name, escaped: {"name":"test::\"phase\"\n","cat":"scope",...
+  EXPECT_THAT(lines[3], ::testing::StartsWith(
+                            R"({"name":"test::\"phase\"\n","cat":"scope",)"
+                            R"("ph":"X","pid":1,"tid":0,"ts":)"));
+  EXPECT_THAT(lines[3],
+              ::testing::EndsWith(",\"args\":{\"depth\":0,\"self_us\":" +
+                                  exactMicros(prof.events()[0].self_ns) +
+                                  ",\"python_us\":0.0}},"));
   const Json* scope = nullptr;
   const Json* first_outer = nullptr;
-  for (const Json& e : trace.at("traceEvents").items) {
-    if (e.at("ph").s != "X") continue;
-    if (e.at("cat").s == "scope") scope = &e;
-    if (e.at("name").s == "pr::outer" && first_outer == nullptr)
-      first_outer = &e;
+  for (const Json& e : trace.at("traceEvents")) {
+    if (e.at("ph") != "X") continue;
+    if (e.at("cat") == "scope") scope = &e;
+    if (e.at("name") == "pr::outer" && first_outer == nullptr) first_outer = &e;
   }
   ASSERT_NE(scope, nullptr);
-  EXPECT_EQ(scope->at("name").s, "test::\"phase\"\n");
+  EXPECT_EQ(scope->at("name"), "test::\"phase\"\n");
   ASSERT_NE(first_outer, nullptr);
-  EXPECT_EQ(first_outer->at("args").at("key").s, "AutogradCPU");
-  EXPECT_EQ(first_outer->at("args").at("call").s, "call");
-  EXPECT_EQ(first_outer->at("args").at("depth").n, 1);
+  EXPECT_EQ(first_outer->at("args").at("key"), "AutogradCPU");
+  EXPECT_EQ(first_outer->at("args").at("call"), "call");
+  EXPECT_EQ(first_outer->at("args").at("depth"), 1);
   std::vector<ProfileStats> rows = prof.stats("calls");
   EXPECT_EQ(row(rows, "test::\"phase\"\n", DispatchKey::Undefined).calls, 1);
   EXPECT_TRUE(row(rows, "test::\"phase\"\n", DispatchKey::Undefined).is_scope);
@@ -390,14 +338,16 @@ TEST(Profiler, PythonTimeIsThePartOfSelfTimeInPythonCode) {
   for (const ProfileEvent& e : prof.events()) sum += e.python_ns;
   EXPECT_EQ(sum, p.python_ns);
 
-  Json trace = JsonReader(prof.chromeTrace()).document();
+  const std::string text = prof.chromeTrace();
+  Json trace = Json::parse(text);
   EXPECT_EQ(checkNested(trace), 3u * 3u);
+  checkExactMicros(text, prof.events());
   double python_us = 0;
-  for (const Json& e : trace.at("traceEvents").items) {
-    if (e.at("ph").s != "X") continue;
-    const double us = e.at("args").at("python_us").n;
-    if (e.at("name").s != "pr::py") {
-      EXPECT_EQ(us, 0) << e.at("name").s;
+  for (const Json& e : trace.at("traceEvents")) {
+    if (e.at("ph") != "X") continue;
+    const double us = e.at("args").at("python_us").get<double>();
+    if (e.at("name") != "pr::py") {
+      EXPECT_EQ(us, 0) << e.at("name");
     }
     python_us += us;
   }
@@ -475,8 +425,9 @@ TEST(Profiler, ThreadsRecordIntoTheirOwnBuffers) {
   EXPECT_EQ(row(rows, "pr::f", DispatchKey::AutogradCPU).calls,
             kThreads * kCalls);
   EXPECT_EQ(row(rows, "pr::f", DispatchKey::CPU).calls, kThreads * kCalls);
-  Json trace = JsonReader(prof.chromeTrace()).document();
-  EXPECT_EQ(checkNested(trace), size_t{kThreads * kCalls * 2});
+  const std::string text = prof.chromeTrace();
+  EXPECT_EQ(checkNested(Json::parse(text)), size_t{kThreads * kCalls * 2});
+  checkExactMicros(text, prof.events());
 }
 
 TEST(Profiler, StopWhileOtherThreadsCall) {

@@ -1,9 +1,13 @@
-// Registry snapshots: what they record, JSON both ways (and its errors), and
-// diffs checked against their expected text.
+// Registry snapshots: what they record, JSON both ways (its text, its errors
+// and limits, and a file written before nlohmann/json), and diffs checked
+// against their expected text.
 #include "dispatcher/debug/registry_snapshot.h"
 
 #include <atomic>
+#include <cstdlib>
+#include <fstream>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -13,6 +17,7 @@
 #include "dispatcher/library.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 #include "tests/error_of.h"
 
 namespace turnout {
@@ -108,6 +113,42 @@ TEST(RegistrySnapshot, JsonRoundTrip) {
   EXPECT_TRUE(diffSnapshots(s, back).empty());
 }
 
+// How strings are written: JSON's escapes, UTF-8 as it is.
+TEST(RegistrySnapshot, JsonEscapesStrings) {
+  struct Case {
+    std::string in;
+    std::string out;   // the JSON string literal
+    std::string back;  // what reading it gives
+  };
+  const std::string kReplacement = "\xef\xbf\xbd";  // U+FFFD
+  const Case cases[] = {
+      {"", R"("")", ""},
+      {"aten::add.Tensor", R"("aten::add.Tensor")", "aten::add.Tensor"},
+      {"say \"hi\"", R"("say \"hi\"")", "say \"hi\""},
+      {"C:\\dir", R"("C:\\dir")", "C:\\dir"},
+      {"a\nb\rc\td", R"("a\nb\rc\td")", "a\nb\rc\td"},
+      {"\b\f", R"("\b\f")", "\b\f"},
+      {std::string("\x01\x1f", 2), R"("\u0001\u001f")",
+       std::string("\x01\x1f", 2)},
+      {std::string("nul\0end", 7), R"("nul\u0000end")",
+       std::string("nul\0end", 7)},
+      {"\x7f", "\"\x7f\"", "\x7f"},  // DEL is not a control character
+      {"caf\xc3\xa9 \xe2\x86\x92", "\"caf\xc3\xa9 \xe2\x86\x92\"",
+       "caf\xc3\xa9 \xe2\x86\x92"},
+      // Not UTF-8 (a file name need not be): U+FFFD, not an exception.
+      {"bad\xff.cc", "\"bad" + kReplacement + ".cc\"",
+       "bad" + kReplacement + ".cc"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.out);
+    RegistrySnapshot s;
+    s.operators.push_back(OperatorRecord{"n::f", "", c.in, "", {}, {}});
+    const std::string json = s.toJson();
+    EXPECT_THAT(json, HasSubstr("\"site\": " + c.out + ",\n"));
+    EXPECT_EQ(RegistrySnapshot::fromJson(json).operators.at(0).site, c.back);
+  }
+}
+
 TEST(RegistrySnapshot, ReadsEscapesAndWhitespace) {
   RegistrySnapshot s = RegistrySnapshot::fromJson(
       "{ \"fallbacks\" : [ ] , \"version\":1,\"format\":"
@@ -119,19 +160,177 @@ TEST(RegistrySnapshot, ReadsEscapesAndWhitespace) {
   EXPECT_THAT(s.operators[0].registered_keys, ElementsAre("CPU"));
 }
 
+TEST(RegistrySnapshot, ToJsonExpectedText) {
+  RegistrySnapshot s;
+  s.operators.push_back(OperatorRecord{
+      "n::f",
+      "n::f(Tensor x) -> Tensor",
+      "registered at a.cc:1",
+      "FROM_SCHEMA",
+      {"CPU"},
+      {KernelRecord{"CPU", "kernel", "registered at a.cc:2", false}}});
+  s.operators.push_back(OperatorRecord{"n::g", "", "", "", {}, {}});
+  s.fallbacks.push_back(
+      KernelRecord{"PrivateUse1", "backend fallback", "b.cc:3", true});
+  EXPECT_EQ(s.toJson(), R"({
+  "format": "turnout.registry_snapshot",
+  "version": 1,
+  "operators": [
+    {
+      "name": "n::f",
+      "schema": "n::f(Tensor x) -> Tensor",
+      "site": "registered at a.cc:1",
+      "alias_analysis": "FROM_SCHEMA",
+      "registered_keys": [
+        "CPU"
+      ],
+      "table": [
+        {
+          "key": "CPU",
+          "kind": "kernel",
+          "site": "registered at a.cc:2",
+          "fallthrough": false
+        }
+      ]
+    },
+    {
+      "name": "n::g",
+      "schema": "",
+      "site": "",
+      "alias_analysis": "",
+      "registered_keys": [],
+      "table": []
+    }
+  ],
+  "fallbacks": [
+    {
+      "key": "PrivateUse1",
+      "kind": "backend fallback",
+      "site": "b.cc:3",
+      "fallthrough": true
+    }
+  ]
+}
+)");
+  EXPECT_EQ(RegistrySnapshot().toJson(), R"({
+  "format": "turnout.registry_snapshot",
+  "version": 1,
+  "operators": [],
+  "fallbacks": []
+}
+)");
+}
+
+// A snapshot saved by the hand-written writer that came before nlohmann/json
+// (testdata/README.md says how it was made). Old files must keep loading.
+constexpr char kOldSnapshot[] =
+    "tests/dispatcher/debug/testdata/old_snapshot.json";
+
+std::string readTestData(const char* relative) {
+  std::string path = relative;
+  if (const char* srcdir = std::getenv("TEST_SRCDIR")) {
+    path = std::string(srcdir) + "/turnout/" + relative;
+  }
+  std::ifstream in(path, std::ios::binary);
+  EXPECT_TRUE(in.good()) << "cannot open " << path;
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+TEST(RegistrySnapshot, LoadsASnapshotWrittenBeforeNlohmann) {
+  const std::string text = readTestData(kOldSnapshot);
+  ASSERT_FALSE(text.empty());
+  const RegistrySnapshot s = RegistrySnapshot::fromJson(text, kOldSnapshot);
+
+  std::vector<std::string> names;
+  for (const OperatorRecord& r : s.operators) names.push_back(r.name);
+  EXPECT_THAT(names,
+              ElementsAre("aten::Float.Tensor", "aten::add.Tensor",
+                          "snapold::explicit", "snapold::f", "snapold::math",
+                          "snapold::nodef", "snapold::unimplemented"));
+
+  const OperatorRecord* add = s.find("aten::add.Tensor");
+  ASSERT_NE(add, nullptr);
+  EXPECT_EQ(add->schema,
+            "aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) "
+            "-> Tensor");
+  EXPECT_EQ(add->alias_analysis, "FROM_SCHEMA");
+  EXPECT_THAT(add->registered_keys, ElementsAre("CPU", "Meta", "Autograd"));
+  EXPECT_THAT(keysOf(*add), ElementsAre("CPU kernel", "Meta kernel",
+                                        "AutogradOther autograd kernel",
+                                        "AutogradCPU autograd kernel",
+                                        "AutogradCUDA autograd kernel"));
+  EXPECT_EQ(entryFor(*add, "Meta")->site,
+            "registered at kernels/elementwise_kernels.cc:779");
+
+  // Escapes the old writer wrote: \" and \t, and UTF-8 as it is.
+  const OperatorRecord* f = s.find("snapold::f");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->site, "registered at dir/\"odd\"\tname\xc3\xa9.cc:5");
+  EXPECT_THAT(f->registered_keys, ElementsAre("CPU", "AutogradCPU"));
+  ASSERT_NE(entryFor(*f, "AutogradCPU"), nullptr);
+  EXPECT_EQ(*entryFor(*f, "AutogradCPU"),
+            (KernelRecord{"AutogradCPU", "kernel",
+                          "registered at snapold_ops.cc:30", true}));
+  EXPECT_FALSE(entryFor(*f, "CPU")->fallthrough);
+
+  EXPECT_EQ(entryFor(*s.find("snapold::math"), "AutogradCPU")->kind,
+            "math kernel");
+  EXPECT_EQ(entryFor(*s.find("aten::Float.Tensor"), "Meta")->kind,
+            "default backend kernel");
+  const OperatorRecord* nodef = s.find("snapold::nodef");
+  ASSERT_NE(nodef, nullptr);
+  EXPECT_EQ(nodef->schema, "");
+  EXPECT_EQ(nodef->site, "");
+  const OperatorRecord* unimplemented = s.find("snapold::unimplemented");
+  ASSERT_NE(unimplemented, nullptr);
+  EXPECT_EQ(unimplemented->alias_analysis, "CONSERVATIVE");
+  EXPECT_TRUE(unimplemented->registered_keys.empty());
+  EXPECT_TRUE(unimplemented->table.empty());
+
+  ASSERT_EQ(s.fallbacks.size(), 4u);
+  EXPECT_EQ(s.fallbacks[0],
+            (KernelRecord{"PrivateUse1", "backend fallback",
+                          "registered at snapold_ops.cc:50", false}));
+  EXPECT_EQ(s.fallbacks[3].key, "AutogradCPU");
+  EXPECT_TRUE(s.fallbacks[3].fallthrough);
+
+  // Written in today's format and read back, nothing changes.
+  EXPECT_TRUE(diffSnapshots(s, s).empty());
+  const RegistrySnapshot back = RegistrySnapshot::fromJson(s.toJson(), "mem");
+  EXPECT_TRUE(diffSnapshots(s, back).empty());
+  EXPECT_EQ(back.toJson(), s.toJson());
+}
+
 TEST(RegistrySnapshot, JsonErrorsSayWhereAndWhat) {
   struct Case {
     const char* json;
     const char* expected;
   };
   const std::vector<Case> cases = {
+      // Not JSON: nlohmann/json's reason, at the offending byte.
       {"", "snap.json: line 1, column 1: unexpected end of input"},
       {"{\"format\": \"turnout.registry_snapshot\",\n  \"version\": 1,, }",
-       "line 2, column 16: expected a quoted field name"},
-      {"[1, 2", "expected ',' or ']' in an array"},
-      {"{\"a\": \"unterminated", "unterminated string"},
-      {"{\"a\": tru}", "unexpected character 't'"},
-      {"{\"a\": 1} x", "unexpected text after the JSON value"},
+       "snap.json: line 2, column 16: unexpected ','; expected string literal "
+       "(syntax error while parsing object key)"},
+      {"[1, 2", "line 1, column 6: unexpected end of input; expected ']'"},
+      {"{\"a\": \"unterminated",
+       "line 1, column 20: invalid string: missing closing quote"},
+      {"{\"a\": tru}", "line 1, column 10: invalid literal"},
+      {"{\"a\": 1} x",
+       "line 1, column 10: invalid literal; last read: '1} x'; "
+       "expected end of input"},
+      {"{\"a\": \"x\ny\"}",
+       "line 1, column 9: invalid string: control character U+000A (LF) must "
+       "be escaped"},
+      {"{\"a\": \"\\q\"}",
+       "line 1, column 9: invalid string: forbidden character after "
+       "backslash"},
+      {"{\"a\":\n \"\xff\"}",
+       "line 2, column 3: invalid string: ill-formed UTF-8 byte"},
+      {"{\"a\": 1e999}", "line 1, column 12: number overflow parsing '1e999'"},
+      // JSON, but not a snapshot: the path inside the document.
       {"[]", "the document: expected an object, found an array"},
       {"{\"format\": \"other\"}",
        "format: expected \"turnout.registry_snapshot\", found \"other\""},
@@ -161,9 +360,39 @@ TEST(RegistrySnapshot, JsonErrorsSayWhereAndWhat) {
     EXPECT_THAT(msg, HasSubstr(c.expected));
     EXPECT_THAT(msg, HasSubstr("snap.json"));
   }
-  std::string deep(100, '[');
-  EXPECT_THAT(errorOf([&] { RegistrySnapshot::fromJson(deep); }),
-              HasSubstr("nested too deeply"));
+}
+
+TEST(RegistrySnapshot, JsonLimitsSayWhereAndWhat) {
+  // 64 levels of arrays and objects are read; the 65th '[' or '{' is named.
+  EXPECT_THAT(
+      errorOf([] {
+        RegistrySnapshot::fromJson(std::string(64, '[') + std::string(64, ']'));
+      }),
+      HasSubstr("the document: expected an object, found an array"));
+  EXPECT_THAT(errorOf([] {
+                RegistrySnapshot::fromJson(std::string(100, '['), "deep.json");
+              }),
+              HasSubstr("reading a registry snapshot from deep.json: line 1, "
+                        "column 65: values nested too deeply (more than 64 "
+                        "levels of arrays and objects; a snapshot has 4)"));
+  std::string objects = "{\"operators\": [\n";
+  for (int i = 0; i < 70; ++i) objects += "{\"a\": ";
+  EXPECT_THAT(errorOf([&] { RegistrySnapshot::fromJson(objects); }),
+              HasSubstr("line 2, column 373: values nested too deeply"));
+  // Much deeper text fails the same way, without exhausting the stack.
+  EXPECT_THAT(
+      errorOf([] { RegistrySnapshot::fromJson(std::string(1 << 20, '[')); }),
+      HasSubstr("line 1, column 65: values nested too deeply"));
+
+  // The size is checked before anything is parsed.
+  std::string big(RegistrySnapshot::kMaxJsonBytes + 1, ' ');
+  EXPECT_THAT(errorOf([&] { RegistrySnapshot::fromJson(big, "big.json"); }),
+              HasSubstr("reading a registry snapshot from big.json: the text "
+                        "is 67108865 bytes, over the limit of 67108864 bytes"));
+  big.resize(RegistrySnapshot::kMaxJsonBytes);
+  EXPECT_THAT(errorOf([&] { RegistrySnapshot::fromJson(big, "big.json"); }),
+              HasSubstr("big.json: line 1, column 67108865: unexpected end of "
+                        "input"));
 }
 
 TEST(RegistryDiff, AddedOverriddenRemovedWithExpectedText) {
@@ -197,10 +426,19 @@ TEST(RegistryDiff, AddedOverriddenRemovedWithExpectedText) {
       "    -> [kernel] registered at plugin.cc:11\n"
       "added fallback PrivateUse1 [backend fallback] fallthrough "
       "registered at plugin.cc:12\n");
-  EXPECT_THAT(d.toJson(),
-              HasSubstr("{\"change\": \"overridden\", \"what\": "
-                        "\"kernel\", \"op\": \"snap4::g\", \"key\": "
-                        "\"CPU\""));
+  const nlohmann::json changes = nlohmann::json::parse(d.toJson())["changes"];
+  ASSERT_EQ(changes.size(), 4u);
+  EXPECT_EQ(changes[2], nlohmann::json::parse(R"({
+      "change": "overridden", "what": "kernel", "op": "snap4::g", "key": "CPU",
+      "before": {"key": "CPU", "kind": "kernel",
+                 "site": "registered at base.cc:2", "fallthrough": false},
+      "after": {"key": "CPU", "kind": "kernel",
+                "site": "registered at plugin.cc:11", "fallthrough": false},
+      "site_before": "registered at base.cc:2",
+      "site_after": "registered at plugin.cc:11",
+      "schema_before": "", "schema_after": ""})"));
+  EXPECT_EQ(changes[0]["after"], nullptr) << "an operator has no entry";
+  EXPECT_EQ(changes[0]["schema_after"], "snap4::added(Tensor x) -> Tensor");
 
   // The other way round, everything is removed or restored.
   RegistryDiff back = diffSnapshots(after, before);
@@ -252,6 +490,24 @@ TEST(RegistryDiff, SchemaChangeIsAnOverriddenOperator) {
             "overridden operator n::f(Tensor x, int y) -> Tensor  registered "
             "at b.cc:2\n    was: n::f(Tensor x) -> Tensor  registered at "
             "a.cc:1\n");
+  EXPECT_EQ(diffSnapshots(before, after).toJson(), R"({
+  "changes": [
+    {
+      "change": "overridden",
+      "what": "operator",
+      "op": "n::f",
+      "key": "",
+      "before": null,
+      "after": null,
+      "site_before": "registered at a.cc:1",
+      "site_after": "registered at b.cc:2",
+      "schema_before": "n::f(Tensor x) -> Tensor",
+      "schema_after": "n::f(Tensor x, int y) -> Tensor"
+    }
+  ]
+}
+)");
+  EXPECT_EQ(RegistryDiff().toJson(), "{\n  \"changes\": []\n}\n");
 }
 
 // Snapshots under registration from other threads: each sees whole
