@@ -11,6 +11,7 @@
 #include "dispatcher/library.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/dispatcher/testing.h"
 #include "tests/error_of.h"
 
 namespace turnout {
@@ -22,9 +23,7 @@ using testing::errorOf;
 
 Tensor identity(const Tensor& x) { return x; }
 
-Tensor cpuTensor() {
-  return detail::makeTensorWithKeySet(DispatchKeySet(DispatchKey::CPU));
-}
+Tensor cpuTensor() { return testing::tensorWith({DispatchKey::CPU}); }
 
 struct Recorder final : detail::DispatchObserver {
   std::vector<std::string> dispatches;  // "op kind depth key"

@@ -15,24 +15,17 @@
 #include "dispatcher/library.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/dispatcher/testing.h"
 #include "tests/error_of.h"
 
 namespace turnout {
 namespace {
 
+using testing::cpuTensor;
+using testing::op;
 using ::testing::ElementsAre;
 using testing::errorOf;
 using ::testing::HasSubstr;
-
-Tensor cpuTensor() {
-  return detail::makeTensorWithKeySet(
-      DispatchKeySet({DispatchKey::CPU, DispatchKey::AutogradCPU,
-                      DispatchKey::ADInplaceOrView}));
-}
-
-OperatorHandle op(const char* name) {
-  return Dispatcher::singleton().findSchemaOrThrow(name, "");
-}
 
 Tensor fnCpu(const Tensor& x) { return x; }
 

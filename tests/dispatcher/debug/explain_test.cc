@@ -12,22 +12,19 @@
 #include "dispatcher/local_dispatch_key_set.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/dispatcher/testing.h"
 #include "tests/error_of.h"
 
 namespace turnout {
 namespace {
 
+using testing::cpuTensor;
+using testing::op;
+using testing::tensorWith;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using testing::errorOf;
 
-Tensor tensorWith(std::initializer_list<DispatchKey> keys) {
-  return detail::makeTensorWithKeySet(DispatchKeySet(keys));
-}
-Tensor cpuTensor() {
-  return tensorWith({DispatchKey::CPU, DispatchKey::AutogradCPU,
-                     DispatchKey::ADInplaceOrView});
-}
 
 thread_local std::string last_kernel;
 Tensor fnCpu(const Tensor& x) {
@@ -39,9 +36,6 @@ Tensor fnOther(const Tensor& x) {
   return x;
 }
 
-OperatorHandle op(const char* name) {
-  return Dispatcher::singleton().findSchemaOrThrow(name, "");
-}
 
 DispatchExplanation explainWith(const char* name, const Tensor& x) {
   Stack args{IValue(x)};

@@ -20,12 +20,15 @@
 #include "dispatcher/library.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/dispatcher/testing.h"
 #include "nlohmann/json.hpp"
 #include "tests/error_of.h"
 
 namespace turnout {
 namespace {
 
+using testing::cpuTensor;
+using testing::op;
 using testing::errorOf;
 using ::testing::HasSubstr;
 
@@ -106,16 +109,6 @@ TEST(ProfilerJson, ExactMicrosHelper) {
 }
 
 // ---- Operators --------------------------------------------------------------
-
-Tensor cpuTensor() {
-  return detail::makeTensorWithKeySet(
-      DispatchKeySet({DispatchKey::CPU, DispatchKey::AutogradCPU,
-                      DispatchKey::ADInplaceOrView}));
-}
-
-OperatorHandle op(const char* name) {
-  return Dispatcher::singleton().findSchemaOrThrow(name, "");
-}
 
 Tensor fnCpu(const Tensor& x) { return x; }
 Tensor fnAutograd(DispatchKeySet ks, const Tensor& x) {
