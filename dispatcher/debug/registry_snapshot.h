@@ -6,8 +6,7 @@
 //   void* lib = dlopen("libmyops.so", RTLD_NOW | RTLD_GLOBAL);
 //   RegistryDiff d = diffSnapshots(before, takeRegistrySnapshot());
 //   std::cout << d.toString();
-//   // added operator myops::scale(Tensor x, float s) -> Tensor  registered at
-//   myops.cc:4
+//   // added operator myops::scale(Tensor x) -> Tensor  registered at myops.cc:4
 //   // added kernel myops::scale CPU [kernel] registered at myops.cc:9
 //   // overridden kernel aten::relu CPU [kernel] registered at kernels/x.cc:3
 //   //     -> [kernel] registered at myops.cc:12
