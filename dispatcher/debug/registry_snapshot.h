@@ -6,10 +6,10 @@
 //   void* lib = dlopen("libmyops.so", RTLD_NOW | RTLD_GLOBAL);
 //   RegistryDiff d = diffSnapshots(before, takeRegistrySnapshot());
 //   std::cout << d.toString();
-//   // added operator myops::scale(Tensor x) -> Tensor  registered at myops.cc:4
-//   // added kernel myops::scale CPU [kernel] registered at myops.cc:9
+//   // added operator myops::scale(Tensor x) -> Tensor  registered at my.cc:4
+//   // added kernel myops::scale CPU [kernel] registered at my.cc:9
 //   // overridden kernel aten::relu CPU [kernel] registered at kernels/x.cc:3
-//   //     -> [kernel] registered at myops.cc:12
+//   //     -> [kernel] registered at my.cc:12
 //
 // A table entry records where the call goes: entries that are missing, and
 // entries served by a backend fallback, are left out of the operator's table
