@@ -18,8 +18,8 @@ namespace turnout {
 namespace {
 
 using ::testing::ElementsAre;
-using ::testing::HasSubstr;
 using testing::errorOf;
+using ::testing::HasSubstr;
 
 Tensor identity(const Tensor& x) { return x; }
 
@@ -39,8 +39,8 @@ struct Recorder final : detail::DispatchObserver {
   uint32_t session() override { return current_session; }
   void onSpan(uint32_t session, const void* op_entry, DispatchKey key,
               detail::CallKind kind, const std::string* user_name,
-              uint32_t depth, int64_t start_ns, int64_t end_ns,
-              int64_t self_ns, int64_t python_ns) override {
+              uint32_t depth, int64_t start_ns, int64_t end_ns, int64_t self_ns,
+              int64_t python_ns) override {
     EXPECT_LE(start_ns, end_ns);
     EXPECT_LE(self_ns, end_ns - start_ns);
     spans.push_back(std::to_string(session) + " " + std::to_string(depth));
@@ -60,7 +60,8 @@ class DispatchObserverTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     static Library* lib = [] {
-      auto* l = new Library(Library::FRAGMENT, "obs", std::nullopt, "obs.cc", 1);
+      auto* l =
+          new Library(Library::FRAGMENT, "obs", std::nullopt, "obs.cc", 1);
       l->def("f(Tensor x) -> Tensor");
       l->impl("f", dispatch(DispatchKey::CPU, TURNOUT_FN(identity)));
       return l;
