@@ -3,6 +3,7 @@
 // the bit is clear.
 #include "dispatcher/dispatch_observer.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -59,21 +60,23 @@ struct BitOn {
 class DispatchObserverTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    static Library* lib = [] {
-      auto* l =
-          new Library(Library::FRAGMENT, "obs", std::nullopt, "obs.cc", 1);
-      l->def("f(Tensor x) -> Tensor");
-      l->impl("f", dispatch(DispatchKey::CPU, TURNOUT_FN(identity)));
-      return l;
-    }();
-    (void)lib;
+    lib_ = std::make_unique<Library>(Library::FRAGMENT, "obs", std::nullopt,
+                                     "obs.cc", 1);
+    lib_->def("f(Tensor x) -> Tensor");
+    lib_->impl("f", dispatch(DispatchKey::CPU, TURNOUT_FN(identity)));
   }
+  static void TearDownTestSuite() { lib_.reset(); }
   TypedOperatorHandle<Tensor(const Tensor&)> f() {
     return Dispatcher::singleton()
         .findSchemaOrThrow("obs::f", "")
         .typed<Tensor(const Tensor&)>();
   }
+
+ private:
+  static std::unique_ptr<Library> lib_;
 };
+
+std::unique_ptr<Library> DispatchObserverTest::lib_;
 
 TEST_F(DispatchObserverTest, TraceBitReportsEachDispatch) {
   static Recorder* recorder = new Recorder();
