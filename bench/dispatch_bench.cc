@@ -13,11 +13,11 @@
 
 #include "bench/bench_util.h"
 #include "benchmark/benchmark.h"
+#include "dispatcher/core/tensor.h"
+#include "dispatcher/debug/profiler.h"
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/library.h"
 #include "dispatcher/local_dispatch_key_set.h"
-#include "dispatcher/profiler.h"
-#include "dispatcher/tensor.h"
 
 namespace turnout {
 namespace {

@@ -7,7 +7,7 @@
 //   >>> t = _C._DispatchTrace(None, True) # to stderr, as it happens
 //   >>> p = _C._Profiler(); ...; p.stop(); print(p.table("self", 10))
 //
-// Bindings convert and delegate: the logic is in dispatcher/explain.h,
+// Bindings convert and delegate: the logic is in dispatcher/debug/explain.h,
 // dispatch_trace.h, profiler.h, registry_snapshot.h and counters.h.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -22,13 +22,13 @@
 
 #include "bindings/bindings.h"
 #include "bindings/ivalue.h"
-#include "dispatcher/counters.h"
-#include "dispatcher/dispatch_trace.h"
+#include "dispatcher/core/error.h"
+#include "dispatcher/debug/counters.h"
+#include "dispatcher/debug/dispatch_trace.h"
+#include "dispatcher/debug/explain.h"
+#include "dispatcher/debug/profiler.h"
+#include "dispatcher/debug/registry_snapshot.h"
 #include "dispatcher/dispatcher.h"
-#include "dispatcher/error.h"
-#include "dispatcher/explain.h"
-#include "dispatcher/profiler.h"
-#include "dispatcher/registry_snapshot.h"
 
 namespace py = pybind11;
 
@@ -242,7 +242,7 @@ void initDebug(py::module_& m) {
          const py::tuple& args, const py::dict& kwargs) {
         OperatorHandle op = findOverload(qualname, overload);
         Stack stack = bindArguments(op, args, kwargs);
-        return op.explain(stack);
+        return explain(op, stack);
       },
       py::arg("qualname"), py::arg("overload"), py::arg("args"),
       py::arg("kwargs"),

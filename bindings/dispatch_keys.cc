@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "bindings/bindings.h"
-#include "dispatcher/compute_dispatch_key.h"
-#include "dispatcher/device.h"
-#include "dispatcher/dispatch_key_set.h"
+#include "dispatcher/core/compute_dispatch_key.h"
+#include "dispatcher/core/device.h"
+#include "dispatcher/core/dispatch_key_set.h"
 
 namespace py = pybind11;
 

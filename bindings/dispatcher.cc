@@ -7,7 +7,7 @@
 #include "bindings/bindings.h"
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/local_dispatch_key_set.h"
-#include "dispatcher/schema_parser.h"
+#include "dispatcher/schema/schema_parser.h"
 
 namespace py = pybind11;
 

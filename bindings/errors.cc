@@ -2,7 +2,7 @@
 
 #include "bindings/bindings.h"
 #include "bindings/python_error.h"
-#include "dispatcher/error.h"
+#include "dispatcher/core/error.h"
 
 namespace py = pybind11;
 

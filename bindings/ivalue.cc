@@ -7,7 +7,7 @@
 
 #include "bindings/tensor.h"
 #include "bindings/types.h"
-#include "dispatcher/error.h"
+#include "dispatcher/core/error.h"
 
 namespace py = pybind11;
 

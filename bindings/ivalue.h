@@ -24,9 +24,9 @@
 #include <optional>
 #include <string>
 
-#include "dispatcher/function_schema.h"
-#include "dispatcher/ivalue.h"
-#include "dispatcher/schema_type.h"
+#include "dispatcher/core/ivalue.h"
+#include "dispatcher/schema/function_schema.h"
+#include "dispatcher/schema/schema_type.h"
 #include "dispatcher/stack.h"
 
 namespace turnout {

@@ -27,7 +27,7 @@
 #include "bindings/python_error.h"
 #include "bindings/python_kernel.h"
 #include "bindings/tensor.h"
-#include "dispatcher/error.h"
+#include "dispatcher/core/error.h"
 #include "jit/ir/ir.h"
 #include "jit/ir/parser.h"
 #include "jit/passes/common_subexpression_elimination.h"

@@ -21,7 +21,7 @@
 #include "bindings/bindings.h"
 #include "bindings/ivalue.h"
 #include "bindings/python_kernel.h"
-#include "dispatcher/error.h"
+#include "dispatcher/core/error.h"
 #include "dispatcher/library.h"
 
 namespace py = pybind11;

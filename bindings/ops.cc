@@ -33,12 +33,12 @@
 #include "bindings/python_kernel.h"
 #include "bindings/tensor.h"
 #include "dispatcher/call_section.h"
+#include "dispatcher/core/error.h"
 #include "dispatcher/dispatch_table.h"
 #include "dispatcher/dispatcher.h"
-#include "dispatcher/error.h"
 #include "dispatcher/local_dispatch_key_set.h"
 #include "dispatcher/operator_entry.h"
-#include "dispatcher/schema_parser.h"
+#include "dispatcher/schema/schema_parser.h"
 
 namespace py = pybind11;
 

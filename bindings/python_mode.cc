@@ -19,14 +19,14 @@
 #include "bindings/python_error.h"
 #include "bindings/tensor.h"
 #include "bindings/types.h"
-#include "dispatcher/dispatch_key_set.h"
+#include "dispatcher/core/dispatch_key_set.h"
+#include "dispatcher/core/error.h"
+#include "dispatcher/core/tensor_impl.h"
+#include "dispatcher/debug/dispatch_trace.h"
 #include "dispatcher/dispatch_observer.h"
-#include "dispatcher/dispatch_trace.h"
-#include "dispatcher/error.h"
 #include "dispatcher/library.h"
 #include "dispatcher/local_dispatch_key_set.h"
 #include "dispatcher/operator_handle.h"
-#include "dispatcher/tensor_impl.h"
 #include "kernels/autograd/autograd_meta.h"
 
 namespace py = pybind11;
@@ -91,7 +91,7 @@ class PoppedModeGuard {
 // ---- Preserved Python objects ----------------------------------------------
 
 // A Python-key tensor's object lives in its TensorImpl's PyObjectSlot
-// (dispatcher/py_object_slot.h), with PyTorch's ownership flip:
+// (dispatcher/core/py_object_slot.h), with PyTorch's ownership flip:
 //   - while Python references the object, the object owns the tensor (its
 //     cdata) and the slot only points at it;
 //   - when its last Python reference goes while C++ still uses the tensor

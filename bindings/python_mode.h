@@ -40,8 +40,8 @@
 #include <pybind11/pybind11.h>
 
 #include "bindings/tensor.h"
-#include "dispatcher/tensor.h"
-#include "dispatcher/tensor_impl.h"
+#include "dispatcher/core/tensor.h"
+#include "dispatcher/core/tensor_impl.h"
 
 namespace turnout {
 namespace bindings {

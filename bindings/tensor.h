@@ -17,7 +17,7 @@
 #include <Python.h>
 #include <pybind11/pybind11.h>
 
-#include "dispatcher/tensor.h"
+#include "dispatcher/core/tensor.h"
 
 namespace turnout {
 namespace bindings {

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "bindings/bindings.h"
-#include "dispatcher/error.h"
+#include "dispatcher/core/error.h"
 
 namespace py = pybind11;
 

@@ -17,10 +17,10 @@
 
 #include <optional>
 
-#include "dispatcher/device.h"
-#include "dispatcher/layout.h"
-#include "dispatcher/memory_format.h"
-#include "dispatcher/scalar_type.h"
+#include "dispatcher/core/device.h"
+#include "dispatcher/core/layout.h"
+#include "dispatcher/core/memory_format.h"
+#include "dispatcher/core/scalar_type.h"
 
 namespace turnout {
 namespace bindings {

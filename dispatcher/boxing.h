@@ -30,17 +30,17 @@
 #include <vector>
 
 #include "absl/types/span.h"
-#include "dispatcher/device.h"
-#include "dispatcher/dispatch_key_set.h"
-#include "dispatcher/error.h"
-#include "dispatcher/ivalue.h"
-#include "dispatcher/layout.h"
-#include "dispatcher/memory_format.h"
+#include "dispatcher/core/device.h"
+#include "dispatcher/core/dispatch_key_set.h"
+#include "dispatcher/core/error.h"
+#include "dispatcher/core/ivalue.h"
+#include "dispatcher/core/layout.h"
+#include "dispatcher/core/memory_format.h"
+#include "dispatcher/core/scalar.h"
+#include "dispatcher/core/scalar_type.h"
+#include "dispatcher/core/tensor.h"
 #include "dispatcher/operator_kernel.h"
-#include "dispatcher/scalar.h"
-#include "dispatcher/scalar_type.h"
 #include "dispatcher/stack.h"
-#include "dispatcher/tensor.h"
 
 namespace turnout {
 

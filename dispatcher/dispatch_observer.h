@@ -1,5 +1,7 @@
-// The one hook on the call path that the dispatch trace (dispatch_trace.h)
-// and the profiler (profiler.h) share.
+// The one hook on the call path, and the interface through which the tools
+// that watch calls (dispatcher/debug/: the dispatch trace, the profiler)
+// attach to it. The call path names no tool: a tool installs its
+// DispatchObserver and then sets its bit of dispatch_observers.
 //
 //   // In every call / redispatch / callBoxed, after the table lookup:
 //   if (__builtin_expect(detail::dispatchObserved(), 0)) {
@@ -26,7 +28,7 @@
 #include <cstdint>
 #include <string>
 
-#include "dispatcher/dispatch_key_set.h"
+#include "dispatcher/core/dispatch_key_set.h"
 
 namespace turnout {
 
@@ -39,14 +41,16 @@ inline constexpr uint32_t kTraceOn = 1;
 inline constexpr uint32_t kProfilerOn = 2;
 
 /// Nonzero while a dispatch trace or a profiler is active anywhere in the
-/// process. Starts at kTraceOn when TURNOUT_DISPATCH_TRACE is set to a
-/// value other than "" or "0".
+/// process: the bits of the observers that want calls now.
 extern std::atomic<uint32_t> dispatch_observers;
 
 /// The call path's test: one relaxed load.
 inline bool dispatchObserved() {
   return dispatch_observers.load(std::memory_order_relaxed) != 0;
 }
+
+/// Monotonic nanoseconds: the clock of every span.
+int64_t observerNow();
 
 /// How a dispatch was entered (shown by the trace, kept by the profiler).
 enum class CallKind : uint8_t {
@@ -61,6 +65,38 @@ enum class CallKind : uint8_t {
 /// "call", "redispatch", "callBoxed", "redispatchBoxed",
 /// "callBoxedForDispatchKey", "scope", "handler".
 const char* toString(CallKind kind);
+
+/// What a tool that watches calls implements. The call path calls the
+/// observer installed for a bit only while that bit of dispatch_observers is
+/// set, on the calling thread, inside the dispatch it reports.
+class DispatchObserver {
+ public:
+  virtual ~DispatchObserver() = default;
+
+  /// kTraceOn's observer: a dispatch is entered, before its kernel runs.
+  /// `ks` is the key set the kernel receives, `key` the key chosen, `depth`
+  /// the number of open scopes it is nested in on this thread.
+  virtual void onDispatch(const OperatorHandle& op, DispatchKeySet ks,
+                          DispatchKey key, CallKind kind, uint32_t depth) {}
+
+  /// kProfilerOn's observer: the span-recording session now running, or 0.
+  /// Asked as each scope opens; a scope opened under a session reports to
+  /// onSpan when it closes.
+  virtual uint32_t session() { return 0; }
+  /// A span opened under `session` closed: times in observerNow()'s clock;
+  /// `self_ns` excludes nested recorded spans, `python_ns` is the time in
+  /// Python code (PythonTimeScope). `user_name` is null for a dispatch.
+  virtual void onSpan(uint32_t session, const void* op_entry, DispatchKey key,
+                      CallKind kind, const std::string* user_name,
+                      uint32_t depth, int64_t start_ns, int64_t end_ns,
+                      int64_t self_ns, int64_t python_ns) {}
+};
+
+/// Makes `observer` the one called for `bit` (kTraceOn or kProfilerOn). A
+/// tool installs it before setting the bit. Observers are never removed, so
+/// `observer` must live until the process exits; installing again replaces
+/// it (for calls that start afterwards).
+void installDispatchObserver(uint32_t bit, DispatchObserver* observer);
 
 /// One open span on the calling thread: a dispatch or a RecordScope.
 /// Never copied or moved: nested scopes point at it.

@@ -17,9 +17,9 @@
 
 #include <cstdint>
 
-#include "dispatcher/dispatch_key_set.h"
-#include "dispatcher/error.h"
-#include "dispatcher/ivalue.h"
+#include "dispatcher/core/dispatch_key_set.h"
+#include "dispatcher/core/error.h"
+#include "dispatcher/core/ivalue.h"
 #include "dispatcher/kernel_function.h"
 #include "dispatcher/local_dispatch_key_set.h"
 #include "dispatcher/stack.h"

@@ -24,13 +24,13 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "dispatcher/dispatch_key.h"
-#include "dispatcher/function_schema.h"
+#include "dispatcher/core/dispatch_key.h"
 #include "dispatcher/kernel_function.h"
 #include "dispatcher/operator_entry.h"
 #include "dispatcher/operator_handle.h"
-#include "dispatcher/operator_name.h"
 #include "dispatcher/registration_handle.h"
+#include "dispatcher/schema/function_schema.h"
+#include "dispatcher/schema/operator_name.h"
 
 namespace turnout {
 

@@ -25,7 +25,7 @@
 #include <utility>
 
 #include "dispatcher/boxing.h"
-#include "dispatcher/dispatch_key_set.h"
+#include "dispatcher/core/dispatch_key_set.h"
 #include "dispatcher/operator_kernel.h"
 #include "dispatcher/stack.h"
 

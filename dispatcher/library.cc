@@ -2,9 +2,9 @@
 
 #include <variant>
 
+#include "dispatcher/core/error.h"
 #include "dispatcher/dispatcher.h"
-#include "dispatcher/error.h"
-#include "dispatcher/schema_parser.h"
+#include "dispatcher/schema/schema_parser.h"
 
 namespace turnout {
 namespace {

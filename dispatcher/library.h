@@ -29,8 +29,8 @@
 #include <utility>
 #include <vector>
 
+#include "dispatcher/core/dispatch_key.h"
 #include "dispatcher/cpp_signature.h"
-#include "dispatcher/dispatch_key.h"
 #include "dispatcher/infer_schema.h"
 #include "dispatcher/kernel_function.h"
 #include "dispatcher/operator_entry.h"

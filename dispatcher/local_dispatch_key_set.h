@@ -20,7 +20,7 @@
 
 #include <cstdint>
 
-#include "dispatcher/dispatch_key_set.h"
+#include "dispatcher/core/dispatch_key_set.h"
 
 namespace turnout {
 

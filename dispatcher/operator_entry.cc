@@ -6,8 +6,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "dispatcher/dispatcher.h"
-#include "dispatcher/schema_matching.h"
-#include "dispatcher/schema_parser.h"
+#include "dispatcher/schema/schema_matching.h"
+#include "dispatcher/schema/schema_parser.h"
 
 namespace turnout {
 

@@ -30,12 +30,12 @@
 #include <vector>
 
 #include "dispatcher/call_section.h"
+#include "dispatcher/core/dispatch_key_set.h"
 #include "dispatcher/cpp_signature.h"
-#include "dispatcher/dispatch_key_set.h"
 #include "dispatcher/dispatch_table.h"
-#include "dispatcher/function_schema.h"
 #include "dispatcher/kernel_function.h"
-#include "dispatcher/operator_name.h"
+#include "dispatcher/schema/function_schema.h"
+#include "dispatcher/schema/operator_name.h"
 
 namespace turnout {
 

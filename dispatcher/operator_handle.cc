@@ -4,8 +4,8 @@
 #include <mutex>
 
 #include "dispatcher/dispatcher.h"
-#include "dispatcher/schema_matching.h"
-#include "dispatcher/schema_parser.h"
+#include "dispatcher/schema/schema_matching.h"
+#include "dispatcher/schema/schema_parser.h"
 
 namespace turnout {
 namespace {

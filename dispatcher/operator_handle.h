@@ -18,21 +18,20 @@
 #include <vector>
 
 #include "dispatcher/call_section.h"
+#include "dispatcher/core/dispatch_key_set.h"
 #include "dispatcher/cpp_signature.h"
-#include "dispatcher/dispatch_key_set.h"
 #include "dispatcher/dispatch_observer.h"
-#include "dispatcher/function_schema.h"
 #include "dispatcher/infer_schema.h"
 #include "dispatcher/kernel_function.h"
 #include "dispatcher/operator_entry.h"
-#include "dispatcher/operator_name.h"
+#include "dispatcher/schema/function_schema.h"
+#include "dispatcher/schema/operator_name.h"
 #include "dispatcher/stack.h"
 
 namespace turnout {
 
 template <class Sig>
 class TypedOperatorHandle;
-struct DispatchExplanation;
 
 class OperatorHandle {
  public:
@@ -58,15 +57,6 @@ class OperatorHandle {
   void redispatchBoxed(DispatchKeySet ks, Stack* stack) const;
   /// Calls the table entry of one runtime key, whatever the arguments say.
   void callBoxedForDispatchKey(DispatchKey k, Stack& stack) const;
-
-  /// Why a call with these arguments would go where it goes, without
-  /// running it: the arguments' key sets, the thread-local sets, the
-  /// fallthrough mask, the key chosen, its table entry (kind, registration
-  /// site) and the keys a redispatch would visit below it (explain.h).
-  /// `args` holds the arguments as callBoxed takes them (the schema's
-  /// arguments on top of the stack). Throws InvalidArgument when it holds
-  /// fewer.
-  DispatchExplanation explain(const Stack& args) const;
 
   /// The typed handle. Throws Type when `Sig` does not fit the schema, or
   /// differs from the C++ signature of the operator's unboxed kernels,

@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "absl/types/span.h"
-#include "dispatcher/error.h"
-#include "dispatcher/ivalue.h"
+#include "dispatcher/core/error.h"
+#include "dispatcher/core/ivalue.h"
 
 namespace turnout {
 

@@ -4,9 +4,9 @@
 //   bazel run //examples:quickstart
 #include <iostream>
 
+#include "dispatcher/core/tensor.h"
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/library.h"
-#include "dispatcher/tensor.h"
 #include "jit/runtime/graph_executor.h"
 #include "jit/tracer/tracer.h"
 #include "kernels/ops.h"

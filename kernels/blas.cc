@@ -7,7 +7,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "dispatcher/scalar_type.h"
+#include "dispatcher/core/scalar_type.h"
 #include "kernels/dtype_dispatch.h"
 
 namespace turnout {

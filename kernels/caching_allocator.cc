@@ -7,7 +7,7 @@
 #include <mutex>
 #include <vector>
 
-#include "dispatcher/error.h"
+#include "dispatcher/core/error.h"
 
 namespace turnout {
 namespace {

@@ -32,7 +32,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "dispatcher/allocator.h"
+#include "dispatcher/core/allocator.h"
 
 namespace turnout {
 

@@ -4,8 +4,8 @@
 #include <cmath>
 
 #include "absl/strings/str_join.h"
+#include "dispatcher/core/error.h"
 #include "dispatcher/dispatcher.h"
-#include "dispatcher/error.h"
 #include "dispatcher/library.h"
 #include "kernels/factory_utils.h"
 #include "kernels/loops.h"

@@ -1,6 +1,6 @@
 #include "kernels/dtype_dispatch.h"
 
-#include "dispatcher/error.h"
+#include "dispatcher/core/error.h"
 
 namespace turnout {
 namespace detail {

@@ -16,7 +16,7 @@
 #include <string_view>
 #include <type_traits>
 
-#include "dispatcher/scalar_type.h"
+#include "dispatcher/core/scalar_type.h"
 
 namespace turnout {
 

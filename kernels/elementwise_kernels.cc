@@ -14,11 +14,11 @@
 #include <string_view>
 #include <type_traits>
 
-#include "dispatcher/error.h"
+#include "dispatcher/core/error.h"
+#include "dispatcher/core/scalar.h"
+#include "dispatcher/core/scalar_type.h"
+#include "dispatcher/core/tensor.h"
 #include "dispatcher/library.h"
-#include "dispatcher/scalar.h"
-#include "dispatcher/scalar_type.h"
-#include "dispatcher/tensor.h"
 #include "kernels/loops.h"
 #include "kernels/tensor_utils.h"
 #include "kernels/type_promotion.h"

@@ -2,9 +2,9 @@
 
 #include <cmath>
 
-#include "dispatcher/compute_dispatch_key.h"
+#include "dispatcher/core/compute_dispatch_key.h"
+#include "dispatcher/core/error.h"
 #include "dispatcher/dispatcher.h"
-#include "dispatcher/error.h"
 #include "dispatcher/library.h"
 #include "dispatcher/local_dispatch_key_set.h"
 #include "kernels/copy.h"

@@ -22,12 +22,12 @@
 #include <optional>
 #include <string>
 
-#include "dispatcher/device.h"
-#include "dispatcher/layout.h"
-#include "dispatcher/memory_format.h"
-#include "dispatcher/scalar.h"
-#include "dispatcher/scalar_type.h"
-#include "dispatcher/tensor.h"
+#include "dispatcher/core/device.h"
+#include "dispatcher/core/layout.h"
+#include "dispatcher/core/memory_format.h"
+#include "dispatcher/core/scalar.h"
+#include "dispatcher/core/scalar_type.h"
+#include "dispatcher/core/tensor.h"
 #include "kernels/generator.h"
 
 namespace turnout {

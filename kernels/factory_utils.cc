@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "absl/strings/str_join.h"
-#include "dispatcher/compute_dispatch_key.h"
-#include "dispatcher/error.h"
+#include "dispatcher/core/compute_dispatch_key.h"
+#include "dispatcher/core/error.h"
 #include "dispatcher/local_dispatch_key_set.h"
 #include "kernels/tensor_utils.h"
 

@@ -15,12 +15,12 @@
 #include <cstdint>
 #include <optional>
 
-#include "dispatcher/device.h"
-#include "dispatcher/dispatch_key_set.h"
-#include "dispatcher/layout.h"
-#include "dispatcher/memory_format.h"
-#include "dispatcher/scalar_type.h"
-#include "dispatcher/tensor.h"
+#include "dispatcher/core/device.h"
+#include "dispatcher/core/dispatch_key_set.h"
+#include "dispatcher/core/layout.h"
+#include "dispatcher/core/memory_format.h"
+#include "dispatcher/core/scalar_type.h"
+#include "dispatcher/core/tensor.h"
 
 namespace turnout {
 

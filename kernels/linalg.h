@@ -19,8 +19,8 @@
 
 #include <optional>
 
-#include "dispatcher/scalar.h"
-#include "dispatcher/tensor.h"
+#include "dispatcher/core/scalar.h"
+#include "dispatcher/core/tensor.h"
 
 namespace turnout {
 

@@ -33,9 +33,9 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/types/span.h"
-#include "dispatcher/error.h"
-#include "dispatcher/scalar_type.h"
-#include "dispatcher/tensor.h"
+#include "dispatcher/core/error.h"
+#include "dispatcher/core/scalar_type.h"
+#include "dispatcher/core/tensor.h"
 #include "kernels/dtype_dispatch.h"
 #include "kernels/parallel.h"
 

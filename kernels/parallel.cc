@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "dispatcher/error.h"
+#include "dispatcher/core/error.h"
 
 namespace turnout {
 namespace {

@@ -32,8 +32,8 @@
 #include <initializer_list>
 #include <optional>
 
-#include "dispatcher/scalar_type.h"
-#include "dispatcher/tensor.h"
+#include "dispatcher/core/scalar_type.h"
+#include "dispatcher/core/tensor.h"
 
 namespace turnout {
 

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <sstream>
 
-#include "dispatcher/allocator.h"
-#include "dispatcher/compute_dispatch_key.h"
+#include "dispatcher/core/allocator.h"
+#include "dispatcher/core/compute_dispatch_key.h"
+#include "dispatcher/core/error.h"
 #include "dispatcher/dispatcher.h"
-#include "dispatcher/error.h"
 #include "kernels/loops.h"
 #include "kernels/tensor_utils.h"
 

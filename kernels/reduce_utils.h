@@ -14,7 +14,7 @@
 
 #include <string>
 
-#include "dispatcher/tensor.h"
+#include "dispatcher/core/tensor.h"
 
 namespace turnout {
 namespace reduce_internal {

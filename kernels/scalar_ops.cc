@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "absl/strings/str_join.h"
+#include "dispatcher/core/error.h"
+#include "dispatcher/core/ivalue.h"
 #include "dispatcher/dispatcher.h"
-#include "dispatcher/error.h"
-#include "dispatcher/ivalue.h"
 #include "dispatcher/library.h"
 #include "kernels/dtype_dispatch.h"
 #include "kernels/factory.h"

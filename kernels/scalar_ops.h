@@ -20,8 +20,8 @@
 #ifndef TURNOUT_KERNELS_SCALAR_OPS_H_
 #define TURNOUT_KERNELS_SCALAR_OPS_H_
 
-#include "dispatcher/scalar.h"
-#include "dispatcher/tensor.h"
+#include "dispatcher/core/scalar.h"
+#include "dispatcher/core/tensor.h"
 
 namespace turnout {
 

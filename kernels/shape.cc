@@ -3,8 +3,8 @@
 #include <vector>
 
 #include "absl/strings/str_join.h"
+#include "dispatcher/core/error.h"
 #include "dispatcher/dispatcher.h"
-#include "dispatcher/error.h"
 #include "dispatcher/library.h"
 #include "kernels/copy.h"
 #include "kernels/factory_utils.h"

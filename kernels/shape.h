@@ -24,8 +24,8 @@
 #include <optional>
 
 #include "absl/types/span.h"
-#include "dispatcher/memory_format.h"
-#include "dispatcher/tensor.h"
+#include "dispatcher/core/memory_format.h"
+#include "dispatcher/core/tensor.h"
 
 namespace turnout {
 

@@ -2,7 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "dispatcher/error.h"
+#include "dispatcher/core/error.h"
 #include "kernels/tensor_utils.h"
 
 namespace turnout {

@@ -15,7 +15,7 @@
 #include <optional>
 #include <string>
 
-#include "dispatcher/tensor.h"
+#include "dispatcher/core/tensor.h"
 
 namespace turnout {
 

@@ -16,7 +16,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "dispatcher/tensor.h"
+#include "dispatcher/core/tensor.h"
 #include "kernels/parallel.h"
 
 namespace turnout {

@@ -1,11 +1,11 @@
-// The operator methods of turnout::Tensor (declared in dispatcher/tensor.h):
+// The operator methods of turnout::Tensor (declared in dispatcher/core/tensor.h):
 // each forwards to the free function of the C++ front end (kernels/ops.h),
 // or, for the autograd ones, to kernels/autograd. They live here, not in
 // dispatcher/, because dispatcher/ knows no concrete operator.
 #include <memory>
 #include <optional>
 
-#include "dispatcher/tensor.h"
+#include "dispatcher/core/tensor.h"
 #include "kernels/autograd/autograd_meta.h"
 #include "kernels/autograd/engine.h"
 #include "kernels/copy.h"

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <limits>
 
-#include "dispatcher/allocator.h"
-#include "dispatcher/error.h"
+#include "dispatcher/core/allocator.h"
+#include "dispatcher/core/error.h"
 
 namespace turnout {
 

@@ -11,9 +11,9 @@
 
 #include <cstdint>
 
-#include "dispatcher/device.h"
-#include "dispatcher/scalar_type.h"
-#include "dispatcher/tensor.h"
+#include "dispatcher/core/device.h"
+#include "dispatcher/core/scalar_type.h"
+#include "dispatcher/core/tensor.h"
 
 namespace turnout {
 

@@ -15,9 +15,9 @@
 
 #include <initializer_list>
 
-#include "dispatcher/scalar.h"
-#include "dispatcher/scalar_type.h"
-#include "dispatcher/tensor.h"
+#include "dispatcher/core/scalar.h"
+#include "dispatcher/core/scalar_type.h"
+#include "dispatcher/core/tensor.h"
 
 namespace turnout {
 

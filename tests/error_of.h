@@ -8,7 +8,7 @@
 #include <functional>
 #include <string>
 
-#include "dispatcher/error.h"
+#include "dispatcher/core/error.h"
 
 namespace turnout {
 namespace testing {

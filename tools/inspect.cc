@@ -1,21 +1,28 @@
 // inspect: the dispatcher's registry from the command line.
 //
-//   bazel run //tools:inspect -- ops add              # operators matching
-//   "add" bazel run //tools:inspect -- table aten::add.Tensor bazel run
-//   //tools:inspect -- --load $PWD/libmyops.so snapshot -o after.json bazel run
-//   //tools:inspect -- diff before.json after.json
+//   bazel run //tools:inspect -- ops add          # operators matching "add"
+//   bazel run //tools:inspect -- table aten::add.Tensor
+//   bazel run //tools:inspect -- snapshot --out=before.json
+//   bazel run //tools:inspect -- --load=$PWD/ops.so snapshot --out=after.json
+//   bazel run //tools:inspect -- diff before.json after.json
 //
 // The binary links the reference operators (aten::), so they are always
-// there; `--load lib.so` (repeatable) dlopens a shared library of the user's
-// operators first: its TURNOUT_LIBRARY blocks register into this process's
-// dispatcher (build it against //dispatcher:headers_for_plugins, not
-// //dispatcher, so that it binds to this process's registry).
+// there; `--load=lib.so` dlopens shared libraries of the user's operators
+// first: their TURNOUT_LIBRARY blocks register into this process's
+// dispatcher (build them against //dispatcher:headers_for_plugins, not
+// //dispatcher, so that they bind to this process's registry).
 //
-// Relative paths are taken from the directory `bazel run` was started in.
-// Exit status: 0 on success, 1 when the command fails (an unknown operator,
-// an unreadable file), 2 on a usage error.
+// Flags are Abseil's (absl/flags): defined below with ABSL_FLAG, parsed by
+// absl::ParseCommandLine, which hands back the command and its operands.
+// They may come before or after the command; `--` ends them. Relative paths
+// are taken from the directory `bazel run` was started in.
+//
+// Exit status: 0 on success and for --help; 1 when the command fails (an
+// unknown operator, an unreadable file) or Abseil rejects a flag (an unknown
+// flag, a missing value); 2 on a usage error in the command or its operands.
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -26,17 +33,37 @@
 #include <string>
 #include <vector>
 
-#include "dispatcher/dispatch_key.h"
+#include "absl/flags/commandlineflag.h"
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/reflection.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+#include "dispatcher/core/dispatch_key.h"
+#include "dispatcher/core/error.h"
+#include "dispatcher/debug/registry_snapshot.h"
 #include "dispatcher/dispatcher.h"
-#include "dispatcher/error.h"
-#include "dispatcher/registry_snapshot.h"
-#include "dispatcher/schema_parser.h"
+#include "dispatcher/schema/schema_parser.h"
+
+// The flags. Their help strings are what `inspect --help` lists.
+ABSL_FLAG(std::vector<std::string>, load, {},
+          "shared libraries of operators to dlopen before the command, in "
+          "order (build them against //dispatcher:headers_for_plugins). A "
+          "comma list, --load=a.so,b.so, or the flag repeated, --load=a.so "
+          "--load=b.so; both load a.so then b.so");
+ABSL_FLAG(std::string, out, "",
+          "for snapshot: the file to write the JSON to, instead of stdout");
 
 namespace turnout {
 namespace {
 
+// The usage message, given to absl::SetProgramUsageMessage: --help prints it
+// before the flags, a usage error after its message.
 constexpr const char* kUsage =
-    "usage: inspect [--load LIB.so]... COMMAND [ARGS]\n"
+    "usage: inspect [--load=LIB.so[,LIB.so...]] COMMAND [ARGS] [--out=FILE]\n"
     "\n"
     "commands:\n"
     "  ops [FILTER]          operators (with a schema) whose name contains "
@@ -46,16 +73,133 @@ constexpr const char* kUsage =
     "  table OP              what each runtime key of OP runs, and why\n"
     "  keys                  every dispatch key, its kind and its fallback\n"
     "  registrations KEY     operators with a kernel registered for KEY\n"
-    "  snapshot [-o FILE]    the whole registry as JSON (stdout or FILE)\n"
-    "  diff A B              what changed from snapshot A to snapshot B\n"
-    "\n"
-    "options:\n"
-    "  --load LIB.so         dlopen a shared library of operators first\n"
-    "  -h, --help            this text\n";
+    "  snapshot [--out=FILE] the whole registry as JSON (stdout or FILE)\n"
+    "  diff A B              what changed from snapshot A to snapshot B\n";
+
+// After the flags in --help.
+constexpr const char* kHelpFooter =
+    "Flags may come before or after the command; `--` ends them. There are "
+    "no one-letter flags except -h: snapshot's -o FILE is now --out=FILE.";
+
+constexpr size_t kHelpWidth = 80;
 
 struct UsageError {
   std::string message;
 };
+
+// Appends `text` to `out`, whose current line already holds `indent`
+// columns, wrapped at kHelpWidth with later lines indented by `indent`.
+void appendWrapped(std::string& out, absl::string_view text, size_t indent) {
+  size_t column = indent;
+  for (absl::string_view word : absl::StrSplit(text, ' ', absl::SkipEmpty())) {
+    if (column > indent && column + 1 + word.size() > kHelpWidth) {
+      absl::StrAppend(&out, "\n", std::string(indent, ' '));
+      column = indent;
+    } else if (column > indent) {
+      out += ' ';
+      ++column;
+    }
+    absl::StrAppend(&out, word);
+    column += word.size();
+  }
+  out += '\n';
+}
+
+// The --help text: the usage message, then every flag defined in this file
+// with its help string and default, read back from the flag definitions.
+//
+// Chose this over Abseil's own --help (absl::ParseCommandLine prints much the
+// same listing) because Abseil exits 1 after it, and `inspect --help` has to
+// succeed; absl/flags/reflection is public, its help printer is not.
+std::string helpText() {
+  const std::string file = absl::GetFlagReflectionHandle(FLAGS_load).Filename();
+  std::vector<std::pair<std::string, std::string>> rows;  // name, help
+  for (const auto& [name, flag] : absl::GetAllFlags()) {
+    if (flag->Filename() != file) continue;
+    std::string help = flag->Help();
+    const std::string def = flag->DefaultValue();
+    if (!def.empty()) absl::StrAppend(&help, " (default: ", def, ")");
+    rows.emplace_back(absl::StrCat("--", name), help);
+  }
+  std::sort(rows.begin(), rows.end());
+  rows.emplace_back("--help, -h", "this text");
+  size_t width = 0;
+  for (const auto& row : rows) width = std::max(width, row.first.size());
+
+  std::string out = absl::StrCat(absl::ProgramUsageMessage(), "\nflags:\n");
+  for (const auto& [name, help] : rows) {
+    absl::StrAppend(&out, "  ", name,
+                    std::string(width - name.size() + 2, ' '));
+    appendWrapped(out, help, width + 4);
+  }
+  out += '\n';
+  appendWrapped(out, kHelpFooter, 0);
+  return out;
+}
+
+// The name of the flag `arg` sets ("load" for "--load=x" or "-load"), or ""
+// when `arg` is not a flag.
+absl::string_view flagName(absl::string_view arg) {
+  if (arg.size() < 2 || arg[0] != '-') return {};
+  arg.remove_prefix(arg[1] == '-' ? 2 : 1);
+  return arg.substr(0, arg.find('='));
+}
+
+// argv as absl::ParseCommandLine is to get it.
+struct PreparedArgs {
+  std::vector<std::string> args;  // argv[0] first
+  bool help = false;              // --help, -help or -h before any `--`
+};
+
+// Rewrites argv before Abseil parses it; everything from `--` on is kept as
+// it is.
+//
+// --load repeated: Abseil keeps only the last value of a flag given twice,
+// so `--load=a.so --load=b.so` would load b.so alone. Repeating --load has
+// always worked, so every --load (`--load=X` or `--load X`) is taken out and
+// their values go back as one `--load=a.so,b.so`, in the order given. Chose
+// this over a flag type whose parser appends: Abseil parses each value into
+// a fresh object, so appending would need state outside the flag.
+//
+// --help and -h are answered by helpText() (see there why not by Abseil).
+// -o, snapshot's output before the flags were Abseil's, which has no
+// one-letter flags, gets an error naming --out rather than "unknown flag 'o'".
+PreparedArgs prepareArgs(int argc, char** argv) {
+  PreparedArgs out;
+  out.args.emplace_back(argv[0]);
+  std::vector<std::string> loads;
+  bool short_out = false;
+  for (int i = 1; i < argc; ++i) {
+    const absl::string_view arg = argv[i];
+    if (arg == "--") {
+      out.args.insert(out.args.end(), argv + i, argv + argc);
+      break;
+    }
+    const absl::string_view name = flagName(arg);
+    if (arg == "-h" || arg == "-help" || arg == "--help") {
+      out.help = true;
+    } else if (name == "o") {
+      short_out = true;
+    } else if (name == "load" && arg.find('=') != absl::string_view::npos) {
+      loads.emplace_back(arg.substr(arg.find('=') + 1));
+    } else if (name == "load" && i + 1 < argc) {
+      loads.emplace_back(argv[++i]);
+    } else {
+      // A trailing --load with no value too: Abseil reports it.
+      out.args.emplace_back(arg);
+    }
+  }
+  if (!out.help && short_out) {
+    throw UsageError{
+        "-o is gone (Abseil's flags have no one-letter forms): "
+        "write `snapshot --out=FILE`"};
+  }
+  if (!loads.empty()) {
+    out.args.insert(out.args.begin() + 1,
+                    absl::StrCat("--load=", absl::StrJoin(loads, ",")));
+  }
+  return out;
+}
 
 // `path` relative to where `bazel run` was started (it runs us elsewhere).
 std::string resolvePath(const std::string& path) {
@@ -66,11 +210,14 @@ std::string resolvePath(const std::string& path) {
 }
 
 void loadLibrary(const std::string& path) {
+  TURNOUT_CHECK(!path.empty(), ErrorKind::InvalidArgument,
+                "--load: an empty path in the list; give shared libraries, "
+                "e.g. --load=a.so,b.so");
   const std::string full = resolvePath(path);
   // RTLD_GLOBAL: a library may rely on another loaded before it.
   void* handle = dlopen(full.c_str(), RTLD_NOW | RTLD_GLOBAL);
   TURNOUT_CHECK(
-      handle != nullptr, ErrorKind::InvalidArgument, "--load ", path,
+      handle != nullptr, ErrorKind::InvalidArgument, "--load=", path,
       ": could not load the library: ", dlerror(),
       ". Give the path of a shared library (cc_binary with "
       "linkshared = 1) built against //dispatcher:headers_for_plugins");
@@ -81,8 +228,8 @@ std::string readFile(const std::string& path) {
   const std::string full = resolvePath(path);
   std::ifstream in(full, std::ios::binary);
   TURNOUT_CHECK(in.good(), ErrorKind::InvalidArgument, "cannot read '", path,
-                "' (", full, "); write a snapshot with `inspect snapshot -o ",
-                path, "`");
+                "' (", full,
+                "); write a snapshot with `inspect snapshot --out=", path, "`");
   std::ostringstream out;
   out << in.rdbuf();
   return out.str();
@@ -192,25 +339,23 @@ int cmdRegistrations(const std::vector<std::string>& args) {
   return 0;
 }
 
-int cmdSnapshot(const std::vector<std::string>& args) {
-  std::optional<std::string> out;
-  for (size_t i = 0; i < args.size(); ++i) {
-    if ((args[i] == "-o" || args[i] == "--out") && i + 1 < args.size()) {
-      out = args[++i];
-    } else {
-      throw UsageError{"snapshot takes only -o FILE, got '" + args[i] + "'"};
-    }
+int cmdSnapshot(const std::vector<std::string>& args, const std::string& out) {
+  if (!args.empty()) {
+    throw UsageError{
+        "snapshot takes no operands (write to a file with "
+        "--out=FILE), got '" +
+        args[0] + "'"};
   }
   const std::string json = takeRegistrySnapshot().toJson();
-  if (!out) {
+  if (out.empty()) {
     std::cout << json;
     return 0;
   }
-  const std::string full = resolvePath(*out);
+  const std::string full = resolvePath(out);
   std::ofstream f(full, std::ios::binary | std::ios::trunc);
   f << json;
   f.close();
-  TURNOUT_CHECK(f.good(), ErrorKind::InvalidArgument, "snapshot -o ", *out,
+  TURNOUT_CHECK(f.good(), ErrorKind::InvalidArgument, "snapshot --out=", out,
                 ": cannot write '", full, "'");
   return 0;
 }
@@ -224,31 +369,24 @@ int cmdDiff(const std::vector<std::string>& args) {
   return 0;
 }
 
-int run(const std::vector<std::string>& argv) {
-  size_t i = 0;
-  while (i < argv.size() && argv[i].rfind("-", 0) == 0) {
-    if (argv[i] == "-h" || argv[i] == "--help") {
-      std::cout << kUsage;
-      return 0;
-    }
-    if (argv[i] == "--load") {
-      if (i + 1 >= argv.size()) throw UsageError{"--load needs a LIB.so path"};
-      loadLibrary(argv[i + 1]);
-      i += 2;
-      continue;
-    }
-    throw UsageError{"unknown option '" + argv[i] + "'"};
+// Runs the command in `positional` (what absl::ParseCommandLine left, less
+// argv[0]) after the flags' libraries are loaded.
+int run(const std::vector<std::string>& positional) {
+  for (const std::string& path : absl::GetFlag(FLAGS_load)) loadLibrary(path);
+  if (positional.empty()) throw UsageError{"no command given"};
+  const std::string& cmd = positional[0];
+  const std::vector<std::string> args(positional.begin() + 1, positional.end());
+  const std::string out = absl::GetFlag(FLAGS_out);
+  if (!out.empty() && cmd != "snapshot") {
+    throw UsageError{"--out is for snapshot only, not " + cmd};
   }
-  if (i >= argv.size()) throw UsageError{"no command given"};
-  const std::string cmd = argv[i];
-  const std::vector<std::string> args(argv.begin() + i + 1, argv.end());
   if (cmd == "ops") return cmdOps(args);
   if (cmd == "schema" || cmd == "dump" || cmd == "table") {
     return cmdOpCommand(cmd, args);
   }
   if (cmd == "keys") return cmdKeys(args);
   if (cmd == "registrations") return cmdRegistrations(args);
-  if (cmd == "snapshot") return cmdSnapshot(args);
+  if (cmd == "snapshot") return cmdSnapshot(args, out);
   if (cmd == "diff") return cmdDiff(args);
   throw UsageError{"unknown command '" + cmd + "'"};
 }
@@ -257,11 +395,24 @@ int run(const std::vector<std::string>& argv) {
 }  // namespace turnout
 
 int main(int argc, char** argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
+  absl::SetProgramUsageMessage(turnout::kUsage);
   try {
-    return turnout::run(args);
+    turnout::PreparedArgs prepared = turnout::prepareArgs(argc, argv);
+    if (prepared.help) {
+      std::cout << turnout::helpText();
+      return 0;
+    }
+    // ParseCommandLine exits 1 itself, with its message, on a bad flag. The
+    // char*s it returns point into prepared.args, which outlives them.
+    std::vector<char*> c_args;
+    for (std::string& a : prepared.args) c_args.push_back(a.data());
+    const std::vector<char*> positional =
+        absl::ParseCommandLine(static_cast<int>(c_args.size()), c_args.data());
+    return turnout::run(
+        std::vector<std::string>(positional.begin() + 1, positional.end()));
   } catch (const turnout::UsageError& e) {
-    std::cerr << "inspect: " << e.message << "\n\n" << turnout::kUsage;
+    std::cerr << "inspect: " << e.message << "\n\n"
+              << turnout::kUsage << "\n`inspect --help` lists the flags.\n";
     return 2;
   } catch (const turnout::Error& e) {
     std::cerr << "inspect: " << e.what() << "\n";

@@ -12,6 +12,7 @@ packages=(
   libgmock-dev
   libbenchmark-dev
   libopenblas-dev   # CBLAS for mm/bmm/addmm/matmul
+  nlohmann-json3-dev  # JSON of registry snapshots and Chrome traces
   pybind11-dev
   python3-dev
   python3-pytest

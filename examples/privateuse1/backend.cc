@@ -7,13 +7,13 @@
 #include <utility>
 #include <vector>
 
-#include "dispatcher/allocator.h"
-#include "dispatcher/error.h"
-#include "dispatcher/function_schema.h"
-#include "dispatcher/ivalue.h"
+#include "dispatcher/core/allocator.h"
+#include "dispatcher/core/error.h"
+#include "dispatcher/core/ivalue.h"
+#include "dispatcher/core/storage.h"
+#include "dispatcher/core/tensor_impl.h"
 #include "dispatcher/library.h"
-#include "dispatcher/storage.h"
-#include "dispatcher/tensor_impl.h"
+#include "dispatcher/schema/function_schema.h"
 #include "kernels/ops.h"
 
 namespace privateuse1_example {

@@ -28,11 +28,11 @@
 
 #include <cstdint>
 
-#include "dispatcher/device.h"
-#include "dispatcher/dispatch_key_set.h"
+#include "dispatcher/core/device.h"
+#include "dispatcher/core/dispatch_key_set.h"
+#include "dispatcher/core/tensor.h"
 #include "dispatcher/operator_handle.h"
 #include "dispatcher/stack.h"
-#include "dispatcher/tensor.h"
 
 namespace privateuse1_example {
 

@@ -41,9 +41,9 @@
 #include <variant>
 #include <vector>
 
-#include "dispatcher/function_schema.h"
-#include "dispatcher/ivalue.h"
+#include "dispatcher/core/ivalue.h"
 #include "dispatcher/operator_handle.h"
+#include "dispatcher/schema/function_schema.h"
 #include "jit/ir/type.h"
 
 namespace turnout {

@@ -3,7 +3,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "dispatcher/error.h"
+#include "dispatcher/core/error.h"
 #include "jit/ir/ir.h"
 
 namespace turnout {

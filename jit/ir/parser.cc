@@ -8,7 +8,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "dispatcher/error.h"
+#include "dispatcher/core/error.h"
 #include "jit/ir/resolve.h"
 #include "kernels/factory.h"
 

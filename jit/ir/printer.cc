@@ -2,7 +2,7 @@
 
 #include <ostream>
 
-#include "dispatcher/function_schema.h"
+#include "dispatcher/schema/function_schema.h"
 #include "kernels/scalar_ops.h"
 
 namespace turnout {

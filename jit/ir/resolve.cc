@@ -3,8 +3,8 @@
 #include <climits>
 #include <vector>
 
+#include "dispatcher/core/error.h"
 #include "dispatcher/dispatcher.h"
-#include "dispatcher/error.h"
 
 namespace turnout {
 namespace jit {

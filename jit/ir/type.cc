@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "dispatcher/error.h"
+#include "dispatcher/core/error.h"
 
 namespace turnout {
 namespace jit {

@@ -1,4 +1,4 @@
-// Type: the type of a graph Value -- a schema type (dispatcher/schema_type.h)
+// Type: the type of a graph Value -- a schema type (dispatcher/schema/schema_type.h)
 // plus, for tensors, the refinements TorchScript's profiling and tracing add
 // (dtype, sizes, strides, requires_grad, device).
 //
@@ -26,9 +26,9 @@
 #include <string>
 #include <vector>
 
-#include "dispatcher/device.h"
-#include "dispatcher/scalar_type.h"
-#include "dispatcher/schema_type.h"
+#include "dispatcher/core/device.h"
+#include "dispatcher/core/scalar_type.h"
+#include "dispatcher/schema/schema_type.h"
 
 namespace turnout {
 namespace jit {

@@ -3,7 +3,7 @@
 #include <optional>
 #include <vector>
 
-#include "dispatcher/error.h"
+#include "dispatcher/core/error.h"
 #include "dispatcher/local_dispatch_key_set.h"
 #include "dispatcher/stack.h"
 #include "jit/passes/side_effects.h"

@@ -4,7 +4,7 @@
 #include <optional>
 #include <vector>
 
-#include "dispatcher/error.h"
+#include "dispatcher/core/error.h"
 #include "dispatcher/local_dispatch_key_set.h"
 #include "dispatcher/stack.h"
 #include "kernels/factory_utils.h"

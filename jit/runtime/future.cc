@@ -6,7 +6,7 @@
 #include <thread>
 #include <utility>
 
-#include "dispatcher/error.h"
+#include "dispatcher/core/error.h"
 #include "dispatcher/local_dispatch_key_set.h"
 #include "kernels/autograd/grad_mode.h"
 

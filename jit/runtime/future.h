@@ -34,7 +34,7 @@
 #include <string>
 #include <vector>
 
-#include "dispatcher/ivalue.h"
+#include "dispatcher/core/ivalue.h"
 
 namespace turnout {
 namespace jit {

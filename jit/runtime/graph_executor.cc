@@ -2,8 +2,8 @@
 
 #include <utility>
 
-#include "dispatcher/error.h"
-#include "dispatcher/profiler.h"
+#include "dispatcher/core/error.h"
+#include "dispatcher/debug/profiler.h"
 #include "jit/passes/common_subexpression_elimination.h"
 #include "jit/passes/constant_propagation.h"
 #include "jit/passes/dead_code_elimination.h"

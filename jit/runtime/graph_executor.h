@@ -37,7 +37,7 @@
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
-#include "dispatcher/ivalue.h"
+#include "dispatcher/core/ivalue.h"
 #include "dispatcher/stack.h"
 #include "jit/ir/ir.h"
 #include "jit/runtime/interpreter.h"

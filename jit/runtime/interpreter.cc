@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "absl/container/inlined_vector.h"
-#include "dispatcher/error.h"
+#include "dispatcher/core/error.h"
 #include "jit/runtime/future.h"
 
 namespace turnout {

@@ -43,7 +43,7 @@
 #include <string>
 #include <vector>
 
-#include "dispatcher/ivalue.h"
+#include "dispatcher/core/ivalue.h"
 #include "dispatcher/operator_handle.h"
 #include "dispatcher/stack.h"
 #include "jit/ir/ir.h"

@@ -8,7 +8,7 @@
 #include <unordered_set>
 #include <utility>
 
-#include "dispatcher/error.h"
+#include "dispatcher/core/error.h"
 #include "dispatcher/library.h"
 #include "dispatcher/local_dispatch_key_set.h"
 #include "dispatcher/operator_handle.h"

@@ -45,7 +45,7 @@
 #include <string>
 #include <vector>
 
-#include "dispatcher/ivalue.h"
+#include "dispatcher/core/ivalue.h"
 #include "jit/ir/ir.h"
 
 namespace turnout {

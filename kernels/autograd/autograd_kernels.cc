@@ -1,12 +1,12 @@
 // The Autograd kernels of the differentiable reference operators, registered
 // at the Autograd alias key. Each one:
 //   1. decides whether to record (grad mode on and an input requires grad);
-//   2. excludes the autograd keys (AutoDispatchBelowAutograd) and calls the
-//      operator again, which reaches the backend kernel below;
+//   2. excludes the autograd keys and calls the operator again, which
+//      reaches the backend kernel below (belowAutograd);
 //   3. when recording, makes a FunctionNode with the derivative formula and
 //      what it saved the grad_fn of the output.
 // In-place operators also check the in-place rules and bump the version
-// counter of the tensor they wrote, recording or not.
+// counter of the tensor they wrote, recording or not (writeInplace).
 //
 // Operators registered as CompositeImplicitAutograd (reshape, contiguous,
 // to.dtype, matmul, linear) have no kernel here: their gradients come from
@@ -18,9 +18,10 @@
 #include <algorithm>
 #include <numeric>
 #include <optional>
+#include <utility>
 #include <vector>
 
-#include "dispatcher/error.h"
+#include "dispatcher/core/error.h"
 #include "dispatcher/library.h"
 #include "dispatcher/local_dispatch_key_set.h"
 #include "kernels/autograd/function_node.h"
@@ -58,6 +59,26 @@ Tensor zeroLike(const Tensor& g) {
 }
 void bumpVersion(const Tensor& t) { t.unsafeGetTensorImpl()->bump_version(); }
 
+// Step 2 of every kernel: `fn()` run with the autograd keys excluded, so that
+// the operator it calls reaches the backend kernel below this one. Returns
+// what `fn` returns (PyTorch's generated kernels use the same lambda).
+template <class Fn>
+auto belowAutograd(Fn fn) -> decltype(fn()) {
+  AutoDispatchBelowAutograd guard;
+  return fn();
+}
+
+// The steps every in-place kernel takes around its write, in this order:
+// checks that self may be modified (when recording), runs `write` below
+// autograd, and bumps self's version counter. The bump happens recording or
+// not: a tensor saved elsewhere that shares self's memory must see the write.
+template <class Write>
+void writeInplace(const Tensor& self, bool rec, const char* op, Write write) {
+  checkInplaceAllowed(self, rec, op);
+  belowAutograd(write);
+  bumpVersion(self);
+}
+
 // The reduced dimensions of a reduction over `dim` (all when empty), wrapped
 // and sorted.
 std::vector<int64_t> reducedDims(IntArrayRef dim, int64_t ndim) {
@@ -81,157 +102,127 @@ Tensor unsqueezeReduced(Tensor g, const std::vector<int64_t>& dims,
 }
 
 // ---- Arithmetic ------------------------------------------------------------
+// Each operator and its in-place form share one formula. In-place, self's
+// old history becomes the first next edge of the new node, which becomes
+// self's grad_fn (PyTorch's rebase_history for a non-view).
 
-Tensor addTensor(const Tensor& self, const Tensor& other, const Scalar& alpha) {
-  const bool rec = shouldRecord("add", self, other);
-  Tensor out;
-  {
-    AutoDispatchBelowAutograd guard;
-    out = turnout::add(self, other, alpha);
-  }
+// add / sub by a Scalar: the gradient passes through.
+F::Formula passThrough() {
+  return [](const F&, const Tensor& g) { return variable_list{g}; };
+}
+
+// add.Tensor / sub.Tensor: g for self, g * a for other, where `a` is alpha
+// (add) or -alpha (sub).
+F::Formula addSubTensorBackward(const Scalar& a) {
+  return [a](const F&, const Tensor& g) {
+    return variable_list{g, scaled(g, a)};
+  };
+}
+
+// mul.Tensor / div.Tensor: `s` is self's value before the operation, saved
+// when other requires grad; `o` is other, saved when some gradient uses it
+// (an undefined `o` unpacks to an undefined tensor without a check).
+template <bool kDiv>
+F::Formula mulDivTensorBackward(SavedVariable s, SavedVariable o) {
+  return [s = std::move(s), o = std::move(o)](const F& n, const Tensor& g) {
+    const Tensor b = o.unpack(&n);
+    Tensor ga, gb;
+    if (kDiv) {
+      if (n.needsGrad(0)) ga = turnout::div(g, b);
+      if (n.needsGrad(1)) {
+        gb = turnout::neg(
+            turnout::div(turnout::mul(g, s.unpack(&n)), turnout::mul(b, b)));
+      }
+    } else {
+      if (n.needsGrad(0)) ga = turnout::mul(g, b);
+      if (n.needsGrad(1)) gb = turnout::mul(g, s.unpack(&n));
+    }
+    return variable_list{ga, gb};
+  };
+}
+
+// mul.Scalar / div.Scalar.
+template <bool kDiv>
+F::Formula mulDivScalarBackward(const Scalar& other) {
+  return [other](const F&, const Tensor& g) {
+    return variable_list{kDiv ? turnout::div(g, other)
+                              : turnout::mul(g, other)};
+  };
+}
+
+template <bool kSub>
+Tensor addSubTensor(const Tensor& self, const Tensor& other,
+                    const Scalar& alpha) {
+  const bool rec = shouldRecord(kSub ? "sub" : "add", self, other);
+  Tensor out = belowAutograd([&] {
+    return kSub ? turnout::sub(self, other, alpha)
+                : turnout::add(self, other, alpha);
+  });
   if (rec) {
-    record("AddBackward0", {self, other}, out,
-           [alpha](const F&, const Tensor& g) {
-             return variable_list{g, scaled(g, alpha)};
-           });
+    record(kSub ? "SubBackward0" : "AddBackward0", {self, other}, out,
+           addSubTensorBackward(kSub ? negated(alpha) : alpha));
   }
   return out;
 }
 
-Tensor subTensor(const Tensor& self, const Tensor& other, const Scalar& alpha) {
-  const bool rec = shouldRecord("sub", self, other);
-  Tensor out;
-  {
-    AutoDispatchBelowAutograd guard;
-    out = turnout::sub(self, other, alpha);
-  }
-  if (rec) {
-    record("SubBackward0", {self, other}, out,
-           [alpha](const F&, const Tensor& g) {
-             return variable_list{g, scaled(g, negated(alpha))};
-           });
-  }
-  return out;
-}
-
-// add.Scalar / sub.Scalar: the gradient passes through.
 template <bool kSub>
 Tensor addSubScalar(const Tensor& self, const Scalar& other,
                     const Scalar& alpha) {
   const bool rec = shouldRecord(kSub ? "sub" : "add", self);
-  Tensor out;
-  {
-    AutoDispatchBelowAutograd guard;
-    out = kSub ? turnout::sub(self, other, alpha)
-               : turnout::add(self, other, alpha);
-  }
+  Tensor out = belowAutograd([&] {
+    return kSub ? turnout::sub(self, other, alpha)
+                : turnout::add(self, other, alpha);
+  });
   if (rec) {
-    record(kSub ? "SubBackward1" : "AddBackward1", {self}, out,
-           [](const F&, const Tensor& g) { return variable_list{g}; });
+    record(kSub ? "SubBackward1" : "AddBackward1", {self}, out, passThrough());
   }
   return out;
 }
 
-Tensor mulTensor(const Tensor& self, const Tensor& other) {
-  const bool rec = shouldRecord("mul", self, other);
-  Tensor out;
-  {
-    AutoDispatchBelowAutograd guard;
-    out = turnout::mul(self, other);
-  }
+template <bool kDiv>
+Tensor mulDivTensor(const Tensor& self, const Tensor& other) {
+  const bool rec = shouldRecord(kDiv ? "div" : "mul", self, other);
+  Tensor out = belowAutograd([&] {
+    return kDiv ? turnout::div(self, other) : turnout::mul(self, other);
+  });
   if (rec) {
+    // Both of div's gradients use other; only self's of mul's does.
     SavedVariable s(requiresGrad(other) ? self : Tensor());
-    SavedVariable o(requiresGrad(self) ? other : Tensor());
-    record("MulBackward0", {self, other}, out,
-           [s, o](const F& n, const Tensor& g) {
-             return variable_list{
-                 n.needsGrad(0) ? turnout::mul(g, o.unpack(&n)) : Tensor(),
-                 n.needsGrad(1) ? turnout::mul(g, s.unpack(&n)) : Tensor()};
-           });
+    SavedVariable o(kDiv || requiresGrad(self) ? other : Tensor());
+    record(kDiv ? "DivBackward0" : "MulBackward0", {self, other}, out,
+           mulDivTensorBackward<kDiv>(s, o));
   }
   return out;
 }
 
-Tensor mulScalar(const Tensor& self, const Scalar& other) {
-  const bool rec = shouldRecord("mul", self);
-  Tensor out;
-  {
-    AutoDispatchBelowAutograd guard;
-    out = turnout::mul(self, other);
-  }
+template <bool kDiv>
+Tensor mulDivScalar(const Tensor& self, const Scalar& other) {
+  const bool rec = shouldRecord(kDiv ? "div" : "mul", self);
+  Tensor out = belowAutograd([&] {
+    return kDiv ? turnout::div(self, other) : turnout::mul(self, other);
+  });
   if (rec) {
-    record("MulBackward1", {self}, out, [other](const F&, const Tensor& g) {
-      return variable_list{turnout::mul(g, other)};
-    });
+    record(kDiv ? "DivBackward1" : "MulBackward1", {self}, out,
+           mulDivScalarBackward<kDiv>(other));
   }
   return out;
 }
-
-Tensor divTensor(const Tensor& self, const Tensor& other) {
-  const bool rec = shouldRecord("div", self, other);
-  Tensor out;
-  {
-    AutoDispatchBelowAutograd guard;
-    out = turnout::div(self, other);
-  }
-  if (rec) {
-    SavedVariable s(requiresGrad(other) ? self : Tensor());
-    SavedVariable o(other);
-    record("DivBackward0", {self, other}, out,
-           [s, o](const F& n, const Tensor& g) {
-             const Tensor b = o.unpack(&n);
-             Tensor ga, gb;
-             if (n.needsGrad(0)) ga = turnout::div(g, b);
-             if (n.needsGrad(1)) {
-               gb = turnout::neg(turnout::div(turnout::mul(g, s.unpack(&n)),
-                                              turnout::mul(b, b)));
-             }
-             return variable_list{ga, gb};
-           });
-  }
-  return out;
-}
-
-Tensor divScalar(const Tensor& self, const Scalar& other) {
-  const bool rec = shouldRecord("div", self);
-  Tensor out;
-  {
-    AutoDispatchBelowAutograd guard;
-    out = turnout::div(self, other);
-  }
-  if (rec) {
-    record("DivBackward1", {self}, out, [other](const F&, const Tensor& g) {
-      return variable_list{turnout::div(g, other)};
-    });
-  }
-  return out;
-}
-
-// ---- In-place arithmetic ---------------------------------------------------
-// self's old history becomes the first next edge of the new node, which
-// becomes self's grad_fn (PyTorch's rebase_history for a non-view).
 
 template <bool kSub>
 Tensor& addSubInplaceTensor(Tensor& self, const Tensor& other,
                             const Scalar& alpha) {
   const char* op = kSub ? "sub_" : "add_";
   const bool rec = shouldRecord(op, self, other);
-  checkInplaceAllowed(self, rec, op);
-  {
-    AutoDispatchBelowAutograd guard;
+  writeInplace(self, rec, op, [&] {
     if (kSub) {
       turnout::sub_(self, other, alpha);
     } else {
       turnout::add_(self, other, alpha);
     }
-  }
-  bumpVersion(self);
+  });
   if (rec) {
-    const Scalar a = kSub ? negated(alpha) : alpha;
     record(kSub ? "SubBackward0" : "AddBackward0", {self, other}, self,
-           [a](const F&, const Tensor& g) {
-             return variable_list{g, scaled(g, a)};
-           });
+           addSubTensorBackward(kSub ? negated(alpha) : alpha));
   }
   return self;
 }
@@ -241,25 +232,23 @@ Tensor& addSubInplaceScalar(Tensor& self, const Scalar& other,
                             const Scalar& alpha) {
   const char* op = kSub ? "sub_" : "add_";
   const bool rec = shouldRecord(op, self);
-  checkInplaceAllowed(self, rec, op);
-  {
-    AutoDispatchBelowAutograd guard;
+  writeInplace(self, rec, op, [&] {
     if (kSub) {
       turnout::sub_(self, other, alpha);
     } else {
       turnout::add_(self, other, alpha);
     }
-  }
-  bumpVersion(self);
+  });
   if (rec) {
-    record(kSub ? "SubBackward1" : "AddBackward1", {self}, self,
-           [](const F&, const Tensor& g) { return variable_list{g}; });
+    record(kSub ? "SubBackward1" : "AddBackward1", {self}, self, passThrough());
   }
   return self;
 }
 
 // mul_ and div_ by a tensor: the gradient of `other` needs self's value
-// before the write, so it is cloned first when `other` requires grad.
+// before the write, so it is cloned first when `other` requires grad. The
+// clone falls between the check and the write: the steps of writeInplace
+// are spelled out here.
 template <bool kDiv>
 Tensor& mulDivInplaceTensor(Tensor& self, const Tensor& other) {
   const char* op = kDiv ? "div_" : "mul_";
@@ -267,41 +256,24 @@ Tensor& mulDivInplaceTensor(Tensor& self, const Tensor& other) {
   checkInplaceAllowed(self, rec, op);
   Tensor original;
   if (rec && requiresGrad(other)) {
-    AutoDispatchBelowAutograd guard;
-    original = turnout::clone(self);
+    original = belowAutograd([&] { return turnout::clone(self); });
   }
   // x.mul_(x) saves the tensor that becomes this node's output: kept
   // without its history (as an output), or it would hold its own grad_fn.
-  SavedVariable o(rec ? other : Tensor(),
-                  /*is_output=*/other.unsafeGetTensorImpl() ==
-                      self.unsafeGetTensorImpl());
-  {
-    AutoDispatchBelowAutograd guard;
+  SavedVariable o(
+      rec ? other : Tensor(),
+      /*is_output=*/other.unsafeGetTensorImpl() == self.unsafeGetTensorImpl());
+  belowAutograd([&] {
     if (kDiv) {
       turnout::div_(self, other);
     } else {
       turnout::mul_(self, other);
     }
-  }
+  });
   bumpVersion(self);
   if (rec) {
-    SavedVariable s(original);
     record(kDiv ? "DivBackward0" : "MulBackward0", {self, other}, self,
-           [s, o](const F& n, const Tensor& g) {
-             const Tensor b = o.unpack(&n);
-             Tensor ga, gb;
-             if (kDiv) {
-               if (n.needsGrad(0)) ga = turnout::div(g, b);
-               if (n.needsGrad(1)) {
-                 gb = turnout::neg(turnout::div(
-                     turnout::mul(g, s.unpack(&n)), turnout::mul(b, b)));
-               }
-             } else {
-               if (n.needsGrad(0)) ga = turnout::mul(g, b);
-               if (n.needsGrad(1)) gb = turnout::mul(g, s.unpack(&n));
-             }
-             return variable_list{ga, gb};
-           });
+           mulDivTensorBackward<kDiv>(SavedVariable(original), o));
   }
   return self;
 }
@@ -310,22 +282,16 @@ template <bool kDiv>
 Tensor& mulDivInplaceScalar(Tensor& self, const Scalar& other) {
   const char* op = kDiv ? "div_" : "mul_";
   const bool rec = shouldRecord(op, self);
-  checkInplaceAllowed(self, rec, op);
-  {
-    AutoDispatchBelowAutograd guard;
+  writeInplace(self, rec, op, [&] {
     if (kDiv) {
       turnout::div_(self, other);
     } else {
       turnout::mul_(self, other);
     }
-  }
-  bumpVersion(self);
+  });
   if (rec) {
     record(kDiv ? "DivBackward1" : "MulBackward1", {self}, self,
-           [other](const F&, const Tensor& g) {
-             return variable_list{kDiv ? turnout::div(g, other)
-                                       : turnout::mul(g, other)};
-           });
+           mulDivScalarBackward<kDiv>(other));
   }
   return self;
 }
@@ -339,33 +305,31 @@ template <class Fwd, class Formula>
 Tensor unary(const char* op, const char* name, const Tensor& self, Fwd fwd,
              bool save_self, bool save_result, Formula formula) {
   const bool rec = shouldRecord(op, self);
-  Tensor out;
-  {
-    AutoDispatchBelowAutograd guard;
-    out = fwd(self);
-  }
+  Tensor out = belowAutograd([&] { return fwd(self); });
   if (rec) {
     SavedVariable s(save_self ? self : Tensor());
     SavedVariable r(save_result ? out : Tensor(), /*is_output=*/true);
-    record(name, {self}, out,
-           [s, r, formula](const F& n, const Tensor& g) {
-             return variable_list{formula(g, s.unpack(&n), r.unpack(&n))};
-           });
+    record(name, {self}, out, [s, r, formula](const F& n, const Tensor& g) {
+      return variable_list{formula(g, s.unpack(&n), r.unpack(&n))};
+    });
   }
   return out;
 }
 
 Tensor negKernel(const Tensor& self) {
   return unary(
-      "neg", "NegBackward0", self, [](const Tensor& x) { return turnout::neg(x); },
-      false, false,
-      [](const Tensor& g, const Tensor&, const Tensor&) { return turnout::neg(g); });
+      "neg", "NegBackward0", self,
+      [](const Tensor& x) { return turnout::neg(x); }, false, false,
+      [](const Tensor& g, const Tensor&, const Tensor&) {
+        return turnout::neg(g);
+      });
 }
 
 Tensor absKernel(const Tensor& self) {
   return unary(
-      "abs", "AbsBackward0", self, [](const Tensor& x) { return turnout::abs(x); },
-      true, false, [](const Tensor& g, const Tensor& x, const Tensor&) {
+      "abs", "AbsBackward0", self,
+      [](const Tensor& x) { return turnout::abs(x); }, true, false,
+      [](const Tensor& g, const Tensor& x, const Tensor&) {
         // g * sign(x), with 0 at x == 0.
         const Tensor z = zeroLike(g);
         return turnout::where(
@@ -376,16 +340,20 @@ Tensor absKernel(const Tensor& self) {
 
 Tensor expKernel(const Tensor& self) {
   return unary(
-      "exp", "ExpBackward0", self, [](const Tensor& x) { return turnout::exp(x); },
-      false, true,
-      [](const Tensor& g, const Tensor&, const Tensor& r) { return turnout::mul(g, r); });
+      "exp", "ExpBackward0", self,
+      [](const Tensor& x) { return turnout::exp(x); }, false, true,
+      [](const Tensor& g, const Tensor&, const Tensor& r) {
+        return turnout::mul(g, r);
+      });
 }
 
 Tensor logKernel(const Tensor& self) {
   return unary(
-      "log", "LogBackward0", self, [](const Tensor& x) { return turnout::log(x); },
-      true, false,
-      [](const Tensor& g, const Tensor& x, const Tensor&) { return turnout::div(g, x); });
+      "log", "LogBackward0", self,
+      [](const Tensor& x) { return turnout::log(x); }, true, false,
+      [](const Tensor& g, const Tensor& x, const Tensor&) {
+        return turnout::div(g, x);
+      });
 }
 
 Tensor sqrtKernel(const Tensor& self) {
@@ -403,8 +371,8 @@ Tensor tanhKernel(const Tensor& self) {
       [](const Tensor& x) { return turnout::tanh(x); }, false, true,
       [](const Tensor& g, const Tensor&, const Tensor& r) {
         // g * (1 - r^2)
-        return turnout::mul(g, turnout::sub(turnout::ones_like(r),
-                                            turnout::mul(r, r)));
+        return turnout::mul(
+            g, turnout::sub(turnout::ones_like(r), turnout::mul(r, r)));
       });
 }
 
@@ -434,7 +402,8 @@ Tensor powTensorScalar(const Tensor& self, const Scalar& exponent) {
   return unary(
       "pow", "PowBackward0", self,
       [exponent](const Tensor& x) { return turnout::pow(x, exponent); }, !zero,
-      false, [exponent, zero](const Tensor& g, const Tensor& x, const Tensor&) {
+      false,
+      [exponent, zero](const Tensor& g, const Tensor& x, const Tensor&) {
         if (zero) return turnout::zeros_like(g);
         // g * e * x^(e - 1)
         const Scalar e1 = exponent.isIntegral(true)
@@ -462,11 +431,8 @@ Tensor clampKernel(const Tensor& self, const std::optional<Scalar>& min,
 Tensor whereSelf(const Tensor& condition, const Tensor& self,
                  const Tensor& other) {
   const bool rec = shouldRecord("where", self, other);
-  Tensor out;
-  {
-    AutoDispatchBelowAutograd guard;
-    out = turnout::where(condition, self, other);
-  }
+  Tensor out =
+      belowAutograd([&] { return turnout::where(condition, self, other); });
   if (rec) {
     SavedVariable c(condition);
     record("WhereBackward0", {self, other}, out,
@@ -485,11 +451,7 @@ Tensor whereSelf(const Tensor& condition, const Tensor& self,
 
 Tensor sumKernel(const Tensor& self, std::optional<ScalarType> dtype) {
   const bool rec = shouldRecord("sum", self);
-  Tensor out;
-  {
-    AutoDispatchBelowAutograd guard;
-    out = turnout::sum(self, dtype);
-  }
+  Tensor out = belowAutograd([&] { return turnout::sum(self, dtype); });
   if (rec) {
     DimVector sizes(self.sizes().begin(), self.sizes().end());
     record("SumBackward0", {self}, out, [sizes](const F&, const Tensor& g) {
@@ -506,12 +468,10 @@ Tensor sumMeanDim(const Tensor& self, DimList dim, bool keepdim,
   const char* op = kMean ? "mean" : "sum";
   const bool rec = shouldRecord(op, self);
   const IntArrayRef dims_ref = dim ? IntArrayRef(*dim) : IntArrayRef();
-  Tensor out;
-  {
-    AutoDispatchBelowAutograd guard;
-    out = kMean ? turnout::mean(self, dims_ref, keepdim, dtype)
-                : turnout::sum(self, dims_ref, keepdim, dtype);
-  }
+  Tensor out = belowAutograd([&] {
+    return kMean ? turnout::mean(self, dims_ref, keepdim, dtype)
+                 : turnout::sum(self, dims_ref, keepdim, dtype);
+  });
   if (rec) {
     DimVector sizes(self.sizes().begin(), self.sizes().end());
     std::vector<int64_t> dims = reducedDims(dims_ref, self.dim());
@@ -519,7 +479,8 @@ Tensor sumMeanDim(const Tensor& self, DimList dim, bool keepdim,
     for (int64_t d : dims) count *= sizes[d];
     record(kMean ? "MeanBackward1" : "SumBackward1", {self}, out,
            [sizes, dims, keepdim, count](const F&, const Tensor& g) {
-             Tensor r = turnout::expand(unsqueezeReduced(g, dims, keepdim), sizes);
+             Tensor r =
+                 turnout::expand(unsqueezeReduced(g, dims, keepdim), sizes);
              if (kMean) r = turnout::div(r, Scalar(static_cast<double>(count)));
              return variable_list{r};
            });
@@ -533,26 +494,24 @@ template <bool kMax>
 Tensor aminmax(const Tensor& self, IntArrayRef dim, bool keepdim) {
   const char* op = kMax ? "amax" : "amin";
   const bool rec = shouldRecord(op, self);
-  Tensor out;
-  {
-    AutoDispatchBelowAutograd guard;
-    out = kMax ? turnout::amax(self, dim, keepdim)
-               : turnout::amin(self, dim, keepdim);
-  }
+  Tensor out = belowAutograd([&] {
+    return kMax ? turnout::amax(self, dim, keepdim)
+                : turnout::amin(self, dim, keepdim);
+  });
   if (rec) {
     std::vector<int64_t> dims = reducedDims(dim, self.dim());
     SavedVariable s(self);
     SavedVariable r(out, /*is_output=*/true);
-    record(kMax ? "AmaxBackward0" : "AminBackward0", {self}, out,
-           [s, r, dims, keepdim](const F& n, const Tensor& g) {
-             const Tensor x = s.unpack(&n);
-             const Tensor res = unsqueezeReduced(r.unpack(&n), dims, keepdim);
-             const Tensor mask =
-                 turnout::to(turnout::eq(x, res), g.scalar_type());
-             const Tensor count = turnout::sum(mask, dims, /*keepdim=*/true);
-             return variable_list{turnout::mul(
-                 turnout::div(unsqueezeReduced(g, dims, keepdim), count), mask)};
-           });
+    record(
+        kMax ? "AmaxBackward0" : "AminBackward0", {self}, out,
+        [s, r, dims, keepdim](const F& n, const Tensor& g) {
+          const Tensor x = s.unpack(&n);
+          const Tensor res = unsqueezeReduced(r.unpack(&n), dims, keepdim);
+          const Tensor mask = turnout::to(turnout::eq(x, res), g.scalar_type());
+          const Tensor count = turnout::sum(mask, dims, /*keepdim=*/true);
+          return variable_list{turnout::mul(
+              turnout::div(unsqueezeReduced(g, dims, keepdim), count), mask)};
+        });
   }
   return out;
 }
@@ -564,27 +523,23 @@ Tensor softmaxImpl(const Tensor& self, int64_t dim,
                    std::optional<ScalarType> dtype, bool half_to_float) {
   const char* op = kLog ? "log_softmax" : "softmax";
   const bool rec = shouldRecord(op, self);
-  Tensor out;
-  {
-    AutoDispatchBelowAutograd guard;
+  Tensor out = belowAutograd([&] {
     if (kInternal) {
-      out = kLog ? turnout::_log_softmax(self, dim, half_to_float)
-                 : turnout::_softmax(self, dim, half_to_float);
-    } else {
-      out = kLog ? turnout::log_softmax(self, dim, dtype)
-                 : turnout::softmax(self, dim, dtype);
+      return kLog ? turnout::_log_softmax(self, dim, half_to_float)
+                  : turnout::_softmax(self, dim, half_to_float);
     }
-  }
+    return kLog ? turnout::log_softmax(self, dim, dtype)
+                : turnout::softmax(self, dim, dtype);
+  });
   if (rec) {
     SavedVariable r(out, /*is_output=*/true);
     record(kLog ? "LogSoftmaxBackward0" : "SoftmaxBackward0", {self}, out,
            [r, dim](const F& n, const Tensor& g) {
              const Tensor res = r.unpack(&n);
-             return variable_list{
-                 kLog ? turnout::_log_softmax_backward_data(g, res, dim,
-                                                            res.scalar_type())
-                      : turnout::_softmax_backward_data(g, res, dim,
-                                                        res.scalar_type())};
+             return variable_list{kLog ? turnout::_log_softmax_backward_data(
+                                             g, res, dim, res.scalar_type())
+                                       : turnout::_softmax_backward_data(
+                                             g, res, dim, res.scalar_type())};
            });
   }
   return out;
@@ -606,47 +561,37 @@ Tensor internalLogSoftmax(const Tensor& self, int64_t dim, bool half_to_float) {
 
 // ---- Linear algebra --------------------------------------------------------
 
-Tensor mmKernel(const Tensor& self, const Tensor& mat2) {
-  const bool rec = shouldRecord("mm", self, mat2);
-  Tensor out;
-  {
-    AutoDispatchBelowAutograd guard;
-    out = turnout::mm(self, mat2);
-  }
-  if (rec) {
-    SavedVariable a(requiresGrad(mat2) ? self : Tensor());
-    SavedVariable b(requiresGrad(self) ? mat2 : Tensor());
-    record("MmBackward0", {self, mat2}, out,
-           [a, b](const F& n, const Tensor& g) {
-             return variable_list{
-                 n.needsGrad(0) ? turnout::mm(g, turnout::t(b.unpack(&n)))
-                                : Tensor(),
-                 n.needsGrad(1) ? turnout::mm(turnout::t(a.unpack(&n)), g)
-                                : Tensor()};
-           });
-  }
-  return out;
+// mm, and bmm (kBatched: each matrix of the batch): self's gradient is g
+// times mat2 transposed, mat2's is self transposed times g; each operand is
+// saved only for the other's gradient.
+template <bool kBatched>
+Tensor mmOrBmm(const Tensor& a, const Tensor& b) {
+  return kBatched ? turnout::bmm(a, b) : turnout::mm(a, b);
+}
+template <bool kBatched>
+Tensor transposeMatrices(const Tensor& m) {
+  return kBatched ? turnout::transpose(m, 1, 2) : turnout::t(m);
 }
 
-Tensor bmmKernel(const Tensor& self, const Tensor& mat2) {
-  const bool rec = shouldRecord("bmm", self, mat2);
-  Tensor out;
-  {
-    AutoDispatchBelowAutograd guard;
-    out = turnout::bmm(self, mat2);
-  }
+template <bool kBatched>
+Tensor mmBmm(const Tensor& self, const Tensor& mat2) {
+  const bool rec = shouldRecord(kBatched ? "bmm" : "mm", self, mat2);
+  Tensor out = belowAutograd([&] { return mmOrBmm<kBatched>(self, mat2); });
   if (rec) {
     SavedVariable a(requiresGrad(mat2) ? self : Tensor());
     SavedVariable b(requiresGrad(self) ? mat2 : Tensor());
-    record("BmmBackward0", {self, mat2}, out,
+    record(kBatched ? "BmmBackward0" : "MmBackward0", {self, mat2}, out,
            [a, b](const F& n, const Tensor& g) {
-             return variable_list{
-                 n.needsGrad(0)
-                     ? turnout::bmm(g, turnout::transpose(b.unpack(&n), 1, 2))
-                     : Tensor(),
-                 n.needsGrad(1)
-                     ? turnout::bmm(turnout::transpose(a.unpack(&n), 1, 2), g)
-                     : Tensor()};
+             Tensor ga, gb;
+             if (n.needsGrad(0)) {
+               ga = mmOrBmm<kBatched>(
+                   g, transposeMatrices<kBatched>(b.unpack(&n)));
+             }
+             if (n.needsGrad(1)) {
+               gb = mmOrBmm<kBatched>(transposeMatrices<kBatched>(a.unpack(&n)),
+                                      g);
+             }
+             return variable_list{ga, gb};
            });
   }
   return out;
@@ -655,11 +600,8 @@ Tensor bmmKernel(const Tensor& self, const Tensor& mat2) {
 Tensor addmmKernel(const Tensor& self, const Tensor& mat1, const Tensor& mat2,
                    const Scalar& beta, const Scalar& alpha) {
   const bool rec = shouldRecord("addmm", self, mat1, mat2);
-  Tensor out;
-  {
-    AutoDispatchBelowAutograd guard;
-    out = turnout::addmm(self, mat1, mat2, beta, alpha);
-  }
+  Tensor out = belowAutograd(
+      [&] { return turnout::addmm(self, mat1, mat2, beta, alpha); });
   if (rec) {
     SavedVariable a(requiresGrad(mat2) ? mat1 : Tensor());
     SavedVariable b(requiresGrad(mat1) ? mat2 : Tensor());
@@ -688,11 +630,7 @@ template <class Fwd, class Formula>
 Tensor viewOp(const char* op, const char* name, const Tensor& self, Fwd fwd,
               Formula formula) {
   const bool rec = shouldRecord(op, self);
-  Tensor out;
-  {
-    AutoDispatchBelowAutograd guard;
-    out = fwd(self);
-  }
+  Tensor out = belowAutograd([&] { return fwd(self); });
   if (rec) {
     DimVector sizes(self.sizes().begin(), self.sizes().end());
     record(
@@ -732,11 +670,7 @@ Tensor transposeKernel(const Tensor& self, int64_t dim0, int64_t dim1) {
 
 Tensor permuteKernel(const Tensor& self, IntArrayRef dims) {
   const bool rec = shouldRecord("permute", self);
-  Tensor out;
-  {
-    AutoDispatchBelowAutograd guard;
-    out = turnout::permute(self, dims);
-  }
+  Tensor out = belowAutograd([&] { return turnout::permute(self, dims); });
   if (rec) {
     // The forward checked `dims`: the inverse permutation is well formed.
     const int64_t n = self.dim();
@@ -779,8 +713,8 @@ Tensor unsqueezeKernel(const Tensor& self, int64_t dim) {
 // written into the part the view covered.
 template <class ViewOf>
 Tensor scatterInto(const Tensor& g, IntArrayRef sizes, ViewOf view_of) {
-  Tensor z = turnout::zeros(sizes,
-                            TensorOptions(g.scalar_type()).device(g.device()));
+  Tensor z =
+      turnout::zeros(sizes, TensorOptions(g.scalar_type()).device(g.device()));
   turnout::copy_(view_of(z), g);
   return z;
 }
@@ -813,11 +747,7 @@ Tensor selectKernel(const Tensor& self, int64_t dim, int64_t index) {
 
 Tensor catKernel(absl::Span<const Tensor> tensors, int64_t dim) {
   const bool rec = shouldRecord(tensors, "cat");
-  Tensor out;
-  {
-    AutoDispatchBelowAutograd guard;
-    out = turnout::cat(tensors, dim);
-  }
+  Tensor out = belowAutograd([&] { return turnout::cat(tensors, dim); });
   if (rec) {
     // PyTorch's cat skips 1-D empty inputs of any other shape.
     const int64_t d = maybeWrapDim(dim, out.dim());
@@ -846,11 +776,7 @@ Tensor catKernel(absl::Span<const Tensor> tensors, int64_t dim) {
 
 Tensor stackKernel(absl::Span<const Tensor> tensors, int64_t dim) {
   const bool rec = shouldRecord(tensors, "stack");
-  Tensor out;
-  {
-    AutoDispatchBelowAutograd guard;
-    out = turnout::stack(tensors, dim);
-  }
+  Tensor out = belowAutograd([&] { return turnout::stack(tensors, dim); });
   if (rec) {
     const int64_t d = maybeWrapDim(dim, out.dim());
     const int64_t count = static_cast<int64_t>(tensors.size());
@@ -893,18 +819,14 @@ Tensor toCopyKernel(const Tensor& self, std::optional<ScalarType> dtype,
 
 Tensor& copyKernel(Tensor& self, const Tensor& src, bool non_blocking) {
   const bool rec = shouldRecord("copy_", self, src);
-  checkInplaceAllowed(self, rec, "copy_");
-  {
-    AutoDispatchBelowAutograd guard;
-    turnout::copy_(self, src, non_blocking);
-  }
-  bumpVersion(self);
+  writeInplace(self, rec, "copy_",
+               [&] { turnout::copy_(self, src, non_blocking); });
   if (rec) {
     // self is overwritten: its old value gets a zero gradient; src's
     // gradient is summed over the broadcast and cast by the node.
     record("CopyBackwards", {self, src}, self, [](const F& n, const Tensor& g) {
-      return variable_list{
-          n.needsGrad(0) ? turnout::zeros_like(g) : Tensor(), g};
+      return variable_list{n.needsGrad(0) ? turnout::zeros_like(g) : Tensor(),
+                           g};
     });
   }
   return self;
@@ -912,12 +834,7 @@ Tensor& copyKernel(Tensor& self, const Tensor& src, bool non_blocking) {
 
 Tensor& fillKernel(Tensor& self, const Scalar& value) {
   const bool rec = shouldRecord("fill_", self);
-  checkInplaceAllowed(self, rec, "fill_");
-  {
-    AutoDispatchBelowAutograd guard;
-    turnout::fill_(self, value);
-  }
-  bumpVersion(self);
+  writeInplace(self, rec, "fill_", [&] { turnout::fill_(self, value); });
   if (rec) {
     record("FillBackward0", {self}, self, [](const F&, const Tensor& g) {
       return variable_list{turnout::zeros_like(g)};
@@ -932,14 +849,14 @@ Tensor& fillKernel(Tensor& self, const Scalar& value) {
 
 TURNOUT_LIBRARY_IMPL(aten, Autograd, m) {
   using namespace turnout::autograd;  // NOLINT: the kernels above
-  m.impl("add.Tensor", TURNOUT_FN(addTensor));
+  m.impl("add.Tensor", TURNOUT_FN(addSubTensor<false>));
   m.impl("add.Scalar", TURNOUT_FN(addSubScalar<false>));
-  m.impl("sub.Tensor", TURNOUT_FN(subTensor));
+  m.impl("sub.Tensor", TURNOUT_FN(addSubTensor<true>));
   m.impl("sub.Scalar", TURNOUT_FN(addSubScalar<true>));
-  m.impl("mul.Tensor", TURNOUT_FN(mulTensor));
-  m.impl("mul.Scalar", TURNOUT_FN(mulScalar));
-  m.impl("div.Tensor", TURNOUT_FN(divTensor));
-  m.impl("div.Scalar", TURNOUT_FN(divScalar));
+  m.impl("mul.Tensor", TURNOUT_FN(mulDivTensor<false>));
+  m.impl("mul.Scalar", TURNOUT_FN(mulDivScalar<false>));
+  m.impl("div.Tensor", TURNOUT_FN(mulDivTensor<true>));
+  m.impl("div.Scalar", TURNOUT_FN(mulDivScalar<true>));
   m.impl("add_.Tensor", TURNOUT_FN(addSubInplaceTensor<false>));
   m.impl("add_.Scalar", TURNOUT_FN(addSubInplaceScalar<false>));
   m.impl("sub_.Tensor", TURNOUT_FN(addSubInplaceTensor<true>));
@@ -968,8 +885,8 @@ TURNOUT_LIBRARY_IMPL(aten, Autograd, m) {
   m.impl("log_softmax.int", TURNOUT_FN(logSoftmaxInt));
   m.impl("_softmax", TURNOUT_FN(internalSoftmax));
   m.impl("_log_softmax", TURNOUT_FN(internalLogSoftmax));
-  m.impl("mm", TURNOUT_FN(mmKernel));
-  m.impl("bmm", TURNOUT_FN(bmmKernel));
+  m.impl("mm", TURNOUT_FN(mmBmm<false>));
+  m.impl("bmm", TURNOUT_FN(mmBmm<true>));
   m.impl("addmm", TURNOUT_FN(addmmKernel));
   m.impl("view", TURNOUT_FN(viewKernel));
   m.impl("t", TURNOUT_FN(tKernel));

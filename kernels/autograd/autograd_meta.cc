@@ -1,6 +1,6 @@
 #include "kernels/autograd/autograd_meta.h"
 
-#include "dispatcher/error.h"
+#include "dispatcher/core/error.h"
 #include "kernels/autograd/grad_ops.h"
 
 namespace turnout {

@@ -17,8 +17,8 @@
 #include <memory>
 #include <string>
 
-#include "dispatcher/autograd_meta_interface.h"
-#include "dispatcher/tensor.h"
+#include "dispatcher/core/autograd_meta_interface.h"
+#include "dispatcher/core/tensor.h"
 #include "kernels/autograd/node.h"
 
 namespace turnout {

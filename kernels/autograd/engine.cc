@@ -4,7 +4,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "dispatcher/error.h"
+#include "dispatcher/core/error.h"
 #include "kernels/autograd/autograd_meta.h"
 #include "kernels/autograd/grad_mode.h"
 #include "kernels/autograd/grad_ops.h"

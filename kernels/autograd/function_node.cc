@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "dispatcher/error.h"
+#include "dispatcher/core/error.h"
 #include "kernels/autograd/autograd_meta.h"
 #include "kernels/autograd/grad_mode.h"
 #include "kernels/copy.h"

@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "absl/types/span.h"
-#include "dispatcher/tensor.h"
+#include "dispatcher/core/tensor.h"
 #include "kernels/autograd/autograd_meta.h"
 #include "kernels/autograd/grad_mode.h"
 #include "kernels/autograd/node.h"

@@ -6,7 +6,7 @@
 #ifndef TURNOUT_KERNELS_AUTOGRAD_GRAD_OPS_H_
 #define TURNOUT_KERNELS_AUTOGRAD_GRAD_OPS_H_
 
-#include "dispatcher/tensor.h"
+#include "dispatcher/core/tensor.h"
 
 namespace turnout {
 namespace autograd {

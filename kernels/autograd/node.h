@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "dispatcher/tensor.h"
+#include "dispatcher/core/tensor.h"
 
 namespace turnout {
 namespace autograd {

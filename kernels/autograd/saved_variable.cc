@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "dispatcher/error.h"
+#include "dispatcher/core/error.h"
 #include "kernels/autograd/node.h"
 
 namespace turnout {

@@ -15,7 +15,7 @@
 
 #include <cstdint>
 
-#include "dispatcher/tensor.h"
+#include "dispatcher/core/tensor.h"
 
 namespace turnout {
 namespace autograd {

@@ -8,7 +8,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
-#include "dispatcher/error.h"
+#include "dispatcher/core/error.h"
 #include "kernels/cuda/cuda_utils.h"
 
 namespace turnout {

@@ -1,5 +1,5 @@
 // The CUDA caching allocator: registered for DeviceType::CUDA in
-// dispatcher/allocator.h's registry when this library is linked. Freed
+// dispatcher/core/allocator.h's registry when this library is linked. Freed
 // blocks go back to a free list keyed by device, stream and rounded size and
 // are handed out again without cudaMalloc/cudaFree (which synchronise the
 // device and cost tens of microseconds each).
@@ -25,7 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "dispatcher/allocator.h"
+#include "dispatcher/core/allocator.h"
 #include "kernels/cuda/stream.h"
 
 namespace turnout {

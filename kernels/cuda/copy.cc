@@ -15,11 +15,11 @@
 // pageable memory return once the source has been read.
 #include <cuda_runtime_api.h>
 
+#include "dispatcher/core/error.h"
+#include "dispatcher/core/storage.h"
+#include "dispatcher/core/tensor_impl.h"
 #include "dispatcher/dispatcher.h"
-#include "dispatcher/error.h"
 #include "dispatcher/library.h"
-#include "dispatcher/storage.h"
-#include "dispatcher/tensor_impl.h"
 #include "kernels/copy.h"
 #include "kernels/cuda/cuda_loops.h"
 #include "kernels/cuda/cuda_utils.h"

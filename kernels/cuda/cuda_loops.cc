@@ -7,14 +7,14 @@
 
 #include "absl/strings/str_join.h"
 
-#include "dispatcher/error.h"
+#include "dispatcher/core/error.h"
 #include "kernels/copy.h"
+#include "kernels/cuda/cuda_utils.h"
+#include "kernels/cuda/stream.h"
 #include "kernels/dtype_dispatch.h"
 #include "kernels/factory_utils.h"
 #include "kernels/reduce_utils.h"
 #include "kernels/tensor_utils.h"
-#include "kernels/cuda/cuda_utils.h"
-#include "kernels/cuda/stream.h"
 
 namespace turnout {
 namespace cuda {

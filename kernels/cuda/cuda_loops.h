@@ -21,11 +21,11 @@
 #include <optional>
 #include <string_view>
 
-#include "dispatcher/device.h"
-#include "dispatcher/dispatch_key_set.h"
-#include "dispatcher/scalar.h"
-#include "dispatcher/scalar_type.h"
-#include "dispatcher/tensor.h"
+#include "dispatcher/core/device.h"
+#include "dispatcher/core/dispatch_key_set.h"
+#include "dispatcher/core/scalar.h"
+#include "dispatcher/core/scalar_type.h"
+#include "dispatcher/core/tensor.h"
 #include "kernels/cuda/launch.h"
 
 namespace turnout {

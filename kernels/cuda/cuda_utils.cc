@@ -4,7 +4,7 @@
 
 #include <atomic>
 
-#include "dispatcher/error.h"
+#include "dispatcher/core/error.h"
 
 namespace turnout {
 namespace cuda {

@@ -12,7 +12,7 @@
 
 #include <string_view>
 
-#include "dispatcher/device.h"
+#include "dispatcher/core/device.h"
 
 namespace turnout {
 namespace cuda {

@@ -8,8 +8,8 @@
 #include <optional>
 #include <string_view>
 
+#include "dispatcher/core/error.h"
 #include "dispatcher/dispatcher.h"
-#include "dispatcher/error.h"
 #include "dispatcher/library.h"
 #include "kernels/cuda/cuda_loops.h"
 #include "kernels/tensor_utils.h"

@@ -6,8 +6,8 @@
 // and the same generator draws as on the CPU) and copy to the device.
 #include <optional>
 
+#include "dispatcher/core/error.h"
 #include "dispatcher/dispatcher.h"
-#include "dispatcher/error.h"
 #include "dispatcher/library.h"
 #include "kernels/copy.h"
 #include "kernels/cuda/cuda_loops.h"

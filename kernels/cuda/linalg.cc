@@ -18,8 +18,8 @@
 
 #include "absl/container/flat_hash_map.h"
 
+#include "dispatcher/core/error.h"
 #include "dispatcher/dispatcher.h"
-#include "dispatcher/error.h"
 #include "dispatcher/library.h"
 #include "kernels/cuda/allocator.h"
 #include "kernels/cuda/cuda_loops.h"

@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "absl/types/span.h"
+#include "dispatcher/core/error.h"
 #include "dispatcher/dispatcher.h"
-#include "dispatcher/error.h"
 #include "dispatcher/library.h"
 #include "kernels/cuda/cuda_loops.h"
 #include "kernels/tensor_utils.h"

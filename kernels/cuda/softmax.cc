@@ -7,8 +7,8 @@
 // double.
 #include <optional>
 
+#include "dispatcher/core/error.h"
 #include "dispatcher/dispatcher.h"
-#include "dispatcher/error.h"
 #include "dispatcher/library.h"
 #include "kernels/cuda/cuda_loops.h"
 #include "kernels/cuda/cuda_utils.h"

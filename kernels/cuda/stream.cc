@@ -5,7 +5,7 @@
 #include <mutex>
 #include <utility>
 
-#include "dispatcher/error.h"
+#include "dispatcher/core/error.h"
 #include "kernels/cuda/cuda_utils.h"
 
 namespace turnout {

@@ -29,7 +29,7 @@
 
 #include <cstdint>
 
-#include "dispatcher/device.h"
+#include "dispatcher/core/device.h"
 #include "kernels/cuda/cuda_utils.h"
 
 namespace turnout {

@@ -1,7 +1,7 @@
 """``turnout.utils``: counters, phase timers and result comparison.
 
 - :data:`counters`: named event counters, ``counters["jit"]["plans_built"]``,
-  shared with C++ (``dispatcher/counters.h``): the C++ side bumps some
+  shared with C++ (``dispatcher/debug/counters.h``): the C++ side bumps some
   itself, e.g. ``counters["dispatch"]["backend_fallbacks"]`` while a
   dispatch trace is on.
 - :class:`timed`: a decorator and context manager accumulating wall time per

@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "dispatcher/call_section.h"
+#include "dispatcher/core/tensor.h"
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/library.h"
-#include "dispatcher/tensor.h"
 #include "gtest/gtest.h"
 
 namespace turnout {

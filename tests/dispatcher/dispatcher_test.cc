@@ -5,25 +5,22 @@
 #include <string>
 #include <vector>
 
+#include "dispatcher/core/tensor.h"
 #include "dispatcher/library.h"
 #include "dispatcher/local_dispatch_key_set.h"
-#include "dispatcher/tensor.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/dispatcher/testing.h"
 #include "tests/error_of.h"
 
 namespace turnout {
 namespace {
 
+using testing::cpuTensor;
+using testing::op;
+using testing::tensorWith;
 using ::testing::HasSubstr;
 
-Tensor tensorWith(std::initializer_list<DispatchKey> keys) {
-  return detail::makeTensorWithKeySet(DispatchKeySet(keys));
-}
-Tensor cpuTensor() {
-  return tensorWith({DispatchKey::CPU, DispatchKey::AutogradCPU,
-                     DispatchKey::ADInplaceOrView});
-}
 Tensor cudaTensor() {
   return tensorWith({DispatchKey::CUDA, DispatchKey::AutogradCUDA,
                      DispatchKey::ADInplaceOrView});
@@ -55,9 +52,6 @@ Tensor fn_autograd(const Tensor& x) {
 
 using testing::errorOf;
 
-OperatorHandle op(const char* name) {
-  return Dispatcher::singleton().findSchemaOrThrow(name, "");
-}
 
 TEST(Dispatcher, CallsTheKernelOfTheHighestKey) {
   Library lib(Library::FRAGMENT, "t1", std::nullopt, "lib.cc", 10);

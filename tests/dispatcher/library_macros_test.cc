@@ -1,8 +1,8 @@
 // The static registration macros, and the handle queries they make
 // answerable.
+#include "dispatcher/core/tensor.h"
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/library.h"
-#include "dispatcher/tensor.h"
 #include "gtest/gtest.h"
 
 namespace {

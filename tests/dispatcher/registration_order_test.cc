@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "dispatcher/core/tensor.h"
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/library.h"
-#include "dispatcher/tensor.h"
 #include "gtest/gtest.h"
 
 namespace turnout {

@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "dispatcher/profiler.h"
+#include "dispatcher/debug/profiler.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jit/ir/parser.h"

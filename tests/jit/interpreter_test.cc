@@ -3,9 +3,7 @@
 // one Code run from many threads.
 #include "jit/runtime/interpreter.h"
 
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
+#include <string>
 #include <thread>
 
 #include "gmock/gmock.h"
@@ -13,6 +11,7 @@
 #include "jit/ir/parser.h"
 #include "kernels/elementwise.h"
 #include "tests/error_of.h"
+#include "tests/jit/testing.h"
 #include "tests/kernels/testing.h"
 
 namespace turnout {
@@ -22,20 +21,9 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using turnout::testing::errorOf;
+using turnout::testing::readFile;
 using turnout::testing::tensorOf;
 using turnout::testing::valuesOf;
-
-std::string readFile(const std::string& relative) {
-  std::string path = relative;
-  if (const char* srcdir = std::getenv("TEST_SRCDIR")) {
-    path = std::string(srcdir) + "/turnout/" + relative;
-  }
-  std::ifstream in(path);
-  EXPECT_TRUE(in.good()) << "cannot open " << path;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 Stack run(const std::string& text, Stack inputs) {
   Code code(*parseIR(text));

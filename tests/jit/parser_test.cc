@@ -3,15 +3,13 @@
 // testdata/pytorch/generate.py), operator resolution, and parse errors.
 #include "jit/ir/parser.h"
 
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jit/ir/printer.h"
 #include "tests/error_of.h"
+#include "tests/jit/testing.h"
 
 namespace turnout {
 namespace jit {
@@ -19,18 +17,7 @@ namespace {
 
 using ::testing::HasSubstr;
 using turnout::testing::errorOf;
-
-std::string readFile(const std::string& relative) {
-  std::string path = relative;
-  if (const char* srcdir = std::getenv("TEST_SRCDIR")) {
-    path = std::string(srcdir) + "/turnout/" + relative;
-  }
-  std::ifstream in(path);
-  EXPECT_TRUE(in.good()) << "cannot open " << path;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using turnout::testing::readFile;
 
 struct CorpusFile {
   const char* name;

@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-#include "dispatcher/allocator.h"
+#include "dispatcher/core/allocator.h"
 #include "gtest/gtest.h"
 #include "kernels/tensor_utils.h"
 

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "dispatcher/core/error.h"
+#include "dispatcher/core/ivalue.h"
 #include "dispatcher/dispatcher.h"
-#include "dispatcher/error.h"
-#include "dispatcher/ivalue.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/error_of.h"

@@ -10,14 +10,14 @@
 #include <string>
 #include <vector>
 
+#include "dispatcher/core/error.h"
 #include "dispatcher/dispatcher.h"
-#include "dispatcher/error.h"
 #include "dispatcher/operator_handle.h"
 #include "gtest/gtest.h"
-#include "tests/error_of.h"
 #include "kernels/loops.h"
 #include "kernels/parallel.h"
 #include "kernels/tensor_utils.h"
+#include "tests/error_of.h"
 
 namespace turnout {
 namespace {

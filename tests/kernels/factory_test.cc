@@ -8,8 +8,8 @@
 #include <thread>
 #include <vector>
 
+#include "dispatcher/core/error.h"
 #include "dispatcher/dispatcher.h"
-#include "dispatcher/error.h"
 #include "dispatcher/library.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

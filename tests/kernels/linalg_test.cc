@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "dispatcher/core/error.h"
 #include "dispatcher/dispatcher.h"
-#include "dispatcher/error.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/error_of.h"

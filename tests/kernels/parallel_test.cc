@@ -5,7 +5,7 @@
 #include <thread>
 #include <vector>
 
-#include "dispatcher/error.h"
+#include "dispatcher/core/error.h"
 #include "gtest/gtest.h"
 
 namespace turnout {

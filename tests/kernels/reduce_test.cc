@@ -6,11 +6,11 @@
 #include <string>
 #include <vector>
 
+#include "dispatcher/core/error.h"
 #include "dispatcher/dispatcher.h"
-#include "dispatcher/error.h"
 #include "gtest/gtest.h"
-#include "tests/error_of.h"
 #include "kernels/parallel.h"
+#include "tests/error_of.h"
 #include "tests/kernels/testing.h"
 
 namespace turnout {
@@ -126,11 +126,12 @@ const DimCase kDimCases[] = {
     {{6, 5}, {}, true},
 };
 
-TEST(Sum, MatchesReferenceForDtypesDimsAndLayouts) {
-  const ScalarType dtypes[] = {ScalarType::Float, ScalarType::Double,
-                               ScalarType::Half,  ScalarType::BFloat16,
-                               ScalarType::Int,   ScalarType::Long,
-                               ScalarType::Bool};
+// Runs check(x, c, l) for every dtype in `dtypes`, every case of
+// kDimCases and every layout of kLayouts, under a SCOPED_TRACE naming the
+// three. x is contiguous, of c.sizes and the dtype, holding
+// smallValues(numel, seed); check puts it in layout l (inLayout).
+template <class Dtypes, class Check>
+void forEachCase(const Dtypes& dtypes, int seed, Check check) {
   for (ScalarType dtype : dtypes) {
     for (const DimCase& c : kDimCases) {
       for (Layout l : kLayouts) {
@@ -139,22 +140,33 @@ TEST(Sum, MatchesReferenceForDtypesDimsAndLayouts) {
                      << " dims " << ::testing::PrintToString(c.dims)
                      << " keepdim " << c.keepdim << " layout "
                      << static_cast<int>(l));
-        Tensor x = tensorOf(smallValues(numelOf(c.sizes), 1), c.sizes, dtype);
-        Tensor y = sum(inLayout(x, l), c.dims, c.keepdim);
-        Reduced want =
-            referenceReduce(valuesOf(x), c.sizes, c.dims, c.keepdim, add, 0.0);
-        const ScalarType want_dtype =
-            isIntegralType(dtype, true) ? ScalarType::Long : dtype;
-        EXPECT_EQ(y.scalar_type(), want_dtype);
-        EXPECT_EQ(sizesOf(y), want.shape);
-        EXPECT_EQ(valuesOf(y), want.values);
-        Tensor m = sum(metaTensor(c.sizes, dtype), c.dims, c.keepdim);
-        EXPECT_TRUE(m.is_meta());
-        EXPECT_EQ(m.scalar_type(), want_dtype);
-        EXPECT_EQ(sizesOf(m), want.shape);
+        check(tensorOf(smallValues(numelOf(c.sizes), seed), c.sizes, dtype), c,
+              l);
       }
     }
   }
+}
+
+TEST(Sum, MatchesReferenceForDtypesDimsAndLayouts) {
+  const ScalarType dtypes[] = {ScalarType::Float, ScalarType::Double,
+                               ScalarType::Half,  ScalarType::BFloat16,
+                               ScalarType::Int,   ScalarType::Long,
+                               ScalarType::Bool};
+  forEachCase(dtypes, 1, [](const Tensor& x, const DimCase& c, Layout l) {
+    const ScalarType dtype = x.scalar_type();
+    Tensor y = sum(inLayout(x, l), c.dims, c.keepdim);
+    Reduced want =
+        referenceReduce(valuesOf(x), c.sizes, c.dims, c.keepdim, add, 0.0);
+    const ScalarType want_dtype =
+        isIntegralType(dtype, true) ? ScalarType::Long : dtype;
+    EXPECT_EQ(y.scalar_type(), want_dtype);
+    EXPECT_EQ(sizesOf(y), want.shape);
+    EXPECT_EQ(valuesOf(y), want.values);
+    Tensor m = sum(metaTensor(c.sizes, dtype), c.dims, c.keepdim);
+    EXPECT_TRUE(m.is_meta());
+    EXPECT_EQ(m.scalar_type(), want_dtype);
+    EXPECT_EQ(sizesOf(m), want.shape);
+  });
 }
 
 TEST(Sum, AllElementsDtypeArgumentAndExpandedInput) {
@@ -258,30 +270,23 @@ TEST(Sum, Errors) {
 }
 
 TEST(Mean, MatchesReferenceAndRequiresFloating) {
-  for (ScalarType dtype :
-       {ScalarType::Float, ScalarType::Double, ScalarType::Half}) {
-    for (const DimCase& c : kDimCases) {
-      for (Layout l : kLayouts) {
-        SCOPED_TRACE(::testing::Message()
-                     << dtype << " sizes " << ::testing::PrintToString(c.sizes)
-                     << " dims " << ::testing::PrintToString(c.dims)
-                     << " layout " << static_cast<int>(l));
-        Tensor x = tensorOf(smallValues(numelOf(c.sizes), 2), c.sizes, dtype);
-        Tensor y = mean(inLayout(x, l), c.dims, c.keepdim);
-        Reduced s =
-            referenceReduce(valuesOf(x), c.sizes, c.dims, c.keepdim, add, 0.0);
-        const double count = static_cast<double>(x.numel()) /
-                             static_cast<double>(s.values.size());
-        EXPECT_EQ(sizesOf(y), s.shape);
-        EXPECT_EQ(y.scalar_type(), dtype);
-        std::vector<double> got = valuesOf(y);
-        for (size_t i = 0; i < got.size(); ++i) {
-          EXPECT_NEAR(got[i], s.values[i] / count,
-                      dtype == ScalarType::Half ? 2e-3 : 1e-6);
-        }
-      }
+  const ScalarType dtypes[] = {ScalarType::Float, ScalarType::Double,
+                               ScalarType::Half};
+  forEachCase(dtypes, 2, [](const Tensor& x, const DimCase& c, Layout l) {
+    const ScalarType dtype = x.scalar_type();
+    Tensor y = mean(inLayout(x, l), c.dims, c.keepdim);
+    Reduced s =
+        referenceReduce(valuesOf(x), c.sizes, c.dims, c.keepdim, add, 0.0);
+    const double count =
+        static_cast<double>(x.numel()) / static_cast<double>(s.values.size());
+    EXPECT_EQ(sizesOf(y), s.shape);
+    EXPECT_EQ(y.scalar_type(), dtype);
+    std::vector<double> got = valuesOf(y);
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_NEAR(got[i], s.values[i] / count,
+                  dtype == ScalarType::Half ? 2e-3 : 1e-6);
     }
-  }
+  });
   EXPECT_EQ(valuesOf(mean(rangeOf({4}))), std::vector<double>{1.5});
   EXPECT_EQ(valuesOf(mean(rangeOf({4}, ScalarType::Long), ScalarType::Double)),
             std::vector<double>{1.5});
@@ -300,31 +305,23 @@ TEST(AmaxAmin, MatchReferenceForDtypesDimsAndLayouts) {
   const ScalarType dtypes[] = {ScalarType::Float,    ScalarType::Double,
                                ScalarType::BFloat16, ScalarType::Int,
                                ScalarType::Long,     ScalarType::Bool};
-  for (ScalarType dtype : dtypes) {
-    for (const DimCase& c : kDimCases) {
-      for (Layout l : kLayouts) {
-        SCOPED_TRACE(::testing::Message()
-                     << dtype << " sizes " << ::testing::PrintToString(c.sizes)
-                     << " dims " << ::testing::PrintToString(c.dims)
-                     << " layout " << static_cast<int>(l));
-        Tensor x = tensorOf(smallValues(numelOf(c.sizes), 3), c.sizes, dtype);
-        const std::vector<double> xv = valuesOf(x);
-        Tensor hi = amax(inLayout(x, l), c.dims, c.keepdim);
-        Tensor lo = amin(inLayout(x, l), c.dims, c.keepdim);
-        Reduced want_hi =
-            referenceReduce(xv, c.sizes, c.dims, c.keepdim, maxNan, -kInf);
-        Reduced want_lo =
-            referenceReduce(xv, c.sizes, c.dims, c.keepdim, minNan, kInf);
-        EXPECT_EQ(hi.scalar_type(), dtype);
-        EXPECT_EQ(sizesOf(hi), want_hi.shape);
-        EXPECT_EQ(valuesOf(hi), want_hi.values);
-        EXPECT_EQ(valuesOf(lo), want_lo.values);
-        Tensor m = amin(metaTensor(c.sizes, dtype), c.dims, c.keepdim);
-        EXPECT_EQ(sizesOf(m), want_lo.shape);
-        EXPECT_EQ(m.scalar_type(), dtype);
-      }
-    }
-  }
+  forEachCase(dtypes, 3, [](const Tensor& x, const DimCase& c, Layout l) {
+    const ScalarType dtype = x.scalar_type();
+    const std::vector<double> xv = valuesOf(x);
+    Tensor hi = amax(inLayout(x, l), c.dims, c.keepdim);
+    Tensor lo = amin(inLayout(x, l), c.dims, c.keepdim);
+    Reduced want_hi =
+        referenceReduce(xv, c.sizes, c.dims, c.keepdim, maxNan, -kInf);
+    Reduced want_lo =
+        referenceReduce(xv, c.sizes, c.dims, c.keepdim, minNan, kInf);
+    EXPECT_EQ(hi.scalar_type(), dtype);
+    EXPECT_EQ(sizesOf(hi), want_hi.shape);
+    EXPECT_EQ(valuesOf(hi), want_hi.values);
+    EXPECT_EQ(valuesOf(lo), want_lo.values);
+    Tensor m = amin(metaTensor(c.sizes, dtype), c.dims, c.keepdim);
+    EXPECT_EQ(sizesOf(m), want_lo.shape);
+    EXPECT_EQ(m.scalar_type(), dtype);
+  });
 }
 
 TEST(AmaxAmin, NanPropagatesAndInfinitiesCount) {

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "dispatcher/allocator.h"
-#include "dispatcher/error.h"
+#include "dispatcher/core/allocator.h"
+#include "dispatcher/core/error.h"
 #include "dispatcher/library.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

@@ -3,12 +3,12 @@
 #include <string>
 #include <vector>
 
+#include "dispatcher/core/error.h"
 #include "dispatcher/dispatcher.h"
-#include "dispatcher/error.h"
 #include "gtest/gtest.h"
-#include "tests/error_of.h"
 #include "kernels/parallel.h"
 #include "kernels/reduce.h"
+#include "tests/error_of.h"
 #include "tests/kernels/testing.h"
 
 namespace turnout {

@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "dispatcher/tensor.h"
+#include "dispatcher/core/tensor.h"
 #include "kernels/copy.h"
 #include "kernels/factory.h"
 #include "kernels/shape.h"

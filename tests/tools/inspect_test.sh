@@ -1,9 +1,10 @@
 #!/bin/bash
-# Runs //tools:inspect: every command, its usage errors, and a snapshot diff
-# before and after --load of a small library of operators.
+# Runs //tools:inspect: every command, its flags (Abseil's) and usage errors,
+# and a snapshot diff before and after --load of a small library of operators.
 set -u
 INSPECT="$1"
 LIB="$(pwd)/$2"
+LIB2="$(pwd)/$3"
 TMP="${TEST_TMPDIR:-$(mktemp -d)}"
 failures=0
 
@@ -37,24 +38,45 @@ check table 0 '^AutogradCPU: registered at .* \[autograd kernel\]$' -- table ate
 check keys 0 '^AutogradCPU +runtime \(per backend\) +fallback: fallthrough registered by turnout' -- keys
 check keys_alias 0 '^CompositeImplicitAutograd +alias$' -- keys
 check registrations 0 '^aten::mm$' -- registrations CPU
-check help 0 '^usage: inspect' -- --help
 
-# Usage errors and failures: a clear message and a non-zero status.
+# --help (and -h): the usage text, then each flag of tools/inspect.cc with the
+# description from its ABSL_FLAG definition; status 0.
+check help 0 '^usage: inspect \[--load=LIB\.so\[,LIB\.so\.\.\.\]\] COMMAND \[ARGS\] \[--out=FILE\]$' -- --help
+check help_commands 0 '^  snapshot \[--out=FILE\] +the whole registry as JSON' -- --help
+check help_load 0 '^  --load +shared libraries of operators to dlopen before the command, in$' -- --help
+check help_out 0 '^  --out +for snapshot: the file to write the JSON to, instead of stdout$' -- --help
+check help_help 0 '^  --help, -h +this text$' -- --help
+check help_short 0 '^  --load +shared libraries' -- -h
+check help_wins 0 '^usage: inspect' -- ops --nope --help
+
+# Usage errors and failures: a clear message and a non-zero status. Abseil
+# reports a bad flag itself, with status 1.
 check no_command 2 'inspect: no command given' --
 check unknown_command 2 "inspect: unknown command 'frobnicate'" -- frobnicate
-check unknown_option 2 "unknown option '--nope'" -- --nope ops
+check unknown_flag 1 "^ERROR: Unknown command line flag 'nope'$" -- --nope ops
+check unknown_flag_after_command 1 "^ERROR: Unknown command line flag 'nope'$" -- ops --nope
+check short_out_gone 2 "inspect: -o is gone .*write \`snapshot --out=FILE\`" -- snapshot -o x.json
+check out_not_snapshot 2 'inspect: --out is for snapshot only, not ops' -- --out=x.json ops
+check snapshot_operand 2 'snapshot takes no operands' -- snapshot x.json
 check schema_arity 2 'schema takes one OP' -- schema
 check unknown_op 1 "no operator named 'aten::ad' is registered.*Did you mean" -- schema aten::ad
 check bad_key 1 'NotAKey' -- registrations NotAKey
-check bad_load 1 '--load /no/such/lib.so: could not load the library' -- --load /no/such/lib.so ops
-check load_arity 2 '--load needs a LIB.so path' -- --load
+check bad_load 1 '--load=/no/such/lib.so: could not load the library' -- --load /no/such/lib.so ops
+check load_no_value 1 "^ERROR: Missing the value for the flag 'load'$" -- ops --load
+check load_empty_path 1 'inspect: --load: an empty path in the list' -- --load="$LIB," ops
 check diff_missing 1 "cannot read 'missing.json'" -- diff missing.json missing.json
 
 # Loading a library: its operator is there, and a diff says what it did.
 check load_ops 0 '^inspect_test::same$' -- --load "$LIB" ops inspect_test
 check load_table 0 '^CPU: registered at tests/tools/inspect_test_ops.cc:[0-9]+ \[kernel\]$' -- --load "$LIB" table inspect_test::same
-check snapshot_before 0 '' -- snapshot -o "$TMP/before.json"
-check snapshot_after 0 '' -- --load "$LIB" snapshot -o "$TMP/after.json"
+check load_after_command 0 '^inspect_test::same$' -- ops inspect_test --load="$LIB"
+# Two libraries: --load repeated (either spelling) or a comma list loads both.
+check load_twice_first 0 '^inspect_test::same$' -- --load "$LIB" --load="$LIB2" ops inspect_test
+check load_twice_second 0 '^inspect_test_more::other$' -- --load "$LIB" --load="$LIB2" ops inspect_test
+check load_list_first 0 '^inspect_test::same$' -- --load="$LIB,$LIB2" ops inspect_test
+check load_list_second 0 '^inspect_test_more::other$' -- --load="$LIB,$LIB2" ops inspect_test
+check snapshot_before 0 '' -- snapshot --out "$TMP/before.json"
+check snapshot_after 0 '' -- --load "$LIB" snapshot --out="$TMP/after.json"
 check diff_added_op 0 '^added operator inspect_test::same\(Tensor x\) -> Tensor  registered at tests/tools/inspect_test_ops.cc' -- diff "$TMP/before.json" "$TMP/after.json"
 check diff_added_kernel 0 '^added kernel inspect_test::same CPU \[kernel\] registered at tests/tools/inspect_test_ops.cc' -- diff "$TMP/before.json" "$TMP/after.json"
 check diff_overridden 0 '^    -> \[kernel\] registered at tests/tools/inspect_test_ops.cc' -- diff "$TMP/before.json" "$TMP/after.json"

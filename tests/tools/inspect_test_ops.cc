@@ -1,8 +1,8 @@
 // A user's library of operators, built as a shared library for
 // `inspect --load`: one new operator with a CPU kernel, and an override of a
 // reference operator's CPU kernel.
+#include "dispatcher/core/tensor.h"
 #include "dispatcher/library.h"
-#include "dispatcher/tensor.h"
 
 namespace {
 

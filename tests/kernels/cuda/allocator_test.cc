@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-#include "dispatcher/allocator.h"
+#include "dispatcher/core/allocator.h"
 #include "kernels/cuda/cuda_utils.h"
 #include "kernels/ops.h"
 

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "dispatcher/error.h"
+#include "dispatcher/core/error.h"
 #include "kernels/cuda/cuda_utils.h"
 #include "kernels/ops.h"
 #include "tests/error_of.h"

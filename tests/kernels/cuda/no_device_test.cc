@@ -5,7 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "dispatcher/error.h"
+#include "dispatcher/core/error.h"
 #include "kernels/ops.h"
 #include "tests/error_of.h"
 

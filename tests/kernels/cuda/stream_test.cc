@@ -8,7 +8,7 @@
 #include <cmath>
 #include <thread>
 
-#include "dispatcher/error.h"
+#include "dispatcher/core/error.h"
 #include "kernels/cuda/allocator.h"
 #include "kernels/cuda/cuda_utils.h"
 #include "kernels/ops.h"

@@ -1,0 +1,401 @@
+#include "dispatcher/core/ivalue.h"
+
+#include <cstdio>
+
+namespace turnout {
+
+using ivalue::ConstantString;
+using ivalue::ListImpl;
+using ivalue::Tuple;
+
+// ---- Construction of counted payloads
+// ------------------------------------------
+
+IValue::IValue(std::string s)
+    : IValue(Tag::String, ConstantString::create(std::move(s)).release()) {}
+IValue::IValue(std::string_view s) : IValue(std::string(s)) {}
+IValue::IValue(const char* s) : IValue(std::string(s)) {}
+
+namespace {
+
+// Checks before the IValue exists: a throw from a delegating constructor's
+// body would run the destructor on the null pointer.
+template <class T>
+IntrusivePtrTarget* adopt(intrusive_ptr<T> p, const char* what) {
+  TURNOUT_CHECK(p.defined(), ErrorKind::InvalidArgument, "IValue(): null ",
+                what, " pointer");
+  return p.release();
+}
+
+template <class T>
+IntrusivePtrTarget* newList(std::vector<T> v) {
+  return make_intrusive<ListImpl<T>>(std::move(v)).release();
+}
+
+}  // namespace
+
+IValue::IValue(intrusive_ptr<ConstantString> s)
+    : IValue(Tag::String, adopt(std::move(s), "string")) {}
+
+IValue::IValue(std::vector<int64_t> v)
+    : IValue(Tag::IntList, newList(std::move(v))) {}
+IValue::IValue(IntArrayRef v)
+    : IValue(std::vector<int64_t>(v.begin(), v.end())) {}
+IValue::IValue(std::vector<double> v)
+    : IValue(Tag::DoubleList, newList(std::move(v))) {}
+IValue::IValue(std::vector<bool> v)
+    : IValue(Tag::BoolList, newList(std::move(v))) {}
+IValue::IValue(std::vector<Tensor> v)
+    : IValue(Tag::TensorList, newList(std::move(v))) {}
+IValue::IValue(std::vector<IValue> v)
+    : IValue(Tag::GenericList, newList(std::move(v))) {}
+
+IValue::IValue(intrusive_ptr<ListImpl<int64_t>> list)
+    : IValue(Tag::IntList, adopt(std::move(list), "list")) {}
+IValue::IValue(intrusive_ptr<ListImpl<double>> list)
+    : IValue(Tag::DoubleList, adopt(std::move(list), "list")) {}
+IValue::IValue(intrusive_ptr<ListImpl<bool>> list)
+    : IValue(Tag::BoolList, adopt(std::move(list), "list")) {}
+IValue::IValue(intrusive_ptr<ListImpl<Tensor>> list)
+    : IValue(Tag::TensorList, adopt(std::move(list), "list")) {}
+IValue::IValue(intrusive_ptr<ListImpl<IValue>> list)
+    : IValue(Tag::GenericList, adopt(std::move(list), "list")) {}
+
+IValue IValue::makeTuple(std::vector<IValue> elements) {
+  return IValue(Tuple::create(std::move(elements)));
+}
+
+IValue::IValue(intrusive_ptr<Tuple> tuple)
+    : IValue(Tag::Tuple, adopt(std::move(tuple), "tuple")) {}
+
+// ---- Accessors
+// -----------------------------------------------------------------
+
+Scalar IValue::toScalar() const {
+  switch (tag_) {
+    case Tag::Int:
+      return Scalar(payload_.u.as_int);
+    case Tag::Double:
+      return Scalar(payload_.u.as_double);
+    case Tag::Bool:
+      return Scalar(payload_.u.as_bool);
+    default:
+      throwWrongTag("Scalar");
+  }
+}
+
+ScalarType IValue::toScalarType() const {
+  if (tag_ != Tag::Int) throwWrongTag("ScalarType (an Int)");
+  const int64_t v = payload_.u.as_int;
+  TURNOUT_CHECK(isValidScalarType(v), ErrorKind::InvalidArgument,
+                "toScalarType(): ", v, " is not a ScalarType");
+  return static_cast<ScalarType>(v);
+}
+
+Layout IValue::toLayout() const {
+  if (tag_ != Tag::Int) throwWrongTag("Layout (an Int)");
+  const int64_t v = payload_.u.as_int;
+  TURNOUT_CHECK(isValidLayout(v), ErrorKind::InvalidArgument, "toLayout(): ", v,
+                " is not a Layout");
+  return static_cast<Layout>(v);
+}
+
+MemoryFormat IValue::toMemoryFormat() const {
+  if (tag_ != Tag::Int) throwWrongTag("MemoryFormat (an Int)");
+  const int64_t v = payload_.u.as_int;
+  TURNOUT_CHECK(isValidMemoryFormat(v), ErrorKind::InvalidArgument,
+                "toMemoryFormat(): ", v, " is not a MemoryFormat");
+  return static_cast<MemoryFormat>(v);
+}
+
+const std::string& IValue::toStringRef() const {
+  return counted<ConstantString>(Tag::String, "String").string();
+}
+
+intrusive_ptr<ConstantString> IValue::toString() const {
+  return countedPtr<ConstantString>(Tag::String, "String");
+}
+
+const std::vector<int64_t>& IValue::toIntListRef() const {
+  return counted<ListImpl<int64_t>>(Tag::IntList, "IntList").elements();
+}
+const std::vector<double>& IValue::toDoubleListRef() const {
+  return counted<ListImpl<double>>(Tag::DoubleList, "DoubleList").elements();
+}
+const std::vector<bool>& IValue::toBoolListRef() const {
+  return counted<ListImpl<bool>>(Tag::BoolList, "BoolList").elements();
+}
+const std::vector<Tensor>& IValue::toTensorListRef() const {
+  return counted<ListImpl<Tensor>>(Tag::TensorList, "TensorList").elements();
+}
+const std::vector<IValue>& IValue::toListRef() const {
+  return counted<ListImpl<IValue>>(Tag::GenericList, "GenericList").elements();
+}
+
+intrusive_ptr<ListImpl<int64_t>> IValue::toIntList() const {
+  return countedPtr<ListImpl<int64_t>>(Tag::IntList, "IntList");
+}
+intrusive_ptr<ListImpl<double>> IValue::toDoubleList() const {
+  return countedPtr<ListImpl<double>>(Tag::DoubleList, "DoubleList");
+}
+intrusive_ptr<ListImpl<bool>> IValue::toBoolList() const {
+  return countedPtr<ListImpl<bool>>(Tag::BoolList, "BoolList");
+}
+intrusive_ptr<ListImpl<Tensor>> IValue::toTensorList() const {
+  return countedPtr<ListImpl<Tensor>>(Tag::TensorList, "TensorList");
+}
+intrusive_ptr<ListImpl<IValue>> IValue::toGenericList() const {
+  return countedPtr<ListImpl<IValue>>(Tag::GenericList, "GenericList");
+}
+
+namespace {
+
+template <class T>
+std::vector<IValue> boxAll(const std::vector<T>& elements) {
+  std::vector<IValue> result;
+  result.reserve(elements.size());
+  for (const auto& e : elements) result.emplace_back(static_cast<T>(e));
+  return result;
+}
+
+}  // namespace
+
+std::vector<IValue> IValue::toList() const {
+  switch (tag_) {
+    case Tag::IntList:
+      return boxAll(toIntListRef());
+    case Tag::DoubleList:
+      return boxAll(toDoubleListRef());
+    case Tag::BoolList:
+      return boxAll(toBoolListRef());
+    case Tag::TensorList:
+      return boxAll(toTensorListRef());
+    case Tag::GenericList:
+      return toListRef();
+    default:
+      throwWrongTag("List");
+  }
+}
+
+const Tuple& IValue::toTupleRef() const {
+  return counted<Tuple>(Tag::Tuple, "Tuple");
+}
+
+intrusive_ptr<Tuple> IValue::toTuple() const {
+  return countedPtr<Tuple>(Tag::Tuple, "Tuple");
+}
+
+// ---- Inspection
+// ----------------------------------------------------------------
+
+const char* IValue::tagName(Tag tag) noexcept {
+  switch (tag) {
+    case Tag::None:
+      return "None";
+    case Tag::Tensor:
+      return "Tensor";
+    case Tag::Double:
+      return "Double";
+    case Tag::Int:
+      return "Int";
+    case Tag::Bool:
+      return "Bool";
+    case Tag::String:
+      return "String";
+    case Tag::Device:
+      return "Device";
+    case Tag::IntList:
+      return "IntList";
+    case Tag::DoubleList:
+      return "DoubleList";
+    case Tag::BoolList:
+      return "BoolList";
+    case Tag::TensorList:
+      return "TensorList";
+    case Tag::GenericList:
+      return "GenericList";
+    case Tag::Tuple:
+      return "Tuple";
+  }
+  return "InvalidTag";
+}
+
+uint64_t IValue::use_count() const noexcept {
+  if (tag_ == Tag::Tensor) return payload_.as_tensor.use_count();
+  if (isCountedTag(tag_)) return payload_.u.as_intrusive_ptr->refcount();
+  return 0;
+}
+
+void IValue::throwWrongTag(const char* expected) const {
+  TURNOUT_CHECK(false, ErrorKind::Type, "Expected ", expected, " but got ",
+                tagKind());
+  __builtin_unreachable();
+}
+
+bool IValue::isSameIdentity(const IValue& other) const {
+  const bool this_none =
+      isNone() || (isTensor() && !payload_.as_tensor.defined());
+  const bool other_none =
+      other.isNone() ||
+      (other.isTensor() && !other.payload_.as_tensor.defined());
+  if (this_none || other_none) return this_none && other_none;
+  if (tag_ != other.tag_) return false;
+  switch (tag_) {
+    case Tag::Tensor:
+      return payload_.as_tensor.is_same(other.payload_.as_tensor);
+    case Tag::Int:
+    case Tag::Double:
+    case Tag::Bool:
+    case Tag::Device:
+    case Tag::String:
+      return *this == other;
+    default:
+      return payload_.u.as_intrusive_ptr == other.payload_.u.as_intrusive_ptr;
+  }
+}
+
+bool operator==(const IValue& a, const IValue& b) {
+  using Tag = IValue::Tag;
+  if (a.tag() != b.tag()) return false;
+  switch (a.tag()) {
+    case Tag::None:
+      return true;
+    case Tag::Tensor:
+      return a.toTensor().is_same(b.toTensor());
+    case Tag::Double:
+      return a.toDouble() == b.toDouble();
+    case Tag::Int:
+      return a.toInt() == b.toInt();
+    case Tag::Bool:
+      return a.toBool() == b.toBool();
+    case Tag::String:
+      return a.toStringRef() == b.toStringRef();
+    case Tag::Device:
+      return a.toDevice() == b.toDevice();
+    case Tag::IntList:
+      return a.toIntListRef() == b.toIntListRef();
+    case Tag::DoubleList:
+      return a.toDoubleListRef() == b.toDoubleListRef();
+    case Tag::BoolList:
+      return a.toBoolListRef() == b.toBoolListRef();
+    case Tag::TensorList: {
+      const std::vector<Tensor>& x = a.toTensorListRef();
+      const std::vector<Tensor>& y = b.toTensorListRef();
+      if (x.size() != y.size()) return false;
+      for (size_t i = 0; i < x.size(); ++i) {
+        if (!x[i].is_same(y[i])) return false;
+      }
+      return true;
+    }
+    case Tag::GenericList:
+      return a.toListRef() == b.toListRef();
+    case Tag::Tuple:
+      return a.toTupleRef().elements() == b.toTupleRef().elements();
+  }
+  return false;
+}
+
+// ---- Printing
+// ------------------------------------------------------------------
+
+namespace {
+
+void printQuoted(std::ostream& out, const std::string& s) {
+  out << '"';
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"':
+        out << "\\\"";
+        break;
+      case '\\':
+        out << "\\\\";
+        break;
+      case '\n':
+        out << "\\n";
+        break;
+      case '\t':
+        out << "\\t";
+        break;
+      case '\r':
+        out << "\\r";
+        break;
+      default:
+        if (c < 0x20 || c == 0x7f) {
+          char buffer[8];
+          std::snprintf(buffer, sizeof(buffer), "\\x%02x", c);
+          out << buffer;
+        } else {
+          out << c;
+        }
+    }
+  }
+  out << '"';
+}
+
+template <class T, class Print>
+void printSequence(std::ostream& out, const std::vector<T>& elements,
+                   const char* open, const char* close, Print print) {
+  out << open;
+  for (size_t i = 0; i < elements.size(); ++i) {
+    if (i > 0) out << ", ";
+    print(elements[i]);
+  }
+  out << close;
+}
+
+}  // namespace
+
+std::ostream& operator<<(std::ostream& out, const IValue& v) {
+  using Tag = IValue::Tag;
+  switch (v.tag()) {
+    case Tag::None:
+      return out << "None";
+    case Tag::Tensor:
+      return out << v.toTensor();
+    case Tag::Double:
+      return out << detail::formatDouble(v.toDouble());
+    case Tag::Int:
+      return out << v.toInt();
+    case Tag::Bool:
+      return out << (v.toBool() ? "True" : "False");
+    case Tag::String:
+      printQuoted(out, v.toStringRef());
+      return out;
+    case Tag::Device:
+      return out << v.toDevice();
+    case Tag::IntList:
+      printSequence(out, v.toIntListRef(), "[", "]",
+                    [&](int64_t e) { out << e; });
+      return out;
+    case Tag::DoubleList:
+      printSequence(out, v.toDoubleListRef(), "[", "]",
+                    [&](double e) { out << detail::formatDouble(e); });
+      return out;
+    case Tag::BoolList:
+      printSequence(out, v.toBoolListRef(), "[", "]",
+                    [&](bool e) { out << (e ? "True" : "False"); });
+      return out;
+    case Tag::TensorList:
+      printSequence(out, v.toTensorListRef(), "[", "]",
+                    [&](const Tensor& e) { out << e; });
+      return out;
+    case Tag::GenericList:
+      printSequence(out, v.toListRef(), "[", "]",
+                    [&](const IValue& e) { out << e; });
+      return out;
+    case Tag::Tuple: {
+      const std::vector<IValue>& elements = v.toTupleRef().elements();
+      // Python's spelling of a 1-tuple: (x,)
+      printSequence(out, elements, "(", elements.size() == 1 ? ",)" : ")",
+                    [&](const IValue& e) { out << e; });
+      return out;
+    }
+  }
+  return out << "<invalid IValue>";
+}
+
+std::ostream& operator<<(std::ostream& out, IValue::Tag tag) {
+  return out << IValue::tagName(tag);
+}
+
+}  // namespace turnout

@@ -1,0 +1,262 @@
+#include "dispatcher/core/tensor_impl.h"
+
+#include <string>
+
+#include "absl/strings/str_join.h"
+#include "dispatcher/core/compute_dispatch_key.h"
+#include "dispatcher/core/error.h"
+
+namespace turnout {
+
+UndefinedTensorImpl UndefinedTensorImpl::instance_;
+
+namespace {
+
+std::string shapeString(IntArrayRef values) {
+  return "[" + absl::StrJoin(values, ", ") + "]";
+}
+
+int64_t wrapDim(int64_t d, int64_t dims, const char* caller) {
+  TURNOUT_CHECK(d >= -dims && d < dims, ErrorKind::Index, caller,
+                "(): dimension ", d, " is out of range for a tensor of ", dims,
+                " dimensions (expected a dimension in [", -dims, ", ", dims - 1,
+                "])");
+  return d < 0 ? d + dims : d;
+}
+
+}  // namespace
+
+DispatchKeySet TensorImpl::computeKeySet(ScalarType dtype, Layout layout,
+                                         Device device) {
+  DispatchKeySet backend(computeDispatchKey(dtype, layout, device));
+  // As c10: the autograd key follows the backend bit of the backend key;
+  // keys without one (MkldnnCPU, SparseCsrCPU) get AutogradOther.
+  return backend |
+         getAutogradRelatedKeySetFromBackend(backend.highestBackendKey());
+}
+
+TensorImpl::TensorImpl(Storage storage, ScalarType dtype, Device device,
+                       Layout layout)
+    : TensorImpl(std::move(storage), dtype, device, layout,
+                 computeKeySet(dtype, layout, device)) {}
+
+TensorImpl::TensorImpl(Storage storage, ScalarType dtype, Device device,
+                       Layout layout, DispatchKeySet key_set)
+    : key_set_(key_set),
+      storage_(std::move(storage)),
+      itemsize_(elementSize(dtype)),
+      dtype_(dtype),
+      device_(device),
+      layout_(layout),
+      version_counter_(make_intrusive<VersionCounter>()) {
+  TURNOUT_CHECK(isValidLayout(static_cast<int64_t>(layout)),
+                ErrorKind::InvalidArgument, "TensorImpl(): invalid layout ",
+                static_cast<int>(layout));
+  TURNOUT_CHECK(!storage_.defined() || storage_.device_type() == device.type(),
+                ErrorKind::InvalidArgument, "TensorImpl(): the storage is on ",
+                storage_.device(), " but the tensor's device is ", device,
+                "; pass a storage from getAllocator(DeviceType::",
+                toString(device.type()), ")");
+  sizes_.assign({0});
+  if (layout_ == Layout::Strided) strides_.assign({1});
+  refreshNumelAndContiguity();
+}
+
+TensorImpl::TensorImpl(UndefinedTag)
+    : dtype_(ScalarType::Undefined),
+      device_(DeviceType::CPU),
+      layout_(Layout::Strided) {}
+
+void TensorImpl::set_autograd_meta(std::unique_ptr<AutogradMetaInterface> meta) {
+  checkMutable("set_autograd_meta()");
+  autograd_meta_ = std::move(meta);
+}
+
+void TensorImpl::set_version_counter(intrusive_ptr<VersionCounter> counter) {
+  checkMutable("set_version_counter()");
+  TURNOUT_CHECK(counter.defined(), ErrorKind::InvalidArgument,
+                "set_version_counter(): the counter is null");
+  version_counter_ = std::move(counter);
+}
+
+IntArrayRef TensorImpl::strides() const {
+  TURNOUT_CHECK(layout_ == Layout::Strided, ErrorKind::NotImplemented,
+                "strides(): a tensor with layout ", toString(layout_),
+                " has no strides");
+  return strides_;
+}
+
+int64_t TensorImpl::size(int64_t d) const {
+  return sizes_[wrapDim(d, dim(), "size")];
+}
+
+int64_t TensorImpl::stride(int64_t d) const {
+  return strides()[wrapDim(d, dim(), "stride")];
+}
+
+void* TensorImpl::data() const {
+  if (!storage_.defined()) return nullptr;
+  char* base = static_cast<char*>(storage_.mutable_data());
+  if (base == nullptr) return nullptr;
+  return base + storage_offset_ * static_cast<int64_t>(itemsize_);
+}
+
+void TensorImpl::checkMutable(const char* caller) const {
+  TURNOUT_CHECK(this != UndefinedTensorImpl::singleton(),
+                ErrorKind::InvalidArgument, caller,
+                "(): called on an undefined Tensor");
+}
+
+void TensorImpl::set_sizes_contiguous(IntArrayRef sizes) {
+  checkMutable("set_sizes_contiguous");
+  for (int64_t s : sizes) {
+    TURNOUT_CHECK(s >= 0, ErrorKind::InvalidArgument,
+                  "set_sizes_contiguous(): sizes must be non-negative, got ",
+                  shapeString(sizes));
+  }
+  DimVector old_sizes = sizes_;
+  DimVector old_strides = strides_;
+  sizes_.assign(sizes.begin(), sizes.end());
+  if (layout_ == Layout::Strided) {
+    strides_.resize(sizes.size());
+    int64_t stride = 1;
+    for (size_t i = sizes.size(); i-- > 0;) {
+      strides_[i] = stride;
+      stride *= sizes[i] == 0 ? 1 : sizes[i];
+    }
+  }
+  refreshNumelAndContiguity();
+  try {
+    checkFitsInStorage("set_sizes_contiguous");
+  } catch (...) {
+    // Leave the tensor as it was.
+    sizes_ = std::move(old_sizes);
+    strides_ = std::move(old_strides);
+    refreshNumelAndContiguity();
+    throw;
+  }
+}
+
+void TensorImpl::set_sizes_and_strides(IntArrayRef sizes, IntArrayRef strides) {
+  checkMutable("set_sizes_and_strides");
+  TURNOUT_CHECK(layout_ == Layout::Strided, ErrorKind::NotImplemented,
+                "set_sizes_and_strides(): a tensor with layout ",
+                toString(layout_), " has no strides");
+  TURNOUT_CHECK(sizes.size() == strides.size(), ErrorKind::InvalidArgument,
+                "set_sizes_and_strides(): ", sizes.size(), " sizes ",
+                shapeString(sizes), " but ", strides.size(), " strides ",
+                shapeString(strides));
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    TURNOUT_CHECK(sizes[i] >= 0 && strides[i] >= 0, ErrorKind::InvalidArgument,
+                  "set_sizes_and_strides(): sizes and strides must be "
+                  "non-negative, got sizes ",
+                  shapeString(sizes), " and strides ", shapeString(strides));
+  }
+  DimVector old_sizes = sizes_;
+  DimVector old_strides = strides_;
+  sizes_.assign(sizes.begin(), sizes.end());
+  strides_.assign(strides.begin(), strides.end());
+  refreshNumelAndContiguity();
+  try {
+    checkFitsInStorage("set_sizes_and_strides");
+  } catch (...) {
+    sizes_ = std::move(old_sizes);
+    strides_ = std::move(old_strides);
+    refreshNumelAndContiguity();
+    throw;
+  }
+}
+
+void TensorImpl::set_storage_offset(int64_t storage_offset) {
+  checkMutable("set_storage_offset");
+  TURNOUT_CHECK(storage_offset >= 0, ErrorKind::InvalidArgument,
+                "set_storage_offset(): the offset must be non-negative, got ",
+                storage_offset);
+  const int64_t old = storage_offset_;
+  storage_offset_ = storage_offset;
+  try {
+    checkFitsInStorage("set_storage_offset");
+  } catch (...) {
+    storage_offset_ = old;
+    throw;
+  }
+}
+
+void TensorImpl::refreshNumelAndContiguity() {
+  numel_ = computeNumel();
+  is_contiguous_ = computeContiguous();
+}
+
+int64_t TensorImpl::computeNumel() const {
+  int64_t numel = 1;
+  for (int64_t s : sizes_) numel *= s;
+  return numel;
+}
+
+bool TensorImpl::computeContiguous() const {
+  if (layout_ != Layout::Strided) return false;
+  // As c10: an empty tensor is contiguous; otherwise, from the innermost
+  // dimension out, each stride must be the product of the sizes inside it,
+  // except that a dimension of size 1 may have any stride.
+  if (computeNumel() == 0) return true;
+  int64_t expected = 1;
+  for (size_t i = sizes_.size(); i-- > 0;) {
+    if (sizes_[i] == 1) continue;
+    if (strides_[i] != expected) return false;
+    expected *= sizes_[i];
+  }
+  return true;
+}
+
+uint64_t TensorImpl::storageBytesNeeded() const {
+  if (layout_ != Layout::Strided || numel_ == 0) return 0;
+  // One past the furthest element, in elements from the storage's start.
+  int64_t end = storage_offset_ + 1;
+  for (size_t i = 0; i < sizes_.size(); ++i)
+    end += (sizes_[i] - 1) * strides_[i];
+  return static_cast<uint64_t>(end) * itemsize_;
+}
+
+void TensorImpl::checkFitsInStorage(const char* caller) const {
+  if (!storage_.defined()) return;
+  const uint64_t needed = storageBytesNeeded();
+  TURNOUT_CHECK(needed <= storage_.nbytes(), ErrorKind::InvalidArgument, caller,
+                "(): sizes ", shapeString(sizes_), ", strides ",
+                shapeString(strides_), " and offset ", storage_offset_,
+                " need ", needed, " bytes of storage but it has ",
+                storage_.nbytes());
+}
+
+void TensorImpl::checkInvariants() const {
+  if (this == UndefinedTensorImpl::singleton()) {
+    TURNOUT_INTERNAL_ASSERT(key_set_.empty() && !storage_.defined());
+    return;
+  }
+  for (int64_t s : sizes_) {
+    TURNOUT_INTERNAL_ASSERT(s >= 0, "negative size in ", shapeString(sizes_));
+  }
+  TURNOUT_INTERNAL_ASSERT(computeNumel() == numel_, "numel ", numel_,
+                          " for sizes ", shapeString(sizes_));
+  TURNOUT_INTERNAL_ASSERT(storage_offset_ >= 0);
+  TURNOUT_INTERNAL_ASSERT(itemsize_ == elementSize(dtype_));
+  if (layout_ == Layout::Strided) {
+    TURNOUT_INTERNAL_ASSERT(sizes_.size() == strides_.size(), "sizes ",
+                            shapeString(sizes_), " strides ",
+                            shapeString(strides_));
+  } else {
+    TURNOUT_INTERNAL_ASSERT(strides_.empty() && !is_contiguous_);
+  }
+  TURNOUT_INTERNAL_ASSERT(
+      !storage_.defined() || storage_.device_type() == device_.type(),
+      "storage on ", storage_.device(), ", tensor on ", device_);
+  TURNOUT_INTERNAL_ASSERT(is_contiguous_ == computeContiguous(),
+                          "stale is_contiguous for sizes ", shapeString(sizes_),
+                          " strides ", shapeString(strides_));
+  TURNOUT_INTERNAL_ASSERT(
+      !storage_.defined() || storageBytesNeeded() <= storage_.nbytes(),
+      "sizes ", shapeString(sizes_), ", strides ", shapeString(strides_),
+      " and offset ", storage_offset_, " overrun a storage of ",
+      storage_.nbytes(), " bytes");
+}
+
+}  // namespace turnout

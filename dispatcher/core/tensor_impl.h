@@ -1,0 +1,201 @@
+// TensorImpl: the object behind a Tensor: its storage, dtype, sizes, strides,
+// storage offset, device, layout, and the DispatchKeySet that the dispatcher
+// reads on every call.
+//
+//   Storage s = Storage::allocate(24, getAllocator(DeviceType::CPU));
+//   auto impl = make_intrusive<TensorImpl, UndefinedTensorImpl>(
+//       s, ScalarType::Float, Device(DeviceType::CPU));
+//   impl->set_sizes_contiguous({2, 3});   // strides [3, 1]
+//   impl->key_set();   // {CPU, ADInplaceOrView, AutogradCPU}
+//
+// Thread safety: reading a TensorImpl is safe from any thread. The mutators
+// (set_sizes_*, set_storage_offset, set_key_set, add_key, ...) are not
+// synchronized: call them while one thread owns the tensor, before it is
+// shared.
+#ifndef TURNOUT_DISPATCHER_CORE_TENSOR_IMPL_H_
+#define TURNOUT_DISPATCHER_CORE_TENSOR_IMPL_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "absl/container/inlined_vector.h"
+#include "absl/types/span.h"
+#include "dispatcher/core/autograd_meta_interface.h"
+#include "dispatcher/core/device.h"
+#include "dispatcher/core/dispatch_key_set.h"
+#include "dispatcher/core/intrusive_ptr.h"
+#include "dispatcher/core/layout.h"
+#include "dispatcher/core/py_object_slot.h"
+#include "dispatcher/core/scalar_type.h"
+#include "dispatcher/core/storage.h"
+
+namespace turnout {
+
+/// A read-only view of sizes or strides (c10's IntArrayRef).
+using IntArrayRef = absl::Span<const int64_t>;
+/// Sizes or strides; five dimensions fit without an allocation.
+using DimVector = absl::InlinedVector<int64_t, 5>;
+
+/// Invariants, checked by checkInvariants():
+///   - sizes are non-negative and numel_ is their product;
+///   - a Strided tensor has one stride per size, and is_contiguous_ says
+///     whether the strides are the contiguous ones for the sizes (size-1
+///     dimensions may have any stride); another layout has no strides and
+///     is_contiguous_ is false;
+///   - storage_offset_ >= 0, and a Strided tensor with a storage fits in
+///     it: every element lies within the storage's nbytes;
+///   - a storage, when present, is on device_'s device type.
+class TensorImpl : public IntrusivePtrTarget {
+ public:
+  /// A tensor of sizes [0] (strides [1] for Strided) on `device`, with the
+  /// key set c10 gives it: computeDispatchKey(dtype, layout, device) plus
+  /// getAutogradRelatedKeySetFromBackend of that key's backend, so a CPU
+  /// tensor has {CPU, ADInplaceOrView, AutogradCPU}. `storage` may be
+  /// undefined (layouts other than Strided have none). Throws
+  /// Error(NotImplemented) for a layout unsupported on the device.
+  TensorImpl(Storage storage, ScalarType dtype, Device device,
+             Layout layout = Layout::Strided);
+  /// The same, with exactly `key_set` (nothing added).
+  TensorImpl(Storage storage, ScalarType dtype, Device device, Layout layout,
+             DispatchKeySet key_set);
+
+  /// The key set the first constructor gives a tensor of this kind.
+  static DispatchKeySet computeKeySet(ScalarType dtype, Layout layout,
+                                      Device device);
+
+  // ---- Dispatch
+  // --------------------------------------------------------------
+  /// The keys the dispatcher sees for this tensor. One load.
+  DispatchKeySet key_set() const { return key_set_; }
+  void set_key_set(DispatchKeySet key_set) {
+    checkMutable("set_key_set");
+    key_set_ = key_set;
+  }
+  /// Adds `k`, e.g. DispatchKey::Python for a tensor subclass.
+  void add_key(DispatchKey k) {
+    checkMutable("add_key");
+    key_set_ = key_set_.add(k);
+  }
+  /// Removes `k`'s functionality bit (backend bits stay, as in c10).
+  void remove_key(DispatchKey k) {
+    checkMutable("remove_key");
+    key_set_ = key_set_.remove(k);
+  }
+
+  // ---- Shape
+  // -----------------------------------------------------------------
+  IntArrayRef sizes() const { return sizes_; }
+  /// Throws Error(NotImplemented) for a layout other than Strided.
+  IntArrayRef strides() const;
+  int64_t dim() const { return static_cast<int64_t>(sizes_.size()); }
+  /// The size of dimension `d`; negative `d` counts from the end. Throws
+  /// Error(Index) when out of range.
+  int64_t size(int64_t d) const;
+  /// The stride of dimension `d`, as size().
+  int64_t stride(int64_t d) const;
+  int64_t numel() const { return numel_; }
+  bool is_contiguous() const { return is_contiguous_; }
+
+  // ---- Element type, placement, memory
+  // ---------------------------------------
+  ScalarType dtype() const { return dtype_; }
+  size_t itemsize() const { return itemsize_; }
+  Device device() const { return device_; }
+  Layout layout() const { return layout_; }
+  const Storage& storage() const { return storage_; }
+  bool has_storage() const { return storage_.defined(); }
+  int64_t storage_offset() const { return storage_offset_; }
+  /// The address of the first element: the storage's data plus the offset.
+  /// Null when there is no storage or no data (Meta).
+  void* data() const;
+
+  // ---- Mutation (not synchronized; see the file comment)
+  // ----------------------
+  /// Sets sizes and the contiguous strides for them. Throws
+  /// Error(InvalidArgument) for a negative size or when the tensor would not
+  /// fit in its storage.
+  void set_sizes_contiguous(IntArrayRef sizes);
+  /// Sets sizes and strides (a view). Throws Error(InvalidArgument) when
+  /// their lengths differ, a size or stride is negative, or the view would
+  /// not fit in the storage.
+  void set_sizes_and_strides(IntArrayRef sizes, IntArrayRef strides);
+  /// Throws Error(InvalidArgument) when negative or when the tensor would not
+  /// fit in its storage.
+  void set_storage_offset(int64_t storage_offset);
+
+  // ---- Autograd hooks (see autograd_meta_interface.h) ---------------------
+  /// The autograd state, or null for a tensor autograd never touched.
+  AutogradMetaInterface* autograd_meta() const { return autograd_meta_.get(); }
+  void set_autograd_meta(std::unique_ptr<AutogradMetaInterface> meta);
+  /// The version counter; shared with views. Null only for the undefined
+  /// tensor.
+  const intrusive_ptr<VersionCounter>& version_counter() const {
+    return version_counter_;
+  }
+  void set_version_counter(intrusive_ptr<VersionCounter> counter);
+  uint32_t version() const { return version_counter_->current(); }
+  void bump_version() { version_counter_->bump(); }
+
+  // ---- A language binding's object (see py_object_slot.h) ------------------
+  /// Where turnout's Python bindings keep a tensor subclass instance made
+  /// for this tensor. Precondition for changing it: the GIL is held.
+  PyObjectSlot& pyobj_slot() { return pyobj_slot_; }
+  const PyObjectSlot& pyobj_slot() const { return pyobj_slot_; }
+
+  /// Throws Error(Internal) when an invariant above does not hold.
+  void checkInvariants() const;
+
+ protected:
+  struct UndefinedTag {};
+  /// The undefined tensor: no storage, no sizes, empty key set.
+  explicit TensorImpl(UndefinedTag);
+
+ private:
+  // Every mutator starts here: the undefined tensor is shared by all, so it
+  // must never change. Throws Error(InvalidArgument).
+  void checkMutable(const char* caller) const;
+  void refreshNumelAndContiguity();
+  int64_t computeNumel() const;
+  bool computeContiguous() const;
+  // Bytes from the storage's start to the end of the last element (0 when
+  // there are no elements or no strides).
+  uint64_t storageBytesNeeded() const;
+  // Throws unless every element lies within the storage (when there is one).
+  void checkFitsInStorage(const char* caller) const;
+
+  // Read on every call: first after the vtable pointer and the count.
+  DispatchKeySet key_set_;
+  Storage storage_;
+  DimVector sizes_;
+  DimVector strides_;
+  int64_t storage_offset_ = 0;
+  int64_t numel_ = 0;
+  size_t itemsize_ = 0;
+  ScalarType dtype_;
+  Device device_;
+  Layout layout_;
+  bool is_contiguous_ = true;
+  intrusive_ptr<VersionCounter> version_counter_;
+  std::unique_ptr<AutogradMetaInterface> autograd_meta_;
+  // Last, so destroyed first: an owned binding object is released while the
+  // rest of the tensor is still intact.
+  PyObjectSlot pyobj_slot_;
+};
+
+/// The one TensorImpl of every undefined Tensor: intrusive_ptr's null value
+/// for TensorImpl, so Tensor::key_set() reads an empty set with no null test.
+/// Its count is never touched and it is never deleted.
+class UndefinedTensorImpl final : public TensorImpl {
+ public:
+  /// The null value of intrusive_ptr<TensorImpl, UndefinedTensorImpl>.
+  static constexpr TensorImpl* singleton() noexcept { return &instance_; }
+
+ private:
+  UndefinedTensorImpl() : TensorImpl(UndefinedTag{}) {}
+  static UndefinedTensorImpl instance_;
+};
+
+}  // namespace turnout
+
+#endif  // TURNOUT_DISPATCHER_CORE_TENSOR_IMPL_H_

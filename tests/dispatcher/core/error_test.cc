@@ -1,0 +1,64 @@
+#include "dispatcher/core/error.h"
+
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace turnout {
+namespace {
+
+TEST(Error, CheckJoinsPartsOnlyOnFailure) {
+  int evaluated = 0;
+  auto part = [&] {
+    ++evaluated;
+    return std::string("part");
+  };
+  // The parts are macro arguments evaluated inside the failing branch only.
+  TURNOUT_CHECK(true, ErrorKind::InvalidArgument, part());
+  EXPECT_EQ(evaluated, 0);
+  try {
+    TURNOUT_CHECK(1 + 1 == 3, ErrorKind::Index, "index ", 7, " is out of ",
+                  part());
+    FAIL() << "expected a throw";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Index);
+    EXPECT_EQ(e.message(), "index 7 is out of part");
+    EXPECT_STREQ(e.what(), "index 7 is out of part");
+  }
+  EXPECT_EQ(evaluated, 1);
+}
+
+TEST(Error, InternalAssertSaysItIsABug) {
+  try {
+    TURNOUT_INTERNAL_ASSERT(false, "table for ", "x", " is missing");
+    FAIL() << "expected a throw";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Internal);
+    EXPECT_NE(e.message().find("table for x is missing"), std::string::npos);
+    EXPECT_NE(e.message().find("bug in turnout"), std::string::npos);
+    EXPECT_NE(e.message().find("error_test.cc"), std::string::npos);
+  }
+}
+
+TEST(Error, InternalAssertWithoutMessage) {
+  EXPECT_THROW(TURNOUT_INTERNAL_ASSERT(1 == 2), Error);
+}
+
+TEST(Error, WarningHandlerCapturesAndRestores) {
+  std::vector<std::string> seen;
+  WarningHandler previous =
+      setWarningHandler([&](const std::string& m) { seen.push_back(m); });
+  TURNOUT_WARN("overriding ", 3, " kernels");
+  setWarningHandler(previous);
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0], "overriding 3 kernels");
+}
+
+TEST(Error, KindNames) {
+  EXPECT_STREQ(toString(ErrorKind::InvalidArgument), "InvalidArgument");
+  EXPECT_STREQ(toString(ErrorKind::NotImplemented), "NotImplemented");
+}
+
+}  // namespace
+}  // namespace turnout

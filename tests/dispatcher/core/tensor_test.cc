@@ -1,0 +1,493 @@
+#include "dispatcher/core/tensor.h"
+
+#include <cstdint>
+#include <cstring>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "dispatcher/core/allocator.h"
+#include "dispatcher/core/error.h"
+#include "dispatcher/core/py_object_slot.h"
+#include "gtest/gtest.h"
+
+namespace turnout {
+namespace {
+
+using detail::makeEmptyTensor;
+
+// Host memory that claims to live on `device`: enough to build tensors of a
+// backend this machine does not have.
+class FakeDeviceAllocator final : public Allocator {
+ public:
+  explicit FakeDeviceAllocator(Device device) : device_(device) {}
+  DataPtr allocate(size_t nbytes) override {
+    void* data = ::operator new(nbytes == 0 ? 1 : nbytes);
+    return DataPtr(
+        data, data, [](void* p) { ::operator delete(p); }, device_);
+  }
+
+ private:
+  Device device_;
+};
+
+// Registers fake CUDA and PrivateUse1 allocators for the test's duration.
+class TensorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    setAllocator(DeviceType::CUDA, &cuda_);
+    setAllocator(DeviceType::PrivateUse1, &private_use1_);
+  }
+  void TearDown() override {
+    setAllocator(DeviceType::CUDA, nullptr);
+    setAllocator(DeviceType::PrivateUse1, nullptr);
+  }
+
+ private:
+  FakeDeviceAllocator cuda_{Device(DeviceType::CUDA, 0)};
+  FakeDeviceAllocator private_use1_{Device(DeviceType::PrivateUse1, 0)};
+};
+
+TEST_F(TensorTest, KeySetsAsC10) {
+  struct Case {
+    const char* device;
+    Layout layout;
+    DispatchKeySet keys;
+    const char* printed;
+  };
+  const std::vector<Case> cases = {
+      {"cpu",
+       Layout::Strided,
+       {DispatchKey::CPU, DispatchKey::ADInplaceOrView,
+        DispatchKey::AutogradCPU},
+       "DispatchKeySet(CPU, ADInplaceOrView, AutogradCPU)"},
+      {"meta",
+       Layout::Strided,
+       {DispatchKey::Meta, DispatchKey::ADInplaceOrView,
+        DispatchKey::AutogradMeta},
+       "DispatchKeySet(Meta, ADInplaceOrView, AutogradMeta)"},
+      {"cuda:0",
+       Layout::Strided,
+       {DispatchKey::CUDA, DispatchKey::ADInplaceOrView,
+        DispatchKey::AutogradCUDA},
+       "DispatchKeySet(CUDA, ADInplaceOrView, AutogradCUDA)"},
+      {"privateuseone",
+       Layout::Strided,
+       {DispatchKey::PrivateUse1, DispatchKey::ADInplaceOrView,
+        DispatchKey::AutogradPrivateUse1},
+       "DispatchKeySet(PrivateUse1, ADInplaceOrView, AutogradPrivateUse1)"},
+      {"cpu",
+       Layout::Sparse,
+       {DispatchKey::SparseCPU, DispatchKey::ADInplaceOrView,
+        DispatchKey::AutogradCPU},
+       "DispatchKeySet(SparseCPU, ADInplaceOrView, AutogradCPU)"},
+      {"cpu",
+       Layout::Mkldnn,
+       {DispatchKey::MkldnnCPU, DispatchKey::ADInplaceOrView,
+        DispatchKey::AutogradOther},
+       "DispatchKeySet(MkldnnCPU, ADInplaceOrView, AutogradOther)"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(c.device) + " " + toString(c.layout));
+    Tensor t = makeEmptyTensor({2, 3}, kFloat, Device(c.device), c.layout);
+    EXPECT_EQ(t.key_set(), c.keys);
+    EXPECT_EQ(toString(t.key_set()), c.printed);
+    EXPECT_EQ(TensorImpl::computeKeySet(kFloat, c.layout, Device(c.device)),
+              c.keys);
+    EXPECT_EQ(t.layout(), c.layout);
+    t.unsafeGetTensorImpl()->checkInvariants();
+  }
+}
+
+TEST_F(TensorTest, DeviceComesFromTheAllocation) {
+  Tensor cuda = makeEmptyTensor({4}, kFloat, Device("cuda"));
+  EXPECT_EQ(cuda.device(), Device("cuda:0"));
+  EXPECT_TRUE(cuda.is_cuda());
+  EXPECT_EQ(cuda.storage().device(), Device("cuda:0"));
+  try {
+    makeEmptyTensor({4}, kFloat, Device("cuda:1"));
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.message(),
+              "makeEmptyTensor(): the CUDA allocator returned memory on "
+              "cuda:0 for a tensor requested on cuda:1");
+  }
+  Tensor meta = makeEmptyTensor({4}, kFloat, Device("meta"));
+  EXPECT_EQ(meta.device(), Device("meta"));
+  EXPECT_TRUE(meta.is_meta());
+  EXPECT_EQ(meta.data_ptr(), nullptr);
+  EXPECT_EQ(meta.storage().nbytes(), 16u);
+  Tensor cpu = makeEmptyTensor({4}, kFloat, Device("cpu"));
+  EXPECT_TRUE(cpu.is_cpu());
+}
+
+TEST(Tensor, NoAllocatorNoTensor) {
+  try {
+    makeEmptyTensor({2}, kFloat, Device("cuda"));
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::NotImplemented);
+    EXPECT_EQ(e.message(),
+              "no allocator is registered for device type CUDA: link "
+              "turnout's CUDA kernels, or call setAllocator(DeviceType::CUDA, "
+              "...)");
+  }
+}
+
+TEST(Tensor, MakeEmptyTensorErrors) {
+  struct Case {
+    std::vector<int64_t> sizes;
+    ScalarType dtype;
+    Layout layout;
+    const char* message;
+  };
+  const std::vector<Case> cases = {
+      {{2, -1},
+       kFloat,
+       Layout::Strided,
+       "makeEmptyTensor(): sizes must be non-negative, got [2, -1]"},
+      {{2},
+       ScalarType::Undefined,
+       Layout::Strided,
+       "makeEmptyTensor(): dtype Undefined (16) is not a tensor dtype"},
+      {{2},
+       kFloat,
+       Layout::Jagged,
+       "computeDispatchKey(): layout Jagged is not supported on device type "
+       "CPU (device 'cpu'); turnout has no dispatch key for this layout"},
+      {{int64_t{1} << 40, int64_t{1} << 40},
+       kFloat,
+       Layout::Strided,
+       "makeEmptyTensor(): sizes [1099511627776, 1099511627776] of Float "
+       "overflow int64 bytes"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.message);
+    try {
+      makeEmptyTensor(c.sizes, c.dtype, Device("cpu"), c.layout);
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.message(), c.message);
+    }
+  }
+}
+
+TEST(Tensor, ContiguousStrides) {
+  struct Case {
+    std::vector<int64_t> sizes;
+    std::vector<int64_t> strides;
+    int64_t numel;
+  };
+  const std::vector<Case> cases = {
+      {{}, {}, 1},
+      {{5}, {1}, 5},
+      {{2, 3}, {3, 1}, 6},
+      {{2, 3, 4}, {12, 4, 1}, 24},
+      {{2, 0, 4}, {4, 4, 1}, 0},
+      {{1, 1}, {1, 1}, 1},
+      {{2, 3, 4, 5, 6, 7}, {2520, 840, 210, 42, 7, 1}, 5040},
+  };
+  for (const Case& c : cases) {
+    Tensor t = makeEmptyTensor(c.sizes, kDouble, Device("cpu"));
+    SCOPED_TRACE(t.toString());
+    EXPECT_EQ(std::vector<int64_t>(t.sizes().begin(), t.sizes().end()),
+              c.sizes);
+    EXPECT_EQ(std::vector<int64_t>(t.strides().begin(), t.strides().end()),
+              c.strides);
+    EXPECT_EQ(t.dim(), static_cast<int64_t>(c.sizes.size()));
+    EXPECT_EQ(t.numel(), c.numel);
+    EXPECT_TRUE(t.is_contiguous());
+    EXPECT_EQ(t.storage().nbytes(), static_cast<size_t>(c.numel) * 8);
+    EXPECT_EQ(t.storage_offset(), 0);
+    t.unsafeGetTensorImpl()->checkInvariants();
+  }
+}
+
+TEST(Tensor, Contiguity) {
+  struct Case {
+    std::vector<int64_t> sizes;
+    std::vector<int64_t> strides;
+    bool contiguous;
+  };
+  const std::vector<Case> cases = {
+      {{2, 3}, {3, 1}, true},
+      {{2, 3}, {1, 2}, false},  // a transpose of [3, 2]
+      {{3, 2}, {1, 3}, false},
+      {{2, 1}, {1, 99}, true},  // size-1 dimensions may have any stride
+      {{1, 3}, {7, 1}, true},
+      {{2, 2}, {4, 1}, false},  // every other row
+      {{0, 3}, {5, 7}, true},   // empty is contiguous
+      {{3}, {2}, false},
+      {{3}, {0}, false},  // a broadcast
+  };
+  for (const Case& c : cases) {
+    Tensor t = makeEmptyTensor({12}, kFloat, Device("cpu"));
+    t.unsafeGetTensorImpl()->set_sizes_and_strides(c.sizes, c.strides);
+    SCOPED_TRACE(t.toString());
+    EXPECT_EQ(t.is_contiguous(), c.contiguous);
+    t.unsafeGetTensorImpl()->checkInvariants();
+  }
+}
+
+TEST(Tensor, ViewsMustFitTheirStorage) {
+  Tensor t = makeEmptyTensor({2, 3}, kFloat, Device("cpu"));
+  TensorImpl* impl = t.unsafeGetTensorImpl();
+  impl->set_sizes_and_strides({3, 2}, {1, 3});
+  impl->set_storage_offset(0);
+  EXPECT_EQ(t.stride(0), 1);
+  EXPECT_EQ(t.stride(-1), 3);
+  try {
+    impl->set_sizes_and_strides({3, 3}, {3, 1});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.message(),
+              "set_sizes_and_strides(): sizes [3, 3], strides [3, 1] and "
+              "offset 0 need 36 bytes of storage but it has 24");
+  }
+  // A failed change leaves the tensor as it was.
+  EXPECT_EQ(t.size(0), 3);
+  EXPECT_EQ(t.stride(0), 1);
+  try {
+    impl->set_storage_offset(1);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.message(),
+              "set_storage_offset(): sizes [3, 2], strides [1, 3] and offset "
+              "1 need 28 bytes of storage but it has 24");
+  }
+  EXPECT_EQ(t.storage_offset(), 0);
+  EXPECT_THROW(impl->set_sizes_contiguous({7}), Error);
+  EXPECT_EQ(t.numel(), 6);
+  EXPECT_THROW(impl->set_sizes_and_strides({2}, {1, 1}), Error);
+  EXPECT_THROW(impl->set_sizes_and_strides({2}, {-1}), Error);
+  EXPECT_THROW(impl->set_storage_offset(-1), Error);
+  impl->set_sizes_contiguous({5});
+  impl->set_storage_offset(1);
+  EXPECT_EQ(static_cast<char*>(t.data_ptr()) -
+                static_cast<const char*>(t.storage().data()),
+            4);
+  impl->checkInvariants();
+}
+
+TEST(Tensor, SizeAndStrideIndexErrors) {
+  Tensor t = makeEmptyTensor({2, 3}, kFloat, Device("cpu"));
+  EXPECT_EQ(t.size(-2), 2);
+  EXPECT_EQ(t.size(1), 3);
+  try {
+    t.size(2);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Index);
+    EXPECT_EQ(e.message(),
+              "size(): dimension 2 is out of range for a tensor of 2 "
+              "dimensions (expected a dimension in [-2, 1])");
+  }
+  EXPECT_THROW(t.stride(-3), Error);
+}
+
+TEST(Tensor, DataPtrIsCheckedAgainstTheDtype) {
+  Tensor t = makeEmptyTensor({4}, kLong, Device("cpu"));
+  int64_t* data = t.data_ptr<int64_t>();
+  for (int i = 0; i < 4; ++i) data[i] = i * 10;
+  EXPECT_EQ(t.data_ptr(), data);
+  const int64_t* const_data = t.data_ptr<const int64_t>();
+  EXPECT_EQ(const_data[3], 30);
+  try {
+    t.data_ptr<float>();
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Type);
+    EXPECT_EQ(e.message(),
+              "data_ptr<T>(): T is the C++ type of Float but the tensor's "
+              "dtype is Long; use data_ptr() or the dtype's C++ type");
+  }
+  Tensor h = makeEmptyTensor({2}, kHalf, Device("cpu"));
+  h.data_ptr<Half>()[0] = Half(1.5f);
+  EXPECT_EQ(static_cast<float>(h.data_ptr<Half>()[0]), 1.5f);
+  EXPECT_EQ(h.itemsize(), 2u);
+  Tensor sparse = makeEmptyTensor({2}, kFloat, Device("cpu"), Layout::Sparse);
+  EXPECT_EQ(sparse.data_ptr(), nullptr);
+  EXPECT_FALSE(sparse.has_storage());
+  EXPECT_TRUE(sparse.is_sparse());
+  EXPECT_FALSE(sparse.is_contiguous());
+  try {
+    sparse.strides();
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::NotImplemented);
+    EXPECT_EQ(e.message(),
+              "strides(): a tensor with layout Sparse has no strides");
+  }
+}
+
+TEST(Tensor, CopiesShareMovesSteal) {
+  Tensor a = makeEmptyTensor({2}, kFloat, Device("cpu"));
+  EXPECT_EQ(a.use_count(), 1u);
+  Tensor b = a;
+  EXPECT_EQ(a.use_count(), 2u);
+  EXPECT_TRUE(a.is_same(b));
+  Tensor c = std::move(b);
+  EXPECT_FALSE(b.defined());  // NOLINT: moved-from is undefined by contract
+  EXPECT_EQ(a.use_count(), 2u);
+  c.reset();
+  EXPECT_EQ(a.use_count(), 1u);
+  EXPECT_EQ(a.storage().use_count(), 1u);
+  TensorImpl* raw = a.unsafeReleaseTensorImpl();
+  EXPECT_FALSE(a.defined());
+  Tensor back = Tensor::unsafeReclaimFromRaw(raw);
+  EXPECT_EQ(back.use_count(), 1u);
+  EXPECT_EQ(back.unsafeGetTensorImpl(), raw);
+}
+
+TEST(Tensor, UndefinedTensor) {
+  Tensor t;
+  EXPECT_FALSE(t.defined());
+  EXPECT_TRUE(t.key_set().empty());
+  EXPECT_EQ(t.use_count(), 0u);
+  EXPECT_EQ(t.unsafeGetTensorImpl(), UndefinedTensorImpl::singleton());
+  EXPECT_TRUE(t.is_same(Tensor()));
+  EXPECT_EQ(t.toString(), "Tensor(undefined)");
+  try {
+    t.sizes();
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.message(), "sizes() called on an undefined Tensor");
+  }
+  EXPECT_THROW(t.dim(), Error);
+  EXPECT_THROW(t.data_ptr<float>(), Error);
+  EXPECT_THROW(t.unsafeGetTensorImpl()->add_key(DispatchKey::Python), Error);
+  EXPECT_TRUE(Tensor().key_set().empty());
+  {
+    Tensor copy = t;
+    Tensor moved = std::move(copy);
+  }
+  EXPECT_EQ(UndefinedTensorImpl::singleton()->refcount(), 0u);
+  UndefinedTensorImpl::singleton()->checkInvariants();
+}
+
+TEST(Tensor, KeySetCanBeChanged) {
+  Tensor t = makeEmptyTensor({2}, kFloat, Device("cpu"));
+  t.unsafeGetTensorImpl()->add_key(DispatchKey::Python);
+  EXPECT_TRUE(t.key_set().has(DispatchKey::Python));
+  EXPECT_EQ(t.key_set().highestPriorityTypeId(), DispatchKey::AutogradCPU);
+  t.unsafeGetTensorImpl()->remove_key(DispatchKey::AutogradCPU);
+  EXPECT_EQ(t.key_set().highestPriorityTypeId(), DispatchKey::ADInplaceOrView);
+  t.unsafeGetTensorImpl()->remove_key(DispatchKey::ADInplaceOrView);
+  EXPECT_EQ(t.key_set().highestPriorityTypeId(), DispatchKey::Python);
+  t.unsafeGetTensorImpl()->set_key_set(DispatchKeySet(DispatchKey::CPU));
+  EXPECT_EQ(t.key_set(), DispatchKeySet(DispatchKey::CPU));
+}
+
+TEST(Tensor, MakeTensorWithKeySetUsesExactlyThoseKeys) {
+  DispatchKeySet keys({DispatchKey::PrivateUse1, DispatchKey::Python});
+  Tensor t = detail::makeTensorWithKeySet(keys, {3, 4});
+  EXPECT_EQ(t.key_set(), keys);
+  EXPECT_EQ(t.numel(), 12);
+  EXPECT_FALSE(t.has_storage());
+  EXPECT_EQ(t.data_ptr(), nullptr);
+  t.unsafeGetTensorImpl()->checkInvariants();
+}
+
+// The objects the test releaser saw, in order. Only touched by the thread
+// that destroys the last reference (each test joins before reading).
+std::vector<void*> released_objects;
+void recordRelease(void* obj) { released_objects.push_back(obj); }
+
+TEST(PyObjectSlot, AnOwnedObjectIsReleasedWithTheTensorImpl) {
+  PyObjectSlot::setReleaser(&recordRelease);
+  released_objects.clear();
+  int owned_obj = 0, borrowed_obj = 0;
+  {
+    Tensor t = detail::makeTensorWithKeySet(DispatchKeySet(DispatchKey::CPU));
+    PyObjectSlot& slot = t.unsafeGetTensorImpl()->pyobj_slot();
+    EXPECT_EQ(slot.get(), nullptr);
+    slot.set(&borrowed_obj, /*owned=*/false);
+    EXPECT_EQ(slot.get(), &borrowed_obj);
+    EXPECT_FALSE(slot.owned());
+    slot.set(&owned_obj, /*owned=*/true);
+    EXPECT_TRUE(slot.owned());
+    Tensor copy = t;  // the slot belongs to the TensorImpl, not to a Tensor
+    t = Tensor();
+    EXPECT_TRUE(released_objects.empty());
+  }
+  EXPECT_EQ(released_objects, std::vector<void*>{&owned_obj});
+
+  released_objects.clear();
+  {
+    Tensor t = detail::makeTensorWithKeySet(DispatchKeySet(DispatchKey::CPU));
+    t.unsafeGetTensorImpl()->pyobj_slot().set(&owned_obj, /*owned=*/true);
+    t.unsafeGetTensorImpl()->pyobj_slot().set(&borrowed_obj, /*owned=*/false);
+    Tensor u = detail::makeTensorWithKeySet(DispatchKeySet(DispatchKey::CPU));
+    u.unsafeGetTensorImpl()->pyobj_slot().set(&owned_obj, /*owned=*/true);
+    u.unsafeGetTensorImpl()->pyobj_slot().clear();
+  }
+  EXPECT_TRUE(released_objects.empty());  // not owned, or forgotten
+}
+
+TEST(PyObjectSlot, ReleasedOnTheThreadThatDropsTheLastReference) {
+  PyObjectSlot::setReleaser(&recordRelease);
+  released_objects.clear();
+  int obj = 0;
+  Tensor t = detail::makeTensorWithKeySet(DispatchKeySet(DispatchKey::CPU));
+  t.unsafeGetTensorImpl()->pyobj_slot().set(&obj, /*owned=*/true);
+  std::thread other([moved = std::move(t)]() mutable { moved = Tensor(); });
+  other.join();
+  EXPECT_EQ(released_objects, std::vector<void*>{&obj});
+}
+
+TEST(Tensor, Printing) {
+  struct Case {
+    Tensor t;
+    const char* text;
+  };
+  const std::vector<Case> cases = {
+      {makeEmptyTensor({2, 3}, kFloat, Device("cpu")),
+       "Tensor(sizes=[2, 3], dtype=Float, device=cpu)"},
+      {makeEmptyTensor({}, kLong, Device("meta")),
+       "Tensor(sizes=[], dtype=Long, device=meta)"},
+      {makeEmptyTensor({4}, kBool, Device("cpu"), Layout::Sparse),
+       "Tensor(sizes=[4], dtype=Bool, device=cpu, layout=Sparse)"},
+      {Tensor(), "Tensor(undefined)"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.text);
+    EXPECT_EQ(c.t.toString(), c.text);
+    std::ostringstream out;
+    out << c.t;
+    EXPECT_EQ(out.str(), c.text);
+  }
+}
+
+TEST(Tensor, ImplRejectsStorageOnAnotherDevice) {
+  Storage cpu_storage = Storage::allocate(16, getAllocator(DeviceType::CPU));
+  try {
+    TensorImpl impl(cpu_storage, kFloat, Device("meta"));
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.message(),
+              "TensorImpl(): the storage is on cpu but the tensor's device is "
+              "meta; pass a storage from getAllocator(DeviceType::Meta)");
+  }
+}
+
+TEST(Tensor, ConcurrentCopiesAndKeyReads) {
+  Tensor shared = makeEmptyTensor({8}, kFloat, Device("cpu"));
+  const DispatchKeySet expected = shared.key_set();
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 8; ++i) {
+    threads.emplace_back([shared, expected] {
+      for (int j = 0; j < 10000; ++j) {
+        Tensor copy = shared;
+        Tensor moved = std::move(copy);
+        if (moved.key_set() != expected) ADD_FAILURE();
+        if (Tensor().key_set() != DispatchKeySet()) ADD_FAILURE();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(shared.use_count(), 1u);
+}
+
+}  // namespace
+}  // namespace turnout
