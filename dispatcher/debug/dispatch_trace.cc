@@ -72,18 +72,44 @@ void write(const DispatchTraceEvent& event) {
   }
 }
 
+// The call path reaches the trace only through this observer
+// (dispatch_observer.h), installed when the trace is switched on.
+struct TraceObserver final : detail::DispatchObserver {
+  void onDispatch(const OperatorHandle& op, DispatchKeySet ks, DispatchKey key,
+                  detail::CallKind kind, uint32_t depth) override {
+    if (in_sink) return;
+    // counters.h: "dispatch.backend_fallbacks", seen while the trace is on.
+    static Counter& fallbacks_taken = counter(kCounterBackendFallbacks);
+    DispatchTraceEvent event{toString(op.operator_name()),
+                             kind,
+                             ks,
+                             key,
+                             "",
+                             "",
+                             depth,
+                             threadNumber()};
+    {
+      // The computed entries change only under this lock. The table the call
+      // uses was read before: a registration racing with this call may make
+      // the line name the newer entry.
+      std::lock_guard<std::mutex> lock(Dispatcher::singleton().registryMutex());
+      const ComputedEntry& entry = op.entry()->computedEntry(key);
+      event.entry_kind = toString(entry.kind);
+      if (entry.kind == EntryKind::BackendFallback) fallbacks_taken.add();
+      if (entry.source != nullptr) {
+        event.site = entry.source->kernel.isFallthrough()
+                         ? "fallthrough " + entry.source->debug
+                         : entry.source->debug;
+      }
+    }
+    write(event);
+  }
+};
+
 }  // namespace
 
 void setDispatchTraceEnabled(bool on) {
   if (on) {
-    // The call path reaches the trace only through this observer.
-    struct TraceObserver final : detail::DispatchObserver {
-      void onDispatch(const OperatorHandle& op, DispatchKeySet ks,
-                      DispatchKey key, detail::CallKind kind,
-                      uint32_t depth) override {
-        detail::traceDispatch(op, ks, key, kind, depth);
-      }
-    };
     static auto* const observer = new TraceObserver();
     detail::installDispatchObserver(detail::kTraceOn, observer);
     detail::dispatch_observers.fetch_or(detail::kTraceOn,
@@ -203,42 +229,16 @@ void traceHandler(const OperatorHandle& op, DispatchKey key,
 
 namespace detail {
 
-void traceDispatch(const OperatorHandle& op, DispatchKeySet ks, DispatchKey key,
-                   CallKind kind, uint32_t depth) {
+void traceScope(const std::string& name, uint32_t depth) {
   if (in_sink) return;
-  // counters.h: "dispatch.backend_fallbacks", seen while the trace is on.
-  static Counter& fallbacks_taken = counter(kCounterBackendFallbacks);
-  DispatchTraceEvent event{toString(op.operator_name()),
-                           kind,
-                           ks,
-                           key,
+  DispatchTraceEvent event{name,
+                           CallKind::UserScope,
+                           DispatchKeySet(),
+                           DispatchKey::Undefined,
                            "",
                            "",
                            depth,
                            threadNumber()};
-  {
-    // The computed entries change only under this lock. The table the call
-    // uses was read before: a registration racing with this call may make
-    // the line name the newer entry.
-    std::lock_guard<std::mutex> lock(Dispatcher::singleton().registryMutex());
-    const ComputedEntry& entry = op.entry()->computedEntry(key);
-    event.entry_kind = toString(entry.kind);
-    if (entry.kind == EntryKind::BackendFallback) fallbacks_taken.add();
-    if (entry.source != nullptr) {
-      event.site = entry.source->kernel.isFallthrough()
-                       ? "fallthrough " + entry.source->debug
-                       : entry.source->debug;
-    }
-  }
-  write(event);
-}
-
-void traceScope(const std::string& name, uint32_t depth) {
-  if (in_sink) return;
-  DispatchTraceEvent event{name,           CallKind::UserScope,
-                           DispatchKeySet(), DispatchKey::Undefined,
-                           "",             "",
-                           depth,          threadNumber()};
   write(event);
 }
 

@@ -102,10 +102,8 @@ class DispatchTraceGuard {
   Saved* saved_;
 };
 
-// Implementation details, for dispatch_observer.cc and profiler.cc.
+// Implementation details, for RecordScope (profiler.cc).
 namespace detail {
-void traceDispatch(const OperatorHandle& op, DispatchKeySet ks, DispatchKey key,
-                   CallKind kind, uint32_t depth);
 void traceScope(const std::string& name, uint32_t depth);
 }  // namespace detail
 
