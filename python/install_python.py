@@ -27,11 +27,11 @@ def user_site() -> Path:
 
 
 def package_dir() -> Path:
-    # Next to this script in the runfiles: python/turnout/ with the .py files
-    # and the _C.so the genrule put there (symlinks; not resolved, since the
-    # source tree has no _C.so).
+    # Beside this script in the runfiles: the package as it is installed,
+    # built optimised (//python:package_opt): the .py files, _C.so,
+    # lib/libturnout.so.V and include/.
     here = Path(os.path.abspath(__file__)).parent
-    pkg = here / "turnout"
+    pkg = here / "site" / "turnout"
     if not (pkg / "__init__.py").exists() or not (pkg / "_C.so").exists():
         sys.exit(f"install_python: {pkg} lacks __init__.py or _C.so; run me "
                  f"with `bazel run //:install_python`, which builds them")
@@ -63,11 +63,11 @@ def main() -> int:
     dest.mkdir()
     src = package_dir()
     for f in sorted(src.rglob("*")):
-        if f.suffix in (".py", ".so"):
+        if f.is_file() and "__pycache__" not in f.parts:
             out = dest / f.relative_to(src)
             out.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy(f, out)  # follows the runfiles symlinks
-    (dest / "_C.so").chmod(0o755)
+            shutil.copyfile(f, out)  # follows the runfiles symlinks
+            out.chmod(0o755 if ".so" in f.name else 0o644)
 
     print(f"installed turnout into {dest}")
     on_path = subprocess.run(

@@ -9,8 +9,9 @@
 // The binary links the reference operators (aten::), so they are always
 // there; `--load=lib.so` dlopens shared libraries of the user's operators
 // first: their TURNOUT_LIBRARY blocks register into this process's
-// dispatcher (build them against //dispatcher:headers_for_plugins, not
-// //dispatcher, so that they bind to this process's registry).
+// dispatcher: inspect links the shared runtime (libturnout.so), and so does
+// every library built against //runtime:turnout or an installed turnout
+// (pkg-config turnout, CMake's turnout::turnout), so there is one registry.
 //
 // Flags are Abseil's (absl/flags): defined below with ABSL_FLAG, parsed by
 // absl::ParseCommandLine, which hands back the command and its operands.
@@ -51,7 +52,8 @@
 // The flags. Their help strings are what `inspect --help` lists.
 ABSL_FLAG(std::vector<std::string>, load, {},
           "shared libraries of operators to dlopen before the command, in "
-          "order (build them against //dispatcher:headers_for_plugins). A "
+          "order (build them against the shared runtime: //runtime:turnout, "
+          "pkg-config turnout or CMake's turnout::turnout). A "
           "comma list, --load=a.so,b.so, or the flag repeated, --load=a.so "
           "--load=b.so; both load a.so then b.so");
 ABSL_FLAG(std::string, out, "",
@@ -219,8 +221,9 @@ void loadLibrary(const std::string& path) {
   TURNOUT_CHECK(
       handle != nullptr, ErrorKind::InvalidArgument, "--load=", path,
       ": could not load the library: ", dlerror(),
-      ". Give the path of a shared library (cc_binary with "
-      "linkshared = 1) built against //dispatcher:headers_for_plugins");
+      ". Give the path of a shared library of operators linked against "
+      "the shared runtime (//runtime:turnout, `pkg-config --libs turnout` "
+      "or CMake's turnout::turnout)");
   // Never dlclose: its registrations and kernels must outlive the command.
 }
 
