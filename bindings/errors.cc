@@ -54,6 +54,9 @@ void initErrors(py::module_& m) {
         case ErrorKind::Internal:
           PyErr_SetString(PyExc_RuntimeError, e.what());
           return;
+        case ErrorKind::Load:
+          PyErr_SetString(PyExc_OSError, e.what());
+          return;
       }
       PyErr_SetString(PyExc_RuntimeError, e.what());
     }

@@ -4,6 +4,7 @@
 
 #include "dispatcher/core/error.h"
 #include "dispatcher/dispatcher.h"
+#include "dispatcher/load_library.h"
 #include "dispatcher/schema/schema_parser.h"
 
 namespace turnout {
@@ -175,4 +176,35 @@ Library& Library::fallbackKernel(CppFunction f) {
   return *this;
 }
 
+namespace detail {
+
+LibraryInit::LibraryInit(Library::Kind kind, InitFn* fn, const char* ns,
+                         std::optional<DispatchKey> k, const char* file,
+                         uint32_t line) {
+  LoadCapture* capture = currentLoadCapture();
+  if (capture == nullptr) {
+    // Linked into a program, or dlopened by other means: an error ends the
+    // process (std::terminate prints it), as any static initializer's would.
+    lib_.emplace(kind, ns, k, file, line);
+    fn(*lib_);
+    return;
+  }
+  if (capture->error) return;  // an earlier block failed: all or nothing
+  try {
+    lib_.emplace(kind, ns, k, file, line);
+    fn(*lib_);
+    capture->registered.push_back(this);
+  } catch (...) {
+    lib_.reset();  // undoes what this block had registered
+    capture->error = std::current_exception();
+    const char* macro = kind == Library::DEF    ? "TURNOUT_LIBRARY("
+                        : kind == Library::IMPL ? "TURNOUT_LIBRARY_IMPL("
+                                                : "TURNOUT_LIBRARY_FRAGMENT(";
+    capture->error_site = joinParts(
+        macro, ns, k ? std::string(", ") + toString(*k) : std::string(),
+        ") at ", file, ":", line);
+  }
+}
+
+}  // namespace detail
 }  // namespace turnout

@@ -21,8 +21,6 @@
 // Exit status: 0 on success and for --help; 1 when the command fails (an
 // unknown operator, an unreadable file) or Abseil rejects a flag (an unknown
 // flag, a missing value); 2 on a usage error in the command or its operands.
-#include <dlfcn.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -47,6 +45,7 @@
 #include "dispatcher/core/error.h"
 #include "dispatcher/debug/registry_snapshot.h"
 #include "dispatcher/dispatcher.h"
+#include "dispatcher/load_library.h"
 #include "dispatcher/schema/schema_parser.h"
 
 // The flags. Their help strings are what `inspect --help` lists.
@@ -215,16 +214,9 @@ void loadLibrary(const std::string& path) {
   TURNOUT_CHECK(!path.empty(), ErrorKind::InvalidArgument,
                 "--load: an empty path in the list; give shared libraries, "
                 "e.g. --load=a.so,b.so");
-  const std::string full = resolvePath(path);
-  // RTLD_GLOBAL: a library may rely on another loaded before it.
-  void* handle = dlopen(full.c_str(), RTLD_NOW | RTLD_GLOBAL);
-  TURNOUT_CHECK(
-      handle != nullptr, ErrorKind::InvalidArgument, "--load=", path,
-      ": could not load the library: ", dlerror(),
-      ". Give the path of a shared library of operators linked against "
-      "the shared runtime (//runtime:turnout, `pkg-config --libs turnout` "
-      "or CMake's turnout::turnout)");
-  // Never dlclose: its registrations and kernels must outlive the command.
+  // All or nothing, with the runtime's errors (load_library.h): they name
+  // the file and the cause.
+  turnout::loadLibrary(resolvePath(path));
 }
 
 std::string readFile(const std::string& path) {

@@ -17,6 +17,8 @@ const char* toString(ErrorKind kind) {
       return "NotImplemented";
     case ErrorKind::Internal:
       return "Internal";
+    case ErrorKind::Load:
+      return "Load";
   }
   return "Unknown";
 }

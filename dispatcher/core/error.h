@@ -29,6 +29,7 @@ enum class ErrorKind {
   Index,
   NotImplemented,
   Internal,
+  Load,  // a shared library could not be loaded (Python: OSError)
 };
 
 /// Name of a kind, e.g. "InvalidArgument".
