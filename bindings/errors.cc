@@ -59,21 +59,25 @@ std::string pythonSpelling(const FixIt& fix) {
                          ", \"IMPL\")\nlib.impl(" + pyQuoted(fix.op) +
                          ", kernel, " + pyQuoted(fix.key) + ")";
       if (fix.key == "Meta") {
-        code += "\nor, for an operator made by turnout.library.custom_op: "
-                "op.register_fake(kernel)";
+        code +=
+            "\nor, for an operator made by turnout.library.custom_op: "
+            "op.register_fake(kernel)";
       }
       return code;
     }
     case FixIt::Action::DefineOperator:
       return "lib = turnout.library.Library(" + ns +
              ", \"FRAGMENT\")\nlib.define(" + pyQuoted(fix.schema) + ")";
-    case FixIt::Action::UseFragmentOrImpl:
-      return "lib = turnout.library.Library(" + ns +
-             ", \"FRAGMENT\")      # more definitions\n"
-             "lib = turnout.library.Library(" + ns +
-             ", \"IMPL\", \"CPU\")  # kernels\n"
-             "(a DEF Library's registrations last until it is dropped or "
-             "its _destroy() is called)";
+    case FixIt::Action::UseFragmentOrImpl: {
+      std::string code = "lib = turnout.library.Library(" + ns +
+                         ", \"FRAGMENT\")      # more definitions\n";
+      code += "lib = turnout.library.Library(" + ns +
+              ", \"IMPL\", \"CPU\")  # kernels\n";
+      code +=
+          "(a DEF Library's registrations last until it is dropped or its "
+          "_destroy() is called)";
+      return code;
+    }
   }
   return "";
 }

@@ -96,8 +96,8 @@ Library& Library::def(std::string_view schema, AliasAnalysisKind alias_analysis,
                     "\"): cannot define an operator inside an IMPL library (" +
                     debugSite() +
                     "): it registers kernels only. Put the def in the DEF "
-                    "library of namespace " + ns_ +
-                    ", or in a FRAGMENT library of it:\n",
+                    "library of namespace " +
+                    ns_ + ", or in a FRAGMENT library of it:\n",
                 FixIt{FixIt::Action::DefineOperator, ns_, "", "", text,
                       "TURNOUT_LIBRARY_FRAGMENT(" + ns_ + ", m) { m.def(\"" +
                           cppEscaped(text) + "\"); }"},

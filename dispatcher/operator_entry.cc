@@ -547,7 +547,8 @@ std::string OperatorEntry::dumpState() const {
   return out.str();
 }
 
-Error OperatorEntry::missingKernelError(DispatchKey k, DispatchKeySet ks) const {
+Error OperatorEntry::missingKernelError(DispatchKey k,
+                                        DispatchKeySet ks) const {
   std::string available;
   std::string lines;
   for (DispatchKey key : detail::allRuntimeKeys()) {

@@ -18,8 +18,8 @@
 #ifndef TURNOUT_DISPATCHER_CORE_ERROR_H_
 #define TURNOUT_DISPATCHER_CORE_ERROR_H_
 
-#include <exception>
 #include <cstddef>
+#include <exception>
 #include <functional>
 #include <optional>
 #include <sstream>
@@ -47,7 +47,7 @@ const char* toString(ErrorKind kind);
 /// spells the same fix from the other fields.
 ///
 ///   FixIt{FixIt::Action::RegisterKernel, "myops", "scale", "CPU", "",
-///         "TURNOUT_LIBRARY_IMPL(myops, CPU, m) { m.impl(\"scale\", kernel); }"}
+///         "TURNOUT_LIBRARY_IMPL(myops, CPU, m) { m.impl(...); }"}
 struct FixIt {
   enum class Action {
     /// Register a kernel of `op` for `key` (namespace `ns`).

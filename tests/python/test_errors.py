@@ -8,6 +8,8 @@ import turnout
 from turnout import _C
 from turnout.library import Library
 
+from readme_samples import find
+
 
 def test_invalid_argument_is_a_value_error_and_a_runtime_error():
     assert issubclass(_C.InvalidArgumentError, ValueError)
@@ -161,3 +163,16 @@ def test_a_graph_keeps_the_fix_it_of_the_call_that_failed():
     message = str(info.value)
     assert "errors_fix7::f failed at model.py:7:4" in message
     assert fix_it_section(message)[1] == '                lib.impl("f", kernel, "CPU")'
+
+
+def test_readme_shows_the_fix_it_as_python_users_read_it():
+    """README.md ("Ask why") quotes this error's fix-it; it must be the
+    real text."""
+    with turnout.library.scoped_library("myops", "DEF") as lib:
+        lib.define("scale(Tensor x) -> Tensor")
+        with pytest.raises(NotImplementedError) as info:
+            turnout.ops.myops.scale(turnout.ones(1))
+    lines = str(info.value).splitlines()
+    start = next(i for i, l in enumerate(lines) if l.startswith("To fix it,"))
+    quoted = "\n".join(lines[start:start + 4]) + "\n"
+    assert "```\n" + quoted + "```\n" in find("README.md").read_text(), quoted

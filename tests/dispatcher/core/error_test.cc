@@ -56,7 +56,11 @@ TEST(Error, WarningHandlerCapturesAndRestores) {
 }
 
 FixIt kernelFix() {
-  return FixIt{FixIt::Action::RegisterKernel, "myops", "scale", "CPU", "",
+  return FixIt{FixIt::Action::RegisterKernel,
+               "myops",
+               "scale",
+               "CPU",
+               "",
                "IMPL_BLOCK(myops, CPU)\n  m.impl(\"scale\", kernel);"};
 }
 
