@@ -17,6 +17,8 @@ packages=(
   python3-dev
   python3-pytest
   python3-numpy     # turnout.tensor(), Tensor.numpy(), from_numpy
+  python3-pip       # pip install . and the wheel (//tests/python:wheel_test)
+  python3-venv      # ensurepip, for venvs with their own pip
   libdlpack-dev     # DLPack's header for Tensor.__dlpack__ / from_dlpack
 )
 
