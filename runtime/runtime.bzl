@@ -50,3 +50,14 @@ RUNTIME_LIBRARIES = [
     "//kernels:type_promotion",
     "//kernels/cuda",
 ]
+
+# The Abseil libraries whose headers turnout's public headers include: a
+# program that includes turnout's headers needs their headers, and the
+# libraries behind their inline code. turnout.pc requires absl_<name>, the
+# CMake package links absl::<name>. //tests/tools:install_prefix_test checks
+# this list against the installed headers' include lines.
+PUBLIC_ABSL_LIBRARIES = [
+    "flat_hash_map",
+    "inlined_vector",
+    "span",
+]

@@ -1,5 +1,11 @@
 """Targets every layer package declares the same way."""
 
+# The root of turnout's tree as actions see it: "." in turnout's own
+# workspace, "external/turnout" where turnout is a repository of another
+# (deps.bzl). Commands that include headers by their tree paths (nvcc's -I)
+# need it.
+REPOSITORY_ROOT = Label("//:BUILD.bazel").workspace_root or "."
+
 def layer_sources():
     """`sources`: the package's C++ and CUDA files, for //tests:layering_test.
 
@@ -26,11 +32,15 @@ cc_headers = rule(
 
 def _headers_tree_impl(ctx):
     merged = cc_common.merge_cc_infos(cc_infos = [d[CcInfo] for d in ctx.attr.deps])
+
+    # A header's short_path is its path in the tree, under "../NAME/" when
+    # this workspace is the repository NAME of another one.
+    repo_prefix = "../{}/".format(ctx.label.workspace_name) if ctx.label.workspace_name else ""
     headers = [
         h
         for h in merged.compilation_context.headers.to_list()
         if h.owner.workspace_name == ctx.label.workspace_name and
-           not h.short_path.startswith("../")
+           h.short_path.startswith(repo_prefix)
     ]
     out = ctx.actions.declare_directory(ctx.attr.out)
     lines = ["set -e"]
@@ -39,7 +49,7 @@ def _headers_tree_impl(ctx):
         # the tree either way.
         lines.append("mkdir -p {d}/$(dirname {p}) && cp {src} {d}/{p}".format(
             d = out.path,
-            p = h.short_path,
+            p = h.short_path[len(repo_prefix):],
             src = h.path,
         ))
     ctx.actions.run_shell(

@@ -7,6 +7,8 @@ packages=(
   bazel-bootstrap   # Bazel 4.2.3, the only Bazel that works offline here
   g++
   pkg-config
+  make              # examples/external's Makefile (//tests/tools:install_prefix_test)
+  cmake             # examples/external's CMakeLists.txt (the same test)
   libabsl-dev
   libgtest-dev
   libgmock-dev
