@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   bazel-bootstrap   # Bazel 4.2.3, the only Bazel that works offline here
   g++
+  ninja-build       # turnout.utils.cpp_extension builds in parallel with it
   pkg-config
   make              # examples/external's Makefile (//tests/tools:install_prefix_test)
   cmake             # examples/external's CMakeLists.txt (the same test)
