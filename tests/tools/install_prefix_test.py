@@ -282,7 +282,46 @@ def test_cmake_find_package(cmake_build):
 
 
 # ---- Python: the same libraries loaded with turnout.ops.load_library ---------
-# To be added here (another branch): tests that load make_build.library and
-# cmake_build.library into Python with turnout.ops.load_library and call
-# myops::scaled_add through autograd and the graph executor. //python:turnout
-# is already in this test's deps.
+# The library make built is loaded into this process (its turnout comes from
+# //python:turnout): it links libturnout.so.V by soname, so it binds to the
+# runtime turnout._C already loaded, and its operator is everyone's.
+
+def test_load_library_into_python(make_build, cmake_build):
+    import turnout
+    import turnout.jit
+
+    turnout.ops.load_library(make_build.library)
+    assert str(make_build.library.resolve()) in turnout.ops.loaded_libraries
+    a = turnout.tensor([0.0, 1.0, 2.0, 3.0], requires_grad=True)
+    b = turnout.tensor([1.0, 1.0, 1.0, 1.0], requires_grad=True)
+
+    # Eager, through the autograd kernel and its backward.
+    y = turnout.ops.myops.scaled_add(a, b, 0.5)
+    assert y.tolist() == [0.5, 1.5, 2.5, 3.5]
+    y.sum().backward()
+    assert a.grad.tolist() == [1.0] * 4 and b.grad.tolist() == [0.5] * 4
+
+    # The graph executor (its shape propagation runs the Meta kernel).
+    g = turnout.jit.Graph.parse("""
+        graph(%a : Tensor, %b : Tensor):
+          %alpha : float = prim::Constant[value=2.]()
+          %y : Tensor = myops::scaled_add(%a, %b, %alpha)
+          return (%y)""")
+    with turnout.no_grad():
+        assert turnout.jit.GraphExecutor(g)(a, b).tolist() == [2.0, 3.0, 4.0, 5.0]
+
+    table = turnout._C._dispatch_dump_table("myops::scaled_add")
+    for key, runtime_key in [("CPU", "CPU"), ("Meta", "Meta"),
+                             ("Autograd", "AutogradCPU")]:
+        line = registration_line(make_build.source, key)
+        assert re.search(rf"^{runtime_key}: registered at (\S*/)?my_ops\.cc:{line} ",
+                         table, re.M), table
+
+    # The CMake build of the same sources defines myops again: refused, all
+    # or nothing, and the first library's operator is untouched.
+    from turnout._C import InvalidArgumentError
+    with pytest.raises(InvalidArgumentError) as e:
+        turnout.ops.load_library(cmake_build.library)
+    assert "TURNOUT_LIBRARY(myops) at " in str(e.value)
+    assert "Nothing of the library stays registered" in str(e.value)
+    assert turnout.ops.myops.scaled_add(b, b, 1.0).tolist() == [2.0] * 4
