@@ -6,7 +6,9 @@ load("//tools:version.bzl", "SOVERSION")
 SONAME = "libturnout.so." + SOVERSION
 
 # Everything the runtime holds: the dispatcher with its tools, the reference
-# kernels (CPU, Meta, CUDA where built, autograd), the jit layer.
+# kernels (CPU, Meta, CUDA where built, autograd), the jit layer. Each is
+# alwayslink, so the library holds every object of theirs, not only those
+# its own code references.
 RUNTIME_LIBRARIES = [
     "//dispatcher",
     "//dispatcher:call_section",
