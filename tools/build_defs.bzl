@@ -30,6 +30,26 @@ cc_headers = rule(
     attrs = {"deps": attr.label_list(providers = [CcInfo])},
 )
 
+def _copy_into_folder(ctx, copies, mnemonic, message):
+    """Declares the folder ctx.attr.out and one action that fills it:
+    `copies` is a list of (File, path in the folder); a File that is itself
+    a folder (a tree artifact) is copied whole."""
+    out = ctx.actions.declare_directory(ctx.attr.out)
+    lines = ["set -e"]
+    for f, rel in copies:
+        if f.is_directory:
+            lines.append("mkdir -p {o}/{r} && cp -RL {s}/. {o}/{r}/".format(o = out.path, r = rel, s = f.path))
+        else:
+            lines.append("mkdir -p $(dirname {o}/{r}) && cp -L {s} {o}/{r}".format(o = out.path, r = rel, s = f.path))
+    ctx.actions.run_shell(
+        inputs = [f for f, _ in copies],
+        outputs = [out],
+        command = "\n".join(lines),
+        mnemonic = mnemonic,
+        progress_message = message + " " + out.short_path,
+    )
+    return [DefaultInfo(files = depset([out]), runfiles = ctx.runfiles(files = [out]))]
+
 def _headers_tree_impl(ctx):
     merged = cc_common.merge_cc_infos(cc_infos = [d[CcInfo] for d in ctx.attr.deps])
 
@@ -42,24 +62,10 @@ def _headers_tree_impl(ctx):
         if h.owner.workspace_name == ctx.label.workspace_name and
            h.short_path.startswith(repo_prefix)
     ]
-    out = ctx.actions.declare_directory(ctx.attr.out)
-    lines = ["set -e"]
-    for h in headers:
-        # Generated headers live under bazel-out; short_path is the path in
-        # the tree either way.
-        lines.append("mkdir -p {d}/$(dirname {p}) && cp {src} {d}/{p}".format(
-            d = out.path,
-            p = h.short_path[len(repo_prefix):],
-            src = h.path,
-        ))
-    ctx.actions.run_shell(
-        inputs = headers,
-        outputs = [out],
-        command = "\n".join(lines),
-        mnemonic = "HeadersTree",
-        progress_message = "Collecting turnout's headers into " + out.short_path,
-    )
-    return [DefaultInfo(files = depset([out]), runfiles = ctx.runfiles(files = [out]))]
+    # Generated headers live under bazel-out; short_path is the path in the
+    # tree either way.
+    copies = [(h, h.short_path[len(repo_prefix):]) for h in headers]
+    return _copy_into_folder(ctx, copies, "HeadersTree", "Collecting turnout's headers into")
 
 headers_tree = rule(
     implementation = _headers_tree_impl,
@@ -103,30 +109,14 @@ optimized = rule(
 )
 
 def _package_tree_impl(ctx):
-    out = ctx.actions.declare_directory(ctx.attr.out)
     strip = ctx.label.package + "/" + ctx.attr.strip_prefix + "/"
-    lines = ["set -e"]
-    inputs = []
+    copies = []
     for t in ctx.attr.srcs:
         for f in t[DefaultInfo].files.to_list():
-            inputs.append(f)
-            path = f.short_path
-            if not path.startswith(strip):
-                fail("%s is not under %s" % (path, strip))
-            rel = path[len(strip):]
-            if f.is_directory:
-                lines.append("mkdir -p {o}/{r} && cp -RL {s}/. {o}/{r}/".format(o = out.path, r = rel, s = f.path))
-            else:
-                lines.append("mkdir -p $(dirname {o}/{r}) && cp -L {s} {o}/{r}".format(o = out.path, r = rel, s = f.path))
-    lines.append("chmod -R u+w,a+rX {o}".format(o = out.path))
-    ctx.actions.run_shell(
-        inputs = inputs,
-        outputs = [out],
-        command = "\n".join(lines),
-        mnemonic = "PackageTree",
-        progress_message = "Laying out " + out.short_path,
-    )
-    return [DefaultInfo(files = depset([out]), runfiles = ctx.runfiles(files = [out]))]
+            if not f.short_path.startswith(strip):
+                fail("%s is not under %s" % (f.short_path, strip))
+            copies.append((f, f.short_path[len(strip):]))
+    return _copy_into_folder(ctx, copies, "PackageTree", "Laying out")
 
 package_tree = rule(
     implementation = _package_tree_impl,
