@@ -10,7 +10,8 @@ namespace turnout {
 namespace bindings {
 
 /// turnout::Error -> ValueError / TypeError / IndexError /
-/// NotImplementedError / RuntimeError, by kind.
+/// NotImplementedError / RuntimeError, by kind; an error's fix-it (FixIt)
+/// is spelled in Python as well as in C++.
 void initErrors(pybind11::module_& m);
 /// DispatchKey, DispatchKeySet.
 void initDispatchKeys(pybind11::module_& m);

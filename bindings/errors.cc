@@ -1,5 +1,8 @@
 #include <pybind11/pybind11.h>
 
+#include <string>
+#include <string_view>
+
 #include "bindings/bindings.h"
 #include "bindings/python_error.h"
 #include "dispatcher/core/error.h"
@@ -16,6 +19,78 @@ namespace {
 // written for it catches that (issue 4). Set once by initErrors; one
 // reference held for the life of the process.
 PyObject* g_invalid_argument_error = nullptr;
+
+// `text` as a Python string literal in double quotes.
+std::string pyQuoted(std::string_view text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+// Appends `lines` (one or more, '\n'-separated) under the label, which is
+// padded to one width so that every line's code starts in one column:
+//   "  from Python:  lib = ...\n                lib.impl(...)\n".
+void appendLabelled(std::string* out, std::string_view label,
+                    std::string_view lines) {
+  constexpr std::size_t kWidth = 14;  // "from Python:  "
+  std::string pad(kWidth - label.size(), ' ');
+  bool first = true;
+  while (!lines.empty()) {
+    std::size_t end = lines.find('\n');
+    *out += "  ";
+    *out += first ? std::string(label) + pad : std::string(kWidth, ' ');
+    *out += lines.substr(0, end);
+    *out += "\n";
+    first = false;
+    lines = end == std::string_view::npos ? std::string_view()
+                                          : lines.substr(end + 1);
+  }
+}
+
+// The fix in Python, as turnout.library spells it.
+std::string pythonSpelling(const FixIt& fix) {
+  const std::string ns = pyQuoted(fix.ns);
+  switch (fix.action) {
+    case FixIt::Action::RegisterKernel: {
+      std::string code = "lib = turnout.library.Library(" + ns +
+                         ", \"IMPL\")\nlib.impl(" + pyQuoted(fix.op) +
+                         ", kernel, " + pyQuoted(fix.key) + ")";
+      if (fix.key == "Meta") {
+        code +=
+            "\nor, for an operator made by turnout.library.custom_op: "
+            "op.register_fake(kernel)";
+      }
+      return code;
+    }
+    case FixIt::Action::DefineOperator:
+      return "lib = turnout.library.Library(" + ns +
+             ", \"FRAGMENT\")\nlib.define(" + pyQuoted(fix.schema) + ")";
+    case FixIt::Action::UseFragmentOrImpl: {
+      std::string code = "lib = turnout.library.Library(" + ns +
+                         ", \"FRAGMENT\")      # more definitions\n";
+      code += "lib = turnout.library.Library(" + ns +
+              ", \"IMPL\", \"CPU\")  # kernels\n";
+      code +=
+          "(a DEF Library's registrations last until it is dropped or its "
+          "_destroy() is called)";
+      return code;
+    }
+  }
+  return "";
+}
+
+// The message as Python users read it: an error's fix-it is spelled in
+// Python first, then in C++ (the operator may live in a C++ library).
+std::string pythonMessage(const Error& e) {
+  if (!e.fixIt()) return e.message();
+  std::string section;
+  appendLabelled(&section, "from Python:", pythonSpelling(*e.fixIt()));
+  appendLabelled(&section, "from C++:", e.fixIt()->cpp);
+  return e.messageWithFixIt(section);
+}
 
 }  // namespace
 
@@ -38,24 +113,28 @@ void initErrors(py::module_& m) {
       // A Python exception carried through C++: raised again, unchanged.
       e.restore();
     } catch (const Error& e) {
+      const std::string message = pythonMessage(e);
       switch (e.kind()) {
         case ErrorKind::InvalidArgument:
-          PyErr_SetString(g_invalid_argument_error, e.what());
+          PyErr_SetString(g_invalid_argument_error, message.c_str());
           return;
         case ErrorKind::Type:
-          PyErr_SetString(PyExc_TypeError, e.what());
+          PyErr_SetString(PyExc_TypeError, message.c_str());
           return;
         case ErrorKind::Index:
-          PyErr_SetString(PyExc_IndexError, e.what());
+          PyErr_SetString(PyExc_IndexError, message.c_str());
           return;
         case ErrorKind::NotImplemented:
-          PyErr_SetString(PyExc_NotImplementedError, e.what());
+          PyErr_SetString(PyExc_NotImplementedError, message.c_str());
           return;
         case ErrorKind::Internal:
-          PyErr_SetString(PyExc_RuntimeError, e.what());
+          PyErr_SetString(PyExc_RuntimeError, message.c_str());
+          return;
+        case ErrorKind::Load:
+          PyErr_SetString(PyExc_OSError, e.what());
           return;
       }
-      PyErr_SetString(PyExc_RuntimeError, e.what());
+      PyErr_SetString(PyExc_RuntimeError, message.c_str());
     }
   });
 }

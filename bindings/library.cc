@@ -12,6 +12,7 @@
 //   >>> lib.define("twice(Tensor x) -> Tensor")
 //   >>> lib.impl("twice", "CPU", lambda x: x + x)
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
 #include <memory>
 #include <optional>
@@ -23,6 +24,7 @@
 #include "bindings/python_kernel.h"
 #include "dispatcher/core/error.h"
 #include "dispatcher/library.h"
+#include "dispatcher/load_library.h"
 
 namespace py = pybind11;
 
@@ -114,6 +116,11 @@ std::vector<std::string> parseTags(const py::handle& tags) {
 }  // namespace
 
 void initLibrary(py::module_& m) {
+  m.def("_load_library", &loadLibrary, py::arg("path"),
+        "dlopens a shared library of operators, all or nothing (see "
+        "turnout.ops.load_library); False when it was already loaded.");
+  m.def("_loaded_libraries", &loadedLibraries,
+        "The canonical paths _load_library loaded, in order.");
   py::class_<PyLibrary>(m, "_DispatchModule",
                         "A Library made by _dispatch_library.")
       .def("def_",

@@ -2,6 +2,7 @@
 #include <pybind11/pybind11.h>
 
 #include "bindings/bindings.h"
+#include "dispatcher/core/build_info.h"
 
 PYBIND11_MODULE(_C, m) {
   m.doc() = "turnout's C++ core: dispatch keys and the dispatcher";
@@ -17,4 +18,23 @@ PYBIND11_MODULE(_C, m) {
   turnout::bindings::initPythonKernel(m);
   turnout::bindings::initPythonMode(m);
   turnout::bindings::initCuda(m);
+
+  m.def(
+      "_build_info",
+      [] {
+        turnout::BuildInfo info = turnout::buildInfo();
+        pybind11::dict d;
+        d["version"] = info.version;
+        d["soname"] = info.soname;
+        d["optimized"] = info.optimized;
+        d["assertions"] = info.assertions;
+#ifdef __OPTIMIZE__
+        d["extension_optimized"] = true;
+#else
+        d["extension_optimized"] = false;
+#endif
+        return d;
+      },
+      "The runtime's version and build: {'version', 'soname', 'optimized', "
+      "'assertions', 'extension_optimized'} (the last for _C itself).");
 }

@@ -353,15 +353,23 @@ RegistrationHandleRAII Dispatcher::registerLibrary(std::string ns,
                                                    std::string debug) {
   std::lock_guard<std::mutex> lock(mu_);
   auto found = libraries_.find(ns);
-  TURNOUT_CHECK(
-      found == libraries_.end(), ErrorKind::InvalidArgument,
-      "Only a single TURNOUT_LIBRARY can be used to register the namespace ",
-      ns, "; please put all of your definitions in a single TURNOUT_LIBRARY "
-      "block. If you were trying to specify implementations, consider using "
-      "TURNOUT_LIBRARY_IMPL (which can be duplicated), and if you need to "
-      "define operators in several places, TURNOUT_LIBRARY_FRAGMENT. "
-      "Previous registration of TURNOUT_LIBRARY was ",
-      found->second, "; latest registration was ", debug);
+  if (found != libraries_.end()) {
+    throw Error(
+        ErrorKind::InvalidArgument,
+        "Only one DEF library may define the namespace " + ns +
+            ": its DEF library was " + found->second +
+            ", and another DEF library was " + debug +
+            ". Put all of the namespace's definitions in the first; to "
+            "define operators in more places, use FRAGMENT libraries, and "
+            "to register kernels, IMPL libraries (each of these may be "
+            "repeated):\n",
+        FixIt{FixIt::Action::UseFragmentOrImpl, ns, "", "", "",
+              "TURNOUT_LIBRARY_FRAGMENT(" + ns +
+                  ", m) { m.def(\"op(Tensor x) -> Tensor\"); }\n"
+                  "TURNOUT_LIBRARY_IMPL(" +
+                  ns + ", CPU, m) { m.impl(\"op\", kernel); }"},
+        "");
+  }
   libraries_.emplace(ns, std::move(debug));
   return RegistrationHandleRAII([this, ns] {
     std::lock_guard<std::mutex> lock(mu_);

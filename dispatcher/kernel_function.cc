@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "dispatcher/cpp_signature.h"
 #include "dispatcher/dispatcher.h"
@@ -44,12 +45,12 @@ void ambiguousAutogradOtherKernel(OperatorKernel*, const OperatorHandle& op,
 
 void missingKernel(OperatorKernel*, const OperatorHandle& op, DispatchKeySet ks,
                    Stack*) {
-  std::string message;
+  std::optional<Error> error;
   {
     std::lock_guard<std::mutex> lock(Dispatcher::singleton().registryMutex());
-    message = op.entry()->missingKernelMessage(ks.highestPriorityTypeId(), ks);
+    error = op.entry()->missingKernelError(ks.highestPriorityTypeId(), ks);
   }
-  throw Error(ErrorKind::NotImplemented, std::move(message));
+  throw *std::move(error);
 }
 
 }  // namespace

@@ -1,13 +1,26 @@
 #include "dispatcher/library.h"
 
+#include <string>
+#include <string_view>
 #include <variant>
 
 #include "dispatcher/core/error.h"
 #include "dispatcher/dispatcher.h"
+#include "dispatcher/load_library.h"
 #include "dispatcher/schema/schema_parser.h"
 
 namespace turnout {
 namespace {
+
+// `text` as a C++ string literal's contents.
+std::string cppEscaped(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
+}
 
 // "ns::op.overload" -> its name with the library's namespace filled in.
 OperatorName qualify(OperatorName name, const std::string& ns) {
@@ -77,12 +90,20 @@ const std::string& Library::debugSite() const { return debug_site_; }
 
 Library& Library::def(std::string_view schema, AliasAnalysisKind alias_analysis,
                       std::vector<std::string> tags) {
-  TURNOUT_CHECK(kind_ != IMPL, ErrorKind::InvalidArgument,
-                "def(\"", schema,
-                "\"): cannot define an operator inside a TURNOUT_LIBRARY_IMPL "
-                "block (", debugSite(),
-                "). Put the def in the TURNOUT_LIBRARY(", ns_,
-                ", m) block, or a TURNOUT_LIBRARY_FRAGMENT.");
+  if (kind_ == IMPL) {
+    std::string text(schema);
+    throw Error(ErrorKind::InvalidArgument,
+                "def(\"" + text +
+                    "\"): cannot define an operator inside an IMPL library (" +
+                    debugSite() +
+                    "): it registers kernels only. Put the def in the DEF "
+                    "library of namespace " +
+                    ns_ + ", or in a FRAGMENT library of it:\n",
+                FixIt{FixIt::Action::DefineOperator, ns_, "", "", text,
+                      "TURNOUT_LIBRARY_FRAGMENT(" + ns_ + ", m) { m.def(\"" +
+                          cppEscaped(text) + "\"); }"},
+                "");
+  }
   FunctionSchema parsed = parseSchema(schema);
   std::string schema_ns(parsed.operator_name().getNamespace());
   TURNOUT_CHECK(schema_ns.empty() || schema_ns == ns_,
@@ -175,4 +196,35 @@ Library& Library::fallbackKernel(CppFunction f) {
   return *this;
 }
 
+namespace detail {
+
+LibraryInit::LibraryInit(Library::Kind kind, InitFn* fn, const char* ns,
+                         std::optional<DispatchKey> k, const char* file,
+                         uint32_t line) {
+  LoadCapture* capture = currentLoadCapture();
+  if (capture == nullptr) {
+    // Linked into a program, or dlopened by other means: an error ends the
+    // process (std::terminate prints it), as any static initializer's would.
+    lib_.emplace(kind, ns, k, file, line);
+    fn(*lib_);
+    return;
+  }
+  if (capture->error) return;  // an earlier block failed: all or nothing
+  try {
+    lib_.emplace(kind, ns, k, file, line);
+    fn(*lib_);
+    capture->registered.push_back(this);
+  } catch (...) {
+    lib_.reset();  // undoes what this block had registered
+    capture->error = std::current_exception();
+    const char* macro = kind == Library::DEF    ? "TURNOUT_LIBRARY("
+                        : kind == Library::IMPL ? "TURNOUT_LIBRARY_IMPL("
+                                                : "TURNOUT_LIBRARY_FRAGMENT(";
+    capture->error_site = joinParts(
+        macro, ns, k ? std::string(", ") + toString(*k) : std::string(),
+        ") at ", file, ":", line);
+  }
+}
+
+}  // namespace detail
 }  // namespace turnout

@@ -200,17 +200,24 @@ class Library {
 // Implementation details: the static registration macros.
 namespace detail {
 
+// One TURNOUT_LIBRARY* block: registers when the library holding it is
+// loaded, and undoes it when that library is unloaded. While loadLibrary()
+// (load_library.h) loads the library, a block that throws is reported to
+// the loader, which undoes the blocks before it, instead of ending the
+// process.
 class LibraryInit {
  public:
   using InitFn = void(Library&);
   LibraryInit(Library::Kind kind, InitFn* fn, const char* ns,
-              std::optional<DispatchKey> k, const char* file, uint32_t line)
-      : lib_(kind, ns, k, file, line) {
-    fn(lib_);
-  }
+              std::optional<DispatchKey> k, const char* file, uint32_t line);
+  LibraryInit(const LibraryInit&) = delete;
+  LibraryInit& operator=(const LibraryInit&) = delete;
+
+  /// Undoes this block's registrations (the loader's rollback).
+  void release() { lib_.reset(); }
 
  private:
-  Library lib_;
+  std::optional<Library> lib_;
 };
 
 }  // namespace detail

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <sstream>
+#include <string_view>
 
 #include "absl/container/flat_hash_map.h"
 #include "dispatcher/dispatcher.h"
@@ -82,6 +83,16 @@ void deleteTable(void* p) { delete static_cast<DispatchTable*>(p); }
 // Keys printed in dumps in enum order, as c10 does.
 bool keyOrder(DispatchKey a, DispatchKey b) {
   return static_cast<int>(a) < static_cast<int>(b);
+}
+
+// "scale" or "add.Tensor": the operator as a library of its namespace names it.
+std::string nameInNamespace(const OperatorName& name) {
+  std::string_view base = name.name;
+  std::size_t colons = base.find("::");
+  if (colons != std::string_view::npos) base.remove_prefix(colons + 2);
+  std::string out(base);
+  if (!name.overload_name.empty()) out += "." + name.overload_name;
+  return out;
 }
 
 std::string keyName(DispatchKey k) {
@@ -536,8 +547,8 @@ std::string OperatorEntry::dumpState() const {
   return out.str();
 }
 
-std::string OperatorEntry::missingKernelMessage(DispatchKey k,
-                                                DispatchKeySet ks) const {
+Error OperatorEntry::missingKernelError(DispatchKey k,
+                                        DispatchKeySet ks) const {
   std::string available;
   std::string lines;
   for (DispatchKey key : detail::allRuntimeKeys()) {
@@ -558,12 +569,16 @@ std::string OperatorEntry::missingKernelMessage(DispatchKey k,
       << "The call's dispatch key set was " << toString(ks)
       << "; its highest key, " << toString(k) << ", has no kernel.\n"
       << "To fix it, register a kernel for " << toString(k)
-      << " (TURNOUT_LIBRARY_IMPL(" << name_.getNamespace() << ", "
-      << toString(k)
-      << ", m)), or a CompositeExplicitAutograd kernel that serves every "
-         "backend.\n\n"
-      << lines;
-  return out.str();
+      << ", or a CompositeExplicitAutograd kernel that serves every "
+         "backend:\n";
+  std::string ns(name_.getNamespace());
+  std::string op = nameInNamespace(name_);
+  std::string key(toString(k));
+  std::string cpp = "TURNOUT_LIBRARY_IMPL(" + ns + ", " + key +
+                    ", m) { m.impl(\"" + op + "\", kernel); }";
+  return Error(ErrorKind::NotImplemented, out.str(),
+               FixIt{FixIt::Action::RegisterKernel, ns, op, key, "", cpp},
+               "\n" + lines);
 }
 
 void OperatorEntry::checkInvariants(const Dispatcher& dispatcher) const {

@@ -31,6 +31,7 @@
 
 #include "dispatcher/call_section.h"
 #include "dispatcher/core/dispatch_key_set.h"
+#include "dispatcher/core/error.h"
 #include "dispatcher/cpp_signature.h"
 #include "dispatcher/dispatch_table.h"
 #include "dispatcher/kernel_function.h"
@@ -145,8 +146,9 @@ class OperatorEntry {
   std::string dumpComputedTable() const;
   /// One line per non-missing entry: "CPU: registered at x.cc:3 [kernel]".
   std::string computedEntryLine(DispatchKey k) const;
-  /// The "Could not run ..." message for a call that reached `k`.
-  std::string missingKernelMessage(DispatchKey k, DispatchKeySet ks) const;
+  /// The "Could not run ..." error for a call that reached `k`, with the
+  /// registration that would fix it as its fix-it.
+  Error missingKernelError(DispatchKey k, DispatchKeySet ks) const;
   /// Keys registered directly on this operator (runtime and alias).
   std::vector<DispatchKey> registeredKeys() const;
   void checkInvariants(const Dispatcher& dispatcher) const;

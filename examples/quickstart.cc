@@ -3,6 +3,8 @@
 //
 //   bazel run //examples:quickstart
 #include <iostream>
+#include <sstream>
+#include <string>
 
 #include "dispatcher/core/tensor.h"
 #include "dispatcher/dispatcher.h"
@@ -104,9 +106,12 @@ void tensorTour() {
   std::cout << "a.mm(w) is " << a.mm(w) << "\n";
   std::cout << "a.sum().item<double>() = " << a.sum().item<double>() << "\n";
 
-  // The backward pass comes here once the reference operators have their
-  // autograd kernels (issue 3): w.requires_grad_(), a.mm(w).sum().backward(),
-  // w.grad().
+  // Autograd: the operators run on a tensor that requires grad are recorded;
+  // backward() runs their derivatives and accumulates into grad().
+  Tensor v = turnout::full({3, 2}, 0.5);
+  v.requires_grad_();
+  a.mm(v).sum().backward();
+  show("v.grad() after a.mm(v).sum().backward()", v.grad());
 }
 
 // ---- Graphs: trace a function, run the graph with the executor -----------
@@ -176,8 +181,17 @@ int main() {
   turnout::OperatorHandle scale_op =
       dispatcher.findSchemaOrThrow("quickstart::scale", "");
   std::cout << "\n== quickstart::scale dumpState() ==\n" << scale_op.dumpState();
-  std::cout << "\n== quickstart::scale dumpComputedTable() ==\n"
-            << scale_op.dumpComputedTable();
+  // What each runtime key runs, and why: one line per key. The lines of the
+  // keys a CPU call meets, and of the key quickstart skips (README.md shows
+  // them; //tests/examples:readme_samples_test checks that it does).
+  std::cout << "\n== quickstart::scale dumpComputedTable() excerpt ==\n";
+  std::istringstream table(scale_op.dumpComputedTable());
+  for (std::string line; std::getline(table, line);) {
+    const std::string key = line.substr(0, line.find(':'));
+    if (key == "CPU" || key == "AutogradCPU" || key == "Tracer") {
+      std::cout << line << "\n";
+    }
+  }
   std::cout << "\n== quickstart::double_it dumpState() ==\n"
             << double_it.dumpState();
 

@@ -17,6 +17,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import package_layout
+
 PYTHON = "/usr/bin/python3"
 
 
@@ -26,32 +28,19 @@ def user_site() -> Path:
     return Path(out.stdout.strip())
 
 
-def package_dir() -> Path:
-    # Next to this script in the runfiles: python/turnout/ with the .py files
-    # and the _C.so the genrule put there (symlinks; not resolved, since the
-    # source tree has no _C.so).
-    here = Path(os.path.abspath(__file__)).parent
-    pkg = here / "turnout"
-    if not (pkg / "__init__.py").exists() or not (pkg / "_C.so").exists():
-        sys.exit(f"install_python: {pkg} lacks __init__.py or _C.so; run me "
-                 f"with `bazel run //:install_python`, which builds them")
-    return pkg
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--target", help="directory to install into (default: "
                         "the user site-packages of /usr/bin/python3)")
     args = parser.parse_args()
 
-    if args.target:
-        target = Path(args.target)
-        if not target.is_absolute():
-            # `bazel run` runs us in the runfiles; relative paths mean the
-            # user's directory.
-            target = Path(os.environ.get("BUILD_WORKING_DIRECTORY", ".")) / target
-    else:
-        target = user_site()
+    try:
+        # Beside this script in the runfiles: the package as it is
+        # installed, built optimised (//python:package_opt).
+        src = package_layout.runfiles_package(__file__, "install_python")
+    except package_layout.PackageError as e:
+        sys.exit(f"install_python: {e}")
+    target = package_layout.user_path(args.target) if args.target else user_site()
     target.mkdir(parents=True, exist_ok=True)
 
     dest = target / "turnout"
@@ -61,13 +50,11 @@ def main() -> int:
                      f"package; remove it or choose another --target")
         shutil.rmtree(dest)
     dest.mkdir()
-    src = package_dir()
-    for f in sorted(src.rglob("*")):
-        if f.suffix in (".py", ".so"):
-            out = dest / f.relative_to(src)
-            out.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy(f, out)  # follows the runfiles symlinks
-    (dest / "_C.so").chmod(0o755)
+    for rel, f in package_layout.package_files(src):
+        out = dest / rel
+        out.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(f, out)  # follows the runfiles symlinks
+        out.chmod(package_layout.file_mode(rel))
 
     print(f"installed turnout into {dest}")
     on_path = subprocess.run(

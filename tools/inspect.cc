@@ -9,8 +9,9 @@
 // The binary links the reference operators (aten::), so they are always
 // there; `--load=lib.so` dlopens shared libraries of the user's operators
 // first: their TURNOUT_LIBRARY blocks register into this process's
-// dispatcher (build them against //dispatcher:headers_for_plugins, not
-// //dispatcher, so that they bind to this process's registry).
+// dispatcher: inspect links the shared runtime (libturnout.so), and so does
+// every library built against //runtime:turnout or an installed turnout
+// (pkg-config turnout, CMake's turnout::turnout), so there is one registry.
 //
 // Flags are Abseil's (absl/flags): defined below with ABSL_FLAG, parsed by
 // absl::ParseCommandLine, which hands back the command and its operands.
@@ -20,8 +21,6 @@
 // Exit status: 0 on success and for --help; 1 when the command fails (an
 // unknown operator, an unreadable file) or Abseil rejects a flag (an unknown
 // flag, a missing value); 2 on a usage error in the command or its operands.
-#include <dlfcn.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -46,12 +45,14 @@
 #include "dispatcher/core/error.h"
 #include "dispatcher/debug/registry_snapshot.h"
 #include "dispatcher/dispatcher.h"
+#include "dispatcher/load_library.h"
 #include "dispatcher/schema/schema_parser.h"
 
 // The flags. Their help strings are what `inspect --help` lists.
 ABSL_FLAG(std::vector<std::string>, load, {},
           "shared libraries of operators to dlopen before the command, in "
-          "order (build them against //dispatcher:headers_for_plugins). A "
+          "order (build them against the shared runtime: //runtime:turnout, "
+          "pkg-config turnout or CMake's turnout::turnout). A "
           "comma list, --load=a.so,b.so, or the flag repeated, --load=a.so "
           "--load=b.so; both load a.so then b.so");
 ABSL_FLAG(std::string, out, "",
@@ -213,15 +214,9 @@ void loadLibrary(const std::string& path) {
   TURNOUT_CHECK(!path.empty(), ErrorKind::InvalidArgument,
                 "--load: an empty path in the list; give shared libraries, "
                 "e.g. --load=a.so,b.so");
-  const std::string full = resolvePath(path);
-  // RTLD_GLOBAL: a library may rely on another loaded before it.
-  void* handle = dlopen(full.c_str(), RTLD_NOW | RTLD_GLOBAL);
-  TURNOUT_CHECK(
-      handle != nullptr, ErrorKind::InvalidArgument, "--load=", path,
-      ": could not load the library: ", dlerror(),
-      ". Give the path of a shared library (cc_binary with "
-      "linkshared = 1) built against //dispatcher:headers_for_plugins");
-  // Never dlclose: its registrations and kernels must outlive the command.
+  // All or nothing, with the runtime's errors (load_library.h): they name
+  // the file and the cause.
+  turnout::loadLibrary(resolvePath(path));
 }
 
 std::string readFile(const std::string& path) {

@@ -6,7 +6,10 @@ set -euo pipefail
 packages=(
   bazel-bootstrap   # Bazel 4.2.3, the only Bazel that works offline here
   g++
+  ninja-build       # turnout.utils.cpp_extension builds in parallel with it
   pkg-config
+  make              # examples/external's Makefile (//tests/tools:install_prefix_test)
+  cmake             # examples/external's CMakeLists.txt (the same test)
   libabsl-dev
   libgtest-dev
   libgmock-dev
@@ -17,6 +20,8 @@ packages=(
   python3-dev
   python3-pytest
   python3-numpy     # turnout.tensor(), Tensor.numpy(), from_numpy
+  python3-pip       # pip install . and the wheel (//tests/python:wheel_test)
+  python3-venv      # ensurepip, for venvs with their own pip
   libdlpack-dev     # DLPack's header for Tensor.__dlpack__ / from_dlpack
 )
 

@@ -37,7 +37,9 @@ for config in "${configs[@]}"; do
     query='attr("tags", "\bcuda\b", tests(//...))'
     count_flag=skipped-fail
   elif [ "$config" != plain ]; then
-    flags=(--config="$config")
+    # --build_tests_only: what no test needs (the optimised package, the
+    # wheel, benchmarks) is built once, in the plain configuration.
+    flags=(--config="$config" --build_tests_only)
     # Python tests need an uninstrumented extension: plain configuration only
     # (.bazelrc filters them out of the sanitizer configurations).
     query='tests(//...) except attr("tags", "python", tests(//...))'

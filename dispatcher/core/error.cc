@@ -17,8 +17,42 @@ const char* toString(ErrorKind kind) {
       return "NotImplemented";
     case ErrorKind::Internal:
       return "Internal";
+    case ErrorKind::Load:
+      return "Load";
   }
   return "Unknown";
+}
+
+Error::Error(ErrorKind kind, std::string before, FixIt fix,
+             std::string_view after)
+    : kind_(kind), message_(std::move(before)) {
+  fix_begin_ = message_.size();
+  std::string_view code = fix.cpp;
+  while (!code.empty()) {
+    std::size_t end = code.find('\n');
+    std::string_view line = code.substr(0, end);
+    message_.append("  ").append(line).append("\n");
+    code = end == std::string_view::npos ? std::string_view()
+                                         : code.substr(end + 1);
+  }
+  fix_size_ = message_.size() - fix_begin_;
+  message_.append(after);
+  fix_ = std::move(fix);
+}
+
+std::string Error::messageWithFixIt(std::string_view section) const {
+  if (!fix_) return message_;
+  std::string out = message_.substr(0, fix_begin_);
+  out.append(section);
+  out.append(message_, fix_begin_ + fix_size_, std::string::npos);
+  return out;
+}
+
+Error Error::withPrefix(std::string_view prefix) const {
+  Error out = *this;
+  out.message_.insert(0, prefix);
+  out.fix_begin_ += prefix.size();
+  return out;
 }
 
 namespace {

@@ -9,14 +9,22 @@
 // Message parts are streamed with operator<< and joined only when the check
 // fails, so a check on the hot path costs one predictable branch.
 //
+// An error whose fix is a registration carries that fix as data too (a
+// FixIt), so that each front end can spell it in its own language: the
+// message spells it in C++, and the Python bindings swap in the Python
+// spelling (bindings/errors.cc).
+//
 // Thread safety: the warning handler may be set and used from any thread.
 #ifndef TURNOUT_DISPATCHER_CORE_ERROR_H_
 #define TURNOUT_DISPATCHER_CORE_ERROR_H_
 
+#include <cstddef>
 #include <exception>
 #include <functional>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace turnout {
@@ -29,10 +37,42 @@ enum class ErrorKind {
   Index,
   NotImplemented,
   Internal,
+  Load,  // a shared library could not be loaded (Python: OSError)
 };
 
 /// Name of a kind, e.g. "InvalidArgument".
 const char* toString(ErrorKind kind);
+
+/// A fix an error proposes, as data: a registration the user can add. The
+/// error's message shows it in C++ (`cpp`); a front end in another language
+/// spells the same fix from the other fields.
+///
+///   FixIt{FixIt::Action::RegisterKernel, "myops", "scale", "CPU", "",
+///         "TURNOUT_LIBRARY_IMPL(myops, CPU, m) { m.impl(...); }"}
+struct FixIt {
+  enum class Action {
+    /// Register a kernel of `op` for `key` (namespace `ns`).
+    RegisterKernel,
+    /// Define `op` with `schema` in a FRAGMENT (or the DEF) library of `ns`.
+    DefineOperator,
+    /// `ns` already has its one DEF library: define more operators in a
+    /// FRAGMENT library of `ns`, register kernels in an IMPL one.
+    UseFragmentOrImpl,
+  };
+
+  Action action;
+  /// The namespace, e.g. "myops".
+  std::string ns;
+  /// The operator without its namespace ("scale", "add.Tensor"); empty for
+  /// UseFragmentOrImpl.
+  std::string op;
+  /// RegisterKernel: the dispatch key's name, e.g. "CPU".
+  std::string key;
+  /// DefineOperator: the schema to define, e.g. "scale(Tensor x) -> Tensor".
+  std::string schema;
+  /// The fix in C++, one or more lines without indentation.
+  std::string cpp;
+};
 
 /// The exception turnout throws for every error a caller can cause, and for
 /// broken invariants (kind Internal).
@@ -41,14 +81,37 @@ class Error : public std::exception {
   Error(ErrorKind kind, std::string message)
       : kind_(kind), message_(std::move(message)) {}
 
+  /// An error with a fix-it section: its message is `before`, then the lines
+  /// of `fix.cpp` each indented by two spaces, then `after`.
+  ///
+  ///   throw Error(ErrorKind::NotImplemented,
+  ///               "... has no kernel. To fix it, register one:\n", fix, "");
+  Error(ErrorKind kind, std::string before, FixIt fix, std::string_view after);
+
   ErrorKind kind() const noexcept { return kind_; }
   /// The message alone, without the kind.
   const std::string& message() const noexcept { return message_; }
   const char* what() const noexcept override { return message_.c_str(); }
 
+  /// The fix this error proposes as data, if any.
+  const std::optional<FixIt>& fixIt() const noexcept { return fix_; }
+
+  /// The message with its fix-it section (the indented C++ lines) replaced
+  /// by `section`, taken verbatim; the message itself when there is no
+  /// fix-it.
+  std::string messageWithFixIt(std::string_view section) const;
+
+  /// The same error, fix-it included, with `prefix` put before its message
+  /// (context added by a caller, e.g. the graph node that failed).
+  Error withPrefix(std::string_view prefix) const;
+
  private:
   ErrorKind kind_;
   std::string message_;
+  std::optional<FixIt> fix_;
+  // Where the fix-it section lies in message_ (when fix_ is set).
+  std::size_t fix_begin_ = 0;
+  std::size_t fix_size_ = 0;
 };
 
 /// Receives every warning turnout emits. The default prints

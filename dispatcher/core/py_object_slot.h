@@ -72,7 +72,10 @@ class PyObjectSlot {
   }
 
  private:
-  static inline std::atomic<Releaser> releaser_{nullptr};
+  // Defined in tensor_impl.cc, not inline: an inline variable would be one
+  // copy per shared object (turnout._C is built -fvisibility=hidden), and
+  // the runtime's destructor must see the releaser the binding installed.
+  static std::atomic<Releaser> releaser_;
   void* obj_ = nullptr;
   bool owned_ = false;
 };

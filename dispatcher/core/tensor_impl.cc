@@ -9,6 +9,7 @@
 namespace turnout {
 
 UndefinedTensorImpl UndefinedTensorImpl::instance_;
+std::atomic<PyObjectSlot::Releaser> PyObjectSlot::releaser_{nullptr};
 
 namespace {
 

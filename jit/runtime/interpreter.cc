@@ -415,7 +415,8 @@ Code::Code(const Graph& graph) {
 }
 
 void Code::rethrow(const Error& e, uint32_t info) const {
-  throw Error(e.kind(), node_info_[info].context + "\n" + e.message());
+  // withPrefix keeps the error's fix-it (the bindings spell it for Python).
+  throw e.withPrefix(node_info_[info].context + "\n");
 }
 
 namespace {

@@ -17,6 +17,7 @@ Example::
 """
 
 from turnout import _C
+from turnout._version import __version__
 from turnout._C import (
     DispatchKey,
     DispatchKeySet,

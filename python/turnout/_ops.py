@@ -20,8 +20,9 @@ Example::
 
 from __future__ import annotations
 
+import os
 import types
-from typing import Any, List
+from typing import Any, List, Set, Union
 
 from turnout import _C
 
@@ -164,6 +165,45 @@ class _Ops(types.ModuleType):
         namespace = _OpNamespace(name)
         setattr(self, name, namespace)
         return namespace
+
+    def load_library(self, path: Union[str, "os.PathLike[str]"]) -> None:
+        """Loads a shared library of operators into this process.
+
+        As ``torch.ops.load_library``: the library (``libmy_ops.so``, built
+        against turnout's shared runtime with ``pkg-config turnout``,
+        CMake's ``turnout::turnout``, ``@turnout//runtime:turnout`` or
+        :mod:`turnout.utils.cpp_extension`) is opened with ``dlopen``, and
+        its ``TURNOUT_LIBRARY`` blocks register into the registry this
+        package uses. Its operators are then ``turnout.ops.<ns>.<op>``, and
+        ``_dispatch_dump_table``, ``turnout.debug.explain``, the profiler
+        and the graph executor see them. Loading a path again does nothing.
+
+        All or nothing: when a block of the library throws (a duplicate
+        definition, a schema that does not parse, a kernel that does not
+        match its schema), the blocks before it are undone and the error is
+        raised, naming the file and the block.
+
+        Raises:
+            OSError: the file cannot be loaded (missing, not a shared
+                library, a missing symbol, built against another turnout
+                version or a second copy of the runtime); the message says
+                which and how to fix it.
+            InvalidArgumentError, TypeError, ...: a registration failed.
+
+        Example::
+
+            >>> import turnout
+            >>> turnout.ops.load_library("/nonexistent/libmy_ops.so")
+            Traceback (most recent call last):
+            ...
+            OSError: load_library(/nonexistent/libmy_ops.so): could not load it: No such file or directory. Give the path of a shared library of operators (relative paths are from the current directory)
+        """
+        _C._load_library(os.fspath(path))
+
+    @property
+    def loaded_libraries(self) -> Set[str]:
+        """The canonical paths :meth:`load_library` has loaded."""
+        return set(_C._loaded_libraries())
 
     def namespaces(self) -> List[str]:
         """The namespaces that have operators with a schema."""

@@ -117,11 +117,23 @@ TEST(Dispatcher, MissingKernelErrorNamesKeysAndSites) {
                                  "backends: [CPU, BackendSelect, "
                                  "ADInplaceOrView, AutogradOther, "));
   EXPECT_THAT(message, HasSubstr("CPU: registered at file.cc:30 [kernel]\n"));
-  EXPECT_THAT(message, HasSubstr("TURNOUT_LIBRARY_IMPL(t3, CUDA, m)"));
+  EXPECT_THAT(message,
+              HasSubstr("To fix it, register a kernel for CUDA, or a "
+                        "CompositeExplicitAutograd kernel that serves every "
+                        "backend:\n"
+                        "  TURNOUT_LIBRARY_IMPL(t3, CUDA, m) { "
+                        "m.impl(\"foo\", kernel); }\n"));
   try {
     foo.call(cudaTensor());
+    ADD_FAILURE() << "expected a throw";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::NotImplemented);
+    // The fix as data, for the bindings to spell in Python.
+    ASSERT_TRUE(e.fixIt().has_value());
+    EXPECT_EQ(e.fixIt()->action, FixIt::Action::RegisterKernel);
+    EXPECT_EQ(e.fixIt()->ns, "t3");
+    EXPECT_EQ(e.fixIt()->op, "foo");
+    EXPECT_EQ(e.fixIt()->key, "CUDA");
   }
 }
 
@@ -233,9 +245,12 @@ TEST(Dispatcher, OneDefLibraryPerNamespace) {
   Library lib(Library::DEF, "t7", std::nullopt, "a.cc", 1);
   std::string message =
       errorOf([] { Library again(Library::DEF, "t7", std::nullopt, "b.cc", 2); });
-  EXPECT_THAT(message, HasSubstr("Only a single TURNOUT_LIBRARY"));
+  EXPECT_THAT(message,
+              HasSubstr("Only one DEF library may define the namespace t7"));
   EXPECT_THAT(message, HasSubstr("a.cc:1"));
   EXPECT_THAT(message, HasSubstr("b.cc:2"));
+  EXPECT_THAT(message, HasSubstr("  TURNOUT_LIBRARY_FRAGMENT(t7, m) {"));
+  EXPECT_THAT(message, HasSubstr("  TURNOUT_LIBRARY_IMPL(t7, CPU, m) {"));
 }
 
 TEST(Dispatcher, ImplBeforeDefIsDangling) {
@@ -440,7 +455,11 @@ TEST(Dispatcher, NamespaceMismatchesAreErrors) {
               }),
               HasSubstr("inconsistent with the dispatch key"));
   EXPECT_THAT(errorOf([&] { impl.def("foo(Tensor x) -> Tensor"); }),
-              HasSubstr("TURNOUT_LIBRARY_IMPL"));
+              HasSubstr("cannot define an operator inside an IMPL library "
+                        "(registered at file.cc:181)"));
+  EXPECT_THAT(errorOf([&] { impl.def("foo(Tensor x) -> Tensor"); }),
+              HasSubstr("  TURNOUT_LIBRARY_FRAGMENT(t18, m) { "
+                        "m.def(\"foo(Tensor x) -> Tensor\"); }\n"));
   EXPECT_THAT(errorOf([&] { lib.fallback(CppFunction::makeFallthrough()); }),
               HasSubstr("no dispatch key"));
 }

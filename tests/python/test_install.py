@@ -27,7 +27,11 @@ def test_install_into_a_target_and_import_from_elsewhere(tmp_path):
         "import turnout\n"
         "x = turnout.tensor([1.0, 2.0])\n"
         "print(turnout.__file__)\n"
-        "print(turnout.ops.aten.add(x, x).tolist())\n")
+        "print(turnout.ops.aten.add(x, x).tolist())\n"
+        "info = turnout._C._build_info()\n"
+        "print(info['optimized'], info['assertions'], "
+        "info['extension_optimized'])\n"
+        "print(turnout.__version__ == info['version'])\n")
     env = {"PYTHONPATH": str(target), "PATH": os.environ.get("PATH", "")}
     run = subprocess.run(["/usr/bin/python3", str(script)], cwd=script.parent,
                          capture_output=True, text=True, env=env)
@@ -35,6 +39,9 @@ def test_install_into_a_target_and_import_from_elsewhere(tmp_path):
     lines = run.stdout.splitlines()
     assert lines[0] == str(target / "turnout" / "__init__.py")
     assert lines[1] == "[2.0, 4.0]"
+    # Optimised, whatever flags `bazel run` was given.
+    assert lines[2] == "True False True"
+    assert lines[3] == "True"
 
     # Installing again replaces the package.
     (target / "turnout" / "stale.py").write_text("")

@@ -2,44 +2,26 @@
 output (the block after the "quickstart.py output" marker)."""
 
 import contextlib
-import importlib.util
 import io
-from pathlib import Path
 
 import turnout
 
-ROOT = Path(__file__).resolve().parents[2]
-MARKER = "<!-- examples/quickstart.py output -->"
+from example_loader import load_example
+from readme_samples import readme_block
 
-
-def find(relative):
-    for base in (Path.cwd(), ROOT):   # Bazel runfiles, then the source tree
-        if (base / relative).exists():
-            return base / relative
-    raise FileNotFoundError(relative)
+MARKER = "examples/quickstart.py output"
 
 
 def run_quickstart():
-    spec = importlib.util.spec_from_file_location(
-        "quickstart", find("examples/quickstart.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_example("quickstart")
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         module.main()
     return out.getvalue()
 
 
-def readme_block():
-    text = find("README.md").read_text()
-    assert MARKER in text, f"README.md has no {MARKER} line"
-    after = text.split(MARKER, 1)[1]
-    start = after.index("```\n") + len("```\n")
-    return after[start:after.index("```", start)]
-
-
 def test_quickstart_output_is_the_readme_block():
-    assert run_quickstart() == readme_block()
+    assert run_quickstart() == readme_block(MARKER)
 
 
 def test_quickstart_cleans_up_and_runs_twice():

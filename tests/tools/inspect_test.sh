@@ -61,7 +61,7 @@ check snapshot_operand 2 'snapshot takes no operands' -- snapshot x.json
 check schema_arity 2 'schema takes one OP' -- schema
 check unknown_op 1 "no operator named 'aten::ad' is registered.*Did you mean" -- schema aten::ad
 check bad_key 1 'NotAKey' -- registrations NotAKey
-check bad_load 1 '--load=/no/such/lib.so: could not load the library' -- --load /no/such/lib.so ops
+check bad_load 1 'load_library\(/no/such/lib.so\): could not load it: No such file or directory' -- --load /no/such/lib.so ops
 check load_no_value 1 "^ERROR: Missing the value for the flag 'load'$" -- ops --load
 check load_empty_path 1 'inspect: --load: an empty path in the list' -- --load="$LIB," ops
 check diff_missing 1 "cannot read 'missing.json'" -- diff missing.json missing.json

@@ -55,6 +55,53 @@ TEST(Error, WarningHandlerCapturesAndRestores) {
   EXPECT_EQ(seen[0], "overriding 3 kernels");
 }
 
+FixIt kernelFix() {
+  return FixIt{FixIt::Action::RegisterKernel,
+               "myops",
+               "scale",
+               "CPU",
+               "",
+               "IMPL_BLOCK(myops, CPU)\n  m.impl(\"scale\", kernel);"};
+}
+
+TEST(Error, FixItSectionIsTheIndentedCppLines) {
+  Error e(ErrorKind::NotImplemented, "no kernel. To fix it:\n", kernelFix(),
+          "\nCPU: missing\n");
+  EXPECT_EQ(e.kind(), ErrorKind::NotImplemented);
+  EXPECT_EQ(e.message(),
+            "no kernel. To fix it:\n"
+            "  IMPL_BLOCK(myops, CPU)\n"
+            "    m.impl(\"scale\", kernel);\n"
+            "\nCPU: missing\n");
+  EXPECT_STREQ(e.what(), e.message().c_str());
+  ASSERT_TRUE(e.fixIt().has_value());
+  EXPECT_EQ(e.fixIt()->action, FixIt::Action::RegisterKernel);
+  EXPECT_EQ(e.fixIt()->ns, "myops");
+  EXPECT_EQ(e.fixIt()->op, "scale");
+  EXPECT_EQ(e.fixIt()->key, "CPU");
+}
+
+TEST(Error, MessageWithFixItSwapsOnlyTheSection) {
+  Error e(ErrorKind::NotImplemented, "before:\n", kernelFix(), "after\n");
+  EXPECT_EQ(e.messageWithFixIt("  other spelling\n"),
+            "before:\n  other spelling\nafter\n");
+  // An error without a fix-it keeps its message whatever the section.
+  Error plain(ErrorKind::Type, "bad type");
+  EXPECT_FALSE(plain.fixIt().has_value());
+  EXPECT_EQ(plain.messageWithFixIt("  ignored\n"), "bad type");
+}
+
+TEST(Error, WithPrefixKeepsTheFixIt) {
+  Error e(ErrorKind::NotImplemented, "before:\n", kernelFix(), "after");
+  Error prefixed = e.withPrefix("while running node %3\n");
+  EXPECT_EQ(prefixed.kind(), ErrorKind::NotImplemented);
+  EXPECT_EQ(prefixed.message(), "while running node %3\n" + e.message());
+  ASSERT_TRUE(prefixed.fixIt().has_value());
+  EXPECT_EQ(prefixed.messageWithFixIt("  X\n"),
+            "while running node %3\nbefore:\n  X\nafter");
+  EXPECT_EQ(Error(ErrorKind::Index, "i").withPrefix("at: ").message(), "at: i");
+}
+
 TEST(Error, KindNames) {
   EXPECT_STREQ(toString(ErrorKind::InvalidArgument), "InvalidArgument");
   EXPECT_STREQ(toString(ErrorKind::NotImplemented), "NotImplemented");

@@ -1,0 +1,65 @@
+"""What the shared runtime holds and what it is called, for the packages that
+ship it (//runtime, //python, the install prefix and the wheel)."""
+
+load("//tools:version.bzl", "SOVERSION")
+
+SONAME = "libturnout.so." + SOVERSION
+
+# Everything the runtime holds: the dispatcher with its tools, the reference
+# kernels (CPU, Meta, CUDA where built, autograd), the jit layer. Each is
+# alwayslink, so the library holds every object of theirs, not only those
+# its own code references.
+RUNTIME_LIBRARIES = [
+    "//dispatcher",
+    "//dispatcher:call_section",
+    "//dispatcher:local_dispatch_key_set",
+    "//dispatcher:stack",
+    "//dispatcher/core:version",
+    "//dispatcher/debug:counters",
+    "//dispatcher/debug:dispatch_trace",
+    "//dispatcher/debug:explain",
+    "//dispatcher/debug:profiler",
+    "//dispatcher/debug:registry_snapshot",
+    "//dispatcher/schema:schema_parser",
+    "//jit/ir",
+    "//jit/passes",
+    "//jit/runtime:future",
+    "//jit/runtime:graph_executor",
+    "//jit/runtime:interpreter",
+    "//jit/tracer",
+    "//kernels:autograd",
+    "//kernels:autograd_kernels",
+    "//kernels:blas",
+    "//kernels:caching_allocator",
+    "//kernels:copy",
+    "//kernels:dtype_dispatch",
+    "//kernels:elementwise",
+    "//kernels:factory",
+    "//kernels:factory_utils",
+    "//kernels:generator",
+    "//kernels:linalg",
+    "//kernels:loops",
+    "//kernels:ops",
+    "//kernels:parallel",
+    "//kernels:reduce",
+    "//kernels:reduce_utils",
+    "//kernels:scalar_ops",
+    "//kernels:shape",
+    "//kernels:shape_utils",
+    "//kernels:strided_walk",
+    "//kernels:tensor_methods",
+    "//kernels:tensor_utils",
+    "//kernels:type_promotion",
+    "//kernels/cuda",
+]
+
+# The Abseil libraries whose headers turnout's public headers include: a
+# program that includes turnout's headers needs their headers, and the
+# libraries behind their inline code. turnout.pc requires absl_<name>, the
+# CMake package links absl::<name>. //tests/tools:install_prefix_test checks
+# this list against the installed headers' include lines.
+PUBLIC_ABSL_LIBRARIES = [
+    "flat_hash_map",
+    "inlined_vector",
+    "span",
+]
