@@ -117,7 +117,7 @@ def user_path(arg: str) -> Path:
     `bazel run` runs the tool in its runfiles; a relative path means the
     user's directory, which Bazel passes as BUILD_WORKING_DIRECTORY.
     """
-    path = Path(arg)
+    path = Path(arg).expanduser()
     if not path.is_absolute():
         path = Path(os.environ.get("BUILD_WORKING_DIRECTORY", ".")) / path
     return path

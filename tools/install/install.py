@@ -26,6 +26,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import package_layout
+
 # Where the pieces lie in the runfiles, relative to the workspace's root
 # there: what //:install has in its data.
 _HEADERS = "runtime/include/turnout"
@@ -51,12 +53,7 @@ def runfiles_root() -> Path:
 
 def resolve_prefix(prefix: str) -> Path:
     """The absolute prefix; refuses one that exists and is not a folder."""
-    path = Path(prefix).expanduser()
-    if not path.is_absolute():
-        # `bazel run` runs us in the runfiles; a relative path means the
-        # user's directory.
-        path = Path(os.environ.get("BUILD_WORKING_DIRECTORY", os.getcwd())) / path
-    path = Path(os.path.normpath(path))
+    path = Path(os.path.normpath(package_layout.user_path(prefix)))
     for p in [path, path / "include", path / "lib"]:
         if p.exists() and not p.is_dir():
             raise InstallError(f"--prefix {prefix}: {p} is a file, not a "
