@@ -69,16 +69,16 @@ def load_at_import() -> None:
             f"NVIDIA driver is present); taken as unset", RuntimeWarning,
             stacklevel=2)
         setting = ""
-    if setting == "0":
-        _why_not = (f"turnout's CUDA kernels were not loaded: {ENV}=0 was set "
-                    f"when turnout was imported; unset it to use CUDA")
-        return
     if not is_built():
         _why_not = ("turnout was built without CUDA (no nvcc was found); "
                     "install the CUDA toolkit and rebuild, or use the CPU")
         if setting == "1":
             raise ImportError(f"turnout: {ENV}=1 asks for the CUDA kernels, "
                               f"but {_why_not}")
+        return
+    if setting == "0":
+        _why_not = (f"turnout's CUDA kernels were not loaded: {ENV}=0 was set "
+                    f"when turnout was imported; unset it to use CUDA")
         return
     if setting == "" and not driver_present():
         _why_not = (
