@@ -196,6 +196,21 @@ def test_turnout_cuda_1_loads_the_kernels_into_the_one_registry():
 
 
 @needs_cuda_build
+def test_c_cuda_takes_c_tensors_and_raises_through_c_translators():
+    # _C_cuda's Tensor caster knows _C's TensorBase, and the turnout::Error
+    # its functions throw becomes _C's InvalidArgumentError (a ValueError).
+    out = run("""
+        import turnout
+        try:
+            turnout._C_cuda._cuda_recordStream(turnout.ones(2), 0, 0)
+        except ValueError as e:
+            print(type(e).__name__, e)
+        """, "1")
+    assert out.strip() == ("InvalidArgumentError record_stream(): expected a "
+                           "CUDA tensor, got a cpu tensor"), out
+
+
+@needs_cuda_build
 @pytest.mark.skipif(DRIVER, reason="an NVIDIA driver is present")
 def test_without_a_driver_turnout_cuda_says_so():
     out = run("""
