@@ -7,7 +7,8 @@ users: with make and pkg-config, and with CMake's find_package. Each build
 runs the example's main and checks its output: the operator's result, its
 Meta and autograd kernels, and a dispatch table that names my_ops.cc as the
 registration site. The Bazel way (turnout as a repository) builds the whole
-runtime from source and is checked by hand: tools/check_bazel_repository.sh.
+runtime from source with a Bazel server of its own, so it runs outside
+`bazel test`: tools/check_bazel_repository.sh, which tools/test.sh runs.
 
 The builds are fixtures (`make_build`, `cmake_build`: a Build with the
 library's path) so that more checks of the same libraries can be added
