@@ -191,13 +191,10 @@ def check_import(site: Path, work: Path, python: str = PYTHON,
         "print(info['optimized'], info['assertions'], info['version'])\n"
         "x = turnout.tensor([1.0, 2.0])\n"
         "print(turnout.ops.aten.add(x, x).tolist())\n")
-    extra = {"PYTHONPATH": str(site)} if pythonpath else {}
-    run = subprocess.run([python, str(script)], cwd=work, capture_output=True,
-                         text=True, env=clean_env(work, **extra))
-    assert run.returncode == 0, run.stderr
+    lines = run_script(script, site, work, python, pythonpath)
     version = package_version()
     lib = next((site / "turnout" / "lib").glob("libturnout.so.*"))
-    assert run.stdout.splitlines() == [
+    assert lines == [
         str(site / "turnout" / "__init__.py"),
         str(site / "turnout" / "_C.so"),
         str([str(lib)]),
@@ -207,6 +204,18 @@ def check_import(site: Path, work: Path, python: str = PYTHON,
     ]
     if CUDA_BUILT:
         check_cuda_import(site, work, python, pythonpath)
+
+
+def run_script(script: Path, site: Path, work: Path, python: str,
+               pythonpath: bool, **env: str) -> list:
+    """Runs `script` from `work` in a clean environment (with `site` on
+    PYTHONPATH if `pythonpath`); its output lines. It must succeed."""
+    if pythonpath:
+        env["PYTHONPATH"] = str(site)
+    run = subprocess.run([python, str(script)], cwd=work, capture_output=True,
+                         text=True, env=clean_env(work, **env))
+    assert run.returncode == 0, run.stderr
+    return run.stdout.splitlines()
 
 
 def check_cuda_import(site: Path, work: Path, python: str,
@@ -224,13 +233,10 @@ def check_cuda_import(site: Path, work: Path, python: str,
         "table = turnout._C._dispatch_dump_table('aten::add.Tensor')\n"
         "print(re.search(r'^CUDA: registered at kernels/cuda/', table, re.M)"
         " is not None)\n")
-    extra = {"PYTHONPATH": str(site)} if pythonpath else {}
-    run = subprocess.run([python, str(script)], cwd=work, capture_output=True,
-                         text=True, env=clean_env(work, TURNOUT_CUDA="1",
-                                                  **extra))
-    assert run.returncode == 0, run.stderr
+    lines = run_script(script, site, work, python, pythonpath,
+                       TURNOUT_CUDA="1")
     lib = site / "turnout" / "lib"
-    assert run.stdout.splitlines() == [
+    assert lines == [
         str(site / "turnout" / "_C_cuda.so"),
         str(sorted(str(p) for p in lib.glob("libturnout*.so.*"))),
         "True",
