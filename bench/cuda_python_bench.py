@@ -44,6 +44,11 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=7)
     args = parser.parse_args()
 
+    if not turnout.cuda.is_available():
+        try:
+            turnout.cuda.current_device()  # says why
+        except (RuntimeError, NotImplementedError) as e:
+            raise SystemExit(f"cuda_python_bench needs a CUDA device: {e}")
     a = turnout.ones(1, device="cuda")
     b = turnout.ones(1, device="cuda")
     sync = synchronizer(a)

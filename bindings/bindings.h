@@ -1,6 +1,7 @@
 // The areas of the turnout._C extension. Each bindings file defines one
-// init function; module.cc calls them all. Bindings convert and delegate:
-// no logic that is not about Python lives here.
+// init function; module.cc calls them all (but initCuda: cuda_module.cc,
+// turnout._C_cuda). Bindings convert and delegate: no logic that is not
+// about Python lives here.
 #ifndef TURNOUT_BINDINGS_BINDINGS_H_
 #define TURNOUT_BINDINGS_BINDINGS_H_
 
@@ -35,7 +36,8 @@ void initPythonKernel(pybind11::module_& m);
 /// Dispatch modes and tensor subclasses: the Python key (python_mode.cc).
 void initPythonMode(pybind11::module_& m);
 /// turnout.cuda: devices, streams, events, the caching allocator
-/// (cuda.cc; no_cuda.cc when the CUDA toolkit was not found).
+/// (cuda.cc). Not part of _C: the module turnout._C_cuda (cuda_module.cc),
+/// built where the CUDA toolkit was found.
 void initCuda(pybind11::module_& m);
 
 }  // namespace bindings

@@ -1,7 +1,8 @@
-// turnout._C's CUDA functions, behind turnout.cuda (python/turnout/cuda.py):
+// turnout._C_cuda's functions, behind turnout.cuda (python/turnout/cuda.py):
 // streams as (handle, device) pairs of ints, events as _CudaEvent objects,
 // the current device and stream, and the caching allocator's statistics.
-// Built when the CUDA toolkit was found; no_cuda.cc stands in otherwise.
+// Built when the CUDA toolkit was found (cuda_module.cc); without it the
+// module does not exist and turnout.cuda says so.
 #include <pybind11/pybind11.h>
 
 #include <cstdint>
@@ -34,7 +35,6 @@ py::tuple pack(const CUDAStream& s) {
 }  // namespace
 
 void initCuda(py::module_& m) {
-  m.attr("_cuda_isBuilt") = true;
   m.def("_cuda_getDeviceCount", [] { return cuda::cudaDeviceCount(); });
   m.def("_cuda_getDevice", [] {
     cuda::checkDeviceAvailable("current_device");

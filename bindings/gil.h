@@ -28,8 +28,6 @@
 #include <Python.h>
 #include <cxxabi.h>
 
-#include "bindings/python_kernel.h"
-
 namespace turnout {
 namespace bindings {
 
@@ -59,6 +57,16 @@ class GilAcquire {
 /// the interpreter shuts down while `fn` runs, the thread parks here rather
 /// than being unwound. Precondition: the GIL is held.
 inline PyObject* callOrPark(PyObject* fn, PyObject* args, PyObject* kwargs);
+
+/// Call before taking the GIL on a thread that gave it up. While the
+/// interpreter shuts down, CPython 3.11 ends a thread that asks for the GIL
+/// with pthread_exit; the forced unwinding then runs pybind11's cleanup
+/// without the GIL (a crash) or starts inside a destructor (std::terminate).
+/// Such a thread, a daemon thread still calling at exit, waits here instead
+/// until the process ends (as CPython 3.14 itself does).
+void parkIfFinalizing();
+/// Never returns: the calling thread sleeps until the process ends.
+[[noreturn]] void parkForever();
 
 // Implementation details.
 

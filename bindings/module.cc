@@ -17,7 +17,6 @@ PYBIND11_MODULE(_C, m) {
   turnout::bindings::initDebug(m);
   turnout::bindings::initPythonKernel(m);
   turnout::bindings::initPythonMode(m);
-  turnout::bindings::initCuda(m);
 
   m.def(
       "_build_info",

@@ -6,11 +6,9 @@
 #include <pybind11/stl.h>
 
 #include <atomic>
-#include <chrono>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -74,10 +72,6 @@ void releasePyObject(PyObject* obj) {
   // Asks the main thread to drain soon; when the queue of pending calls is
   // full this fails, and the next kernel call or registration drains.
   Py_AddPendingCall(&drainPendingCall, nullptr);
-}
-
-void parkForever() {
-  for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
 }
 
 namespace {
@@ -414,10 +408,6 @@ void recordPythonNode(const std::string& name, const py::list& inputs,
 }
 
 }  // namespace
-
-void parkIfFinalizing() {
-  if (__builtin_expect(_Py_IsFinalizing(), 0)) parkForever();
-}
 
 void releasePendingPyObjects() {
   std::vector<PyObject*> todo;

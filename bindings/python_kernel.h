@@ -67,16 +67,6 @@ void releasePendingPyObjects();
 /// interpreter shuts down.
 void releasePyObject(PyObject* obj);
 
-/// Call before taking the GIL on a thread that gave it up. While the
-/// interpreter shuts down, CPython 3.11 ends a thread that asks for the GIL
-/// with pthread_exit; the forced unwinding then runs pybind11's cleanup
-/// without the GIL (a crash) or starts inside a destructor (std::terminate).
-/// Such a thread, a daemon thread still calling at exit, waits here instead
-/// until the process ends (as CPython 3.14 itself does).
-void parkIfFinalizing();
-/// Never returns: the calling thread sleeps until the process ends.
-[[noreturn]] void parkForever();
-
 /// `_C._autograd_record_python_node` and the schema-cache listener.
 void initPythonKernel(pybind11::module_& m);
 

@@ -13,6 +13,7 @@
 
 #include "bindings/bindings.h"
 #include "bindings/gil.h"
+#include "bindings/python_kernel.h"
 #include "bindings/python_mode.h"
 #include "bindings/types.h"
 #include "dispatcher/core/allocator.h"

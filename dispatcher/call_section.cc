@@ -9,7 +9,7 @@
 namespace turnout {
 namespace detail {
 
-thread_local ThreadReader thread_reader = {0, nullptr};
+TURNOUT_THREAD_LOCAL ThreadReader thread_reader = {0, nullptr};
 
 namespace {
 

@@ -37,6 +37,8 @@
 #include <mutex>
 #include <vector>
 
+#include "dispatcher/core/thread_local.h"
+
 namespace turnout {
 namespace detail {
 
@@ -62,7 +64,7 @@ struct ThreadReader {
   uint32_t depth;
   ReaderRecord* record;
 };
-extern thread_local ThreadReader thread_reader;
+extern TURNOUT_THREAD_LOCAL ThreadReader thread_reader;
 
 /// Attaches the calling thread to a ReaderRecord (slow path, once a thread).
 ReaderRecord* registerReaderThread();

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "dispatcher/core/error.h"
+#include "dispatcher/core/thread_local.h"
 #include "dispatcher/operator_handle.h"
 
 namespace turnout {
@@ -21,7 +22,7 @@ DispatchObserver* profilerObserver() {
 
 // The innermost open scope of the calling thread. A plain pointer: no
 // thread_local guard variable.
-thread_local ObservedScope* current_scope = nullptr;
+TURNOUT_THREAD_LOCAL ObservedScope* current_scope = nullptr;
 
 }  // namespace
 

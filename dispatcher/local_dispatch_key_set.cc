@@ -3,7 +3,8 @@
 namespace turnout {
 namespace detail {
 
-thread_local RawLocalDispatchKeySet raw_local_dispatch_key_set = {0, 0};
+TURNOUT_THREAD_LOCAL uint64_t local_included_xor = 0;
+TURNOUT_THREAD_LOCAL uint64_t local_excluded_xor = 0;
 
 }  // namespace detail
 

@@ -21,6 +21,7 @@
 #include <cstdint>
 
 #include "dispatcher/core/dispatch_key_set.h"
+#include "dispatcher/core/thread_local.h"
 
 namespace turnout {
 
@@ -116,56 +117,52 @@ namespace detail {
 
 // Stored XOR'd with the defaults so that a new thread's zero-initialised
 // storage already means "the defaults", with no constructor and no guard
-// variable on the hot path.
-struct RawLocalDispatchKeySet {
-  uint64_t included_xor;
-  uint64_t excluded_xor;
-};
-
-extern thread_local RawLocalDispatchKeySet raw_local_dispatch_key_set;
+// variable on the hot path. Two variables, not one struct: the compiler
+// would merge an include guard's and an exclude guard's updates of adjacent
+// words into one 16-byte access, chaining guards that are independent.
+extern TURNOUT_THREAD_LOCAL uint64_t local_included_xor;
+extern TURNOUT_THREAD_LOCAL uint64_t local_excluded_xor;
 
 }  // namespace detail
 
 inline LocalDispatchKeySet tls_local_dispatch_key_set() {
-  const detail::RawLocalDispatchKeySet& raw = detail::raw_local_dispatch_key_set;
-  return {DispatchKeySet(DispatchKeySet::RAW,
-                         raw.included_xor ^ default_included_set.raw_repr()),
-          DispatchKeySet(DispatchKeySet::RAW,
-                         raw.excluded_xor ^ default_excluded_set.raw_repr())};
+  return {DispatchKeySet(DispatchKeySet::RAW, detail::local_included_xor ^
+                                                  default_included_set.raw_repr()),
+          DispatchKeySet(DispatchKeySet::RAW, detail::local_excluded_xor ^
+                                                  default_excluded_set.raw_repr())};
 }
 
 inline void _force_tls_local_dispatch_key_set(LocalDispatchKeySet key_set) {
-  detail::RawLocalDispatchKeySet& raw = detail::raw_local_dispatch_key_set;
-  raw.included_xor =
+  detail::local_included_xor =
       key_set.included_.raw_repr() ^ default_included_set.raw_repr();
-  raw.excluded_xor =
+  detail::local_excluded_xor =
       key_set.excluded_.raw_repr() ^ default_excluded_set.raw_repr();
 }
 
 inline IncludeDispatchKeyGuard::IncludeDispatchKeyGuard(DispatchKeySet include) {
-  detail::RawLocalDispatchKeySet& raw = detail::raw_local_dispatch_key_set;
-  uint64_t current = raw.included_xor ^ default_included_set.raw_repr();
+  uint64_t& raw = detail::local_included_xor;
+  uint64_t current = raw ^ default_included_set.raw_repr();
   delta_ = include.raw_repr() & ~current;
-  raw.included_xor ^= delta_;  // sets exactly the delta bits
+  raw ^= delta_;  // sets exactly the delta bits
 }
 
 inline IncludeDispatchKeyGuard::~IncludeDispatchKeyGuard() {
-  detail::RawLocalDispatchKeySet& raw = detail::raw_local_dispatch_key_set;
-  uint64_t current = raw.included_xor ^ default_included_set.raw_repr();
-  raw.included_xor = (current & ~delta_) ^ default_included_set.raw_repr();
+  uint64_t& raw = detail::local_included_xor;
+  uint64_t current = raw ^ default_included_set.raw_repr();
+  raw = (current & ~delta_) ^ default_included_set.raw_repr();
 }
 
 inline ExcludeDispatchKeyGuard::ExcludeDispatchKeyGuard(DispatchKeySet exclude) {
-  detail::RawLocalDispatchKeySet& raw = detail::raw_local_dispatch_key_set;
-  uint64_t current = raw.excluded_xor ^ default_excluded_set.raw_repr();
+  uint64_t& raw = detail::local_excluded_xor;
+  uint64_t current = raw ^ default_excluded_set.raw_repr();
   delta_ = exclude.raw_repr() & ~current;
-  raw.excluded_xor ^= delta_;
+  raw ^= delta_;
 }
 
 inline ExcludeDispatchKeyGuard::~ExcludeDispatchKeyGuard() {
-  detail::RawLocalDispatchKeySet& raw = detail::raw_local_dispatch_key_set;
-  uint64_t current = raw.excluded_xor ^ default_excluded_set.raw_repr();
-  raw.excluded_xor = (current & ~delta_) ^ default_excluded_set.raw_repr();
+  uint64_t& raw = detail::local_excluded_xor;
+  uint64_t current = raw ^ default_excluded_set.raw_repr();
+  raw = (current & ~delta_) ^ default_excluded_set.raw_repr();
 }
 
 }  // namespace turnout

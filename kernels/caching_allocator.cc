@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "dispatcher/core/error.h"
+#include "dispatcher/core/thread_local.h"
 
 namespace turnout {
 namespace {
@@ -72,7 +73,7 @@ struct ThreadCache {
 
 // Constant-initialized with a trivial destructor: reaching it costs a TLS
 // offset, no init guard. ThreadCacheReaper frees it when the thread exits.
-thread_local ThreadCache t_cache;
+TURNOUT_THREAD_LOCAL ThreadCache t_cache;
 
 // Bumped by emptyCache(): a thread whose generation differs drops its lists.
 std::atomic<uint64_t> g_generation{0};

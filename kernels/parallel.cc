@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "dispatcher/core/error.h"
+#include "dispatcher/core/thread_local.h"
 
 namespace turnout {
 namespace {
@@ -93,7 +94,7 @@ PoolState& poolState() {
   return *state;
 }
 
-thread_local bool t_in_parallel = false;
+TURNOUT_THREAD_LOCAL bool t_in_parallel = false;
 
 // Sets t_in_parallel for the life of a chunk, restoring the previous value.
 class ParallelRegionGuard {

@@ -4,7 +4,8 @@
 
 The wheel holds the package exactly as //python:package_opt lays it out
 (optimised whatever the flags: the .py files, _C.so, lib/libturnout.so.V,
-include/turnout/..., _version.py) and its turnout-V.dist-info/ (METADATA,
+with CUDA _C_cuda.so and lib/libturnout_cuda.so.V, include/turnout/...,
+_version.py) and its turnout-V.dist-info/ (METADATA,
 WHEEL, LICENSE, top_level.txt, RECORD), so that pip installs, shows and
 uninstalls it:
 

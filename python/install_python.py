@@ -1,5 +1,5 @@
-"""Installs the turnout package (with its extension module _C) for Debian's
-/usr/bin/python3.
+"""Installs the turnout package (with its extension modules: _C, and
+_C_cuda where CUDA was built) for Debian's /usr/bin/python3.
 
     bazel run //:install_python                    # into the user site
     bazel run //:install_python -- --target DIR    # into DIR

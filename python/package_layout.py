@@ -2,7 +2,8 @@
 
 //python:package_opt lays the package out once, as it is installed
 (site-packages/turnout/...): the .py files, _C.so, lib/libturnout.so.V,
-include/turnout/... and _version.py. Three tools take that folder as it is:
+include/turnout/... and _version.py, and where CUDA was built _C_cuda.so
+and lib/libturnout_cuda.so.V. Three tools take that folder as it is:
 
     //:install_python           copies it into a site folder (install_python.py)
     //:wheel                    zips it into a wheel (build_wheel.py)
@@ -88,7 +89,7 @@ def package_files(pkg: Path) -> List[Tuple[str, Path]]:
 
 def file_mode(rel: str) -> int:
     """The permission bits a package file is installed with: shared objects
-    (_C.so, lib/libturnout.so.V) executable, the rest read-write for the
+    (_C.so, lib/libturnout.so.V, ...) executable, the rest read-write for the
     owner and readable. Bazel marks every output executable, so the mode in
     the build folder says nothing."""
     name = rel.rsplit("/", 1)[-1]

@@ -5,10 +5,16 @@ load("//tools:version.bzl", "SOVERSION")
 
 SONAME = "libturnout.so." + SOVERSION
 
+# The CUDA kernels' library, built only where @local_cuda found nvcc. It
+# links libturnout.so and cudart/cuBLAS, so that a process loads CUDA's
+# libraries only when it asks for the CUDA kernels (turnout._C_cuda, or a
+# C++ program that links it).
+CUDA_SONAME = "libturnout_cuda.so." + SOVERSION
+
 # Everything the runtime holds: the dispatcher with its tools, the reference
-# kernels (CPU, Meta, CUDA where built, autograd), the jit layer. Each is
-# alwayslink, so the library holds every object of theirs, not only those
-# its own code references.
+# kernels (CPU, Meta, autograd; CUDA's are in CUDA_SONAME), the jit layer.
+# Each is alwayslink, so the library holds every object of theirs, not only
+# those its own code references.
 RUNTIME_LIBRARIES = [
     "//dispatcher",
     "//dispatcher:call_section",
@@ -50,7 +56,13 @@ RUNTIME_LIBRARIES = [
     "//kernels:tensor_methods",
     "//kernels:tensor_utils",
     "//kernels:type_promotion",
-    "//kernels/cuda",
+]
+
+# What libturnout_cuda holds (alwayslink too): the CUDA kernels, compiled
+# against the headers of RUNTIME_LIBRARIES and not their objects. Empty
+# libraries without CUDA.
+CUDA_LIBRARIES = [
+    "//kernels/cuda:for_shared_runtime",
 ]
 
 # The Abseil libraries whose headers turnout's public headers include: a

@@ -1,11 +1,18 @@
 #!/usr/bin/env bash
 # Runs every turnout test: installs what is missing, then `bazel test //...`
-# plainly and under AddressSanitizer+UBSan and ThreadSanitizer.
+# plainly and under AddressSanitizer+UBSan and ThreadSanitizer. The plain
+# configuration also runs tools/check_bazel_repository.sh (turnout as a
+# Bazel repository of another workspace, its operator library loaded into
+# Python; a second Bazel server, about 4 min), outside `bazel test`, as one
+# more test case.
 # Prints "N passed, N failed" (test cases, summed over configurations) last
 # and exits non-zero on any failure.
 #
 #   tools/test.sh              # all three configurations
 #   tools/test.sh plain        # just one of: plain asan tsan
+#   TURNOUT_SKIP_BAZEL_REPOSITORY=1 tools/test.sh plain
+#                              # quick local runs: without the Bazel
+#                              # repository check (CI always runs it)
 #   tools/test.sh cuda         # on a GPU machine: the GPU tests (tagged
 #                              # "cuda"), plain; a skipped test fails. On a
 #                              # GPU machine without Bazel, use
@@ -53,6 +60,24 @@ for config in "${configs[@]}"; do
   echo "${config}: ${p} passed, ${f} failed"
   passed=$((passed + p))
   failed=$((failed + f))
+
+  # Once, in the plain configuration: it builds in a workspace of its own,
+  # with a Bazel server of its own (a nested Bazel inside a test sandbox
+  # would be fragile), and takes the optimised Python package that the
+  # `bazel test` above built. One test case: passed or failed.
+  if [ "$config" = plain ]; then
+    if [ "${TURNOUT_SKIP_BAZEL_REPOSITORY:-}" = 1 ]; then
+      echo "bazel repository: skipped (TURNOUT_SKIP_BAZEL_REPOSITORY=1)"
+    else
+      echo "=== tools/check_bazel_repository.sh ==="
+      if tools/check_bazel_repository.sh </dev/null; then
+        passed=$((passed + 1))
+      else
+        echo "bazel repository: FAILED (tools/check_bazel_repository.sh, above)"
+        failed=$((failed + 1))
+      fi
+    fi
+  fi
 done
 
 if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then

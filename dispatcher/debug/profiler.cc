@@ -12,6 +12,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "dispatcher/core/error.h"
+#include "dispatcher/core/thread_local.h"
 #include "dispatcher/debug/dispatch_trace.h"
 #include "dispatcher/operator_entry.h"
 #include "nlohmann/json.hpp"
@@ -81,7 +82,7 @@ std::atomic<uint32_t> active_session{0};
 // here, and by the session until stop()), and a plain pointer to it that the
 // recording path reads with no thread_local wrapper call.
 thread_local std::shared_ptr<ThreadBuffer> thread_buffer;
-thread_local ThreadBuffer* thread_buffer_raw = nullptr;
+TURNOUT_THREAD_LOCAL ThreadBuffer* thread_buffer_raw = nullptr;
 
 ThreadBuffer* bufferFor(uint32_t session) {
   ThreadBuffer* b = thread_buffer_raw;

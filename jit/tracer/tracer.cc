@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "dispatcher/core/error.h"
+#include "dispatcher/core/thread_local.h"
 #include "dispatcher/library.h"
 #include "dispatcher/local_dispatch_key_set.h"
 #include "dispatcher/operator_handle.h"
@@ -34,7 +35,7 @@ struct TracingState {
   }
 };
 
-thread_local TracingState* tracing_state = nullptr;
+TURNOUT_THREAD_LOCAL TracingState* tracing_state = nullptr;
 
 // True when `t` names one type (no type variable, no Any): then it can be
 // a Value's type as it is.

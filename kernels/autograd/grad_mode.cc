@@ -1,11 +1,13 @@
 #include "kernels/autograd/grad_mode.h"
 
+#include "dispatcher/core/thread_local.h"
+
 namespace turnout {
 namespace autograd {
 namespace {
 
 // Stored negated so that zero-initialised thread storage means "enabled".
-thread_local bool grad_disabled = false;
+TURNOUT_THREAD_LOCAL bool grad_disabled = false;
 
 }  // namespace
 

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 
@@ -60,11 +61,13 @@ void* cublasWorkspace(int device, cudaStream_t stream) {
 }
 
 cublasHandle_t cublasHandle(const char* op) {
-  thread_local cublasHandle_t handles[kMaxDevices] = {};
+  // On the heap, not in the small static TLS block (see stream.cc).
+  thread_local std::vector<cublasHandle_t> handles;
   const int device = currentDevice();
   TURNOUT_CHECK(device < kMaxDevices, ErrorKind::NotImplemented, op,
                 ": device index ", device, " is above turnout's limit of ",
                 kMaxDevices);
+  if (handles.empty()) handles.resize(kMaxDevices, nullptr);
   if (handles[device] == nullptr) {
     checkCublas(cublasCreate(&handles[device]), op);
   }

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <mutex>
 #include <utility>
+#include <vector>
 
 #include "dispatcher/core/error.h"
 #include "kernels/cuda/cuda_utils.h"
@@ -13,8 +14,16 @@ namespace cuda {
 namespace {
 
 // The calling thread's current stream per device; nullptr (the default
-// stream) until set.
-thread_local std::array<cudaStream_t, kMaxDevices> tls_current_streams{};
+// stream) until set. On the heap, not in the thread-local block: a process
+// that dlopens libturnout_cuda.so places its thread-locals in the static TLS
+// block (see dispatcher/core/thread_local.h), which is small.
+thread_local std::vector<cudaStream_t> tls_current_streams;
+
+cudaStream_t* currentStreams() {
+  std::vector<cudaStream_t>& streams = tls_current_streams;
+  if (streams.empty()) streams.resize(kMaxDevices, nullptr);
+  return streams.data();
+}
 
 int resolveDevice(int device_index, const char* op) {
   if (device_index < 0) {
@@ -94,12 +103,12 @@ CUDAStream getDefaultCUDAStream(int device_index) {
 
 CUDAStream getCurrentCUDAStream(int device_index) {
   const int d = resolveDevice(device_index, "current_stream");
-  return CUDAStream(tls_current_streams[d], d);
+  return CUDAStream(currentStreams()[d], d);
 }
 
 void setCurrentCUDAStream(CUDAStream stream) {
   const int d = resolveDevice(stream.deviceIndex(), "set_stream");
-  tls_current_streams[d] = stream.stream();
+  currentStreams()[d] = stream.stream();
 }
 
 CUDAStream getStreamFromPool(bool high_priority, int device_index) {
@@ -121,14 +130,14 @@ cudaStream_t currentStreamHandle() {
     cudaGetLastError();
     return nullptr;
   }
-  return tls_current_streams[device];
+  return currentStreams()[device];
 }
 
 cudaStream_t currentStreamHandle(int device_index) {
   if (device_index < 0 || device_index >= kMaxDevices) {
     return currentStreamHandle();
   }
-  return tls_current_streams[device_index];
+  return currentStreams()[device_index];
 }
 
 CUDAStreamGuard::CUDAStreamGuard(CUDAStream stream)
@@ -139,7 +148,7 @@ CUDAStreamGuard::CUDAStreamGuard(CUDAStream stream)
 }
 
 CUDAStreamGuard::~CUDAStreamGuard() {
-  tls_current_streams[current_stream_.deviceIndex()] =
+  currentStreams()[current_stream_.deviceIndex()] =
       original_stream_.stream();
 }
 

@@ -3,7 +3,10 @@
 The C++ core is the extension module ``turnout._C``; this package is its
 Python face: tensors (:class:`Tensor`, :func:`tensor`, :func:`zeros`, ...),
 every registered operator under :data:`ops`, dtypes (``turnout.float32``,
-...), devices, and the dispatch keys.
+...), devices, and the dispatch keys. The CUDA kernels are in
+``turnout._C_cuda``, imported here only where turnout was built with CUDA
+and an NVIDIA driver is present (``TURNOUT_CUDA=1`` in the environment:
+always; ``TURNOUT_CUDA=0``: never; see :mod:`turnout.cuda`).
 
 Example::
 
@@ -18,6 +21,9 @@ Example::
 
 from turnout import _C
 from turnout._version import __version__
+from turnout import _cuda_loader
+
+_cuda_loader.load_at_import()  # turnout._C_cuda: the CUDA kernels
 from turnout._C import (
     DispatchKey,
     DispatchKeySet,

@@ -25,7 +25,7 @@ from __future__ import annotations
 import operator
 from typing import Any, Iterator, List, Optional, Tuple, Union
 
-from turnout import _C
+from turnout import _C, _cuda_loader
 from turnout._ops import ops
 from turnout._tensor_str import tensor_repr
 
@@ -255,7 +255,8 @@ class Tensor(_C.TensorBase):
         """Marks this CUDA tensor's memory as used on `stream`, so that when
         it is freed the allocator waits for the work queued on `stream`
         before reusing it (a turnout.cuda.Stream)."""
-        _C._cuda_recordStream(self, stream.cuda_stream, stream.device_index)
+        cuda = _cuda_loader.module("Tensor.record_stream")
+        cuda._cuda_recordStream(self, stream.cuda_stream, stream.device_index)
 
     def float(self) -> "Tensor":
         return self.to(_C.float32)

@@ -5,6 +5,13 @@ until changed); every turnout CUDA kernel is queued on the current stream of
 its device. Streams come from a pool of non-blocking streams, so work on one
 is ordered against the default stream only by events or synchronisation.
 
+The CUDA kernels and these functions are in a module of their own,
+``turnout._C_cuda``, that ``import turnout`` loads (with cudart and cuBLAS)
+only where turnout was built with CUDA and an NVIDIA driver is present;
+``TURNOUT_CUDA=1`` in the environment loads it even without a driver,
+``TURNOUT_CUDA=0`` never. Without it :func:`is_available` is False and the
+other functions raise a RuntimeError that says why.
+
 Example::
 
     >>> import turnout
@@ -25,9 +32,10 @@ Example::
 from __future__ import annotations
 
 import operator
+import types
 from typing import Any, Dict, Optional
 
-from turnout import _C
+from turnout import _C, _cuda_loader
 
 __all__ = [
     "Event", "Stream", "StreamContext", "current_device", "current_stream",
@@ -38,35 +46,36 @@ __all__ = [
 
 
 def is_available() -> bool:
-    """True when turnout was built with CUDA and a device is visible."""
+    """True when turnout's CUDA kernels are loaded and a device is visible."""
     return device_count() > 0
 
 
 def device_count() -> int:
-    """The number of visible CUDA devices (0 without CUDA or a driver)."""
-    return _C._cuda_getDeviceCount()
+    """The number of visible CUDA devices: 0 without CUDA, without a
+    driver or with TURNOUT_CUDA=0 (then nothing is loaded to find out)."""
+    cuda = _cuda_loader.loaded()
+    return cuda._cuda_getDeviceCount() if cuda is not None else 0
 
 
-def _require_cuda(what: str) -> None:
-    if not _C._cuda_isBuilt:
-        raise RuntimeError(
-            f"turnout.cuda.{what}: turnout was built without CUDA (no nvcc was "
-            f"found); install the CUDA toolkit and rebuild, or use the CPU")
+def _cuda(what: str) -> types.ModuleType:
+    """turnout._C_cuda, for turnout.cuda.`what`; a RuntimeError that says
+    why when it was not loaded."""
+    return _cuda_loader.module(f"turnout.cuda.{what}")
 
 
 def _device_index(device: Any, what: str) -> int:
     """The index of `device` (None: the current device; an int, 'cuda',
     'cuda:N' or a turnout.device of type cuda)."""
-    _require_cuda(what)
+    cuda = _cuda(what)
     if device is None:
-        return _C._cuda_getDevice()
+        return cuda._cuda_getDevice()
     if isinstance(device, str):
         device = _C.device(device)
     if isinstance(device, _C.device):
         if device.type != "cuda":
             raise ValueError(
                 f"turnout.cuda.{what}: expected a CUDA device, got {device}")
-        return _C._cuda_getDevice() if device.index is None else device.index
+        return cuda._cuda_getDevice() if device.index is None else device.index
     try:
         index = operator.index(device)
     except TypeError:
@@ -81,18 +90,19 @@ def _device_index(device: Any, what: str) -> int:
 
 def current_device() -> int:
     """The calling thread's current CUDA device index."""
-    _require_cuda("current_device")
-    return _C._cuda_getDevice()
+    return _cuda("current_device")._cuda_getDevice()
 
 
 def set_device(device: Any) -> None:
     """Makes `device` the calling thread's current CUDA device."""
-    _C._cuda_setDevice(_device_index(device, "set_device"))
+    index = _device_index(device, "set_device")
+    _cuda("set_device")._cuda_setDevice(index)
 
 
 def synchronize(device: Any = None) -> None:
     """Waits until every stream of `device` (default: current) is idle."""
-    _C._cuda_synchronize(_device_index(device, "synchronize"))
+    index = _device_index(device, "synchronize")
+    _cuda("synchronize")._cuda_synchronize(index)
 
 
 class Stream:
@@ -111,7 +121,7 @@ class Stream:
                  *, _handle: Optional[tuple] = None) -> None:
         if _handle is None:
             index = _device_index(device, "Stream")
-            _handle = _C._cuda_streamFromPool(priority < 0, index)
+            _handle = _cuda("Stream")._cuda_streamFromPool(priority < 0, index)
         self.cuda_stream, self.device_index = _handle
 
     @property
@@ -124,15 +134,18 @@ class Stream:
 
     @property
     def priority(self) -> int:
-        return _C._cuda_streamPriority(self.cuda_stream, self.device_index)
+        return _cuda("Stream.priority")._cuda_streamPriority(
+            self.cuda_stream, self.device_index)
 
     def query(self) -> bool:
         """True when all work queued on this stream has finished."""
-        return _C._cuda_streamQuery(self.cuda_stream, self.device_index)
+        return _cuda("Stream.query")._cuda_streamQuery(
+            self.cuda_stream, self.device_index)
 
     def synchronize(self) -> None:
         """Waits until all work queued on this stream has finished."""
-        _C._cuda_streamSynchronize(self.cuda_stream, self.device_index)
+        _cuda("Stream.synchronize")._cuda_streamSynchronize(
+            self.cuda_stream, self.device_index)
 
     def wait_event(self, event: "Event") -> None:
         """Makes work queued on this stream from now on wait for `event`."""
@@ -174,11 +187,11 @@ class Event:
 
     def __init__(self, enable_timing: bool = False, blocking: bool = False,
                  interprocess: bool = False) -> None:
-        _require_cuda("Event")
+        cuda = _cuda("Event")
         if interprocess:
             raise NotImplementedError(
                 "turnout.cuda.Event: interprocess events are not supported")
-        self._event = _C._CudaEvent(enable_timing, blocking)
+        self._event = cuda._CudaEvent(enable_timing, blocking)
 
     def record(self, stream: Optional[Stream] = None) -> None:
         """Captures the work queued on `stream` (default: current) so far."""
@@ -219,13 +232,15 @@ class Event:
 def current_stream(device: Any = None) -> Stream:
     """The calling thread's current stream on `device` (default: current)."""
     index = _device_index(device, "current_stream")
-    return Stream(_handle=_C._cuda_getCurrentStream(index))
+    return Stream(_handle=_cuda("current_stream")._cuda_getCurrentStream(
+        index))
 
 
 def default_stream(device: Any = None) -> Stream:
     """The default stream of `device` (default: current)."""
     index = _device_index(device, "default_stream")
-    return Stream(_handle=_C._cuda_getDefaultStream(index))
+    return Stream(_handle=_cuda("default_stream")._cuda_getDefaultStream(
+        index))
 
 
 def set_stream(stream: Stream) -> None:
@@ -233,7 +248,8 @@ def set_stream(stream: Stream) -> None:
     if not isinstance(stream, Stream):
         raise TypeError(f"turnout.cuda.set_stream: expected a Stream, got "
                         f"{type(stream).__name__}")
-    _C._cuda_setStream(stream.cuda_stream, stream.device_index)
+    _cuda("set_stream")._cuda_setStream(stream.cuda_stream,
+                                        stream.device_index)
 
 
 class StreamContext:
@@ -250,20 +266,22 @@ class StreamContext:
         s = self.stream
         if s is None:
             return None
-        self._device = _C._cuda_getDevice()
-        self._previous = _C._cuda_getCurrentStream(s.device_index)
+        cuda = _cuda("stream")
+        self._device = cuda._cuda_getDevice()
+        self._previous = cuda._cuda_getCurrentStream(s.device_index)
         if s.device_index != self._device:
-            _C._cuda_setDevice(s.device_index)
-        _C._cuda_setStream(s.cuda_stream, s.device_index)
+            cuda._cuda_setDevice(s.device_index)
+        cuda._cuda_setStream(s.cuda_stream, s.device_index)
         return s
 
     def __exit__(self, *exc: Any) -> None:
         s = self.stream
         if s is None:
             return
-        _C._cuda_setStream(*self._previous)
+        cuda = _cuda("stream")
+        cuda._cuda_setStream(*self._previous)
         if s.device_index != self._device:
-            _C._cuda_setDevice(self._device)
+            cuda._cuda_setDevice(self._device)
 
 
 def stream(stream: Optional[Stream]) -> StreamContext:
@@ -272,17 +290,18 @@ def stream(stream: Optional[Stream]) -> StreamContext:
 
 
 def empty_cache() -> None:
-    """Frees the caching allocator's unused blocks (cudaFree)."""
-    if _C._cuda_isBuilt:
-        _C._cuda_emptyCache()
+    """Frees the caching allocator's unused blocks (cudaFree); nothing to
+    do when the CUDA kernels were not loaded."""
+    cuda = _cuda_loader.loaded()
+    if cuda is not None:
+        cuda._cuda_emptyCache()
 
 
 def memory_stats() -> Dict[str, int]:
     """The caching allocator's counters over all devices: allocated_bytes
     (held by tensors), cached_bytes (free, kept for reuse), pending_bytes
     (freed, waiting for other streams), num_device_allocs, num_cache_hits."""
-    _require_cuda("memory_stats")
-    return dict(_C._cuda_memoryStats())
+    return dict(_cuda("memory_stats")._cuda_memoryStats())
 
 
 def memory_allocated() -> int:

@@ -1,4 +1,4 @@
-"""turnout on CUDA tensors from Python (bindings/cuda.cc, turnout.cuda):
+"""turnout on CUDA tensors from Python (turnout.cuda, turnout._C_cuda):
 the quickstart's operators, a Python kernel, a dispatch mode, autograd,
 streams, events and pinned memory. Everything but the no-device tests skips
 without a GPU."""
@@ -12,8 +12,19 @@ from turnout import _C
 from turnout.library import Library
 from turnout.utils import DispatchMode
 
+
+def _no_gpu_reason() -> str:
+    """Why there is no CUDA device: turnout.cuda's own error (no device, or
+    the CUDA kernels not loaded and why)."""
+    try:
+        turnout.cuda.current_device()
+    except (RuntimeError, NotImplementedError) as e:
+        return str(e)
+    return "no CUDA device"
+
+
 needs_gpu = pytest.mark.skipif(not turnout.cuda.is_available(),
-                               reason="no CUDA device")
+                               reason=_no_gpu_reason())
 
 
 # ---- Without a device --------------------------------------------------------

@@ -20,6 +20,11 @@ def test_install_into_a_target_and_import_from_elsewhere(tmp_path):
     assert f"installed turnout into {target / 'turnout'}" in out.stdout
     assert (target / "turnout" / "_C.so").is_file()
     assert not (target / "turnout" / "_C.so").is_symlink()
+    # The CUDA kernels, where built: loaded only where a driver is present.
+    cuda = [target / "turnout" / "_C_cuda.so",
+            *(target / "turnout" / "lib").glob("libturnout_cuda.so.*")]
+    built = os.environ["TURNOUT_TEST_CUDA_FOUND"] == "1"
+    assert [p.is_file() for p in cuda] == ([True, True] if built else [False])
 
     script = tmp_path / "work" / "user_script.py"
     script.parent.mkdir()

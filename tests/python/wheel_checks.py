@@ -35,6 +35,11 @@ __all__ = [
 
 PYTHON = "/usr/bin/python3"
 
+# Whether turnout was built with CUDA (@local_cuda's CUDA_FOUND, which the
+# test's BUILD rule passes): the package then holds _C_cuda.so and
+# lib/libturnout_cuda.so.V.
+CUDA_BUILT = os.environ.get("TURNOUT_TEST_CUDA_FOUND") == "1"
+
 
 def runfiles() -> Path:
     """This test's runfiles root (the workspace's folder in it)."""
@@ -125,6 +130,9 @@ def check_wheel(whl: Path, pkg: Path) -> None:
     for must in ("_C.so", "_version.py", "__init__.py"):
         assert f"turnout/{must}" in packaged
     assert any(n.startswith("turnout/lib/libturnout.so.") for n in packaged)
+    cuda = {n for n in packaged if n == "turnout/_C_cuda.so" or
+            n.startswith("turnout/lib/libturnout_cuda.so.")}
+    assert len(cuda) == (2 if CUDA_BUILT else 0), cuda
     assert any(n.startswith("turnout/include/turnout/dispatcher/")
                for n in packaged)
 
@@ -183,17 +191,53 @@ def check_import(site: Path, work: Path, python: str = PYTHON,
         "print(info['optimized'], info['assertions'], info['version'])\n"
         "x = turnout.tensor([1.0, 2.0])\n"
         "print(turnout.ops.aten.add(x, x).tolist())\n")
-    extra = {"PYTHONPATH": str(site)} if pythonpath else {}
-    run = subprocess.run([python, str(script)], cwd=work, capture_output=True,
-                         text=True, env=clean_env(work, **extra))
-    assert run.returncode == 0, run.stderr
+    lines = run_script(script, site, work, python, pythonpath)
     version = package_version()
     lib = next((site / "turnout" / "lib").glob("libturnout.so.*"))
-    assert run.stdout.splitlines() == [
+    assert lines == [
         str(site / "turnout" / "__init__.py"),
         str(site / "turnout" / "_C.so"),
         str([str(lib)]),
         version,
         f"True False {version}",  # optimised, without assertions
         "[2.0, 4.0]",
+    ]
+    if CUDA_BUILT:
+        check_cuda_import(site, work, python, pythonpath)
+
+
+def run_script(script: Path, site: Path, work: Path, python: str,
+               pythonpath: bool, **env: str) -> list:
+    """Runs `script` from `work` in a clean environment (with `site` on
+    PYTHONPATH if `pythonpath`); its output lines. It must succeed."""
+    if pythonpath:
+        env["PYTHONPATH"] = str(site)
+    run = subprocess.run([python, str(script)], cwd=work, capture_output=True,
+                         text=True, env=clean_env(work, **env))
+    assert run.returncode == 0, run.stderr
+    return run.stdout.splitlines()
+
+
+def check_cuda_import(site: Path, work: Path, python: str,
+                      pythonpath: bool) -> None:
+    """Imports turnout with TURNOUT_CUDA=1 (this machine may have no
+    driver): _C_cuda, libturnout_cuda and libturnout all come from `site`,
+    found through the package's own rpaths, and the CUDA kernels are in
+    the one registry."""
+    script = work / "cuda_script.py"
+    script.write_text(
+        "import re, turnout\n"
+        "print(turnout._C_cuda.__file__)\n"
+        "maps = open('/proc/self/maps').read().split()\n"
+        "print(sorted({p for p in maps if '/libturnout' in p}))\n"
+        "table = turnout._C._dispatch_dump_table('aten::add.Tensor')\n"
+        "print(re.search(r'^CUDA: registered at kernels/cuda/', table, re.M)"
+        " is not None)\n")
+    lines = run_script(script, site, work, python, pythonpath,
+                       TURNOUT_CUDA="1")
+    lib = site / "turnout" / "lib"
+    assert lines == [
+        str(site / "turnout" / "_C_cuda.so"),
+        str(sorted(str(p) for p in lib.glob("libturnout*.so.*"))),
+        "True",
     ]

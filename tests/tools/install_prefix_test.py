@@ -7,7 +7,8 @@ users: with make and pkg-config, and with CMake's find_package. Each build
 runs the example's main and checks its output: the operator's result, its
 Meta and autograd kernels, and a dispatch table that names my_ops.cc as the
 registration site. The Bazel way (turnout as a repository) builds the whole
-runtime from source and is checked by hand: tools/check_bazel_repository.sh.
+runtime from source with a Bazel server of its own, so it runs outside
+`bazel test`: tools/check_bazel_repository.sh, which tools/test.sh runs.
 
 The builds are fixtures (`make_build`, `cmake_build`: a Build with the
 library's path) so that more checks of the same libraries can be added
@@ -171,6 +172,101 @@ def test_cmake_version_compatibility(prefix, tmp_path):
                f"-DCMAKE_PREFIX_PATH={prefix}"]).stdout
     found = dict(re.findall(r"request \[(.*)\]: (\S*)", out))
     assert {r: found.get(r) == "1" for r in cases} == cases, out
+
+
+# ---- The CUDA kernels: libturnout_cuda.so, turnout-cuda.pc, turnout::cuda ---
+# Installed where turnout was built with CUDA (install_info's cuda_soname);
+# a program gets the CUDA kernels by linking it, and not without.
+
+CUDA_SONAME = _info()["cuda_soname"]
+needs_cuda_build = pytest.mark.skipif(not CUDA_SONAME,
+                                      reason="built without CUDA (no nvcc)")
+
+# Whether the registry of the program holds aten::add.Tensor's CUDA kernel.
+_CUDA_PROGRAM = """\
+#include <iostream>
+#include <string>
+
+#include "dispatcher/dispatcher.h"
+
+int main() {
+  const std::string table = turnout::Dispatcher::singleton()
+                                .findSchemaOrThrow("aten::add", "Tensor")
+                                .dumpComputedTable();
+  std::cout << "cuda kernels: "
+            << (table.find("\\nCUDA: registered at kernels/cuda/") !=
+                std::string::npos)
+            << std::endl;
+}
+"""
+
+_CUDA_CMAKE = """\
+cmake_minimum_required(VERSION 3.16)
+project(cuda_user LANGUAGES CXX)
+find_package(turnout REQUIRED COMPONENTS cuda)
+add_executable(with_cuda main.cc)
+target_link_libraries(with_cuda PRIVATE turnout::cuda)
+add_executable(without_cuda main.cc)
+target_link_libraries(without_cuda PRIVATE turnout::turnout)
+"""
+
+
+def test_cuda_files_installed_where_built(prefix):
+    lib = prefix / "lib"
+    cuda = [lib / "libturnout_cuda.so", lib / "pkgconfig/turnout-cuda.pc"]
+    if not CUDA_SONAME:
+        assert not [p for p in cuda + list(lib.glob("libturnout_cuda*"))
+                    if p.exists() or p.is_symlink()]
+        return
+    assert (lib / CUDA_SONAME).is_file() and not (lib / CUDA_SONAME).is_symlink()
+    assert os.readlink(lib / "libturnout_cuda.so") == CUDA_SONAME
+    assert all(p.is_file() for p in cuda)
+    dynamic = run(["readelf", "-d", lib / CUDA_SONAME]).stdout
+    assert f"Library soname: [{CUDA_SONAME}]" in dynamic
+    assert f"Shared library: [{_info()['soname']}]" in dynamic
+    assert "Library runpath: [$ORIGIN" in dynamic  # finds libturnout beside it
+    assert (prefix / "include/turnout/kernels/cuda/stream.h").is_file()
+
+
+@needs_cuda_build
+def test_a_program_gets_the_cuda_kernels_by_linking_them(prefix, tmp_path):
+    (tmp_path / "main.cc").write_text(_CUDA_PROGRAM)
+    env = _env(PKG_CONFIG_PATH=str(prefix / "lib/pkgconfig"))
+    builds = {}
+    for package in ["turnout-cuda", "turnout"]:
+        flags = run(["pkg-config", "--cflags", "--libs", package],
+                    env=env).stdout.split()
+        out = tmp_path / f"make_{package}"
+        run(["g++", "-std=c++17", "main.cc", *flags, "-o", out],
+            cwd=tmp_path, env=env)
+        builds[package] = out
+    (tmp_path / "CMakeLists.txt").write_text(_CUDA_CMAKE)
+    run(["cmake", "-S", tmp_path, "-B", tmp_path / "build",
+         f"-DCMAKE_PREFIX_PATH={prefix}"])
+    run(["cmake", "--build", tmp_path / "build"])
+    builds["turnout::cuda"] = tmp_path / "build/with_cuda"
+    builds["turnout::turnout"] = tmp_path / "build/without_cuda"
+    got = {name: run([path], cwd=_tmp()).stdout.strip()  # no LD_LIBRARY_PATH
+           for name, path in builds.items()}
+    assert got == {"turnout-cuda": "cuda kernels: 1",
+                   "turnout": "cuda kernels: 0",
+                   "turnout::cuda": "cuda kernels: 1",
+                   "turnout::turnout": "cuda kernels: 0"}
+
+
+def test_cmake_component_cuda_found_iff_built(prefix, tmp_path):
+    (tmp_path / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.16)\n"
+        "project(component_check LANGUAGES CXX)\n"
+        "find_package(turnout REQUIRED OPTIONAL_COMPONENTS cuda)\n"
+        "message(STATUS \"cuda: [${turnout_cuda_FOUND}]\")\n"
+        "find_package(turnout QUIET COMPONENTS cuda gpu)\n"
+        "message(STATUS \"gpu: [${turnout_FOUND}] ${turnout_NOT_FOUND_MESSAGE}\")\n")
+    out = run(["cmake", "-S", tmp_path, "-B", tmp_path / "build",
+               f"-DCMAKE_PREFIX_PATH={prefix}"]).stdout
+    assert f"cuda: [{'TRUE' if CUDA_SONAME else 'FALSE'}]" in out, out
+    assert re.search(r"gpu: \[(0|FALSE)\] the component gpu of turnout in "
+                     r"\S+ is missing: turnout has no such component", out), out
 
 
 # ---- Installing again, and what the installer refuses ------------------------

@@ -9,8 +9,10 @@
 #   tar xzf turnout-gpu.tar.gz && turnout-gpu/run.sh tests   # or: bench
 #
 # The bundle holds the test and benchmark binaries, the Python package with
-# its extension, Debian's Python 3.11 with numpy and pytest (the extension
-# is built for it), and every shared library they load except glibc's,
+# its extensions (_C, and _C_cuda, which `import turnout` loads with
+# libturnout_cuda.so where the NVIDIA driver is), Debian's Python 3.11 with
+# numpy and pytest (the extensions are built for it), and every shared
+# library they load (libturnout.so, libturnout_cuda.so, ...) except glibc's,
 # libstdc++/libgcc and CUDA's own (cudart, cuBLAS: the GPU machine's toolkit
 # provides them, found through /usr/local/cuda/lib64 or LD_LIBRARY_PATH).
 # The target machine needs glibc >= this machine's (2.36) and x86-64.
@@ -63,7 +65,12 @@ for p in numpy _pytest pytest pluggy iniconfig packaging attr attrs \
 done
 cp -r python/turnout "$root/site/"
 find "$root/site/turnout" -name '__pycache__' -prune -exec rm -rf {} +
-cp -L "$bin/python/turnout/_C.so" "$root/site/turnout/_C.so"
+# What the build adds to the package, as the installed package lays it out:
+# the extensions, the shared runtime and libturnout_cuda.so where their
+# rpath ($ORIGIN/lib) finds them, and _version.py.
+for f in _C.so _C_cuda.so lib _version.py; do
+  cp -RL "$bin/python/turnout/$f" "$root/site/turnout/"
+done
 chmod -R u+w "$root"
 
 # Python tests that have a CUDA variant, and their helpers; the Python
@@ -76,8 +83,8 @@ cp tests/python/run_pytest.py tests/python/script_runner.py \
    tests/python/test_docstrings.py "$root/tests/"
 
 # Every shared library the binaries and extensions load, but the system's
-# own and CUDA's.
-skip='^(linux-vdso|ld-linux|libc\.so|libm\.so|libdl\.so|librt\.so|libpthread|libstdc\+\+|libgcc_s|libresolv|libnsl\.so|libutil|libanl|libnss|libcuda|libcudart|libcublas|libz\.so|libexpat)'
+# own, CUDA's and turnout's (in site/turnout/lib).
+skip='^(libturnout|linux-vdso|ld-linux|libc\.so|libm\.so|libdl\.so|librt\.so|libpthread|libstdc\+\+|libgcc_s|libresolv|libnsl\.so|libutil|libanl|libnss|libcuda|libcudart|libcublas|libz\.so|libexpat)'
 find "$root/bin" "$root/py" "$root/site" -type f \( -perm -u+x -o -name '*.so*' \) |
   while read -r f; do
     { ldd "$f" 2>/dev/null || true; } |

@@ -12,9 +12,17 @@ writes (the runtime built optimised, whatever flags `bazel run` was given):
     DIR/lib/cmake/turnout/turnoutConfig.cmake   find_package(turnout):
     DIR/lib/cmake/turnout/turnoutConfigVersion.cmake   turnout::turnout
 
+and, where turnout was built with CUDA, its CUDA kernels:
+
+    DIR/lib/libturnout_cuda.so.SOVERSION        links libturnout.so.SOVERSION
+    DIR/lib/libturnout_cuda.so                  -> libturnout_cuda.so.SOVERSION
+    DIR/lib/pkgconfig/turnout-cuda.pc           pkg-config turnout-cuda; CMake:
+                                                turnout::cuda (component cuda)
+
 A relative DIR is taken from the directory `bazel run` was called in.
 Installing again over the same prefix replaces what an earlier install
-wrote there (the headers folder as a whole) and leaves the rest alone.
+wrote there (the headers folder as a whole; the CUDA files, removed by an
+install without CUDA) and leaves the rest alone.
 """
 
 import argparse
@@ -100,6 +108,27 @@ def install_headers(src: Path, dest: Path) -> None:
             copy_file(f, dest / f.relative_to(src), 0o644)
 
 
+def link_library(lib: Path, name: str, soname: str) -> Path:
+    """lib/name -> soname: the name the linker looks for (-lturnout), as a
+    relative link so that the prefix can be moved."""
+    link = lib / name
+    if link.is_symlink() or link.exists():
+        if link.is_dir() and not link.is_symlink():
+            raise InstallError(f"{link} is a directory; remove it")
+        link.unlink()
+    link.symlink_to(soname)
+    return link
+
+
+def remove_cuda_files(lib: Path) -> None:
+    """Removes what an earlier install with CUDA wrote (its library would
+    link this install's libturnout.so, of another build)."""
+    for f in [lib / "pkgconfig" / "turnout-cuda.pc", lib / "libturnout_cuda.so",
+              *lib.glob("libturnout_cuda.so.*")]:
+        if f.is_symlink() or f.is_file():
+            f.unlink()
+
+
 def fill(template: Path, values: dict) -> str:
     """The template's text with every @KEY@ replaced by values[KEY]."""
     text = template.read_text()
@@ -117,9 +146,13 @@ def install(prefix: Path) -> list:
     root = runfiles_root()
     info = json.loads((root / _INFO).read_text())
     soname = info["soname"]
+    cuda_soname = info["cuda_soname"]  # "" without CUDA
     library = root / "runtime" / soname
     headers = root / _HEADERS
-    for p in [library, headers / "dispatcher" / "library.h"]:
+    required = [library, headers / "dispatcher" / "library.h"]
+    if cuda_soname:
+        required.append(root / "runtime" / cuda_soname)
+    for p in required:
         if not p.exists():
             raise InstallError(f"{p} is missing from the runfiles; run me with "
                                f"`bazel run //:install -- --prefix DIR`")
@@ -128,30 +161,36 @@ def install(prefix: Path) -> list:
     install_headers(headers, prefix / "include" / "turnout")
 
     copy_file(library, lib / soname, 0o755)
-    # The name the linker looks for (-lturnout), as a relative link so that
-    # the prefix can be moved.
-    link = lib / "libturnout.so"
-    if link.is_symlink() or link.exists():
-        if link.is_dir() and not link.is_symlink():
-            raise InstallError(f"{link} is a directory; remove it")
-        link.unlink()
-    link.symlink_to(soname)
+    written = [prefix / "include" / "turnout", lib / soname,
+               link_library(lib, "libturnout.so", soname)]
 
     values = {
         "PREFIX": str(prefix),
         "VERSION": info["version"],
         "SOVERSION": info["soversion"],
         "SONAME": soname,
+        "CUDA_SONAME": cuda_soname,
+        "CUDA_INCLUDE": info["cuda_include"],
         "ABSL_PKG_CONFIG": " ".join(f"absl_{n}" for n in info["absl"]),
         "ABSL_CMAKE": ";".join(f"absl::{n}" for n in info["absl"]),
     }
     templates = root / _TEMPLATES
     pc = lib / "pkgconfig" / "turnout.pc"
     write_file(pc, fill(templates / "turnout.pc.in", values))
+    written.append(pc)
+    if cuda_soname:
+        copy_file(root / "runtime" / cuda_soname, lib / cuda_soname, 0o755)
+        cuda_pc = lib / "pkgconfig" / "turnout-cuda.pc"
+        write_file(cuda_pc, fill(templates / "turnout-cuda.pc.in", values))
+        written += [lib / cuda_soname,
+                    link_library(lib, "libturnout_cuda.so", cuda_soname),
+                    cuda_pc]
+    else:
+        remove_cuda_files(lib)
     cmake = lib / "cmake" / "turnout"
     for name in ["turnoutConfig.cmake", "turnoutConfigVersion.cmake"]:
         write_file(cmake / name, fill(templates / (name + ".in"), values))
-    return [prefix / "include" / "turnout", lib / soname, link, pc, cmake]
+    return written + [cmake]
 
 
 def main() -> int:
@@ -176,6 +215,9 @@ def main() -> int:
           f"--cflags --libs turnout\n"
           f"         or: cmake -DCMAKE_PREFIX_PATH={prefix} ... and "
           f"find_package(turnout)")
+    if (prefix / "lib" / "pkgconfig" / "turnout-cuda.pc").is_file():
+        print("the CUDA kernels: pkg-config turnout-cuda, or CMake's "
+              "turnout::cuda (find_package(turnout COMPONENTS cuda))")
     return 0
 
 
