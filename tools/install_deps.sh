@@ -23,6 +23,10 @@ packages=(
   python3-pip       # pip install . and the wheel (//tests/python:wheel_test)
   python3-venv      # ensurepip, for venvs with their own pip
   libdlpack-dev     # DLPack's header for Tensor.__dlpack__ / from_dlpack
+  python3-torch     # torch 1.13: the oracle of the tests of torch's behaviour
+  python3-hypothesis  # property-based tests (table model, argument fuzzing)
+  clang-14          # --config=fuzz: libFuzzer targets need clang
+  libfuzzer-14-dev
 )
 
 missing=()
