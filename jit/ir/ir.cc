@@ -33,6 +33,42 @@ bool isInterpreterPrim(std::string_view kind) {
          kind == prim::kWait;
 }
 
+void checkBlockNesting(const Graph& g, std::string_view what) {
+  // Depth-first over (block, next node) frames kept in a vector.
+  struct Frame {
+    const Block* block;
+    const Node* next;
+  };
+  std::vector<Frame> stack;
+  stack.push_back({g.block(), g.block()->paramNode()->next()});
+  while (!stack.empty()) {
+    Frame& top = stack.back();
+    if (top.next == top.block->returnNode()) {
+      stack.pop_back();
+      continue;
+    }
+    const Node* n = top.next;
+    top.next = n->next();
+    if (n->blocks().empty()) continue;
+    if (stack.size() > kMaxBlockNesting) {
+      std::string where = n->sourceLocation().empty()
+                              ? std::string()
+                              : " (" + n->sourceLocation() + ")";
+      throw Error(ErrorKind::InvalidArgument,
+                  std::string(what) + ": blocks nest more than " +
+                      std::to_string(kMaxBlockNesting) +
+                      " deep; the blocks of this node are one level too "
+                      "many" + where + "\n  at: " + n->toString() +
+                      "\nFlatten the control flow (e.g. chain the branches "
+                      "instead of nesting them).");
+    }
+    for (size_t i = n->blocks().size(); i-- > 0;) {
+      const Block* b = n->blocks()[i];
+      stack.push_back({b, b->paramNode()->next()});
+    }
+  }
+}
+
 // ---- Value
 
 Graph* Value::owningGraph() const { return node_->owningGraph(); }
@@ -592,6 +628,7 @@ Value* Graph::insertConstant(const IValue& value) {
 }
 
 std::unique_ptr<Graph> Graph::copy() const {
+  checkBlockNesting(*this, "Graph::copy()");
   auto g = std::make_unique<Graph>();
   std::unordered_map<const Value*, Value*> env;
   g->block_->cloneFrom(block_, env);
