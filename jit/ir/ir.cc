@@ -34,13 +34,14 @@ bool isInterpreterPrim(std::string_view kind) {
 }
 
 void checkBlockNesting(const Graph& g, std::string_view what) {
-  // Depth-first over (block, next node) frames kept in a vector.
+  // Depth-first over (block, next node, depth) frames kept in a vector.
   struct Frame {
     const Block* block;
     const Node* next;
+    size_t depth;  // how many nodes own this block, transitively
   };
   std::vector<Frame> stack;
-  stack.push_back({g.block(), g.block()->paramNode()->next()});
+  stack.push_back({g.block(), g.block()->paramNode()->next(), 0});
   while (!stack.empty()) {
     Frame& top = stack.back();
     if (top.next == top.block->returnNode()) {
@@ -50,7 +51,8 @@ void checkBlockNesting(const Graph& g, std::string_view what) {
     const Node* n = top.next;
     top.next = n->next();
     if (n->blocks().empty()) continue;
-    if (stack.size() > kMaxBlockNesting) {
+    const size_t depth = top.depth + 1;
+    if (depth > kMaxBlockNesting) {
       std::string where = n->sourceLocation().empty()
                               ? std::string()
                               : " (" + n->sourceLocation() + ")";
@@ -64,7 +66,7 @@ void checkBlockNesting(const Graph& g, std::string_view what) {
     }
     for (size_t i = n->blocks().size(); i-- > 0;) {
       const Block* b = n->blocks()[i];
-      stack.push_back({b, b->paramNode()->next()});
+      stack.push_back({b, b->paramNode()->next(), depth});
     }
   }
 }
