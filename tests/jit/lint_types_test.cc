@@ -10,6 +10,7 @@
 #include "gtest/gtest.h"
 #include "jit/ir/ir.h"
 #include "jit/ir/parser.h"
+#include "jit/passes/constant_propagation.h"
 #include "jit/runtime/graph_executor.h"
 #include "jit/runtime/interpreter.h"
 #include "tests/error_of.h"
@@ -79,15 +80,16 @@ const IllTyped kIllTyped[] = {
      "loop-carried value 0 has types %x : float (in), %a : int (block "
      "input), %a : int (block output) and %y : int (out) that do not fit "
      "each other"},
-    // The interpreter raised "expected a list to unpack but got a tuple";
-    // constant propagation folded it and the executor returned 1.
     {"a ListUnpack of a tuple", R"IR(graph():
   %a : int = prim::Constant[value=1]()
   %t : (int, int) = prim::TupleConstruct(%a, %a)
   %x : int, %y : int = prim::ListUnpack(%t)
   return (%x))IR",
      "prim::ListUnpack into 2 values needs a list, not %t : (int, int)"},
-    {"a TupleUnpack of a list", R"IR(graph(%l : int[]):
+    // The interpreter raised "expected a tuple to unpack but got a list";
+    // constant propagation folded it and the executor returned 1.
+    {"a TupleUnpack of a list", R"IR(graph():
+  %l : int[] = prim::Constant[value=[1, 2]]()
   %x : int, %y : int = prim::TupleUnpack(%l)
   return (%x))IR",
      "prim::TupleUnpack into 2 values needs a tuple of 2 elements, not %l : "
@@ -213,6 +215,19 @@ TEST(LintTypes, SubtypesAreAccepted) {
       EXPECT_EQ(a[0].toDouble(), b[0].toDouble());
     }
   }
+}
+
+// Constant propagation itself unpacks only what the interpreter would: a
+// list with ListUnpack, a tuple with TupleUnpack (it folded either with
+// either).
+TEST(LintTypes, ConstantPropagationUnpacksLikeTheInterpreter) {
+  Graph g;
+  Value* l = g.insertConstant(IValue(std::vector<int64_t>{1, 2}));
+  Node* n = g.insertNode(g.create(std::string(prim::kTupleUnpack), {l}, 2));
+  for (Value* v : n->outputs()) v->setType(Type::of(SchemaType::Kind::Int));
+  g.registerOutput(n->outputs()[0]);
+  EXPECT_FALSE(propagateConstants(g));
+  EXPECT_EQ(n->outputs()[0]->uses().size(), 1u);
 }
 
 // Counts too: an operator node with the wrong number of inputs or outputs
