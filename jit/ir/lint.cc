@@ -151,19 +151,20 @@ class Linter {
   // An operator node: counts and types against its schema.
   void checkOperator(const Node* n) {
     const FunctionSchema& s = *n->maybeSchema();
-    const std::string op = toString(n->op()->operator_name());
+    // Named only in messages: built only for one.
+    auto opName = [n] { return toString(n->op()->operator_name()); };
     const auto& args = s.arguments();
     const auto& rets = s.returns();
     if (s.is_vararg() ? n->inputs().size() < args.size()
                       : n->inputs().size() != args.size()) {
-      failUse(op + " takes " + std::to_string(args.size()) +
+      failUse(opName() + " takes " + std::to_string(args.size()) +
                   (s.is_vararg() ? " or more" : "") + " inputs (" +
                   toString(s) + ") but the node has " +
                   std::to_string(n->inputs().size()),
               n);
     }
     if (!s.is_varret() && n->outputs().size() != rets.size()) {
-      failUse(op + " returns " + std::to_string(rets.size()) + " values (" +
+      failUse(opName() + " returns " + std::to_string(rets.size()) + " values (" +
                   toString(s) + ") but the node has " +
                   std::to_string(n->outputs().size()) + " outputs",
               n);
@@ -173,7 +174,7 @@ class Linter {
       const Value* v = n->inputs()[i];
       if (!fits(v, *args[i].type())) {
         failUse("input " + std::to_string(i) + " (" + describe(v) + ") of " +
-                    op + " does not fit its argument '" +
+                    opName() + " does not fit its argument '" +
                     args[i].type()->toString() + " " + args[i].name() +
                     "'; convert it first, or pick another overload",
                 n);
@@ -186,7 +187,7 @@ class Linter {
       const Value* out = n->outputs()[i];
       if (r != nullptr && !compatible(*r, *out->type().schemaType())) {
         failUse("output " + std::to_string(i) + " (" + describe(out) +
-                    ") of " + op + " is declared with a type its result (" +
+                    ") of " + opName() + " is declared with a type its result (" +
                     r->toString() + ") cannot have",
                 n);
       }
