@@ -510,18 +510,50 @@ void Graph::freeBlock(Block* b) {
 }
 
 void Graph::freeNode(Node* n) {
-  if (insert_before_ == n) insert_before_ = block_->returnNode();
-  n->removeAllInputs();
-  while (!n->blocks_.empty()) {
-    Block* b = n->blocks_.back();
-    n->blocks_.pop_back();
-    freeBlock(b);
+  if (n->blocks_.empty()) {
+    if (insert_before_ == n) insert_before_ = block_->returnNode();
+    n->removeAllInputs();
+    for (Value* v : n->outputs_) freeValue(v);
+    n->outputs_.clear();
+    all_nodes_.erase(n);
+    ++num_freed_;
+    delete n;
+    return;
   }
-  for (Value* v : n->outputs_) freeValue(v);
-  n->outputs_.clear();
-  all_nodes_.erase(n);
-  ++num_freed_;
-  delete n;
+  // A node with blocks goes with everything they hold, in a loop rather
+  // than a recursion as deep as the blocks nest: gather the nodes and
+  // blocks, drop the uses of values defined outside (the values inside go
+  // too), then free them all.
+  std::vector<Node*> nodes{n};
+  std::vector<Block*> blocks;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    for (Block* b : nodes[i]->blocks_) {
+      blocks.push_back(b);
+      nodes.push_back(b->param_);
+      for (Node* m : b->nodes()) nodes.push_back(m);
+      nodes.push_back(b->return_);
+    }
+  }
+  const std::unordered_set<const Node*> inside(nodes.begin(), nodes.end());
+  for (Node* m : nodes) {
+    for (size_t i = 0; i < m->inputs_.size(); ++i) {
+      if (inside.count(m->inputs_[i]->node_) == 0) m->dropInput(i);
+    }
+    m->inputs_.clear();
+  }
+  for (Node* m : nodes) {
+    if (insert_before_ == m) insert_before_ = block_->returnNode();
+    for (Value* v : m->outputs_) freeValue(v);
+    m->outputs_.clear();
+    m->blocks_.clear();
+    all_nodes_.erase(m);
+    ++num_freed_;
+    delete m;
+  }
+  for (Block* b : blocks) {
+    all_blocks_.erase(b);
+    delete b;
+  }
 }
 
 Node* Graph::create(std::string kind, const std::vector<Value*>& inputs,

@@ -1,7 +1,9 @@
 // Graph::lint(): checks the invariants listed in ir.h, and that every value
 // is used as its user expects (types and operand counts).
+#include <algorithm>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -23,6 +25,7 @@ class Linter {
     // First, so that the recursion below stays shallow.
     checkBlockNesting(g_, "Graph::lint()");
     checkBlock(g_.block(), nullptr);
+    checkUseCounts();
     checkNames();
   }
 
@@ -403,10 +406,40 @@ class Linter {
         fail("%" + v->debugName() + " is used by a node in no block", def);
       }
     }
+    if (v->uses().size() > 1) {
+      // No use listed twice (sorted copy: O(U log U), not O(U^2)).
+      std::vector<std::pair<const Node*, size_t>> uses;
+      uses.reserve(v->uses().size());
+      for (const Use& u : v->uses()) uses.emplace_back(u.user, u.offset);
+      std::sort(uses.begin(), uses.end());
+      auto twice = std::adjacent_find(uses.begin(), uses.end());
+      if (twice != uses.end()) {
+        fail("the use list of %" + v->debugName() + " names input " +
+                 std::to_string(twice->second) + " of " +
+                 twice->first->kind() + " twice",
+             def);
+      }
+    }
     if (!visible_.insert(v).second) {
       fail("%" + v->debugName() + " is defined twice", def);
     }
     scope_.back().push_back(v);
+  }
+
+  // Every use listed is a real input (checkValue) and none twice; so the
+  // lists are exact when each value has as many uses as inputs name it.
+  void checkUseCounts() {
+    for (const Value* v : values_) {
+      auto it = occurrences_.find(v);
+      const size_t inputs = it == occurrences_.end() ? 0 : it->second;
+      if (inputs != v->uses().size()) {
+        fail("the use list of %" + v->debugName() + " has " +
+                 std::to_string(v->uses().size()) + " entries but " +
+                 std::to_string(inputs) +
+                 " inputs of the graph's nodes name it",
+             v->node());
+      }
+    }
   }
 
   void checkUse(const Node* n, size_t i) {
@@ -417,16 +450,9 @@ class Linter {
                "one",
            n);
     }
-    size_t count = 0;
-    for (const Use& u : v->uses()) {
-      if (u.user == n && u.offset == i) ++count;
-    }
-    if (count != 1) {
-      fail("input " + std::to_string(i) + " (%" + v->debugName() + ") of " +
-               n->kind() + " appears " + std::to_string(count) +
-               " times in its value's use list, not once",
-           n);
-    }
+    // Counted, and compared with the use list once at the end: looking
+    // each use up in the list would be quadratic in a value's uses.
+    ++occurrences_[v];
   }
 
   void checkShape(const Node* n) {
@@ -539,6 +565,7 @@ class Linter {
   const std::unordered_set<Value*>& values_;
   const std::unordered_map<std::string, Value*>& names_;
   std::unordered_set<const Value*> visible_;
+  std::unordered_map<const Value*, size_t> occurrences_;  // inputs naming it
   std::vector<std::vector<const Value*>> scope_;
 };
 

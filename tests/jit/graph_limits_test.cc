@@ -3,6 +3,7 @@
 // and the size of IR text.
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -237,6 +238,27 @@ TEST(GraphLimits, NestedIfsOverTheLimitAreRefused) {
     EXPECT_EQ(errorKindOf(f), ErrorKind::InvalidArgument);
     EXPECT_THAT(errorOf(f), HasSubstr("blocks nest more than 1000 deep"));
   }
+  // Destroying it frees the nested blocks in a loop (it recursed as deep).
+  g.block()->nodes().first->destroy();
+  EXPECT_TRUE(g.block()->empty());
+  g.lint();
+}
+
+// One value used by 100,000 inputs: lint compares use lists in O(uses log
+// uses) (it looked each use up in the list: 10^10 steps), and the
+// interpreter summarises a value's uses once.
+TEST(GraphLimits, ManyUsesOfOneValue) {
+  Graph g;
+  Value* x = g.addInput("x", Type::of(Kind::Int));
+  std::vector<Value*> inputs(100000, x);
+  Node* n = g.insertNode(g.create(std::string(prim::kListConstruct), inputs));
+  n->output()->setType(Type(SchemaType::list(SchemaType::get(Kind::Int))));
+  g.registerOutput(n->output());
+  g.lint();
+  Code code(g);
+  Stack stack{IValue(int64_t{7})};
+  code.run(stack);
+  EXPECT_EQ(stack[0].toIntVector().size(), 100000u);
 }
 
 TEST(GraphLimits, TextOverTheSizeLimitIsRefused) {
