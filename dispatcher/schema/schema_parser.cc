@@ -539,7 +539,8 @@ class Parser {
     std::optional<NestingGuard> guard;
     if (t.is('(') || t.isIdent("Dict") || t.isIdent("Future") ||
         t.isIdent("RRef")) {
-      guard.emplace(*this, t.pos, "types such as Dict(...), Future(...) and tuples");
+      guard.emplace(*this, t.pos,
+                    "types such as Dict(...), Future(...) and tuples");
     }
     if (t.is('(')) {
       next();

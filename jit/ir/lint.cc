@@ -100,8 +100,9 @@ class Linter {
 
   // `formal` with its type variables replaced by their bindings; null when
   // one is unbound or the type holds Any (then anything goes).
-  static SchemaTypePtr substitute(const SchemaTypePtr& formal,
-                                  const std::map<std::string, SchemaTypePtr>& env) {
+  static SchemaTypePtr substitute(
+      const SchemaTypePtr& formal,
+      const std::map<std::string, SchemaTypePtr>& env) {
     // Lists and optionals in a loop: they may nest without bound.
     std::vector<SchemaType::Kind> wrappers;
     const SchemaType* base = formal.get();
@@ -167,8 +168,8 @@ class Linter {
               n);
     }
     if (!s.is_varret() && n->outputs().size() != rets.size()) {
-      failUse(opName() + " returns " + std::to_string(rets.size()) + " values (" +
-                  toString(s) + ") but the node has " +
+      failUse(opName() + " returns " + std::to_string(rets.size()) +
+                  " values (" + toString(s) + ") but the node has " +
                   std::to_string(n->outputs().size()) + " outputs",
               n);
     }
@@ -190,8 +191,9 @@ class Linter {
       const Value* out = n->outputs()[i];
       if (r != nullptr && !compatible(*r, *out->type().schemaType())) {
         failUse("output " + std::to_string(i) + " (" + describe(out) +
-                    ") of " + opName() + " is declared with a type its result (" +
-                    r->toString() + ") cannot have",
+                    ") of " + opName() +
+                    " is declared with a type its result (" + r->toString() +
+                    ") cannot have",
                 n);
       }
     }
@@ -354,7 +356,8 @@ class Linter {
         }
       }
       const SchemaType& t = *n->output()->type().schemaType();
-      if (t.kind() != K::Future || !fits(body->outputs()[0], *t.elementType())) {
+      if (t.kind() != K::Future ||
+          !fits(body->outputs()[0], *t.elementType())) {
         failUse("prim::fork's output must be a Future of what its block "
                 "returns (" + describe(body->outputs()[0]) + "), not " +
                     describe(n->output()),

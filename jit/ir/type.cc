@@ -144,7 +144,9 @@ int matchScore(const SchemaType& actual_type, const SchemaType& formal_type) {
       }
       default:
         if (a == f) return extra;
-        if (isIntLike(f) && isIntLike(a)) return extra + (a == Kind::Int ? 0 : 1);
+        if (isIntLike(f) && isIntLike(a)) {
+          return extra + (a == Kind::Int ? 0 : 1);
+        }
         return -1;
     }
   }

@@ -198,7 +198,8 @@ TEST(LintTypes, SubtypesAreAccepted) {
   for (const char* ir : graphs) {
     SCOPED_TRACE(ir);
     std::unique_ptr<Graph> g = parseIR(ir);
-    const Tensor x = turnout::testing::tensorOf({1., 2., 3., 4., 5., 6.}, {2, 3});
+    const Tensor x =
+        turnout::testing::tensorOf({1., 2., 3., 4., 5., 6.}, {2, 3});
     Stack a = g->inputs().size() == 1
                   ? Stack{IValue(x)}
                   : Stack{IValue(true), IValue(x)};

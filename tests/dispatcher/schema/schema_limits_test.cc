@@ -112,7 +112,8 @@ TEST(SchemaLimits, FactoriesRefuseTooDeepTypes) {
 TEST(SchemaLimits, AnnotatedListsAndListLiteralsStopAtTheLimit) {
   const int n = SchemaType::kMaxNesting;
   // An annotation inside lists nests once per list.
-  FunctionSchema ok = parseSchema("f(Tensor(a)" + repeat("[]", n) + " x) -> ()");
+  FunctionSchema ok =
+      parseSchema("f(Tensor(a)" + repeat("[]", n) + " x) -> ()");
   EXPECT_EQ(toString(ok), "f(Tensor(a)" + repeat("[]", n) + " x) -> ()");
   EXPECT_THAT(
       errorOf([&] {
