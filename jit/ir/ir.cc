@@ -33,7 +33,12 @@ bool isInterpreterPrim(std::string_view kind) {
          kind == prim::kWait;
 }
 
-void checkBlockNesting(const Graph& g, std::string_view what) {
+namespace {
+
+// Throws when blocks nest deeper than kMaxBlockNesting in `root`, itself
+// `root_depth` deep.
+void checkNestingFrom(const Block* root, size_t root_depth,
+                      std::string_view what) {
   // Depth-first over (block, next node, depth) frames kept in a vector.
   struct Frame {
     const Block* block;
@@ -41,7 +46,7 @@ void checkBlockNesting(const Graph& g, std::string_view what) {
     size_t depth;  // how many nodes own this block, transitively
   };
   std::vector<Frame> stack;
-  stack.push_back({g.block(), g.block()->paramNode()->next(), 0});
+  stack.push_back({root, root->paramNode()->next(), root_depth});
   while (!stack.empty()) {
     Frame& top = stack.back();
     if (top.next == top.block->returnNode()) {
@@ -69,6 +74,12 @@ void checkBlockNesting(const Graph& g, std::string_view what) {
       stack.push_back({b, b->paramNode()->next(), depth});
     }
   }
+}
+
+}  // namespace
+
+void checkBlockNesting(const Graph& g, std::string_view what) {
+  checkNestingFrom(g.block(), 0, what);
 }
 
 // ---- Value
@@ -435,11 +446,18 @@ void Block::eraseOutput(size_t i) { return_->removeInput(i); }
 
 void Block::cloneFrom(const Block* src,
                       std::unordered_map<const Value*, Value*>& env) {
+  // The clone recurses once per level: check the depth first.
+  checkNestingFrom(src, 0, "Block::cloneFrom()");
+  cloneFromUnchecked(src, env);
+}
+
+void Block::cloneFromUnchecked(const Block* src,
+                               std::unordered_map<const Value*, Value*>& env) {
   for (const Value* in : src->inputs()) {
     env[in] = addInput("", in->type());
   }
   for (const Node* n : src->nodes()) {
-    Node* copy = graph_->createClone(n, env);
+    Node* copy = graph_->createCloneUnchecked(n, env);
     appendNode(copy);
   }
   for (const Value* out : src->outputs()) {
@@ -567,6 +585,14 @@ Node* Graph::create(std::string kind, const std::vector<Value*>& inputs,
 
 Node* Graph::createClone(const Node* src,
                          std::unordered_map<const Value*, Value*>& env) {
+  for (const Block* b : src->blocks_) {
+    checkNestingFrom(b, 1, "Graph::createClone()");
+  }
+  return createCloneUnchecked(src, env);
+}
+
+Node* Graph::createCloneUnchecked(
+    const Node* src, std::unordered_map<const Value*, Value*>& env) {
   Node* n = new Node(this, src->kind_);
   all_nodes_.insert(n);
   for (const Value* in : src->inputs_) {
@@ -583,7 +609,9 @@ Node* Graph::createClone(const Node* src,
   n->source_location_ = src->source_location_;
   n->op_ = src->op_;
   n->print_overload_ = src->print_overload_;
-  for (const Block* b : src->blocks_) n->addBlock()->cloneFrom(b, env);
+  for (const Block* b : src->blocks_) {
+    n->addBlock()->cloneFromUnchecked(b, env);
+  }
   return n;
 }
 
@@ -665,7 +693,7 @@ std::unique_ptr<Graph> Graph::copy() const {
   checkBlockNesting(*this, "Graph::copy()");
   auto g = std::make_unique<Graph>();
   std::unordered_map<const Value*, Value*> env;
-  g->block_->cloneFrom(block_, env);
+  g->block_->cloneFromUnchecked(block_, env);
   // Same names: rename in a second pass so that a fresh numeric name given
   // during cloning never collides with an original one.
   for (const auto& entry : env) {

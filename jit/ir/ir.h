@@ -321,13 +321,18 @@ class Block {
 
   /// Clones `src`'s inputs, nodes and outputs into this (empty) block;
   /// `env` maps values defined outside `src` to values visible here and
-  /// is extended with every value the clone defines.
+  /// is extended with every value the clone defines. Throws
+  /// Error(InvalidArgument) when blocks nest in `src` deeper than
+  /// kMaxBlockNesting.
   void cloneFrom(const Block* src,
                  std::unordered_map<const Value*, Value*>& env);
 
  private:
   friend class Graph;
   friend class Node;
+  // cloneFrom without the depth check (done once, at the top).
+  void cloneFromUnchecked(const Block* src,
+                          std::unordered_map<const Value*, Value*>& env);
   Block(Graph* graph, Node* owning_node);
   ~Block();
 
@@ -361,7 +366,9 @@ class Graph {
   Node* create(std::string kind, const std::vector<Value*>& inputs = {},
                size_t num_outputs = 1);
   /// A copy of `n` (kind, attributes, operator, source location, output
-  /// types and nested blocks) whose inputs are `value_map(input)`.
+  /// types and nested blocks) whose inputs are `value_map(input)`. Throws
+  /// Error(InvalidArgument) when blocks nest in `n` deeper than
+  /// kMaxBlockNesting.
   Node* createClone(const Node* n,
                     std::unordered_map<const Value*, Value*>& env);
   /// Inserts `n` at the insertion point and returns it.
@@ -414,6 +421,9 @@ class Graph {
   friend class Block;
   friend class Node;
   friend class Value;
+  // createClone without the depth check (done once, at the top).
+  Node* createCloneUnchecked(const Node* n,
+                             std::unordered_map<const Value*, Value*>& env);
   Value* newValue(Node* node, size_t offset, Type type);
   void freeValue(Value* v);
   Block* newBlock(Node* owning_node);

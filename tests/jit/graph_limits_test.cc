@@ -3,6 +3,7 @@
 // and the size of IR text.
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -224,6 +225,18 @@ TEST(GraphLimits, NestedIfsOverTheLimitAreRefused) {
       [&] { g.lint(); },
       [&] { g.toString(); },
       [&] { g.copy(); },
+      [&] {
+        Graph other;
+        std::unordered_map<const Value*, Value*> env{
+            {c, other.addInput("c", Type::of(Kind::Bool))}};
+        other.createClone(g.block()->nodes().first, env);
+      },
+      [&] {
+        Graph other;
+        std::unordered_map<const Value*, Value*> env{
+            {c, other.addInput("c", Type::of(Kind::Bool))}};
+        other.block()->cloneFrom(g.block(), env);
+      },
       [&] { Code code(g); },
       [&] { GraphExecutor ex(g); },
       [&] { propagateConstants(g); },
