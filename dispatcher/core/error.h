@@ -125,6 +125,19 @@ WarningHandler setWarningHandler(WarningHandler handler);
 /// Sends `message` to the current warning handler.
 void warn(const std::string& message);
 
+/// For excerpts of a user's text in messages (the parsers' "found 'x'" and
+/// caret lines), which must never cut a UTF-8 character in two: Python
+/// cannot decode such a message.
+///
+/// The bytes of the character starting at byte `pos` of `text`: a whole
+/// UTF-8 sequence, or the one byte at `pos` when no valid sequence starts
+/// there; empty at or past the end.
+std::string_view utf8CharAt(std::string_view text, size_t pos);
+
+/// How many characters `text` holds (a byte of no valid UTF-8 sequence
+/// counts as one): the column a caret under the end of `text` goes in.
+size_t utf8Length(std::string_view text);
+
 // Implementation details.
 namespace detail {
 

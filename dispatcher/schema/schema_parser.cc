@@ -358,7 +358,8 @@ class Parser {
       ++end;
       t.kind = Tok::String;
     } else {
-      fail(pos, std::string("unexpected character '") + c + "'");
+      fail(pos, "unexpected character '" + std::string(utf8CharAt(text_, pos)) +
+                    "'");
     }
     t.text = std::string_view(data + pos, end - pos);
     return t;
@@ -424,7 +425,10 @@ class Parser {
     }
     std::string out = "invalid ";
     out.append(what_).append(": ").append(message).append("\n  ");
-    out.append(line).append("\n  ").append(pos, ' ').append("^");
+    // The caret's column counts characters, not bytes.
+    out.append(line).append("\n  ");
+    out.append(utf8Length(text_.substr(0, std::min(pos, text_.size()))), ' ');
+    out.append("^");
     throw Error(ErrorKind::InvalidArgument, std::move(out));
   }
 
@@ -1036,8 +1040,8 @@ class Parser {
             out += static_cast<char>(value);
             break;
           }
-          fail(escape_pos,
-               std::string("unknown escape sequence '\\") + e + "'");
+          fail(escape_pos, "unknown escape sequence '\\" +
+                               std::string(utf8CharAt(body, i)) + "'");
       }
     }
     return out;

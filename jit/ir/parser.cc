@@ -1,5 +1,6 @@
 #include "jit/ir/parser.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -71,7 +72,9 @@ class Parser {
     }
     size_t line_end = text_.find('\n', line_start);
     if (line_end == std::string_view::npos) line_end = text_.size();
-    const size_t col = pos - line_start + 1;
+    // Columns count characters, not bytes.
+    const size_t col =
+        utf8Length(text_.substr(line_start, std::min(pos, text_.size()) - line_start)) + 1;
     std::string out = "parse error at " + std::to_string(line) + ":" +
                       std::to_string(col) + ": " + message + "\n    " +
                       std::string(text_.substr(line_start, line_end - line_start)) +
@@ -82,7 +85,7 @@ class Parser {
   std::string found() const {
     if (pos_ >= text_.size()) return "the end of the text";
     if (text_[pos_] == '\n') return "the end of the line";
-    size_t end = pos_ + 1;
+    size_t end = pos_ + utf8CharAt(text_, pos_).size();
     if (isNameChar(text_[pos_])) {
       while (end < text_.size() && isNameChar(text_[end])) ++end;
     }
@@ -420,7 +423,8 @@ class Parser {
           break;
         }
         default:
-          failAt(pos_ - 2, std::string("unknown escape \\") + e);
+          failAt(pos_ - 2, "unknown escape \\" +
+                               std::string(utf8CharAt(text_, pos_ - 1)));
       }
     }
     if (pos_ >= text_.size()) failAt(start, "unterminated string literal");

@@ -233,6 +233,29 @@ TEST(Parser, ErrorsGiveLineColumnAndWhatWasExpected) {
   }
 }
 
+// Issue 15: an error at a non-ASCII character quoted one byte of it, and
+// Python raised the error with no message (the text was not UTF-8).
+TEST(Parser, ErrorsQuoteWholeCharactersAndCountColumnsInCharacters) {
+  EXPECT_EQ(errorOf([] {
+              parseIR("graph(%x : Tensor):\n  %y : Tensor = aten::neg(%x, é)\n"
+                      "  return (%y)\n");
+            }),
+            "parse error at 2:31: expected '%' but found 'é'\n"
+            "      %y : Tensor = aten::neg(%x, é)\n"
+            "                                  ^");
+  // Characters before the error shift the column by one each, not by their
+  // byte count.
+  EXPECT_EQ(errorOf([] { parseIR("graph(%x : Tensor):  # ü€😀\n  😀\n"); }),
+            "parse error at 2:3: expected 'return' but found '😀'\n"
+            "      😀\n"
+            "      ^");
+  EXPECT_THAT(errorOf([] {
+                parseIR("graph(%x : Tensor):\n  %s : str = "
+                        "prim::Constant[value=\"a\\é\"]()\n  return (%x)\n");
+              }),
+              HasSubstr("unknown escape \\é\n"));
+}
+
 TEST(Parser, ErrorShowsTheLineWithACaret) {
   EXPECT_EQ(errorOf([] {
               parseIR("graph(%x : Tensor):\n  %y : Tensor = aten::neg(%x,, )\n"
