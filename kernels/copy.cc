@@ -37,7 +37,6 @@ void checkSrcBroadcasts(const Tensor& self, const Tensor& src, const char* op) {
       "] doesn't match the broadcast shape [", absl::StrJoin(shape, ", "), "]");
 }
 
-// A written-to tensor must not have two elements at one address.
 // The fill value as T, or PyTorch's overflow message.
 template <class T>
 T fillValue(const Scalar& value, ScalarType dtype) {
