@@ -1,6 +1,7 @@
 #include "kernels/blas.h"
 
 #include <cblas.h>
+#include <dlfcn.h>
 
 #include <algorithm>
 #include <atomic>
@@ -55,16 +56,21 @@ bool fitsBlasInt(int64_t v) { return v <= INT_MAX; }
 
 // OpenBLAS and process exit. OpenBLAS's library destructor (gotoblas_quit,
 // run by exit() after every atexit handler) tells its worker threads to stop
-// and joins them. When another thread is inside a BLAS call at that moment,
-// a worker misses the stop and exit() hangs forever in pthread_join: a
-// daemon thread in mm at the end of a Python program, or a C++ program that
-// returns from main while a worker thread multiplies.
+// and joins them; that join hangs for ever when a worker misses the stop,
+// which happens when another thread is inside a BLAS call at that moment,
+// or when the workers are still going back to sleep after one: a daemon
+// thread in mm at the end of a Python program, a C++ program that returns
+// from main while a worker thread multiplies.
 //
 // So exit() first runs drainAtExit (an atexit handler, registered when this
 // library loads, which runs before any library destructor): from then on a
-// gemm takes the plain loop instead of OpenBLAS, and exit waits for the
-// calls already inside OpenBLAS to return. Cost on every call: one atomic
-// increment and decrement, and one load.
+// gemm takes the plain loop instead of OpenBLAS; it waits for the calls
+// already inside OpenBLAS to return; then it tells OpenBLAS that its thread
+// server is down (blas_server_avail, the exported flag its shutdown tests
+// first, looked up by name so that another BLAS is left alone), so its
+// destructor frees its buffers and joins nothing. The workers end with the
+// process. Cost on every call: one atomic increment and decrement, and one
+// load.
 std::atomic<int> blas_calls_in_flight{0};
 std::atomic<bool> blas_exiting{false};
 
@@ -74,6 +80,11 @@ void drainAtExit() {
   blas_exiting.store(true);
   while (blas_calls_in_flight.load() != 0) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  // No call is inside OpenBLAS (none holds its server lock), and none will
+  // enter: its shutdown may skip the workers.
+  if (void* avail = dlsym(RTLD_DEFAULT, "blas_server_avail")) {
+    *static_cast<int*>(avail) = 0;
   }
 }
 
