@@ -61,7 +61,7 @@ void Dispatcher::registerFrameworkFallthroughs() {
   // include set and fall through unless an operator registers for them.
   AnnotatedKernel fallthrough{KernelFunction::makeFallthrough(), std::nullopt,
                               std::nullopt,
-                              "registered by turnout as a framework default"};
+                              "registered in turnout framework"};
   std::vector<int> slots = slotsFor(DispatchKey::Autograd);
   slots.push_back(getDispatchTableIndexForDispatchKey(DispatchKey::ADInplaceOrView));
   slots.push_back(getDispatchTableIndexForDispatchKey(DispatchKey::BackendSelect));

@@ -135,7 +135,8 @@ Library& Library::defWithKernel(std::string_view name_or_schema, CppFunction f) 
                                       ? std::string()
                                       : "." + name.overload_name);
     // The inferred schema reads "(Tensor _0) -> Tensor _0": prefix the name.
-    def(op + *f.schema_);
+    // As in c10, an inferred schema says nothing of aliasing: CONSERVATIVE.
+    def(op + *f.schema_, AliasAnalysisKind::CONSERVATIVE);
   }
   std::string name = std::holds_alternative<FunctionSchema>(parsed)
                          ? toString(std::get<FunctionSchema>(parsed).operator_name())

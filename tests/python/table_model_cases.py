@@ -80,9 +80,10 @@ class Impl:
             ft = text.startswith("fallthrough ")
             self.fallbacks[key] = model.Fallback(
                 key, text[len("fallthrough "):] if ft else text, ft)
-        # A math kernel reaches every backend and autograd key: with the
-        # fallbacks, every runtime key a drawn case can show, in table order.
-        op, libs = self._op_with(["CompositeImplicitAutograd"])
+        # A kernel at every alias key reaches every backend, nested, autograd
+        # and batched key: with the fallbacks, every runtime key a drawn case
+        # can show, in table order.
+        op, libs = self._op_with([k for k in self.alias_keys if k])
         self.runtime_keys = list(model.parse_table(C._dispatch_dump_table(op)))
         # The DispatchKey enum order of every key a kernel is drawn at.
         op, libs = self._op_with(list(KERNEL_KEYS) + [
