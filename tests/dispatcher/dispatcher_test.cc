@@ -96,12 +96,11 @@ TEST(Dispatcher, DumpsUseC10Formats) {
   EXPECT_THAT(table, HasSubstr("AutogradOther: fn_math [math kernel]\n"));
   // CPU has its own kernel: autograd for CPU falls through to it.
   EXPECT_THAT(table,
-              HasSubstr("AutogradCPU: fallthrough registered by turnout as a "
-                        "framework default [backend fallback]\n"));
+              HasSubstr("AutogradCPU: fallthrough registered in turnout "
+                        "framework [backend fallback]\n"));
   EXPECT_THAT(table, HasSubstr("AutogradCUDA: fn_math [math kernel]\n"));
-  EXPECT_THAT(table, HasSubstr("BackendSelect: fallthrough registered by "
-                               "turnout as a framework default [backend "
-                               "fallback]\n"));
+  EXPECT_THAT(table, HasSubstr("BackendSelect: fallthrough registered in "
+                               "turnout framework [backend fallback]\n"));
   foo.checkInvariants();
 }
 
