@@ -34,6 +34,18 @@ namespace {
 
 Tensor identityKernel(const Tensor& t) { return t; }
 
+// Runs `f`. An error with a hint is reported without it: this is the
+// torch-named API, whose errors keep the shape of torch's (Error::withHint).
+template <typename F>
+void torchShaped(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    if (!e.hasHint()) throw;
+    throw e.withoutHint();
+  }
+}
+
 // The file name outlives the Library, which keeps a pointer to it.
 struct PyLibrary {
   std::string file;
@@ -55,9 +67,10 @@ Library::Kind parseKind(const std::string& kind) {
   if (kind == "DEF") return Library::DEF;
   if (kind == "IMPL") return Library::IMPL;
   if (kind == "FRAGMENT") return Library::FRAGMENT;
-  TURNOUT_CHECK(false, ErrorKind::InvalidArgument,
-                "_dispatch_library(kind, ...): kind must be 'DEF', 'IMPL' or "
-                "'FRAGMENT', got '", kind, "'");
+  // "could not parse KIND", as torch's, with the kinds that parse.
+  TURNOUT_CHECK(false, ErrorKind::InvalidArgument, "could not parse ", kind,
+                ": _dispatch_library(kind, ...) takes kind 'DEF', 'IMPL' or "
+                "'FRAGMENT'");
   return Library::DEF;
 }
 
@@ -65,9 +78,9 @@ AliasAnalysisKind parseAlias(const std::string& alias) {
   if (alias.empty() || alias == "FROM_SCHEMA") return AliasAnalysisKind::FROM_SCHEMA;
   if (alias == "CONSERVATIVE") return AliasAnalysisKind::CONSERVATIVE;
   if (alias == "PURE_FUNCTION") return AliasAnalysisKind::PURE_FUNCTION;
-  TURNOUT_CHECK(false, ErrorKind::InvalidArgument,
-                "def_(schema, alias): alias must be '', 'FROM_SCHEMA', "
-                "'CONSERVATIVE' or 'PURE_FUNCTION', got '", alias, "'");
+  TURNOUT_CHECK(false, ErrorKind::InvalidArgument, "could not parse ", alias,
+                ": def_(schema, alias) takes alias '', 'FROM_SCHEMA', "
+                "'CONSERVATIVE' or 'PURE_FUNCTION'");
   return AliasAnalysisKind::FROM_SCHEMA;
 }
 
@@ -82,8 +95,8 @@ CppFunction identity(const std::string& dispatch_key, const std::string& debug) 
 CppFunction pythonKernel(const std::string& what, const std::string& key,
                          const py::object& func, bool with_keyset, bool with_op) {
   TURNOUT_CHECK(PyCallable_Check(func.ptr()), ErrorKind::Type, what,
-                ": expected the kernel to be callable, got ",
-                describePyType(func));
+                ": the kernel must be a callable, but found type ",
+                py::str(py::type::of(func)).cast<std::string>());
   releasePendingPyObjects();
   std::string debug = describePythonCallable(func);
   CppFunction f = CppFunction::fromKernelFunction(
@@ -125,26 +138,28 @@ void initLibrary(py::module_& m) {
                         "A Library made by _dispatch_library.")
       .def("def_",
            [](PyLibrary& self, const std::string& schema, const std::string& alias) {
-             self.get().def(schema, parseAlias(alias));
+             torchShaped([&] { self.get().def(schema, parseAlias(alias)); });
            },
            py::arg("schema"), py::arg("alias") = "")
       .def("def_name_t_t",
            [](PyLibrary& self, const std::string& name, const std::string& key,
               const std::string& debug) {
-             self.get().def(name, identity(key, debug));
+             torchShaped([&] { self.get().def(name, identity(key, debug)); });
            },
            py::arg("name"), py::arg("dispatch") = "",
            py::arg("debug") = "default_def_name_t_t")
       .def("impl_t_t",
            [](PyLibrary& self, const std::string& name, const std::string& key,
               const std::string& debug) {
-             self.get().impl(name, identity(key, debug));
+             torchShaped([&] { self.get().impl(name, identity(key, debug)); });
            },
            py::arg("name"), py::arg("dispatch") = "", py::arg("debug") = "impl_t_t")
       .def("define",
            [](PyLibrary& self, const std::string& schema,
               const std::string& alias, const py::object& tags) {
-             self.get().def(schema, parseAlias(alias), parseTags(tags));
+             torchShaped([&] {
+               self.get().def(schema, parseAlias(alias), parseTags(tags));
+             });
            },
            py::arg("schema"), py::arg("alias_analysis") = "",
            py::arg("tags") = py::tuple(),
@@ -154,9 +169,11 @@ void initLibrary(py::module_& m) {
       .def("impl",
            [](PyLibrary& self, const std::string& name, const std::string& key,
               const py::object& func, bool with_keyset) {
-             Library& lib = self.get();
-             lib.impl(name, pythonKernel("impl(" + name + ")", key, func,
-                                         with_keyset, /*with_op=*/false));
+             torchShaped([&] {
+               Library& lib = self.get();
+               lib.impl(name, pythonKernel("impl(" + name + ")", key, func,
+                                           with_keyset, /*with_op=*/false));
+             });
            },
            py::arg("name"), py::arg("dispatch"), py::arg("func"),
            py::arg("with_keyset") = false,
@@ -166,9 +183,11 @@ void initLibrary(py::module_& m) {
       .def("fallback",
            [](PyLibrary& self, const std::string& key, const py::object& func,
               bool with_keyset) {
-             Library& lib = self.get();
-             lib.fallback(pythonKernel("fallback(" + key + ")", key, func,
-                                       with_keyset, /*with_op=*/true));
+             torchShaped([&] {
+               Library& lib = self.get();
+               lib.fallback(pythonKernel("fallback(" + key + ")", key, func,
+                                         with_keyset, /*with_op=*/true));
+             });
            },
            py::arg("dispatch"), py::arg("func"), py::arg("with_keyset") = false,
            "Registers the Python callable `func` as the backend fallback for "
@@ -178,19 +197,23 @@ void initLibrary(py::module_& m) {
            "OpOverload.")
       .def("impl_fallthrough",
            [](PyLibrary& self, const std::string& name, const std::string& key) {
-             std::optional<DispatchKey> k = parseKey(key);
-             CppFunction f = CppFunction::makeFallthrough();
-             if (k) f = dispatch(*k, std::move(f));
-             self.get().impl(name, std::move(f));
+             torchShaped([&] {
+               std::optional<DispatchKey> k = parseKey(key);
+               CppFunction f = CppFunction::makeFallthrough();
+               if (k) f = dispatch(*k, std::move(f));
+               self.get().impl(name, std::move(f));
+             });
            },
            py::arg("name"), py::arg("dispatch") = "",
            "Makes the dispatcher skip `dispatch` for operator `name`.")
       .def("fallback_fallthrough",
            [](PyLibrary& self, const std::string& key) {
-             std::optional<DispatchKey> k = parseKey(key);
-             CppFunction f = CppFunction::makeFallthrough();
-             if (k) f = dispatch(*k, std::move(f));
-             self.get().fallback(std::move(f));
+             torchShaped([&] {
+               std::optional<DispatchKey> k = parseKey(key);
+               CppFunction f = CppFunction::makeFallthrough();
+               if (k) f = dispatch(*k, std::move(f));
+               self.get().fallback(std::move(f));
+             });
            },
            py::arg("dispatch") = "")
       .def("_destroy", [](PyLibrary& self) { self.lib.reset(); },
@@ -202,8 +225,11 @@ void initLibrary(py::module_& m) {
          const std::string& file, uint32_t linenum) {
         auto out = std::make_unique<PyLibrary>();
         out->file = file;
-        out->lib = std::make_unique<Library>(parseKind(kind), ns, parseKey(key),
-                                             out->file.c_str(), linenum);
+        torchShaped([&] {
+          out->lib = std::make_unique<Library>(parseKind(kind), ns,
+                                               parseKey(key), out->file.c_str(),
+                                               linenum);
+        });
         return out;
       },
       py::arg("kind"), py::arg("ns"), py::arg("dispatch"),

@@ -168,16 +168,21 @@ void OperatorEntry::checkKernelAgainstSchema(
   const FunctionSchema& inferred = found->second;
   std::optional<std::string> difference =
       findSchemaDifferences(inferred, schema);
-  TURNOUT_CHECK(!difference.has_value(), ErrorKind::InvalidArgument,
-                "Inferred operator schema for a C++ kernel function doesn't "
-                "match the expected function schema.\n"
-                "  operator: ",
-                toString(name_), "\n  expected schema: ", toString(schema),
-                "\n    ", schema_debug, "\n  inferred schema: ",
-                *k.inferred_schema, "\n    ", k.debug, "\n  dispatch key: ",
-                toString(key), "\n  reason: ", *difference,
-                "\nFix the kernel's C++ signature or the declared schema so "
-                "that they agree.");
+  if (difference.has_value()) {
+    // c10's lines, in c10's order; the key and the fix are turnout's hint.
+    throw Error::withHint(
+        ErrorKind::InvalidArgument,
+        detail::joinParts(
+            "Inferred operator schema for a C++ kernel function doesn't "
+            "match the expected function schema.\n  operator: ",
+            toString(name_), "\n  expected schema: ", toString(schema),
+            "\n    ", schema_debug, "\n  inferred schema: ",
+            *k.inferred_schema, "\n    ", k.debug, "\n  reason: ",
+            *difference),
+        detail::joinParts("\n  dispatch key: ", toString(key),
+                          "\nFix the kernel's C++ signature or the declared "
+                          "schema so that they agree."));
+  }
 }
 
 void OperatorEntry::checkCppSignature(DispatchKey key,
