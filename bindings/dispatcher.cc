@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "bindings/bindings.h"
+#include "bindings/tensor.h"
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/local_dispatch_key_set.h"
 #include "dispatcher/schema/schema_parser.h"
@@ -131,6 +132,10 @@ void initDispatcher(py::module_& m) {
       py::arg("dispatch_key") = "",
       "Prints, one a line, the operators with a kernel for `dispatch_key` "
       "(every registered operator when '').");
+  m.def(
+      "_dispatch_key_set",
+      [](const Tensor& t) { return toString(t.key_set()); },
+      "The key set of a tensor, as text (torch's _dispatch_key_set).");
   m.def("_dispatch_has_backend_fallback", [](DispatchKey k) {
     return Dispatcher::singleton().hasBackendFallbackForDispatchKey(k);
   });

@@ -239,3 +239,54 @@ def test_classmethod_handler_on_a_mode_is_refused():
     theirs, ours = both(case)
     assert_same_error(theirs, ours, r"^<class '.*\.M'>'s ",
                       r"should be a normal method,? not a class method")
+
+
+# ---- keys by name, and the key helpers torch has ----------------------------------
+
+
+def test_keys_by_name():
+    """A key name stands for a DispatchKey argument, as in torch."""
+    def case(api, ns):
+        C = api.C
+        lib = C._dispatch_library("FRAGMENT", ns, "")
+        lib.def_("f(Tensor x) -> Tensor")
+        lib.impl_t_t("f", dispatch="CPU")
+        return (C._dispatch_has_kernel_for_dispatch_key(f"{ns}::f", "CPU"),
+                C._dispatch_has_kernel_for_dispatch_key(f"{ns}::f", "CUDA"),
+                C._dispatch_has_computed_kernel_for_dispatch_key(
+                    f"{ns}::f", "AutogradCPU"),
+                C._dispatch_has_backend_fallback("XLA"),
+                C._dispatch_is_included_in_alias(
+                    "CPU", "CompositeExplicitAutograd"))
+    theirs, ours = both(case)
+    assert ours == theirs == ((True, False, True, False, True), None)
+
+
+@pytest.mark.parametrize("key", ["CPU", "AutogradCPU", "AutogradOther",
+                                 "QuantizedCPU", "SparseCPU", "Meta", "XLA",
+                                 "Python", "Undefined"])
+@pytest.mark.parametrize("alias", ["CompositeExplicitAutograd",
+                                   "CompositeExplicitAutogradNonFunctional",
+                                   "CompositeImplicitAutograd", "Autograd"])
+def test_is_included_in_alias(key, alias):
+    def case(api, ns):
+        return api.C._dispatch_is_included_in_alias(
+            getattr(api.C.DispatchKey, key), getattr(api.C.DispatchKey, alias))
+    theirs, ours = both(case)
+    assert ours == theirs
+
+
+def test_autogradother_backends_and_key_set():
+    common = {"FPGA", "Vulkan", "Metal", "QuantizedCPU", "SparseCUDA",
+              "SparseCsrCPU", "MkldnnCPU", "CustomRNGKeyId", "CPU", "CUDA",
+              "AutogradCPU"}
+
+    def case(api, ns):
+        text = api.C._dispatch_keyset_to_string(
+            api.C._dispatch_autogradother_backends)
+        names = set(text[len("DispatchKeySet("):-1].split(", "))
+        return names & common, api.C._dispatch_key_set(api.ones(1))
+    theirs, ours = both(case)
+    assert ours[0][0] == theirs[0][0]
+    assert ours[0][1].startswith("DispatchKeySet(CPU, ")
+    assert "AutogradCPU" in ours[0][1]
