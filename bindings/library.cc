@@ -25,6 +25,7 @@
 #include "dispatcher/core/error.h"
 #include "dispatcher/library.h"
 #include "dispatcher/load_library.h"
+#include "dispatcher/schema/schema_parser.h"
 
 namespace py = pybind11;
 
@@ -33,6 +34,7 @@ namespace bindings {
 namespace {
 
 Tensor identityKernel(const Tensor& t) { return t; }
+Tensor firstKernel(const Tensor& a, const Tensor& b) { return a; }
 
 // Runs `f`. An error with a hint is reported without it: this is the
 // torch-named API, whose errors keep the shape of torch's (Error::withHint).
@@ -84,11 +86,15 @@ AliasAnalysisKind parseAlias(const std::string& alias) {
   return AliasAnalysisKind::FROM_SCHEMA;
 }
 
-CppFunction identity(const std::string& dispatch_key, const std::string& debug) {
+CppFunction withKey(CppFunction f, const std::string& dispatch_key,
+                    const std::string& debug) {
   std::optional<DispatchKey> k = parseKey(dispatch_key);
-  CppFunction f(&identityKernel);
   if (k) f = dispatch(*k, std::move(f));
   return std::move(f).debug(debug);
+}
+
+CppFunction identity(const std::string& dispatch_key, const std::string& debug) {
+  return withKey(CppFunction(&identityKernel), dispatch_key, debug);
 }
 
 // A Python callable as a CppFunction, for `key` (or the library's key).
@@ -136,30 +142,67 @@ void initLibrary(py::module_& m) {
         "The canonical paths _load_library loaded, in order.");
   py::class_<PyLibrary>(m, "_DispatchModule",
                         "A Library made by _dispatch_library.")
+      // As torch's, the registering methods return the module (chaining).
       .def("def_",
-           [](PyLibrary& self, const std::string& schema, const std::string& alias) {
-             torchShaped([&] { self.get().def(schema, parseAlias(alias)); });
+           [](py::object self, const std::string& schema, const std::string& alias) {
+             torchShaped([&] {
+               self.cast<PyLibrary&>().get().def(schema, parseAlias(alias));
+             });
+             return self;
            },
            py::arg("schema"), py::arg("alias") = "")
       .def("def_name_t_t",
-           [](PyLibrary& self, const std::string& name, const std::string& key,
+           [](py::object self, const std::string& name, const std::string& key,
               const std::string& debug) {
-             torchShaped([&] { self.get().def(name, identity(key, debug)); });
+             torchShaped([&] {
+               self.cast<PyLibrary&>().get().def(name, identity(key, debug));
+             });
+             return self;
            },
            py::arg("name"), py::arg("dispatch") = "",
            py::arg("debug") = "default_def_name_t_t")
+      .def("def_schema_t_t",
+           [](py::object self, const std::string& schema, const std::string& key,
+              const std::string& alias, const std::string& debug) {
+             torchShaped([&] {
+               self.cast<PyLibrary&>().get().def(schema, parseAlias(alias),
+                                                 identity(key, debug));
+             });
+             return self;
+           },
+           py::arg("name"), py::arg("dispatch") = "", py::arg("alias") = "",
+           py::arg("debug") = "default_def_schema_t_t",
+           "Declares an operator by its schema with an identity kernel "
+           "(Tensor) -> Tensor for `dispatch`.")
       .def("impl_t_t",
-           [](PyLibrary& self, const std::string& name, const std::string& key,
+           [](py::object self, const std::string& name, const std::string& key,
               const std::string& debug) {
-             torchShaped([&] { self.get().impl(name, identity(key, debug)); });
+             torchShaped([&] {
+               self.cast<PyLibrary&>().get().impl(name, identity(key, debug));
+             });
+             return self;
            },
            py::arg("name"), py::arg("dispatch") = "", py::arg("debug") = "impl_t_t")
+      .def("impl_tt_t",
+           [](py::object self, const std::string& name, const std::string& key,
+              const std::string& debug) {
+             torchShaped([&] {
+               self.cast<PyLibrary&>().get().impl(
+                   name, withKey(CppFunction(&firstKernel), key, debug));
+             });
+             return self;
+           },
+           py::arg("name"), py::arg("dispatch") = "", py::arg("debug") = "",
+           "Registers a kernel (Tensor, Tensor) -> Tensor returning its first "
+           "argument (debug '': the library's site).")
       .def("define",
            [](PyLibrary& self, const std::string& schema,
               const std::string& alias, const py::object& tags) {
              torchShaped([&] {
                self.get().def(schema, parseAlias(alias), parseTags(tags));
              });
+             // As torch's: the operator's name as the schema spells it.
+             return parseSchema(schema).operator_name().name;
            },
            py::arg("schema"), py::arg("alias_analysis") = "",
            py::arg("tags") = py::tuple(),
@@ -207,13 +250,14 @@ void initLibrary(py::module_& m) {
            py::arg("name"), py::arg("dispatch") = "",
            "Makes the dispatcher skip `dispatch` for operator `name`.")
       .def("fallback_fallthrough",
-           [](PyLibrary& self, const std::string& key) {
+           [](py::object self, const std::string& key) {
              torchShaped([&] {
                std::optional<DispatchKey> k = parseKey(key);
                CppFunction f = CppFunction::makeFallthrough();
                if (k) f = dispatch(*k, std::move(f));
-               self.get().fallback(std::move(f));
+               self.cast<PyLibrary&>().get().fallback(std::move(f));
              });
+             return self;
            },
            py::arg("dispatch") = "")
       .def("_destroy", [](PyLibrary& self) { self.lib.reset(); },

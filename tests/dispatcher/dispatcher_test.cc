@@ -450,6 +450,32 @@ TEST(Dispatcher, DefWithKernelInfersTheSchema) {
             8);
 }
 
+TEST(Dispatcher, DefWithAnInferredSchemaIsConservative) {
+  // As c10: a schema inferred from a C++ function says nothing of aliasing.
+  Library lib(Library::FRAGMENT, "t17b", std::nullopt, "file.cc", 175);
+  lib.def("twice", [](const Tensor& x, int64_t n) { return n * 2; });
+  lib.def("given(Tensor x) -> Tensor", TURNOUT_FN(fn_cpu));
+  EXPECT_THAT(op("t17b::twice").dumpState(),
+              HasSubstr("alias analysis kind: CONSERVATIVE\n"));
+  EXPECT_THAT(op("t17b::given").dumpState(),
+              HasSubstr("alias analysis kind: FROM_SCHEMA\n"));
+}
+
+TEST(Dispatcher, DefWithAliasAndKernelIsAllOrNothing) {
+  Library lib(Library::FRAGMENT, "t17c", std::nullopt, "file.cc", 176);
+  lib.def("foo(Tensor x) -> Tensor", AliasAnalysisKind::PURE_FUNCTION,
+          dispatch(DispatchKey::CPU, TURNOUT_FN(fn_cpu)));
+  EXPECT_THAT(op("t17c::foo").dumpState(),
+              HasSubstr("alias analysis kind: PURE_FUNCTION\nCPU: "));
+  EXPECT_THAT(errorOf([&] {
+                lib.def("bar(Tensor x, int n) -> Tensor",
+                        AliasAnalysisKind::CONSERVATIVE,
+                        dispatch(DispatchKey::CPU, TURNOUT_FN(fn_cpu)));
+              }),
+              HasSubstr("2 vs 1."));
+  EXPECT_FALSE(Dispatcher::singleton().findOp({"t17c::bar", ""}).has_value());
+}
+
 TEST(Dispatcher, NamespaceMismatchesAreErrors) {
   Library lib(Library::FRAGMENT, "t18", std::nullopt, "file.cc", 180);
   EXPECT_THAT(errorOf([&] { lib.def("other::foo(Tensor x) -> Tensor"); }),

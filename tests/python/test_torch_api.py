@@ -290,3 +290,28 @@ def test_autogradother_backends_and_key_set():
     assert ours[0][0] == theirs[0][0]
     assert ours[0][1].startswith("DispatchKeySet(CPU, ")
     assert "AutogradCPU" in ours[0][1]
+
+
+def test_dispatch_module_methods_and_returns():
+    """The _DispatchModule methods torch has, with torch's returns: the
+    registering ones return the module, define the name as written."""
+    def case(api, ns):
+        lib = api.C._dispatch_library("FRAGMENT", ns, "")
+        out = [lib.def_("a(Tensor x) -> Tensor") is lib,
+               lib.impl_t_t("a", "CPU") is lib,
+               lib.def_name_t_t("b", "CPU", "dbg_b") is lib,
+               lib.def_schema_t_t("c(Tensor x) -> Tensor", "XLA", "",
+                                  "dbg_c") is lib,
+               lib.def_schema_t_t("d(Tensor x) -> Tensor") is lib,
+               lib.def_("e(Tensor x, Tensor y) -> Tensor") is lib,
+               lib.impl_tt_t("e", "CPU") is lib,
+               lib.define("f(Tensor x) -> Tensor"),
+               lib.define(f"{ns}::g.over(Tensor x) -> Tensor").replace(ns, "NS")]
+        out += [api.C._dispatch_dump(f"{ns}::{n}").replace(ns, "NS")
+                for n in "bcde"]
+        fb = api.C._dispatch_library("IMPL", "_", "PrivateUse1")
+        out.append(fb.fallback_fallthrough() is fb)
+        return out
+    theirs, ours = both(case)
+    assert ours == theirs
+    assert ours[0][:9] == [True] * 7 + ["f", "NS::g"]
