@@ -7,7 +7,7 @@
 // documented face of this.
 //
 //   >>> lib = _C._dispatch_library("DEF", "myns", "")
-//   >>> lib.def_name_t_t("identity")
+//   >>> _ = lib.def_name_t_t("identity")   # returns lib, as torch's
 //   >>> turnout.ops.myns.identity(t) is t   # same tensor (new wrapper)
 //   >>> lib.define("twice(Tensor x) -> Tensor")
 //   >>> lib.impl("twice", "CPU", lambda x: x + x)
