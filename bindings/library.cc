@@ -276,7 +276,8 @@ void initLibrary(py::module_& m) {
         });
         return out;
       },
-      py::arg("kind"), py::arg("ns"), py::arg("dispatch"),
+      // Argument names as torch's (the namespace is `name`).
+      py::arg("kind"), py::arg("name"), py::arg("dispatch"),
       py::arg("file") = "/dev/null", py::arg("linenum") = 0,
       "A Library for C++ kernels, as torch._C._dispatch_library.");
 }

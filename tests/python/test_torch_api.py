@@ -315,3 +315,15 @@ def test_dispatch_module_methods_and_returns():
     theirs, ours = both(case)
     assert ours == theirs
     assert ours[0][:9] == [True] * 7 + ["f", "NS::g"]
+
+
+def test_dispatch_library_takes_torchs_keywords():
+    def case(api, ns):
+        lib = api.C._dispatch_library(kind="FRAGMENT", name=ns, dispatch="",
+                                      file="/dev/null", linenum=7)
+        lib.def_(schema="f(Tensor x) -> Tensor", alias="")
+        lib.impl_t_t(name="f", dispatch="CPU", debug="k")
+        return api.C._dispatch_dump(f"{ns}::f").replace(ns, "NS")
+    theirs, ours = both(case)
+    assert ours == theirs
+    assert "debug: registered at /dev/null:7\n" in ours[0]
