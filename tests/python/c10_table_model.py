@@ -115,22 +115,17 @@ def is_math_key(key: str) -> bool:
             or functionality == "NestedTensor")
 
 
-def backends_under_autograd(key: str) -> List[str]:
-    """The runtime keys whose kernels an autograd key stands in front of:
-    AutogradCPU -> CPU; AutogradOther -> every key under it;
-    AutogradNestedTensor -> the NestedTensor keys. As predicates."""
-    functionality, backend = split_key(key)
-    if functionality == "Autograd" and backend is not None:
-        return [backend]
-    return []
-
-
 def _under_autograd(key: str, other: str) -> bool:
+    """True when runtime key `other` is one of the backends autograd key
+    `key` stands in front of: AutogradCPU -> CPU only; AutogradOther -> the
+    keys of autogradother_backends; AutogradNestedTensor -> the NestedTensor
+    keys; any other key -> none."""
     if key == "AutogradOther":
         return autogradother_backends(other)
     if key == "AutogradNestedTensor":
         return split_key(other)[0] == "NestedTensor"
-    return other in backends_under_autograd(key)
+    functionality, backend = split_key(key)
+    return functionality == "Autograd" and backend is not None and other == backend
 
 
 @dataclass(frozen=True)

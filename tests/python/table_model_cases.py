@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import itertools
 import os
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Sequence, Tuple
 
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
