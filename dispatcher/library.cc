@@ -119,11 +119,12 @@ Library& Library::def(std::string_view schema, AliasAnalysisKind alias_analysis,
   return *this;
 }
 
-Library& Library::defWithKernel(std::string_view name_or_schema, CppFunction f) {
+Library& Library::defWithKernel(std::string_view name_or_schema, CppFunction f,
+                                std::optional<AliasAnalysisKind> alias_analysis) {
   std::variant<OperatorName, FunctionSchema> parsed =
       parseSchemaOrName(name_or_schema);
   if (std::holds_alternative<FunctionSchema>(parsed)) {
-    def(name_or_schema);
+    def(name_or_schema, alias_analysis.value_or(AliasAnalysisKind::FROM_SCHEMA));
   } else {
     TURNOUT_CHECK(f.schema_.has_value(), ErrorKind::InvalidArgument, "def(\"",
                   name_or_schema,
@@ -135,7 +136,9 @@ Library& Library::defWithKernel(std::string_view name_or_schema, CppFunction f) 
                                       ? std::string()
                                       : "." + name.overload_name);
     // The inferred schema reads "(Tensor _0) -> Tensor _0": prefix the name.
-    def(op + *f.schema_);
+    // As in c10, an inferred schema says nothing of aliasing: CONSERVATIVE.
+    def(op + *f.schema_,
+        alias_analysis.value_or(AliasAnalysisKind::CONSERVATIVE));
   }
   std::string name = std::holds_alternative<FunctionSchema>(parsed)
                          ? toString(std::get<FunctionSchema>(parsed).operator_name())

@@ -52,6 +52,24 @@ Error Error::withPrefix(std::string_view prefix) const {
   Error out = *this;
   out.message_.insert(0, prefix);
   out.fix_begin_ += prefix.size();
+  if (out.hasHint()) out.hint_begin_ += prefix.size();
+  return out;
+}
+
+Error Error::withHint(ErrorKind kind, std::string message,
+                      std::string_view hint) {
+  Error out(kind, std::move(message));
+  out.hint_begin_ = out.message_.size();
+  out.message_.append(hint);
+  return out;
+}
+
+Error Error::withoutHint() const {
+  Error out = *this;
+  if (out.hasHint()) {
+    out.message_.resize(out.hint_begin_);
+    out.hint_begin_ = std::string::npos;
+  }
   return out;
 }
 

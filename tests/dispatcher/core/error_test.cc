@@ -131,6 +131,22 @@ TEST(Utf8, CharAtTakesWholeSequences) {
   }
 }
 
+TEST(Error, HintIsPartOfTheMessageAndCanBeLeftOut) {
+  Error e = Error::withHint(ErrorKind::InvalidArgument, "what went wrong",
+                            "\nhow to fix it");
+  EXPECT_TRUE(e.hasHint());
+  EXPECT_EQ(e.message(), "what went wrong\nhow to fix it");
+  EXPECT_STREQ(e.what(), "what went wrong\nhow to fix it");
+  Error plain = e.withoutHint();
+  EXPECT_FALSE(plain.hasHint());
+  EXPECT_EQ(plain.kind(), ErrorKind::InvalidArgument);
+  EXPECT_EQ(plain.message(), "what went wrong");
+  EXPECT_EQ(e.withPrefix("op: ").withoutHint().message(), "op: what went wrong");
+  Error none(ErrorKind::Type, "no hint");
+  EXPECT_FALSE(none.hasHint());
+  EXPECT_EQ(none.withoutHint().message(), "no hint");
+}
+
 TEST(Error, KindNames) {
   EXPECT_STREQ(toString(ErrorKind::InvalidArgument), "InvalidArgument");
   EXPECT_STREQ(toString(ErrorKind::NotImplemented), "NotImplemented");
