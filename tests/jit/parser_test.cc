@@ -163,6 +163,57 @@ TEST(Parser, ConstantsHoldTheirValues) {
   EXPECT_FALSE(toIValue(g->inputs().empty() ? o[0] : o[0]) == std::nullopt);
 }
 
+// Found by //tests/fuzz:ir_fuzzer: a string constant holding bytes that are
+// not printable prints with the escapes of the schema language (\a \b \f \v,
+// octal \ooo), which the parser did not read back.
+TEST(Parser, StringConstantsWithEveryByteRoundTrip) {
+  std::string bytes;
+  for (int c = 0; c < 256; ++c) bytes += static_cast<char>(c);
+  Graph g;
+  g.registerOutput(g.insertConstant(IValue(bytes)));
+  const std::string printed = g.toString();
+  EXPECT_THAT(printed, HasSubstr("\\a\\b"));
+  EXPECT_THAT(printed, HasSubstr("\\377"));
+  std::unique_ptr<Graph> back = parseIR(printed);
+  EXPECT_EQ(toIValue(back->outputs()[0])->toStringRef(), bytes);
+  EXPECT_EQ(back->toString(), printed);
+}
+
+TEST(Parser, StringEscapes) {
+  struct Case {
+    const char* literal;
+    std::string value;
+  };
+  const Case cases[] = {
+      {R"("\a\b\f\v\t\r\n")", "\a\b\f\v\t\r\n"},
+      {R"("\101\0\7x\377")", std::string("A\0\7x\xff", 5)},
+      {R"("\x41\x4a\x4A")", "AJJ"},
+      {R"("\\\"\'")", "\\\"'"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.literal);
+    std::unique_ptr<Graph> g =
+        parseIR(std::string("graph():\n  %s : str = prim::Constant[value=") +
+                c.literal + "]()\n  return (%s)\n");
+    EXPECT_EQ(toIValue(g->outputs()[0])->toStringRef(), c.value);
+  }
+  const Case errors[] = {
+      {R"("\400")", "octal escape above \\377"},
+      {R"("\x4")", "expected two hex digits after \\x"},
+      {R"("\x-1")", "expected two hex digits after \\x"},
+      {R"("\q")", "unknown escape \\q"},
+  };
+  for (const Case& c : errors) {
+    SCOPED_TRACE(c.literal);
+    EXPECT_THAT(errorOf([&] {
+                  parseIR(std::string("graph():\n  %s : str = "
+                                      "prim::Constant[value=") +
+                          c.literal + "]()\n  return (%s)\n");
+                }),
+                HasSubstr(c.value));
+  }
+}
+
 TEST(Parser, SourceLocationsAreKept) {
   std::unique_ptr<Graph> g = parseIR(
       "graph(%a : int):\n"
