@@ -49,22 +49,30 @@ std::optional<std::string> findTypeMismatch(const std::vector<Argument>& a,
 }  // namespace
 
 bool typesMatch(const SchemaType& inferred, const SchemaType& specified) {
-  if (&inferred == &specified) return true;
-  if (representationKind(inferred.kind()) !=
-      representationKind(specified.kind())) {
-    return false;
+  // Lists and optionals in a loop (they may nest without bound); Dict and
+  // tuple elements recurse, at most SchemaType::kMaxNesting deep.
+  const SchemaType* x = &inferred;
+  const SchemaType* y = &specified;
+  for (;;) {
+    if (x == y) return true;
+    if (representationKind(x->kind()) != representationKind(y->kind())) {
+      return false;
+    }
+    if (x->kind() == Kind::Var && x->varName() != y->varName()) {
+      return false;
+    }
+    const auto& a = x->containedTypes();
+    const auto& b = y->containedTypes();
+    if (a.size() != b.size()) return false;
+    if (a.size() != 1 || x->kind() == Kind::Tuple) {
+      for (size_t i = 0; i < a.size(); ++i) {
+        if (!typesMatch(*a[i], *b[i])) return false;
+      }
+      return true;
+    }
+    x = a[0].get();
+    y = b[0].get();
   }
-  if (inferred.kind() == Kind::Var &&
-      inferred.varName() != specified.varName()) {
-    return false;
-  }
-  const auto& a = inferred.containedTypes();
-  const auto& b = specified.containedTypes();
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (!typesMatch(*a[i], *b[i])) return false;
-  }
-  return true;
 }
 
 std::optional<std::string> findSchemaDifferences(

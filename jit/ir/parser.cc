@@ -22,12 +22,24 @@ bool isIdentStart(char c) { return std::isalpha(static_cast<unsigned char>(c)) |
 bool isIdentChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 bool isNameChar(char c) { return isIdentChar(c) || c == '.'; }
 
+// The longest text parseIR reads: 64 MiB, about a million nodes.
+constexpr size_t kMaxIRBytes = size_t{64} << 20;
+
 class Parser {
  public:
   Parser(std::string_view text, const ParseOptions& options)
       : text_(text), options_(options), graph_(std::make_unique<Graph>()) {}
 
   std::unique_ptr<Graph> parse() {
+    if (text_.size() > kMaxIRBytes) {
+      // No excerpt: the line could be as long as the text.
+      throw Error(ErrorKind::InvalidArgument,
+                  "parse error: the text is " + std::to_string(text_.size()) +
+                      " bytes long, over the limit of " +
+                      std::to_string(kMaxIRBytes) + " bytes (at byte " +
+                      std::to_string(kMaxIRBytes) +
+                      "); split the graph, or check that this is IR text");
+    }
     skipSpace();
     expectWord("graph");
     expect('(');
@@ -206,7 +218,21 @@ class Parser {
     skipSpace();
     size_t at = pos_;
     SchemaTypePtr base;
+    // Tuples, Dict(...) and Future(...) recurse: bounded as in schemas.
+    struct Nesting {
+      int& depth;
+      ~Nesting() { --depth; }
+    } nesting{++type_nesting_};
+    auto checkNesting = [&] {
+      if (type_nesting_ > SchemaType::kMaxNesting) {
+        failAt(at, "types nested more than " +
+                       std::to_string(SchemaType::kMaxNesting) +
+                       " deep (tuples, Dict(...), Future(...)); flatten the "
+                       "type");
+      }
+    };
     if (accept('(')) {
+      checkNesting();
       std::vector<SchemaTypePtr> elements;
       if (!peek(')')) {
         do {
@@ -218,6 +244,7 @@ class Parser {
     } else {
       std::string id = parseIdent("a type");
       if (id == "Dict") {
+        checkNesting();
         expect('(');
         SchemaTypePtr k = parseSchemaType(nullptr);
         expect(',');
@@ -225,6 +252,7 @@ class Parser {
         expect(')');
         base = SchemaType::dict(std::move(k), std::move(v));
       } else if (id == "Future") {
+        checkNesting();
         expect('(');
         base = SchemaType::future(parseSchemaType(nullptr));
         expect(')');
@@ -692,7 +720,13 @@ class Parser {
         failAt(at, "expected block" + std::to_string(index) + " but found " +
                        std::string(id));
       }
+      if (block_nesting_ >= kMaxBlockNesting) {
+        failAt(at, "blocks nested more than " +
+                       std::to_string(kMaxBlockNesting) +
+                       " deep; flatten the control flow");
+      }
       Block* sub = n->addBlock();
+      ++block_nesting_;
       scopes_.emplace_back();
       expect('(');
       parseParams(sub);
@@ -706,6 +740,7 @@ class Parser {
       expect(')');
       for (const std::string& name : scopes_.back()) visible_.erase(name);
       scopes_.pop_back();
+      --block_nesting_;
     }
     // Outputs become visible after the node (and its blocks).
     for (size_t i = 0; i < outs.size(); ++i) {
@@ -781,6 +816,8 @@ class Parser {
   std::unordered_map<std::string, Value*> visible_;
   std::unordered_set<std::string> defined_;
   std::vector<std::vector<std::string>> scopes_{1};
+  int type_nesting_ = 0;       // parseSchemaType calls open
+  size_t block_nesting_ = 0;   // blocks open
 };
 
 }  // namespace
