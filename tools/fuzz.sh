@@ -20,7 +20,7 @@
 #   TURNOUT_FUZZ_OUT           where the new inputs, logs and crash inputs
 #                              go (default: a new /tmp folder, kept only
 #                              when a target failed)
-#   TURNOUT_FUZZ_DEEP=1        let inputs nested more than 200 deep through
+#   TURNOUT_FUZZ_SHALLOW=1     skip inputs nested more than 200 deep
 #                              (tests/fuzz/fuzz_support.h)
 #
 # A crash input (crash-*, leak-*, timeout-*, oom-* in the target's folder of

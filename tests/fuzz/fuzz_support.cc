@@ -87,8 +87,8 @@ int nestingDepth(std::string_view text) {
 
 bool skipDeeplyNested(std::string_view text) {
   static const bool guard = [] {
-    const char* deep = std::getenv("TURNOUT_FUZZ_DEEP");
-    return deep == nullptr || std::string_view(deep) != "1";
+    const char* shallow = std::getenv("TURNOUT_FUZZ_SHALLOW");
+    return shallow != nullptr && std::string_view(shallow) == "1";
   }();
   return guard && nestingDepth(text) > kMaxNesting;
 }

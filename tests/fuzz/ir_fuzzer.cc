@@ -76,7 +76,6 @@ struct Census {
   int nodes = 0;
   int loops = 0;
   bool nondeterministic = false;
-  bool known_bug = false;
 };
 
 void count(const jit::Block* b, Census& c) {
@@ -84,12 +83,7 @@ void count(const jit::Block* b, Census& c) {
     ++c.nodes;
     if (n->is("prim::Loop")) ++c.loops;
     if (jit::isNondeterministic(n)) c.nondeterministic = true;
-    // Known, being fixed on another branch (jit-bounds): constant
-    // propagation reads the missing input of an unpack without inputs.
-    if ((n->is("prim::TupleUnpack") || n->is("prim::ListUnpack")) &&
-        n->inputs().empty()) {
-      c.known_bug = true;
-    }
+
     for (const jit::Block* inner : n->blocks()) count(inner, c);
   }
 }
@@ -261,10 +255,7 @@ std::string difference(const IValue& a, const IValue& b) {
 void runBoth(const jit::Graph& g) {
   Census c;
   count(g.block(), c);
-  if (c.nodes > kMaxNodes || c.loops > kMaxLoops || c.nondeterministic ||
-      c.known_bug) {
-    return;
-  }
+  if (c.nodes > kMaxNodes || c.loops > kMaxLoops || c.nondeterministic) return;
   std::unique_ptr<jit::Graph> bounded = g.copy();
   boundLoops(*bounded, bounded->block());
   if (!makeInputs(*bounded)) return;

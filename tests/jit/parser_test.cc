@@ -16,6 +16,7 @@ namespace jit {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using turnout::testing::errorOf;
 using turnout::testing::readFile;
 
@@ -281,6 +282,26 @@ TEST(Parser, ErrorsGiveLineColumnAndWhatWasExpected) {
   for (const Case& c : cases) {
     SCOPED_TRACE(c.text);
     EXPECT_THAT(errorOf([&] { parseIR(c.text); }), HasSubstr(c.message));
+  }
+}
+
+// Found by //tests/fuzz:ir_fuzzer: text that parses but fails lint() (here a
+// prim::Constant with an input) threw lint's Internal error, which calls it
+// a turnout bug; it is the writer's error.
+TEST(Parser, TextThatFailsLintIsAnInputError) {
+  const char* text =
+      "graph(%x : Tensor):\n"
+      "  %5 : int = prim::Constant[value=2](%x)\n"
+      "  return (%5)\n";
+  try {
+    parseIR(text);
+    ADD_FAILURE() << "parsed";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument) << e.message();
+    EXPECT_THAT(e.message(), HasSubstr("parse error: prim::Constant"));
+    EXPECT_THAT(e.message(),
+                HasSubstr("%5 : int = prim::Constant[value=2](%x)"));
+    EXPECT_THAT(e.message(), Not(HasSubstr("Graph::lint()")));
   }
 }
 
