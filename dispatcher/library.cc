@@ -193,6 +193,17 @@ Library& Library::fallbackKernel(CppFunction f) {
                 f.dispatch_key_ ? toString(*f.dispatch_key_) : "",
                 ") differs from the library's (", toString(*dispatch_key_),
                 ")");
+  // A typed kernel's boxed form pops and pushes what its C++ signature says,
+  // which fits one schema; a fallback runs for every operator, so it would
+  // leave other operators' stacks wrong.
+  TURNOUT_CHECK(!f.cpp_signature_, ErrorKind::InvalidArgument,
+                "fallback(): a backend fallback for ", toString(*dispatch_key_),
+                " (", debugSite(),
+                ") must be a boxed kernel, as it runs for every operator; got "
+                "a typed one (",
+                f.cpp_signature_ ? f.cpp_signature_->name() : "",
+                "). Use CppFunction::makeFromBoxedFunction or "
+                "CppFunction::makeFallthrough()");
   std::string debug = f.debug_.empty() ? debugSite() : f.debug_;
   registrars_.push_back(Dispatcher::singleton().registerFallback(
       *dispatch_key_, std::move(f.func_), std::move(debug)));

@@ -404,6 +404,31 @@ TEST(Dispatcher, BoxedFallbackSeesEveryOperator) {
       Dispatcher::singleton().hasBackendFallbackForDispatchKey(DispatchKey::Tracer));
 }
 
+// Found by //tests/fuzz:registry_fuzzer: a typed kernel registered as a
+// backend fallback ran with its own C++ signature for an operator of another
+// schema, and left the operator's stack with the wrong number of values.
+TEST(Dispatcher, TypedFallbackIsRefused) {
+  Library lib(Library::FRAGMENT, "t14b", std::nullopt, "file.cc", 145);
+  lib.def("foo(Tensor x) -> Tensor");
+  lib.impl("foo", dispatch(DispatchKey::CPU, TURNOUT_FN(fn_cpu)));
+  Library fb(Library::IMPL, "_", DispatchKey::Tracer, "fb.cc", 7);
+  const std::string before = op("t14b::foo").dumpComputedTable();
+  std::string message = errorOf(
+      [&] { fb.fallback([](int64_t n) -> int64_t { return n; }); });
+  EXPECT_THAT(message, HasSubstr("fallback(): a backend fallback for Tracer "
+                                 "(registered at fb.cc:7) must be a boxed "
+                                 "kernel"));
+  EXPECT_THAT(message, HasSubstr("makeFromBoxedFunction"));
+  EXPECT_FALSE(
+      Dispatcher::singleton().hasBackendFallbackForDispatchKey(DispatchKey::Tracer));
+  EXPECT_EQ(op("t14b::foo").dumpComputedTable(), before);
+  Dispatcher::singleton().checkInvariants();
+  // Boxed and fallthrough fallbacks still register.
+  fb.fallback(CppFunction::makeFallthrough());
+  EXPECT_TRUE(
+      Dispatcher::singleton().hasBackendFallbackForDispatchKey(DispatchKey::Tracer));
+}
+
 TEST(Dispatcher, UnboxedCallOfABoxedKernel) {
   Library lib(Library::FRAGMENT, "t15", std::nullopt, "file.cc", 150);
   lib.def("scale(Tensor x, int n) -> (Tensor, int)");
