@@ -152,6 +152,20 @@ void initErrors(py::module_& m) {
           return;
       }
       setError(PyExc_RuntimeError, message);
+    }
+  });
+  // Standard exceptions thrown by this module's own functions: pybind11's
+  // mapping, with the message decoded leniently (a C++ library's what() may
+  // hold any bytes). A local translator: a global one would also take every
+  // other pybind11 module's exceptions (torch's c10::Error, whose message
+  // would then carry its C++ backtrace).
+  py::register_local_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const PythonError&) {
+      throw;  // the global translator above
+    } catch (const Error&) {
+      throw;
     } catch (const py::builtin_exception&) {
       throw;  // pybind11's own, with their Python types
     } catch (const py::error_already_set&) {
@@ -159,8 +173,6 @@ void initErrors(py::module_& m) {
     } catch (const std::bad_alloc&) {
       PyErr_NoMemory();
     } catch (const std::exception& e) {
-      // pybind11's mapping of the standard exceptions, with the message
-      // decoded leniently (a C++ library's what() may hold any bytes).
       PyObject* type = PyExc_RuntimeError;
       if (dynamic_cast<const std::out_of_range*>(&e)) {
         type = PyExc_IndexError;

@@ -93,5 +93,24 @@ bool skipDeeplyNested(std::string_view text) {
   return guard && nestingDepth(text) > kMaxNesting;
 }
 
+bool isValidUtf8(std::string_view text) {
+  for (size_t pos = 0; pos < text.size();) {
+    const std::string_view c = utf8CharAt(text, pos);
+    if (c.size() == 1 && static_cast<unsigned char>(c[0]) >= 0x80) {
+      return false;
+    }
+    pos += c.size();
+  }
+  return true;
+}
+
+void checkRejection(const Error& e, std::string_view input, const char* what) {
+  FUZZ_CHECK(e.kind() == ErrorKind::InvalidArgument, what, " threw ",
+             toString(e.kind()), ": ", e.message());
+  FUZZ_CHECK(!e.message().empty(), what, " threw an empty message");
+  FUZZ_CHECK(!isValidUtf8(input) || isValidUtf8(e.message()), what,
+             " threw a message that is not UTF-8: ", e.message());
+}
+
 }  // namespace fuzz
 }  // namespace turnout

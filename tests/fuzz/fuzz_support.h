@@ -37,6 +37,14 @@ int nestingDepth(std::string_view text);
 bool skipDeeplyNested(std::string_view text);
 inline constexpr int kMaxNesting = 200;
 
+/// True when every byte of `text` belongs to a valid UTF-8 sequence.
+bool isValidUtf8(std::string_view text);
+
+/// A refused input: `e` must be InvalidArgument with a message, valid UTF-8
+/// where the input was (Python raises it as text: a message cut inside a
+/// character once reached Python empty). `what` names the call that threw.
+void checkRejection(const Error& e, std::string_view input, const char* what);
+
 }  // namespace fuzz
 }  // namespace turnout
 

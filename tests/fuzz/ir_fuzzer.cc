@@ -311,8 +311,7 @@ void checkGraph(std::string_view text) {
   try {
     first = jit::parseIR(text);
   } catch (const Error& e) {
-    FUZZ_CHECK(e.kind() == ErrorKind::InvalidArgument, "parseIR threw ",
-               toString(e.kind()), ": ", e.message());
+    checkRejection(e, text, "parseIR");
     return;
   }
   const std::string printed = first->toString();

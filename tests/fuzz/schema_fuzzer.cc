@@ -19,23 +19,6 @@ namespace turnout {
 namespace fuzz {
 namespace {
 
-bool isAscii(std::string_view s) {
-  for (unsigned char c : s) {
-    if (c >= 0x80) return false;
-  }
-  return true;
-}
-
-// A rejected input: the error must be InvalidArgument with a message. (An
-// excerpt of non-ASCII input may still print empty: another branch fixes
-// that, so the message is required for ASCII input only.)
-void checkRejection(const Error& e, std::string_view text, const char* what) {
-  FUZZ_CHECK(e.kind() == ErrorKind::InvalidArgument, what, " threw ",
-             toString(e.kind()), ": ", e.message());
-  FUZZ_CHECK(!isAscii(text) || !e.message().empty(), what,
-             " threw an empty message");
-}
-
 void checkSchema(std::string_view text) {
   std::optional<FunctionSchema> first;
   try {

@@ -327,3 +327,18 @@ def test_dispatch_library_takes_torchs_keywords():
     theirs, ours = both(case)
     assert ours == theirs
     assert "debug: registered at /dev/null:7\n" in ours[0]
+
+
+def test_importing_turnout_leaves_torchs_errors_alone():
+    """turnout's translator of standard C++ exceptions is local to its
+    module: a global one took torch's c10::Error too, and torch's messages
+    then carried their C++ backtrace."""
+    def case(api, ns):
+        lib = api.C._dispatch_library("FRAGMENT", ns, "", "/dev/null", 1)
+        lib.def_("f(int x) -> Tensor")
+        lib.impl_t_t("f", dispatch="CPU")
+    result, (error_type, message) = outcome(TORCH, case)
+    assert issubclass(error_type, RuntimeError)
+    assert message.startswith("Inferred operator schema"), message
+    assert "Exception raised from" not in message
+    assert "frame #0" not in message
