@@ -22,6 +22,11 @@ void initDispatchKeys(py::module_& m) {
     auto k = static_cast<DispatchKey>(i);
     if (isValidDispatchKey(k)) key.value(toString(k), k);
   }
+  // As torch's: a key may be passed by name wherever a DispatchKey is taken
+  // (_dispatch_has_backend_fallback("XLA")).
+  key.def(py::init([](const std::string& name) { return parseDispatchKey(name); }),
+          py::arg("name"));
+  py::implicitly_convertible<py::str, DispatchKey>();
 
   py::class_<DispatchKeySet>(m, "DispatchKeySet",
                              "A set of dispatch keys (c10's DispatchKeySet).")
@@ -58,6 +63,14 @@ void initDispatchKeys(py::module_& m) {
   m.def("_dispatch_keyset_full",
         [] { return DispatchKeySet(DispatchKeySet::FULL); });
   m.def("_dispatch_is_alias_key", &isAliasDispatchKey);
+  m.def(
+      "_dispatch_is_included_in_alias",
+      [](DispatchKey k, DispatchKey alias) {
+        return runtimeDispatchKeySetHas(alias, k);
+      },
+      "True when a kernel at alias key `alias` serves runtime key `k` (as "
+      "torch's; False for Undefined).");
+  m.attr("_dispatch_autogradother_backends") = autogradother_backends;
   m.def("_dispatch_keyset_to_string",
         [](DispatchKeySet ks) { return toString(ks); });
   m.def("_to_functionality_key", &toFunctionalityKey,

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "bindings/bindings.h"
+#include "bindings/tensor.h"
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/local_dispatch_key_set.h"
 #include "dispatcher/schema/schema_parser.h"
@@ -27,6 +28,12 @@ OperatorHandle findOp(const std::string& name) {
   return *handle;
 }
 
+// The operator called `name`, or nothing when it has no schema and no
+// kernel.
+std::optional<OperatorHandle> findOpIfAny(const std::string& name) {
+  return Dispatcher::singleton().findOp(parseName(name));
+}
+
 std::vector<std::string> names(const std::vector<OperatorName>& ops) {
   std::vector<std::string> out;
   out.reserve(ops.size());
@@ -37,12 +44,24 @@ std::vector<std::string> names(const std::vector<OperatorName>& ops) {
 }  // namespace
 
 void initDispatcher(py::module_& m) {
-  m.def("_dispatch_dump",
-        [](const std::string& name) { return findOp(name).dumpState(); },
-        "The registrations of one operator, in c10's dumpState() format.");
-  m.def("_dispatch_dump_table",
-        [](const std::string& name) { return findOp(name).dumpComputedTable(); },
-        "What each runtime key of one operator runs, and why.");
+  // As torch's: an operator that does not exist (yet, or any more) dumps as
+  // "" and has no invariants to break.
+  m.def(
+      "_dispatch_dump",
+      [](const std::string& name) {
+        std::optional<OperatorHandle> op = findOpIfAny(name);
+        return op ? op->dumpState() : std::string();
+      },
+      "The registrations of one operator, in c10's dumpState() format; '' "
+      "for an operator with no def and no kernel.");
+  m.def(
+      "_dispatch_dump_table",
+      [](const std::string& name) {
+        std::optional<OperatorHandle> op = findOpIfAny(name);
+        return op ? op->dumpComputedTable() : std::string();
+      },
+      "What each runtime key of one operator runs, and why; '' for an "
+      "operator with no def and no kernel.");
   m.def(
       "_dispatch_has_kernel",
       [](const std::string& name) {
@@ -60,8 +79,15 @@ void initDispatcher(py::module_& m) {
       py::arg("name"),
       "The tags given with the schema of operator `name` "
       "(\"ns::op.overload\"), in order.");
-  m.def("_dispatch_check_invariants",
-        [](const std::string& name) { findOp(name).checkInvariants(); });
+  m.def(
+      "_dispatch_check_invariants",
+      [](const std::string& name) {
+        if (std::optional<OperatorHandle> op = findOpIfAny(name)) {
+          op->checkInvariants();
+        }
+      },
+      "Asserts the invariants of operator `name` (nothing to check for an "
+      "operator with no def and no kernel).");
   m.def("_dispatch_check_all_invariants",
         [] { Dispatcher::singleton().checkInvariants(); });
   m.def("_dispatch_has_kernel_for_dispatch_key",
@@ -106,6 +132,10 @@ void initDispatcher(py::module_& m) {
       py::arg("dispatch_key") = "",
       "Prints, one a line, the operators with a kernel for `dispatch_key` "
       "(every registered operator when '').");
+  m.def(
+      "_dispatch_key_set",
+      [](const Tensor& t) { return toString(t.key_set()); },
+      "The key set of a tensor, as text (torch's _dispatch_key_set).");
   m.def("_dispatch_has_backend_fallback", [](DispatchKey k) {
     return Dispatcher::singleton().hasBackendFallbackForDispatchKey(k);
   });

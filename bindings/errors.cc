@@ -1,5 +1,7 @@
 #include <pybind11/pybind11.h>
 
+#include <new>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
@@ -92,6 +94,21 @@ std::string pythonMessage(const Error& e) {
   return e.messageWithFixIt(section);
 }
 
+// PyErr_SetString's job, but a message that is not valid UTF-8 (an excerpt
+// of a user's text cut inside a character, bytes from a C library) is
+// decoded with U+FFFD for the bad bytes: PyErr_SetString would raise the
+// exception with no message at all.
+void setError(PyObject* type, const std::string& message) {
+  PyObject* text =
+      PyUnicode_DecodeUTF8(message.data(),
+                           static_cast<Py_ssize_t>(message.size()), "replace");
+  if (text == nullptr) {  // out of memory: that error stands
+    return;
+  }
+  PyErr_SetObject(type, text);
+  Py_DECREF(text);
+}
+
 }  // namespace
 
 void initErrors(py::module_& m) {
@@ -116,25 +133,58 @@ void initErrors(py::module_& m) {
       const std::string message = pythonMessage(e);
       switch (e.kind()) {
         case ErrorKind::InvalidArgument:
-          PyErr_SetString(g_invalid_argument_error, message.c_str());
+          setError(g_invalid_argument_error, message);
           return;
         case ErrorKind::Type:
-          PyErr_SetString(PyExc_TypeError, message.c_str());
+          setError(PyExc_TypeError, message);
           return;
         case ErrorKind::Index:
-          PyErr_SetString(PyExc_IndexError, message.c_str());
+          setError(PyExc_IndexError, message);
           return;
         case ErrorKind::NotImplemented:
-          PyErr_SetString(PyExc_NotImplementedError, message.c_str());
+          setError(PyExc_NotImplementedError, message);
           return;
         case ErrorKind::Internal:
-          PyErr_SetString(PyExc_RuntimeError, message.c_str());
+          setError(PyExc_RuntimeError, message);
           return;
         case ErrorKind::Load:
-          PyErr_SetString(PyExc_OSError, e.what());
+          setError(PyExc_OSError, e.what());
           return;
       }
-      PyErr_SetString(PyExc_RuntimeError, message.c_str());
+      setError(PyExc_RuntimeError, message);
+    }
+  });
+  // Standard exceptions thrown by this module's own functions: pybind11's
+  // mapping, with the message decoded leniently (a C++ library's what() may
+  // hold any bytes). A local translator: a global one would also take every
+  // other pybind11 module's exceptions (torch's c10::Error, whose message
+  // would then carry its C++ backtrace).
+  py::register_local_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const PythonError&) {
+      throw;  // the global translator above
+    } catch (const Error&) {
+      throw;
+    } catch (const py::builtin_exception&) {
+      throw;  // pybind11's own, with their Python types
+    } catch (const py::error_already_set&) {
+      throw;
+    } catch (const std::bad_alloc&) {
+      PyErr_NoMemory();
+    } catch (const std::exception& e) {
+      PyObject* type = PyExc_RuntimeError;
+      if (dynamic_cast<const std::out_of_range*>(&e)) {
+        type = PyExc_IndexError;
+      } else if (dynamic_cast<const std::overflow_error*>(&e)) {
+        type = PyExc_OverflowError;
+      } else if (dynamic_cast<const std::domain_error*>(&e) ||
+                 dynamic_cast<const std::invalid_argument*>(&e) ||
+                 dynamic_cast<const std::length_error*>(&e) ||
+                 dynamic_cast<const std::range_error*>(&e)) {
+        type = PyExc_ValueError;
+      }
+      setError(type, e.what());
     }
   });
 }

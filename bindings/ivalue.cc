@@ -2,7 +2,10 @@
 
 #include <pybind11/pybind11.h>
 
+#include <algorithm>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "bindings/tensor.h"
@@ -54,20 +57,99 @@ bool isSequence(py::handle obj) {
   return PyList_Check(obj.ptr()) || PyTuple_Check(obj.ptr());
 }
 
-// The elements of a list or tuple, borrowed.
+// ---- Bounded nesting -------------------------------------------------------
+//
+// Every conversion here recurses into the elements of lists and tuples. A
+// value nested deeper than kMaxNestingDepth (a self-referencing list is
+// infinitely deep) stops the conversion with NestingLimit, which each
+// container level on the way out extends with its index, so that the error
+// names the path. The bound costs one compare per container; the path and
+// the search for a cycle cost something only on that error path.
+
+struct NestingLimit {
+  std::vector<Py_ssize_t> path;  // innermost index first
+};
+
+void checkDepth(int depth) {
+  if (__builtin_expect(depth > kMaxNestingDepth, 0)) throw NestingLimit{};
+}
+
+// The elements of a list or tuple, each held by a strong reference while `f`
+// runs. A list is re-read at every step: `f` may run Python code (an
+// __index__) that shrinks or replaces the list's storage. `f(e, depth)`
+// gets the depth of the element.
 template <class F>
-bool forEachElement(py::handle obj, F&& f) {
+bool forEachElement(py::handle obj, int depth, F&& f) {
   PyObject* p = obj.ptr();
-  Py_ssize_t n = PySequence_Fast_GET_SIZE(p);
-  PyObject** items = PySequence_Fast_ITEMS(p);
-  for (Py_ssize_t i = 0; i < n; ++i) {
-    if (!f(py::handle(items[i]))) return false;
+  checkDepth(depth + 1);
+  const bool list = PyList_Check(p);
+  for (Py_ssize_t i = 0;; ++i) {
+    const Py_ssize_t n = list ? PyList_GET_SIZE(p) : PyTuple_GET_SIZE(p);
+    if (i >= n) break;
+    py::object e = py::reinterpret_borrow<py::object>(
+        list ? PyList_GET_ITEM(p, i) : PyTuple_GET_ITEM(p, i));
+    try {
+      if (!f(py::handle(e), depth + 1)) return false;
+    } catch (NestingLimit& limit) {
+      limit.path.push_back(i);
+      throw;
+    }
   }
   return true;
 }
 
+// "[0][3]...[0]" for the path (outermost first), shortened past 12 levels.
+std::string formatPath(const std::vector<Py_ssize_t>& outer_first, size_t n) {
+  std::string out;
+  for (size_t i = 0; i < n; ++i) {
+    if (n > 12 && i == 6) {
+      out += "...";
+      i = n - 4;
+    }
+    out += "[" + std::to_string(outer_first[i]) + "]";
+  }
+  return out;
+}
+
+// The error for a value that reached the nesting limit along `path`
+// (innermost first, as NestingLimit collects it), `root` naming the value:
+// "x contains itself: x[0] is x" when the path runs into a cycle, else
+// "x is nested more than 100 levels deep (x[0][0]...[0])".
+std::string nestingMessage(py::handle obj, std::vector<Py_ssize_t> path,
+                           std::string_view root) {
+  std::reverse(path.begin(), path.end());
+  const std::string name(root);
+  // Walks the path again; an object met twice is a cycle.
+  std::vector<PyObject*> seen = {obj.ptr()};
+  PyObject* cur = obj.ptr();
+  for (size_t i = 0; i < path.size(); ++i) {
+    if (!PyList_Check(cur) && !PyTuple_Check(cur)) break;
+    const Py_ssize_t n = PyList_Check(cur) ? PyList_GET_SIZE(cur)
+                                           : PyTuple_GET_SIZE(cur);
+    if (path[i] >= n) break;
+    cur = PyList_Check(cur) ? PyList_GET_ITEM(cur, path[i])
+                            : PyTuple_GET_ITEM(cur, path[i]);
+    for (size_t j = 0; j < seen.size(); ++j) {
+      if (seen[j] == cur) {
+        return name + " contains itself: " + name + formatPath(path, i + 1) +
+               " is " + name + formatPath(path, j) +
+               "; turnout converts lists and tuples by value, so a value "
+               "cannot contain itself";
+      }
+    }
+    seen.push_back(cur);
+  }
+  return name + " is nested more than " + std::to_string(kMaxNestingDepth) +
+         " levels deep (" + name + formatPath(path, path.size()) +
+         "); turnout converts at most " + std::to_string(kMaxNestingDepth) +
+         " levels of lists and tuples";
+}
+
+bool tryToIValueAt(py::handle obj, const SchemaType& type,
+                   std::optional<int32_t> N, IValue* out, int depth);
+
 // Any value by its own Python type (for Any and type variables).
-bool inferToIValue(py::handle obj, IValue* out) {
+bool inferToIValue(py::handle obj, IValue* out, int depth) {
   PyObject* p = obj.ptr();
   if (p == Py_None) {
     *out = IValue();
@@ -89,9 +171,9 @@ bool inferToIValue(py::handle obj, IValue* out) {
     *out = IValue(obj.cast<Device>());
   } else if (isSequence(obj)) {
     std::vector<IValue> elements;
-    bool ok = forEachElement(obj, [&](py::handle e) {
+    bool ok = forEachElement(obj, depth, [&](py::handle e, int d) {
       IValue v;
-      if (!inferToIValue(e, &v)) return false;
+      if (!inferToIValue(e, &v, d)) return false;
       elements.push_back(std::move(v));
       return true;
     });
@@ -108,7 +190,7 @@ bool inferToIValue(py::handle obj, IValue* out) {
 }
 
 bool listToIValue(py::handle obj, const SchemaType& element,
-                  std::optional<int32_t> N, IValue* out) {
+                  std::optional<int32_t> N, IValue* out, int depth) {
   const Kind kind = element.kind();
   if (!isSequence(obj)) {
     // A sized int list takes one int for all its elements: int[2] stride=1.
@@ -124,7 +206,7 @@ bool listToIValue(py::handle obj, const SchemaType& element,
     case Kind::Int:
     case Kind::SymInt: {
       std::vector<int64_t> v;
-      if (!forEachElement(obj, [&](py::handle e) {
+      if (!forEachElement(obj, depth, [&](py::handle e, int) {
             int64_t i;
             if (!toInt(e, &i)) return false;
             v.push_back(i);
@@ -137,7 +219,7 @@ bool listToIValue(py::handle obj, const SchemaType& element,
     }
     case Kind::Float: {
       std::vector<double> v;
-      if (!forEachElement(obj, [&](py::handle e) {
+      if (!forEachElement(obj, depth, [&](py::handle e, int) {
             double d;
             if (!toDouble(e, &d)) return false;
             v.push_back(d);
@@ -150,7 +232,7 @@ bool listToIValue(py::handle obj, const SchemaType& element,
     }
     case Kind::Bool: {
       std::vector<bool> v;
-      if (!forEachElement(obj, [&](py::handle e) {
+      if (!forEachElement(obj, depth, [&](py::handle e, int) {
             if (!isBool(e)) return false;
             v.push_back(e.ptr() == Py_True);
             return true;
@@ -162,7 +244,7 @@ bool listToIValue(py::handle obj, const SchemaType& element,
     }
     case Kind::Tensor: {
       std::vector<Tensor> v;
-      if (!forEachElement(obj, [&](py::handle e) {
+      if (!forEachElement(obj, depth, [&](py::handle e, int) {
             if (!isTensor(e.ptr())) return false;
             v.push_back(unpackTensor(e.ptr()));
             return true;
@@ -174,9 +256,11 @@ bool listToIValue(py::handle obj, const SchemaType& element,
     }
     default: {
       std::vector<IValue> v;
-      if (!forEachElement(obj, [&](py::handle e) {
+      if (!forEachElement(obj, depth, [&](py::handle e, int element_depth) {
             IValue x;
-            if (!tryToIValue(e, element, std::nullopt, &x)) return false;
+            if (!tryToIValueAt(e, element, std::nullopt, &x, element_depth)) {
+              return false;
+            }
             v.push_back(std::move(x));
             return true;
           })) {
@@ -246,10 +330,8 @@ IValue defaultToIValueOfType(const DefaultValue& d, const SchemaType& type,
   return IValue();
 }
 
-}  // namespace
-
-bool tryToIValue(py::handle obj, const SchemaType& type,
-                 std::optional<int32_t> N, IValue* out) {
+bool tryToIValueAt(py::handle obj, const SchemaType& type,
+                   std::optional<int32_t> N, IValue* out, int depth) {
   PyObject* p = obj.ptr();
   switch (type.kind()) {
     case Kind::Tensor:
@@ -325,26 +407,28 @@ bool tryToIValue(py::handle obj, const SchemaType& type,
         *out = IValue();
         return true;
       }
-      return tryToIValue(obj, *type.elementType(), N, out);
+      return tryToIValueAt(obj, *type.elementType(), N, out, depth);
     case Kind::List:
-      return listToIValue(obj, *type.elementType(), N, out);
+      return listToIValue(obj, *type.elementType(), N, out, depth);
     case Kind::Tuple: {
       if (!PyTuple_Check(p)) return false;
       const auto& types = type.containedTypes();
       if (static_cast<size_t>(PyTuple_GET_SIZE(p)) != types.size()) return false;
       std::vector<IValue> elements(types.size());
-      for (size_t i = 0; i < types.size(); ++i) {
-        if (!tryToIValue(PyTuple_GET_ITEM(p, i), *types[i], std::nullopt,
-                         &elements[i])) {
-          return false;
-        }
+      size_t i = 0;
+      if (!forEachElement(obj, depth, [&](py::handle e, int d) {
+            const size_t at = i++;
+            return tryToIValueAt(e, *types[at], std::nullopt, &elements[at],
+                                 d);
+          })) {
+        return false;
       }
       *out = IValue::makeTuple(std::move(elements));
       return true;
     }
     case Kind::Any:
     case Kind::Var:
-      return inferToIValue(obj, out);
+      return inferToIValue(obj, out, depth);
     default:
       // Generator, Dimname, Storage, Stream, QScheme, Complex, Dict, Future,
       // RRef, AnyEnum, AnyClass: no Python form yet.
@@ -352,13 +436,75 @@ bool tryToIValue(py::handle obj, const SchemaType& type,
   }
 }
 
+// "list[int, list[...]]": element types each once, in order of appearance;
+// nesting past kDescribeDepth reads "...", and `budget` bounds the elements
+// looked at in all (a list holding itself many times would otherwise take
+// exponential time).
+constexpr int kDescribeDepth = 4;
+
+std::string describeAt(py::handle obj, int depth, int* budget) {
+  PyObject* p = obj.ptr();
+  if (p == Py_None) return "None";
+  if (isTensor(p)) return "Tensor";
+  if (PyList_Check(p) || PyTuple_Check(p)) {
+    const bool list = PyList_Check(p);
+    const Py_ssize_t n = list ? PyList_GET_SIZE(p) : PyTuple_GET_SIZE(p);
+    if (n == 0) return list ? "list (empty)" : "tuple (empty)";
+    std::string out = list ? "list[" : "tuple[";
+    if (depth >= kDescribeDepth) return out + "...]";
+    std::vector<std::string> seen;
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      if (--*budget < 0) {
+        seen.push_back("...");
+        break;
+      }
+      // Re-read: describing an element may run Python code (a type's
+      // __name__ is a descriptor) that changes the list.
+      const Py_ssize_t size = list ? PyList_GET_SIZE(p) : PyTuple_GET_SIZE(p);
+      if (i >= size) break;
+      py::object e = py::reinterpret_borrow<py::object>(
+          list ? PyList_GET_ITEM(p, i) : PyTuple_GET_ITEM(p, i));
+      std::string t = describeAt(e, depth + 1, budget);
+      if (std::find(seen.begin(), seen.end(), t) == seen.end()) {
+        seen.push_back(std::move(t));
+      }
+    }
+    for (size_t i = 0; i < seen.size(); ++i) {
+      if (i > 0) out += ", ";
+      out += seen[i];
+    }
+    return out + "]";
+  }
+  return py::str(obj.get_type().attr("__name__")).cast<std::string>();
+}
+
+}  // namespace
+
+bool tryToIValue(py::handle obj, const SchemaType& type,
+                 std::optional<int32_t> N, IValue* out,
+                 std::string_view name) {
+  try {
+    return tryToIValueAt(obj, type, N, out, 0);
+  } catch (NestingLimit& limit) {
+    throw Error(ErrorKind::Type,
+                nestingMessage(obj, std::move(limit.path), name));
+  }
+}
+
 IValue toIValue(py::handle obj, const FunctionSchema& schema,
                 const Argument& arg, size_t position) {
   IValue out;
-  if (tryToIValue(obj, *arg.type(), arg.N(), &out)) return out;
   std::string overload = schema.overload_name().empty()
                              ? schema.name()
                              : schema.name() + "." + schema.overload_name();
+  try {
+    if (tryToIValueAt(obj, *arg.type(), arg.N(), &out, 0)) return out;
+  } catch (NestingLimit& limit) {
+    throw Error(ErrorKind::Type,
+                overload + "(): argument '" + arg.name() + "' (position " +
+                    std::to_string(position + 1) + "): " +
+                    nestingMessage(obj, std::move(limit.path), arg.name()));
+  }
   TURNOUT_CHECK(false, ErrorKind::Type, overload, "(): argument '", arg.name(),
                 "' (position ", position + 1, ") must be ",
                 arg.type()->toString(), ", but got ", describePyType(obj));
@@ -372,7 +518,9 @@ IValue defaultToIValue(const Argument& arg) {
   return defaultToIValueOfType(*arg.default_value(), *arg.type(), arg.N());
 }
 
-py::object toPyObject(const IValue& v, const SchemaType* type) {
+namespace {
+
+py::object toPyObjectAt(const IValue& v, const SchemaType* type, int depth) {
   const SchemaType* element = nullptr;
   if (type != nullptr) {
     if (type->kind() == Kind::Optional) type = type->elementType().get();
@@ -427,11 +575,19 @@ py::object toPyObject(const IValue& v, const SchemaType* type) {
       return std::move(out);
     }
     case IValue::Tag::GenericList: {
+      TURNOUT_CHECK(depth < kMaxNestingDepth, ErrorKind::Type,
+                    "a list nested more than ", kMaxNestingDepth,
+                    " levels deep cannot be converted to Python");
       py::list out;
-      for (const IValue& e : v.toListRef()) out.append(toPyObject(e, element));
+      for (const IValue& e : v.toListRef()) {
+        out.append(toPyObjectAt(e, element, depth + 1));
+      }
       return std::move(out);
     }
     case IValue::Tag::Tuple: {
+      TURNOUT_CHECK(depth < kMaxNestingDepth, ErrorKind::Type,
+                    "a tuple nested more than ", kMaxNestingDepth,
+                    " levels deep cannot be converted to Python");
       const auto& elements = v.toTupleRef().elements();
       py::tuple out(elements.size());
       for (size_t i = 0; i < elements.size(); ++i) {
@@ -440,12 +596,18 @@ py::object toPyObject(const IValue& v, const SchemaType* type) {
             i < type->containedTypes().size()) {
           t = type->containedTypes()[i].get();
         }
-        out[i] = toPyObject(elements[i], t);
+        out[i] = toPyObjectAt(elements[i], t, depth + 1);
       }
       return std::move(out);
     }
   }
   return py::none();
+}
+
+}  // namespace
+
+py::object toPyObject(const IValue& v, const SchemaType* type) {
+  return toPyObjectAt(v, type, 0);
 }
 
 py::object returnsToPython(Stack& stack, const FunctionSchema& schema) {
@@ -470,29 +632,8 @@ py::object returnsToPython(Stack& stack, const FunctionSchema& schema) {
 }
 
 std::string describePyType(py::handle obj) {
-  PyObject* p = obj.ptr();
-  if (p == Py_None) return "None";
-  if (isTensor(p)) return "Tensor";
-  if (isSequence(obj)) {
-    std::string out = PyList_Check(p) ? "list[" : "tuple[";
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(p);
-    if (n == 0) return PyList_Check(p) ? "list (empty)" : "tuple (empty)";
-    // The element types, each once, in order of appearance.
-    std::vector<std::string> seen;
-    forEachElement(obj, [&](py::handle e) {
-      std::string t = describePyType(e);
-      bool found = false;
-      for (const std::string& s : seen) found = found || s == t;
-      if (!found) seen.push_back(t);
-      return true;
-    });
-    for (size_t i = 0; i < seen.size(); ++i) {
-      if (i > 0) out += ", ";
-      out += seen[i];
-    }
-    return out + "]";
-  }
-  return py::str(obj.get_type().attr("__name__")).cast<std::string>();
+  int budget = 256;
+  return describeAt(obj, 0, &budget);
 }
 
 }  // namespace bindings

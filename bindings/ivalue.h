@@ -14,6 +14,10 @@
 // T), Tensor[] and Tensor?[]; Any and type variables take whatever the
 // value's own type is.
 //
+// Nesting is bounded both ways: a list or tuple nested deeper than
+// kMaxNestingDepth, or one that contains itself, is a TypeError that names
+// the path ("x contains itself: x[0] is x"), never a C stack overflow.
+//
 // Thread safety: call with the GIL held.
 #ifndef TURNOUT_BINDINGS_IVALUE_H_
 #define TURNOUT_BINDINGS_IVALUE_H_
@@ -23,6 +27,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "dispatcher/core/ivalue.h"
 #include "dispatcher/schema/function_schema.h"
@@ -32,12 +37,20 @@
 namespace turnout {
 namespace bindings {
 
+/// The deepest nesting of lists and tuples converted between Python and
+/// IValue (either way): ample for any schema type, and small enough that the
+/// recursion fits any thread's stack.
+inline constexpr int kMaxNestingDepth = 100;
+
 /// Converts `obj` to `type` (with `N`, the size of a sized list). Returns
 /// false, leaving `out` as it was, when `obj` does not fit the type.
 /// Throws only for a value of the right kind that is malformed (a device
-/// string that does not parse).
+/// string that does not parse), and Error(Type) for a value nested deeper
+/// than kMaxNestingDepth or containing itself, whose message calls the
+/// value `name` ("x is nested more than 100 levels deep (x[0]...[0])").
 bool tryToIValue(pybind11::handle obj, const SchemaType& type,
-                 std::optional<int32_t> N, IValue* out);
+                 std::optional<int32_t> N, IValue* out,
+                 std::string_view name = "value");
 
 /// The same for argument `arg` of `schema`; throws Error(Type):
 ///   "aten::add.Tensor(): argument 'other' (position 2) must be Tensor, but
@@ -49,7 +62,8 @@ IValue toIValue(pybind11::handle obj, const FunctionSchema& schema,
 /// Precondition: arg.default_value() is set.
 IValue defaultToIValue(const Argument& arg);
 
-/// An IValue as a Python object. With `type`, Ints of ScalarType, Layout
+/// An IValue as a Python object (Error(Type) past kMaxNestingDepth). With
+/// `type`, Ints of ScalarType, Layout
 /// and MemoryFormat type come back as turnout.dtype / layout /
 /// memory_format objects. An undefined Tensor is None.
 pybind11::object toPyObject(const IValue& v, const SchemaType* type = nullptr);
@@ -59,7 +73,8 @@ pybind11::object toPyObject(const IValue& v, const SchemaType* type = nullptr);
 pybind11::object returnsToPython(Stack& stack, const FunctionSchema& schema);
 
 /// How a Python value reads in an error: "str", "Tensor", "list[int]",
-/// "tuple[Tensor, float]", "None".
+/// "tuple[Tensor, float]", "None"; bounded in depth and length, so a deep
+/// or self-containing list reads "list[list[list[list[...]]]]".
 std::string describePyType(pybind11::handle obj);
 
 }  // namespace bindings

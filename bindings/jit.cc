@@ -140,8 +140,16 @@ auto reraisingPython(F&& f) -> decltype(f()) {
 
 IValue anyToIValue(py::handle obj, const char* what) {
   IValue v;
-  if (!tryToIValue(obj, *SchemaType::get(SchemaType::Kind::Any), std::nullopt,
-                   &v)) {
+  bool converted;
+  try {
+    converted = tryToIValue(obj, *SchemaType::get(SchemaType::Kind::Any),
+                            std::nullopt, &v, "result");
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::Type) throw;
+    throw e.withPrefix(std::string(what) + " returned a " +
+                       describePyType(obj) + ": ");
+  }
+  if (!converted) {
     throw Error(ErrorKind::Type,
                 std::string(what) + " returned a " + describePyType(obj) +
                     ", which a graph value cannot hold (tensors, numbers, "
@@ -181,7 +189,16 @@ struct GraphInputs {
     for (size_t i = 0; i < n; ++i) {
       PyObject* arg = PyTuple_GET_ITEM(args.ptr(), i);
       IValue v;
-      if (!tryToIValue(arg, *types[i].schemaType(), std::nullopt, &v)) {
+      bool converted;
+      try {
+        converted = tryToIValue(arg, *types[i].schemaType(), std::nullopt, &v,
+                                "%" + names[i]);
+      } catch (const Error& e) {
+        if (e.kind() != ErrorKind::Type) throw;
+        throw e.withPrefix(std::string(where) + ": input " +
+                           std::to_string(i) + ": ");
+      }
+      if (!converted) {
         throw Error(ErrorKind::Type,
                     std::string(where) + ": input " + std::to_string(i) +
                         " (%" + names[i] + " : " + types[i].toString() +

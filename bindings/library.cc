@@ -7,7 +7,7 @@
 // documented face of this.
 //
 //   >>> lib = _C._dispatch_library("DEF", "myns", "")
-//   >>> lib.def_name_t_t("identity")
+//   >>> _ = lib.def_name_t_t("identity")   # returns lib, as torch's
 //   >>> turnout.ops.myns.identity(t) is t   # same tensor (new wrapper)
 //   >>> lib.define("twice(Tensor x) -> Tensor")
 //   >>> lib.impl("twice", "CPU", lambda x: x + x)
@@ -25,6 +25,7 @@
 #include "dispatcher/core/error.h"
 #include "dispatcher/library.h"
 #include "dispatcher/load_library.h"
+#include "dispatcher/schema/schema_parser.h"
 
 namespace py = pybind11;
 
@@ -33,6 +34,19 @@ namespace bindings {
 namespace {
 
 Tensor identityKernel(const Tensor& t) { return t; }
+Tensor firstKernel(const Tensor& a, const Tensor& b) { return a; }
+
+// Runs `f`. An error with a hint is reported without it: this is the
+// torch-named API, whose errors keep the shape of torch's (Error::withHint).
+template <typename F>
+void torchShaped(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    if (!e.hasHint()) throw;
+    throw e.withoutHint();
+  }
+}
 
 // The file name outlives the Library, which keeps a pointer to it.
 struct PyLibrary {
@@ -55,9 +69,10 @@ Library::Kind parseKind(const std::string& kind) {
   if (kind == "DEF") return Library::DEF;
   if (kind == "IMPL") return Library::IMPL;
   if (kind == "FRAGMENT") return Library::FRAGMENT;
-  TURNOUT_CHECK(false, ErrorKind::InvalidArgument,
-                "_dispatch_library(kind, ...): kind must be 'DEF', 'IMPL' or "
-                "'FRAGMENT', got '", kind, "'");
+  // "could not parse KIND", as torch's, with the kinds that parse.
+  TURNOUT_CHECK(false, ErrorKind::InvalidArgument, "could not parse ", kind,
+                ": _dispatch_library(kind, ...) takes kind 'DEF', 'IMPL' or "
+                "'FRAGMENT'");
   return Library::DEF;
 }
 
@@ -65,25 +80,29 @@ AliasAnalysisKind parseAlias(const std::string& alias) {
   if (alias.empty() || alias == "FROM_SCHEMA") return AliasAnalysisKind::FROM_SCHEMA;
   if (alias == "CONSERVATIVE") return AliasAnalysisKind::CONSERVATIVE;
   if (alias == "PURE_FUNCTION") return AliasAnalysisKind::PURE_FUNCTION;
-  TURNOUT_CHECK(false, ErrorKind::InvalidArgument,
-                "def_(schema, alias): alias must be '', 'FROM_SCHEMA', "
-                "'CONSERVATIVE' or 'PURE_FUNCTION', got '", alias, "'");
+  TURNOUT_CHECK(false, ErrorKind::InvalidArgument, "could not parse ", alias,
+                ": def_(schema, alias) takes alias '', 'FROM_SCHEMA', "
+                "'CONSERVATIVE' or 'PURE_FUNCTION'");
   return AliasAnalysisKind::FROM_SCHEMA;
 }
 
-CppFunction identity(const std::string& dispatch_key, const std::string& debug) {
+CppFunction withKey(CppFunction f, const std::string& dispatch_key,
+                    const std::string& debug) {
   std::optional<DispatchKey> k = parseKey(dispatch_key);
-  CppFunction f(&identityKernel);
   if (k) f = dispatch(*k, std::move(f));
   return std::move(f).debug(debug);
+}
+
+CppFunction identity(const std::string& dispatch_key, const std::string& debug) {
+  return withKey(CppFunction(&identityKernel), dispatch_key, debug);
 }
 
 // A Python callable as a CppFunction, for `key` (or the library's key).
 CppFunction pythonKernel(const std::string& what, const std::string& key,
                          const py::object& func, bool with_keyset, bool with_op) {
   TURNOUT_CHECK(PyCallable_Check(func.ptr()), ErrorKind::Type, what,
-                ": expected the kernel to be callable, got ",
-                describePyType(func));
+                ": the kernel must be a callable, but found type ",
+                py::str(py::type::of(func)).cast<std::string>());
   releasePendingPyObjects();
   std::string debug = describePythonCallable(func);
   CppFunction f = CppFunction::fromKernelFunction(
@@ -123,28 +142,67 @@ void initLibrary(py::module_& m) {
         "The canonical paths _load_library loaded, in order.");
   py::class_<PyLibrary>(m, "_DispatchModule",
                         "A Library made by _dispatch_library.")
+      // As torch's, the registering methods return the module (chaining).
       .def("def_",
-           [](PyLibrary& self, const std::string& schema, const std::string& alias) {
-             self.get().def(schema, parseAlias(alias));
+           [](py::object self, const std::string& schema, const std::string& alias) {
+             torchShaped([&] {
+               self.cast<PyLibrary&>().get().def(schema, parseAlias(alias));
+             });
+             return self;
            },
            py::arg("schema"), py::arg("alias") = "")
       .def("def_name_t_t",
-           [](PyLibrary& self, const std::string& name, const std::string& key,
+           [](py::object self, const std::string& name, const std::string& key,
               const std::string& debug) {
-             self.get().def(name, identity(key, debug));
+             torchShaped([&] {
+               self.cast<PyLibrary&>().get().def(name, identity(key, debug));
+             });
+             return self;
            },
            py::arg("name"), py::arg("dispatch") = "",
            py::arg("debug") = "default_def_name_t_t")
+      .def("def_schema_t_t",
+           [](py::object self, const std::string& schema, const std::string& key,
+              const std::string& alias, const std::string& debug) {
+             torchShaped([&] {
+               self.cast<PyLibrary&>().get().def(schema, parseAlias(alias),
+                                                 identity(key, debug));
+             });
+             return self;
+           },
+           py::arg("name"), py::arg("dispatch") = "", py::arg("alias") = "",
+           py::arg("debug") = "default_def_schema_t_t",
+           "Declares an operator by its schema with an identity kernel "
+           "(Tensor) -> Tensor for `dispatch`.")
       .def("impl_t_t",
-           [](PyLibrary& self, const std::string& name, const std::string& key,
+           [](py::object self, const std::string& name, const std::string& key,
               const std::string& debug) {
-             self.get().impl(name, identity(key, debug));
+             torchShaped([&] {
+               self.cast<PyLibrary&>().get().impl(name, identity(key, debug));
+             });
+             return self;
            },
            py::arg("name"), py::arg("dispatch") = "", py::arg("debug") = "impl_t_t")
+      .def("impl_tt_t",
+           [](py::object self, const std::string& name, const std::string& key,
+              const std::string& debug) {
+             torchShaped([&] {
+               self.cast<PyLibrary&>().get().impl(
+                   name, withKey(CppFunction(&firstKernel), key, debug));
+             });
+             return self;
+           },
+           py::arg("name"), py::arg("dispatch") = "", py::arg("debug") = "",
+           "Registers a kernel (Tensor, Tensor) -> Tensor returning its first "
+           "argument (debug '': the library's site).")
       .def("define",
            [](PyLibrary& self, const std::string& schema,
               const std::string& alias, const py::object& tags) {
-             self.get().def(schema, parseAlias(alias), parseTags(tags));
+             torchShaped([&] {
+               self.get().def(schema, parseAlias(alias), parseTags(tags));
+             });
+             // As torch's: the operator's name as the schema spells it.
+             return parseSchema(schema).operator_name().name;
            },
            py::arg("schema"), py::arg("alias_analysis") = "",
            py::arg("tags") = py::tuple(),
@@ -154,9 +212,11 @@ void initLibrary(py::module_& m) {
       .def("impl",
            [](PyLibrary& self, const std::string& name, const std::string& key,
               const py::object& func, bool with_keyset) {
-             Library& lib = self.get();
-             lib.impl(name, pythonKernel("impl(" + name + ")", key, func,
-                                         with_keyset, /*with_op=*/false));
+             torchShaped([&] {
+               Library& lib = self.get();
+               lib.impl(name, pythonKernel("impl(" + name + ")", key, func,
+                                           with_keyset, /*with_op=*/false));
+             });
            },
            py::arg("name"), py::arg("dispatch"), py::arg("func"),
            py::arg("with_keyset") = false,
@@ -166,9 +226,11 @@ void initLibrary(py::module_& m) {
       .def("fallback",
            [](PyLibrary& self, const std::string& key, const py::object& func,
               bool with_keyset) {
-             Library& lib = self.get();
-             lib.fallback(pythonKernel("fallback(" + key + ")", key, func,
-                                       with_keyset, /*with_op=*/true));
+             torchShaped([&] {
+               Library& lib = self.get();
+               lib.fallback(pythonKernel("fallback(" + key + ")", key, func,
+                                         with_keyset, /*with_op=*/true));
+             });
            },
            py::arg("dispatch"), py::arg("func"), py::arg("with_keyset") = false,
            "Registers the Python callable `func` as the backend fallback for "
@@ -178,19 +240,24 @@ void initLibrary(py::module_& m) {
            "OpOverload.")
       .def("impl_fallthrough",
            [](PyLibrary& self, const std::string& name, const std::string& key) {
-             std::optional<DispatchKey> k = parseKey(key);
-             CppFunction f = CppFunction::makeFallthrough();
-             if (k) f = dispatch(*k, std::move(f));
-             self.get().impl(name, std::move(f));
+             torchShaped([&] {
+               std::optional<DispatchKey> k = parseKey(key);
+               CppFunction f = CppFunction::makeFallthrough();
+               if (k) f = dispatch(*k, std::move(f));
+               self.get().impl(name, std::move(f));
+             });
            },
            py::arg("name"), py::arg("dispatch") = "",
            "Makes the dispatcher skip `dispatch` for operator `name`.")
       .def("fallback_fallthrough",
-           [](PyLibrary& self, const std::string& key) {
-             std::optional<DispatchKey> k = parseKey(key);
-             CppFunction f = CppFunction::makeFallthrough();
-             if (k) f = dispatch(*k, std::move(f));
-             self.get().fallback(std::move(f));
+           [](py::object self, const std::string& key) {
+             torchShaped([&] {
+               std::optional<DispatchKey> k = parseKey(key);
+               CppFunction f = CppFunction::makeFallthrough();
+               if (k) f = dispatch(*k, std::move(f));
+               self.cast<PyLibrary&>().get().fallback(std::move(f));
+             });
+             return self;
            },
            py::arg("dispatch") = "")
       .def("_destroy", [](PyLibrary& self) { self.lib.reset(); },
@@ -202,11 +269,15 @@ void initLibrary(py::module_& m) {
          const std::string& file, uint32_t linenum) {
         auto out = std::make_unique<PyLibrary>();
         out->file = file;
-        out->lib = std::make_unique<Library>(parseKind(kind), ns, parseKey(key),
-                                             out->file.c_str(), linenum);
+        torchShaped([&] {
+          out->lib = std::make_unique<Library>(parseKind(kind), ns,
+                                               parseKey(key), out->file.c_str(),
+                                               linenum);
+        });
         return out;
       },
-      py::arg("kind"), py::arg("ns"), py::arg("dispatch"),
+      // Argument names as torch's (the namespace is `name`).
+      py::arg("kind"), py::arg("name"), py::arg("dispatch"),
       py::arg("file") = "/dev/null", py::arg("linenum") = 0,
       "A Library for C++ kernels, as torch._C._dispatch_library.");
 }

@@ -165,7 +165,16 @@ class OpOverload {
         continue;
       }
       IValue v;
-      if (!tryToIValue(obj, *arg.type(), arg.N(), &v)) {
+      bool converted;
+      try {
+        converted = tryToIValue(obj, *arg.type(), arg.N(), &v, arg.name());
+      } catch (const Error& e) {
+        // Nested too deep or containing itself: no overload can take it.
+        if (e.kind() != ErrorKind::Type) throw;
+        throw e.withPrefix(name_ + "(): argument '" + arg.name() +
+                           "' (position " + std::to_string(i + 1) + "): ");
+      }
+      if (!converted) {
         if (why) {
           *why = name_ + "(): argument '" + arg.name() + "' (position " +
                  std::to_string(i + 1) + ") must be " + arg.type()->toString() +

@@ -17,6 +17,7 @@
 #include "bindings/gil.h"
 #include "bindings/ivalue.h"
 #include "bindings/python_error.h"
+#include "bindings/python_nesting.h"
 #include "bindings/tensor.h"
 #include "dispatcher/core/error.h"
 #include "dispatcher/dispatch_observer.h"
@@ -114,6 +115,19 @@ std::string returnTypes(const FunctionSchema& schema) {
   return out + ")";
 }
 
+// tryToIValue for one of a kernel's results; a result nested too deep (or
+// containing itself) says whose it is.
+bool convertReturn(py::handle value, const Argument& ret,
+                   const FunctionSchema& schema, IValue* out) {
+  try {
+    return tryToIValue(value, *ret.type(), ret.N(), out, "result");
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::Type) throw;
+    throw e.withPrefix("the kernel for " + opName(schema) + " returned " +
+                       describePyType(value) + ": ");
+  }
+}
+
 // Converts what a kernel returned and pushes it by the schema's returns.
 void pushReturns(py::handle result, const FunctionSchema& schema, Stack* stack) {
   const auto& returns = schema.returns();
@@ -126,7 +140,7 @@ void pushReturns(py::handle result, const FunctionSchema& schema, Stack* stack) 
   if (returns.size() == 1) {
     const Argument& r = returns[0];
     IValue v;
-    TURNOUT_CHECK(tryToIValue(result, *r.type(), r.N(), &v), ErrorKind::Type,
+    TURNOUT_CHECK(convertReturn(result, r, schema, &v), ErrorKind::Type,
                   "expected the kernel for ", opName(schema), " to return ",
                   withArticle(r.type()->toString()), ", got ",
                   describePyType(result));
@@ -143,7 +157,7 @@ void pushReturns(py::handle result, const FunctionSchema& schema, Stack* stack) 
   for (size_t i = 0; i < returns.size(); ++i) {
     py::handle item = PyTuple_Check(p) ? PyTuple_GET_ITEM(p, i) : PyList_GET_ITEM(p, i);
     IValue v;
-    if (!tryToIValue(item, *returns[i].type(), returns[i].N(), &v)) {
+    if (!convertReturn(item, returns[i], schema, &v)) {
       stack->resize(first);
       TURNOUT_CHECK(false, ErrorKind::Type, "expected the kernel for ",
                     opName(schema), " to return ", returnTypes(schema),
@@ -194,6 +208,10 @@ class PythonKernel final : public OperatorKernel {
  private:
   // Precondition: the GIL is held.
   void callWithGil(const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
+    PythonNestingGuard nesting(PythonNestingGuard::Kind::Kernel, [&] {
+      return describePythonCallable(py::handle(fn_)) + " for " +
+             opName(op.schema());
+    });
     if (g_pending_nonempty.load(std::memory_order_relaxed)) {
       releasePendingPyObjects();
     }
@@ -313,6 +331,9 @@ class PythonFunctionNode final : public autograd::Node {
     autograd::variable_list out(inputs_.size());
     {
       GilAcquire gil;
+      PythonNestingGuard nesting(PythonNestingGuard::Kind::Backward, [&] {
+        return "the Python backward function of " + name_;
+      });
       py::tuple args(grads.size());
       for (size_t i = 0; i < grads.size(); ++i) {
         PyTuple_SET_ITEM(args.ptr(), i, wrapTensor(grads[i]).release().ptr());

@@ -17,6 +17,7 @@
 #include "bindings/gil.h"
 #include "bindings/ivalue.h"
 #include "bindings/python_error.h"
+#include "bindings/python_nesting.h"
 #include "bindings/tensor.h"
 #include "bindings/types.h"
 #include "dispatcher/core/dispatch_key_set.h"
@@ -332,7 +333,15 @@ IValue returnToIValue(py::handle value, const Argument& ret,
                       const std::string& who, const std::string& op,
                       const std::string& position) {
   IValue v;
-  TURNOUT_CHECK(tryToIValue(value, *ret.type(), ret.N(), &v), ErrorKind::Type,
+  bool converted;
+  try {
+    converted = tryToIValue(value, *ret.type(), ret.N(), &v, "result");
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::Type) throw;
+    throw e.withPrefix(who + " for " + op + " returned " +
+                       describePyType(value) + position + ": ");
+  }
+  TURNOUT_CHECK(converted, ErrorKind::Type,
                 who, " for ", op, " returned ", describePyType(value), position,
                 " where the schema returns ", ret.type()->toString(),
                 ret.name().empty() ? "" : " " + ret.name(),
@@ -456,6 +465,17 @@ void handleWithGil(const OperatorHandle& op, DispatchKeySet ks, Stack* stack,
     return;
   }
 
+  PythonNestingGuard nesting(tls_modes.empty()
+                                 ? PythonNestingGuard::Kind::Subclass
+                                 : PythonNestingGuard::Kind::Mode,
+                             [&] {
+    return (tls_modes.empty()
+                ? typeName(types.front()) + ".__turnout_dispatch__"
+                : "dispatch mode " + typeName(py::handle(tls_modes.back())
+                                                  .get_type()) +
+                      ".__turnout_dispatch__") +
+           " for " + qualifiedName(schema);
+  });
   py::object func = opOverloadObject(schema);
   py::list args;
   py::dict kwargs;

@@ -61,7 +61,7 @@ void Dispatcher::registerFrameworkFallthroughs() {
   // include set and fall through unless an operator registers for them.
   AnnotatedKernel fallthrough{KernelFunction::makeFallthrough(), std::nullopt,
                               std::nullopt,
-                              "registered by turnout as a framework default"};
+                              "registered in turnout framework"};
   std::vector<int> slots = slotsFor(DispatchKey::Autograd);
   slots.push_back(getDispatchTableIndexForDispatchKey(DispatchKey::ADInplaceOrView));
   slots.push_back(getDispatchTableIndexForDispatchKey(DispatchKey::BackendSelect));
@@ -228,12 +228,19 @@ RegistrationHandleRAII Dispatcher::registerDef(FunctionSchema schema,
     std::lock_guard<std::mutex> lock(mu_);
     EntryForUpdate e = entryForUpdateLocked(schema.operator_name());
     entry = e.entry;
-    TURNOUT_CHECK(!entry->hasSchema(), ErrorKind::InvalidArgument,
-                  "Tried to register an operator (", toString(schema),
-                  ") with the same name and overload name multiple times.\n"
-                  "  first registration: ",
-                  entry->schemaDebug(), "\n  new registration: ", debug,
-                  "\nEach operator is defined once; did you mean impl()?");
+    if (entry->hasSchema()) {
+      // c10's facts in c10's order; the advice is turnout's hint.
+      throw Error::withHint(
+          ErrorKind::InvalidArgument,
+          detail::joinParts(
+              "Tried to register an operator (", toString(schema),
+              ") with the same name and overload name multiple times. An "
+              "overload's schema is registered by one def() call only. "
+              "Duplicate registration: ",
+              debug, ". Original registration: ", entry->schemaDebug()),
+          "\nEach operator is defined once; to add a kernel to it, use "
+          "impl().");
+    }
     entry->registerSchema(std::move(schema), std::move(debug), kind,
                           std::move(tags));
     entry->def_count_.fetch_add(1, std::memory_order_relaxed);
@@ -324,13 +331,16 @@ RegistrationHandleRAII Dispatcher::registerFallback(DispatchKey key,
     std::lock_guard<std::mutex> lock(mu_);
     for (int slot : slots) {
       const std::optional<AnnotatedKernel>& existing = fallbacks_[slot].user;
-      TURNOUT_CHECK(!existing.has_value(), ErrorKind::InvalidArgument,
-                    "Tried to register multiple backend fallbacks for the same "
-                    "dispatch key ",
-                    toString(key), "; previous registration ", existing->debug,
-                    ", new registration ", debug,
-                    ". Destroy the previous library first, or register one "
-                    "fallback that handles both cases.");
+      if (existing.has_value()) {
+        throw Error::withHint(
+            ErrorKind::InvalidArgument,
+            detail::joinParts("Tried to register multiple backend fallbacks "
+                              "for the same dispatch key ",
+                              toString(key), "; previous registration ",
+                              existing->debug, ", new registration ", debug),
+            "\nDestroy the previous library first, or register one fallback "
+            "that handles both cases.");
+      }
     }
     for (int slot : slots) {
       fallbacks_[slot].user =

@@ -119,11 +119,12 @@ Library& Library::def(std::string_view schema, AliasAnalysisKind alias_analysis,
   return *this;
 }
 
-Library& Library::defWithKernel(std::string_view name_or_schema, CppFunction f) {
+Library& Library::defWithKernel(std::string_view name_or_schema, CppFunction f,
+                                std::optional<AliasAnalysisKind> alias_analysis) {
   std::variant<OperatorName, FunctionSchema> parsed =
       parseSchemaOrName(name_or_schema);
   if (std::holds_alternative<FunctionSchema>(parsed)) {
-    def(name_or_schema);
+    def(name_or_schema, alias_analysis.value_or(AliasAnalysisKind::FROM_SCHEMA));
   } else {
     TURNOUT_CHECK(f.schema_.has_value(), ErrorKind::InvalidArgument, "def(\"",
                   name_or_schema,
@@ -135,7 +136,9 @@ Library& Library::defWithKernel(std::string_view name_or_schema, CppFunction f) 
                                       ? std::string()
                                       : "." + name.overload_name);
     // The inferred schema reads "(Tensor _0) -> Tensor _0": prefix the name.
-    def(op + *f.schema_);
+    // As in c10, an inferred schema says nothing of aliasing: CONSERVATIVE.
+    def(op + *f.schema_,
+        alias_analysis.value_or(AliasAnalysisKind::CONSERVATIVE));
   }
   std::string name = std::holds_alternative<FunctionSchema>(parsed)
                          ? toString(std::get<FunctionSchema>(parsed).operator_name())
@@ -190,6 +193,17 @@ Library& Library::fallbackKernel(CppFunction f) {
                 f.dispatch_key_ ? toString(*f.dispatch_key_) : "",
                 ") differs from the library's (", toString(*dispatch_key_),
                 ")");
+  // A typed kernel's boxed form pops and pushes what its C++ signature says,
+  // which fits one schema; a fallback runs for every operator, so it would
+  // leave other operators' stacks wrong.
+  TURNOUT_CHECK(!f.cpp_signature_, ErrorKind::InvalidArgument,
+                "fallback(): a backend fallback for ", toString(*dispatch_key_),
+                " (", debugSite(),
+                ") must be a boxed kernel, as it runs for every operator; got "
+                "a typed one (",
+                f.cpp_signature_ ? f.cpp_signature_->name() : "",
+                "). Use CppFunction::makeFromBoxedFunction or "
+                "CppFunction::makeFallthrough()");
   std::string debug = f.debug_.empty() ? debugSite() : f.debug_;
   registrars_.push_back(Dispatcher::singleton().registerFallback(
       *dispatch_key_, std::move(f.func_), std::move(debug)));

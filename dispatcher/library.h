@@ -156,6 +156,12 @@ class Library {
   Library& def(std::string_view name_or_schema, Func&& f) {
     return defWithKernel(name_or_schema, toCppFunction(std::forward<Func>(f)));
   }
+  /// The same with the alias analysis kind given: all or nothing (a kernel
+  /// that does not fit the schema leaves no def behind).
+  Library& def(std::string_view schema, AliasAnalysisKind alias_analysis,
+               CppFunction f) {
+    return defWithKernel(schema, std::move(f), alias_analysis);
+  }
   /// Registers `f` for operator `name` ("op", "op.overload" or
   /// "ns::op.overload") at the library's key, the key of dispatch(k, f), or
   /// CompositeImplicitAutograd.
@@ -183,7 +189,9 @@ class Library {
       return CppFunction(std::forward<Func>(f));
     }
   }
-  Library& defWithKernel(std::string_view name_or_schema, CppFunction f);
+  Library& defWithKernel(
+      std::string_view name_or_schema, CppFunction f,
+      std::optional<AliasAnalysisKind> alias_analysis = std::nullopt);
   Library& implKernel(std::string_view name, CppFunction f);
   Library& fallbackKernel(CppFunction f);
   std::string kindName() const;

@@ -56,7 +56,7 @@ const char* toString(EntryKind kind) {
     case EntryKind::AutogradKernel:
       return "autograd kernel";
     case EntryKind::BatchedDecomposition:
-      return "batched decomposition";
+      return "batched kernel";
     case EntryKind::BackendFallback:
       return "backend fallback";
   }
@@ -168,16 +168,21 @@ void OperatorEntry::checkKernelAgainstSchema(
   const FunctionSchema& inferred = found->second;
   std::optional<std::string> difference =
       findSchemaDifferences(inferred, schema);
-  TURNOUT_CHECK(!difference.has_value(), ErrorKind::InvalidArgument,
-                "Inferred operator schema for a C++ kernel function doesn't "
-                "match the expected function schema.\n"
-                "  operator: ",
-                toString(name_), "\n  expected schema: ", toString(schema),
-                "\n    ", schema_debug, "\n  inferred schema: ",
-                *k.inferred_schema, "\n    ", k.debug, "\n  dispatch key: ",
-                toString(key), "\n  reason: ", *difference,
-                "\nFix the kernel's C++ signature or the declared schema so "
-                "that they agree.");
+  if (difference.has_value()) {
+    // c10's lines, in c10's order; the key and the fix are turnout's hint.
+    throw Error::withHint(
+        ErrorKind::InvalidArgument,
+        detail::joinParts(
+            "Inferred operator schema for a C++ kernel function doesn't "
+            "match the expected function schema.\n  operator: ",
+            toString(name_), "\n  expected schema: ", toString(schema),
+            "\n    ", schema_debug, "\n  inferred schema: ",
+            *k.inferred_schema, "\n    ", k.debug, "\n  reason: ",
+            *difference),
+        detail::joinParts("\n  dispatch key: ", toString(key),
+                          "\nFix the kernel's C++ signature or the declared "
+                          "schema so that they agree."));
+  }
 }
 
 void OperatorEntry::checkCppSignature(DispatchKey key,
@@ -298,7 +303,7 @@ namespace {
 struct RuntimeKeyInfo {
   DispatchKey key;
   int slot;
-  bool in_non_functional;  // CompositeExplicitAutogradNonFunctional
+  bool in_non_functional;  // CompositeExplicitAutogradNonFunctional (and Undefined)
   bool in_explicit;        // CompositeExplicitAutograd (and Undefined)
   bool in_implicit;        // CompositeImplicitAutograd (and Undefined)
   bool in_nested;          // CompositeImplicitAutogradNestedTensor
@@ -317,8 +322,9 @@ const std::vector<RuntimeKeyInfo>& runtimeKeyInfos() {
       const bool undefined = k == DispatchKey::Undefined;
       info.key = k;
       info.slot = getDispatchTableIndexForDispatchKey(k);
-      info.in_non_functional = runtimeDispatchKeySetHas(
-          DispatchKey::CompositeExplicitAutogradNonFunctional, k);
+      info.in_non_functional =
+          undefined || runtimeDispatchKeySetHas(
+                           DispatchKey::CompositeExplicitAutogradNonFunctional, k);
       info.in_explicit =
           undefined ||
           runtimeDispatchKeySetHas(DispatchKey::CompositeExplicitAutograd, k);
@@ -414,10 +420,12 @@ void OperatorEntry::computeKernelEntries(
         entry = {EntryKind::NestedKernel, nested};
       } else if (math && key.in_implicit) {
         // A CompositeImplicitAutograd kernel serves an autograd key only when
-        // the backends under that key have no kernel of their own: otherwise
-        // autograd must run (or fall through) before the backend kernel.
+        // the backends under that key have no kernel of their own and there
+        // is no CompositeExplicitAutograd kernel: otherwise autograd must run
+        // (or fall through) before the backend kernel. As in c10, a
+        // CompositeExplicitAutogradNonFunctional kernel does not count.
         const bool has_backend_kernel =
-            explicit_autograd != nullptr || non_functional != nullptr ||
+            explicit_autograd != nullptr ||
             (!key.backends_under_autograd.empty() &&
              hasKernelForAnyDispatchKey(key.backends_under_autograd));
         if (key.key == DispatchKey::AutogradOther && ambiguous_autogradother) {

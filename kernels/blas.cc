@@ -1,9 +1,14 @@
 #include "kernels/blas.h"
 
 #include <cblas.h>
+#include <dlfcn.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <climits>
+#include <cstdlib>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -48,6 +53,65 @@ BlasOperand describe(int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
 }
 
 bool fitsBlasInt(int64_t v) { return v <= INT_MAX; }
+
+// OpenBLAS and process exit. OpenBLAS's library destructor (gotoblas_quit,
+// run by exit() after every atexit handler) tells its worker threads to stop
+// and joins them; that join hangs for ever when a worker misses the stop,
+// which happens when another thread is inside a BLAS call at that moment,
+// or when the workers are still going back to sleep after one: a daemon
+// thread in mm at the end of a Python program, a C++ program that returns
+// from main while a worker thread multiplies.
+//
+// So exit() first runs drainAtExit (an atexit handler, registered when this
+// library loads, which runs before any library destructor): from then on a
+// gemm takes the plain loop instead of OpenBLAS; it waits for the calls
+// already inside OpenBLAS to return; then it tells OpenBLAS that its thread
+// server is down (blas_server_avail, the exported flag its shutdown tests
+// first, looked up by name so that another BLAS is left alone), so its
+// destructor frees its buffers and joins nothing. The workers end with the
+// process. Cost on every call: one atomic increment and decrement, and one
+// load.
+std::atomic<int> blas_calls_in_flight{0};
+std::atomic<bool> blas_exiting{false};
+
+void drainAtExit() {
+  // seq_cst on both sides (here and in BlasCall): either this load sees a
+  // caller's increment, or that caller sees the flag and stays out.
+  blas_exiting.store(true);
+  while (blas_calls_in_flight.load() != 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  // No call is inside OpenBLAS (none holds its server lock), and none will
+  // enter: its shutdown may skip the workers.
+  if (void* avail = dlsym(RTLD_DEFAULT, "blas_server_avail")) {
+    *static_cast<int*>(avail) = 0;
+  }
+}
+
+[[maybe_unused]] const bool kDrainRegistered = [] {
+  std::atexit(drainAtExit);
+  return true;
+}();
+
+// Marks one call inside OpenBLAS; entered() is false once exit has begun
+// (the caller must then not call OpenBLAS).
+class BlasCall {
+ public:
+  BlasCall() {
+    blas_calls_in_flight.fetch_add(1);
+    entered_ = !blas_exiting.load();
+    if (!entered_) blas_calls_in_flight.fetch_sub(1);
+  }
+  ~BlasCall() {
+    if (entered_) blas_calls_in_flight.fetch_sub(1);
+  }
+  BlasCall(const BlasCall&) = delete;
+  BlasCall& operator=(const BlasCall&) = delete;
+  bool entered() const { return entered_; }
+
+ private:
+  bool entered_;
+};
 
 template <class T>
 void cblasGemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n,
@@ -136,7 +200,8 @@ void gemm(int64_t m, int64_t n, int64_t k, S alpha, const T* a, int64_t a_rs,
   if (m == 0 || n == 0) return;
   constexpr bool kBlas = std::is_same_v<T, float> || std::is_same_v<T, double>;
   if constexpr (kBlas) {
-    if (fitsBlasInt(m) && fitsBlasInt(n) && fitsBlasInt(k) &&
+    const BlasCall call;
+    if (call.entered() && fitsBlasInt(m) && fitsBlasInt(n) && fitsBlasInt(k) &&
         fitsBlasInt(std::max({a_rs, a_cs, b_rs, b_cs, c_rs, c_cs}))) {
       if (k == 0) {
         // CBLAS would do the same; this also covers k == 0 leading

@@ -12,6 +12,9 @@
 // the transposes chosen from the strides; an operand CBLAS cannot describe
 // (neither stride is 1) is copied first. Other types run a plain loop
 // (accumulating Half/BFloat16 in float). OpenBLAS runs its own threads.
+// Process exit waits for the calls inside OpenBLAS to return, calls made
+// after exit began take the plain loop, and OpenBLAS's exit handler is kept
+// from joining its workers, which could hang (see blas.cc).
 //
 // Thread safety: reentrant.
 #ifndef TURNOUT_KERNELS_BLAS_H_

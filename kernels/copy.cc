@@ -9,6 +9,7 @@
 #include "dispatcher/library.h"
 #include "kernels/factory_utils.h"
 #include "kernels/loops.h"
+#include "kernels/mem_overlap.h"
 #include "kernels/shape_utils.h"
 #include "kernels/strided_walk.h"
 #include "kernels/tensor_utils.h"
@@ -34,22 +35,6 @@ void checkSrcBroadcasts(const Tensor& self, const Tensor& src, const char* op) {
       IntArrayRef(shape) == self.sizes(), ErrorKind::InvalidArgument, op,
       "(): output with shape [", absl::StrJoin(self.sizes(), ", "),
       "] doesn't match the broadcast shape [", absl::StrJoin(shape, ", "), "]");
-}
-
-// A written-to tensor must not have two elements at one address.
-void checkNoInternalOverlap(const Tensor& self, const char* op) {
-  for (int64_t d = 0; d < self.dim(); ++d) {
-    TURNOUT_CHECK(self.size(d) <= 1 || self.stride(d) != 0,
-                  ErrorKind::InvalidArgument, op,
-                  "(): unsupported operation: more than one element of the "
-                  "written-to tensor refers to a single memory location. "
-                  "Please clone() the tensor before performing the operation.");
-  }
-}
-
-bool sharesStorage(const Tensor& a, const Tensor& b) {
-  return a.has_storage() && b.has_storage() &&
-         a.storage().is_alias_of(b.storage());
 }
 
 // The fill value as T, or PyTorch's overflow message.
@@ -84,17 +69,28 @@ Tensor& copy_cpu(Tensor& self, const Tensor& src, bool non_blocking) {
   checkSrcBroadcasts(self, src, "copy_");
   if (self.numel() == 0 || self.is_same(src)) return self;
   checkNoInternalOverlap(self, "copy_");
-  if (sharesStorage(self, src)) {
-    if (self.storage_offset() == src.storage_offset() &&
-        self.sizes() == src.sizes() && self.strides() == src.strides() &&
-        self.scalar_type() == src.scalar_type()) {
-      return self;  // the same elements
+  switch (memOverlap(self, src)) {
+    case MemOverlap::None:
+      break;
+    case MemOverlap::Full:
+      if (self.scalar_type() == src.scalar_type()) return self;  // the same
+      break;
+    case MemOverlap::Partial:
+      checkNoPartialOverlap(self, src, "copy_");  // throws, as PyTorch
+      break;
+    case MemOverlap::TooHard: {
+      if (self.storage_offset() == src.storage_offset() &&
+          self.sizes() == src.sizes() && self.strides() == src.strides() &&
+          self.scalar_type() == src.scalar_type()) {
+        return self;  // the same elements
+      }
+      // Shared memory in layouts with gaps: go through a temporary, so that
+      // no element is overwritten before it is read.
+      Tensor tmp = emptyTensor(src.sizes(), src.scalar_type(), src.device());
+      copyCast(tmp, src);
+      copyCast(self, tmp);
+      return self;
     }
-    // May overlap: go through a temporary.
-    Tensor tmp = emptyTensor(src.sizes(), src.scalar_type(), src.device());
-    copyCast(tmp, src);
-    copyCast(self, tmp);
-    return self;
   }
   copyCast(self, src);
   return self;
@@ -107,7 +103,10 @@ Tensor& copy_meta(Tensor& self, const Tensor& src, bool non_blocking) {
                 "copy_(): Cannot copy out of meta tensor; no data! (to a ",
                 self.device(), " tensor)");
   checkSrcBroadcasts(self, src, "copy_");
-  if (self.numel() != 0) checkNoInternalOverlap(self, "copy_");
+  if (self.numel() != 0 && !self.is_same(src)) {
+    checkNoInternalOverlap(self, "copy_");
+    checkNoPartialOverlap(self, src, "copy_");
+  }
   return self;
 }
 

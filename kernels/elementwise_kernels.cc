@@ -20,6 +20,7 @@
 #include "dispatcher/core/tensor.h"
 #include "dispatcher/library.h"
 #include "kernels/loops.h"
+#include "kernels/mem_overlap.h"
 #include "kernels/tensor_utils.h"
 #include "kernels/type_promotion.h"
 
@@ -362,12 +363,40 @@ Tensor binaryFunctional(std::string_view op, const Tensor& self, Other other,
   return out;
 }
 
+// An input of a kernel writing into `out`, checked for overlap as PyTorch
+// does: partial overlap is an error; a layout whose overlap is not computed
+// (TooHard) is read from a copy, so every result is right; otherwise
+// `input` itself.
+const Tensor& readableInput(std::string_view op, const Tensor& out,
+                            const Tensor& input, Tensor* copy) {
+  switch (memOverlap(out, input)) {
+    case MemOverlap::None:
+    case MemOverlap::Full:
+      return input;
+    case MemOverlap::Partial:
+      checkNoPartialOverlap(out, input, op);  // throws
+      break;
+    case MemOverlap::TooHard:
+      break;
+  }
+  *copy = emptyTensor(input.sizes(), input.scalar_type(), input.device());
+  copyCast(*copy, input);
+  return *copy;
+}
+
 template <bool kCpu, BinaryKind kKind>
 Tensor& binaryInto(std::string_view op, Tensor& out, const Tensor& self,
                    Other other, const Scalar* alpha, bool inplace) {
   const BinaryPlan plan = planBinary(op, kKind, self, other, alpha);
   checkOutput(op, out, plan.sizes, plan.result, plan.device, inplace);
-  if constexpr (kCpu) runBinary<kKind>(op, plan, out, self, other, alpha);
+  checkNoInternalOverlap(out, op);
+  Tensor self_copy;
+  Tensor other_copy;
+  const Tensor& a = readableInput(op, out, self, &self_copy);
+  if (other.tensor) {
+    other.tensor = &readableInput(op, out, *other.tensor, &other_copy);
+  }
+  if constexpr (kCpu) runBinary<kKind>(op, plan, out, a, other, alpha);
   return out;
 }
 

@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "dispatcher/core/compute_dispatch_key.h"
 #include "dispatcher/core/error.h"
+#include "dispatcher/core/size_arithmetic.h"
 #include "dispatcher/local_dispatch_key_set.h"
 #include "kernels/tensor_utils.h"
 
@@ -26,8 +27,6 @@ Tensor emptyStridedTensor(IntArrayRef sizes, IntArrayRef strides,
                 "(): mismatch in length of strides and shape: sizes [",
                 absl::StrJoin(sizes, ", "), "] and strides [",
                 absl::StrJoin(strides, ", "), "]");
-  int64_t storage_numel = 1;  // one past the furthest element
-  bool empty = false;
   for (size_t i = 0; i < sizes.size(); ++i) {
     TURNOUT_CHECK(sizes[i] >= 0, ErrorKind::InvalidArgument, op,
                   "(): Trying to create tensor with negative dimension ",
@@ -35,10 +34,12 @@ Tensor emptyStridedTensor(IntArrayRef sizes, IntArrayRef strides,
     TURNOUT_CHECK(strides[i] >= 0, ErrorKind::InvalidArgument, op,
                   "(): negative strides are not supported: [",
                   absl::StrJoin(strides, ", "), "]");
-    if (sizes[i] == 0) empty = true;
-    storage_numel += (sizes[i] - 1) * strides[i];
   }
-  if (empty) storage_numel = 0;
+  checkedNumel(sizes, op);
+  // Elements from the start to one past the furthest (0 without elements).
+  const int64_t storage_numel =
+      checkedStorageBytes(sizes, strides, 0, elementSize(dtype), op) /
+      static_cast<int64_t>(elementSize(dtype));
   Tensor t = detail::makeEmptyTensor({storage_numel}, dtype, device);
   t.unsafeGetTensorImpl()->set_sizes_and_strides(sizes, strides);
   return t;
@@ -59,7 +60,7 @@ DimVector stridesForMemoryFormat(IntArrayRef sizes, MemoryFormat memory_format,
       int64_t s = 1;
       for (int d : {1, 3, 2, 0}) {
         strides[d] = s;
-        s *= std::max<int64_t>(sizes[d], 1);
+        s = saturatingMul(s, std::max<int64_t>(sizes[d], 1));
       }
       return strides;
     }

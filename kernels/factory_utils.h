@@ -33,7 +33,8 @@ DispatchKeySet backendSelectKeySet(ScalarType dtype, Layout layout,
 
 /// A new tensor of `sizes` and `strides` whose storage reaches its furthest
 /// element (uninitialized; no data on Meta). Throws InvalidArgument when the
-/// lengths differ or a size or stride is negative, naming `op`.
+/// lengths differ, a size or stride is negative, or the number of elements
+/// or of storage bytes overflows int64, naming `op`.
 Tensor emptyStridedTensor(IntArrayRef sizes, IntArrayRef strides,
                           ScalarType dtype, Device device,
                           const char* op = "empty_strided");

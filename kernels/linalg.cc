@@ -11,6 +11,7 @@
 
 #include <string>
 
+#include "dispatcher/core/size_arithmetic.h"
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/library.h"
 #include "kernels/blas.h"
@@ -168,8 +169,7 @@ GemmPlan planMatmul(const char* op, IntArrayRef as, IntArrayRef ast,
   IntArrayRef b_batch = b_vec ? IntArrayRef() : bs.subspan(0, d2 - 2);
   p.batch = inferBroadcastSize(a_batch, b_batch);
   const size_t nb = p.batch.size();
-  int64_t batch_numel = 1;
-  for (int64_t s : p.batch) batch_numel *= s;
+  const int64_t batch_numel = checkedNumel(p.batch, op);
   TURNOUT_CHECK(p.k == k2, ErrorKind::InvalidArgument, op,
                 ": Expected size for first two dimensions of batch2 tensor to "
                 "be: [",
@@ -226,8 +226,7 @@ void runPlan(const char* op, const GemmPlan& p, const Tensor& a,
       const T* a_base = static_cast<const T*>(a.data_ptr());
       const T* b_base = static_cast<const T*>(b.data_ptr());
       T* c_base = static_cast<T*>(c.data_ptr());
-      int64_t batch_numel = 1;
-      for (int64_t s : p.batch) batch_numel *= s;
+      const int64_t batch_numel = numelOf(p.batch);
       const int64_t nb = static_cast<int64_t>(p.batch.size());
       for (int64_t bi = 0; bi < batch_numel; ++bi) {
         int64_t a_off = 0;

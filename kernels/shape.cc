@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_join.h"
 #include "dispatcher/core/error.h"
+#include "dispatcher/core/size_arithmetic.h"
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/library.h"
 #include "kernels/copy.h"
@@ -145,9 +146,11 @@ Tensor slice_composite(const Tensor& self, int64_t dim,
   const int64_t hi = std::max(lo, clampBound(end, size));
   DimVector sizes = toDims(self.sizes());
   DimVector strides = toDims(self.strides());
-  sizes[dim] = (hi - lo + step - 1) / step;
+  sizes[dim] = hi == lo ? 0 : (hi - lo - 1) / step + 1;  // no overflow
   const int64_t offset = self.storage_offset() + lo * strides[dim];
-  strides[dim] *= step;
+  // Saturates only when the dimension has at most one element (its stride
+  // then addresses nothing).
+  strides[dim] = saturatingMul(strides[dim], step);
   return makeView(self, sizes, strides, offset);
 }
 
@@ -217,7 +220,11 @@ Tensor cat_kernel(absl::Span<const Tensor> tensors, int64_t dim) {
                     ". Expected size ", ref->size(d), " but got size ",
                     t.size(d), " for tensor number ", i, " in the list.");
     }
-    out_sizes[dim] += t.size(dim);
+    TURNOUT_CHECK(
+        !__builtin_add_overflow(out_sizes[dim], t.size(dim), &out_sizes[dim]),
+        ErrorKind::InvalidArgument, "cat(): the size of the result in "
+        "dimension ", dim, " (the sum of the inputs' sizes there) overflows "
+        "int64 at tensor number ", i, " in the list");
   }
   Tensor out = emptyTensor(out_sizes, dtype, device);
   int64_t at = 0;

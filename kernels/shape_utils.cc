@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "dispatcher/core/error.h"
+#include "dispatcher/core/size_arithmetic.h"
 #include "kernels/tensor_utils.h"
 
 namespace turnout {
@@ -10,6 +11,7 @@ namespace turnout {
 DimVector inferSize(IntArrayRef shape, int64_t numel) {
   DimVector result(shape.begin(), shape.end());
   int64_t known = 1;
+  bool overflow = false;  // of `known`: no numel matches such a shape
   std::optional<size_t> infer;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == -1) {
@@ -19,9 +21,12 @@ DimVector inferSize(IntArrayRef shape, int64_t numel) {
     } else {
       TURNOUT_CHECK(shape[i] >= 0, ErrorKind::InvalidArgument,
                     "invalid shape dimension ", shape[i]);
-      known *= shape[i];
+      overflow |= __builtin_mul_overflow(known, shape[i], &known);
     }
   }
+  TURNOUT_CHECK(!overflow, ErrorKind::InvalidArgument, "shape '[",
+                absl::StrJoin(shape, ", "), "]' is invalid for input of size ",
+                numel, " (the product of its sizes overflows int64)");
   if (infer.has_value()) {
     TURNOUT_CHECK(known != 0, ErrorKind::InvalidArgument,
                   "cannot reshape tensor of 0 elements into shape [",
@@ -110,13 +115,14 @@ ExpandedGeometry expandGeometry(const Tensor& self, IntArrayRef target) {
                 ndim, ")");
   IntArrayRef sizes = self.sizes();
   IntArrayRef strides = self.strides();
-  ExpandedGeometry g{DimVector(n), DimVector(n)};
+  ExpandedGeometry g{DimVector(n), DimVector(n), 0};
   for (int64_t i = n - 1; i >= 0; --i) {
     const int64_t offset = ndim - n + i;  // the matching dim of self, if >= 0
     const int64_t size = offset >= 0 ? sizes[offset] : 1;
-    const int64_t stride = offset >= 0 ? strides[offset]
-                           : i + 1 < n ? g.sizes[i + 1] * g.strides[i + 1]
-                                       : 1;
+    const int64_t stride =
+        offset >= 0 ? strides[offset]
+        : i + 1 < n ? saturatingMul(g.sizes[i + 1], g.strides[i + 1])
+                    : 1;
     int64_t want = target[i];
     if (want == -1) {
       TURNOUT_CHECK(offset >= 0, ErrorKind::InvalidArgument,
@@ -149,6 +155,11 @@ ExpandedGeometry expandGeometry(const Tensor& self, IntArrayRef target) {
   for (int64_t i = 0; i < n - ndim; ++i) {
     if (g.sizes[i] != 1) g.strides[i] = 0;
   }
+  TURNOUT_CHECK(tryNumel(g.sizes, &g.numel), ErrorKind::InvalidArgument,
+                "expand(", tensorTypeString(self), ", size=[",
+                absl::StrJoin(target, ", "),
+                "]): the number of elements of the expanded sizes [",
+                absl::StrJoin(g.sizes, ", "), "] overflows int64");
   return g;
 }
 

@@ -37,8 +37,10 @@ std::optional<DimVector> computeViewStrides(IntArrayRef old_sizes,
 struct ExpandedGeometry {
   DimVector sizes;
   DimVector strides;
+  int64_t numel = 0;  // of sizes
 };
-/// Throws InvalidArgument with PyTorch's expand() messages.
+/// Throws InvalidArgument with PyTorch's expand() messages, and when the
+/// number of elements of the result overflows int64.
 ExpandedGeometry expandGeometry(const Tensor& self, IntArrayRef target);
 
 /// "torch.FloatTensor{[2, 3]}": how PyTorch names a tensor in messages.

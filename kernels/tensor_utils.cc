@@ -5,6 +5,7 @@
 
 #include "dispatcher/core/allocator.h"
 #include "dispatcher/core/error.h"
+#include "dispatcher/core/size_arithmetic.h"
 
 namespace turnout {
 
@@ -29,16 +30,14 @@ DimVector contiguousStrides(IntArrayRef sizes) {
   int64_t stride = 1;
   for (size_t i = sizes.size(); i-- > 0;) {
     strides[i] = stride;
-    stride *= std::max<int64_t>(sizes[i], 1);
+    // Saturates only for shapes with no elements (or whose number of
+    // elements overflows, which making the tensor refuses).
+    stride = saturatingMul(stride, std::max<int64_t>(sizes[i], 1));
   }
   return strides;
 }
 
-int64_t numelOf(IntArrayRef sizes) {
-  int64_t n = 1;
-  for (int64_t s : sizes) n *= s;
-  return n;
-}
+int64_t numelOf(IntArrayRef sizes) { return checkedNumel(sizes, "numel"); }
 
 int64_t maybeWrapDim(int64_t dim, int64_t ndim) {
   const int64_t effective = std::max<int64_t>(ndim, 1);

@@ -23,10 +23,13 @@ namespace turnout {
 DimVector inferBroadcastSize(IntArrayRef a, IntArrayRef b);
 
 /// Row-major strides of a contiguous tensor of `sizes` (a size-0 or size-1
-/// dimension gets the stride the next dimension would need, as PyTorch does).
+/// dimension gets the stride the next dimension would need, as PyTorch does;
+/// saturated at INT64_MAX where that overflows, which only a shape with no
+/// elements can use).
 DimVector contiguousStrides(IntArrayRef sizes);
 
-/// The product of `sizes` (1 for a 0-dim shape).
+/// The product of `sizes` (1 for a 0-dim shape). Throws InvalidArgument
+/// when it overflows int64 (see dispatcher/core/size_arithmetic.h).
 int64_t numelOf(IntArrayRef sizes);
 
 /// `dim` in [0, ndim), accepting negative dims from the end. Throws Index

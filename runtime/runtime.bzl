@@ -45,6 +45,7 @@ RUNTIME_LIBRARIES = [
     "//kernels:generator",
     "//kernels:linalg",
     "//kernels:loops",
+    "//kernels:mem_overlap",
     "//kernels:ops",
     "//kernels:parallel",
     "//kernels:reduce",

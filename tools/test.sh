@@ -4,7 +4,10 @@
 # configuration also runs tools/check_bazel_repository.sh (turnout as a
 # Bazel repository of another workspace, its operator library loaded into
 # Python; a second Bazel server, about 4 min), outside `bazel test`, as one
-# more test case.
+# more test case, and tools/fuzz.sh (the libFuzzer targets of tests/fuzz,
+# built with clang-14 in an output base of their own, about 10 min on 2
+# cores, then run for TURNOUT_FUZZ_SECONDS, default 20, each; one test case
+# per target).
 # Prints "N passed, N failed" (test cases, summed over configurations) last
 # and exits non-zero on any failure.
 #
@@ -13,6 +16,10 @@
 #   TURNOUT_SKIP_BAZEL_REPOSITORY=1 tools/test.sh plain
 #                              # quick local runs: without the Bazel
 #                              # repository check (CI always runs it)
+#   TURNOUT_SKIP_FUZZ=1 tools/test.sh plain
+#                              # without the fuzz targets (CI always runs
+#                              # them; their corpora replay in `bazel test`
+#                              # anyway, //tests/fuzz:*_corpus_test)
 #   tools/test.sh cuda         # on a GPU machine: the GPU tests (tagged
 #                              # "cuda"), plain; a skipped test fails. On a
 #                              # GPU machine without Bazel, use
@@ -74,6 +81,25 @@ for config in "${configs[@]}"; do
         passed=$((passed + 1))
       else
         echo "bazel repository: FAILED (tools/check_bazel_repository.sh, above)"
+        failed=$((failed + 1))
+      fi
+    fi
+    # Once too: the fuzz targets build with clang in an output base of their
+    # own; each target counts as one test case.
+    if [ "${TURNOUT_SKIP_FUZZ:-}" = 1 ]; then
+      echo "fuzz: skipped (TURNOUT_SKIP_FUZZ=1)"
+    else
+      fuzz_seconds=${TURNOUT_FUZZ_SECONDS:-20}
+      echo "=== tools/fuzz.sh $fuzz_seconds ==="
+      fuzz_log=$(mktemp /tmp/turnout-fuzz-log.XXXXXX)
+      tools/fuzz.sh "$fuzz_seconds" </dev/null 2>&1 | tee "$fuzz_log"
+      fuzz_last=$(tail -1 "$fuzz_log")
+      rm -f "$fuzz_log"
+      if [[ "$fuzz_last" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+        passed=$((passed + BASH_REMATCH[1]))
+        failed=$((failed + BASH_REMATCH[2]))
+      else
+        echo "fuzz: FAILED (tools/fuzz.sh, above)"
         failed=$((failed + 1))
       fi
     fi

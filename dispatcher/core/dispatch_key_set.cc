@@ -29,12 +29,18 @@ const DispatchKeySet autogradother_backends =
 const DispatchKeySet backend_dispatch_keyset =
     autogradother_backends | DispatchKeySet(DispatchKey::Dense);
 
+// As c10's: a CompositeImplicitAutograd kernel serves the NestedTensor keys
+// too (CompositeExplicitAutograd does not).
 const DispatchKeySet math_dispatch_keyset =
-    backend_dispatch_keyset | autograd_dispatch_keyset;
+    backend_dispatch_keyset | autograd_dispatch_keyset |
+    (DispatchKeySet(DispatchKey::NestedTensor) | kAllBackends);
 
+// As c10's: every backend but the sparse ones and the functional backends
+// (XLA, Lazy), which want the functional decomposition instead.
 const DispatchKeySet non_functional_backend_dispatch_keyset =
     backend_dispatch_keyset.remove(DispatchKey::Sparse)
-        .remove_backend(BackendComponent::MetaBit);
+        .remove_backend(BackendComponent::XLABit)
+        .remove_backend(BackendComponent::LazyBit);
 
 DispatchKey DispatchKeySet::highestPriorityTypeId() const {
   DispatchKey f = highestFunctionalityKey();
@@ -131,8 +137,9 @@ DispatchKeySet getBackendKeySetFromAutograd(DispatchKey k) {
   if (toFunctionalityKey(k) != DispatchKey::AutogradFunctionality) {
     return DispatchKeySet();
   }
-  return DispatchKeySet({DispatchKey::Dense, DispatchKey::Quantized,
-                         DispatchKey::Sparse, DispatchKey::NestedTensor}) |
+  // As c10's: the dense backend only. Its Quantized / Sparse keys stand
+  // behind AutogradOther, whose set has them.
+  return DispatchKeySet(DispatchKey::Dense) |
          DispatchKeySet(toBackendComponent(k));
 }
 

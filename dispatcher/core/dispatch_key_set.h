@@ -285,15 +285,17 @@ std::ostream& operator<<(std::ostream& out, DispatchKeySet ks);
 /// The runtime keys an alias key stands for; for a runtime key, the set of
 /// that key. Autograd -> every AutogradX key, AutogradOther,
 /// AutogradNestedTensor; CompositeExplicitAutograd -> every backend key;
-/// CompositeImplicitAutograd -> both; CompositeExplicitAutogradNonFunctional
-/// -> the backend keys other than Sparse and Meta.
+/// CompositeImplicitAutograd -> both, and the NestedTensor keys;
+/// CompositeExplicitAutogradNonFunctional -> the backend keys other than the
+/// Sparse ones and those of the functional backends XLA and Lazy (as c10).
 DispatchKeySet getRuntimeDispatchKeySet(DispatchKey k);
 /// True when runtime key `k` is one of the keys of alias `alias`.
 bool runtimeDispatchKeySetHas(DispatchKey alias, DispatchKey k);
 
-/// The backend keys an autograd key covers: AutogradCUDA -> {CUDA,
-/// QuantizedCUDA, SparseCUDA, NestedTensorCUDA}; AutogradOther -> the
-/// backends without an autograd key of their own (FPGA, Vulkan, ...).
+/// The backend keys an autograd key stands in front of, as c10's:
+/// AutogradCUDA -> {CUDA}; AutogradOther -> the backends without an autograd
+/// key of their own (FPGA, Vulkan, ..., the Quantized and Sparse keys);
+/// AutogradNestedTensor -> the NestedTensor keys.
 DispatchKeySet getBackendKeySetFromAutograd(DispatchKey k);
 /// {AutogradX, ADInplaceOrView} for backend X.
 DispatchKeySet getAutogradRelatedKeySetFromBackend(BackendComponent b);

@@ -52,6 +52,24 @@ Error Error::withPrefix(std::string_view prefix) const {
   Error out = *this;
   out.message_.insert(0, prefix);
   out.fix_begin_ += prefix.size();
+  if (out.hasHint()) out.hint_begin_ += prefix.size();
+  return out;
+}
+
+Error Error::withHint(ErrorKind kind, std::string message,
+                      std::string_view hint) {
+  Error out(kind, std::move(message));
+  out.hint_begin_ = out.message_.size();
+  out.message_.append(hint);
+  return out;
+}
+
+Error Error::withoutHint() const {
+  Error out = *this;
+  if (out.hasHint()) {
+    out.message_.resize(out.hint_begin_);
+    out.hint_begin_ = std::string::npos;
+  }
   return out;
 }
 
@@ -109,4 +127,33 @@ void throwInternal(const char* file, int line, const char* cond,
 }
 
 }  // namespace detail
+std::string_view utf8CharAt(std::string_view text, size_t pos) {
+  if (pos >= text.size()) return {};
+  const auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
+  const unsigned char lead = byte(pos);
+  size_t n = lead < 0x80 ? 1 : lead >= 0xc2 && lead <= 0xdf ? 2
+                           : lead >= 0xe0 && lead <= 0xef ? 3
+                           : lead >= 0xf0 && lead <= 0xf4 ? 4
+                                                          : 0;
+  if (n <= 1 || pos + n > text.size()) return text.substr(pos, 1);
+  for (size_t i = 1; i < n; ++i) {
+    if ((byte(pos + i) & 0xc0) != 0x80) return text.substr(pos, 1);
+  }
+  // Overlong forms, surrogates and code points past U+10FFFF.
+  const unsigned char second = byte(pos + 1);
+  if ((lead == 0xe0 && second < 0xa0) || (lead == 0xed && second > 0x9f) ||
+      (lead == 0xf0 && second < 0x90) || (lead == 0xf4 && second > 0x8f)) {
+    return text.substr(pos, 1);
+  }
+  return text.substr(pos, n);
+}
+
+size_t utf8Length(std::string_view text) {
+  size_t count = 0;
+  for (size_t pos = 0; pos < text.size(); pos += utf8CharAt(text, pos).size()) {
+    ++count;
+  }
+  return count;
+}
+
 }  // namespace turnout

@@ -105,6 +105,21 @@ class Error : public std::exception {
   /// (context added by a caller, e.g. the graph node that failed).
   Error withPrefix(std::string_view prefix) const;
 
+  /// An error whose message is `message` followed by `hint`: advice beyond
+  /// what c10 says for the same mistake. turnout's own API shows the whole
+  /// message; the torch-named Python API (`_dispatch_library`, ...) reports
+  /// withoutHint(), so that its errors keep the shape of torch's.
+  ///
+  ///   throw Error::withHint(ErrorKind::InvalidArgument,
+  ///                         "Tried to register ... Original registration: x",
+  ///                         "\nEach operator is defined once; did you mean "
+  ///                         "impl()?");
+  static Error withHint(ErrorKind kind, std::string message,
+                        std::string_view hint);
+  bool hasHint() const noexcept { return hint_begin_ != std::string::npos; }
+  /// The same error without its hint (itself when it has none).
+  Error withoutHint() const;
+
  private:
   ErrorKind kind_;
   std::string message_;
@@ -112,6 +127,8 @@ class Error : public std::exception {
   // Where the fix-it section lies in message_ (when fix_ is set).
   std::size_t fix_begin_ = 0;
   std::size_t fix_size_ = 0;
+  // Where the hint begins in message_ (it runs to the end); npos: no hint.
+  std::size_t hint_begin_ = std::string::npos;
 };
 
 /// Receives every warning turnout emits. The default prints
@@ -124,6 +141,19 @@ WarningHandler setWarningHandler(WarningHandler handler);
 
 /// Sends `message` to the current warning handler.
 void warn(const std::string& message);
+
+/// For excerpts of a user's text in messages (the parsers' "found 'x'" and
+/// caret lines), which must never cut a UTF-8 character in two: Python
+/// cannot decode such a message.
+///
+/// The bytes of the character starting at byte `pos` of `text`: a whole
+/// UTF-8 sequence, or the one byte at `pos` when no valid sequence starts
+/// there; empty at or past the end.
+std::string_view utf8CharAt(std::string_view text, size_t pos);
+
+/// How many characters `text` holds (a byte of no valid UTF-8 sequence
+/// counts as one): the column a caret under the end of `text` goes in.
+size_t utf8Length(std::string_view text);
 
 // Implementation details.
 namespace detail {

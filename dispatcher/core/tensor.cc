@@ -6,6 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "dispatcher/core/allocator.h"
 #include "dispatcher/core/compute_dispatch_key.h"
+#include "dispatcher/core/size_arithmetic.h"
 
 namespace turnout {
 
@@ -68,17 +69,17 @@ Tensor makeEmptyTensor(IntArrayRef sizes, ScalarType dtype, Device device,
   Storage storage;
   Device tensor_device = device;
   if (layout == Layout::Strided) {
-    uint64_t nbytes = elementSize(dtype);
-    for (int64_t s : sizes) {
-      TURNOUT_CHECK(s == 0 || nbytes <= std::numeric_limits<int64_t>::max() /
-                                            static_cast<uint64_t>(s),
-                    ErrorKind::InvalidArgument, "makeEmptyTensor(): sizes [",
-                    absl::StrJoin(sizes, ", "), "] of ",
-                    turnout::toString(dtype), " overflow int64 bytes");
-      nbytes *= static_cast<uint64_t>(s);
-    }
+    // Named "empty": every new tensor of a kernel or factory comes here.
+    const int64_t numel = checkedNumel(sizes, "empty");
+    int64_t nbytes = 0;
+    TURNOUT_CHECK(!__builtin_mul_overflow(
+                      numel, static_cast<int64_t>(elementSize(dtype)), &nbytes),
+                  ErrorKind::InvalidArgument, "empty(): ", numel,
+                  " elements of sizes [", absl::StrJoin(sizes, ", "), "] of ",
+                  turnout::toString(dtype), " need more than int64 bytes");
     Allocator* allocator = getAllocator(device.type());
-    storage = Storage::allocate(nbytes, allocator, /*resizable=*/true);
+    storage = Storage::allocate(static_cast<size_t>(nbytes), allocator,
+                                /*resizable=*/true);
     const Device got = storage.device();
     // An allocator that records no index (Meta's) takes the requested one.
     TURNOUT_CHECK(

@@ -5,6 +5,7 @@
 #include "absl/strings/str_join.h"
 #include "dispatcher/core/compute_dispatch_key.h"
 #include "dispatcher/core/error.h"
+#include "dispatcher/core/size_arithmetic.h"
 
 namespace turnout {
 
@@ -115,6 +116,8 @@ void TensorImpl::set_sizes_contiguous(IntArrayRef sizes) {
                   "set_sizes_contiguous(): sizes must be non-negative, got ",
                   shapeString(sizes));
   }
+  // Before any change: a shape whose element count overflows is refused.
+  const int64_t numel = checkedNumel(sizes, "set_sizes_contiguous");
   DimVector old_sizes = sizes_;
   DimVector old_strides = strides_;
   sizes_.assign(sizes.begin(), sizes.end());
@@ -123,10 +126,12 @@ void TensorImpl::set_sizes_contiguous(IntArrayRef sizes) {
     int64_t stride = 1;
     for (size_t i = sizes.size(); i-- > 0;) {
       strides_[i] = stride;
-      stride *= sizes[i] == 0 ? 1 : sizes[i];
+      // Saturates only when an inner size is 0 (numel fits int64).
+      stride = saturatingMul(stride, sizes[i] == 0 ? 1 : sizes[i]);
     }
   }
-  refreshNumelAndContiguity();
+  numel_ = numel;
+  is_contiguous_ = computeContiguous();
   try {
     checkFitsInStorage("set_sizes_contiguous");
   } catch (...) {
@@ -153,11 +158,13 @@ void TensorImpl::set_sizes_and_strides(IntArrayRef sizes, IntArrayRef strides) {
                   "non-negative, got sizes ",
                   shapeString(sizes), " and strides ", shapeString(strides));
   }
+  const int64_t numel = checkedNumel(sizes, "set_sizes_and_strides");
   DimVector old_sizes = sizes_;
   DimVector old_strides = strides_;
   sizes_.assign(sizes.begin(), sizes.end());
   strides_.assign(strides.begin(), strides.end());
-  refreshNumelAndContiguity();
+  numel_ = numel;
+  is_contiguous_ = computeContiguous();
   try {
     checkFitsInStorage("set_sizes_and_strides");
   } catch (...) {
@@ -189,8 +196,11 @@ void TensorImpl::refreshNumelAndContiguity() {
 }
 
 int64_t TensorImpl::computeNumel() const {
-  int64_t numel = 1;
-  for (int64_t s : sizes_) numel *= s;
+  // The mutators refuse sizes whose product overflows: this never fails.
+  int64_t numel = 0;
+  const bool fits = tryNumel(sizes_, &numel);
+  TURNOUT_INTERNAL_ASSERT(fits, "numel of sizes ", shapeString(sizes_),
+                          " overflows int64");
   return numel;
 }
 
@@ -199,7 +209,7 @@ bool TensorImpl::computeContiguous() const {
   // As c10: an empty tensor is contiguous; otherwise, from the innermost
   // dimension out, each stride must be the product of the sizes inside it,
   // except that a dimension of size 1 may have any stride.
-  if (computeNumel() == 0) return true;
+  if (numel_ == 0) return true;
   int64_t expected = 1;
   for (size_t i = sizes_.size(); i-- > 0;) {
     if (sizes_[i] == 1) continue;
@@ -209,18 +219,25 @@ bool TensorImpl::computeContiguous() const {
   return true;
 }
 
-uint64_t TensorImpl::storageBytesNeeded() const {
-  if (layout_ != Layout::Strided || numel_ == 0) return 0;
-  // One past the furthest element, in elements from the storage's start.
-  int64_t end = storage_offset_ + 1;
-  for (size_t i = 0; i < sizes_.size(); ++i)
-    end += (sizes_[i] - 1) * strides_[i];
-  return static_cast<uint64_t>(end) * itemsize_;
+bool TensorImpl::storageBytesNeeded(uint64_t* bytes) const {
+  *bytes = 0;
+  if (layout_ != Layout::Strided || numel_ == 0) return true;
+  int64_t needed = 0;
+  if (!tryStorageBytes(sizes_, strides_, storage_offset_, itemsize_, &needed)) {
+    return false;
+  }
+  *bytes = static_cast<uint64_t>(needed);
+  return true;
 }
 
 void TensorImpl::checkFitsInStorage(const char* caller) const {
   if (!storage_.defined()) return;
-  const uint64_t needed = storageBytesNeeded();
+  uint64_t needed = 0;
+  TURNOUT_CHECK(storageBytesNeeded(&needed), ErrorKind::InvalidArgument, caller,
+                "(): sizes ", shapeString(sizes_), ", strides ",
+                shapeString(strides_), " and offset ", storage_offset_,
+                " reach past int64 bytes of storage (", itemsize_,
+                "-byte elements)");
   TURNOUT_CHECK(needed <= storage_.nbytes(), ErrorKind::InvalidArgument, caller,
                 "(): sizes ", shapeString(sizes_), ", strides ",
                 shapeString(strides_), " and offset ", storage_offset_,
@@ -253,8 +270,10 @@ void TensorImpl::checkInvariants() const {
   TURNOUT_INTERNAL_ASSERT(is_contiguous_ == computeContiguous(),
                           "stale is_contiguous for sizes ", shapeString(sizes_),
                           " strides ", shapeString(strides_));
+  uint64_t needed = 0;
   TURNOUT_INTERNAL_ASSERT(
-      !storage_.defined() || storageBytesNeeded() <= storage_.nbytes(),
+      !storage_.defined() ||
+          (storageBytesNeeded(&needed) && needed <= storage_.nbytes()),
       "sizes ", shapeString(sizes_), ", strides ", shapeString(strides_),
       " and offset ", storage_offset_, " overrun a storage of ",
       storage_.nbytes(), " bytes");

@@ -38,7 +38,8 @@ using IntArrayRef = absl::Span<const int64_t>;
 using DimVector = absl::InlinedVector<int64_t, 5>;
 
 /// Invariants, checked by checkInvariants():
-///   - sizes are non-negative and numel_ is their product;
+///   - sizes are non-negative and numel_ is their product, which fits int64
+///     (formed left to right, as size_arithmetic.h says);
 ///   - a Strided tensor has one stride per size, and is_contiguous_ says
 ///     whether the strides are the contiguous ones for the sizes (size-1
 ///     dimensions may have any stride); another layout has no strides and
@@ -113,12 +114,13 @@ class TensorImpl : public IntrusivePtrTarget {
   // ---- Mutation (not synchronized; see the file comment)
   // ----------------------
   /// Sets sizes and the contiguous strides for them. Throws
-  /// Error(InvalidArgument) for a negative size or when the tensor would not
-  /// fit in its storage.
+  /// Error(InvalidArgument) for a negative size, when the number of elements
+  /// overflows int64, or when the tensor would not fit in its storage.
   void set_sizes_contiguous(IntArrayRef sizes);
   /// Sets sizes and strides (a view). Throws Error(InvalidArgument) when
-  /// their lengths differ, a size or stride is negative, or the view would
-  /// not fit in the storage.
+  /// their lengths differ, a size or stride is negative, the number of
+  /// elements or of storage bytes overflows int64, or the view would not fit
+  /// in the storage.
   void set_sizes_and_strides(IntArrayRef sizes, IntArrayRef strides);
   /// Throws Error(InvalidArgument) when negative or when the tensor would not
   /// fit in its storage.
@@ -159,8 +161,8 @@ class TensorImpl : public IntrusivePtrTarget {
   int64_t computeNumel() const;
   bool computeContiguous() const;
   // Bytes from the storage's start to the end of the last element (0 when
-  // there are no elements or no strides).
-  uint64_t storageBytesNeeded() const;
+  // there are no elements or no strides); false when that overflows int64.
+  bool storageBytesNeeded(uint64_t* bytes) const;
   // Throws unless every element lies within the storage (when there is one).
   void checkFitsInStorage(const char* caller) const;
 

@@ -23,7 +23,9 @@
 #define TURNOUT_DISPATCHER_CORE_THREAD_LOCAL_H_
 
 #if defined(__clang__)
-#define TURNOUT_CONSTINIT [[clang::require_constant_initialization]]
+// The GNU spelling: a [[...]] attribute may not follow the __attribute__ of
+// TURNOUT_THREAD_LOCAL after `extern`, which clang rejects.
+#define TURNOUT_CONSTINIT __attribute__((require_constant_initialization))
 #elif defined(__GNUC__) && __GNUC__ >= 10
 #define TURNOUT_CONSTINIT __constinit
 #else

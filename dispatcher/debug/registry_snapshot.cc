@@ -66,6 +66,30 @@ std::string lineAndColumn(std::string_view text, size_t offset) {
                 lineAndColumn(text, offset), ": ", what, kHowToWrite);
 }
 
+// `text` with each byte that starts no valid UTF-8 sequence written as
+// <0xDE>: nlohmann quotes the bytes it read last ("last read: '...'"), which
+// may end inside a character, and a message must stay UTF-8 (Python raises
+// it as text).
+std::string wholeCharacters(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t pos = 0; pos < text.size();) {
+    const std::string_view c = utf8CharAt(text, pos);
+    if (c.size() == 1 && static_cast<unsigned char>(c[0]) >= 0x80) {
+      static constexpr char kHex[] = "0123456789ABCDEF";
+      const unsigned char byte = static_cast<unsigned char>(c[0]);
+      out += "<0x";
+      out += kHex[byte >> 4];
+      out += kHex[byte & 0xF];
+      out += '>';
+    } else {
+      out += c;
+    }
+    pos += c.size();
+  }
+  return out;
+}
+
 // nlohmann's message without its "[json.exception.parse_error.101] parse
 // error at line 1, column 6: " prefix (we give the position ourselves), the
 // problem first: "unexpected end of input; expected ']' (syntax error while
@@ -81,9 +105,9 @@ std::string describe(const Json::exception& e) {
     if (colon != std::string_view::npos) what.remove_prefix(colon + 2);
   }
   const size_t dash = what.find(" - ");
-  if (dash == std::string_view::npos) return std::string(what);
-  return std::string(what.substr(dash + 3)) + " (" +
-         std::string(what.substr(0, dash)) + ")";
+  if (dash == std::string_view::npos) return wholeCharacters(what);
+  return wholeCharacters(what.substr(dash + 3)) + " (" +
+         wholeCharacters(what.substr(0, dash)) + ")";
 }
 
 // An iterator over the text that records how far nlohmann's lexer has read,

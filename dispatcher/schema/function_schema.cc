@@ -128,6 +128,12 @@ void appendQuoted(std::string& out, const std::string& s) {
 // "Tensor(a)?". `N` applies to the outermost list.
 void appendAnnotatedType(std::string& out, const SchemaType& type,
                          const AliasInfo* alias, std::optional<int32_t> N) {
+  if (alias == nullptr && !N) {
+    // Nothing to thread through: the plain form, printed in a loop however
+    // many lists nest (the recursion below is as deep as the annotation).
+    type.appendTo(out);
+    return;
+  }
   bool is_optional = type.kind() == TypeKind::Optional;
   const SchemaType& inner = is_optional ? *type.elementType() : type;
   if (inner.kind() == TypeKind::List) {

@@ -38,9 +38,10 @@ std::optional<std::string> findTypeMismatch(const std::vector<Argument>& a,
                                             const char* what) {
   for (size_t i = 0; i < a.size(); ++i) {
     if (!typesMatch(*a[i].type(), *b[i].type())) {
+      // Declared first, as c10 reads it.
       return "Type mismatch in " + std::string(what) + " " +
-             std::to_string(i + 1) + ": " + a[i].type()->toString() + " vs " +
-             b[i].type()->toString() + ".";
+             std::to_string(i + 1) + ": " + b[i].type()->toString() + " vs " +
+             a[i].type()->toString();
     }
   }
   return std::nullopt;
@@ -49,39 +50,48 @@ std::optional<std::string> findTypeMismatch(const std::vector<Argument>& a,
 }  // namespace
 
 bool typesMatch(const SchemaType& inferred, const SchemaType& specified) {
-  if (&inferred == &specified) return true;
-  if (representationKind(inferred.kind()) !=
-      representationKind(specified.kind())) {
-    return false;
+  // Lists and optionals in a loop (they may nest without bound); Dict and
+  // tuple elements recurse, at most SchemaType::kMaxNesting deep.
+  const SchemaType* x = &inferred;
+  const SchemaType* y = &specified;
+  for (;;) {
+    if (x == y) return true;
+    if (representationKind(x->kind()) != representationKind(y->kind())) {
+      return false;
+    }
+    if (x->kind() == Kind::Var && x->varName() != y->varName()) {
+      return false;
+    }
+    const auto& a = x->containedTypes();
+    const auto& b = y->containedTypes();
+    if (a.size() != b.size()) return false;
+    if (a.size() != 1 || x->kind() == Kind::Tuple) {
+      for (size_t i = 0; i < a.size(); ++i) {
+        if (!typesMatch(*a[i], *b[i])) return false;
+      }
+      return true;
+    }
+    x = a[0].get();
+    y = b[0].get();
   }
-  if (inferred.kind() == Kind::Var &&
-      inferred.varName() != specified.varName()) {
-    return false;
-  }
-  const auto& a = inferred.containedTypes();
-  const auto& b = specified.containedTypes();
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (!typesMatch(*a[i], *b[i])) return false;
-  }
-  return true;
 }
 
 std::optional<std::string> findSchemaDifferences(
     const FunctionSchema& inferred, const FunctionSchema& specified) {
+  // Texts as c10's (only the argument count ends with a period).
   const auto& args = inferred.arguments();
   const auto& spec_args = specified.arguments();
   if (args.size() != spec_args.size()) {
     return "The number of arguments is different. " +
-           std::to_string(args.size()) + " vs " +
-           std::to_string(spec_args.size()) + ".";
+           std::to_string(spec_args.size()) + " vs " +
+           std::to_string(args.size()) + ".";
   }
   const auto& rets = inferred.returns();
   const auto& spec_rets = specified.returns();
   if (rets.size() != spec_rets.size()) {
     return "The number of returns is different. " +
-           std::to_string(rets.size()) + " vs " +
-           std::to_string(spec_rets.size()) + ".";
+           std::to_string(spec_rets.size()) + " vs " +
+           std::to_string(rets.size());
   }
   if (auto m = findTypeMismatch(args, spec_args, "argument")) return m;
   return findTypeMismatch(rets, spec_rets, "return");

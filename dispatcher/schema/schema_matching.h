@@ -8,7 +8,7 @@
 //   toInferredSchemaString(inferred);  // "(Tensor _0) -> Tensor _0"
 //   findSchemaDifferences(inferred, parseSchema("ns::f(Tensor a, int b) -> "
 //                                               "Tensor"));
-//   // "The number of arguments is different. 1 vs 2."
+//   // "The number of arguments is different. 2 vs 1." (declared vs inferred)
 //
 // Only counts and types take part: names, defaults, alias annotations, list
 // sizes and keyword-only markers are the declared schema's business. Types
@@ -34,11 +34,11 @@ namespace turnout {
 /// declared as `specified`, or nullopt when it can. Checked in c10's order,
 /// first difference wins:
 ///   "The number of arguments is different. 2 vs 1."
-///   "The number of returns is different. 1 vs 2."
-///   "Type mismatch in argument 2: int vs Tensor."
-///   "Type mismatch in return 1: Tensor vs Tensor[]."
-/// Counts and types read inferred first, specified second; positions count
-/// from 1.
+///   "The number of returns is different. 1 vs 2"
+///   "Type mismatch in argument 2: Tensor vs int"
+///   "Type mismatch in return 1: Tensor[] vs Tensor"
+/// Counts and types read as c10's do: specified (declared) first, inferred
+/// second; positions count from 1.
 std::optional<std::string> findSchemaDifferences(
     const FunctionSchema& inferred, const FunctionSchema& specified);
 

@@ -27,6 +27,16 @@ using TypeKind = SchemaType::Kind;
 // cannot ask for a huge list. PyTorch's largest is 6.
 constexpr int32_t kMaxListSize = 1024;
 
+// The longest text the parser reads (1 MiB). torch 1.13 reads `int` and
+// 100,000 `[]` (200 KB), so this does; PyTorch's longest schema is under
+// 1 KB.
+constexpr size_t kMaxSchemaBytes = size_t{1} << 20;
+
+// How deep parenthesised types (Dict, Future, RRef, tuples), alias
+// annotations inside lists, and list literals in defaults may nest: the
+// parser recurses on each. List and Optional suffixes do not count.
+constexpr int kMaxNesting = SchemaType::kMaxNesting;
+
 enum class Tok : uint8_t {
   End,
   Ident,
@@ -177,6 +187,17 @@ enum class Mode { Schema, SchemaOrName };
 class Parser {
  public:
   Parser(std::string_view text, const char* what) : text_(text), what_(what) {
+    if (text_.size() > kMaxSchemaBytes) {
+      // No excerpt: the line would be as long as the text.
+      throw Error(ErrorKind::InvalidArgument,
+                  std::string("invalid ") + what_ + ": the text is " +
+                      std::to_string(text_.size()) +
+                      " bytes long, over the limit of " +
+                      std::to_string(kMaxSchemaBytes) +
+                      " bytes (at byte " + std::to_string(kMaxSchemaBytes) +
+                      "); it begins '" +
+                      std::string(text_.substr(0, 40)) + "...'");
+    }
     cur_ = lexAt(0);
   }
 
@@ -337,7 +358,8 @@ class Parser {
       ++end;
       t.kind = Tok::String;
     } else {
-      fail(pos, std::string("unexpected character '") + c + "'");
+      fail(pos, "unexpected character '" + std::string(utf8CharAt(text_, pos)) +
+                    "'");
     }
     t.text = std::string_view(data + pos, end - pos);
     return t;
@@ -403,7 +425,10 @@ class Parser {
     }
     std::string out = "invalid ";
     out.append(what_).append(": ").append(message).append("\n  ");
-    out.append(line).append("\n  ").append(pos, ' ').append("^");
+    // The caret's column counts characters, not bytes.
+    out.append(line).append("\n  ");
+    out.append(utf8Length(text_.substr(0, std::min(pos, text_.size()))), ' ');
+    out.append("^");
     throw Error(ErrorKind::InvalidArgument, std::move(out));
   }
 
@@ -492,9 +517,35 @@ class Parser {
     return static_cast<int32_t>(n);
   }
 
+  // Counts one level of a construct that recurses (a parenthesised type or
+  // a list literal) for as long as it lives.
+  class NestingGuard {
+   public:
+    NestingGuard(Parser& p, size_t pos, const char* what) : p_(p) {
+      if (++p_.nesting_ > kMaxNesting) {
+        p_.fail(pos, std::string(what) + " nested more than " +
+                         std::to_string(kMaxNesting) +
+                         " deep; flatten the type (PyTorch's schemas nest "
+                         "at most 3 deep)");
+      }
+    }
+    ~NestingGuard() { --p_.nesting_; }
+    NestingGuard(const NestingGuard&) = delete;
+    NestingGuard& operator=(const NestingGuard&) = delete;
+
+   private:
+    Parser& p_;
+  };
+
   TypeAndAlias parseType() {
     TypeAndAlias r;
     const Token t = cur_;
+    std::optional<NestingGuard> guard;
+    if (t.is('(') || t.isIdent("Dict") || t.isIdent("Future") ||
+        t.isIdent("RRef")) {
+      guard.emplace(*this, t.pos,
+                    "types such as Dict(...), Future(...) and tuples");
+    }
     if (t.is('(')) {
       next();
       std::vector<SchemaTypePtr> elements;
@@ -548,8 +599,16 @@ class Parser {
     } else {
       fail(t.pos, "expected a type but found " + found());
     }
+    // The suffixes loop, however many there are; an annotated element
+    // wraps its annotation once per list, and that nests.
+    int annotated_lists = 0;
     while (true) {
       if (cur_.is('[') && lexAt(cur_.end()).is(']')) {
+        if (r.alias && ++annotated_lists > kMaxNesting) {
+          fail(cur_.pos, "an alias-annotated type in more than " +
+                             std::to_string(kMaxNesting) +
+                             " nested lists; annotate the outer list instead");
+        }
         next();
         next();
         r.type = SchemaType::list(std::move(r.type));
@@ -698,6 +757,7 @@ class Parser {
   }
 
   DefaultValue parseListLiteral(const SchemaType& element) {
+    NestingGuard guard(*this, cur_.pos, "list literals");
     expect('[');
     std::vector<DefaultValue> items;
     if (!cur_.is(']')) {
@@ -980,8 +1040,8 @@ class Parser {
             out += static_cast<char>(value);
             break;
           }
-          fail(escape_pos,
-               std::string("unknown escape sequence '\\") + e + "'");
+          fail(escape_pos, "unknown escape sequence '\\" +
+                               std::string(utf8CharAt(body, i)) + "'");
       }
     }
     return out;
@@ -992,6 +1052,7 @@ class Parser {
   Token cur_;
   size_t prev_end_ = 0;     // End of the last token taken.
   size_t default_pos_ = 0;  // Where the last default value began.
+  int nesting_ = 0;         // Open NestingGuards.
 };
 
 }  // namespace

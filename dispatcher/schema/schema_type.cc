@@ -1,5 +1,6 @@
 #include "dispatcher/schema/schema_type.h"
 
+#include <algorithm>
 #include <array>
 #include <utility>
 
@@ -54,6 +55,19 @@ static_assert(sizeof(kKindInfo) / sizeof(kKindInfo[0]) ==
               "kKindInfo must list every SchemaType::Kind");
 
 SchemaTypePtr make(Kind kind, std::vector<SchemaTypePtr> contained) {
+  if (kind != Kind::List && kind != Kind::Optional) {
+    int nesting = 0;
+    for (const SchemaTypePtr& c : contained) {
+      nesting = std::max(nesting, c->nesting());
+    }
+    TURNOUT_CHECK(nesting < SchemaType::kMaxNesting,
+                  ErrorKind::InvalidArgument, "a ", toString(kind),
+                  " type would nest Dict, Future, RRef and tuple types more "
+                  "than ",
+                  SchemaType::kMaxNesting,
+                  " deep; flatten the type (PyTorch's schemas nest at most 3 "
+                  "deep)");
+  }
   return std::make_shared<const SchemaType>(
       SchemaType::PrivateTag{}, kind, std::string(), std::move(contained));
 }
@@ -100,7 +114,31 @@ SchemaType::SchemaType(PrivateTag, Kind kind, std::string var_name,
                        std::vector<SchemaTypePtr> contained)
     : kind_(kind),
       var_name_(std::move(var_name)),
-      contained_(std::move(contained)) {}
+      contained_(std::move(contained)) {
+  for (const SchemaTypePtr& c : contained_) {
+    nesting_ = std::max(nesting_, c->nesting_);
+  }
+  if (kind_ != Kind::List && kind_ != Kind::Optional && !contained_.empty()) {
+    ++nesting_;
+  }
+  if (kind_ == Kind::Tuple && contained_.empty()) nesting_ = 1;
+}
+
+SchemaType::~SchemaType() {
+  // A type owned only by this one dies with it: take its elements first,
+  // so that a chain such as int[][]...[] is freed by this loop and not by
+  // a recursion as deep as the chain.
+  std::vector<SchemaTypePtr> pending = std::move(contained_);
+  while (!pending.empty()) {
+    SchemaTypePtr t = std::move(pending.back());
+    pending.pop_back();
+    if (t.use_count() == 1) {
+      auto& inner = const_cast<SchemaType&>(*t).contained_;
+      for (SchemaTypePtr& c : inner) pending.push_back(std::move(c));
+      inner.clear();
+    }
+  }
+}
 
 const SchemaTypePtr& SchemaType::get(Kind kind) {
   TURNOUT_INTERNAL_ASSERT(static_cast<size_t>(kind) < kNumLeafKinds,
@@ -128,6 +166,8 @@ SchemaTypePtr SchemaType::list(SchemaTypePtr element) {
 
 SchemaTypePtr SchemaType::optional(SchemaTypePtr element) {
   checkElement(element, "optional");
+  // T?? is T?, as in torch 1.13 (which prints f(int?? x) as f(int? x)).
+  if (element->kind() == Kind::Optional) return element;
   const Singletons& s = singletons();
   int leaf = leafIndex(element);
   if (leaf >= 0) return s.optional_of[leaf];
@@ -200,14 +240,38 @@ bool SchemaType::isOptionalTensorList() const {
 }
 
 bool SchemaType::containsTensor() const {
-  if (isTensor()) return true;
-  for (const SchemaTypePtr& c : contained_) {
+  const SchemaType* t = this;
+  while (t->contained_.size() == 1 && t->kind_ != Kind::Tuple) {
+    t = t->contained_[0].get();
+  }
+  if (t->isTensor()) return true;
+  for (const SchemaTypePtr& c : t->contained_) {
     if (c->containsTensor()) return true;
   }
   return false;
 }
 
 void SchemaType::appendTo(std::string& out) const {
+  // A run of List and Optional suffixes prints in a loop: its innermost
+  // type first, then the suffixes from the inside out.
+  const SchemaType* base = this;
+  size_t suffixes = 0;
+  while (base->kind_ == Kind::List || base->kind_ == Kind::Optional) {
+    base = base->contained_[0].get();
+    ++suffixes;
+  }
+  base->appendBase(out);
+  if (suffixes == 0) return;
+  std::string tail;
+  for (const SchemaType* t = this; t != base; t = t->contained_[0].get()) {
+    // Reversed below: the outermost suffix goes last.
+    tail += t->kind_ == Kind::List ? "][" : "?";
+  }
+  std::reverse(tail.begin(), tail.end());
+  out += tail;
+}
+
+void SchemaType::appendBase(std::string& out) const {
   if (isLeaf()) {
     out += kKindInfo[static_cast<size_t>(kind_)].spelling;
     return;
@@ -215,14 +279,6 @@ void SchemaType::appendTo(std::string& out) const {
   switch (kind_) {
     case Kind::Var:
       out += var_name_;
-      return;
-    case Kind::List:
-      contained_[0]->appendTo(out);
-      out += "[]";
-      return;
-    case Kind::Optional:
-      contained_[0]->appendTo(out);
-      out += '?';
       return;
     case Kind::Dict:
       out += "Dict(";
@@ -258,13 +314,24 @@ std::string SchemaType::toString() const {
 }
 
 bool operator==(const SchemaType& a, const SchemaType& b) {
-  if (&a == &b) return true;
-  if (a.kind_ != b.kind_ || a.var_name_ != b.var_name_ ||
-      a.contained_.size() != b.contained_.size()) {
-    return false;
+  // Types with one element (lists, optionals, futures) compare in a loop;
+  // only Dict and tuple elements recurse, at most kMaxNesting deep.
+  const SchemaType* x = &a;
+  const SchemaType* y = &b;
+  for (;;) {
+    if (x == y) return true;
+    if (x->kind_ != y->kind_ || x->var_name_ != y->var_name_ ||
+        x->contained_.size() != y->contained_.size()) {
+      return false;
+    }
+    if (x->contained_.size() != 1 || x->kind_ == SchemaType::Kind::Tuple) {
+      break;
+    }
+    x = x->contained_[0].get();
+    y = y->contained_[0].get();
   }
-  for (size_t i = 0; i < a.contained_.size(); ++i) {
-    if (*a.contained_[i] != *b.contained_[i]) return false;
+  for (size_t i = 0; i < x->contained_.size(); ++i) {
+    if (*x->contained_[i] != *y->contained_[i]) return false;
   }
   return true;
 }

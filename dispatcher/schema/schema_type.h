@@ -11,6 +11,13 @@
 // deliberate difference: Dimname keeps its own name, where PyTorch's parser
 // turns it into `str`.
 //
+// Limits: List and Optional suffixes may nest without bound (torch 1.13
+// parses `int` followed by 100,000 `[]`): every function here walks such a
+// chain in a loop. The other containers (Dict, Future, RRef, Tuple) may nest
+// at most kMaxNesting deep; a factory asked for more throws
+// Error(InvalidArgument). So code that recurses only into those containers
+// and loops over List/Optional chains recurses at most kMaxNesting deep.
+//
 // Invariants: a node never changes after construction. Leaf kinds (Tensor,
 // int, ...) exist once each, so `get(kind)` never allocates; so do the common
 // containers of a leaf (`Tensor?`, `int[]`, `Tensor?[]`, `int[]?`).
@@ -72,7 +79,13 @@ class SchemaType {
     Tuple,     // (T1, T2, ...)
   };
 
-  // Construction. Types are built only through these factories.
+  /// How deep Dict, Future, RRef and Tuple may nest in one type (List and
+  /// Optional do not count). PyTorch's own schemas nest at most 3 deep.
+  static constexpr int kMaxNesting = 256;
+
+  // Construction. Types are built only through these factories. The
+  // container factories throw Error(InvalidArgument) when the result would
+  // nest deeper than kMaxNesting.
 
   /// The type of a leaf kind (Tensor through None). Never allocates.
   /// Precondition: `kind` is a leaf kind, i.e. not Var or a container.
@@ -81,7 +94,8 @@ class SchemaType {
   static SchemaTypePtr var(std::string name);
   /// T[].
   static SchemaTypePtr list(SchemaTypePtr element);
-  /// T?.
+  /// T?. An optional of an optional is that optional (T?? is T?), as in
+  /// torch 1.13.
   static SchemaTypePtr optional(SchemaTypePtr element);
   /// Dict(K, V).
   static SchemaTypePtr dict(SchemaTypePtr key, SchemaTypePtr value);
@@ -109,6 +123,9 @@ class SchemaType {
   const SchemaTypePtr& valueType() const;
   /// Name of a type variable (precondition: kind() == Var).
   const std::string& varName() const;
+  /// How deep Dict, Future, RRef and Tuple nest in this type: 0 for a leaf,
+  /// a variable, or lists and optionals of those; 1 for Dict(str, int[]).
+  int nesting() const { return nesting_; }
 
   // Predicates the dispatcher uses to find the arguments that carry
   // dispatch keys.
@@ -142,9 +159,15 @@ class SchemaType {
   struct PrivateTag {};
   SchemaType(PrivateTag, Kind kind, std::string var_name,
              std::vector<SchemaTypePtr> contained);
+  // Frees a long chain of sole-owned elements in a loop, not recursively.
+  ~SchemaType();
 
  private:
+  // Appends a type that is not a List or Optional.
+  void appendBase(std::string& out) const;
+
   Kind kind_;
+  int nesting_ = 0;                       // See nesting().
   std::string var_name_;                  // Var only.
   std::vector<SchemaTypePtr> contained_;  // See containedTypes().
 };

@@ -33,6 +33,55 @@ bool isInterpreterPrim(std::string_view kind) {
          kind == prim::kWait;
 }
 
+namespace {
+
+// Throws when blocks nest deeper than kMaxBlockNesting in `root`, itself
+// `root_depth` deep.
+void checkNestingFrom(const Block* root, size_t root_depth,
+                      std::string_view what) {
+  // Depth-first over (block, next node, depth) frames kept in a vector.
+  struct Frame {
+    const Block* block;
+    const Node* next;
+    size_t depth;  // how many nodes own this block, transitively
+  };
+  std::vector<Frame> stack;
+  stack.push_back({root, root->paramNode()->next(), root_depth});
+  while (!stack.empty()) {
+    Frame& top = stack.back();
+    if (top.next == top.block->returnNode()) {
+      stack.pop_back();
+      continue;
+    }
+    const Node* n = top.next;
+    top.next = n->next();
+    if (n->blocks().empty()) continue;
+    const size_t depth = top.depth + 1;
+    if (depth > kMaxBlockNesting) {
+      std::string where = n->sourceLocation().empty()
+                              ? std::string()
+                              : " (" + n->sourceLocation() + ")";
+      throw Error(ErrorKind::InvalidArgument,
+                  std::string(what) + ": blocks nest more than " +
+                      std::to_string(kMaxBlockNesting) +
+                      " deep; the blocks of this node are one level too "
+                      "many" + where + "\n  at: " + n->toString() +
+                      "\nFlatten the control flow (e.g. chain the branches "
+                      "instead of nesting them).");
+    }
+    for (size_t i = n->blocks().size(); i-- > 0;) {
+      const Block* b = n->blocks()[i];
+      stack.push_back({b, b->paramNode()->next(), depth});
+    }
+  }
+}
+
+}  // namespace
+
+void checkBlockNesting(const Graph& g, std::string_view what) {
+  checkNestingFrom(g.block(), 0, what);
+}
+
 // ---- Value
 
 Graph* Value::owningGraph() const { return node_->owningGraph(); }
@@ -397,11 +446,18 @@ void Block::eraseOutput(size_t i) { return_->removeInput(i); }
 
 void Block::cloneFrom(const Block* src,
                       std::unordered_map<const Value*, Value*>& env) {
+  // The clone recurses once per level: check the depth first.
+  checkNestingFrom(src, 0, "Block::cloneFrom()");
+  cloneFromUnchecked(src, env);
+}
+
+void Block::cloneFromUnchecked(const Block* src,
+                               std::unordered_map<const Value*, Value*>& env) {
   for (const Value* in : src->inputs()) {
     env[in] = addInput("", in->type());
   }
   for (const Node* n : src->nodes()) {
-    Node* copy = graph_->createClone(n, env);
+    Node* copy = graph_->createCloneUnchecked(n, env);
     appendNode(copy);
   }
   for (const Value* out : src->outputs()) {
@@ -472,18 +528,50 @@ void Graph::freeBlock(Block* b) {
 }
 
 void Graph::freeNode(Node* n) {
-  if (insert_before_ == n) insert_before_ = block_->returnNode();
-  n->removeAllInputs();
-  while (!n->blocks_.empty()) {
-    Block* b = n->blocks_.back();
-    n->blocks_.pop_back();
-    freeBlock(b);
+  if (n->blocks_.empty()) {
+    if (insert_before_ == n) insert_before_ = block_->returnNode();
+    n->removeAllInputs();
+    for (Value* v : n->outputs_) freeValue(v);
+    n->outputs_.clear();
+    all_nodes_.erase(n);
+    ++num_freed_;
+    delete n;
+    return;
   }
-  for (Value* v : n->outputs_) freeValue(v);
-  n->outputs_.clear();
-  all_nodes_.erase(n);
-  ++num_freed_;
-  delete n;
+  // A node with blocks goes with everything they hold, in a loop rather
+  // than a recursion as deep as the blocks nest: gather the nodes and
+  // blocks, drop the uses of values defined outside (the values inside go
+  // too), then free them all.
+  std::vector<Node*> nodes{n};
+  std::vector<Block*> blocks;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    for (Block* b : nodes[i]->blocks_) {
+      blocks.push_back(b);
+      nodes.push_back(b->param_);
+      for (Node* m : b->nodes()) nodes.push_back(m);
+      nodes.push_back(b->return_);
+    }
+  }
+  const std::unordered_set<const Node*> inside(nodes.begin(), nodes.end());
+  for (Node* m : nodes) {
+    for (size_t i = 0; i < m->inputs_.size(); ++i) {
+      if (inside.count(m->inputs_[i]->node_) == 0) m->dropInput(i);
+    }
+    m->inputs_.clear();
+  }
+  for (Node* m : nodes) {
+    if (insert_before_ == m) insert_before_ = block_->returnNode();
+    for (Value* v : m->outputs_) freeValue(v);
+    m->outputs_.clear();
+    m->blocks_.clear();
+    all_nodes_.erase(m);
+    ++num_freed_;
+    delete m;
+  }
+  for (Block* b : blocks) {
+    all_blocks_.erase(b);
+    delete b;
+  }
 }
 
 Node* Graph::create(std::string kind, const std::vector<Value*>& inputs,
@@ -497,6 +585,14 @@ Node* Graph::create(std::string kind, const std::vector<Value*>& inputs,
 
 Node* Graph::createClone(const Node* src,
                          std::unordered_map<const Value*, Value*>& env) {
+  for (const Block* b : src->blocks_) {
+    checkNestingFrom(b, 1, "Graph::createClone()");
+  }
+  return createCloneUnchecked(src, env);
+}
+
+Node* Graph::createCloneUnchecked(
+    const Node* src, std::unordered_map<const Value*, Value*>& env) {
   Node* n = new Node(this, src->kind_);
   all_nodes_.insert(n);
   for (const Value* in : src->inputs_) {
@@ -513,7 +609,9 @@ Node* Graph::createClone(const Node* src,
   n->source_location_ = src->source_location_;
   n->op_ = src->op_;
   n->print_overload_ = src->print_overload_;
-  for (const Block* b : src->blocks_) n->addBlock()->cloneFrom(b, env);
+  for (const Block* b : src->blocks_) {
+    n->addBlock()->cloneFromUnchecked(b, env);
+  }
   return n;
 }
 
@@ -592,9 +690,10 @@ Value* Graph::insertConstant(const IValue& value) {
 }
 
 std::unique_ptr<Graph> Graph::copy() const {
+  checkBlockNesting(*this, "Graph::copy()");
   auto g = std::make_unique<Graph>();
   std::unordered_map<const Value*, Value*> env;
-  g->block_->cloneFrom(block_, env);
+  g->block_->cloneFromUnchecked(block_, env);
   // Same names: rename in a second pass so that a fresh numeric name given
   // during cloning never collides with an original one.
   for (const auto& entry : env) {

@@ -21,7 +21,9 @@
 //   - node lists are consistently linked and each node knows its block;
 //   - every Value has a unique debug name;
 //   - prim::If has two blocks whose output counts equal the node's, and
-//     prim::Loop one block with 1 + carried inputs and outputs.
+//     prim::Loop one block with 1 + carried inputs and outputs;
+//   - blocks nest at most kMaxBlockNesting deep;
+//   - every value is used as its user expects (see lint()).
 //
 // Thread safety: none. A Graph is built and changed by one thread; a fully
 // built graph may be read (printed, compiled) from many.
@@ -77,6 +79,19 @@ inline constexpr std::string_view kWait = "aten::wait";
 /// True for the kinds above that the interpreter runs itself rather than
 /// through the dispatcher.
 bool isInterpreterPrim(std::string_view kind);
+
+/// How deep blocks may nest in a graph (a prim::If in a prim::If is 2 deep).
+/// The parser, lint(), the printer, copy(), the passes and the interpreter
+/// recurse once per level, so a deeper graph is refused (with
+/// Error(InvalidArgument)) before they start. TorchScript code nests a few
+/// levels; generated code a few dozen.
+inline constexpr size_t kMaxBlockNesting = 1000;
+
+/// Throws Error(InvalidArgument) when blocks nest deeper than
+/// kMaxBlockNesting in `g`, naming `what` (the operation refused), the depth
+/// and the node that opens the first block too many. Walks the graph in a
+/// loop (no recursion); O(nodes).
+void checkBlockNesting(const Graph& g, std::string_view what);
 
 /// One use of a Value: input `offset` of `user`.
 struct Use {
@@ -306,13 +321,18 @@ class Block {
 
   /// Clones `src`'s inputs, nodes and outputs into this (empty) block;
   /// `env` maps values defined outside `src` to values visible here and
-  /// is extended with every value the clone defines.
+  /// is extended with every value the clone defines. Throws
+  /// Error(InvalidArgument) when blocks nest in `src` deeper than
+  /// kMaxBlockNesting.
   void cloneFrom(const Block* src,
                  std::unordered_map<const Value*, Value*>& env);
 
  private:
   friend class Graph;
   friend class Node;
+  // cloneFrom without the depth check (done once, at the top).
+  void cloneFromUnchecked(const Block* src,
+                          std::unordered_map<const Value*, Value*>& env);
   Block(Graph* graph, Node* owning_node);
   ~Block();
 
@@ -346,7 +366,9 @@ class Graph {
   Node* create(std::string kind, const std::vector<Value*>& inputs = {},
                size_t num_outputs = 1);
   /// A copy of `n` (kind, attributes, operator, source location, output
-  /// types and nested blocks) whose inputs are `value_map(input)`.
+  /// types and nested blocks) whose inputs are `value_map(input)`. Throws
+  /// Error(InvalidArgument) when blocks nest in `n` deeper than
+  /// kMaxBlockNesting.
   Node* createClone(const Node* n,
                     std::unordered_map<const Value*, Value*>& env);
   /// Inserts `n` at the insertion point and returns it.
@@ -367,7 +389,23 @@ class Graph {
   std::unique_ptr<Graph> copy() const;
 
   /// Checks the invariants listed at the top of this file; throws
-  /// Error(Internal) naming the first one broken and where.
+  /// Error(Internal) naming the first one broken and where. A graph that is
+  /// well formed but that a user wrote wrong throws Error(InvalidArgument)
+  /// naming the node (its text and source location): blocks nested deeper
+  /// than kMaxBlockNesting; an operator node whose input and output counts
+  /// differ from its schema's; an input whose type does not fit the
+  /// schema's argument (matchScore() < 0: Tensor refinements, None and T
+  /// for T?, int/float/bool for Scalar and number, int for ScalarType and
+  /// its kin all fit), or an output whose type is neither a subtype nor a
+  /// supertype of the schema's return, type variables bound by the inputs;
+  /// and for the interpreter's prims: a prim::If or prim::Loop condition
+  /// that is not a bool, a trip count that is not an int, loop-carried and
+  /// branch values that do not fit the node's types, a list or tuple built
+  /// from or unpacked into values of other types or counts, an exception
+  /// message that is not a str, a prim::fork whose output is not a
+  /// Future of its block's result, an aten::wait of a non-Future.
+  /// So a graph that lints runs the same in the interpreter and after the
+  /// graph executor's passes.
   void lint() const;
 
   /// TorchScript's text form; see printer.h.
@@ -383,6 +421,9 @@ class Graph {
   friend class Block;
   friend class Node;
   friend class Value;
+  // createClone without the depth check (done once, at the top).
+  Node* createCloneUnchecked(const Node* n,
+                             std::unordered_map<const Value*, Value*>& env);
   Value* newValue(Node* node, size_t offset, Type type);
   void freeValue(Value* v);
   Block* newBlock(Node* owning_node);

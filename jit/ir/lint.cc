@@ -1,5 +1,9 @@
-// Graph::lint(): checks the invariants listed in ir.h.
+// Graph::lint(): checks the invariants listed in ir.h, and that every value
+// is used as its user expects (types and operand counts).
+#include <algorithm>
+#include <map>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -18,7 +22,10 @@ class Linter {
       : g_(g), nodes_(nodes), values_(values), names_(names) {}
 
   void run() {
+    // First, so that the recursion below stays shallow.
+    checkBlockNesting(g_, "Graph::lint()");
     checkBlock(g_.block(), nullptr);
+    checkUseCounts();
     checkNames();
   }
 
@@ -27,6 +34,359 @@ class Linter {
     std::string where;
     if (n != nullptr) where = "\n  at: " + n->toString();
     throw Error(ErrorKind::Internal, "Graph::lint(): " + what + where);
+  }
+
+  // A mistake in what the graph says (types, operand counts), as opposed to
+  // a broken invariant of the data structure: the user's to fix.
+  [[noreturn]] void failUse(const std::string& what, const Node* n) {
+    throw Error(ErrorKind::InvalidArgument,
+                "Graph::lint(): " + what + "\n  at: " + n->toString());
+  }
+
+  static std::string describe(const Value* v) {
+    return "%" + v->debugName() + " : " + v->type().toString();
+  }
+
+  // Whether a value of type `actual` may be passed where `formal` is
+  // expected (ir/type.h's matchScore: refinements, T for T?, numbers for
+  // Scalar, int for ScalarType...).
+  static bool fits(const SchemaType& actual, const SchemaType& formal) {
+    return matchScore(actual, formal) >= 0;
+  }
+  static bool fits(const Value* v, const SchemaType& formal) {
+    return fits(*v->type().schemaType(), formal);
+  }
+  // Whether a value that holds a `produced` may be declared `declared`:
+  // either is a subtype of the other (a Scalar result declared int, an int
+  // declared Scalar), as TorchScript's refinements allow.
+  static bool compatible(const SchemaType& produced,
+                         const SchemaType& declared) {
+    return fits(produced, declared) || fits(declared, produced);
+  }
+
+  // Binds the type variables of `formal` to the parts of `actual` they
+  // stand for; the first binding of a name wins.
+  static void bindVars(const SchemaType& formal, const SchemaTypePtr& actual,
+                       std::map<std::string, SchemaTypePtr>& env) {
+    const SchemaType* f = &formal;
+    SchemaTypePtr a = actual;
+    for (;;) {
+      const SchemaType::Kind fk = f->kind();
+      if (fk == SchemaType::Kind::Var) {
+        env.emplace(f->varName(), a);
+        return;
+      }
+      if (fk == SchemaType::Kind::Optional) {
+        if (a->kind() == SchemaType::Kind::None) return;
+        if (a->kind() == SchemaType::Kind::Optional) a = a->elementType();
+        f = f->elementType().get();
+        continue;
+      }
+      if (a->kind() != fk ||
+          a->containedTypes().size() != f->containedTypes().size()) {
+        return;
+      }
+      if (f->containedTypes().size() == 1 && fk != SchemaType::Kind::Tuple) {
+        f = f->elementType().get();
+        a = a->containedTypes()[0];
+        continue;
+      }
+      for (size_t i = 0; i < f->containedTypes().size(); ++i) {
+        bindVars(*f->containedTypes()[i], a->containedTypes()[i], env);
+      }
+      return;
+    }
+  }
+
+  // `formal` with its type variables replaced by their bindings; null when
+  // one is unbound or the type holds Any (then anything goes).
+  static SchemaTypePtr substitute(
+      const SchemaTypePtr& formal,
+      const std::map<std::string, SchemaTypePtr>& env) {
+    // Lists and optionals in a loop: they may nest without bound.
+    std::vector<SchemaType::Kind> wrappers;
+    const SchemaType* base = formal.get();
+    while (base->kind() == SchemaType::Kind::List ||
+           base->kind() == SchemaType::Kind::Optional) {
+      wrappers.push_back(base->kind());
+      base = base->elementType().get();
+    }
+    SchemaTypePtr out;
+    switch (base->kind()) {
+      case SchemaType::Kind::Var: {
+        auto it = env.find(base->varName());
+        if (it == env.end()) return nullptr;
+        out = it->second;
+        break;
+      }
+      case SchemaType::Kind::Any:
+        return nullptr;
+      case SchemaType::Kind::Dict:
+      case SchemaType::Kind::Future:
+      case SchemaType::Kind::RRef:
+      case SchemaType::Kind::Tuple: {
+        std::vector<SchemaTypePtr> elements;
+        for (const SchemaTypePtr& c : base->containedTypes()) {
+          elements.push_back(substitute(c, env));
+          if (elements.back() == nullptr) return nullptr;
+        }
+        if (base->kind() == SchemaType::Kind::Dict) {
+          out = SchemaType::dict(elements[0], elements[1]);
+        } else if (base->kind() == SchemaType::Kind::Future) {
+          out = SchemaType::future(elements[0]);
+        } else if (base->kind() == SchemaType::Kind::RRef) {
+          out = SchemaType::rref(elements[0]);
+        } else {
+          out = SchemaType::tuple(std::move(elements));
+        }
+        break;
+      }
+      default:
+        if (wrappers.empty()) return formal;
+        out = SchemaType::get(base->kind());
+    }
+    for (size_t i = wrappers.size(); i-- > 0;) {
+      out = wrappers[i] == SchemaType::Kind::List ? SchemaType::list(out)
+                                                  : SchemaType::optional(out);
+    }
+    return out;
+  }
+
+  // An operator node: counts and types against its schema.
+  void checkOperator(const Node* n) {
+    const FunctionSchema& s = *n->maybeSchema();
+    // Named only in messages: built only for one.
+    auto opName = [n] { return toString(n->op()->operator_name()); };
+    const auto& args = s.arguments();
+    const auto& rets = s.returns();
+    if (s.is_vararg() ? n->inputs().size() < args.size()
+                      : n->inputs().size() != args.size()) {
+      failUse(opName() + " takes " + std::to_string(args.size()) +
+                  (s.is_vararg() ? " or more" : "") + " inputs (" +
+                  toString(s) + ") but the node has " +
+                  std::to_string(n->inputs().size()),
+              n);
+    }
+    if (!s.is_varret() && n->outputs().size() != rets.size()) {
+      failUse(opName() + " returns " + std::to_string(rets.size()) +
+                  " values (" + toString(s) + ") but the node has " +
+                  std::to_string(n->outputs().size()) + " outputs",
+              n);
+    }
+    std::map<std::string, SchemaTypePtr> env;
+    for (size_t i = 0; i < args.size(); ++i) {
+      const Value* v = n->inputs()[i];
+      if (!fits(v, *args[i].type())) {
+        failUse("input " + std::to_string(i) + " (" + describe(v) + ") of " +
+                    opName() + " does not fit its argument '" +
+                    args[i].type()->toString() + " " + args[i].name() +
+                    "'; convert it first, or pick another overload",
+                n);
+      }
+      bindVars(*args[i].type(), v->type().schemaType(), env);
+    }
+    if (s.is_varret()) return;
+    for (size_t i = 0; i < rets.size(); ++i) {
+      SchemaTypePtr r = substitute(rets[i].type(), env);
+      const Value* out = n->outputs()[i];
+      if (r != nullptr && !compatible(*r, *out->type().schemaType())) {
+        failUse("output " + std::to_string(i) + " (" + describe(out) +
+                    ") of " + opName() +
+                    " is declared with a type its result (" + r->toString() +
+                    ") cannot have",
+                n);
+      }
+    }
+  }
+
+  void needInputs(const Node* n, size_t min, size_t max) {
+    const size_t k = n->inputs().size();
+    if (k < min || k > max) {
+      failUse(n->kind() + " takes " +
+                  (min == max ? std::to_string(min)
+                              : std::to_string(min) + " to " +
+                                    std::to_string(max)) +
+                  " inputs but has " + std::to_string(k),
+              n);
+    }
+  }
+  void needOutputs(const Node* n, size_t count) {
+    if (n->outputs().size() != count) {
+      failUse(n->kind() + " has " + std::to_string(count) +
+                  " output(s) but this one has " +
+                  std::to_string(n->outputs().size()),
+              n);
+    }
+  }
+  void needInput(const Node* n, size_t i, const SchemaType& formal,
+                 const char* role) {
+    if (!fits(n->inputs()[i], formal)) {
+      failUse(std::string("the ") + role + " of " + n->kind() + " must be " +
+                  formal.toString() + ", not " + describe(n->inputs()[i]),
+              n);
+    }
+  }
+
+  // The interpreter's prims: operand counts (beyond checkShape's) and
+  // types, as the interpreter and the passes read them.
+  void checkPrim(const Node* n) {
+    using K = SchemaType::Kind;
+    const SchemaType& bool_t = *SchemaType::get(K::Bool);
+    const SchemaType& int_t = *SchemaType::get(K::Int);
+    if (n->is(prim::kIf)) {
+      needInput(n, 0, bool_t, "condition");
+      for (size_t b = 0; b < 2; ++b) {
+        for (size_t i = 0; i < n->outputs().size(); ++i) {
+          const Value* v = n->blocks()[b]->outputs()[i];
+          if (!fits(v, *n->outputs()[i]->type().schemaType())) {
+            failUse("block" + std::to_string(b) + " returns " + describe(v) +
+                        " for output " + describe(n->outputs()[i]),
+                    n);
+          }
+        }
+      }
+    } else if (n->is(prim::kLoop)) {
+      needInput(n, 0, int_t, "max trip count (input 0)");
+      needInput(n, 1, bool_t, "start condition (input 1)");
+      const Block* body = n->blocks()[0];
+      if (!fits(int_t, *body->inputs()[0]->type().schemaType())) {
+        failUse("the iteration counter of prim::Loop is an int, not " +
+                    describe(body->inputs()[0]),
+                n);
+      }
+      if (!fits(body->outputs()[0], bool_t)) {
+        failUse("the loop condition a prim::Loop block returns must be bool, "
+                "not " + describe(body->outputs()[0]),
+                n);
+      }
+      for (size_t i = 0; i < n->outputs().size(); ++i) {
+        const Value* carried = body->inputs()[i + 1];
+        const SchemaType& t = *carried->type().schemaType();
+        const Value* in = n->inputs()[i + 2];
+        const Value* next = body->outputs()[i + 1];
+        const Value* out = n->outputs()[i];
+        if (!fits(in, t) || !fits(next, t) ||
+            !fits(t, *out->type().schemaType())) {
+          failUse("loop-carried value " + std::to_string(i) + " has types " +
+                      describe(in) + " (in), " + describe(carried) +
+                      " (block input), " + describe(next) +
+                      " (block output) and " + describe(out) +
+                      " (out) that do not fit each other",
+                  n);
+        }
+      }
+    } else if (n->is(prim::kListConstruct)) {
+      needOutputs(n, 1);
+      const SchemaType& t = *n->output()->type().schemaType();
+      if (t.kind() != K::List) {
+        failUse("prim::ListConstruct makes a list, not " +
+                    describe(n->output()),
+                n);
+      }
+      for (size_t i = 0; i < n->inputs().size(); ++i) {
+        if (!fits(n->inputs()[i], *t.elementType())) {
+          failUse("input " + std::to_string(i) + " (" +
+                      describe(n->inputs()[i]) + ") does not fit the element "
+                      "type of " + describe(n->output()),
+                  n);
+        }
+      }
+    } else if (n->is(prim::kTupleConstruct)) {
+      needOutputs(n, 1);
+      const SchemaType& t = *n->output()->type().schemaType();
+      if (t.kind() != K::Tuple ||
+          t.containedTypes().size() != n->inputs().size()) {
+        failUse("prim::TupleConstruct of " +
+                    std::to_string(n->inputs().size()) +
+                    " values makes a tuple of as many, not " +
+                    describe(n->output()),
+                n);
+      }
+      for (size_t i = 0; i < n->inputs().size(); ++i) {
+        if (!fits(n->inputs()[i], *t.containedTypes()[i])) {
+          failUse("input " + std::to_string(i) + " (" +
+                      describe(n->inputs()[i]) + ") does not fit element " +
+                      std::to_string(i) + " of " + describe(n->output()),
+                  n);
+        }
+      }
+    } else if (n->is(prim::kListUnpack) || n->is(prim::kTupleUnpack)) {
+      needInputs(n, 1, 1);
+      const bool list = n->is(prim::kListUnpack);
+      const Value* in = n->inputs()[0];
+      const SchemaType& t = *in->type().schemaType();
+      if (t.kind() != (list ? K::List : K::Tuple) ||
+          (!list && t.containedTypes().size() != n->outputs().size())) {
+        failUse(n->kind() + " into " + std::to_string(n->outputs().size()) +
+                    " values needs " +
+                    (list ? std::string("a list")
+                          : "a tuple of " +
+                                std::to_string(n->outputs().size()) +
+                                " elements") +
+                    ", not " + describe(in),
+                n);
+      }
+      for (size_t i = 0; i < n->outputs().size(); ++i) {
+        const SchemaType& e = list ? *t.elementType() : *t.containedTypes()[i];
+        if (!compatible(e, *n->outputs()[i]->type().schemaType())) {
+          failUse("output " + std::to_string(i) + " (" +
+                      describe(n->outputs()[i]) + ") cannot hold an element "
+                      "of " + describe(in),
+                  n);
+        }
+      }
+    } else if (n->is(prim::kRaiseException)) {
+      needInputs(n, 1, 2);
+      needInput(n, 0, *SchemaType::get(K::Str), "message (input 0)");
+      if (n->inputs().size() == 2) {
+        needInput(n, 1, *SchemaType::optional(SchemaType::get(K::Str)),
+                  "exception class (input 1)");
+      }
+    } else if (n->is(prim::kUninitialized)) {
+      needInputs(n, 0, 0);
+      needOutputs(n, 1);
+    } else if (n->is(prim::kFork)) {
+      const Block* body = n->blocks()[0];
+      for (size_t i = 0; i < n->inputs().size(); ++i) {
+        if (!fits(n->inputs()[i], *body->inputs()[i]->type().schemaType())) {
+          failUse("input " + std::to_string(i) + " (" +
+                      describe(n->inputs()[i]) + ") does not fit block "
+                      "input " + describe(body->inputs()[i]),
+                  n);
+        }
+      }
+      const SchemaType& t = *n->output()->type().schemaType();
+      if (t.kind() != K::Future ||
+          !fits(body->outputs()[0], *t.elementType())) {
+        failUse("prim::fork's output must be a Future of what its block "
+                "returns (" + describe(body->outputs()[0]) + "), not " +
+                    describe(n->output()),
+                n);
+      }
+    } else if (n->is(prim::kWait)) {
+      needInputs(n, 1, 1);
+      needOutputs(n, 1);
+      const SchemaType& t = *n->inputs()[0]->type().schemaType();
+      if (t.kind() != K::Future) {
+        failUse("aten::wait takes a Future, not " + describe(n->inputs()[0]),
+                n);
+      }
+      if (!compatible(*t.elementType(), *n->output()->type().schemaType())) {
+        failUse("the output " + describe(n->output()) +
+                    " cannot hold what " + describe(n->inputs()[0]) +
+                    " yields",
+                n);
+      }
+    }
+  }
+
+  void checkTypes(const Node* n) {
+    if (isInterpreterPrim(n->kind())) {
+      checkPrim(n);
+    } else if (n->op()) {
+      checkOperator(n);
+    }
+    // An unresolved node cannot run; the interpreter refuses it.
   }
 
   void checkValue(const Value* v, const Node* def, size_t offset) {
@@ -49,10 +409,40 @@ class Linter {
         fail("%" + v->debugName() + " is used by a node in no block", def);
       }
     }
+    if (v->uses().size() > 1) {
+      // No use listed twice (sorted copy: O(U log U), not O(U^2)).
+      std::vector<std::pair<const Node*, size_t>> uses;
+      uses.reserve(v->uses().size());
+      for (const Use& u : v->uses()) uses.emplace_back(u.user, u.offset);
+      std::sort(uses.begin(), uses.end());
+      auto twice = std::adjacent_find(uses.begin(), uses.end());
+      if (twice != uses.end()) {
+        fail("the use list of %" + v->debugName() + " names input " +
+                 std::to_string(twice->second) + " of " +
+                 twice->first->kind() + " twice",
+             def);
+      }
+    }
     if (!visible_.insert(v).second) {
       fail("%" + v->debugName() + " is defined twice", def);
     }
     scope_.back().push_back(v);
+  }
+
+  // Every use listed is a real input (checkValue) and none twice; so the
+  // lists are exact when each value has as many uses as inputs name it.
+  void checkUseCounts() {
+    for (const Value* v : values_) {
+      auto it = occurrences_.find(v);
+      const size_t inputs = it == occurrences_.end() ? 0 : it->second;
+      if (inputs != v->uses().size()) {
+        fail("the use list of %" + v->debugName() + " has " +
+                 std::to_string(v->uses().size()) + " entries but " +
+                 std::to_string(inputs) +
+                 " inputs of the graph's nodes name it",
+             v->node());
+      }
+    }
   }
 
   void checkUse(const Node* n, size_t i) {
@@ -63,16 +453,9 @@ class Linter {
                "one",
            n);
     }
-    size_t count = 0;
-    for (const Use& u : v->uses()) {
-      if (u.user == n && u.offset == i) ++count;
-    }
-    if (count != 1) {
-      fail("input " + std::to_string(i) + " (%" + v->debugName() + ") of " +
-               n->kind() + " appears " + std::to_string(count) +
-               " times in its value's use list, not once",
-           n);
-    }
+    // Counted, and compared with the use list once at the end: looking
+    // each use up in the list would be quadratic in a value's uses.
+    ++occurrences_[v];
   }
 
   void checkShape(const Node* n) {
@@ -145,6 +528,7 @@ class Linter {
       }
       for (size_t i = 0; i < n->inputs().size(); ++i) checkUse(n, i);
       checkShape(n);
+      checkTypes(n);
       for (const Block* sub : n->blocks()) checkBlock(sub, n);
       for (size_t i = 0; i < n->outputs().size(); ++i) {
         checkValue(n->outputs()[i], n, i);
@@ -184,6 +568,7 @@ class Linter {
   const std::unordered_set<Value*>& values_;
   const std::unordered_map<std::string, Value*>& names_;
   std::unordered_set<const Value*> visible_;
+  std::unordered_map<const Value*, size_t> occurrences_;  // inputs naming it
   std::vector<std::vector<const Value*>> scope_;
 };
 

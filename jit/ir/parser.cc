@@ -1,5 +1,6 @@
 #include "jit/ir/parser.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -22,12 +23,24 @@ bool isIdentStart(char c) { return std::isalpha(static_cast<unsigned char>(c)) |
 bool isIdentChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 bool isNameChar(char c) { return isIdentChar(c) || c == '.'; }
 
+// The longest text parseIR reads: 64 MiB, about a million nodes.
+constexpr size_t kMaxIRBytes = size_t{64} << 20;
+
 class Parser {
  public:
   Parser(std::string_view text, const ParseOptions& options)
       : text_(text), options_(options), graph_(std::make_unique<Graph>()) {}
 
   std::unique_ptr<Graph> parse() {
+    if (text_.size() > kMaxIRBytes) {
+      // No excerpt: the line could be as long as the text.
+      throw Error(ErrorKind::InvalidArgument,
+                  "parse error: the text is " + std::to_string(text_.size()) +
+                      " bytes long, over the limit of " +
+                      std::to_string(kMaxIRBytes) + " bytes (at byte " +
+                      std::to_string(kMaxIRBytes) +
+                      "); split the graph, or check that this is IR text");
+    }
     skipSpace();
     expectWord("graph");
     expect('(');
@@ -42,7 +55,20 @@ class Parser {
     expect(')');
     skipSpace();
     if (pos_ != text_.size()) fail("the end of the graph after 'return (...)'");
-    graph_->lint();
+    try {
+      graph_->lint();
+    } catch (const Error& e) {
+      // lint() checks what the grammar does not (the prims' operand counts,
+      // types against schemas): in parsed text that is the writer's error,
+      // not a turnout bug (found by //tests/fuzz:ir_fuzzer).
+      if (e.kind() != ErrorKind::Internal) throw;
+      std::string what = e.message();
+      constexpr std::string_view kPrefix = "Graph::lint(): ";
+      if (what.compare(0, kPrefix.size(), kPrefix) == 0) {
+        what.erase(0, kPrefix.size());
+      }
+      throw Error(ErrorKind::InvalidArgument, "parse error: " + what);
+    }
     return std::move(graph_);
   }
 
@@ -59,7 +85,9 @@ class Parser {
     }
     size_t line_end = text_.find('\n', line_start);
     if (line_end == std::string_view::npos) line_end = text_.size();
-    const size_t col = pos - line_start + 1;
+    // Columns count characters, not bytes.
+    const size_t col =
+        utf8Length(text_.substr(line_start, std::min(pos, text_.size()) - line_start)) + 1;
     std::string out = "parse error at " + std::to_string(line) + ":" +
                       std::to_string(col) + ": " + message + "\n    " +
                       std::string(text_.substr(line_start, line_end - line_start)) +
@@ -70,7 +98,7 @@ class Parser {
   std::string found() const {
     if (pos_ >= text_.size()) return "the end of the text";
     if (text_[pos_] == '\n') return "the end of the line";
-    size_t end = pos_ + 1;
+    size_t end = pos_ + utf8CharAt(text_, pos_).size();
     if (isNameChar(text_[pos_])) {
       while (end < text_.size() && isNameChar(text_[end])) ++end;
     }
@@ -206,7 +234,21 @@ class Parser {
     skipSpace();
     size_t at = pos_;
     SchemaTypePtr base;
+    // Tuples, Dict(...) and Future(...) recurse: bounded as in schemas.
+    struct Nesting {
+      int& depth;
+      ~Nesting() { --depth; }
+    } nesting{++type_nesting_};
+    auto checkNesting = [&] {
+      if (type_nesting_ > SchemaType::kMaxNesting) {
+        failAt(at, "types nested more than " +
+                       std::to_string(SchemaType::kMaxNesting) +
+                       " deep (tuples, Dict(...), Future(...)); flatten the "
+                       "type");
+      }
+    };
     if (accept('(')) {
+      checkNesting();
       std::vector<SchemaTypePtr> elements;
       if (!peek(')')) {
         do {
@@ -218,6 +260,7 @@ class Parser {
     } else {
       std::string id = parseIdent("a type");
       if (id == "Dict") {
+        checkNesting();
         expect('(');
         SchemaTypePtr k = parseSchemaType(nullptr);
         expect(',');
@@ -225,6 +268,7 @@ class Parser {
         expect(')');
         base = SchemaType::dict(std::move(k), std::move(v));
       } else if (id == "Future") {
+        checkNesting();
         expect('(');
         base = SchemaType::future(parseSchemaType(nullptr));
         expect(')');
@@ -375,24 +419,47 @@ class Parser {
       if (pos_ >= text_.size()) break;
       char e = text_[pos_++];
       switch (e) {
+        // The escapes the printer writes (the schema language's, as
+        // DefaultValue prints strings): \a \b \f \v and octal \ooo too.
+        case 'a': out += '\a'; break;
+        case 'b': out += '\b'; break;
+        case 'f': out += '\f'; break;
         case 'n': out += '\n'; break;
         case 't': out += '\t'; break;
         case 'r': out += '\r'; break;
+        case 'v': out += '\v'; break;
         case '\\': out += '\\'; break;
         case '"': out += '"'; break;
         case '\'': out += '\''; break;
         case 'x': {
-          if (pos_ + 2 > text_.size()) failAt(pos_, "expected two hex digits after \\x");
-          std::string hex(text_.substr(pos_, 2));
-          char* end = nullptr;
-          long v = std::strtol(hex.c_str(), &end, 16);
-          if (end != hex.c_str() + 2) failAt(pos_, "expected two hex digits after \\x");
+          int v = 0;
+          for (int k = 0; k < 2; ++k) {
+            char h = pos_ < text_.size() ? text_[pos_] : '\0';
+            int digit = (h >= '0' && h <= '9')   ? h - '0'
+                        : (h >= 'a' && h <= 'f') ? h - 'a' + 10
+                        : (h >= 'A' && h <= 'F') ? h - 'A' + 10
+                                                 : -1;
+            if (digit < 0) failAt(pos_, "expected two hex digits after \\x");
+            v = v * 16 + digit;
+            ++pos_;
+          }
           out += static_cast<char>(v);
-          pos_ += 2;
           break;
         }
         default:
-          failAt(pos_ - 2, std::string("unknown escape \\") + e);
+          if (e >= '0' && e <= '7') {
+            int v = e - '0';
+            for (int k = 0; k < 2 && pos_ < text_.size() &&
+                            text_[pos_] >= '0' && text_[pos_] <= '7';
+                 ++k) {
+              v = v * 8 + (text_[pos_++] - '0');
+            }
+            if (v > 0xff) failAt(pos_ - 4, "octal escape above \\377");
+            out += static_cast<char>(v);
+            break;
+          }
+          failAt(pos_ - 2, "unknown escape \\" +
+                               std::string(utf8CharAt(text_, pos_ - 1)));
       }
     }
     if (pos_ >= text_.size()) failAt(start, "unterminated string literal");
@@ -670,7 +737,13 @@ class Parser {
         failAt(at, "expected block" + std::to_string(index) + " but found " +
                        std::string(id));
       }
+      if (block_nesting_ >= kMaxBlockNesting) {
+        failAt(at, "blocks nested more than " +
+                       std::to_string(kMaxBlockNesting) +
+                       " deep; flatten the control flow");
+      }
       Block* sub = n->addBlock();
+      ++block_nesting_;
       scopes_.emplace_back();
       expect('(');
       parseParams(sub);
@@ -684,6 +757,7 @@ class Parser {
       expect(')');
       for (const std::string& name : scopes_.back()) visible_.erase(name);
       scopes_.pop_back();
+      --block_nesting_;
     }
     // Outputs become visible after the node (and its blocks).
     for (size_t i = 0; i < outs.size(); ++i) {
@@ -759,6 +833,8 @@ class Parser {
   std::unordered_map<std::string, Value*> visible_;
   std::unordered_set<std::string> defined_;
   std::vector<std::vector<std::string>> scopes_{1};
+  int type_nesting_ = 0;       // parseSchemaType calls open
+  size_t block_nesting_ = 0;   // blocks open
 };
 
 }  // namespace

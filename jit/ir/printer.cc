@@ -135,6 +135,7 @@ std::string attributeToString(const AttributeValue& value) {
 }
 
 std::string nodeToString(const Node* node, int indent) {
+  checkBlockNesting(*node->owningGraph(), "printing a node");
   std::string out;
   appendNode(out, node, indent);
   return out;
@@ -147,6 +148,9 @@ std::string Node::toString() const {
 }
 
 std::string Graph::toString() const {
+  // The printer recurses once per level (and the text grows with the square
+  // of the depth, by its indentation).
+  checkBlockNesting(*this, "printing a graph");
   std::string out = "graph(";
   appendValueDecls(out, inputs(), ",\n      ");
   out += "):\n";

@@ -85,57 +85,70 @@ bool operator==(const Type& a, const Type& b) {
   return a.refinement_ == nullptr || *a.refinement_ == *b.refinement_;
 }
 
-int matchScore(const SchemaType& actual, const SchemaType& formal) {
-  const Kind f = formal.kind();
-  const Kind a = actual.kind();
-  switch (f) {
-    case Kind::Var:
-    case Kind::Any:
-      return 0;
-    case Kind::Optional: {
-      if (a == Kind::None) return 1;
-      if (a == Kind::Optional) {
-        return matchScore(*actual.elementType(), *formal.elementType());
+int matchScore(const SchemaType& actual_type, const SchemaType& formal_type) {
+  // Types with one element (lists, optionals, futures) are followed in a
+  // loop, as they may nest without bound; Dict and tuple elements recurse,
+  // at most SchemaType::kMaxNesting deep.
+  const SchemaType* actual = &actual_type;
+  const SchemaType* formal = &formal_type;
+  int extra = 0;  // conversions counted on the way down
+  for (;;) {
+    const Kind f = formal->kind();
+    const Kind a = actual->kind();
+    switch (f) {
+      case Kind::Var:
+      case Kind::Any:
+        return extra;
+      case Kind::Optional:
+        if (a == Kind::None) return extra + 1;
+        if (a == Kind::Optional) {
+          actual = actual->elementType().get();
+        } else {
+          ++extra;
+        }
+        formal = formal->elementType().get();
+        continue;
+      case Kind::Scalar:
+      case Kind::Number:
+        if (a == f) return extra;
+        if (a == Kind::Int || a == Kind::Float || a == Kind::Bool ||
+            a == Kind::Complex || a == Kind::Scalar || a == Kind::Number) {
+          return extra + 1;
+        }
+        return -1;
+      case Kind::List:
+      case Kind::Future:
+      case Kind::RRef:
+        if (a != f) return -1;
+        actual = actual->elementType().get();
+        formal = formal->elementType().get();
+        continue;
+      case Kind::Dict: {
+        if (a != f) return -1;
+        int k = matchScore(*actual->keyType(), *formal->keyType());
+        int v = matchScore(*actual->valueType(), *formal->valueType());
+        return k < 0 || v < 0 ? -1 : extra + k + v;
       }
-      int s = matchScore(actual, *formal.elementType());
-      return s < 0 ? -1 : s + 1;
-    }
-    case Kind::Scalar:
-    case Kind::Number:
-      if (a == f) return 0;
-      if (a == Kind::Int || a == Kind::Float || a == Kind::Bool ||
-          a == Kind::Complex || a == Kind::Scalar || a == Kind::Number) {
-        return 1;
+      case Kind::Tuple: {
+        if (a != f) return -1;
+        const auto& ae = actual->containedTypes();
+        const auto& fe = formal->containedTypes();
+        if (ae.size() != fe.size()) return -1;
+        int total = extra;
+        for (size_t i = 0; i < ae.size(); ++i) {
+          int s = matchScore(*ae[i], *fe[i]);
+          if (s < 0) return -1;
+          total += s;
+        }
+        return total;
       }
-      return -1;
-    case Kind::List:
-    case Kind::Future:
-    case Kind::RRef:
-      if (a != f) return -1;
-      return matchScore(*actual.elementType(), *formal.elementType());
-    case Kind::Dict: {
-      if (a != f) return -1;
-      int k = matchScore(*actual.keyType(), *formal.keyType());
-      int v = matchScore(*actual.valueType(), *formal.valueType());
-      return k < 0 || v < 0 ? -1 : k + v;
+      default:
+        if (a == f) return extra;
+        if (isIntLike(f) && isIntLike(a)) {
+          return extra + (a == Kind::Int ? 0 : 1);
+        }
+        return -1;
     }
-    case Kind::Tuple: {
-      if (a != f) return -1;
-      const auto& ae = actual.containedTypes();
-      const auto& fe = formal.containedTypes();
-      if (ae.size() != fe.size()) return -1;
-      int total = 0;
-      for (size_t i = 0; i < ae.size(); ++i) {
-        int s = matchScore(*ae[i], *fe[i]);
-        if (s < 0) return -1;
-        total += s;
-      }
-      return total;
-    }
-    default:
-      if (a == f) return 0;
-      if (isIntLike(f) && isIntLike(a)) return a == Kind::Int ? 0 : 1;
-      return -1;
   }
 }
 

@@ -94,6 +94,7 @@ bool eliminateInBlock(Block* b, std::unordered_map<std::string, Node*> seen,
 }  // namespace
 
 bool eliminateCommonSubexpressions(Graph& graph) {
+  checkBlockNesting(graph, "eliminateCommonSubexpressions()");
   return eliminateInBlock(graph.block(), {}, graphHasWrites(graph));
 }
 

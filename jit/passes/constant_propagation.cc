@@ -34,7 +34,10 @@ std::optional<Stack> constantInputs(const Node* n) {
 
 // Runs `n` on `inputs`; nullopt when it cannot be evaluated here.
 std::optional<Stack> evaluate(const Node* n, Stack inputs) {
+  // The prims are folded only in the shape the interpreter runs them in
+  // (the passes may see graphs that never went through lint()).
   if (n->is(prim::kListConstruct)) {
+    if (n->outputs().size() != 1) return std::nullopt;
     const Type& t = n->output()->type();
     if (t.kind() != SchemaType::Kind::List) return std::nullopt;
     const SchemaType::Kind e = t.schemaType()->elementType()->kind();
@@ -57,11 +60,14 @@ std::optional<Stack> evaluate(const Node* n, Stack inputs) {
     return std::nullopt;
   }
   if (n->is(prim::kListUnpack) || n->is(prim::kTupleUnpack)) {
+    if (inputs.size() != 1) return std::nullopt;
     const IValue& in = inputs[0];
     std::vector<IValue> elements;
-    if (in.isList()) {
+    // As the interpreter: ListUnpack takes only a list, TupleUnpack only a
+    // tuple.
+    if (n->is(prim::kListUnpack) && in.isList()) {
       elements = in.toList();
-    } else if (in.isTuple()) {
+    } else if (n->is(prim::kTupleUnpack) && in.isTuple()) {
       elements = in.toTupleRef().elements();
     } else {
       return std::nullopt;
@@ -146,6 +152,7 @@ bool propagateInBlock(Block* b, bool graph_writes) {
 }  // namespace
 
 bool propagateConstants(Graph& graph) {
+  checkBlockNesting(graph, "propagateConstants()");
   return propagateInBlock(graph.block(), graphHasWrites(graph));
 }
 

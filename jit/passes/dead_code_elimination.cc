@@ -16,6 +16,12 @@ bool anyOutputUsed(const Node* n) {
 // Drops output i of a prim::If that nobody uses, with the matching output
 // of each branch.
 bool dropUnusedIfOutputs(Node* n) {
+  // Only in the shape lint() requires (two blocks with an output per
+  // output of the node); anything else is left alone.
+  if (n->blocks().size() != 2) return false;
+  for (const Block* b : n->blocks()) {
+    if (b->outputs().size() != n->outputs().size()) return false;
+  }
   bool changed = false;
   for (size_t i = n->outputs().size(); i-- > 0;) {
     if (n->outputs()[i]->hasUses()) continue;
@@ -48,6 +54,7 @@ bool eliminateInBlock(Block* b) {
 }  // namespace
 
 bool eliminateDeadCode(Graph& graph) {
+  checkBlockNesting(graph, "eliminateDeadCode()");
   return eliminateInBlock(graph.block());
 }
 

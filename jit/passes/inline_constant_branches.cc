@@ -16,7 +16,28 @@ std::vector<Value*> hoistBlock(Block* b, Node* n) {
   return b->outputs();
 }
 
+// Whether `n` has the shape lint() requires of a prim::If / prim::Loop: the
+// passes may see graphs that never went through it, and leave those alone.
+bool isWellFormedIf(const Node* n) {
+  if (n->inputs().size() != 1 || n->blocks().size() != 2) return false;
+  for (const Block* b : n->blocks()) {
+    if (!b->inputs().empty() || b->outputs().size() != n->outputs().size()) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool isWellFormedLoop(const Node* n) {
+  if (n->inputs().size() < 2 || n->blocks().size() != 1) return false;
+  const size_t carried = n->inputs().size() - 2;
+  const Block* b = n->blocks()[0];
+  return n->outputs().size() == carried && b->inputs().size() == carried + 1 &&
+         b->outputs().size() == carried + 1;
+}
+
 bool inlineIf(Node* n) {
+  if (!isWellFormedIf(n)) return false;
   std::optional<IValue> c = toIValue(n->input(0));
   if (!c || !c->isBool()) return false;
   Block* taken = n->blocks()[c->toBool() ? 0 : 1];
@@ -31,6 +52,7 @@ bool inlineIf(Node* n) {
 // prim::Loop(max_trip_count, cond, carried...): never runs when cond is a
 // constant false or the trip count a constant <= 0.
 bool removeLoopThatNeverRuns(Node* n) {
+  if (!isWellFormedLoop(n)) return false;
   std::optional<IValue> trips = toIValue(n->input(0));
   std::optional<IValue> cond = toIValue(n->input(1));
   const bool never = (cond && cond->isBool() && !cond->toBool()) ||
@@ -64,6 +86,7 @@ bool inlineInBlock(Block* b) {
 }  // namespace
 
 bool inlineConstantBranches(Graph& graph) {
+  checkBlockNesting(graph, "inlineConstantBranches()");
   return inlineInBlock(graph.block());
 }
 

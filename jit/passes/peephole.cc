@@ -84,8 +84,9 @@ Value* identityOf(const Node* n) {
   const bool scalar = overload == "Scalar";
   if (!tensor && !scalar) {
     if (k == "aten::t") {
+      if (n->inputs().size() != 1) return nullptr;
       const Node* inner = n->input(0)->node();
-      if (!inner->is("aten::t")) return nullptr;
+      if (!inner->is("aten::t") || inner->inputs().size() != 1) return nullptr;
       Value* x = inner->input(0);
       std::optional<int64_t> rank = rankOf(x);
       // t() refuses more than 2 dimensions: keep the error.
@@ -93,6 +94,8 @@ Value* identityOf(const Node* n) {
     }
     return nullptr;
   }
+  // Every form below reads inputs 0 and 1.
+  if (n->inputs().size() < 2) return nullptr;
   Value* x = n->input(0);
   if (k == "aten::add" || k == "aten::sub") {
     if (n->inputs().size() != 3 || !isConstantOne(n->input(2))) return nullptr;
@@ -112,6 +115,7 @@ Value* identityOf(const Node* n) {
 
 // The constant `n` computes from the known shape of its input, if any.
 std::optional<IValue> shapeConstantOf(const Node* n) {
+  if (n->outputs().size() != 1) return std::nullopt;
   const std::string& k = n->kind();
   if (k == "aten::dim" && n->inputs().size() == 1) {
     std::optional<int64_t> rank = rankOf(n->input(0));
@@ -169,6 +173,7 @@ bool peepholeBlock(Block* b, bool graph_writes) {
 }  // namespace
 
 bool peepholeOptimize(Graph& graph) {
+  checkBlockNesting(graph, "peepholeOptimize()");
   return peepholeBlock(graph.block(), graphHasWrites(graph));
 }
 

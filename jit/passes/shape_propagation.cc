@@ -213,6 +213,12 @@ bool eraseBlock(Block* b, bool erase_inputs) {
 }
 
 bool propagateIf(Node* n) {
+  // Left alone unless in the shape lint() requires.
+  if (n->blocks().size() != 2 ||
+      n->blocks()[0]->outputs().size() != n->outputs().size() ||
+      n->blocks()[1]->outputs().size() != n->outputs().size()) {
+    return false;
+  }
   bool changed = false;
   for (Block* b : n->blocks()) changed = propagateBlock(b) || changed;
   for (size_t i = 0; i < n->outputs().size(); ++i) {
@@ -229,6 +235,13 @@ bool propagateIf(Node* n) {
 // Body inputs: (counter, carried...); outputs: (cond, carried...); node
 // inputs: (max trip count, cond, carried...).
 bool propagateLoop(Node* n) {
+  // Left alone unless in the shape lint() requires.
+  if (n->blocks().size() != 1 || n->inputs().size() < 2 ||
+      n->outputs().size() != n->inputs().size() - 2 ||
+      n->blocks()[0]->inputs().size() != n->outputs().size() + 1 ||
+      n->blocks()[0]->outputs().size() != n->outputs().size() + 1) {
+    return false;
+  }
   Block* body = n->blocks()[0];
   const size_t carried = n->outputs().size();
   std::vector<Type> types;
@@ -319,9 +332,13 @@ Type mergeTypes(const Type& a, const Type& b) {
   return Type::tensor(std::move(r));
 }
 
-bool propagateShapes(Graph& graph) { return propagateBlock(graph.block()); }
+bool propagateShapes(Graph& graph) {
+  checkBlockNesting(graph, "propagateShapes()");
+  return propagateBlock(graph.block());
+}
 
 bool eraseShapeInformation(Graph& graph) {
+  checkBlockNesting(graph, "eraseShapeInformation()");
   return eraseBlock(graph.block(), false);
 }
 

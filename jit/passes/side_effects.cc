@@ -95,7 +95,10 @@ bool blockHasWrites(const Block* b) {
 }
 }  // namespace
 
-bool graphHasWrites(const Graph& g) { return blockHasWrites(g.block()); }
+bool graphHasWrites(const Graph& g) {
+  checkBlockNesting(g, "graphHasWrites()");
+  return blockHasWrites(g.block());
+}
 
 }  // namespace jit
 }  // namespace turnout

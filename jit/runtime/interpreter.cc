@@ -44,7 +44,7 @@ class CodeBuilder {
   CodeBuilder(const Graph& g, Code& code) : g_(g), code_(code) {}
 
   void build() {
-    indexBlock(g_.block());
+    indexBlock(g_.block(), 0);
     for (Value* v : g_.inputs()) {
       code_.input_registers_.push_back(reg(v));
     }
@@ -57,13 +57,26 @@ class CodeBuilder {
   }
 
  private:
-  void indexBlock(const Block* b) {
+  // Numbers the nodes: position_ within their block, pre_ in program order
+  // over the whole graph (a node, then what its blocks hold: end_ is the
+  // last number inside it), and each block's loop depth.
+  void indexBlock(const Block* b, int loop_depth) {
+    block_loop_depth_[b] = loop_depth;
+    std::vector<const Node*>& order = block_nodes_[b];
     int i = 0;
     for (const Node* n : b->nodes()) {
+      order.push_back(n);
       position_[n] = i++;
-      for (const Block* sub : n->blocks()) indexBlock(sub);
+      pre_[n] = next_pre_++;
+      for (const Block* sub : n->blocks()) {
+        indexBlock(sub, loop_depth + (n->is(prim::kLoop) ? 1 : 0));
+      }
+      end_[n] = next_pre_ - 1;
     }
-    position_[b->returnNode()] = i;
+    const Node* ret = b->returnNode();
+    order.push_back(ret);
+    position_[ret] = i;
+    pre_[ret] = end_[ret] = next_pre_++;
   }
 
   uint32_t reg(const Value* v) {
@@ -99,45 +112,79 @@ class CodeBuilder {
     return static_cast<uint32_t>(code_.node_info_.size() - 1);
   }
 
-  // The node of `b` that contains `n` (n itself when it is in b), and
-  // whether a prim::Loop lies strictly between them.
-  const Node* lift(const Node* n, const Block* b, bool* crosses_loop) {
-    *crosses_loop = false;
-    while (n->owningBlock() != b) {
-      const Node* owner = n->owningBlock()->owningNode();
-      if (owner == nullptr) return nullptr;
-      if (owner->is(prim::kLoop)) *crosses_loop = true;
-      n = owner;
+  // The node of `b` that contains `n` (n itself when it is in b), or null;
+  // O(log(length of b)) by the program-order numbers.
+  const Node* anchor(const Node* n, const Block* b) const {
+    if (n->owningBlock() == b) return n;
+    const std::vector<const Node*>& order = block_nodes_.at(b);
+    const int p = pre_.at(n);
+    auto it = std::upper_bound(
+        order.begin(), order.end(), p,
+        [this](int x, const Node* m) { return x < pre_.at(m); });
+    if (it == order.begin()) return nullptr;
+    const Node* a = *(it - 1);
+    return p <= end_.at(a) ? a : nullptr;
+  }
+
+  // Whether a prim::Loop lies between `n` and `b` (n in a loop body that b
+  // is outside of).
+  bool crossesLoop(const Node* n, const Block* b) const {
+    return block_loop_depth_.at(n->owningBlock()) > block_loop_depth_.at(b);
+  }
+
+  // What isLastUse needs to know about all the uses of a value, computed
+  // once per value (so that compiling is not quadratic in its uses).
+  struct UseSummary {
+    bool all_anchored = true;       // every use lies in the defining block
+    const Node* last = nullptr;     // the latest node of that block with a use
+    size_t uses_in_last = 0;        // uses inside `last` (itself or nested)
+    size_t max_direct_offset = 0;   // largest offset among last's own inputs
+    bool nested_in_last = false;    // a use inside last's blocks
+  };
+
+  const UseSummary& summaryOf(const Value* v) {
+    auto it = summaries_.find(v);
+    if (it != summaries_.end()) return it->second;
+    UseSummary s;
+    const Block* def_block = v->node()->owningBlock();
+    int last_pos = -1;
+    for (const Use& u : v->uses()) {
+      const Node* a = anchor(u.user, def_block);
+      if (a == nullptr) {
+        s.all_anchored = false;
+        break;
+      }
+      const int p = position_.at(a);
+      if (p > last_pos) {
+        last_pos = p;
+        s = UseSummary{true, a, 0, 0, false};
+      }
+      if (a != s.last) continue;
+      ++s.uses_in_last;
+      if (u.user == a) {
+        s.max_direct_offset = std::max(s.max_direct_offset, u.offset);
+      } else {
+        s.nested_in_last = true;
+      }
     }
-    return n;
+    return summaries_.emplace(v, s).first->second;
   }
 
   // Whether input `offset` of `user` is the last use of its value on every
-  // path, so that the register can be moved from instead of copied.
+  // path, so that the register can be moved from instead of copied: its
+  // node in the defining block is the last one with a use, no loop lies
+  // between, and within that node it is the only use (or, when the user
+  // is that node, its last occurrence among the inputs and no use is
+  // nested in its blocks).
   bool isLastUse(const Node* user, size_t offset) {
     const Value* v = user->inputs()[offset];
     const Block* def_block = v->node()->owningBlock();
-    bool crosses_loop = false;
-    const Node* a = lift(user, def_block, &crosses_loop);
-    if (a == nullptr || crosses_loop) return false;
-    const int pos = position_.at(a);
-    size_t uses_in_a = 0;
-    for (const Use& u : v->uses()) {
-      bool loop = false;
-      const Node* b = lift(u.user, def_block, &loop);
-      if (b == nullptr) return false;
-      const int p = position_.at(b);
-      if (p > pos) return false;  // a later use
-      if (b != a) continue;
-      if (a == user) {
-        // Used directly by `user`: only if it is not also used in user's
-        // blocks, and this is its last occurrence among user's inputs.
-        if (u.user != user || u.offset > offset) return false;
-      } else {
-        ++uses_in_a;
-      }
-    }
-    return a == user || uses_in_a == 1;
+    const Node* a = anchor(user, def_block);
+    if (a == nullptr || crossesLoop(user, def_block)) return false;
+    const UseSummary& s = summaryOf(v);
+    if (!s.all_anchored || s.last != a) return false;
+    if (a == user) return !s.nested_in_last && s.max_direct_offset == offset;
+    return s.uses_in_last == 1;
   }
 
   void pushInputs(const Node* n) {
@@ -403,6 +450,12 @@ class CodeBuilder {
   Code& code_;
   std::unordered_map<const Value*, uint32_t> registers_;
   std::unordered_map<const Node*, int> position_;
+  std::unordered_map<const Node*, int> pre_;
+  std::unordered_map<const Node*, int> end_;
+  std::unordered_map<const Block*, std::vector<const Node*>> block_nodes_;
+  std::unordered_map<const Block*, int> block_loop_depth_;
+  std::unordered_map<const Value*, UseSummary> summaries_;
+  int next_pre_ = 0;
   std::unordered_map<const Node*, uint32_t> fork_slot_;
   // Outputs left on the stack for the next node (forwardsOutput).
   std::unordered_set<const Value*> forwarded_;

@@ -39,11 +39,18 @@ TURNOUT_THREAD_LOCAL TracingState* tracing_state = nullptr;
 
 // True when `t` names one type (no type variable, no Any): then it can be
 // a Value's type as it is.
-bool isConcrete(const SchemaType& t) {
-  if (t.kind() == SchemaType::Kind::Var || t.kind() == SchemaType::Kind::Any) {
-    return false;
+bool isConcrete(const SchemaType& type) {
+  // One-element types in a loop: lists may nest without bound.
+  const SchemaType* t = &type;
+  for (;;) {
+    if (t->kind() == SchemaType::Kind::Var ||
+        t->kind() == SchemaType::Kind::Any) {
+      return false;
+    }
+    if (t->containedTypes().size() != 1) break;
+    t = t->containedTypes()[0].get();
   }
-  for (const SchemaTypePtr& c : t.containedTypes()) {
+  for (const SchemaTypePtr& c : t->containedTypes()) {
     if (!isConcrete(*c)) return false;
   }
   return true;

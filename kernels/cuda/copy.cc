@@ -25,6 +25,7 @@
 #include "kernels/cuda/cuda_utils.h"
 #include "kernels/cuda/stream.h"
 #include "kernels/factory_utils.h"
+#include "kernels/mem_overlap.h"
 #include "kernels/scalar_ops.h"
 #include "kernels/tensor_utils.h"
 
@@ -123,6 +124,8 @@ Tensor& copyKernel(Tensor& self, const Tensor& src, bool non_blocking) {
                   src.device(), " to ", self.device());
   }
   if (self.numel() == 0 || self.is_same(src)) return self;
+  // As PyTorch (the Meta kernel's stand-ins share no memory).
+  checkNoPartialOverlap(self, src, "copy_");
 
   if (self.is_cpu()) {  // device to host
     CUDADeviceGuard guard(src.device());

@@ -12,6 +12,7 @@
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/library.h"
 #include "kernels/cuda/cuda_loops.h"
+#include "kernels/mem_overlap.h"
 #include "kernels/tensor_utils.h"
 #include "kernels/type_promotion.h"
 
@@ -42,6 +43,10 @@ template <ElementwiseOp kOp>
 void runBinary(std::string_view op, const Tensor& out, const Tensor& self,
                const Tensor* other, const Scalar* other_scalar,
                const Scalar* alpha) {
+  // PyTorch's partial-overlap error for in-place and out= calls (the Meta
+  // kernel checked internal overlap, but its stand-ins share no memory).
+  checkNoPartialOverlap(out, self, op);
+  if (other) checkNoPartialOverlap(out, *other, op);
   const ScalarType compute = binaryCompute<kOp>(self, other, other_scalar);
   std::optional<ScalarArg> alpha_arg;
   if (alpha) alpha_arg = scalarArg(*alpha, compute, op);

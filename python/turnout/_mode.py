@@ -59,8 +59,10 @@ class DispatchMode:
     calls.
 
     Raises:
-        RuntimeError: on ``__exit__``, when this mode is not the innermost
-            active one (modes must be left in reverse order of entry).
+        RuntimeError: on ``__enter__``, when ``__turnout_dispatch__`` is a
+            classmethod (as torch's modes); on ``__exit__``, when this mode
+            is not the innermost active one (modes must be left in reverse
+            order of entry).
 
     Example::
 
@@ -84,6 +86,13 @@ class DispatchMode:
         return func(*args, **(kwargs or {}))
 
     def __enter__(self) -> "DispatchMode":
+        # As torch's modes: the handler is an instance method (a mode has
+        # state); a classmethod one is refused, here before any call.
+        if getattr(self.__turnout_dispatch__, "__self__", None) is type(self):
+            raise RuntimeError(
+                f"{type(self)}'s __turnout_dispatch__ should be a normal "
+                f"method, not a class method; drop @classmethod and take "
+                f"self")
         _C._push_dispatch_mode(self)
         return self
 

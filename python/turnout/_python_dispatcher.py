@@ -1,11 +1,13 @@
 """``turnout.debug.PythonDispatcher``: what would the dispatcher do if...?
 
-A what-if tool for the dispatch table: register named kernels at a few keys
-on a scratch operator and read the table that the real dispatcher computes
-from them, as aligned columns. Nothing here re-implements the dispatcher's
-rules: the kernels are C++ identity kernels registered through
-``_C._dispatch_library``, and the tables are parsed from
-``_C._dispatch_dump_table`` and ``_C._dispatch_dump``.
+A what-if tool for the dispatch table, as torch's ``torch._python_dispatcher``
+is: register named kernels at a few keys on a scratch operator and read the
+table that the real dispatcher computes from them. Nothing here
+re-implements the dispatcher's rules: the kernels are C++ identity kernels
+registered through ``_C._dispatch_library``, and the tables are read from
+``_C._dispatch_dump_table`` and ``_C._dispatch_dump``. The tables print as
+torch's do (same layout, same rows in the same order), so that what compares
+or parses torch's output reads turnout's.
 
 Example::
 
@@ -13,17 +15,18 @@ Example::
     >>> d = PythonDispatcher()
     >>> d.register(["CPU", "XLA", "CompositeImplicitAutograd"])
     >>> print(d.dispatchTable())
+    <BLANKLINE>
     Computed Dispatch Table
-    key            kernel                        source
-    -------------  ----------------------------  ----------------
-    CPU            fn_CPU                        kernel
-    AutogradCPU    fallthrough                   backend fallback
-    FPGA           fn_CompositeImplicitAutograd  math kernel
-    AutogradOther  fn_CompositeImplicitAutograd  math kernel
-    XLA            fn_XLA                        kernel
-    AutogradXLA    fallthrough                   backend fallback
-    Lazy           fn_CompositeImplicitAutograd  math kernel
-    AutogradLazy   fn_CompositeImplicitAutograd  math kernel
+    key             kernel
+    ---------------------------
+    CPU             fn_CPU [kernel]
+    XLA             fn_XLA [kernel]
+    Lazy            fn_CompositeImplicitAutograd [math kernel]
+    FPGA            fn_CompositeImplicitAutograd [math kernel]
+    AutogradOther   fn_CompositeImplicitAutograd [math kernel]
+    AutogradCPU     fallthrough [backend fallback]
+    AutogradXLA     fallthrough [backend fallback]
+    AutogradLazy    fn_CompositeImplicitAutograd [math kernel]
     <BLANKLINE>
     >>> d.close()
 """
@@ -43,44 +46,41 @@ _ids = itertools.count()
 
 # "CPU: fn_CPU [kernel]" -- one line of OperatorHandle::dumpComputedTable.
 _TABLE_LINE = re.compile(r"^(?P<key>\w+): (?P<kernel>.*) \[(?P<source>[^\]]*)\]$")
-# "CPU: fn_CPU :: (Tensor _0) -> Tensor _0 [ boxed unboxed ]" -- dumpState.
-_REGISTRATION_LINE = re.compile(
-    r"^(?P<key>\w+(?:\[alias\])?)(?P<inactive> \(inactive\))?: "
-    r"(?P<kernel>.*?) :: .*\[ [a-z ]*\]$")
 
-_FRAMEWORK_FALLTHROUGH = "fallthrough registered by turnout as a framework default"
+# Where the framework's own fallbacks say they come from; the tables leave it
+# out ("fallthrough [backend fallback]"), as torch's leave out theirs.
+_FRAMEWORK_SITE = "registered in turnout framework "
 
 
-def _columns(title: str, header: Sequence[str],
-             rows: Sequence[Sequence[str]]) -> str:
-    widths = [max([len(header[i])] + [len(r[i]) for r in rows])
-              for i in range(len(header))]
+def _row(key: str, kernel: str) -> str:
+    """One row of a table: the key left-aligned in 15 columns, a space, the
+    kernel (torch's layout)."""
+    return f"{key:<15} {kernel}\n"
 
-    def line(cells: Sequence[str]) -> str:
-        return "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()
 
-    out = [title, line(header), line(["-" * w for w in widths])]
-    out += [line(r) for r in rows]
-    return "\n".join(out) + "\n"
+def _header(title: str) -> str:
+    return "\n" + title + "\n" + _row("key", "kernel") + "-" * 27 + "\n"
 
 
 class PythonDispatcher:
     """Registers named kernels on a scratch operator and shows the result.
 
     Each instance owns one operator, ``_python_dispatcher::opN(Tensor x) ->
-    Tensor``. :meth:`register` puts a C++ identity kernel named ``fn_<KEY>``
-    at each given key (runtime keys such as ``CPU`` and alias keys such as
-    ``CompositeImplicitAutograd`` or ``Autograd``), replacing what the last
-    call registered. :meth:`dispatchTable` shows what the dispatcher
-    computed for the runtime keys in :attr:`runtime_keys` and for every key
-    registered; :meth:`registrations` shows the kernels as registered.
+    Tensor`` (so that instances are independent). :meth:`register` puts a
+    C++ identity kernel named ``fn_<KEY>`` at each given key, one of
+    :attr:`supported_keys`: the runtime keys of :attr:`runtime_keys` and the
+    alias keys of :attr:`alias_keys`. Registrations add up, as in torch's
+    tool. :meth:`dispatchTable` shows what the dispatcher computed for the
+    runtime keys, :meth:`registrations` the kernels as registered, both in
+    torch's layout (a leading blank line, the title, ``key`` and ``kernel``
+    in 15 + 1 columns, a rule of 27 dashes, then one row per key in the
+    dispatcher's order).
 
     Raises:
-        ValueError: from :meth:`register`, for a name that is not a
-            dispatch key, a repeated key, or a registration the dispatcher
-            refuses; the previous registrations then stay in place.
-        TypeError: from :meth:`register`, for keys that are not a list of
-            str.
+        RuntimeError: from :meth:`register`, for a key given twice, for
+            both CompositeImplicitAutograd and CompositeExplicitAutograd,
+            or for a key that is not one of :attr:`supported_keys` (as
+            torch's); nothing of that call is registered then.
 
     Example::
 
@@ -88,98 +88,84 @@ class PythonDispatcher:
         >>> d = PythonDispatcher()
         >>> d.register(["CPU", "Autograd"])
         >>> print(d.registrations())
+        <BLANKLINE>
         Registered Kernels
-        key              kernel
-        ---------------  -----------
-        CPU              fn_CPU
-        Autograd[alias]  fn_Autograd
+        key             kernel
+        ---------------------------
+        CPU             fn_CPU
+        Autograd[alias] fn_Autograd
         <BLANKLINE>
         >>> d.kernelFor("AutogradXLA")
         'fn_Autograd'
         >>> d.close()
     """
 
-    #: The runtime keys every table shows, as in PyTorch's tool: two
-    #: backends with an autograd key of their own, one without (FPGA, whose
-    #: autograd key is AutogradOther) and Lazy.
-    runtime_keys: Tuple[str, ...] = ("CPU", "AutogradCPU", "FPGA",
-                                     "AutogradOther", "XLA", "AutogradXLA",
-                                     "Lazy", "AutogradLazy")
+    #: The runtime keys the tables show, as in torch's tool: two backends
+    #: with an autograd key of their own, one without (FPGA, whose autograd
+    #: key is AutogradOther) and Lazy.
+    runtime_keys: List[str] = ["CPU", "AutogradCPU", "FPGA", "AutogradOther",
+                               "XLA", "AutogradXLA", "Lazy", "AutogradLazy"]
+    #: The alias keys kernels may be registered at.
+    alias_keys: List[str] = ["CompositeExplicitAutograd", "Autograd",
+                             "CompositeImplicitAutograd"]
+    supported_keys: List[str] = runtime_keys + alias_keys
 
     def __init__(self) -> None:
-        self._name = f"op{next(_ids)}"
-        self.qualname = f"{_NAMESPACE}::{self._name}"
-        self._def = _C._dispatch_library("FRAGMENT", _NAMESPACE, "", __file__, 0)
-        self._def.def_(f"{self._name}(Tensor x) -> Tensor")
-        self._impls = None
-        self._keys: List[str] = []
+        self.namespace = _NAMESPACE
+        self.name = f"op{next(_ids)}"
+        self.qualname = f"{_NAMESPACE}::{self.name}"
+        self.ref = _C._dispatch_library("FRAGMENT", _NAMESPACE, "", __file__, 0)
+        self.ref.def_(f"{self.name}(Tensor x) -> Tensor")
+        self._impls: List[object] = []
 
     # ---- Registration --------------------------------------------------------
-    def register(self, dispatch_keys: Sequence[str]) -> None:
-        """Registers ``fn_<KEY>`` at each key, replacing the last call's.
+    def keys(self) -> List[str]:
+        """The keys :meth:`register` accepts (:attr:`supported_keys`)."""
+        return list(self.supported_keys)
+
+    def register(self, dispatchKeys: Sequence[str]) -> None:
+        """Registers ``fn_<KEY>`` at each key, on top of earlier calls'.
 
         Args:
-            dispatch_keys: key names, e.g. ``["CPU", "XLA",
-                "CompositeImplicitAutograd"]``; each at most once.
-        """
-        if isinstance(dispatch_keys, str) or not all(
-                isinstance(k, str) for k in dispatch_keys):
-            raise TypeError(
-                f"PythonDispatcher.register(dispatch_keys): expected a list "
-                f"of key names such as ['CPU', 'Autograd'], got "
-                f"{dispatch_keys!r}")
-        keys = list(dispatch_keys)
-        seen = set()
-        for k in keys:
-            if k in seen:
-                raise ValueError(
-                    f"PythonDispatcher.register(): key '{k}' is listed twice "
-                    f"in {keys}; give each key once")
-            seen.add(k)
-            try:
-                _C._dispatch_key_parse(k)
-            except ValueError:
-                raise ValueError(
-                    f"PythonDispatcher.register(): '{k}' is not a dispatch "
-                    f"key; use a name of turnout.DispatchKey, e.g. 'CPU', "
-                    f"'AutogradCPU', 'CompositeImplicitAutograd'") from None
-        old = self._keys
-        self._drop()
-        try:
-            self._impls = self._registerAll(keys)
-        except Exception:
-            # Put the previous registrations back (they succeeded before).
-            self._impls = self._registerAll(old)
-            self._keys = old
-            raise
-        self._keys = keys
+            dispatchKeys: key names of :attr:`supported_keys`, e.g.
+                ``["CPU", "XLA", "CompositeImplicitAutograd"]``; each at
+                most once.
 
-    def _registerAll(self, keys: Sequence[str]):
+        Raises:
+            RuntimeError: a key is given twice, both composite keys are
+                given, or a key is not supported; nothing is registered.
+        """
+        keys = list(dispatchKeys)
+        if len(set(keys)) != len(keys):
+            raise RuntimeError(
+                f"Overriding is not allowed, but found duplicates in {keys}.")
+        if ("CompositeImplicitAutograd" in keys
+                and "CompositeExplicitAutograd" in keys):
+            raise RuntimeError(
+                "Registering to both CompositeImplicitAutograd and "
+                "CompositeExplicitAutograd is not allowed.")
+        for k in keys:
+            if k not in self.supported_keys:
+                raise RuntimeError(
+                    f"{k} is not supported; select a dispatch key in "
+                    f"{self.supported_keys}.")
         lib = _C._dispatch_library("FRAGMENT", _NAMESPACE, "", __file__, 0)
         try:
             for k in keys:
-                lib.impl_t_t(self._name, dispatch=k, debug=f"fn_{k}")
+                lib.impl_t_t(self.name, dispatch=k, debug=f"fn_{k}")
         except Exception:
             lib._destroy()
             raise
-        return lib
-
-    def _drop(self) -> None:
-        if self._impls is not None:
-            self._impls._destroy()
-            self._impls = None
-        self._keys = []
+        self._impls.append(lib)
 
     def close(self) -> None:
         """Removes the scratch operator and its kernels."""
-        self._drop()
-        if self._def is not None:
-            self._def._destroy()
-            self._def = None
-
-    def keys(self) -> List[str]:
-        """The keys registered by the last :meth:`register`."""
-        return list(self._keys)
+        for lib in reversed(self._impls):
+            lib._destroy()
+        self._impls = []
+        if self.ref is not None:
+            self.ref._destroy()
+            self.ref = None
 
     # ---- Inspection ----------------------------------------------------------
     def rawDispatchTable(self) -> str:
@@ -192,10 +178,11 @@ class PythonDispatcher:
 
     def computedTable(self) -> Dict[str, Tuple[str, str]]:
         """Runtime key -> (kernel, source) for every key the dispatcher
-        resolves to something; keys that are missing are left out."""
+        resolves to something; keys that are missing are left out. The
+        framework's fallthroughs read ``fallthrough``."""
         out = {}
         for line in self.rawDispatchTable().splitlines():
-            m = _TABLE_LINE.match(line)
+            m = _TABLE_LINE.match(line.replace(_FRAMEWORK_SITE, ""))
             if m is None:
                 raise RuntimeError(
                     f"PythonDispatcher: can't parse the dispatcher's table "
@@ -209,39 +196,27 @@ class PythonDispatcher:
         ``fallthrough``, ``ambiguous_autogradother`` or ``missing``."""
         _C._dispatch_key_parse(key)
         kernel, _ = self.computedTable().get(key, ("missing", "missing"))
-        return "fallthrough" if kernel == _FRAMEWORK_FALLTHROUGH else kernel
-
-    def _shownKeys(self) -> List[str]:
-        shown = list(self.runtime_keys)
-        for k in self._keys:
-            if k not in shown and not _C._dispatch_is_alias_key(
-                    _C._dispatch_key_parse(k)):
-                shown.append(k)
-        return shown
+        return kernel
 
     def dispatchTable(self) -> str:
-        """The computed table for :attr:`runtime_keys` and the registered
-        runtime keys, as aligned columns: key, kernel, and where the
-        dispatcher says the entry came from (kernel, math kernel, backend
-        fallback, ...). A framework fallthrough shows as ``fallthrough``."""
-        table = self.computedTable()
-        rows = []
-        for k in self._shownKeys():
-            kernel, source = table.get(k, ("missing", "missing"))
-            if kernel == _FRAMEWORK_FALLTHROUGH:
-                kernel = "fallthrough"
-            rows.append((k, kernel, source))
-        return _columns("Computed Dispatch Table", ("key", "kernel", "source"),
-                        rows)
+        """The computed table of :attr:`runtime_keys` (alias keys are shown
+        as the runtime keys they reach), in the dispatcher's order; missing
+        entries are left out. A row reads ``CPU             fn_CPU
+        [kernel]``: the kernel, then why the dispatcher chose it."""
+        out = _header("Computed Dispatch Table")
+        for line in self.rawDispatchTable().splitlines():
+            key, _, entry = line.partition(": ")
+            if key in self.runtime_keys:
+                out += _row(key, entry.replace(_FRAMEWORK_SITE, ""))
+        return out
 
     def registrations(self) -> str:
-        """The kernels as registered, one row per key (alias keys marked
-        ``[alias]``), in the order the dispatcher lists them."""
-        rows = []
+        """The kernels as registered, runtime and alias keys (``[alias]``),
+        in the dispatcher's order."""
+        out = _header("Registered Kernels")
         for line in self.rawRegistrations().splitlines():
-            m = _REGISTRATION_LINE.match(line)
-            if m is None:
-                continue  # the name/schema/debug header
-            key = m["key"] + (" (inactive)" if m["inactive"] else "")
-            rows.append((key, m["kernel"]))
-        return _columns("Registered Kernels", ("key", "kernel"), rows)
+            key = line.split(":", 1)[0]
+            if any(key.startswith(k) for k in self.supported_keys):
+                kernel = line.split(": ", 1)[1].split(" :: ", 1)[0]
+                out += _row(key, kernel)
+        return out

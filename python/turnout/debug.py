@@ -395,7 +395,7 @@ def diff(before: Union[Snapshot, _PathLike],
         >>> from turnout import _C
         >>> before = turnout.debug.snapshot()
         >>> lib = _C._dispatch_library("DEF", "debug_doc", "", "doc.py", 1)
-        >>> lib.def_("f(Tensor x) -> Tensor")
+        >>> _ = lib.def_("f(Tensor x) -> Tensor")
         >>> print(turnout.debug.diff(before), end="")
         added operator debug_doc::f(Tensor x) -> Tensor  registered at doc.py:1
         >>> lib._destroy()

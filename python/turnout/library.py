@@ -43,6 +43,9 @@ __all__ = [
 ]
 
 _KINDS = ("DEF", "IMPL", "FRAGMENT")
+_ALIAS_ANALYSIS_KINDS = ("", "FROM_SCHEMA", "CONSERVATIVE", "PURE_FUNCTION")
+# Namespaces no DEF library may take (torch.library's list).
+_RESERVED_NAMESPACES = ("prim",)
 
 # Device types as custom_op / impl take them, to dispatch keys.
 _DEVICE_TO_KEY = {
@@ -144,8 +147,9 @@ class Library:
     dispatcher; call ``_destroy()`` (or use ``scoped_library``) to be sure.
 
     Raises:
-        ValueError: a bad kind or key, or a second DEF library for ``ns``
-            (the message names both registration sites).
+        ValueError: a bad kind or key, a reserved namespace (``prim``) for
+            a DEF library, or a second DEF library for ``ns`` (the message
+            names both registration sites).
 
     Example::
 
@@ -167,8 +171,12 @@ class Library:
             raise TypeError(f"Library(ns, kind): expected ns to be a str, got "
                             f"{type(ns).__name__}")
         if kind not in _KINDS:
-            raise ValueError(f"Library({ns!r}, kind): kind must be one of "
-                             f"{', '.join(_KINDS)}, got {kind!r}")
+            # As torch.library.Library: "Unsupported kind" and the kind.
+            raise ValueError(f"Unsupported kind: {kind!r}; Library({ns!r}, "
+                             f"kind) takes kind {', '.join(_KINDS)}")
+        if kind == "DEF" and ns in _RESERVED_NAMESPACES:
+            raise ValueError(f"{ns} is a reserved namespace. Choose another "
+                             f"name for the library.")
         if not isinstance(dispatch_key, str):
             raise TypeError(f"Library({ns!r}, {kind!r}, dispatch_key): expected "
                             f"dispatch_key to be a str, got "
@@ -215,6 +223,7 @@ class Library:
                 a schema, the library is an IMPL one, or a tag is not an
                 identifier or is given twice.
             TypeError: a tag is not a str.
+            RuntimeError: ``alias_analysis`` is not one of the kinds above.
 
         Example::
 
@@ -232,6 +241,11 @@ class Library:
             raise TypeError(f"define(schema): expected schema to be a str, got "
                             f"{type(schema).__name__}")
         lib = self._get(f"define({schema!r})")
+        if alias_analysis not in _ALIAS_ANALYSIS_KINDS:
+            # As torch.library: RuntimeError "Invalid alias_analysis type".
+            raise RuntimeError(
+                f"Invalid alias_analysis type {alias_analysis!r}; define() "
+                f"takes one of {', '.join(map(repr, _ALIAS_ANALYSIS_KINDS))}")
         if isinstance(tags, str):
             tags = (tags,)
         elif tags is not None and not isinstance(tags, (tuple, list)):
@@ -291,8 +305,8 @@ class Library:
             lib.impl_fallthrough(name, dispatch_key)
             return
         if not callable(fn):
-            raise TypeError(f"{where}: expected the kernel to be callable, got "
-                            f"{type(fn).__name__}")
+            raise TypeError(f"{where}: the kernel must be a callable, but found "
+                            f"type {type(fn)}")
         qualname = name if "::" in name else f"{self.ns}::{name}"
         schema = _find_schema(qualname)
         if schema is not None:
@@ -334,8 +348,8 @@ class Library:
             raise ValueError(f"{where}: no dispatch key: pass one (e.g. "
                              f"fallback(fn, 'CPU')) or make the Library with one")
         if fn is not fallthrough_kernel and not callable(fn):
-            raise TypeError(f"{where}: expected the kernel to be callable, got "
-                            f"{type(fn).__name__}")
+            raise TypeError(f"{where}: the kernel must be a callable, but found "
+                            f"type {type(fn)}")
         if self.kind == "IMPL" and self.dispatch_key == key:
             target = lib
         else:

@@ -7,21 +7,25 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "dispatcher/core/error.h"
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/operator_handle.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels/loops.h"
 #include "kernels/parallel.h"
+#include "kernels/shape.h"
 #include "kernels/tensor_utils.h"
 #include "tests/error_of.h"
 
 namespace turnout {
 namespace {
 
+using ::testing::HasSubstr;
 using Sizes = std::vector<int64_t>;
 const Device kCpu(DeviceType::CPU);
 const Device kMetaDevice(DeviceType::Meta);
@@ -377,9 +381,82 @@ TEST(Elementwise, InPlaceErrors) {
             "output with shape [2] doesn't match the broadcast shape [3, 2]");
   Tensor expanded = makeView(floats({1}, {1}), {3}, {0}, 0);
   EXPECT_EQ(errorOf([&] { add_(expanded, 1); }),
-            "unsupported operation: more than one element of the written-to "
-            "tensor refers to a single memory location. Please clone() the "
-            "tensor before performing the operation.");
+            "add_(): unsupported operation: more than one element of the "
+            "written-to tensor refers to a single memory location. Please "
+            "clone() the tensor before performing the operation.");
+}
+
+// In-place and out= writes over memory an input shares, as PyTorch: z[1:]
+// += z[:-1] used to compute [0, 1, 3, 5, 7, 12, 11, 18] on arange(8).
+TEST(Elementwise, PartialOverlapWithAnInputIsAnError) {
+  auto slice1 = [](const Tensor& t, int64_t lo, std::optional<int64_t> hi,
+                   int64_t step = 1) { return slice(t, 0, lo, hi, step); };
+  struct Case {
+    const char* name;
+    std::function<void(const Tensor&)> f;  // on z = [0, 1, ..., 7]
+  };
+  const std::vector<Case> raising = {
+      {"add_", [&](const Tensor& z) { add_(slice1(z, 1, {}), slice1(z, 0, 7)); }},
+      {"sub_", [&](const Tensor& z) { sub_(slice1(z, 1, {}), slice1(z, 0, 7)); }},
+      {"mul_", [&](const Tensor& z) { mul_(slice1(z, 1, {}), slice1(z, 0, 7)); }},
+      {"div_", [&](const Tensor& z) { div_(slice1(z, 1, {}), slice1(z, 0, 7)); }},
+      {"+=", [&](const Tensor& z) { slice1(z, 1, {}) += slice1(z, 0, 7); }},
+      {"add_out", [&](const Tensor& z) {
+         add_out(slice1(z, 1, {}), slice1(z, 0, 7), slice1(z, 0, 7));
+       }},
+      {"mul_out other", [&](const Tensor& z) {
+         mul_out(slice1(z, 1, {}), floats({7}, {1, 1, 1, 1, 1, 1, 1}),
+                 slice1(z, 0, 7));
+       }},
+      {"transposed", [&](const Tensor& z) {
+         Tensor x = view(z, {2, 2, 2});
+         add_(x, transpose(x, 0, 2));
+       }},
+      {"broadcast row", [&](const Tensor& z) {
+         Tensor x = view(z, {2, 4});
+         mul_(x, select(x, 0, 0));
+       }},
+      {"0-dim inside", [&](const Tensor& z) {
+         add_(slice1(z, 0, 7), select(z, 0, 3));
+       }},
+  };
+  for (const Case& c : raising) {
+    SCOPED_TRACE(c.name);
+    Tensor z = floats({8}, {0, 1, 2, 3, 4, 5, 6, 7});
+    EXPECT_THAT(errorOf([&] { c.f(z); }),
+                HasSubstr("(): unsupported operation: some elements of the "
+                          "input tensor and the written-to tensor refer to a "
+                          "single memory location. Please clone() the tensor "
+                          "before performing the operation."));
+    expectValues(z, {0, 1, 2, 3, 4, 5, 6, 7});  // nothing written
+  }
+  // Allowed: the same memory in the same layout, disjoint ranges, and a
+  // 0-dim operand outside the written range.
+  Tensor z = floats({8}, {0, 1, 2, 3, 4, 5, 6, 7});
+  add_(z, z);
+  add_(slice1(z, 1, {}), slice1(z, 1, {}));
+  add_out(z, z, z);
+  expectValues(z, {0, 8, 16, 24, 32, 40, 48, 56});
+  Tensor w = floats({8}, {0, 1, 2, 3, 4, 5, 6, 7});
+  add_(slice1(w, 0, 4), slice1(w, 4, {}));
+  add_(slice1(w, 1, {}), select(w, 0, 0));
+  expectValues(w, {4, 10, 12, 14, 8, 9, 10, 11});
+  // Strided views (gaps): overlap not computed, the input read from a copy.
+  Tensor v = floats({8}, {0, 1, 2, 3, 4, 5, 6, 7});
+  Tensor even = slice1(v, 0, {}, 2);
+  add_(slice1(even, 1, {}), slice1(even, 0, 3));
+  expectValues(v, {0, 1, 2, 3, 6, 5, 10, 7});
+  // Meta: the same check, by storage offsets.
+  Tensor m = emptyTensor({8}, kFloat, Device("meta"));
+  EXPECT_THAT(errorOf([&] { add_(slice1(m, 1, {}), slice1(m, 0, 7)); }),
+              HasSubstr("some elements of the input tensor"));
+  // An expanded out= tensor.
+  EXPECT_THAT(errorOf([&] {
+                add_out(makeView(floats({1}, {1}), {3}, {0}, 0),
+                        floats({3}, {1, 2, 3}), floats({3}, {1, 2, 3}));
+              }),
+              HasSubstr("add.out(): unsupported operation: more than one "
+                        "element of the written-to tensor"));
 }
 
 TEST(Elementwise, OutVariants) {

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <string>
 #include <thread>
 #include <vector>
@@ -288,6 +289,75 @@ TEST(Factory, Errors) {
     SCOPED_TRACE(c.name);
     EXPECT_THAT(errorOf(c.f), HasSubstr(c.message));
   }
+}
+
+// Sizes whose number of elements or storage bytes overflow int64 are
+// errors, on every device (empty(2^31, 2^31, 2^31) used to have numel 0).
+// Which calls fail is PyTorch's (tests/python/test_size_overflow.py checks
+// the same calls against torch).
+TEST(Factory, OverflowingSizesAreErrors) {
+  constexpr int64_t k31 = int64_t{1} << 31;
+  constexpr int64_t k62 = int64_t{1} << 62;
+  struct Case {
+    const char* name;
+    std::function<void()> f;
+    const char* message;
+  };
+  const std::vector<Case> cases = {
+      {"empty", [] { empty({k31, k31, k31}); },
+       "empty(): the number of elements of sizes [2147483648, 2147483648, "
+       "2147483648] overflows int64"},
+      {"empty meta", [] { empty({k31, k31, k31}, "meta"); },
+       "the number of elements of sizes [2147483648, 2147483648, 2147483648] "
+       "overflows int64"},
+      {"zeros", [] { zeros({k31, k31, k31}); }, "overflows int64"},
+      {"ones meta", [] { ones({k31, k31, k31}, "meta"); }, "overflows int64"},
+      {"full", [] { full({k31, k31, k31}, 1.0); }, "overflows int64"},
+      {"rand", [] { rand({k31, k31, k31}); }, "overflows int64"},
+      // The elements fit int64, their bytes do not.
+      {"bytes", [] { empty({k62}); },
+       "empty(): the storage for sizes [4611686018427387904], strides [1] "
+       "and storage offset 0 with 4-byte elements overflows int64 bytes"},
+      {"bytes meta", [] { empty({k62 / 4, 4}, "meta"); },
+       "overflows int64 bytes"},
+      {"a zero too late", [] { empty({k62, k62, 0}, "meta"); },
+       "overflows int64"},
+      {"channels last", [] {
+         empty({k31, k31, k31, 2}, {}, MemoryFormat::ChannelsLast);
+       },
+       "overflows int64"},
+      {"empty_strided numel", [] { empty_strided({k62, k62, 0}, {0, 0, 0}); },
+       "empty_strided(): the number of elements of sizes"},
+      {"empty_strided stride", [] { empty_strided({3}, {k62}); },
+       "empty_strided(): the storage for sizes [3], strides "
+       "[4611686018427387904] and storage offset 0 with 4-byte elements "
+       "overflows int64 bytes"},
+      {"empty_strided stride meta", [] { empty_strided({3}, {k62}, "meta"); },
+       "overflows int64 bytes"},
+      {"arange", [] { arange(k62); }, "arange(): the storage for sizes "
+       "[4611686018427387904], strides [1] and storage offset 0 with 8-byte "
+       "elements overflows int64 bytes"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    try {
+      c.f();
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+      EXPECT_THAT(e.message(), HasSubstr(c.message));
+    }
+  }
+  // Large shapes that fit are fine (on Meta: nothing is allocated), and so
+  // are huge sizes after a zero, as in PyTorch.
+  EXPECT_EQ(empty({int64_t{1} << 40, int64_t{1} << 20}, "meta").numel(),
+            int64_t{1} << 60);
+  EXPECT_EQ(empty({std::numeric_limits<int64_t>::max()},
+                  TensorOptions(kByte).device("meta"))
+                .numel(),
+            std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(empty({0, k62, k62}).numel(), 0);
+  EXPECT_EQ(empty_strided({0, 2}, {k62, k62}).numel(), 0);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include "kernels/shape.h"
 
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -319,6 +320,62 @@ TEST(Shape, BoxedSliceWithNoneBounds) {
       .callBoxed(stack);
   ASSERT_EQ(stack.size(), 1u);
   EXPECT_EQ(valuesOf(stack[0].toTensor()), (std::vector<double>{0, 1, 3, 4}));
+}
+
+// Views whose sizes overflow int64 are errors (ones(2, 3).expand(2^62, 2,
+// 3) used to have numel -2^63 and sum to 0); views of large but valid
+// sizes still work.
+TEST(Shape, OverflowingSizesAreErrors) {
+  constexpr int64_t k31 = int64_t{1} << 31;
+  constexpr int64_t k62 = int64_t{1} << 62;
+  const Tensor x = tensorOf({1, 2, 3, 4, 5, 6}, {2, 3});
+  const Tensor m = testing::metaTensor({2, 3});
+  const Tensor one = tensorOf({1}, {1});
+  struct Case {
+    const char* name;
+    std::function<void()> f;
+    const char* message;
+  };
+  const std::vector<Case> cases = {
+      {"expand", [&] { expand(x, {k62, 2, 3}); },
+       "expand(torch.FloatTensor{[2, 3]}, size=[4611686018427387904, 2, 3]): "
+       "the number of elements of the expanded sizes [4611686018427387904, "
+       "2, 3] overflows int64"},
+      {"expand meta", [&] { expand(m, {k62 / 2, 2, 3}); }, "overflows int64"},
+      {"expand a zero too late", [&] { expand(slice(view(x, {2, 3, 1}), 2, 0, 0),
+                                              {k62, k62, 2, 3, 0}); },
+       "overflows int64"},
+      {"view", [&] { view(x, {k31, k31, k31}); },
+       "shape '[2147483648, 2147483648, 2147483648]' is invalid for input of "
+       "size 6"},
+      {"view inferred", [&] { view(x, {k31, k31, k31, -1}); },
+       "is invalid for input of size 6"},
+      {"reshape", [&] { reshape(x, {k31, k31, k31}); },
+       "is invalid for input of size 6"},
+      {"cat", [&] {
+         const Tensor big = expand(one, {std::numeric_limits<int64_t>::max()});
+         cat({big, one});
+       },
+       "cat(): the size of the result in dimension 0 (the sum of the inputs' "
+       "sizes there) overflows int64 at tensor number 1 in the list"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    try {
+      c.f();
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+      EXPECT_THAT(e.message(), HasSubstr(c.message));
+    }
+  }
+  const Tensor big = expand(x, {int64_t{1} << 40, 2, 3});
+  EXPECT_EQ(big.numel(), int64_t{6} << 40);
+  EXPECT_EQ(view(expand(one, {k62}), {-1}).numel(), k62);
+  // A huge slice step: one element, no overflow of the stride.
+  const Tensor s = slice(x, 1, 0, std::nullopt, std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(s.sizes(), IntArrayRef({2, 1}));
+  EXPECT_EQ(valuesOf(s), (std::vector<double>{1, 4}));
 }
 
 }  // namespace

@@ -73,6 +73,21 @@ def test_backend_keyset_from_autograd():
     assert ks.has(DispatchKey.CPU) and not ks.has(DispatchKey.CUDA)
 
 
+@pytest.mark.parametrize("key", ["AutogradCPU", "AutogradCUDA", "AutogradXLA",
+                                 "AutogradMeta", "CPU"])
+def test_backend_keyset_from_autograd_is_torchs(key):
+    """As torch 1.13's: an autograd key stands in front of its dense backend
+    only (QuantizedCPU and SparseCPU are under AutogradOther)."""
+    import torch
+
+    theirs = torch._C._dispatch_keyset_to_string(
+        torch._C._dispatch_get_backend_keyset_from_autograd(
+            getattr(torch._C.DispatchKey, key)))
+    ours = _C._dispatch_get_backend_keyset_from_autograd(
+        getattr(DispatchKey, key))
+    assert str(ours) == theirs
+
+
 def test_after_autograd_keysets():
     after = _C._after_autograd_keyset
     assert isinstance(after, DispatchKeySet)

@@ -8,9 +8,24 @@ from turnout import _C
 from turnout import DispatchKey
 
 
-def test_unknown_operator_is_a_value_error():
+def test_unknown_operator_dumps_as_torchs_do():
+    """torch 1.13: an operator with no def and no kernel (yet, or any more)
+    dumps as '' and has no invariants to break; turnout's own queries
+    (_dispatch_get_tags, ...) say it is not registered."""
+    import torch
+
+    for C in (torch._C, _C):
+        assert C._dispatch_dump("nope::op") == ""
+        assert C._dispatch_dump_table("nope::op") == ""
+        assert C._dispatch_check_invariants("nope::op") is None
+    lib = _C._dispatch_library("FRAGMENT", "dump_gone", "")
+    lib.def_("f(Tensor x) -> Tensor")
+    assert _C._dispatch_dump("dump_gone::f").startswith("name: dump_gone::f\n")
+    lib._destroy()
+    assert _C._dispatch_dump("dump_gone::f") == ""
+    assert _C._dispatch_dump_table("dump_gone::f") == ""
     with pytest.raises(ValueError, match="no operator named 'nope::op' is registered"):
-        _C._dispatch_dump("nope::op")
+        _C._dispatch_get_tags("nope::op")
 
 
 def test_bad_operator_name_is_a_value_error():

@@ -21,7 +21,7 @@ def test_invalid_argument_is_a_value_error_and_a_runtime_error():
         _C._dispatch_library("FRAGMENT", "errors_test", "").def_(
             "f(Tensor x) -> Tensor")
     with pytest.raises(ValueError, match="no operator named 'nope::op'"):
-        _C._dispatch_dump("nope::op")
+        _C._dispatch_get_tags("nope::op")
     lib._destroy()
 
 
@@ -69,7 +69,7 @@ def test_missing_kernel_says_how_to_register_one_from_python_and_cpp():
         '  from C++:     TURNOUT_LIBRARY_IMPL(errors_fix, CPU, m) { m.impl("f", kernel); }',
     ]
     # The registration sites still follow, after a blank line.
-    assert "\n\nBackendSelect: fallthrough registered by turnout" in message
+    assert "\n\nBackendSelect: fallthrough registered in turnout framework" in message
 
 
 def test_missing_kernel_fix_it_names_the_overload():
@@ -147,7 +147,7 @@ def test_define_in_an_impl_library_says_where_to_define():
 
 def test_errors_without_a_fix_it_keep_the_cpp_message():
     with pytest.raises(ValueError) as info:
-        _C._dispatch_dump("nope::op")
+        _C._dispatch_get_tags("nope::op")
     assert "from Python:" not in str(info.value)
 
 

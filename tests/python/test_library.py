@@ -43,10 +43,11 @@ def test_fallback_fallthrough():
 
 @pytest.mark.parametrize("call,exc,match", [
     (lambda: _C._dispatch_library("NOPE", "x", ""), ValueError,
-     "kind must be 'DEF', 'IMPL' or 'FRAGMENT', got 'NOPE'"),
+     "could not parse NOPE: _dispatch_library.* takes kind 'DEF', 'IMPL' or "
+     "'FRAGMENT'"),
     (lambda: _C._dispatch_library("IMPL", "x", "NotAKey"), ValueError, "NotAKey"),
     (lambda: _C._dispatch_library("DEF", "lib_test_c", "").def_("g(Tensor x) -> Tensor", "WRONG"),
-     ValueError, "alias must be"),
+     ValueError, "could not parse WRONG: def_.* takes alias"),
 ])
 def test_errors(call, exc, match):
     with pytest.raises(exc, match=match):

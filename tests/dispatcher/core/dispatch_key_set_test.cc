@@ -147,6 +147,16 @@ TEST(DispatchKeySet, AliasKeysCoverTheirRuntimeKeys) {
       {DispatchKey::CompositeExplicitAutogradNonFunctional, DispatchKey::CPU,
        true},
       {DispatchKey::CompositeExplicitAutogradNonFunctional, DispatchKey::Meta,
+       true},
+      {DispatchKey::CompositeExplicitAutogradNonFunctional, DispatchKey::XLA,
+       false},
+      {DispatchKey::CompositeExplicitAutogradNonFunctional,
+       DispatchKey::QuantizedLazy, false},
+      {DispatchKey::CompositeExplicitAutogradNonFunctional,
+       DispatchKey::QuantizedCPU, true},
+      {DispatchKey::CompositeImplicitAutograd, DispatchKey::NestedTensorCPU,
+       true},
+      {DispatchKey::CompositeExplicitAutograd, DispatchKey::NestedTensorCPU,
        false},
       {DispatchKey::CompositeExplicitAutogradNonFunctional,
        DispatchKey::SparseCPU, false},
@@ -159,9 +169,10 @@ TEST(DispatchKeySet, AliasKeysCoverTheirRuntimeKeys) {
 
 TEST(DispatchKeySet, BackendKeysOfAutogradKeys) {
   DispatchKeySet cuda = getBackendKeySetFromAutograd(DispatchKey::AutogradCUDA);
-  EXPECT_TRUE(cuda.has(DispatchKey::CUDA));
-  EXPECT_TRUE(cuda.has(DispatchKey::SparseCUDA));
-  EXPECT_FALSE(cuda.has(DispatchKey::CPU));
+  // As c10's: the dense backend only (SparseCUDA is under AutogradOther).
+  EXPECT_EQ(cuda, DispatchKeySet(DispatchKey::CUDA));
+  EXPECT_TRUE(getBackendKeySetFromAutograd(DispatchKey::AutogradOther)
+                  .has(DispatchKey::SparseCUDA));
   EXPECT_TRUE(getBackendKeySetFromAutograd(DispatchKey::AutogradOther)
                   .has(DispatchKey::FPGA));
   EXPECT_EQ(getAutogradRelatedKeySetFromBackend(BackendComponent::CPUBit),

@@ -102,6 +102,51 @@ TEST(Error, WithPrefixKeepsTheFixIt) {
   EXPECT_EQ(Error(ErrorKind::Index, "i").withPrefix("at: ").message(), "at: i");
 }
 
+TEST(Utf8, CharAtTakesWholeSequences) {
+  const std::string text = "a\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80";  // aé€😀
+  EXPECT_EQ(utf8CharAt(text, 0), "a");
+  EXPECT_EQ(utf8CharAt(text, 1), "\xc3\xa9");
+  EXPECT_EQ(utf8CharAt(text, 3), "\xe2\x82\xac");
+  EXPECT_EQ(utf8CharAt(text, 6), "\xf0\x9f\x98\x80");
+  EXPECT_EQ(utf8CharAt(text, 10), "");
+  EXPECT_EQ(utf8Length(text), 4u);
+  // Not valid UTF-8: one byte at a time.
+  struct Case {
+    const char* bytes;
+    size_t length;
+  };
+  const Case invalid[] = {
+      {"\xa9x", 2},          // a continuation byte first
+      {"\xc3", 1},           // cut short at the end
+      {"\xc3x", 2},          // cut short inside
+      {"\xc0\xaf", 2},       // overlong
+      {"\xed\xa0\x80", 3},   // a surrogate
+      {"\xf4\x90\x80\x80", 4},  // past U+10FFFF
+      {"\xff", 1},
+  };
+  for (const Case& c : invalid) {
+    SCOPED_TRACE(c.bytes);
+    EXPECT_EQ(utf8CharAt(c.bytes, 0).size(), 1u);
+    EXPECT_EQ(utf8Length(c.bytes), c.length);
+  }
+}
+
+TEST(Error, HintIsPartOfTheMessageAndCanBeLeftOut) {
+  Error e = Error::withHint(ErrorKind::InvalidArgument, "what went wrong",
+                            "\nhow to fix it");
+  EXPECT_TRUE(e.hasHint());
+  EXPECT_EQ(e.message(), "what went wrong\nhow to fix it");
+  EXPECT_STREQ(e.what(), "what went wrong\nhow to fix it");
+  Error plain = e.withoutHint();
+  EXPECT_FALSE(plain.hasHint());
+  EXPECT_EQ(plain.kind(), ErrorKind::InvalidArgument);
+  EXPECT_EQ(plain.message(), "what went wrong");
+  EXPECT_EQ(e.withPrefix("op: ").withoutHint().message(), "op: what went wrong");
+  Error none(ErrorKind::Type, "no hint");
+  EXPECT_FALSE(none.hasHint());
+  EXPECT_EQ(none.withoutHint().message(), "no hint");
+}
+
 TEST(Error, KindNames) {
   EXPECT_STREQ(toString(ErrorKind::InvalidArgument), "InvalidArgument");
   EXPECT_STREQ(toString(ErrorKind::NotImplemented), "NotImplemented");

@@ -2,6 +2,8 @@
 
 #include <cstdint>
 #include <cstring>
+#include <functional>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -10,6 +12,7 @@
 #include "dispatcher/core/allocator.h"
 #include "dispatcher/core/error.h"
 #include "dispatcher/core/py_object_slot.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace turnout {
@@ -159,8 +162,15 @@ TEST(Tensor, MakeEmptyTensorErrors) {
       {{int64_t{1} << 40, int64_t{1} << 40},
        kFloat,
        Layout::Strided,
-       "makeEmptyTensor(): sizes [1099511627776, 1099511627776] of Float "
-       "overflow int64 bytes"},
+       "empty(): the number of elements of sizes [1099511627776, "
+       "1099511627776] overflows int64 (the product of the sizes must be at "
+       "most 9223372036854775807)"},
+      // The elements fit int64, their bytes do not.
+      {{int64_t{1} << 61},
+       kFloat,
+       Layout::Strided,
+       "empty(): 2305843009213693952 elements of sizes [2305843009213693952] "
+       "of Float need more than int64 bytes"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.message);
@@ -268,6 +278,66 @@ TEST(Tensor, ViewsMustFitTheirStorage) {
                 static_cast<const char*>(t.storage().data()),
             4);
   impl->checkInvariants();
+}
+
+// Sizes whose number of elements, or whose storage bytes, overflow int64
+// are refused before anything changes (an expanded view used to get numel
+// -2^63, and empty(2^31, 2^31, 2^31) numel 0).
+TEST(Tensor, OverflowingSizesAreRefused) {
+  constexpr int64_t k62 = int64_t{1} << 62;
+  Tensor t = makeEmptyTensor({2, 3}, kFloat, Device("cpu"));
+  TensorImpl* impl = t.unsafeGetTensorImpl();
+  struct Case {
+    const char* name;
+    std::function<void()> change;
+    const char* message;
+  };
+  const std::vector<Case> cases = {
+      {"expanded view",
+       [&] { impl->set_sizes_and_strides({k62, 2, 3}, {0, 3, 1}); },
+       "set_sizes_and_strides(): the number of elements of sizes "
+       "[4611686018427387904, 2, 3] overflows int64"},
+      {"contiguous",
+       [&] { impl->set_sizes_contiguous({int64_t{1} << 31, int64_t{1} << 31,
+                                         int64_t{1} << 31}); },
+       "set_sizes_contiguous(): the number of elements of sizes "
+       "[2147483648, 2147483648, 2147483648] overflows int64"},
+      {"a zero too late",
+       [&] { impl->set_sizes_and_strides({k62, k62, 0}, {0, 0, 0}); },
+       "the number of elements of sizes [4611686018427387904, "
+       "4611686018427387904, 0] overflows int64"},
+      {"stride",
+       [&] { impl->set_sizes_and_strides({3}, {k62}); },
+       "set_sizes_and_strides(): sizes [3], strides [4611686018427387904] "
+       "and offset 0 reach past int64 bytes of storage (4-byte elements)"},
+      {"offset",
+       [&] { impl->set_storage_offset(std::numeric_limits<int64_t>::max()); },
+       "set_storage_offset(): sizes [2, 3], strides [3, 1] and offset "
+       "9223372036854775807 reach past int64 bytes of storage"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    try {
+      c.change();
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+      EXPECT_THAT(e.message(), ::testing::HasSubstr(c.message));
+    }
+    EXPECT_EQ(t.sizes(), IntArrayRef({2, 3}));
+    EXPECT_EQ(t.strides(), IntArrayRef({3, 1}));
+    EXPECT_EQ(t.storage_offset(), 0);
+    EXPECT_EQ(t.numel(), 6);
+    impl->checkInvariants();
+  }
+  // No elements: huge sizes after a zero are fine, as in PyTorch, and the
+  // contiguous strides saturate instead of overflowing.
+  Tensor e = detail::makeTensorWithKeySet(DispatchKeySet(DispatchKey::CPU),
+                                          {0, k62, k62}, kFloat, Device("cpu"));
+  EXPECT_EQ(e.numel(), 0);
+  EXPECT_EQ(e.strides(),
+            IntArrayRef({std::numeric_limits<int64_t>::max(), k62, 1}));
+  e.unsafeGetTensorImpl()->checkInvariants();
 }
 
 TEST(Tensor, SizeAndStrideIndexErrors) {

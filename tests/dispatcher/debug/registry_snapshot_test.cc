@@ -330,6 +330,12 @@ TEST(RegistrySnapshot, JsonErrorsSayWhereAndWhat) {
       {"{\"a\":\n \"\xff\"}",
        "line 2, column 3: invalid string: ill-formed UTF-8 byte"},
       {"{\"a\": 1e999}", "line 1, column 12: number overflow parsing '1e999'"},
+      // A key starting with a two-byte character (U+078E): nlohmann quotes
+      // the bytes it read, up to the first one; the message stays UTF-8
+      // (found by //tests/fuzz:snapshot_fuzzer).
+      {"{\n  \xde\x8eame\": 1}",
+       "line 2, column 3: invalid literal; last read: '{<U+000A>  <0xDE>'; "
+       "expected string literal"},
       // JSON, but not a snapshot: the path inside the document.
       {"[]", "the document: expected an object, found an array"},
       {"{\"format\": \"other\"}",

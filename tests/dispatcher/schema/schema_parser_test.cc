@@ -406,6 +406,24 @@ TEST(SchemaParser, ErrorsPointAtTheColumn) {
        "invalid schema: unexpected character '%'\n"
        "  aten::foo(Tensor x) -> Tensor %\n"
        "                                ^"},
+      // Issue 15: whole UTF-8 characters quoted (one byte of one made the
+      // message undecodable: Python raised it empty); carets by character.
+      {"aten::foo(Tensor é) -> Tensor",
+       "invalid schema: unexpected character 'é'\n"
+       "  aten::foo(Tensor é) -> Tensor\n"
+       "                   ^"},
+      {"aten::fü(Tensor x) -> 😀",
+       "invalid schema: unexpected character 'ü'\n"
+       "  aten::fü(Tensor x) -> 😀\n"
+       "         ^"},
+      {"aten::f(Tensor x) -> ü€ 😀",
+       "invalid schema: unexpected character 'ü'\n"
+       "  aten::f(Tensor x) -> ü€ 😀\n"
+       "                       ^"},
+      {"aten::f(str x=\"ü\\€\") -> ()",
+       "invalid schema: unknown escape sequence '\\€'\n"
+       "  aten::f(str x=\"ü\\€\") -> ()\n"
+       "                  ^"},
       // Alias annotations.
       {"aten::foo(Tensor(a x) -> ()",
        "invalid schema: expected ')' to end the alias annotation but found "

@@ -878,5 +878,28 @@ TEST_F(CudaKernels, ErrorsAreTheCpuKernelsOnes) {
   EXPECT_THAT(errorOf([&] { sum(a, {2}); }), HasSubstr("Dimension out of range"));
 }
 
+// In-place, out= and copy_ writes over memory an input shares: the CPU
+// kernels' errors (PyTorch's), and nothing written.
+TEST_F(CudaKernels, OverlappingWritesFailAsOnCpu) {
+  const char* partial =
+      "unsupported operation: some elements of the input tensor and the "
+      "written-to tensor refer to a single memory location";
+  const Tensor z = to(rangeOf({8}), cudaDevice());
+  EXPECT_THAT(errorOf([&] { add_(slice(z, 0, 1), slice(z, 0, 0, 7)); }),
+              HasSubstr(std::string("add_(): ") + partial));
+  EXPECT_THAT(errorOf([&] {
+                add_out(slice(z, 0, 1), slice(z, 0, 0, 7), slice(z, 0, 0, 7));
+              }),
+              HasSubstr(partial));
+  EXPECT_THAT(errorOf([&] { copy_(slice(z, 0, 1), slice(z, 0, 0, 7)); }),
+              HasSubstr(std::string("copy_(): ") + partial));
+  EXPECT_THAT(errorOf([&] { add_(expand(slice(z, 0, 0, 1), {3}), 1); }),
+              HasSubstr("more than one element of the written-to tensor"));
+  EXPECT_EQ(valuesOf(to(z, cpuDevice())), valuesOf(rangeOf({8})));
+  add_(z, z);  // the same memory in the same layout: fine
+  EXPECT_EQ(valuesOf(to(z, cpuDevice())),
+            (std::vector<double>{0, 2, 4, 6, 8, 10, 12, 14}));
+}
+
 }  // namespace
 }  // namespace turnout
