@@ -20,7 +20,8 @@
 //                               gives the sizes, strides (of dimensions of
 //                               size > 1), dtype, device meta and aliasing of
 //                               the real kernel; raises where the real kernel
-//                               raises InvalidArgument, Index or Type.
+//                               raises (any error but turnout's
+//                               NotImplemented and Internal).
 //   test_autograd_registration  with the floating-point arguments requiring
 //                               grad, the call reaches an autograd kernel or a
 //                               CompositeImplicitAutograd kernel, unless the
