@@ -360,6 +360,16 @@ void testSchema(const OperatorHandle& op, const Stack& args) {
     if (!isWrite(schema.arguments()[i].alias_info())) continue;
     for (const Tensor& t : tensorsOf(copies[i])) written.insert(storageOf(t));
   }
+  // A CompositeImplicitAutograd kernel's `Tensor(a)` output may alias
+  // (contiguous, reshape, to: a view when they can, a new tensor when not).
+  bool may_alias = false;
+  {
+    const DispatchExplanation e = explain(op, copies);
+    may_alias = e.entry.kind == EntryKind::MathKernel;
+    for (const ExplainedEntry& entry : e.redispatch_chain) {
+      may_alias = may_alias || entry.kind == EntryKind::MathKernel;
+    }
+  }
   Stack outs;
   try {
     outs = run(op, copies);
@@ -441,7 +451,7 @@ void testSchema(const OperatorHandle& op, const Stack& args) {
                        : "is a new tensor: write into the argument and return "
                          "it"));
     }
-    if (!hits_named) {
+    if (!hits_named && !may_alias) {
       fail(outputName(schema, o.index) +
            " is declared as an alias of " + argName(schema, named[0]) +
            " (schema " + declared + ") but is not a view of it: it shares no "
@@ -614,6 +624,13 @@ void testAutogradRegistration(const OperatorHandle& op, const Stack& args,
     if (isFloatingType(o.tensor.scalar_type())) floating_output = true;
   }
   if (!floating_output) return;  // not differentiable: no floating output
+  // Declared not differentiable: a fallthrough registered for the operator
+  // at the Autograd key (autograd does nothing for it, on purpose).
+  if ((op.hasKernelForDispatchKey(DispatchKey::Autograd) ||
+       op.hasKernelForDispatchKey(DispatchKey::AutogradCPU)) &&
+      op.isKernelFallthroughKernel(DispatchKey::AutogradCPU)) {
+    return;
+  }
 
   // The floating arguments require grad (non-leaves, so that in-place
   // kernels may write them); where does the call go?
@@ -663,8 +680,10 @@ void testAutogradRegistration(const OperatorHandle& op, const Stack& args,
          "arguments. Register an autograd kernel (C++: TURNOUT_LIBRARY_IMPL(" +
          std::string(op.operator_name().getNamespace()) +
          ", Autograd, m); Python: turnout.library.register_autograd), or make "
-         "the kernel CompositeImplicitAutograd; an operator that is not "
-         "differentiable returns no floating-point tensor");
+         "the kernel CompositeImplicitAutograd; if it is not differentiable, "
+         "say so with a fallthrough kernel at the Autograd key (C++: "
+         "CppFunction::makeFallthrough(); Python: "
+         "turnout.library.fallthrough_kernel)");
   }
 
   // gradcheck, in double where the kernel takes it.

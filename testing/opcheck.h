@@ -13,8 +13,11 @@
 //                               mutable (`!`) are not mutated (values, sizes,
 //                               strides, storage offset, dtype); outputs
 //                               annotated as aliases (`Tensor(a)`) share the
-//                               argument's storage, the others share none;
-//                               a returned `Tensor(a!)` is the argument itself.
+//                               argument's storage (a CompositeImplicitAutograd
+//                               kernel's may also return a new tensor: it
+//                               "may alias", as contiguous and reshape do),
+//                               the others share none; a returned
+//                               `Tensor(a!)` is the argument itself.
 //   test_faketensor             the Meta kernel exists (or a composite serves
 //                               Meta), and on meta copies of the arguments
 //                               gives the sizes, strides (of dimensions of
@@ -25,8 +28,10 @@
 //   test_autograd_registration  with the floating-point arguments requiring
 //                               grad, the call reaches an autograd kernel or a
 //                               CompositeImplicitAutograd kernel, unless the
-//                               operator returns no floating-point tensor or
-//                               has out= arguments; then gradcheck passes on
+//                               operator returns no floating-point tensor, has
+//                               out= arguments, or declares itself not
+//                               differentiable with a fallthrough kernel at
+//                               the Autograd key; then gradcheck passes on
 //                               double copies (float where the kernel takes no
 //                               double, with eps 1e-3, atol and rtol 1e-2).
 //   test_graph                  traced and run by a GraphExecutor (sizes

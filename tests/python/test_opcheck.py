@@ -191,6 +191,20 @@ def test_non_differentiable_operator_needs_no_autograd_kernel(lib):
          "test_graph"], "SUCCESS")
 
 
+def test_fallthrough_at_autograd_declares_non_differentiable(lib):
+    op = define(lib, "zeros_of(Tensor x) -> Tensor", turnout.zeros_like,
+                same_meta, turnout.library.fallthrough_kernel)
+    assert opcheck(op, (sample(),))["test_autograd_registration"] == "SUCCESS"
+
+
+def test_composite_alias_may_be_a_new_tensor(lib):
+    lib.define("maybe_view(Tensor(a) x) -> Tensor(a)")
+    lib.impl("maybe_view", lambda x: x.contiguous(), "CompositeImplicitAutograd")
+    op = turnout.ops.opcheck_py.maybe_view.default
+    for x in (sample(), sample().t()):
+        assert opcheck(op, (x,), test_utils="test_schema") == {"test_schema": "SUCCESS"}
+
+
 # ---- The call: op forms, results, errors --------------------------------------
 
 
@@ -252,6 +266,9 @@ REFERENCE_CALLS = [
     ("aten::transpose.int", lambda a, b, sq: ((a, 0, 1), {})),
     ("aten::add_.Tensor", lambda a, b, sq: ((a, b), {})),
     ("aten::sum", lambda a, b, sq: ((a,), {})),
+    ("aten::mean", lambda a, b, sq: ((a,), {})),
+    ("aten::contiguous", lambda a, b, sq: ((a.t(),), {})),
+    ("aten::to.dtype", lambda a, b, sq: ((a, turnout.float64), {})),
     ("aten::sum.dim_IntList", lambda a, b, sq: ((a, [1]), {})),
     ("aten::mm", lambda a, b, sq: ((a, sq), {})),
     ("aten::relu", lambda a, b, sq: ((a + 0.1,), {})),

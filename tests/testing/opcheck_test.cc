@@ -109,7 +109,17 @@ Tensor countCpu(const Tensor& x) {
   return turnout::sum(turnout::gt(x, 0), std::nullopt);
 }
 
+// Not differentiable although it returns Float: says so with a fallthrough
+// at the Autograd key.
+Tensor zerosOfCpu(const Tensor& x) { return turnout::zeros_like(x); }
+
+// CompositeImplicitAutograd, declared `Tensor(a) -> Tensor(a)`: a view when
+// x is contiguous, a new tensor otherwise (it "may alias").
+Tensor maybeViewMath(const Tensor& x) { return turnout::contiguous(x); }
+
 TURNOUT_LIBRARY(opcheck_test, m) {
+  m.def("zeros_of(Tensor x) -> Tensor");
+  m.def("maybe_view(Tensor(a) x) -> Tensor(a)", TURNOUT_FN(maybeViewMath));
   m.def("scale(Tensor x, float s) -> Tensor");
   m.def("scale_bad_grad(Tensor x, float s) -> Tensor");
   m.def("scale_no_autograd(Tensor x, float s) -> Tensor");
@@ -139,6 +149,7 @@ TURNOUT_LIBRARY_IMPL(opcheck_test, CPU, m) {
   m.impl("no_meta", TURNOUT_FN(copyCpu));
   m.impl("strict_add", TURNOUT_FN(strictAddCpu));
   m.impl("count", TURNOUT_FN(countCpu));
+  m.impl("zeros_of", TURNOUT_FN(zerosOfCpu));
 }
 
 TURNOUT_LIBRARY_IMPL(opcheck_test, Meta, m) {
@@ -154,11 +165,13 @@ TURNOUT_LIBRARY_IMPL(opcheck_test, Meta, m) {
   m.impl("meta_strides", TURNOUT_FN(rowsMeta));
   m.impl("strict_add", TURNOUT_FN(laxMeta));
   m.impl("count", TURNOUT_FN(sameMeta));
+  m.impl("zeros_of", TURNOUT_FN(sameMeta));
 }
 
 TURNOUT_LIBRARY_IMPL(opcheck_test, Autograd, m) {
   m.impl("scale", TURNOUT_FN(scaleAutograd<false>));
   m.impl("scale_bad_grad", TURNOUT_FN(scaleAutograd<true>));
+  m.impl("zeros_of", CppFunction::makeFallthrough());
 }
 
 OperatorHandle opNamed(const char* name, const char* overload = "") {
@@ -275,6 +288,16 @@ TEST(OpCheck, NonDifferentiableOperatorNeedsNoAutogradKernel) {
                     OpCheckOptions{{"test_autograd_registration"}});
 }
 
+TEST(OpCheck, FallthroughAtAutogradDeclaresNonDifferentiable) {
+  EXPECT_OPCHECK_OK(opNamed("opcheck_test::zeros_of"), {IValue(sample())});
+}
+
+TEST(OpCheck, CompositeAliasMayBeANewTensor) {
+  EXPECT_OPCHECK_OK(opNamed("opcheck_test::maybe_view"),
+                    {IValue(turnout::transpose(sample(), 0, 1))});
+  EXPECT_OPCHECK_OK(opNamed("opcheck_test::maybe_view"), {IValue(sample())});
+}
+
 TEST(OpCheck, ReportNamesEveryTest) {
   OpCheckReport r = opcheck(opNamed("opcheck_test::leaky"), {IValue(sample())});
   EXPECT_THAT(r.toString(),
@@ -323,6 +346,9 @@ TEST(OpCheck, ReferenceOperatorsPass) {
       {"aten::add_", "Tensor", {IValue(a), IValue(b)}, {}},
       {"aten::mul_", "Tensor", {IValue(a), IValue(b)}, {}},
       {"aten::sum", "", {IValue(a)}, {}},
+      {"aten::mean", "", {IValue(a)}, {}},
+      {"aten::contiguous", "", {IValue(turnout::transpose(a, 0, 1))}, {}},
+      {"aten::to", "dtype", {IValue(a), IValue(ScalarType::Double)}, {}},
       {"aten::sum", "dim_IntList", {IValue(a), IValue(std::vector<int64_t>{1})}, {}},
       {"aten::mm", "", {IValue(a), IValue(sq)}, {}},
       // Away from 0, where relu has no derivative.
