@@ -715,10 +715,8 @@ void testAutogradRegistration(const OperatorHandle& op, const Stack& args,
           std::vector<Tensor> written;
           size_t n = 0;
           for (size_t i : diff) {
-            size_t el = 0;
             stack[i] = mapTensors(stack[i], [&](const Tensor& t) {
               if (!t.defined() || !isFloatingType(t.scalar_type())) return t;
-              (void)el++;
               Tensor c = turnout::clone(leaves[n++]);  // writable, recorded
               if (isWrite(schema.arguments()[i].alias_info())) {
                 written.push_back(c);
