@@ -30,6 +30,7 @@
 #include <string_view>
 
 #include "dispatcher/core/ivalue.h"
+#include "dispatcher/operator_handle.h"
 #include "dispatcher/schema/function_schema.h"
 #include "dispatcher/schema/schema_type.h"
 #include "dispatcher/stack.h"
@@ -57,6 +58,11 @@ bool tryToIValue(pybind11::handle obj, const SchemaType& type,
 ///   got str"
 IValue toIValue(pybind11::handle obj, const FunctionSchema& schema,
                 const Argument& arg, size_t position);
+
+/// Binds (*args, **kwargs) to the schema of `op` as a call does (defaults
+/// filled in); Error(Type) naming the argument on a mismatch. (debug.cc)
+Stack bindArguments(const OperatorHandle& op, const pybind11::tuple& args,
+                    const pybind11::dict& kwargs);
 
 /// The schema default of `arg` as an IValue of its type.
 /// Precondition: arg.default_value() is set.

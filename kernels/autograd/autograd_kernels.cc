@@ -461,6 +461,22 @@ Tensor sumKernel(const Tensor& self, std::optional<ScalarType> dtype) {
   return out;
 }
 
+// mean over every element: the gradient is g / numel, spread out.
+Tensor meanKernel(const Tensor& self, std::optional<ScalarType> dtype) {
+  const bool rec = shouldRecord("mean", self);
+  Tensor out = belowAutograd([&] { return turnout::mean(self, dtype); });
+  if (rec) {
+    DimVector sizes(self.sizes().begin(), self.sizes().end());
+    const double count = static_cast<double>(self.numel());
+    record("MeanBackward0", {self}, out,
+           [sizes, count](const F&, const Tensor& g) {
+             return variable_list{
+                 turnout::div(turnout::expand(g, sizes), Scalar(count))};
+           });
+  }
+  return out;
+}
+
 // sum.dim_IntList and mean.dim.
 template <bool kMean>
 Tensor sumMeanDim(const Tensor& self, DimList dim, bool keepdim,
@@ -878,6 +894,7 @@ TURNOUT_LIBRARY_IMPL(aten, Autograd, m) {
   m.impl("where.self", TURNOUT_FN(whereSelf));
   m.impl("sum", TURNOUT_FN(sumKernel));
   m.impl("sum.dim_IntList", TURNOUT_FN(sumMeanDim<false>));
+  m.impl("mean", TURNOUT_FN(meanKernel));
   m.impl("mean.dim", TURNOUT_FN(sumMeanDim<true>));
   m.impl("amax", TURNOUT_FN(aminmax<true>));
   m.impl("amin", TURNOUT_FN(aminmax<false>));

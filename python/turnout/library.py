@@ -34,12 +34,13 @@ import typing
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from turnout import _C
+from turnout._opcheck import opcheck
 from turnout._ops import OpOverload, OpOverloadPacket, ops
 from turnout._tensor import Tensor
 
 __all__ = [
     "CustomOpDef", "Library", "custom_op", "define", "fallthrough_kernel",
-    "impl", "scoped_library",
+    "impl", "opcheck", "scoped_library",
 ]
 
 _KINDS = ("DEF", "IMPL", "FRAGMENT")

@@ -1,0 +1,1 @@
+from turnout.autograd._gradcheck import GradcheckError, gradcheck  # noqa: F401
