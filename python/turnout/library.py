@@ -869,7 +869,7 @@ def get_ctx() -> FakeImplCtx:
         >>> from turnout.library import custom_op, get_ctx, register_fake
         >>> @custom_op("doc_ctx::positive", mutates_args=())
         ... def positive(x: Tensor) -> Tensor:
-        ...     return x[x > 0]
+        ...     return turnout.tensor([v for v in x.tolist() if v > 0])
         >>> @register_fake("doc_ctx::positive")
         ... def _(x):
         ...     n = get_ctx().new_dynamic_size(max=x.numel())

@@ -259,11 +259,13 @@ class profile:
             ...     y = (x * x).sum()
             >>> [(e.key, e.count) for e in prof.key_averages()]
             [('aten::mul', 1), ('aten::sum', 1)]
-            >>> print(prof.key_averages().table(sort_by="count", row_limit=1))  # doctest: +ELLIPSIS
+            >>> print(prof.key_averages().table(sort_by="count", row_limit=1))
+            ... # doctest: +ELLIPSIS, +NORMALIZE_WHITESPACE
             -...
-                 Name    Self CPU %      Self CPU   CPU total %     CPU total  CPU time avg    # of Calls  
+            Name Self CPU % Self CPU CPU total % CPU total CPU time avg # of Calls
             -...
-            ...
+            aten::mul ... 1
+            -...
             Self CPU time total: ...
         """
         names = _op_names(op, "profile.key_averages(op=...)")
