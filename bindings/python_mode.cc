@@ -37,30 +37,6 @@ namespace bindings {
 namespace {
 
 constexpr const char* kHandlerName = "__turnout_dispatch__";
-// A class's own rules from turnout.library.register_torch_dispatch:
-// {"ns::name.overload": fn}, in the class's __dict__ (never inherited: as
-// torch, a rule applies to exactly the class it was registered for).
-constexpr const char* kRulesName = "_turnout_dispatch_rules";
-
-// The rule registered for `op` on exactly `cls`, or None.
-// Precondition: the GIL is held.
-py::object dispatchRule(py::handle cls, const std::string& op) {
-  PyObject* dict = reinterpret_cast<PyTypeObject*>(cls.ptr())->tp_dict;
-  if (dict == nullptr) return py::none();
-  PyObject* rules = PyDict_GetItemString(dict, kRulesName);  // borrowed
-  if (rules == nullptr || !PyDict_Check(rules)) return py::none();
-  PyObject* rule = PyDict_GetItemString(rules, op.c_str());  // borrowed
-  if (rule == nullptr) return py::none();
-  return py::reinterpret_borrow<py::object>(rule);
-}
-
-// The end of the "has no __turnout_dispatch__" messages: names
-// __torch_dispatch__ when `obj` has one (torch's spelling, never called).
-std::string torchDispatchHint(py::handle obj) {
-  if (!py::hasattr(obj, "__torch_dispatch__")) return "";
-  return "; it defines __torch_dispatch__, which turnout never calls: define "
-         "__turnout_dispatch__ (same arguments) instead";
-}
 
 // ---- The mode stack --------------------------------------------------------
 
@@ -80,9 +56,8 @@ void pushMode(py::handle mode) {
       py::hasattr(mode, kHandlerName), ErrorKind::Type,
       "_push_dispatch_mode(mode): ", describePyType(mode),
       " has no __turnout_dispatch__ method; subclass "
-      "turnout._mode.DispatchMode and define "
-      "__turnout_dispatch__(self, func, types, args=(), kwargs=None)",
-      torchDispatchHint(mode));
+      "turnout._mode.DispatchMode and define __turnout_dispatch__(self, func, "
+      "types, args=(), kwargs=None)", torchDispatchHint(mode));
   tls_modes.push_back(mode.inc_ref().ptr());
   syncPythonKey();
 }
@@ -265,9 +240,8 @@ py::object makeWrapperSubclass(py::handle cls, const std::vector<int64_t>& size,
   TURNOUT_CHECK(
       hasHandler(cls), ErrorKind::Type,
       "_make_wrapper_subclass(cls, ...): ", std::string(py::repr(cls)),
-      " has no __turnout_dispatch__ classmethod; a wrapper holds no "
-      "data, so every operator on it must go to that handler",
-      torchDispatchHint(cls));
+      " has no __turnout_dispatch__ classmethod; a wrapper holds no data, so "
+      "every operator on it must go to that handler", torchDispatchHint(cls));
   DispatchKeySet keys = TensorImpl::computeKeySet(dtype, Layout::Strided,
                                                   Device(DeviceType::Meta))
                             .add(DispatchKey::Python);
@@ -527,12 +501,8 @@ void handleWithGil(const OperatorHandle& op, DispatchKeySet ks, Stack* stack,
         traceHandlerLine(op, describeHandler("mode", popped.mode().get_type()));
       }
       detail::PythonTimeScope python_time;  // the profiler's Python column
-      py::object rule =
-          dispatchRule(popped.mode().get_type(), qualifiedName(schema));
-      result = rule.is_none()
-                   ? popped.mode().attr(kHandlerName)(func, types_tuple,
-                                                      args_tuple, kwargs)
-                   : rule(popped.mode(), func, types_tuple, args_tuple, kwargs);
+      result = callHandler(popped.mode(), popped.mode().get_type(), func,
+                           types_tuple, args_tuple, kwargs);
     }
     TURNOUT_CHECK(!result.is(py::handle(Py_NotImplemented)), ErrorKind::Type,
                   who, " returned NotImplemented for ", qualifiedName(schema),
@@ -549,10 +519,7 @@ void handleWithGil(const OperatorHandle& op, DispatchKeySet ks, Stack* stack,
     py::object result;
     {
       detail::PythonTimeScope python_time;  // the profiler's Python column
-      py::object rule = dispatchRule(cls, qualifiedName(schema));
-      result = rule.is_none()
-                   ? cls.attr(kHandlerName)(func, types_tuple, args_tuple, kwargs)
-                   : rule(cls, func, types_tuple, args_tuple, kwargs);
+      result = callHandler(cls, cls, func, types_tuple, args_tuple, kwargs);
     }
     if (result.is(py::handle(Py_NotImplemented))) continue;
     pushReturns(result, schema, typeName(cls) + ".__turnout_dispatch__", first,
@@ -658,3 +625,42 @@ TURNOUT_LIBRARY_IMPL(_, Python, m) {
   m.fallback(turnout::CppFunction::makeFromBoxedFunction(
       &turnout::bindings::pythonFallback));
 }
+
+// ---- Rules and hints (declared in python_mode.h) ---------------------------
+
+namespace turnout {
+namespace bindings {
+namespace {
+
+// A class's own rules from turnout.library.register_torch_dispatch,
+// {"ns::name.overload": fn}, in its __dict__: never inherited, as torch
+// applies a rule to exactly the class it was registered for.
+constexpr const char* kRulesName = "_turnout_dispatch_rules";
+
+}  // namespace
+
+py::object callHandler(py::handle handler, py::handle cls, py::handle func,
+                       py::handle types, py::handle args, py::handle kwargs) {
+  PyObject* dict = reinterpret_cast<PyTypeObject*>(cls.ptr())->tp_dict;
+  PyObject* rules =
+      dict == nullptr ? nullptr : PyDict_GetItemString(dict, kRulesName);
+  if (rules != nullptr && PyDict_Check(rules) && PyDict_Size(rules) > 0) {
+    std::string op = py::str(func.attr("name")()).cast<std::string>();
+    PyObject* found = PyDict_GetItemString(rules, op.c_str());  // borrowed
+    if (found != nullptr) {
+      // Owned before the call: the rule may deregister itself.
+      py::object rule = py::reinterpret_borrow<py::object>(found);
+      return rule(handler, func, types, args, kwargs);
+    }
+  }
+  return handler.attr(kHandlerName)(func, types, args, kwargs);
+}
+
+std::string torchDispatchHint(py::handle obj) {
+  if (!py::hasattr(obj, "__torch_dispatch__")) return "";
+  return "; it defines __torch_dispatch__, which turnout never calls: define "
+         "__turnout_dispatch__ (same arguments) instead";
+}
+
+}  // namespace bindings
+}  // namespace turnout

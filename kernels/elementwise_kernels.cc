@@ -710,11 +710,9 @@ Tensor whereSelf(const Tensor& condition, const Tensor& self,
 }  // namespace
 }  // namespace turnout
 
-// ---- Registration ----------------------------------------------------------------
-
+// ---- Registration (torch's tags: kernels/aten_tags.h) ----------------------------
 TURNOUT_LIBRARY_FRAGMENT(aten, m) {
-  m.tagsFor(&turnout::atenTags);  // torch's tags (kernels/aten_tags.h)
-  m.def("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor");
+  m.tagsFor(&turnout::atenTags).def("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor");
   m.def("add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor");
   m.def("add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)");
   m.def("add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)");

@@ -659,12 +659,10 @@ Tensor& argmax_out_kernel(const Tensor& self, std::optional<int64_t> dim,
 
 }  // namespace
 
-// ---- Registration
-// ------------------------------------------------------------------
+// ---- Registration ------------------------------------------------------
 
 TURNOUT_LIBRARY_FRAGMENT(aten, m) {
-  m.tagsFor(&turnout::atenTags);  // torch's tags (kernels/aten_tags.h)
-  m.def("sum(Tensor self, *, ScalarType? dtype=None) -> Tensor");
+  m.tagsFor(&turnout::atenTags).def("sum(Tensor self, *, ScalarType? dtype=None) -> Tensor");
   m.def(
       "sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, "
       "ScalarType? dtype=None) -> Tensor");

@@ -695,9 +695,15 @@ def _check_not_registered(key: Tuple[str, str], where: str, what: str) -> None:
         f"for the process: pass lib= to be able to replace it")
 
 
-def _own(lib: Optional[Library], ns: str, registration: _Registration) -> None:
+def _owner(lib: Optional[Library], ns: str, where: str) -> Library:
+    """The Library that will own a registration; refuses a destroyed one
+    before anything is registered."""
     owner = lib if lib is not None else _global_library(ns)
-    owner._get("register")  # refuses a destroyed Library
+    owner._get(where)
+    return owner
+
+
+def _own(owner: Library, registration: _Registration) -> None:
     owner._owned.append(registration)
     _active[registration.key] = weakref.ref(registration)
 
@@ -716,9 +722,10 @@ def _register_kernel_owned(ref: _OpRef, key: str, fn: Callable,
     reg_key = (qualname, key)
     _check_not_registered(reg_key, where, what)
     ns = ref.name.split("::", 1)[0]
+    owner = _owner(lib, ns, where)
     own = Library(ns, "FRAGMENT")
     own.impl(qualname, fn, key, with_keyset=with_keyset)
-    _own(lib, ns, _Registration(reg_key, own._site, own._destroy))
+    _own(owner, _Registration(reg_key, own._site, own._destroy))
 
 
 def register_kernel(op: Any, device_types: Union[str, Sequence[str], None],
@@ -1175,6 +1182,7 @@ def register_torch_dispatch(op: Any, torch_dispatch_class: Any,
                             f"{type(f).__name__}")
         reg_key = (qualname, f"torch_dispatch {cls.__module__}.{cls.__qualname__} {id(cls)}")
         _check_not_registered(reg_key, where, f"a rule for {cls.__qualname__}")
+        owner = _owner(lib, ref.name.split("::", 1)[0], where)
         rules = cls.__dict__.get(_RULES_ATTR)
         if rules is None:
             rules = {}
@@ -1185,8 +1193,7 @@ def register_torch_dispatch(op: Any, torch_dispatch_class: Any,
             if rules.get(qualname) is f:
                 del rules[qualname]
 
-        ns = ref.name.split("::", 1)[0]
-        _own(lib, ns, _Registration(reg_key, _caller_site(), undo))
+        _own(owner, _Registration(reg_key, _caller_site(), undo))
         return f
 
     if fn is None:

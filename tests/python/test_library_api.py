@@ -174,6 +174,9 @@ def test_a_destroyed_library_refuses(lib):
     owner._destroy()
     with pytest.raises(RuntimeError, match="was destroyed; make a new one"):
         register_kernel("apitest::pair", "cpu", lambda x: x, lib=owner)
+    with pytest.raises(RuntimeError, match="was destroyed; make a new one"):
+        register_torch_dispatch("apitest::pair", _Log, lambda *a: 0, lib=owner)
+    assert "_turnout_dispatch_rules" not in _Log.__dict__
     assert not turnout._C._dispatch_has_kernel_for_dispatch_key(
         "apitest::pair", turnout.DispatchKey.CPU)
 
