@@ -5,6 +5,11 @@ dispatcher and deregisters all of them when it is dropped (or
 ``_destroy()``-ed, or when a :func:`scoped_library` block ends), so that
 re-running a notebook cell replaces what the previous run registered.
 :func:`custom_op` builds an operator from a type-annotated Python function.
+As torch 2.x's ``torch.library``, :func:`register_kernel`,
+:func:`register_fake` (:func:`impl_abstract`), :func:`register_autograd`
+and :func:`register_torch_dispatch` add to any operator (a custom op, one
+from :meth:`Library.define`, or one defined in C++), named as a string, an
+OpOverload, a packet or a custom op; :func:`get_ctx` serves fake kernels.
 
 A Python kernel receives the operator's arguments as Python objects (the
 keyword-only ones as keywords), and its result is checked against the

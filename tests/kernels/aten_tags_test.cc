@@ -18,7 +18,9 @@ TEST(AtenTags, TableIsSortedAndNamesRegisteredOperators) {
   for (size_t i = 0; i < table.size(); ++i) {
     const std::string& name = table[i].first;
     SCOPED_TRACE(name);
-    if (i > 0) EXPECT_LT(table[i - 1].first, name);  // sorted, no duplicates
+    if (i > 0) {
+      EXPECT_LT(table[i - 1].first, name);  // sorted, no duplicates
+    }
     EXPECT_FALSE(table[i].second.empty());
     size_t dot = name.find('.');
     OperatorName op{name.substr(0, dot),
