@@ -114,6 +114,7 @@ Library& Library::def(std::string_view schema, AliasAnalysisKind alias_analysis,
                 ". Move this definition to the library of namespace ",
                 schema_ns, ", or drop the namespace from the schema string.");
   parsed.setNamespaceIfNotSet(ns_);
+  if (tags.empty() && tags_for_ != nullptr) tags = tags_for_(parsed.operator_name());
   registrars_.push_back(Dispatcher::singleton().registerDef(
       std::move(parsed), debugSite(), alias_analysis, std::move(tags)));
   return *this;

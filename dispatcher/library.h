@@ -149,6 +149,18 @@ class Library {
   Library& def(std::string_view schema,
                AliasAnalysisKind alias_analysis = AliasAnalysisKind::FROM_SCHEMA,
                std::vector<std::string> tags = {});
+  /// Gives every later def of this library that names no tags the tags
+  /// `tags_for(op)` returns (the reference operators take torch's from one
+  /// table so). Called at registration only, never on a call.
+  ///
+  ///   TURNOUT_LIBRARY_FRAGMENT(aten, m) {
+  ///     m.tagsFor(&atenTags);
+  ///     m.def("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor");
+  using TagsFor = std::vector<std::string> (*)(const OperatorName& op);
+  Library& tagsFor(TagsFor tags_for) {
+    tags_for_ = tags_for;
+    return *this;
+  }
   /// Declares an operator and registers `f` as its CompositeImplicitAutograd
   /// kernel (or for the key of dispatch(k, f)). `name_or_schema` may be a
   /// bare name: the schema is then inferred from `f`'s C++ signature.
@@ -203,6 +215,7 @@ class Library {
   uint32_t line_;
   std::string debug_site_;
   std::vector<RegistrationHandleRAII> registrars_;
+  TagsFor tags_for_ = nullptr;  // see tagsFor()
 };
 
 // Implementation details: the static registration macros.

@@ -7,6 +7,7 @@
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/library.h"
 #include "dispatcher/local_dispatch_key_set.h"
+#include "kernels/aten_tags.h"
 #include "kernels/copy.h"
 #include "kernels/dtype_dispatch.h"
 #include "kernels/factory_utils.h"
@@ -423,6 +424,7 @@ Tensor ones_like(const Tensor& self, TensorOptions o,
 }  // namespace turnout
 
 TURNOUT_LIBRARY_FRAGMENT(aten, m) {
+  m.tagsFor(&turnout::atenTags);  // torch's tags (kernels/aten_tags.h)
   m.def(
       "empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, "
       "Layout? layout=None, Device? device=None, bool? pin_memory=None, "

@@ -18,7 +18,6 @@ from __future__ import annotations
 from typing import Any, Dict, Optional, Sequence, Tuple, Union
 
 from turnout import _C
-from turnout._ops import OpOverload, OpOverloadPacket
 
 __all__ = ["OpCheckError", "opcheck"]
 
@@ -34,16 +33,6 @@ class OpCheckError(Exception):
     """A test of :func:`opcheck` failed; the message says which rule broke."""
 
 
-def _split(qualname: str, where: str) -> Tuple[str, str]:
-    """("ns::name", "overload") of "ns::name" or "ns::name.overload"."""
-    if "::" not in qualname:
-        raise ValueError(f"{where}: expected a qualified operator name "
-                         f"'ns::name' or 'ns::name.overload', got {qualname!r}")
-    ns, _, rest = qualname.partition("::")
-    name, _, overload = rest.partition(".")
-    return f"{ns}::{name}", overload or "default"
-
-
 def _binds(qualname: str, overload: str, args: tuple, kwargs: dict) -> bool:
     try:
         _C._opcheck(qualname, overload, args, kwargs, [], 1e-6, 1e-5, 1e-3)
@@ -53,35 +42,32 @@ def _binds(qualname: str, overload: str, args: tuple, kwargs: dict) -> bool:
 
 
 def _resolve(op: Any, args: tuple, kwargs: dict) -> Tuple[str, str]:
-    """The (qualified name, overload) of whatever names an operator.
+    """The (qualified name, overload) that ``op`` names for these arguments.
 
-    A private stand-in for the library-wide helper that normalises ``op``
-    (issue 16): a string, an OpOverload, an OpOverloadPacket with exactly
-    one overload accepting ``args``, or what ``custom_op`` returns.
+    ``op`` is anything ``turnout.library`` takes for an operator (its
+    ``_resolve_op``). A packet, or a name without an overload, of an
+    operator with several overloads means the one overload that accepts
+    ``args`` (the default one where several do).
     """
-    if isinstance(op, OpOverload):
-        return op.overloadpacket._qualified_op_name, op._overloadname
-    overload_of = getattr(op, "_opoverload", None)  # a CustomOpDef
-    if isinstance(overload_of, OpOverload):
-        return _resolve(overload_of, args, kwargs)
-    if isinstance(op, OpOverloadPacket):
-        qualname = op._qualified_op_name
-        overloads = op.overloads()
-        fitting = [o for o in overloads if _binds(qualname, o, args, kwargs)]
+    from turnout.library import _resolve_op  # turnout.library imports this module
+
+    ref = _resolve_op(op, "opcheck(op)", several=True)
+    overloads = list(ref.overloads)
+    if len(overloads) > 1:
+        fitting = [o for o in overloads
+                   if _binds(ref.name, o or "default", args, kwargs)]
+        if "" in fitting:
+            fitting = [""]
         if len(fitting) != 1:
-            found = ", ".join(fitting) if fitting else "none"
+            shown = ", ".join(o or "default" for o in fitting) or "none"
+            first = (fitting or overloads)[0] or "default"
             raise ValueError(
-                f"opcheck: the packet {qualname} has {len(overloads)} "
-                f"overloads and {len(fitting)} of them accept these arguments "
-                f"({found}); pass one overload, e.g. "
-                f"turnout.ops.{qualname.replace('::', '.')}."
-                f"{(fitting or overloads)[0]}")
-        return qualname, fitting[0]
-    if isinstance(op, str):
-        return _split(op, "opcheck(op)")
-    raise TypeError(f"opcheck: expected op to be an OpOverload, an "
-                    f"OpOverloadPacket, a custom op or a qualified name str, "
-                    f"got {type(op).__name__}")
+                f"opcheck: {ref.name} has {len(overloads)} overloads and "
+                f"{len(fitting)} of them accept these arguments ({shown}); "
+                f"pass one overload, e.g. "
+                f"turnout.ops.{ref.name.replace('::', '.')}.{first}")
+        overloads = fitting
+    return ref.name, overloads[0] or "default"
 
 
 def opcheck(op: Any, args: Sequence[Any], kwargs: Optional[Dict[str, Any]] = None,
