@@ -38,6 +38,7 @@ RUNTIME_LIBRARIES = [
     "//kernels:blas",
     "//kernels:caching_allocator",
     "//kernels:copy",
+    "//kernels:custom_function",
     "//kernels:dtype_dispatch",
     "//kernels:elementwise",
     "//kernels:factory",
