@@ -24,6 +24,7 @@
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/operator_handle.h"
 #include "kernels/autograd/autograd_meta.h"
+#include "kernels/autograd/autograd_fallback.h"
 #include "kernels/autograd/function_node.h"
 #include "kernels/autograd/node.h"
 #include "kernels/copy.h"
@@ -517,6 +518,49 @@ void initPythonKernel(py::module_& m) {
       py::arg("tensor"),
       "Bumps the version counter of `tensor`, as an in-place operation does "
       "(turnout.autograd.Function's mark_dirty).");
+  // The autograd fallback's warning ("... has no autograd kernel") as a
+  // Python UserWarning at the call; a warnings filter set to "error" makes
+  // the call raise it. The fallback runs outside any turnout lock, so taking
+  // the GIL there is safe.
+  autograd::setAutogradFallbackWarningHandler([](const std::string& text) {
+    if (!Py_IsInitialized()) {
+      turnout::warn(text);
+      return;
+    }
+    GilAcquire gil;
+    if (PyErr_WarnEx(PyExc_UserWarning, text.c_str(), 1) != 0) {
+      py::error_already_set e;
+      throw PythonError(e);
+    }
+  });
+  m.def(
+      "_set_autograd_fallback_mode",
+      [](const std::string& mode) {
+        if (mode == "warn") {
+          autograd::setAutogradFallbackMode(autograd::AutogradFallbackMode::Warn);
+        } else if (mode == "nothing") {
+          autograd::setAutogradFallbackMode(
+              autograd::AutogradFallbackMode::Nothing);
+        } else {
+          TURNOUT_CHECK(false, ErrorKind::InvalidArgument,
+                        "_set_autograd_fallback_mode: expected \"warn\" or "
+                        "\"nothing\", got \"", mode, "\"");
+        }
+      },
+      py::arg("mode"),
+      "What calls of operators with no autograd kernel do at the autograd "
+      "keys: \"warn\" (warn once per operator when an input requires grad, "
+      "as torch 2.x) or \"nothing\" (the default for now: fall through, as "
+      "torch 1.13).");
+  m.def("_get_autograd_fallback_mode", [] {
+    return autograd::autogradFallbackMode() ==
+                   autograd::AutogradFallbackMode::Warn
+               ? "warn"
+               : "nothing";
+  });
+  m.def("_reset_autograd_fallback_warnings",
+        &autograd::resetAutogradFallbackWarnings,
+        "Forgets which operators have warned (tests).");
   m.def("_release_pending_pyobjects", &releasePendingPyObjects,
         "Drops Python references queued by threads without the GIL (tests).");
 }

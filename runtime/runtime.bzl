@@ -34,6 +34,7 @@ RUNTIME_LIBRARIES = [
     "//jit/runtime:interpreter",
     "//jit/tracer",
     "//kernels:autograd",
+    "//kernels:autograd_fallback",
     "//kernels:autograd_kernels",
     "//kernels:blas",
     "//kernels:caching_allocator",

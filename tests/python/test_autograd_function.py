@@ -451,3 +451,75 @@ def test_autograd_backward():
         return values(x.grad)
 
     assert run(torch) == run(turnout) == [5.0, 7.0]
+
+
+# ---- The autograd fallback: an operator with no autograd kernel -------------
+
+@pytest.fixture
+def no_autograd_op():
+    assert _C._get_autograd_fallback_mode() == "nothing"  # the default, for now
+    _C._set_autograd_fallback_mode("warn")
+    _C._reset_autograd_fallback_warnings()
+    lib = turnout.library.Library("autograd_fb_test", "DEF")
+    lib.define("twice(Tensor x) -> Tensor")
+    lib.define("twice_nd(Tensor x) -> Tensor")
+    lib.impl("twice", lambda x: x * 2, "CPU")
+    lib.impl("twice_nd", lambda x: x * 2, "CPU")
+    lib.impl("twice_nd", turnout.library.fallthrough_kernel, "Autograd")
+    try:
+        yield turnout.ops.autograd_fb_test
+    finally:
+        _C._set_autograd_fallback_mode("nothing")
+        lib._destroy()
+
+
+def test_no_autograd_kernel_warns_once_at_the_call(no_autograd_op):
+    x = turnout.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.warns(UserWarning) as record:
+        no_autograd_op.twice.default(x)
+    assert len(record) == 1
+    text = str(record[0].message)
+    assert text.startswith("autograd_fb_test::twice has no autograd kernel, but "
+                           "was called with a Tensor that requires grad")
+    assert "register_autograd" in text
+    assert ('Library.impl("twice", turnout.library.fallthrough_kernel, '
+            '"Autograd")') in text
+    assert record[0].filename == __file__  # points at the call
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        no_autograd_op.twice.default(x)  # once per operator
+        # Silent: declared non-differentiable, nothing requires grad, grad
+        # mode off, the reference operators.
+        no_autograd_op.twice_nd.default(x)
+        no_autograd_op.twice.default(turnout.tensor([1.0]))
+        with turnout.no_grad():
+            no_autograd_op.twice.default(x)
+        (x > 0, x.detach(), turnout.zeros_like(x), x.argmax(), x * 2)
+
+
+def test_no_autograd_kernel_warning_as_error(no_autograd_op):
+    import warnings
+    x = turnout.tensor([1.0], requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(UserWarning, match="has no autograd kernel"):
+            no_autograd_op.twice.default(x)
+
+
+def test_autograd_fallback_mode_nothing(no_autograd_op):
+    import warnings
+    assert _C._get_autograd_fallback_mode() == "warn"
+    assert not _C._dispatch_kernel_for_dispatch_key_is_fallthrough(
+        "autograd_fb_test::twice", turnout.DispatchKey.AutogradCPU)
+    _C._set_autograd_fallback_mode("nothing")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            no_autograd_op.twice.default(turnout.tensor([1.0], requires_grad=True))
+        assert _C._dispatch_kernel_for_dispatch_key_is_fallthrough(
+            "autograd_fb_test::twice", turnout.DispatchKey.AutogradCPU)
+    finally:
+        _C._set_autograd_fallback_mode("warn")
+    with pytest.raises(ValueError, match='expected "warn" or "nothing", got "loud"'):
+        _C._set_autograd_fallback_mode("loud")
