@@ -99,7 +99,7 @@ void CustomFunctionNode::addArgument(const Tensor* t) {
   tensor_inputs_.push_back(*t);
   InputInfo info;
   if (t->defined()) {
-    info.sizes = DimVector(t->sizes().begin(), t->sizes().end());
+    info.sizes.assign(t->sizes().begin(), t->sizes().end());
     info.dtype = t->scalar_type();
   }
   inputs_.push_back(std::move(info));
@@ -154,7 +154,7 @@ variable_list CustomFunctionNode::wrapOutputs(variable_list outputs,
     OutputInfo info;
     if (o.defined()) {
       info.defined = true;
-      info.sizes = DimVector(o.sizes().begin(), o.sizes().end());
+      info.sizes.assign(o.sizes().begin(), o.sizes().end());
       info.dtype = o.scalar_type();
       info.device = o.device();
     }
