@@ -523,3 +523,19 @@ def test_autograd_fallback_mode_nothing(no_autograd_op):
         _C._set_autograd_fallback_mode("warn")
     with pytest.raises(ValueError, match='expected "warn" or "nothing", got "loud"'):
         _C._set_autograd_fallback_mode("loud")
+
+
+def test_docstring_examples():
+    import doctest
+    import turnout.autograd.function
+    failures, attempted = doctest.testmod(turnout.autograd.function)
+    assert failures == 0 and attempted > 0
+
+
+def test_autograd_backward_with_gradients():
+    def run(lib):
+        x = leaf(lib, [1.0, 2.0])
+        lib.autograd.backward(x * 3, lib.tensor([1.0, 10.0]))
+        return values(x.grad)
+
+    assert run(torch) == run(turnout) == [3.0, 30.0]
