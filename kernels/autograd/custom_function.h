@@ -16,8 +16,12 @@
 //     }
 //   };
 //   // The autograd kernel of myops::scaled_add, at the Autograd key:
-//   m.impl("scaled_add", TURNOUT_FN(ScaledAdd::apply<>)) ... or a lambda
-//   calling ScaledAdd::apply(a, b, alpha).
+//   Tensor scaledAddAutograd(const Tensor& a, const Tensor& b, double alpha) {
+//     return ScaledAdd::apply(a, b, alpha);
+//   }
+//   TURNOUT_LIBRARY_IMPL(myops, Autograd, m) {
+//     m.impl("scaled_add", TURNOUT_FN(scaledAddAutograd));
+//   }
 //
 // apply(args...) runs forward with grad mode off and, when grad mode is on
 // and a Tensor argument requires grad, makes the outputs' grad_fn a node
