@@ -359,6 +359,25 @@ RegistrationHandleRAII Dispatcher::registerFallback(DispatchKey key,
   });
 }
 
+void Dispatcher::setFrameworkFallback(DispatchKey key, KernelFunction kernel,
+                                      std::string debug) {
+  TURNOUT_CHECK(isRuntimeDispatchKey(key) || isAliasDispatchKey(key),
+                ErrorKind::InvalidArgument, "setFrameworkFallback: ",
+                toString(key), " is not a runtime or alias key");
+  const bool restore = !kernel.isValid() && !kernel.isFallthrough();
+  AnnotatedKernel framework{
+      restore ? KernelFunction::makeFallthrough() : std::move(kernel),
+      std::nullopt, std::nullopt,
+      restore ? std::string("registered in turnout framework") : std::move(debug)};
+  std::vector<int> slots = slotsFor(key);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (int slot : slots) fallbacks_[slot].framework = framework;
+    updateAllTablesLocked();
+  }
+  detail::Reclaimer::global().reclaimIfWorthIt();
+}
+
 RegistrationHandleRAII Dispatcher::registerLibrary(std::string ns,
                                                    std::string debug) {
   std::lock_guard<std::mutex> lock(mu_);

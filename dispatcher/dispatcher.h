@@ -87,6 +87,13 @@ class Dispatcher {
   /// alias key. A second fallback for a key is an error naming both sites.
   RegistrationHandleRAII registerFallback(DispatchKey key, KernelFunction kernel,
                                           std::string debug);
+  /// Replaces the framework's default fallback (a fallthrough) for every
+  /// runtime key of `key`: how the layer that owns a key's meaning changes
+  /// what operators without a kernel there do (kernels/autograd warns for
+  /// differentiable operators with no autograd kernel). A user's fallback
+  /// still comes first. An invalid `kernel` restores the fallthrough.
+  void setFrameworkFallback(DispatchKey key, KernelFunction kernel,
+                            std::string debug);
   /// Claims namespace `ns` for one DEF library. A second claim is an error
   /// naming both sites.
   RegistrationHandleRAII registerLibrary(std::string ns, std::string debug);

@@ -10,8 +10,8 @@
 //
 // Operators registered as CompositeImplicitAutograd (reshape, contiguous,
 // to.dtype, matmul, linear) have no kernel here: their gradients come from
-// the operators they call. detach needs none: its output is a new tensor
-// with no autograd state. Comparisons and argmax are not differentiable.
+// the operators they call. detach, comparisons, argmax and a few others are
+// not differentiable and register fallthroughs (at the end).
 //
 // Formulas are written with the front-end operators; backward() runs them
 // with grad mode off.
@@ -920,4 +920,18 @@ TURNOUT_LIBRARY_IMPL(aten, Autograd, m) {
   m.impl("_to_copy", TURNOUT_FN(toCopyKernel));
   m.impl("copy_", TURNOUT_FN(copyKernel));
   m.impl("fill_.Scalar", TURNOUT_FN(fillKernel));
+
+  // Not differentiable: their outputs take no gradient (comparisons,
+  // indices, sizes, new tensors that merely take their input's shape), so
+  // calls skip the autograd keys, and the autograd fallback
+  // (autograd_fallback.h), which warns about operators with no autograd
+  // kernel, never sees them.
+  for (const char* op :
+       {"eq.Tensor", "eq.Scalar", "ne.Tensor", "ne.Scalar", "lt.Tensor",
+        "lt.Scalar", "le.Tensor", "le.Scalar", "gt.Tensor", "gt.Scalar",
+        "ge.Tensor", "ge.Scalar", "argmax", "item", "dim", "size", "size.int",
+        "is_pinned", "detach", "empty_like", "zeros_like", "ones_like",
+        "Float.Tensor", "Int.Tensor", "ScalarImplicit"}) {
+    m.impl(op, turnout::CppFunction::makeFallthrough());
+  }
 }

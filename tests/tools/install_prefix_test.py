@@ -396,7 +396,7 @@ def check_main(build: Build) -> None:
     assert lines[:5] == [
         "scaled_add(a, b, 0.5) = [0.5, 1.5, 2.5, 3.5]",
         "on meta: Tensor(sizes=[4], dtype=Float, device=meta)",
-        "grad_fn: ScaledAddBackward0",
+        "grad_fn: ScaledAddBackward",
         "a.grad = [1, 1, 1, 1]",
         "b.grad = [0.5, 0.5, 0.5, 0.5]",
     ], out
