@@ -28,7 +28,9 @@
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define TURNOUT_TEST_SANITIZED 1
-#include <sanitizer/allocator_interface.h>
+// The sanitizers' allocator statistics (GCC ships the runtime, not
+// <sanitizer/allocator_interface.h>).
+extern "C" size_t __sanitizer_get_current_allocated_bytes();
 #endif
 
 namespace turnout {
