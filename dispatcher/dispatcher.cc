@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <type_traits>
 #include <functional>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 #include "absl/hash/hash.h"
