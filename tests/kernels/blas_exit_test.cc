@@ -57,18 +57,7 @@ constexpr std::chrono::seconds kTimeout{20};
 constexpr const char* kChild =
     "BlasExitChild.DISABLED_LeavesWhileAnotherThreadMultiplies";
 
-// Under ThreadSanitizer the uninstrumented OpenBLAS misbehaves at exit on
-// its own (a product in flight waits for ever for a worker thread that is
-// gone), so the cases run in the plain and ASan builds only.
-#ifdef TURNOUT_TSAN
-#define TURNOUT_SKIP_UNDER_TSAN() \
-  GTEST_SKIP() << "OpenBLAS is not instrumented; see the comment above"
-#else
-#define TURNOUT_SKIP_UNDER_TSAN() static_cast<void>(0)
-#endif
-
 TEST(BlasExit, ExitWhileAnotherThreadIsInMmDoesNotHang) {
-  TURNOUT_SKIP_UNDER_TSAN();
   for (int round = 0; round < 3; ++round) {
     SCOPED_TRACE(round);
     const ChildResult r = runTestInChild(kChild, kModeVariable, "exit", kTimeout);
@@ -77,7 +66,6 @@ TEST(BlasExit, ExitWhileAnotherThreadIsInMmDoesNotHang) {
 }
 
 TEST(BlasExit, ReturnFromMainWhileAnotherThreadIsInMmDoesNotHang) {
-  TURNOUT_SKIP_UNDER_TSAN();
   for (int round = 0; round < 3; ++round) {
     SCOPED_TRACE(round);
     const ChildResult r =
