@@ -222,10 +222,16 @@ class Library {
 namespace detail {
 
 // One TURNOUT_LIBRARY* block: registers when the library holding it is
-// loaded, and undoes it when that library is unloaded. While loadLibrary()
-// (load_library.h) loads the library, a block that throws is reported to
-// the loader, which undoes the blocks before it, instead of ending the
-// process.
+// loaded. While loadLibrary() (load_library.h) loads the library, a block
+// that throws is reported to the loader, which undoes the blocks before it,
+// instead of ending the process.
+//
+// Its registrations then last as long as the process: the Library is never
+// destroyed, as the Dispatcher itself is not. Undoing them in a static
+// destructor would take the operators away from threads that still call
+// them while the process exits (return from main, exit()): they would find
+// no kernel, or none of the operator. No library is ever unloaded
+// (load_library.h), so nothing needs them undone before the end.
 class LibraryInit {
  public:
   using InitFn = void(Library&);
@@ -233,12 +239,17 @@ class LibraryInit {
               std::optional<DispatchKey> k, const char* file, uint32_t line);
   LibraryInit(const LibraryInit&) = delete;
   LibraryInit& operator=(const LibraryInit&) = delete;
+  // No destructor: see above. The Library stays reachable from this static
+  // object, so a leak checker does not report it.
 
   /// Undoes this block's registrations (the loader's rollback).
-  void release() { lib_.reset(); }
+  void release() {
+    delete lib_;
+    lib_ = nullptr;
+  }
 
  private:
-  std::optional<Library> lib_;
+  Library* lib_ = nullptr;  // owned; deleted only by release()
 };
 
 }  // namespace detail

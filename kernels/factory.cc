@@ -423,7 +423,10 @@ Tensor ones_like(const Tensor& self, TensorOptions o,
 
 }  // namespace turnout
 
-TURNOUT_LIBRARY_FRAGMENT(aten, m) {
+// aten's one DEF library (as torch's TORCH_LIBRARY(aten)): it claims the
+// namespace, so that a user's Library("aten", "DEF") is refused as in torch;
+// the other kernel files add their operators as fragments.
+TURNOUT_LIBRARY(aten, m) {
   m.tagsFor(&turnout::atenTags);  // torch's tags (kernels/aten_tags.h)
   m.def(
       "empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, "

@@ -229,6 +229,22 @@ def test_library_errors(name, case, exc, pattern):
     assert_same_error(theirs, ours, pattern)
 
 
+@pytest.mark.parametrize("make", [
+    lambda api: api.Library("aten", "DEF"),
+    lambda api: api.C._dispatch_library("DEF", "aten", "", "/dev/null", 4),
+], ids=["Library", "_dispatch_library"])
+def test_a_second_def_library_for_aten_is_refused(make):
+    """aten has its DEF library (torch's TORCH_LIBRARY(aten), turnout's
+    TURNOUT_LIBRARY(aten) in kernels/factory.cc): another is refused, and
+    aten's operators are left as they were."""
+    theirs, ours = both(lambda api, ns: make(api))
+    # Both name the two sites (turnout.library.Library records its caller's
+    # file where torch's says /dev/null).
+    assert_same_error(theirs, ours, r"namespace aten\b",
+                      r"registered at \S+:\d+\b.*registered at \S+:\d+")
+    assert (turnout.ones(2) + 1).tolist() == [2.0, 2.0]
+
+
 def test_classmethod_handler_on_a_mode_is_refused():
     def case(api, ns):
         def handler(cls, func, types, args=(), kwargs=None):
