@@ -107,8 +107,12 @@ void warn(const std::string& message) {
   if (handler) {
     handler(message);
   } else {
-    std::cerr << "turnout warning: " << message << std::endl;
+    printWarning(message);
   }
+}
+
+void printWarning(const std::string& message) {
+  std::cerr << "turnout warning: " << message << std::endl;
 }
 
 namespace detail {
