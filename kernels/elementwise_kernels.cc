@@ -30,14 +30,6 @@ namespace {
 
 // ---- Shared checks -------------------------------------------------------------
 
-std::string shapeString(IntArrayRef sizes) {
-  std::ostringstream out;
-  out << "[";
-  for (size_t i = 0; i < sizes.size(); ++i) out << (i ? ", " : "") << sizes[i];
-  out << "]";
-  return out.str();
-}
-
 // A 0-dim CPU tensor goes with tensors on any device, as a number would.
 bool isCpuScalar(const Tensor& t) { return t.dim() == 0 && t.is_cpu(); }
 

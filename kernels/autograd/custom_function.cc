@@ -16,14 +16,6 @@ namespace turnout {
 namespace autograd {
 namespace {
 
-std::string shapeString(IntArrayRef sizes) {
-  std::string out = "[";
-  for (size_t i = 0; i < sizes.size(); ++i) {
-    out += (i ? ", " : "") + std::to_string(sizes[i]);
-  }
-  return out + "]";
-}
-
 // True when `grad` of shape `have` can be summed to `want` (`want`
 // broadcasts to `have`).
 bool sumsTo(IntArrayRef have, IntArrayRef want) {
