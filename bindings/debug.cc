@@ -29,6 +29,7 @@
 #include "dispatcher/debug/profiler.h"
 #include "dispatcher/debug/registry_snapshot.h"
 #include "dispatcher/dispatcher.h"
+#include "dispatcher/schema/default_ivalue.h"
 
 namespace py = pybind11;
 

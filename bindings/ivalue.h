@@ -75,10 +75,6 @@ IValue toIValue(pybind11::handle obj, const FunctionSchema& schema,
 Stack bindArguments(const OperatorHandle& op, const pybind11::tuple& args,
                     const pybind11::dict& kwargs);
 
-/// The schema default of `arg` as an IValue of its type.
-/// Precondition: arg.default_value() is set.
-IValue defaultToIValue(const Argument& arg);
-
 /// An IValue as a Python object (Error(Type) past kMaxNestingDepth or
 /// kMaxConvertedElements). With
 /// `type`, Ints of ScalarType, Layout

@@ -27,6 +27,7 @@ RUNTIME_LIBRARIES = [
     "//dispatcher/debug:explain",
     "//dispatcher/debug:profiler",
     "//dispatcher/debug:registry_snapshot",
+    "//dispatcher/schema:default_ivalue",
     "//dispatcher/schema:schema_parser",
     "//jit/ir",
     "//jit/passes",

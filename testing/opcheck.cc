@@ -14,6 +14,7 @@
 #include "dispatcher/core/intrusive_ptr.h"
 #include "dispatcher/core/tensor_impl.h"
 #include "dispatcher/debug/explain.h"
+#include "dispatcher/schema/default_ivalue.h"
 #include "dispatcher/schema/function_schema.h"
 #include "jit/runtime/graph_executor.h"
 #include "jit/tracer/tracer.h"
@@ -891,48 +892,6 @@ void testGraph(const OperatorHandle& op, const Stack& args) {
 
 // ---- Arguments ------------------------------------------------------------------
 
-IValue defaultValue(const Argument& arg, const std::string& op) {
-  const DefaultValue& d = *arg.default_value();
-  switch (d.kind()) {
-    case DefaultValue::Kind::None:
-      return IValue();
-    case DefaultValue::Kind::Bool:
-      return IValue(d.toBool());
-    case DefaultValue::Kind::Int:
-      return IValue(d.toInt());
-    case DefaultValue::Kind::Double:
-      return IValue(d.toDouble());
-    case DefaultValue::Kind::String:
-      return IValue(d.toStringRef());
-    case DefaultValue::Kind::List: {
-      const std::vector<DefaultValue>& l = d.toList();
-      if (l.empty() || l[0].isInt()) {
-        std::vector<int64_t> v;
-        for (const DefaultValue& e : l) v.push_back(e.toInt());
-        if (arg.N() && v.size() == 1) v.assign(static_cast<size_t>(*arg.N()), v[0]);
-        return IValue(std::move(v));
-      }
-      if (l[0].isDouble()) {
-        std::vector<double> v;
-        for (const DefaultValue& e : l) v.push_back(e.toDouble());
-        return IValue(std::move(v));
-      }
-      if (l[0].isBool()) {
-        std::vector<bool> v;
-        for (const DefaultValue& e : l) v.push_back(e.toBool());
-        return IValue(std::move(v));
-      }
-      break;
-    }
-    default:
-      break;
-  }
-  TURNOUT_CHECK(false, ErrorKind::InvalidArgument, "opcheck(", op,
-                "): the default of argument '", arg.name(), "' (",
-                d.toString(), ") cannot be filled in here; pass it explicitly");
-  return IValue();
-}
-
 Stack bindArgs(const OperatorHandle& op, const Stack& args,
                const std::vector<std::pair<std::string, IValue>>& kwargs) {
   const FunctionSchema& schema = op.schema();
@@ -964,7 +923,7 @@ Stack bindArgs(const OperatorHandle& op, const Stack& args,
                     ErrorKind::InvalidArgument, "opcheck(", name,
                     "): missing argument '", params[i].name(), "' (position ",
                     i + 1, ") of ", toString(schema));
-      out.push_back(defaultValue(params[i], name));
+      out.push_back(defaultToIValue(params[i]));
     }
   }
   return out;
