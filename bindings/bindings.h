@@ -35,6 +35,9 @@ void initDebug(pybind11::module_& m);
 void initPythonKernel(pybind11::module_& m);
 /// Dispatch modes and tensor subclasses: the Python key (python_mode.cc).
 void initPythonMode(pybind11::module_& m);
+/// opcheck and gradcheck, behind turnout.library.opcheck and
+/// turnout.autograd.gradcheck (testing.cc).
+void initTesting(pybind11::module_& m);
 /// turnout.cuda: devices, streams, events, the caching allocator
 /// (cuda.cc). Not part of _C: the module turnout._C_cuda (cuda_module.cc),
 /// built where the CUDA toolkit was found.

@@ -29,15 +29,14 @@
 #include "dispatcher/debug/profiler.h"
 #include "dispatcher/debug/registry_snapshot.h"
 #include "dispatcher/dispatcher.h"
+#include "dispatcher/schema/default_ivalue.h"
 
 namespace py = pybind11;
 
 namespace turnout {
 namespace bindings {
-namespace {
 
-// Binds (*args, **kwargs) to the schema of `op` as a call does (defaults
-// filled in); TypeError naming the argument on a mismatch.
+// Declared in ivalue.h (opcheck binds its arguments the same way).
 Stack bindArguments(const OperatorHandle& op, const py::tuple& args,
                     const py::dict& kwargs) {
   const FunctionSchema& schema = op.schema();
@@ -83,6 +82,8 @@ Stack bindArguments(const OperatorHandle& op, const py::tuple& args,
   }
   return stack;
 }
+
+namespace {
 
 OperatorHandle findOverload(const std::string& qualname,
                             const std::string& overload) {

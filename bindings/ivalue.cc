@@ -57,40 +57,103 @@ bool isSequence(py::handle obj) {
   return PyList_Check(obj.ptr()) || PyTuple_Check(obj.ptr());
 }
 
-// ---- Bounded nesting -------------------------------------------------------
+// ---- Bounded nesting and size ---------------------------------------------
 //
 // Every conversion here recurses into the elements of lists and tuples. A
 // value nested deeper than kMaxNestingDepth (a self-referencing list is
-// infinitely deep) stops the conversion with NestingLimit, which each
-// container level on the way out extends with its index, so that the error
-// names the path. The bound costs one compare per container; the path and
-// the search for a cycle cost something only on that error path.
+// infinitely deep), or one whose conversion would visit more than
+// kMaxConvertedElements elements, stops the conversion with
+// ConversionLimit, which each container level on the way out extends with
+// its index, so that the error names the path. The second bound is what
+// stops a shared structure (`a = [a, a]`, 60 times: 60 levels, 2**60
+// elements by value) from taking exponential time. The outermost list or
+// tuple is first walked without converting anything (checkSize), so that
+// such a value is refused in a fraction of a second; the conversion checks
+// again as it goes, as an element's Python code (an __index__) may change
+// the lists. The path and the search for a cycle cost something only on
+// the error path.
 
-struct NestingLimit {
-  std::vector<Py_ssize_t> path;  // innermost index first
+struct ConversionLimit {
+  bool too_many_elements = false;  // else too deep
+  std::vector<Py_ssize_t> path;    // innermost index first
+};
+
+// The elements the conversion running on this thread may still visit. Each
+// conversion (tryToIValue, toIValue) starts its own budget and gives the
+// one it interrupted back when it ends: an element's __index__ may run
+// Python code that converts other values.
+thread_local int64_t tls_elements_left = 0;
+
+class ElementBudget {
+ public:
+  ElementBudget() : saved_(tls_elements_left) {
+    tls_elements_left = kMaxConvertedElements;
+  }
+  ~ElementBudget() { tls_elements_left = saved_; }
+  ElementBudget(const ElementBudget&) = delete;
+  ElementBudget& operator=(const ElementBudget&) = delete;
+
+ private:
+  int64_t saved_;
 };
 
 void checkDepth(int depth) {
-  if (__builtin_expect(depth > kMaxNestingDepth, 0)) throw NestingLimit{};
+  if (__builtin_expect(depth > kMaxNestingDepth, 0)) throw ConversionLimit{};
+}
+
+// Walks the lists and tuples of `obj` (a list or tuple) without converting
+// anything, charging every element to `left`: a value past the element
+// limit is refused before any conversion work, which for a huge shared
+// value would take seconds to reach the limit. It does not descend past
+// kMaxNestingDepth, so that a value too deep, or containing itself, is
+// refused by the conversion as before (which names the cycle, and does not
+// refuse a value that fails to match its type first). No Python code runs
+// here, so no list can change under the walk; the conversion counts again
+// (forEachElement), as its Python code may change the lists.
+void checkSize(PyObject* p, int depth, int64_t* left) {
+  if (depth >= kMaxNestingDepth) return;
+  const bool list = PyList_Check(p);
+  const Py_ssize_t n = list ? PyList_GET_SIZE(p) : PyTuple_GET_SIZE(p);
+  *left -= n;
+  if (__builtin_expect(*left < 0, 0)) throw ConversionLimit{true, {}};
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* e = list ? PyList_GET_ITEM(p, i) : PyTuple_GET_ITEM(p, i);
+    if (!PyList_Check(e) && !PyTuple_Check(e)) continue;
+    try {
+      checkSize(e, depth + 1, left);
+    } catch (ConversionLimit& limit) {
+      limit.path.push_back(i);
+      throw;
+    }
+  }
 }
 
 // The elements of a list or tuple, each held by a strong reference while `f`
-// runs. A list is re-read at every step: `f` may run Python code (an
-// __index__) that shrinks or replaces the list's storage. `f(e, depth)`
-// gets the depth of the element.
+// runs, each charged to this thread's ElementBudget. A list is re-read at
+// every step: `f` may run Python code (an __index__) that shrinks, grows or
+// replaces the list's storage. `f(e, depth)` gets the depth of the element.
+// The outermost container (depth 0) is first walked by checkSize.
 template <class F>
 bool forEachElement(py::handle obj, int depth, F&& f) {
   PyObject* p = obj.ptr();
+  if (depth == 0) {
+    int64_t left = kMaxConvertedElements;
+    checkSize(p, 0, &left);
+  }
   checkDepth(depth + 1);
+  int64_t& left = tls_elements_left;
   const bool list = PyList_Check(p);
   for (Py_ssize_t i = 0;; ++i) {
     const Py_ssize_t n = list ? PyList_GET_SIZE(p) : PyTuple_GET_SIZE(p);
     if (i >= n) break;
+    if (__builtin_expect(--left < 0, 0)) {
+      throw ConversionLimit{true, {i}};
+    }
     py::object e = py::reinterpret_borrow<py::object>(
         list ? PyList_GET_ITEM(p, i) : PyTuple_GET_ITEM(p, i));
     try {
       if (!f(py::handle(e), depth + 1)) return false;
-    } catch (NestingLimit& limit) {
+    } catch (ConversionLimit& limit) {
       limit.path.push_back(i);
       throw;
     }
@@ -111,12 +174,15 @@ std::string formatPath(const std::vector<Py_ssize_t>& outer_first, size_t n) {
   return out;
 }
 
-// The error for a value that reached the nesting limit along `path`
-// (innermost first, as NestingLimit collects it), `root` naming the value:
-// "x contains itself: x[0] is x" when the path runs into a cycle, else
-// "x is nested more than 100 levels deep (x[0][0]...[0])".
-std::string nestingMessage(py::handle obj, std::vector<Py_ssize_t> path,
-                           std::string_view root) {
+// The error for a value that reached a limit along `path` (innermost first,
+// as ConversionLimit collects it), `root` naming the value: "x contains
+// itself: x[0] is x" when the path runs into a cycle (a long list that holds
+// itself may reach the element limit first), else "x is nested more than
+// 100 levels deep (x[0][0]...[0])" or "x holds more than 4194304 elements in
+// all ...".
+std::string limitMessage(py::handle obj, const ConversionLimit& limit,
+                         std::string_view root) {
+  std::vector<Py_ssize_t> path = limit.path;
   std::reverse(path.begin(), path.end());
   const std::string name(root);
   // Walks the path again; an object met twice is a cycle.
@@ -138,6 +204,15 @@ std::string nestingMessage(py::handle obj, std::vector<Py_ssize_t> path,
       }
     }
     seen.push_back(cur);
+  }
+  if (limit.too_many_elements) {
+    return name + " holds more than " + std::to_string(kMaxConvertedElements) +
+           " elements in all, counting an element each time it is reached "
+           "(a list held twice counts twice; stopped at " + name + formatPath(path, path.size()) +
+           "); turnout converts lists and tuples by value, at most " +
+           std::to_string(kMaxConvertedElements) +
+           " elements per value: pass bulk data as a tensor, and do not "
+           "nest the same list many times over";
   }
   return name + " is nested more than " + std::to_string(kMaxNestingDepth) +
          " levels deep (" + name + formatPath(path, path.size()) +
@@ -270,64 +345,6 @@ bool listToIValue(py::handle obj, const SchemaType& element,
       return true;
     }
   }
-}
-
-IValue defaultToIValueOfType(const DefaultValue& d, const SchemaType& type,
-                             std::optional<int32_t> N) {
-  const SchemaType* t = &type;
-  if (t->kind() == Kind::Optional) {
-    if (d.isNone()) return IValue();
-    t = t->elementType().get();
-  }
-  switch (d.kind()) {
-    case DefaultValue::Kind::None:
-      return IValue();
-    case DefaultValue::Kind::Bool:
-      return IValue(d.toBool());
-    case DefaultValue::Kind::Int:
-      if (t->kind() == Kind::Float) return IValue(static_cast<double>(d.toInt()));
-      if (t->kind() == Kind::List) {  // int[2] stride=1
-        return IValue(std::vector<int64_t>(N.value_or(1), d.toInt()));
-      }
-      return IValue(d.toInt());
-    case DefaultValue::Kind::Double:
-      return IValue(d.toDouble());
-    case DefaultValue::Kind::Complex:
-      TURNOUT_CHECK(false, ErrorKind::NotImplemented,
-                    "complex default values are not supported in Python calls");
-      break;
-    case DefaultValue::Kind::String:
-      return IValue(d.toStringRef());
-    case DefaultValue::Kind::List: {
-      const SchemaType& element =
-          t->kind() == Kind::List ? *t->elementType() : *t;
-      std::vector<IValue> elements;
-      for (const DefaultValue& e : d.toList()) {
-        elements.push_back(defaultToIValueOfType(e, element, std::nullopt));
-      }
-      switch (element.kind()) {
-        case Kind::Int:
-        case Kind::SymInt: {
-          std::vector<int64_t> v;
-          for (const IValue& e : elements) v.push_back(e.toInt());
-          return IValue(std::move(v));
-        }
-        case Kind::Float: {
-          std::vector<double> v;
-          for (const IValue& e : elements) v.push_back(e.toDouble());
-          return IValue(std::move(v));
-        }
-        case Kind::Bool: {
-          std::vector<bool> v;
-          for (const IValue& e : elements) v.push_back(e.toBool());
-          return IValue(std::move(v));
-        }
-        default:
-          return IValue(std::move(elements));
-      }
-    }
-  }
-  return IValue();
 }
 
 bool tryToIValueAt(py::handle obj, const SchemaType& type,
@@ -484,10 +501,10 @@ bool tryToIValue(py::handle obj, const SchemaType& type,
                  std::optional<int32_t> N, IValue* out,
                  std::string_view name) {
   try {
+    ElementBudget budget;
     return tryToIValueAt(obj, type, N, out, 0);
-  } catch (NestingLimit& limit) {
-    throw Error(ErrorKind::Type,
-                nestingMessage(obj, std::move(limit.path), name));
+  } catch (const ConversionLimit& limit) {
+    throw Error(ErrorKind::Type, limitMessage(obj, limit, name));
   }
 }
 
@@ -498,12 +515,13 @@ IValue toIValue(py::handle obj, const FunctionSchema& schema,
                              ? schema.name()
                              : schema.name() + "." + schema.overload_name();
   try {
+    ElementBudget budget;
     if (tryToIValueAt(obj, *arg.type(), arg.N(), &out, 0)) return out;
-  } catch (NestingLimit& limit) {
+  } catch (const ConversionLimit& limit) {
     throw Error(ErrorKind::Type,
                 overload + "(): argument '" + arg.name() + "' (position " +
                     std::to_string(position + 1) + "): " +
-                    nestingMessage(obj, std::move(limit.path), arg.name()));
+                    limitMessage(obj, limit, arg.name()));
   }
   TURNOUT_CHECK(false, ErrorKind::Type, overload, "(): argument '", arg.name(),
                 "' (position ", position + 1, ") must be ",
@@ -511,14 +529,38 @@ IValue toIValue(py::handle obj, const FunctionSchema& schema,
   return out;
 }
 
-IValue defaultToIValue(const Argument& arg) {
-  TURNOUT_INTERNAL_ASSERT(arg.default_value().has_value(),
-                          "defaultToIValue: argument '", arg.name(),
-                          "' has no default");
-  return defaultToIValueOfType(*arg.default_value(), *arg.type(), arg.N());
-}
-
 namespace {
+
+// Refuses, before building anything, an IValue of more than
+// kMaxConvertedElements elements in all, counting an element each time it
+// is reached: IValue lists are shared by reference, so a small value (a
+// graph's ListConstruct(%l, %l), 60 times) may stand for a huge Python one.
+void checkIValueSize(const IValue& v, int depth, int64_t* left) {
+  if (!v.isList() && !v.isTuple()) return;
+  if (depth >= kMaxNestingDepth) return;  // toPyObjectAt's error
+  size_t n = 0;
+  switch (v.tag()) {
+    case IValue::Tag::IntList: n = v.toIntListRef().size(); break;
+    case IValue::Tag::DoubleList: n = v.toDoubleListRef().size(); break;
+    case IValue::Tag::BoolList: n = v.toBoolListRef().size(); break;
+    case IValue::Tag::TensorList: n = v.toTensorListRef().size(); break;
+    case IValue::Tag::GenericList: n = v.toListRef().size(); break;
+    default: n = v.toTupleRef().elements().size(); break;
+  }
+  *left -= static_cast<int64_t>(std::min<size_t>(n, kMaxConvertedElements + 1));
+  TURNOUT_CHECK(*left >= 0, ErrorKind::Type, "a value of more than ",
+                kMaxConvertedElements,
+                " elements in all (counting an element each time it is "
+                "reached: a list held twice counts twice) cannot be converted "
+                "to Python; return bulk data as a tensor");
+  if (v.isGenericList()) {
+    for (const IValue& e : v.toListRef()) checkIValueSize(e, depth + 1, left);
+  } else if (v.isTuple()) {
+    for (const IValue& e : v.toTupleRef().elements()) {
+      checkIValueSize(e, depth + 1, left);
+    }
+  }
+}
 
 py::object toPyObjectAt(const IValue& v, const SchemaType* type, int depth) {
   const SchemaType* element = nullptr;
@@ -607,6 +649,8 @@ py::object toPyObjectAt(const IValue& v, const SchemaType* type, int depth) {
 }  // namespace
 
 py::object toPyObject(const IValue& v, const SchemaType* type) {
+  int64_t left = kMaxConvertedElements;
+  checkIValueSize(v, 0, &left);
   return toPyObjectAt(v, type, 0);
 }
 

@@ -16,7 +16,9 @@
 //
 // Nesting is bounded both ways: a list or tuple nested deeper than
 // kMaxNestingDepth, or one that contains itself, is a TypeError that names
-// the path ("x contains itself: x[0] is x"), never a C stack overflow.
+// the path ("x contains itself: x[0] is x"), never a C stack overflow; so is
+// a value of more than kMaxConvertedElements elements (counted each time
+// they are reached), never a hang.
 //
 // Thread safety: call with the GIL held.
 #ifndef TURNOUT_BINDINGS_IVALUE_H_
@@ -30,6 +32,7 @@
 #include <string_view>
 
 #include "dispatcher/core/ivalue.h"
+#include "dispatcher/operator_handle.h"
 #include "dispatcher/schema/function_schema.h"
 #include "dispatcher/schema/schema_type.h"
 #include "dispatcher/stack.h"
@@ -42,11 +45,20 @@ namespace bindings {
 /// recursion fits any thread's stack.
 inline constexpr int kMaxNestingDepth = 100;
 
+/// The most elements of lists and tuples one conversion visits (either
+/// way), counting an element each time it is reached: a list held twice
+/// counts twice, so `a = [a, a]` repeated 60 times (2**60 elements by value)
+/// is refused in a fraction of a second instead of converting forever. A
+/// few million: more than any argument spelled as a list needs (bulk data
+/// travels as a tensor).
+inline constexpr int64_t kMaxConvertedElements = int64_t{1} << 22;
+
 /// Converts `obj` to `type` (with `N`, the size of a sized list). Returns
 /// false, leaving `out` as it was, when `obj` does not fit the type.
 /// Throws only for a value of the right kind that is malformed (a device
 /// string that does not parse), and Error(Type) for a value nested deeper
-/// than kMaxNestingDepth or containing itself, whose message calls the
+/// than kMaxNestingDepth, containing itself or holding more than
+/// kMaxConvertedElements elements, whose message calls the
 /// value `name` ("x is nested more than 100 levels deep (x[0]...[0])").
 bool tryToIValue(pybind11::handle obj, const SchemaType& type,
                  std::optional<int32_t> N, IValue* out,
@@ -58,11 +70,13 @@ bool tryToIValue(pybind11::handle obj, const SchemaType& type,
 IValue toIValue(pybind11::handle obj, const FunctionSchema& schema,
                 const Argument& arg, size_t position);
 
-/// The schema default of `arg` as an IValue of its type.
-/// Precondition: arg.default_value() is set.
-IValue defaultToIValue(const Argument& arg);
+/// Binds (*args, **kwargs) to the schema of `op` as a call does (defaults
+/// filled in); Error(Type) naming the argument on a mismatch. (debug.cc)
+Stack bindArguments(const OperatorHandle& op, const pybind11::tuple& args,
+                    const pybind11::dict& kwargs);
 
-/// An IValue as a Python object (Error(Type) past kMaxNestingDepth). With
+/// An IValue as a Python object (Error(Type) past kMaxNestingDepth or
+/// kMaxConvertedElements). With
 /// `type`, Ints of ScalarType, Layout
 /// and MemoryFormat type come back as turnout.dtype / layout /
 /// memory_format objects. An undefined Tensor is None.

@@ -21,6 +21,7 @@
 
 #include "bindings/bindings.h"
 #include "bindings/ivalue.h"
+#include "bindings/python_error.h"
 #include "bindings/python_kernel.h"
 #include "dispatcher/core/error.h"
 #include "dispatcher/library.h"
@@ -35,6 +36,59 @@ namespace {
 
 Tensor identityKernel(const Tensor& t) { return t; }
 Tensor firstKernel(const Tensor& a, const Tensor& b) { return a; }
+
+// The warnings of the registration running on this thread under
+// warningsToPython, or null.
+thread_local std::vector<std::string>* pending_warnings = nullptr;
+
+// turnout's warning handler while turnout._C is loaded: keeps the warnings
+// of a registration under warningsToPython, passes the others on.
+void installWarningHandler() {
+  static WarningHandler* const previous = new WarningHandler;
+  *previous = setWarningHandler([](const std::string& message) {
+    if (pending_warnings != nullptr) {
+      pending_warnings->push_back(message);
+    } else if (*previous) {
+      (*previous)(message);
+    } else {
+      printWarning(message);
+    }
+  });
+}
+
+// Issues `warnings` as Python UserWarnings (the GIL is held: the registering
+// bindings never release it). A warnings filter set to "error" raises the
+// first one.
+void issueWarnings(const std::vector<std::string>& warnings) {
+  for (const std::string& text : warnings) {
+    if (PyErr_WarnEx(PyExc_UserWarning, text.c_str(), 1) != 0) {
+      py::error_already_set e;
+      throw PythonError(e);
+    }
+  }
+}
+
+// Runs `f`, a registration, and issues its warnings (a kernel overriding
+// another) as Python UserWarnings once it has returned, as torch's
+// _DispatchModule.impl does: the registration holds turnout's lock, under
+// which no Python code (a warnings filter, showwarning) may run. A warning
+// turned into an error is raised after the registration took effect, as in
+// torch.
+template <typename F>
+void warningsToPython(F&& f) {
+  std::vector<std::string> warnings;
+  std::vector<std::string>* const outer = pending_warnings;
+  pending_warnings = &warnings;
+  try {
+    f();
+  } catch (...) {
+    pending_warnings = outer;
+    issueWarnings(warnings);
+    throw;
+  }
+  pending_warnings = outer;
+  issueWarnings(warnings);
+}
 
 // Runs `f`. An error with a hint is reported without it: this is the
 // torch-named API, whose errors keep the shape of torch's (Error::withHint).
@@ -135,6 +189,7 @@ std::vector<std::string> parseTags(const py::handle& tags) {
 }  // namespace
 
 void initLibrary(py::module_& m) {
+  installWarningHandler();
   m.def("_load_library", &loadLibrary, py::arg("path"),
         "dlopens a shared library of operators, all or nothing (see "
         "turnout.ops.load_library); False when it was already loaded.");
@@ -213,9 +268,11 @@ void initLibrary(py::module_& m) {
            [](PyLibrary& self, const std::string& name, const std::string& key,
               const py::object& func, bool with_keyset) {
              torchShaped([&] {
-               Library& lib = self.get();
-               lib.impl(name, pythonKernel("impl(" + name + ")", key, func,
-                                           with_keyset, /*with_op=*/false));
+               warningsToPython([&] {
+                 Library& lib = self.get();
+                 lib.impl(name, pythonKernel("impl(" + name + ")", key, func,
+                                             with_keyset, /*with_op=*/false));
+               });
              });
            },
            py::arg("name"), py::arg("dispatch"), py::arg("func"),

@@ -17,6 +17,7 @@ PYBIND11_MODULE(_C, m) {
   turnout::bindings::initDebug(m);
   turnout::bindings::initPythonKernel(m);
   turnout::bindings::initPythonMode(m);
+  turnout::bindings::initTesting(m);
 
   m.def(
       "_build_info",

@@ -38,6 +38,7 @@
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/local_dispatch_key_set.h"
 #include "dispatcher/operator_entry.h"
+#include "dispatcher/schema/default_ivalue.h"
 #include "dispatcher/schema/schema_parser.h"
 
 namespace py = pybind11;

@@ -24,6 +24,7 @@
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/operator_handle.h"
 #include "kernels/autograd/autograd_meta.h"
+#include "kernels/autograd/autograd_fallback.h"
 #include "kernels/autograd/function_node.h"
 #include "kernels/autograd/node.h"
 #include "kernels/copy.h"
@@ -393,9 +394,12 @@ class PythonFunctionNode final : public autograd::Node {
 };
 
 // Makes a PythonFunctionNode the grad_fn of `outputs`. None inputs take no
-// gradient.
+// gradient. An output may be an input only when it is in `dirty` (modified
+// in place by the forward: turnout.autograd.Function's mark_dirty); its
+// history is then rebased onto the node.
 void recordPythonNode(const std::string& name, const py::list& inputs,
-                      const py::list& outputs, const py::object& backward) {
+                      const py::list& outputs, const py::object& backward,
+                      const py::list& dirty) {
   TURNOUT_CHECK(PyCallable_Check(backward.ptr()), ErrorKind::Type, name,
                 ": the backward function must be callable, got ",
                 describePyType(backward));
@@ -409,11 +413,29 @@ void recordPythonNode(const std::string& name, const py::list& inputs,
                   ": inputs must be Tensors or None, got ", describePyType(h));
     ins.push_back(unpackTensor(h.ptr()));
   }
+  std::vector<const TensorImpl*> dirty_impls;
+  for (py::handle h : dirty) {
+    TURNOUT_CHECK(isTensor(h.ptr()), ErrorKind::Type, name,
+                  ": dirty tensors must be Tensors, got ", describePyType(h));
+    dirty_impls.push_back(unpackTensor(h.ptr()).unsafeGetTensorImpl());
+  }
+  auto isDirty = [&dirty_impls](const Tensor& t) {
+    for (const TensorImpl* d : dirty_impls) {
+      if (d == t.unsafeGetTensorImpl()) return true;
+    }
+    return false;
+  };
   std::vector<Tensor> outs;
   for (py::handle h : outputs) {
     TURNOUT_CHECK(isTensor(h.ptr()), ErrorKind::Type, name,
                   ": outputs must be Tensors, got ", describePyType(h));
     const Tensor& t = unpackTensor(h.ptr());
+    if (isDirty(t)) {
+      // Checked before any history changes.
+      autograd::detail::checkInplaceAllowed(t, /*recording=*/true, name.c_str());
+      outs.push_back(t);
+      continue;
+    }
     for (const Tensor& in : ins) {
       TURNOUT_CHECK(!in.defined() ||
                         in.unsafeGetTensorImpl() != t.unsafeGetTensorImpl(),
@@ -484,9 +506,61 @@ void initPythonKernel(py::module_& m) {
 
   m.def("_autograd_record_python_node", &recordPythonNode, py::arg("name"),
         py::arg("inputs"), py::arg("outputs"), py::arg("backward"),
+        py::arg("dirty") = py::list(),
         "Makes a backward Node calling `backward(*grads)` the grad_fn of "
         "`outputs`; it returns one gradient (or None) per entry of `inputs`. "
-        "Used by turnout.library's register_autograd.");
+        "Outputs in `dirty` may be inputs (modified in place): their history "
+        "is rebased onto the node. Used by turnout.library's "
+        "register_autograd and turnout.autograd.Function.");
+  m.def(
+      "_bump_version",
+      [](const Tensor& t) { t.unsafeGetTensorImpl()->bump_version(); },
+      py::arg("tensor"),
+      "Bumps the version counter of `tensor`, as an in-place operation does "
+      "(turnout.autograd.Function's mark_dirty).");
+  // The autograd fallback's warning ("... has no autograd kernel") as a
+  // Python UserWarning at the call; a warnings filter set to "error" makes
+  // the call raise it. The fallback runs outside any turnout lock, so taking
+  // the GIL there is safe.
+  autograd::setAutogradFallbackWarningHandler([](const std::string& text) {
+    if (!Py_IsInitialized()) {
+      turnout::warn(text);
+      return;
+    }
+    GilAcquire gil;
+    if (PyErr_WarnEx(PyExc_UserWarning, text.c_str(), 1) != 0) {
+      py::error_already_set e;
+      throw PythonError(e);
+    }
+  });
+  m.def(
+      "_set_autograd_fallback_mode",
+      [](const std::string& mode) {
+        if (mode == "warn") {
+          autograd::setAutogradFallbackMode(autograd::AutogradFallbackMode::Warn);
+        } else if (mode == "nothing") {
+          autograd::setAutogradFallbackMode(
+              autograd::AutogradFallbackMode::Nothing);
+        } else {
+          TURNOUT_CHECK(false, ErrorKind::InvalidArgument,
+                        "_set_autograd_fallback_mode: expected \"warn\" or "
+                        "\"nothing\", got \"", mode, "\"");
+        }
+      },
+      py::arg("mode"),
+      "What calls of operators with no autograd kernel do at the autograd "
+      "keys: \"warn\" (warn once per operator when an input requires grad, "
+      "as torch 2.x) or \"nothing\" (the default for now: fall through, as "
+      "torch 1.13).");
+  m.def("_get_autograd_fallback_mode", [] {
+    return autograd::autogradFallbackMode() ==
+                   autograd::AutogradFallbackMode::Warn
+               ? "warn"
+               : "nothing";
+  });
+  m.def("_reset_autograd_fallback_warnings",
+        &autograd::resetAutogradFallbackWarnings,
+        "Forgets which operators have warned (tests).");
   m.def("_release_pending_pyobjects", &releasePendingPyObjects,
         "Drops Python references queued by threads without the GIL (tests).");
 }

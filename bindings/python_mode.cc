@@ -56,8 +56,8 @@ void pushMode(py::handle mode) {
       py::hasattr(mode, kHandlerName), ErrorKind::Type,
       "_push_dispatch_mode(mode): ", describePyType(mode),
       " has no __turnout_dispatch__ method; subclass "
-      "turnout._mode.DispatchMode and define "
-      "__turnout_dispatch__(self, func, types, args=(), kwargs=None)");
+      "turnout._mode.DispatchMode and define __turnout_dispatch__(self, func, "
+      "types, args=(), kwargs=None)", torchDispatchHint(mode));
   tls_modes.push_back(mode.inc_ref().ptr());
   syncPythonKey();
 }
@@ -240,8 +240,8 @@ py::object makeWrapperSubclass(py::handle cls, const std::vector<int64_t>& size,
   TURNOUT_CHECK(
       hasHandler(cls), ErrorKind::Type,
       "_make_wrapper_subclass(cls, ...): ", std::string(py::repr(cls)),
-      " has no __turnout_dispatch__ classmethod; a wrapper holds no "
-      "data, so every operator on it must go to that handler");
+      " has no __turnout_dispatch__ classmethod; a wrapper holds no data, so "
+      "every operator on it must go to that handler", torchDispatchHint(cls));
   DispatchKeySet keys = TensorImpl::computeKeySet(dtype, Layout::Strided,
                                                   Device(DeviceType::Meta))
                             .add(DispatchKey::Python);
@@ -501,8 +501,8 @@ void handleWithGil(const OperatorHandle& op, DispatchKeySet ks, Stack* stack,
         traceHandlerLine(op, describeHandler("mode", popped.mode().get_type()));
       }
       detail::PythonTimeScope python_time;  // the profiler's Python column
-      result = popped.mode().attr(kHandlerName)(func, types_tuple, args_tuple,
-                                                kwargs);
+      result = callHandler(popped.mode(), popped.mode().get_type(), func,
+                           types_tuple, args_tuple, kwargs);
     }
     TURNOUT_CHECK(!result.is(py::handle(Py_NotImplemented)), ErrorKind::Type,
                   who, " returned NotImplemented for ", qualifiedName(schema),
@@ -519,7 +519,7 @@ void handleWithGil(const OperatorHandle& op, DispatchKeySet ks, Stack* stack,
     py::object result;
     {
       detail::PythonTimeScope python_time;  // the profiler's Python column
-      result = cls.attr(kHandlerName)(func, types_tuple, args_tuple, kwargs);
+      result = callHandler(cls, cls, func, types_tuple, args_tuple, kwargs);
     }
     if (result.is(py::handle(Py_NotImplemented))) continue;
     pushReturns(result, schema, typeName(cls) + ".__turnout_dispatch__", first,
@@ -625,3 +625,42 @@ TURNOUT_LIBRARY_IMPL(_, Python, m) {
   m.fallback(turnout::CppFunction::makeFromBoxedFunction(
       &turnout::bindings::pythonFallback));
 }
+
+// ---- Rules and hints (declared in python_mode.h) ---------------------------
+
+namespace turnout {
+namespace bindings {
+namespace {
+
+// A class's own rules from turnout.library.register_torch_dispatch,
+// {"ns::name.overload": fn}, in its __dict__: never inherited, as torch
+// applies a rule to exactly the class it was registered for.
+constexpr const char* kRulesName = "_turnout_dispatch_rules";
+
+}  // namespace
+
+py::object callHandler(py::handle handler, py::handle cls, py::handle func,
+                       py::handle types, py::handle args, py::handle kwargs) {
+  PyObject* dict = reinterpret_cast<PyTypeObject*>(cls.ptr())->tp_dict;
+  PyObject* rules =
+      dict == nullptr ? nullptr : PyDict_GetItemString(dict, kRulesName);
+  if (rules != nullptr && PyDict_Check(rules) && PyDict_Size(rules) > 0) {
+    std::string op = py::str(func.attr("name")()).cast<std::string>();
+    PyObject* found = PyDict_GetItemString(rules, op.c_str());  // borrowed
+    if (found != nullptr) {
+      // Owned before the call: the rule may deregister itself.
+      py::object rule = py::reinterpret_borrow<py::object>(found);
+      return rule(handler, func, types, args, kwargs);
+    }
+  }
+  return handler.attr(kHandlerName)(func, types, args, kwargs);
+}
+
+std::string torchDispatchHint(py::handle obj) {
+  if (!py::hasattr(obj, "__torch_dispatch__")) return "";
+  return "; it defines __torch_dispatch__, which turnout never calls: define "
+         "__turnout_dispatch__ (same arguments) instead";
+}
+
+}  // namespace bindings
+}  // namespace turnout

@@ -39,6 +39,8 @@
 #include <Python.h>
 #include <pybind11/pybind11.h>
 
+#include <string>
+
 #include "bindings/tensor.h"
 #include "dispatcher/core/tensor.h"
 #include "dispatcher/core/tensor_impl.h"
@@ -62,6 +64,17 @@ inline void forgetPythonTensor(PyObject* obj) {
   PyObjectSlot& slot = unpackTensor(obj).unsafeGetTensorImpl()->pyobj_slot();
   if (__builtin_expect(slot.get() == obj, 0)) slot.clear();
 }
+/// Calls `handler.__turnout_dispatch__(func, types, args, kwargs)`, or,
+/// when turnout.library.register_torch_dispatch gave class `cls` (the mode's
+/// class, or the subclass itself) a rule for `func`'s operator, that rule
+/// as rule(handler, func, types, args, kwargs). Precondition: the GIL is
+/// held.
+pybind11::object callHandler(pybind11::handle handler, pybind11::handle cls,
+                             pybind11::handle func, pybind11::handle types,
+                             pybind11::handle args, pybind11::handle kwargs);
+/// "" or, when `obj` has torch's __torch_dispatch__, the end of a message
+/// saying to define __turnout_dispatch__ instead.
+std::string torchDispatchHint(pybind11::handle obj);
 
 }  // namespace bindings
 }  // namespace turnout

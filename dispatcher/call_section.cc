@@ -4,12 +4,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <utility>
 
 namespace turnout {
 namespace detail {
 
-TURNOUT_THREAD_LOCAL ThreadReader thread_reader = {0, nullptr};
+TURNOUT_THREAD_LOCAL ThreadReader thread_reader = {0, 0, nullptr};
 
 namespace {
 
@@ -72,6 +73,22 @@ ReaderRecord* registerReaderThread() {
   return reader.record;
 }
 
+ReaderRecord* hazardGuardSlowEnter() {
+  ThreadReader& reader = thread_reader;
+  if (reader.record == nullptr) registerReaderThread();
+  if (reader.hazard_depth < kHazardSlots) return reader.record;
+  // Nested past the last slot: a CallSection keeps this guard's object (and
+  // everything retired while it is open) alive instead.
+  ++reader.hazard_depth;
+  CallSection::enter();
+  return nullptr;
+}
+
+void hazardGuardSlowLeave() {
+  CallSection::leave();
+  --thread_reader.hazard_depth;
+}
+
 Reclaimer& Reclaimer::global() {
   // Never destroyed: threads may still call during static destruction.
   static Reclaimer* const instance = new Reclaimer();
@@ -96,8 +113,9 @@ ReaderRecord* Reclaimer::acquireRecord() {
 
 void Reclaimer::releaseRecord(ReaderRecord* record) {
   std::lock_guard<std::mutex> lock(mu_);
-  // The thread is outside every section (its state is even), so a new owner
-  // may take the record over with its counter where it is.
+  // The thread is outside every section (its state is even, its slots
+  // null), so a new owner may take the record over with its counter where
+  // it is.
   record->in_use = false;
 }
 
@@ -105,13 +123,16 @@ void Reclaimer::retire(void* object, Deleter deleter, size_t bytes) {
   std::lock_guard<std::mutex> lock(mu_);
   open_.objects.push_back({object, deleter, bytes});
   ++pending_count_;
-  pending_bytes_.store(pending_bytes_.load(std::memory_order_relaxed) + bytes,
-                       std::memory_order_relaxed);
+  pending_bytes_ += bytes;
+  retired_since_pass_.store(
+      retired_since_pass_.load(std::memory_order_relaxed) + bytes,
+      std::memory_order_relaxed);
 }
 
 void Reclaimer::reclaimIfWorthIt() {
   // A relaxed read is enough: a stale value only delays or hastens a pass.
-  if (pending_bytes_.load(std::memory_order_relaxed) < kReclaimThresholdBytes) {
+  if (retired_since_pass_.load(std::memory_order_relaxed) <
+      kReclaimThresholdBytes) {
     return;
   }
   reclaim();
@@ -141,23 +162,48 @@ void Reclaimer::reclaim() {
   std::vector<Retired> to_free;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    retired_since_pass_.store(0, std::memory_order_relaxed);
+    // Every object below was unpublished before a barrier that has run (the
+    // seal's, now or in an earlier pass): a guard that loaded one either
+    // shows it in its slot now, or saw the newer pointer and let it go.
     sealLocked();
+    std::vector<Retired> candidates = std::move(guarded_);
+    guarded_.clear();
     size_t kept = 0;
     for (size_t i = 0; i < sealed_.size(); ++i) {
       if (batchIsFreeLocked(sealed_[i])) {
-        for (Retired& r : sealed_[i].objects) to_free.push_back(r);
+        for (Retired& r : sealed_[i].objects) candidates.push_back(r);
       } else {
         if (kept != i) sealed_[kept] = std::move(sealed_[i]);
         ++kept;
       }
     }
     sealed_.resize(kept);
+    if (!candidates.empty()) {
+      // The guarded objects now: few (one per open guard of every thread).
+      std::vector<const void*> guarded;
+      for (ReaderRecord* r : records_) {
+        for (const std::atomic<const void*>& slot : r->hazards) {
+          // Acquire: a slot cleared after the reads through its guard makes
+          // those reads happen before the free below.
+          const void* p = slot.load(std::memory_order_acquire);
+          if (p != nullptr) guarded.push_back(p);
+        }
+      }
+      std::sort(guarded.begin(), guarded.end());
+      for (const Retired& r : candidates) {
+        if (std::binary_search(guarded.begin(), guarded.end(),
+                               static_cast<const void*>(r.object))) {
+          guarded_.push_back(r);
+        } else {
+          to_free.push_back(r);
+        }
+      }
+    }
     size_t freed_bytes = 0;
     for (const Retired& r : to_free) freed_bytes += r.bytes;
     pending_count_ -= to_free.size();
-    pending_bytes_.store(
-        pending_bytes_.load(std::memory_order_relaxed) - freed_bytes,
-        std::memory_order_relaxed);
+    pending_bytes_ -= freed_bytes;
   }
   // Outside the lock: a deleter may release a kernel functor whose
   // destructor retires or registers something in turn.
@@ -171,7 +217,7 @@ size_t Reclaimer::pendingCount() {
 
 size_t Reclaimer::pendingBytes() {
   std::lock_guard<std::mutex> lock(mu_);
-  return pending_bytes_.load(std::memory_order_relaxed);
+  return pending_bytes_;
 }
 
 }  // namespace detail

@@ -1,8 +1,10 @@
 #include "dispatcher/dispatcher.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <functional>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 #include "absl/hash/hash.h"
@@ -44,6 +46,14 @@ Dispatcher::Index::~Index() {
 
 void Dispatcher::deleteIndex(void* p) { delete static_cast<Index*>(p); }
 
+// Retired by the address of its `table`, the one readers load.
+static_assert(std::is_standard_layout_v<Dispatcher::FallbackTable> &&
+                  offsetof(Dispatcher::FallbackTable, table) == 0,
+              "a FallbackTable and its table must share an address");
+void Dispatcher::deleteFallbackTable(void* p) {
+  delete reinterpret_cast<FallbackTable*>(static_cast<DispatchTable*>(p));
+}
+
 Dispatcher& Dispatcher::singleton() {
   // Never destroyed: calls may still happen during static destruction.
   static Dispatcher* const instance = new Dispatcher();
@@ -77,7 +87,9 @@ OperatorEntry* Dispatcher::findEntry(std::string_view name,
   const size_t h = hashName(name, overload);
   for (IndexNode* node = index->buckets[h & index->mask].load(detail::kReadOrder);
        node != nullptr; node = node->next) {
-    if (node->name.name == name && node->name.overload_name == overload) {
+    if (node->hash != h) continue;
+    const OperatorName& found = node->entry->operator_name();
+    if (found.name == name && found.overload_name == overload) {
       return node->entry;
     }
   }
@@ -198,23 +210,23 @@ void Dispatcher::insertIndexLocked(OperatorEntry* entry) {
     // finish undisturbed, and it is freed after them.
     auto* grown = new Index(2 * (index->mask + 1));
     for (IndexNode* old : index->nodes) {
-      size_t h = hashName(old->name.name, old->name.overload_name);
-      auto* node = new IndexNode{old->name, old->entry,
+      const size_t h = old->hash;
+      auto* node = new IndexNode{h, old->entry,
                                  grown->buckets[h & grown->mask].load(
                                      std::memory_order_relaxed)};
       grown->buckets[h & grown->mask].store(node, std::memory_order_relaxed);
       grown->nodes.push_back(node);
     }
     index_.store(grown, detail::kPublishOrder);
-    detail::Reclaimer::global().retire(index, &deleteIndex,
-                                       sizeof(Index) + 16 * index->nodes.size());
+    detail::Reclaimer::global().retire(
+        index, &deleteIndex,
+        sizeof(Index) + (sizeof(IndexNode) + 16) * index->nodes.size());
     index = grown;
   }
   const OperatorName& name = entry->operator_name();
   size_t h = hashName(name.name, name.overload_name);
   std::atomic<IndexNode*>& bucket = index->buckets[h & index->mask];
-  auto* node =
-      new IndexNode{name, entry, bucket.load(std::memory_order_relaxed)};
+  auto* node = new IndexNode{h, entry, bucket.load(std::memory_order_relaxed)};
   index->nodes.push_back(node);
   bucket.store(node, detail::kPublishOrder);  // node fully built first
 }
@@ -313,8 +325,14 @@ void Dispatcher::updateAllTablesLocked() {
   auto fallback_table = std::make_unique<FallbackTable>();
   OperatorEntry({"", ""}).computeKernelEntries(*this, &fallback_table->table,
                                                &fallback_table->info);
-  fallback_table_ = std::move(fallback_table);
+  FallbackTable* old = std::exchange(fallback_table_, fallback_table.release());
+  // Empty operators move to the new shared table here; the old one is
+  // retired only once none of them points at it.
   for (const auto& entry : entries_) entry->updateTable(*this);
+  if (old != nullptr) {
+    detail::Reclaimer::global().retire(&old->table, &deleteFallbackTable,
+                                       sizeof(FallbackTable));
+  }
 }
 
 RegistrationHandleRAII Dispatcher::registerFallback(DispatchKey key,
@@ -357,6 +375,25 @@ RegistrationHandleRAII Dispatcher::registerFallback(DispatchKey key,
     }
     detail::Reclaimer::global().reclaimIfWorthIt();
   });
+}
+
+void Dispatcher::setFrameworkFallback(DispatchKey key, KernelFunction kernel,
+                                      std::string debug) {
+  TURNOUT_CHECK(isRuntimeDispatchKey(key) || isAliasDispatchKey(key),
+                ErrorKind::InvalidArgument, "setFrameworkFallback: ",
+                toString(key), " is not a runtime or alias key");
+  const bool restore = !kernel.isValid() && !kernel.isFallthrough();
+  AnnotatedKernel framework{
+      restore ? KernelFunction::makeFallthrough() : std::move(kernel),
+      std::nullopt, std::nullopt,
+      restore ? std::string("registered in turnout framework") : std::move(debug)};
+  std::vector<int> slots = slotsFor(key);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (int slot : slots) fallbacks_[slot].framework = framework;
+    updateAllTablesLocked();
+  }
+  detail::Reclaimer::global().reclaimIfWorthIt();
 }
 
 RegistrationHandleRAII Dispatcher::registerLibrary(std::string ns,

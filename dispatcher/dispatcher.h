@@ -87,6 +87,13 @@ class Dispatcher {
   /// alias key. A second fallback for a key is an error naming both sites.
   RegistrationHandleRAII registerFallback(DispatchKey key, KernelFunction kernel,
                                           std::string debug);
+  /// Replaces the framework's default fallback (a fallthrough) for every
+  /// runtime key of `key`: how the layer that owns a key's meaning changes
+  /// what operators without a kernel there do (kernels/autograd warns for
+  /// differentiable operators with no autograd kernel). A user's fallback
+  /// still comes first. An invalid `kernel` restores the fallthrough.
+  void setFrameworkFallback(DispatchKey key, KernelFunction kernel,
+                            std::string debug);
   /// Claims namespace `ns` for one DEF library. A second claim is an error
   /// naming both sites.
   RegistrationHandleRAII registerLibrary(std::string ns, std::string debug);
@@ -103,7 +110,10 @@ class Dispatcher {
     return nullptr;
   }
   std::mutex& registryMutex() const { return mu_; }
-  // The table of an operator with no kernels: backend fallbacks only.
+  // The table of an operator with no kernels: backend fallbacks only. Its
+  // `table` is also the published table of every operator with no def and no
+  // kernel (calls read it), so a replaced one is retired, never deleted.
+  // `table` comes first: it is what readers load and what is retired.
   struct FallbackTable {
     DispatchTable table;
     std::array<ComputedEntry, kNumRuntimeEntries> info;
@@ -132,8 +142,10 @@ class Dispatcher {
   void updateAllTablesLocked();
 
   // The name index: a hash table whose buckets readers walk without a lock.
+  // A node names its entry by pointer (the entry's name is immutable and the
+  // entry never freed): every operator ever named costs one small node.
   struct IndexNode {
-    OperatorName name;
+    size_t hash;
     OperatorEntry* entry;
     IndexNode* next;
   };
@@ -146,6 +158,7 @@ class Dispatcher {
   };
   void insertIndexLocked(OperatorEntry* entry);
   static void deleteIndex(void* index);
+  static void deleteFallbackTable(void* table);
 
   mutable std::mutex mu_;
   std::vector<std::unique_ptr<OperatorEntry>> entries_;  // never shrinks
@@ -156,7 +169,7 @@ class Dispatcher {
     std::optional<AnnotatedKernel> framework;
   };
   std::array<FallbackSlot, kNumRuntimeEntries> fallbacks_;
-  std::unique_ptr<FallbackTable> fallback_table_;
+  FallbackTable* fallback_table_ = nullptr;  // owned; retired when replaced
   absl::flat_hash_map<std::string, std::string> libraries_;  // ns -> debug
   std::vector<std::unique_ptr<OpRegistrationListener>> listeners_;
 };

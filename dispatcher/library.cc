@@ -114,6 +114,7 @@ Library& Library::def(std::string_view schema, AliasAnalysisKind alias_analysis,
                 ". Move this definition to the library of namespace ",
                 schema_ns, ", or drop the namespace from the schema string.");
   parsed.setNamespaceIfNotSet(ns_);
+  if (tags.empty() && tags_for_ != nullptr) tags = tags_for_(parsed.operator_name());
   registrars_.push_back(Dispatcher::singleton().registerDef(
       std::move(parsed), debugSite(), alias_analysis, std::move(tags)));
   return *this;
@@ -219,17 +220,17 @@ LibraryInit::LibraryInit(Library::Kind kind, InitFn* fn, const char* ns,
   if (capture == nullptr) {
     // Linked into a program, or dlopened by other means: an error ends the
     // process (std::terminate prints it), as any static initializer's would.
-    lib_.emplace(kind, ns, k, file, line);
+    lib_ = new Library(kind, ns, k, file, line);
     fn(*lib_);
     return;
   }
   if (capture->error) return;  // an earlier block failed: all or nothing
   try {
-    lib_.emplace(kind, ns, k, file, line);
+    lib_ = new Library(kind, ns, k, file, line);
     fn(*lib_);
     capture->registered.push_back(this);
   } catch (...) {
-    lib_.reset();  // undoes what this block had registered
+    release();  // undoes what this block had registered
     capture->error = std::current_exception();
     const char* macro = kind == Library::DEF    ? "TURNOUT_LIBRARY("
                         : kind == Library::IMPL ? "TURNOUT_LIBRARY_IMPL("

@@ -149,6 +149,18 @@ class Library {
   Library& def(std::string_view schema,
                AliasAnalysisKind alias_analysis = AliasAnalysisKind::FROM_SCHEMA,
                std::vector<std::string> tags = {});
+  /// Gives every later def of this library that names no tags the tags
+  /// `tags_for(op)` returns (the reference operators take torch's from one
+  /// table so). Called at registration only, never on a call.
+  ///
+  ///   TURNOUT_LIBRARY_FRAGMENT(aten, m) {
+  ///     m.tagsFor(&atenTags);
+  ///     m.def("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor");
+  using TagsFor = std::vector<std::string> (*)(const OperatorName& op);
+  Library& tagsFor(TagsFor tags_for) {
+    tags_for_ = tags_for;
+    return *this;
+  }
   /// Declares an operator and registers `f` as its CompositeImplicitAutograd
   /// kernel (or for the key of dispatch(k, f)). `name_or_schema` may be a
   /// bare name: the schema is then inferred from `f`'s C++ signature.
@@ -203,16 +215,23 @@ class Library {
   uint32_t line_;
   std::string debug_site_;
   std::vector<RegistrationHandleRAII> registrars_;
+  TagsFor tags_for_ = nullptr;  // see tagsFor()
 };
 
 // Implementation details: the static registration macros.
 namespace detail {
 
 // One TURNOUT_LIBRARY* block: registers when the library holding it is
-// loaded, and undoes it when that library is unloaded. While loadLibrary()
-// (load_library.h) loads the library, a block that throws is reported to
-// the loader, which undoes the blocks before it, instead of ending the
-// process.
+// loaded. While loadLibrary() (load_library.h) loads the library, a block
+// that throws is reported to the loader, which undoes the blocks before it,
+// instead of ending the process.
+//
+// Its registrations then last as long as the process: the Library is never
+// destroyed, as the Dispatcher itself is not. Undoing them in a static
+// destructor would take the operators away from threads that still call
+// them while the process exits (return from main, exit()): they would find
+// no kernel, or none of the operator. No library is ever unloaded
+// (load_library.h), so nothing needs them undone before the end.
 class LibraryInit {
  public:
   using InitFn = void(Library&);
@@ -220,12 +239,17 @@ class LibraryInit {
               std::optional<DispatchKey> k, const char* file, uint32_t line);
   LibraryInit(const LibraryInit&) = delete;
   LibraryInit& operator=(const LibraryInit&) = delete;
+  // No destructor: see above. The Library stays reachable from this static
+  // object, so a leak checker does not report it.
 
   /// Undoes this block's registrations (the loader's rollback).
-  void release() { lib_.reset(); }
+  void release() {
+    delete lib_;
+    lib_ = nullptr;
+  }
 
  private:
-  std::optional<Library> lib_;
+  Library* lib_ = nullptr;  // owned; deleted only by release()
 };
 
 }  // namespace detail

@@ -104,17 +104,38 @@ std::string keyName(DispatchKey k) {
 OperatorEntry::OperatorEntry(OperatorName name)
     : name_(std::move(name)), table_(nullptr) {}
 
+OperatorEntry::Registrations& OperatorEntry::registrations() {
+  if (regs_ == nullptr) regs_ = std::make_unique<Registrations>();
+  return *regs_;
+}
+
+const std::string& OperatorEntry::schemaDebug() const {
+  static const std::string* const kNone = new std::string();
+  return regs_ ? regs_->schema_debug : *kNone;
+}
+
+AliasAnalysisKind OperatorEntry::aliasAnalysis() const {
+  return regs_ ? regs_->alias_analysis : AliasAnalysisKind::FROM_SCHEMA;
+}
+
+const std::vector<std::string>& OperatorEntry::tags() const {
+  static const std::vector<std::string>* const kNone =
+      new std::vector<std::string>();
+  return regs_ ? regs_->tags : *kNone;
+}
+
 const FunctionSchema& OperatorEntry::schema() const {
-  TURNOUT_CHECK(schema_.has_value(), ErrorKind::InvalidArgument,
+  TURNOUT_CHECK(hasSchema(), ErrorKind::InvalidArgument,
                 "operator ", toString(name_),
                 " has kernels but no schema: it was never defined (def), or "
                 "its definition was removed. Define it with "
                 "TURNOUT_LIBRARY(ns, m) { m.def(\"schema\"); }");
-  return *schema_;
+  return *regs_->schema;
 }
 
 const std::list<AnnotatedKernel>* OperatorEntry::kernelsFor(DispatchKey k) const {
-  for (const KeyKernels& kk : kernels_) {
+  if (regs_ == nullptr) return nullptr;
+  for (const KeyKernels& kk : regs_->kernels) {
     if (kk.key == k) return &kk.kernels;
   }
   return nullptr;
@@ -125,7 +146,8 @@ bool OperatorEntry::hasKernelForDispatchKey(DispatchKey k) const {
 }
 
 bool OperatorEntry::hasKernelForAnyDispatchKey(DispatchKeySet ks) const {
-  for (const KeyKernels& kk : kernels_) {
+  if (regs_ == nullptr) return false;
+  for (const KeyKernels& kk : regs_->kernels) {
     if (!isAliasDispatchKey(kk.key) && kk.key != DispatchKey::Undefined &&
         ks.has(kk.key)) {
       return true;
@@ -136,14 +158,16 @@ bool OperatorEntry::hasKernelForAnyDispatchKey(DispatchKeySet ks) const {
 
 std::vector<DispatchKey> OperatorEntry::registeredKeys() const {
   std::vector<DispatchKey> keys;
-  for (const KeyKernels& kk : kernels_) keys.push_back(kk.key);
+  if (regs_ == nullptr) return keys;
+  for (const KeyKernels& kk : regs_->kernels) keys.push_back(kk.key);
   std::sort(keys.begin(), keys.end(), keyOrder);
   return keys;
 }
 
 std::optional<std::pair<CppSignature, std::string>>
 OperatorEntry::cppSignatureInUse() const {
-  for (const KeyKernels& kk : kernels_) {
+  if (regs_ == nullptr) return std::nullopt;
+  for (const KeyKernels& kk : regs_->kernels) {
     for (const AnnotatedKernel& k : kk.kernels) {
       if (k.cpp_signature) return std::make_pair(*k.cpp_signature, k.debug);
     }
@@ -187,8 +211,8 @@ void OperatorEntry::checkKernelAgainstSchema(
 
 void OperatorEntry::checkCppSignature(DispatchKey key,
                                       const AnnotatedKernel& k) const {
-  if (!k.cpp_signature) return;
-  for (const KeyKernels& kk : kernels_) {
+  if (!k.cpp_signature || regs_ == nullptr) return;
+  for (const KeyKernels& kk : regs_->kernels) {
     for (const AnnotatedKernel& other : kk.kernels) {
       if (!other.cpp_signature || *other.cpp_signature == *k.cpp_signature) {
         continue;
@@ -229,7 +253,7 @@ void checkOperatorTags(const OperatorName& op,
 void OperatorEntry::registerSchema(FunctionSchema schema, std::string debug,
                                    AliasAnalysisKind kind,
                                    std::vector<std::string> tags) {
-  TURNOUT_INTERNAL_ASSERT(!schema_.has_value(), "schema registered twice for ",
+  TURNOUT_INTERNAL_ASSERT(!hasSchema(), "schema registered twice for ",
                           toString(name_));
   checkOperatorTags(name_, tags);
   for (size_t i : schema.tensorArgumentIndices()) {
@@ -239,45 +263,55 @@ void OperatorEntry::registerSchema(FunctionSchema schema, std::string debug,
                   "arguments only; move tensor arguments to the front");
   }
   // Check before changing anything: a failed def leaves the entry as it was.
-  for (const KeyKernels& kk : kernels_) {
-    for (const AnnotatedKernel& k : kk.kernels) {
-      checkKernelAgainstSchema(kk.key, k, schema, debug);
+  if (regs_ != nullptr) {
+    for (const KeyKernels& kk : regs_->kernels) {
+      for (const AnnotatedKernel& k : kk.kernels) {
+        checkKernelAgainstSchema(kk.key, k, schema, debug);
+      }
     }
   }
-  dispatch_arg_mask_ = 0;
+  Registrations& r = registrations();
+  r.dispatch_arg_mask = 0;
   for (size_t i : schema.tensorArgumentIndices()) {
-    dispatch_arg_mask_ |= uint64_t{1} << i;
+    r.dispatch_arg_mask |= uint64_t{1} << i;
   }
-  schema_ = std::move(schema);
-  schema_debug_ = std::move(debug);
-  alias_analysis_ = kind;
-  tags_ = std::move(tags);
+  r.schema = std::move(schema);
+  r.schema_debug = std::move(debug);
+  r.alias_analysis = kind;
+  r.tags = std::move(tags);
 }
 
 void OperatorEntry::deregisterSchema() {
-  TURNOUT_INTERNAL_ASSERT(schema_.has_value());
-  schema_.reset();
-  schema_debug_.clear();
-  alias_analysis_ = AliasAnalysisKind::FROM_SCHEMA;
-  tags_.clear();
+  TURNOUT_INTERNAL_ASSERT(hasSchema());
+  // The rest goes with the registrations (updateTable) when no kernel is
+  // left either.
+  regs_->schema.reset();
+  regs_->schema_debug.clear();
+  regs_->alias_analysis = AliasAnalysisKind::FROM_SCHEMA;
+  regs_->tags.clear();
+  regs_->tags.shrink_to_fit();
 }
 
 OperatorEntry::KernelIterator OperatorEntry::registerKernel(
     DispatchKey key, AnnotatedKernel kernel) {
-  if (schema_) checkKernelAgainstSchema(key, kernel, *schema_, schema_debug_);
+  if (hasSchema()) {
+    checkKernelAgainstSchema(key, kernel, *regs_->schema, regs_->schema_debug);
+  }
   checkCppSignature(key, kernel);
 
-  auto it = std::find_if(kernels_.begin(), kernels_.end(),
+  std::vector<KeyKernels>& kernels = registrations().kernels;
+  const std::optional<FunctionSchema>& schema = regs_->schema;
+  auto it = std::find_if(kernels.begin(), kernels.end(),
                          [key](const KeyKernels& kk) { return kk.key == key; });
-  if (it == kernels_.end()) {
-    kernels_.push_back(KeyKernels{key, {}});
-    it = kernels_.end() - 1;
+  if (it == kernels.end()) {
+    kernels.push_back(KeyKernels{key, {}});
+    it = kernels.end() - 1;
   } else {
     const AnnotatedKernel& previous = it->kernels.front();
     TURNOUT_WARN("Overriding a previously registered kernel for the same "
                  "operator and the same dispatch key\n  operator: ",
-                 schema_ ? toString(*schema_) : toString(name_), "\n    ",
-                 schema_ ? schema_debug_ : std::string("(no schema yet)"),
+                 schema ? toString(*schema) : toString(name_), "\n    ",
+                 schema ? regs_->schema_debug : std::string("(no schema yet)"),
                  "\n  dispatch key: ", toString(key),
                  "\n  previous kernel: ", previous.debug,
                  "\n       new kernel: ", kernel.debug,
@@ -289,12 +323,14 @@ OperatorEntry::KernelIterator OperatorEntry::registerKernel(
 }
 
 void OperatorEntry::deregisterKernel(DispatchKey key, KernelIterator kernel) {
-  auto it = std::find_if(kernels_.begin(), kernels_.end(),
+  TURNOUT_INTERNAL_ASSERT(regs_ != nullptr, "no kernels on ", toString(name_));
+  std::vector<KeyKernels>& kernels = regs_->kernels;
+  auto it = std::find_if(kernels.begin(), kernels.end(),
                          [key](const KeyKernels& kk) { return kk.key == key; });
-  TURNOUT_INTERNAL_ASSERT(it != kernels_.end(), "no kernels for ",
+  TURNOUT_INTERNAL_ASSERT(it != kernels.end(), "no kernels for ",
                           toString(key), " on ", toString(name_));
   it->kernels.erase(kernel);
-  if (it->kernels.empty()) kernels_.erase(it);
+  if (it->kernels.empty()) kernels.erase(it);
 }
 
 namespace {
@@ -359,7 +395,7 @@ const std::vector<RuntimeKeyInfo>& runtimeKeyInfos() {
 void OperatorEntry::computeTable(
     const Dispatcher& dispatcher, DispatchTable* table,
     std::array<ComputedEntry, kNumRuntimeEntries>* info) const {
-  if (kernels_.empty()) {
+  if (regs_ == nullptr || regs_->kernels.empty()) {
     // Only backend fallbacks apply: the same for every such operator, so the
     // dispatcher keeps that table ready (a def costs one table copy).
     const Dispatcher::FallbackTable& prototype = dispatcher.fallbackTable();
@@ -368,9 +404,10 @@ void OperatorEntry::computeTable(
   } else {
     computeKernelEntries(dispatcher, table, info);
   }
-  table->dispatch_arg_mask = schema_ ? dispatch_arg_mask_ : 0;
+  table->dispatch_arg_mask = hasSchema() ? regs_->dispatch_arg_mask : 0;
   table->num_arguments =
-      schema_ ? static_cast<uint32_t>(schema_->arguments().size()) : 0;
+      hasSchema() ? static_cast<uint32_t>(regs_->schema->arguments().size())
+                  : 0;
 }
 
 void OperatorEntry::computeKernelEntries(
@@ -382,9 +419,12 @@ void OperatorEntry::computeKernelEntries(
   };
   // Direct kernels by slot, from the few keys this operator has.
   std::array<const AnnotatedKernel*, kNumRuntimeEntries> direct{};
-  for (const KeyKernels& kk : kernels_) {
-    if (!isAliasDispatchKey(kk.key)) {
-      direct[getDispatchTableIndexForDispatchKey(kk.key)] = &kk.kernels.front();
+  if (regs_ != nullptr) {  // null: the dispatcher's fallback table
+    for (const KeyKernels& kk : regs_->kernels) {
+      if (!isAliasDispatchKey(kk.key)) {
+        direct[getDispatchTableIndexForDispatchKey(kk.key)] =
+            &kk.kernels.front();
+      }
     }
   }
   const AnnotatedKernel* non_functional =
@@ -492,18 +532,35 @@ void OperatorEntry::computeKernelEntries(
 }
 
 void OperatorEntry::updateTable(const Dispatcher& dispatcher) {
-  auto table = std::make_unique<DispatchTable>();
-  computeTable(dispatcher, table.get(), &computed_);
-  const DispatchTable* old =
-      table_.exchange(table.release(), detail::kPublishOrder);
-  if (old != nullptr) {
+  if (regs_ != nullptr && !regs_->schema && regs_->kernels.empty()) {
+    // Nothing left: only the entry stays, for the handles that point at it.
+    regs_.reset();
+  }
+  const DispatchTable* table;
+  if (regs_ == nullptr) {
+    // What computeTable gives for no def and no kernel, shared by every such
+    // operator (the dispatcher retires it when the fallbacks change, after
+    // pointing every empty entry at the new one).
+    table = &dispatcher.fallbackTable().table;
+  } else {
+    auto own = std::make_unique<DispatchTable>();
+    computeTable(dispatcher, own.get(), &regs_->computed);
+    table = own.release();
+  }
+  const DispatchTable* old = table_.exchange(table, detail::kPublishOrder);
+  if (old != nullptr && owns_table_) {
     detail::Reclaimer::global().retire(const_cast<DispatchTable*>(old),
                                        &deleteTable, sizeof(DispatchTable));
   }
+  owns_table_ = regs_ != nullptr;
 }
 
 const ComputedEntry& OperatorEntry::computedEntry(DispatchKey k) const {
-  return computed_[getDispatchTableIndexForDispatchKey(k)];
+  const int slot = getDispatchTableIndexForDispatchKey(k);
+  if (regs_ == nullptr) {
+    return Dispatcher::singleton().fallbackTable().info[slot];
+  }
+  return regs_->computed[slot];
 }
 
 std::string OperatorEntry::computedEntryLine(DispatchKey k) const {
@@ -529,13 +586,13 @@ std::string OperatorEntry::dumpComputedTable() const {
 std::string OperatorEntry::dumpState() const {
   std::ostringstream out;
   out << "name: " << toString(name_) << "\n";
-  if (schema_) {
-    out << "schema: " << toString(*schema_) << "\n";
-    out << "debug: " << schema_debug_ << "\n";
-    out << "alias analysis kind: " << toString(alias_analysis_) << "\n";
-    if (!tags_.empty()) {
+  if (hasSchema()) {
+    out << "schema: " << toString(*regs_->schema) << "\n";
+    out << "debug: " << regs_->schema_debug << "\n";
+    out << "alias analysis kind: " << toString(regs_->alias_analysis) << "\n";
+    if (!regs_->tags.empty()) {
       out << "tags:";
-      for (const std::string& tag : tags_) out << " " << tag;
+      for (const std::string& tag : regs_->tags) out << " " << tag;
       out << "\n";
     }
   } else {
@@ -568,7 +625,7 @@ Error OperatorEntry::missingKernelError(DispatchKey k,
   std::ostringstream out;
   out << "Could not run '" << toString(name_) << "' with arguments from the '"
       << toString(k) << "' backend. ";
-  if (!schema_) {
+  if (!hasSchema()) {
     out << "The operator has no schema (no def registered yet), so its "
            "arguments were not inspected. ";
   }
@@ -591,7 +648,9 @@ Error OperatorEntry::missingKernelError(DispatchKey k,
 
 void OperatorEntry::checkInvariants(const Dispatcher& dispatcher) const {
   int kernels = 0;
-  for (const KeyKernels& kk : kernels_) {
+  static const std::vector<KeyKernels>* const kNoKernels =
+      new std::vector<KeyKernels>();
+  for (const KeyKernels& kk : regs_ ? regs_->kernels : *kNoKernels) {
     TURNOUT_INTERNAL_ASSERT(!kk.kernels.empty(), toString(name_),
                             ": empty kernel list for ", toString(kk.key));
     for (const AnnotatedKernel& k : kk.kernels) {
@@ -602,11 +661,20 @@ void OperatorEntry::checkInvariants(const Dispatcher& dispatcher) const {
     }
   }
   const int defs = def_count_.load(std::memory_order_relaxed);
-  TURNOUT_INTERNAL_ASSERT(schema_.has_value() == (defs > 0), toString(name_),
-                          ": schema present ", schema_.has_value(),
+  TURNOUT_INTERNAL_ASSERT(hasSchema() == (defs > 0), toString(name_),
+                          ": schema present ", hasSchema(),
                           " but def count ", defs);
-  TURNOUT_INTERNAL_ASSERT(schema_.has_value() || tags_.empty(), toString(name_),
-                          ": has ", tags_.size(), " tags but no schema");
+  TURNOUT_INTERNAL_ASSERT(hasSchema() || tags().empty(), toString(name_),
+                          ": has ", tags().size(), " tags but no schema");
+  TURNOUT_INTERNAL_ASSERT((regs_ == nullptr) == (def_and_impl_count_ == 0),
+                          toString(name_), ": registrations kept ",
+                          regs_ != nullptr, " with def_and_impl_count ",
+                          def_and_impl_count_);
+  TURNOUT_INTERNAL_ASSERT(
+      owns_table_ == (regs_ != nullptr) &&
+          (owns_table_ || &table() == &dispatcher.fallbackTable().table),
+      toString(name_), ": an empty operator must use the shared table, and "
+      "only an empty one");
   TURNOUT_INTERNAL_ASSERT(def_and_impl_count_ == defs + kernels,
                           toString(name_), ": def_and_impl_count ",
                           def_and_impl_count_, " != ", defs, " + ",
@@ -620,8 +688,8 @@ void OperatorEntry::checkInvariants(const Dispatcher& dispatcher) const {
     TURNOUT_INTERNAL_ASSERT(
         expected.kernels[slot].boxedFunction() ==
                 actual.kernels[slot].boxedFunction() &&
-            info[slot].kind == computed_[slot].kind &&
-            info[slot].source == computed_[slot].source,
+            info[slot].kind == computedEntry(k).kind &&
+            info[slot].source == computedEntry(k).source,
         toString(name_), ": stale table entry for ", toString(k));
   }
   TURNOUT_INTERNAL_ASSERT(

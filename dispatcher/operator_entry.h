@@ -9,6 +9,8 @@
 //   - table_ is never null once the entry is reachable (the dispatcher
 //     computes it before publishing the entry) and equals what
 //     computeTable() gives now;
+//   - regs_ is null iff the operator has no def and no kernel, and then
+//     table_ is the dispatcher's shared fallback table (not owned);
 //   - every kernel list is non-empty, and every kernel is valid;
 //   - the op has a schema iff def_count_ > 0, and tags only with a schema;
 //   - def_and_impl_count_ == def_count_ + the number of kernels;
@@ -16,7 +18,11 @@
 //
 // Entries are never freed: an OperatorHandle stays valid for the life of the
 // process, and calling an operator whose registrations are all gone is a
-// clean error, never a use-after-free.
+// clean error, never a use-after-free. What an operator with no def and no
+// kernel keeps is the entry itself (its name, its counts, a pointer to the
+// shared table): its schema, kernels and table are freed (the table once no
+// call can be using it), so that defining and removing operators with fresh
+// names does not grow the process (issue 17: a few hundred bytes a name).
 #ifndef TURNOUT_DISPATCHER_OPERATOR_ENTRY_H_
 #define TURNOUT_DISPATCHER_OPERATOR_ENTRY_H_
 
@@ -24,6 +30,7 @@
 #include <atomic>
 #include <cstdint>
 #include <list>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -97,21 +104,25 @@ class OperatorEntry {
   OperatorEntry& operator=(const OperatorEntry&) = delete;
 
   // ---- Call side (lock-free) -------------------------------------------------
+  /// The published table, for a HazardGuard: what calls use.
+  const std::atomic<const DispatchTable*>& publishedTable() const {
+    return table_;
+  }
   /// The published table. Precondition: the caller is inside a CallSection
-  /// for as long as it uses the table.
+  /// or holds the registry lock for as long as it uses the table.
   const DispatchTable& table() const {
     return *table_.load(detail::kReadOrder);
   }
   const OperatorName& operator_name() const { return name_; }
 
   // ---- Registration side (registry lock held) -----------------------------------
-  bool hasSchema() const { return schema_.has_value(); }
+  bool hasSchema() const { return regs_ != nullptr && regs_->schema; }
   const FunctionSchema& schema() const;
-  const std::string& schemaDebug() const { return schema_debug_; }
-  AliasAnalysisKind aliasAnalysis() const { return alias_analysis_; }
+  const std::string& schemaDebug() const;
+  AliasAnalysisKind aliasAnalysis() const;
   /// The tags given with the schema (torch's OpOverload.tags), in the order
   /// given; empty without a schema.
-  const std::vector<std::string>& tags() const { return tags_; }
+  const std::vector<std::string>& tags() const;
 
   /// Installs the schema and its tags. Throws (leaving everything unchanged)
   /// when the registered kernels' inferred schemas disagree with it, or a
@@ -129,8 +140,13 @@ class OperatorEntry {
   void deregisterKernel(DispatchKey key, KernelIterator it);
 
   /// Recomputes and publishes the table (after any registration change, or a
-  /// backend fallback change in `dispatcher`).
+  /// backend fallback change in `dispatcher`). With no def and no kernel
+  /// left, frees the registrations and points the entry at the dispatcher's
+  /// shared fallback table; the old table is retired.
   void updateTable(const Dispatcher& dispatcher);
+  /// Whether the operator has no def and no kernel (and holds no memory of
+  /// its own beyond the entry).
+  bool isEmpty() const { return regs_ == nullptr; }
 
   // Written under the registry lock only; read without it by
   // Dispatcher::findSchemaOrThrow, hence atomic (relaxed: it is a hint, the
@@ -175,15 +191,23 @@ class OperatorEntry {
       std::array<ComputedEntry, kNumRuntimeEntries>* info) const;
   friend class Dispatcher;  // builds its FallbackTable with an empty entry
 
+  // Everything an operator with a def or a kernel has; freed with the last
+  // of them.
+  struct Registrations {
+    std::optional<FunctionSchema> schema;
+    std::string schema_debug;
+    AliasAnalysisKind alias_analysis = AliasAnalysisKind::FROM_SCHEMA;
+    std::vector<std::string> tags;  // of schema; empty without one
+    uint64_t dispatch_arg_mask = 0;  // of schema: see DispatchTable
+    std::vector<KeyKernels> kernels;  // few keys per operator: a vector
+    std::array<ComputedEntry, kNumRuntimeEntries> computed;
+  };
+  Registrations& registrations();  // creates them when absent
+
   const OperatorName name_;
-  std::optional<FunctionSchema> schema_;
-  std::string schema_debug_;
-  AliasAnalysisKind alias_analysis_ = AliasAnalysisKind::FROM_SCHEMA;
-  std::vector<std::string> tags_;  // of schema_; empty without one
-  uint64_t dispatch_arg_mask_ = 0;  // of schema_: see DispatchTable
-  std::vector<KeyKernels> kernels_;  // few keys per operator: a vector
-  std::array<ComputedEntry, kNumRuntimeEntries> computed_;
+  std::unique_ptr<Registrations> regs_;
   std::atomic<const DispatchTable*> table_;
+  bool owns_table_ = false;  // false: table_ is the shared fallback table
 };
 
 namespace detail {

@@ -42,8 +42,8 @@ bool OperatorHandle::hasTag(std::string_view tag) const {
 }
 
 void OperatorHandle::callBoxed(Stack* stack) const {
-  detail::CallSection section;
-  const DispatchTable& table = entry_->table();
+  detail::HazardGuard<DispatchTable> guard(entry_->publishedTable());
+  const DispatchTable& table = *guard;
   TURNOUT_CHECK(stack->size() >= table.num_arguments,
                 ErrorKind::InvalidArgument, "calling ",
                 toString(operator_name()), " boxed: its schema takes ",
@@ -59,8 +59,8 @@ void OperatorHandle::callBoxed(Stack* stack) const {
 }
 
 void OperatorHandle::redispatchBoxed(DispatchKeySet ks, Stack* stack) const {
-  detail::CallSection section;
-  const DispatchTable& table = entry_->table();
+  detail::HazardGuard<DispatchTable> guard(entry_->publishedTable());
+  const DispatchTable& table = *guard;
   ks = table.maskFallthrough(ks);
   const KernelFunction& kernel = table.lookup(ks);
   if (__builtin_expect(detail::dispatchObserved(), 0)) {
@@ -82,10 +82,9 @@ void OperatorHandle::callBoxedForDispatchKey(DispatchKey k, Stack& stack) const 
                 "callBoxedForDispatchKey on ", toString(operator_name()),
                 ": ", toString(k),
                 " is not a runtime key (alias keys have no table entry)");
-  detail::CallSection section;
-  const DispatchTable& table = entry_->table();
+  detail::HazardGuard<DispatchTable> guard(entry_->publishedTable());
   const KernelFunction& kernel =
-      table.kernels[getDispatchTableIndexForDispatchKey(k)];
+      guard->kernels[getDispatchTableIndexForDispatchKey(k)];
   TURNOUT_CHECK(!kernel.isFallthrough(), ErrorKind::InvalidArgument,
                 "callBoxedForDispatchKey on ", toString(operator_name()),
                 ": the entry for ", toString(k),

@@ -7,8 +7,11 @@
 //   Tensor y = relu.call(x);             // unboxed: no IValue in between
 //
 // A handle is a pointer to a never-freed OperatorEntry: cheap to copy, valid
-// for the life of the process. Calls take no lock and allocate nothing (for
-// unboxed kernels); queries take the registry lock.
+// for the life of the process (an operator whose registrations are all gone
+// keeps only that entry; calling it is the usual "Could not run" error). Calls
+// take no lock and allocate nothing (for unboxed kernels); each protects the
+// table it reads with a HazardGuard (call_section.h) for as long as the
+// kernel runs. Queries take the registry lock.
 #ifndef TURNOUT_DISPATCHER_OPERATOR_HANDLE_H_
 #define TURNOUT_DISPATCHER_OPERATOR_HANDLE_H_
 
@@ -100,11 +103,10 @@ class TypedOperatorHandle<Return(Args...)> : public OperatorHandle {
  public:
   /// Dispatches on the tensor arguments and the thread-local sets.
   Return call(Args... args) const {
-    detail::CallSection section;
-    const DispatchTable& table = entry_->table();
+    detail::HazardGuard<DispatchTable> table(entry_->publishedTable());
     DispatchKeySet ks =
-        table.computeDispatchKeySet(detail::extractKeySetFromArgs(args...));
-    const KernelFunction& kernel = table.lookup(ks);
+        table->computeDispatchKeySet(detail::extractKeySetFromArgs(args...));
+    const KernelFunction& kernel = table->lookup(ks);
     if (__builtin_expect(detail::dispatchObserved(), 0)) {
       return callObserved(kernel, ks, detail::CallKind::Call,
                           std::forward<Args>(args)...);
@@ -114,10 +116,9 @@ class TypedOperatorHandle<Return(Args...)> : public OperatorHandle {
   }
   /// Dispatches on `ks` alone (after removing fallthrough keys).
   Return redispatch(DispatchKeySet ks, Args... args) const {
-    detail::CallSection section;
-    const DispatchTable& table = entry_->table();
-    ks = table.maskFallthrough(ks);
-    const KernelFunction& kernel = table.lookup(ks);
+    detail::HazardGuard<DispatchTable> table(entry_->publishedTable());
+    ks = table->maskFallthrough(ks);
+    const KernelFunction& kernel = table->lookup(ks);
     if (__builtin_expect(detail::dispatchObserved(), 0)) {
       return callObserved(kernel, ks, detail::CallKind::Redispatch,
                           std::forward<Args>(args)...);

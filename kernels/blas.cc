@@ -62,8 +62,8 @@ bool fitsBlasInt(int64_t v) { return v <= INT_MAX; }
 // thread in mm at the end of a Python program, a C++ program that returns
 // from main while a worker thread multiplies.
 //
-// So exit() first runs drainAtExit (an atexit handler, registered when this
-// library loads, which runs before any library destructor): from then on a
+// So exit() first runs drainAtExit (when it finalizes this library, before
+// OpenBLAS's destructor, see DrainAtExit below): from then on a
 // gemm takes the plain loop instead of OpenBLAS; it waits for the calls
 // already inside OpenBLAS to return; then it tells OpenBLAS that its thread
 // server is down (blas_server_avail, the exported flag its shutdown tests
@@ -88,10 +88,19 @@ void drainAtExit() {
   }
 }
 
-[[maybe_unused]] const bool kDrainRegistered = [] {
-  std::atexit(drainAtExit);
-  return true;
-}();
+// Registered as a static object's destructor, not with std::atexit: both
+// go on glibc's exit list with this library's DSO handle, so they run when
+// exit() finalizes this library, before the libraries it depends on
+// (OpenBLAS's destructor among them). ThreadSanitizer's interceptor of
+// atexit() registers the handler without the DSO handle, which moved it
+// after every library destructor: OpenBLAS had joined its workers before
+// the drain, and a product in flight waited for them for ever (the cause
+// of blas_exit_test's hang under TSan). Its interceptor of __cxa_atexit,
+// which static destructors use, keeps the handle.
+struct DrainAtExit {
+  ~DrainAtExit() { drainAtExit(); }
+};
+[[maybe_unused]] DrainAtExit drain_at_exit;
 
 // Marks one call inside OpenBLAS; entered() is false once exit has begun
 // (the caller must then not call OpenBLAS).

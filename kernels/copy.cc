@@ -7,6 +7,7 @@
 #include "dispatcher/core/error.h"
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/library.h"
+#include "kernels/aten_tags.h"
 #include "kernels/factory_utils.h"
 #include "kernels/loops.h"
 #include "kernels/mem_overlap.h"
@@ -334,6 +335,7 @@ Tensor to(const Tensor& self, Device device, bool non_blocking, bool copy) {
 }  // namespace turnout
 
 TURNOUT_LIBRARY_FRAGMENT(aten, m) {
+  m.tagsFor(&turnout::atenTags);  // torch's tags (kernels/aten_tags.h)
   m.def(
       "copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> "
       "Tensor(a!)");

@@ -19,6 +19,7 @@
 #include "dispatcher/core/scalar_type.h"
 #include "dispatcher/core/tensor.h"
 #include "dispatcher/library.h"
+#include "kernels/aten_tags.h"
 #include "kernels/loops.h"
 #include "kernels/mem_overlap.h"
 #include "kernels/tensor_utils.h"
@@ -28,14 +29,6 @@ namespace turnout {
 namespace {
 
 // ---- Shared checks -------------------------------------------------------------
-
-std::string shapeString(IntArrayRef sizes) {
-  std::ostringstream out;
-  out << "[";
-  for (size_t i = 0; i < sizes.size(); ++i) out << (i ? ", " : "") << sizes[i];
-  out << "]";
-  return out.str();
-}
 
 // A 0-dim CPU tensor goes with tensors on any device, as a number would.
 bool isCpuScalar(const Tensor& t) { return t.dim() == 0 && t.is_cpu(); }
@@ -709,10 +702,9 @@ Tensor whereSelf(const Tensor& condition, const Tensor& self,
 }  // namespace
 }  // namespace turnout
 
-// ---- Registration ----------------------------------------------------------------
-
+// ---- Registration (torch's tags: kernels/aten_tags.h) ----------------------------
 TURNOUT_LIBRARY_FRAGMENT(aten, m) {
-  m.def("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor");
+  m.tagsFor(&turnout::atenTags).def("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor");
   m.def("add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor");
   m.def("add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)");
   m.def("add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)");

@@ -7,6 +7,7 @@
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/library.h"
 #include "dispatcher/local_dispatch_key_set.h"
+#include "kernels/aten_tags.h"
 #include "kernels/copy.h"
 #include "kernels/dtype_dispatch.h"
 #include "kernels/factory_utils.h"
@@ -422,7 +423,11 @@ Tensor ones_like(const Tensor& self, TensorOptions o,
 
 }  // namespace turnout
 
-TURNOUT_LIBRARY_FRAGMENT(aten, m) {
+// aten's one DEF library (as torch's TORCH_LIBRARY(aten)): it claims the
+// namespace, so that a user's Library("aten", "DEF") is refused as in torch;
+// the other kernel files add their operators as fragments.
+TURNOUT_LIBRARY(aten, m) {
+  m.tagsFor(&turnout::atenTags);  // torch's tags (kernels/aten_tags.h)
   m.def(
       "empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, "
       "Layout? layout=None, Device? device=None, bool? pin_memory=None, "

@@ -14,6 +14,7 @@
 #include "dispatcher/core/size_arithmetic.h"
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/library.h"
+#include "kernels/aten_tags.h"
 #include "kernels/blas.h"
 #include "kernels/dtype_dispatch.h"
 #include "kernels/elementwise.h"
@@ -509,6 +510,7 @@ Tensor linear_composite(const Tensor& input, const Tensor& weight,
 // ------------------------------------------------------------
 
 TURNOUT_LIBRARY_FRAGMENT(aten, m) {
+  m.tagsFor(&turnout::atenTags);  // torch's tags (kernels/aten_tags.h)
   m.def("mm(Tensor self, Tensor mat2) -> Tensor");
   m.def("mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)");
   m.def("bmm(Tensor self, Tensor mat2) -> Tensor");

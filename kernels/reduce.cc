@@ -23,6 +23,7 @@
 
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/library.h"
+#include "kernels/aten_tags.h"
 #include "kernels/dtype_dispatch.h"
 #include "kernels/loops.h"
 #include "kernels/parallel.h"
@@ -658,11 +659,10 @@ Tensor& argmax_out_kernel(const Tensor& self, std::optional<int64_t> dim,
 
 }  // namespace
 
-// ---- Registration
-// ------------------------------------------------------------------
+// ---- Registration ------------------------------------------------------
 
 TURNOUT_LIBRARY_FRAGMENT(aten, m) {
-  m.def("sum(Tensor self, *, ScalarType? dtype=None) -> Tensor");
+  m.tagsFor(&turnout::atenTags).def("sum(Tensor self, *, ScalarType? dtype=None) -> Tensor");
   m.def(
       "sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, "
       "ScalarType? dtype=None) -> Tensor");

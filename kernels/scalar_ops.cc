@@ -12,6 +12,7 @@
 #include "dispatcher/core/ivalue.h"
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/library.h"
+#include "kernels/aten_tags.h"
 #include "kernels/dtype_dispatch.h"
 #include "kernels/factory.h"
 #include "kernels/tensor_utils.h"
@@ -230,6 +231,7 @@ Scalar item(const Tensor& self) {
 }  // namespace turnout
 
 TURNOUT_LIBRARY_FRAGMENT(aten, m) {
+  m.tagsFor(&turnout::atenTags);  // torch's tags (kernels/aten_tags.h)
   for (const char* op : {"add", "sub", "mul"}) {
     m.def(std::string(op) + ".int(int a, int b) -> int");
     m.def(std::string(op) + ".float(float a, float b) -> float");

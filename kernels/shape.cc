@@ -7,6 +7,7 @@
 #include "dispatcher/core/size_arithmetic.h"
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/library.h"
+#include "kernels/aten_tags.h"
 #include "kernels/copy.h"
 #include "kernels/factory_utils.h"
 #include "kernels/shape_utils.h"
@@ -376,6 +377,7 @@ Tensor detach(const Tensor& self) {
 }  // namespace turnout
 
 TURNOUT_LIBRARY_FRAGMENT(aten, m) {
+  m.tagsFor(&turnout::atenTags);  // torch's tags (kernels/aten_tags.h)
   m.def("view(Tensor(a) self, SymInt[] size) -> Tensor(a)");
   m.def("reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)");
   m.def("t(Tensor(a) self) -> Tensor(a)");

@@ -10,6 +10,7 @@
 
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/library.h"
+#include "kernels/aten_tags.h"
 #include "kernels/dtype_dispatch.h"
 #include "kernels/loops.h"
 #include "kernels/reduce.h"
@@ -207,6 +208,7 @@ Tensor log_softmax_backward_kernel(const Tensor& grad_output,
 }  // namespace
 
 TURNOUT_LIBRARY_FRAGMENT(aten, m) {
+  m.tagsFor(&turnout::atenTags);  // torch's tags (kernels/aten_tags.h)
   m.def("softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor");
   m.def(
       "softmax.int_out(Tensor self, int dim, ScalarType? dtype=None, *, "

@@ -12,7 +12,8 @@ SONAME = "libturnout.so." + SOVERSION
 CUDA_SONAME = "libturnout_cuda.so." + SOVERSION
 
 # Everything the runtime holds: the dispatcher with its tools, the reference
-# kernels (CPU, Meta, autograd; CUDA's are in CUDA_SONAME), the jit layer.
+# kernels (CPU, Meta, autograd; CUDA's are in CUDA_SONAME), the jit layer,
+# opcheck and gradcheck.
 # Each is alwayslink, so the library holds every object of theirs, not only
 # those its own code references.
 RUNTIME_LIBRARIES = [
@@ -26,6 +27,7 @@ RUNTIME_LIBRARIES = [
     "//dispatcher/debug:explain",
     "//dispatcher/debug:profiler",
     "//dispatcher/debug:registry_snapshot",
+    "//dispatcher/schema:default_ivalue",
     "//dispatcher/schema:schema_parser",
     "//jit/ir",
     "//jit/passes",
@@ -34,15 +36,18 @@ RUNTIME_LIBRARIES = [
     "//jit/runtime:interpreter",
     "//jit/tracer",
     "//kernels:autograd",
+    "//kernels:autograd_fallback",
     "//kernels:autograd_kernels",
     "//kernels:blas",
     "//kernels:caching_allocator",
     "//kernels:copy",
+    "//kernels:custom_function",
     "//kernels:dtype_dispatch",
     "//kernels:elementwise",
     "//kernels:factory",
     "//kernels:factory_utils",
     "//kernels:generator",
+    "//kernels:gradcheck",
     "//kernels:linalg",
     "//kernels:loops",
     "//kernels:mem_overlap",
@@ -57,6 +62,14 @@ RUNTIME_LIBRARIES = [
     "//kernels:tensor_methods",
     "//kernels:tensor_utils",
     "//kernels:type_promotion",
+    "//testing:opcheck",
+]
+
+# Headers installed with the runtime that hold no code of theirs: the
+# GoogleTest assertions over opcheck (a program that includes them links
+# GoogleTest itself).
+HEADER_ONLY_LIBRARIES = [
+    "//testing:opcheck_gtest",
 ]
 
 # What libturnout_cuda holds (alwayslink too): the CUDA kernels, compiled

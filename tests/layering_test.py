@@ -13,8 +13,9 @@ draws it):
     5 jit/ir              graphs, their parser and printer
     6 jit/passes, jit/tracer
     7 jit/runtime         interpreter, graph executor, futures
-    8 bindings            turnout._C
-    9 tests, bench, tools, examples: clients, which nothing above includes
+    8 testing             opcheck: tools that test an operator library
+    9 bindings            turnout._C
+   10 tests, bench, tools, examples: clients, which nothing above includes
 
 The files come from each package's "sources" filegroup (the test's data).
 """
@@ -35,15 +36,16 @@ LAYERS = [
     ("jit/passes", 6),
     ("jit/tracer", 6),
     ("jit/runtime", 7),
-    ("bindings", 8),
-    ("tests", 9),
-    ("bench", 9),
-    ("tools", 9),
-    ("examples", 9),
+    ("testing", 8),
+    ("bindings", 9),
+    ("tests", 10),
+    ("bench", 10),
+    ("tools", 10),
+    ("examples", 10),
 ]
 
 # Every package whose sources the test reads (the data of the BUILD rule).
-CHECKED = [folder for folder, rank in LAYERS if rank < 9]
+CHECKED = [folder for folder, rank in LAYERS if rank < 10]
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
@@ -132,7 +134,9 @@ def test_no_include_runs_upward():
     ("jit/passes/dce.cc", '#include "jit/tracer/tracer.h"\n',
      "jit/passes and jit/tracer are peers (layer 6)"),
     ("kernels/cuda/add.cu", '#  include "tests/error_of.h"\n',
-     "kernels (layer 4) is below tests (layer 9)"),
+     "kernels (layer 4) is below tests (layer 10)"),
+    ("jit/runtime/x.cc", '#include "testing/opcheck.h"\n',
+     "jit/runtime (layer 7) is below testing (layer 8)"),
 ])
 def test_the_check_finds_upward_includes(path, text, expected):
     found = violations({path: text})

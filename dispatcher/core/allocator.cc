@@ -47,14 +47,17 @@ std::atomic<Allocator*>& slot(DeviceType type, const char* caller) {
 
 }  // namespace
 
+// Never destroyed: threads may still allocate while the process exits, and
+// a destroyed allocator's virtual call would reach the abstract base's
+// "pure virtual method called".
 Allocator* getDefaultCPUAllocator() {
-  static DefaultCPUAllocator allocator;
-  return &allocator;
+  static Allocator* const allocator = new DefaultCPUAllocator();
+  return allocator;
 }
 
 Allocator* getDefaultMetaAllocator() {
-  static DefaultMetaAllocator allocator;
-  return &allocator;
+  static Allocator* const allocator = new DefaultMetaAllocator();
+  return allocator;
 }
 
 Allocator* setAllocator(DeviceType type, Allocator* allocator) {

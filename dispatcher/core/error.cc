@@ -75,14 +75,16 @@ Error Error::withoutHint() const {
 
 namespace {
 
+// Never destroyed (neither is below): a thread may warn while the process
+// exits, after static destructors have run.
 std::mutex& handlerMutex() {
-  static std::mutex mu;
-  return mu;
+  static auto* const mu = new std::mutex;
+  return *mu;
 }
 
 WarningHandler& currentHandler() {
-  static WarningHandler handler;
-  return handler;
+  static auto* const handler = new WarningHandler;
+  return *handler;
 }
 
 }  // namespace
@@ -105,8 +107,12 @@ void warn(const std::string& message) {
   if (handler) {
     handler(message);
   } else {
-    std::cerr << "turnout warning: " << message << std::endl;
+    printWarning(message);
   }
+}
+
+void printWarning(const std::string& message) {
+  std::cerr << "turnout warning: " << message << std::endl;
 }
 
 namespace detail {

@@ -142,6 +142,10 @@ WarningHandler setWarningHandler(WarningHandler handler);
 /// Sends `message` to the current warning handler.
 void warn(const std::string& message);
 
+/// What the default handler does: prints "turnout warning: MESSAGE" to
+/// stderr. For handlers that pass some warnings on unchanged.
+void printWarning(const std::string& message);
+
 /// For excerpts of a user's text in messages (the parsers' "found 'x'" and
 /// caret lines), which must never cut a UTF-8 character in two: Python
 /// cannot decode such a message.

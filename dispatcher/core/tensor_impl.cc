@@ -12,11 +12,11 @@ namespace turnout {
 UndefinedTensorImpl UndefinedTensorImpl::instance_;
 std::atomic<PyObjectSlot::Releaser> PyObjectSlot::releaser_{nullptr};
 
-namespace {
-
 std::string shapeString(IntArrayRef values) {
   return "[" + absl::StrJoin(values, ", ") + "]";
 }
+
+namespace {
 
 int64_t wrapDim(int64_t d, int64_t dims, const char* caller) {
   TURNOUT_CHECK(d >= -dims && d < dims, ErrorKind::Index, caller,

@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "absl/container/inlined_vector.h"
 #include "absl/types/span.h"
@@ -36,6 +37,9 @@ namespace turnout {
 using IntArrayRef = absl::Span<const int64_t>;
 /// Sizes or strides; five dimensions fit without an allocation.
 using DimVector = absl::InlinedVector<int64_t, 5>;
+
+/// Sizes or strides as messages print them: "[2, 3]".
+std::string shapeString(IntArrayRef values);
 
 /// Invariants, checked by checkInvariants():
 ///   - sizes are non-negative and numel_ is their product, which fits int64

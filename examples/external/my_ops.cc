@@ -7,16 +7,12 @@
 #include "my_ops.h"
 
 #include <cstdint>
-#include <memory>
-#include <vector>
 
 #include "dispatcher/core/error.h"
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/library.h"
 #include "dispatcher/local_dispatch_key_set.h"
-#include "kernels/autograd/autograd_meta.h"
-#include "kernels/autograd/function_node.h"
-#include "kernels/autograd/grad_mode.h"
+#include "kernels/autograd/custom_function.h"
 #include "kernels/ops.h"
 
 using turnout::ErrorKind;
@@ -64,32 +60,34 @@ Tensor scaled_add_meta(const Tensor& a, const Tensor& b, double alpha) {
 }
 
 // The autograd kernel, registered at the Autograd alias key (AutogradCPU,
-// AutogradMeta, ...). It is written against the public autograd API
-// (FunctionNode, setHistory), as kernels/autograd/autograd_kernels.cc is:
-//   1. call the operator again below autograd, which reaches CPU or Meta;
-//   2. when grad mode is on and an input requires grad, make the output's
-//      grad_fn a node with the derivative: d/da = g, d/db = alpha * g.
-Tensor scaled_add_autograd(const Tensor& a, const Tensor& b, double alpha) {
-  static const auto op =
-      turnout::Dispatcher::singleton()
-          .findSchemaOrThrow("myops::scaled_add", "")
-          .typed<Tensor(const Tensor&, const Tensor&, double)>();
-  Tensor out;
-  {
+// AutogradMeta, ...), written with the public autograd::Function API
+// (kernels/autograd/custom_function.h):
+//   forward: call the operator again below autograd, which reaches CPU or
+//     Meta, and keep alpha for backward;
+//   backward: d/da = g, d/db = alpha * g, nothing for alpha.
+// apply() records backward only when grad mode is on and an input requires
+// grad; the node is called "ScaledAddBackward".
+struct ScaledAdd : turnout::autograd::Function<ScaledAdd> {
+  static Tensor forward(turnout::autograd::AutogradContext* ctx,
+                        const Tensor& a, const Tensor& b, double alpha) {
+    static const auto op =
+        turnout::Dispatcher::singleton()
+            .findSchemaOrThrow("myops::scaled_add", "")
+            .typed<Tensor(const Tensor&, const Tensor&, double)>();
+    ctx->saved_data["alpha"] = alpha;
     turnout::AutoDispatchBelowAutograd below;
-    out = op.call(a, b, alpha);
+    return op.call(a, b, alpha);
   }
-  namespace ag = turnout::autograd;
-  if (ag::GradMode::is_enabled() &&
-      (ag::requiresGrad(a) || ag::requiresGrad(b))) {
-    auto node = std::make_shared<ag::FunctionNode>(
-        "ScaledAddBackward0", std::vector<Tensor>{a, b},
-        [alpha](const ag::FunctionNode&, const Tensor& g) {
-          return ag::variable_list{g, turnout::mul(g, alpha)};
-        });
-    ag::setHistory(out, node);
+  static turnout::autograd::variable_list backward(
+      turnout::autograd::AutogradContext* ctx,
+      turnout::autograd::variable_list grads) {
+    const double alpha = ctx->saved_data["alpha"].toDouble();
+    return {grads[0], turnout::mul(grads[0], alpha), Tensor()};
   }
-  return out;
+};
+
+Tensor scaled_add_autograd(const Tensor& a, const Tensor& b, double alpha) {
+  return ScaledAdd::apply(a, b, alpha);
 }
 
 }  // namespace

@@ -10,8 +10,8 @@
 //
 // Operators registered as CompositeImplicitAutograd (reshape, contiguous,
 // to.dtype, matmul, linear) have no kernel here: their gradients come from
-// the operators they call. detach needs none: its output is a new tensor
-// with no autograd state. Comparisons and argmax are not differentiable.
+// the operators they call. detach, comparisons, argmax and a few others are
+// not differentiable and register fallthroughs (at the end).
 //
 // Formulas are written with the front-end operators; backward() runs them
 // with grad mode off.
@@ -461,6 +461,22 @@ Tensor sumKernel(const Tensor& self, std::optional<ScalarType> dtype) {
   return out;
 }
 
+// mean over every element: the gradient is g / numel, spread out.
+Tensor meanKernel(const Tensor& self, std::optional<ScalarType> dtype) {
+  const bool rec = shouldRecord("mean", self);
+  Tensor out = belowAutograd([&] { return turnout::mean(self, dtype); });
+  if (rec) {
+    DimVector sizes(self.sizes().begin(), self.sizes().end());
+    const double count = static_cast<double>(self.numel());
+    record("MeanBackward0", {self}, out,
+           [sizes, count](const F&, const Tensor& g) {
+             return variable_list{
+                 turnout::div(turnout::expand(g, sizes), Scalar(count))};
+           });
+  }
+  return out;
+}
+
 // sum.dim_IntList and mean.dim.
 template <bool kMean>
 Tensor sumMeanDim(const Tensor& self, DimList dim, bool keepdim,
@@ -878,6 +894,7 @@ TURNOUT_LIBRARY_IMPL(aten, Autograd, m) {
   m.impl("where.self", TURNOUT_FN(whereSelf));
   m.impl("sum", TURNOUT_FN(sumKernel));
   m.impl("sum.dim_IntList", TURNOUT_FN(sumMeanDim<false>));
+  m.impl("mean", TURNOUT_FN(meanKernel));
   m.impl("mean.dim", TURNOUT_FN(sumMeanDim<true>));
   m.impl("amax", TURNOUT_FN(aminmax<true>));
   m.impl("amin", TURNOUT_FN(aminmax<false>));
@@ -903,4 +920,18 @@ TURNOUT_LIBRARY_IMPL(aten, Autograd, m) {
   m.impl("_to_copy", TURNOUT_FN(toCopyKernel));
   m.impl("copy_", TURNOUT_FN(copyKernel));
   m.impl("fill_.Scalar", TURNOUT_FN(fillKernel));
+
+  // Not differentiable: their outputs take no gradient (comparisons,
+  // indices, sizes, new tensors that merely take their input's shape), so
+  // calls skip the autograd keys, and the autograd fallback
+  // (autograd_fallback.h), which warns about operators with no autograd
+  // kernel, never sees them.
+  for (const char* op :
+       {"eq.Tensor", "eq.Scalar", "ne.Tensor", "ne.Scalar", "lt.Tensor",
+        "lt.Scalar", "le.Tensor", "le.Scalar", "gt.Tensor", "gt.Scalar",
+        "ge.Tensor", "ge.Scalar", "argmax", "item", "dim", "size", "size.int",
+        "is_pinned", "detach", "empty_like", "zeros_like", "ones_like",
+        "Float.Tensor", "Int.Tensor", "ScalarImplicit"}) {
+    m.impl(op, turnout::CppFunction::makeFallthrough());
+  }
 }

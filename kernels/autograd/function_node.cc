@@ -11,17 +11,6 @@
 
 namespace turnout {
 namespace autograd {
-namespace {
-
-std::string shapeString(IntArrayRef sizes) {
-  std::string out = "[";
-  for (size_t i = 0; i < sizes.size(); ++i) {
-    out += (i ? ", " : "") + std::to_string(sizes[i]);
-  }
-  return out + "]";
-}
-
-}  // namespace
 
 Tensor sumToSize(const Tensor& grad, IntArrayRef sizes) {
   if (grad.sizes() == sizes) return grad;

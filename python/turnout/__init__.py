@@ -73,6 +73,7 @@ from turnout._factories import (
 )
 from turnout import debug, profiler, utils  # noqa: E402  (turnout.debug, ...)
 from turnout import library
+from turnout import autograd  # noqa: E402  (turnout.autograd)
 from turnout import cuda  # noqa: E402  (turnout.cuda)
 from turnout import jit  # noqa: E402  (turnout.jit)
 
@@ -96,7 +97,8 @@ def from_numpy(ndarray) -> Tensor:
 
 
 __all__ = [
-    "DispatchKey", "DispatchKeySet", "Size", "Tensor", "arange", "bfloat16",
+    "DispatchKey", "DispatchKeySet", "Size", "Tensor", "arange", "autograd",
+    "bfloat16",
     "bool", "channels_last", "contiguous_format", "cuda", "device", "double",
     "dtype",
     "empty", "empty_like", "enable_grad", "float", "float16", "float32",

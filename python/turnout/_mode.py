@@ -42,6 +42,7 @@ Example::
 from __future__ import annotations
 
 import contextlib
+import warnings
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from turnout import _C
@@ -79,6 +80,12 @@ class DispatchMode:
         tensor([0., 6.])
     """
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if (getattr(cls, "__torch_dispatch__", None) is not None
+                and cls.__turnout_dispatch__ is DispatchMode.__turnout_dispatch__):
+            _warn_torch_dispatch(cls, "mode")
+
     def __turnout_dispatch__(self, func: Any, types: Tuple[type, ...],
                              args: Sequence[Any] = (),
                              kwargs: Optional[Dict[str, Any]] = None) -> Any:
@@ -105,6 +112,18 @@ class DispatchMode:
                 f"innermost active dispatch mode (the innermost is "
                 f"{innermost}); leave modes in reverse order of entering them")
         _C._pop_dispatch_mode()
+
+
+def _warn_torch_dispatch(cls: type, what: str) -> None:
+    """Warns, once per class (at its definition), that ``cls`` defines
+    torch's ``__torch_dispatch__``, which turnout never calls."""
+    warnings.warn(
+        f"{cls.__module__}.{cls.__qualname__} defines __torch_dispatch__ but "
+        f"not __turnout_dispatch__: turnout calls only __turnout_dispatch__, "
+        f"so this {what}'s handler would never run. Define "
+        f"__turnout_dispatch__ (same arguments: func, types, args, kwargs), "
+        f"e.g. __turnout_dispatch__ = __torch_dispatch__",
+        UserWarning, stacklevel=3)
 
 
 def active_modes() -> List[DispatchMode]:

@@ -14,8 +14,8 @@ Example::
     tensor([2., 3.])
     >>> str(turnout.ops.aten.relu.default._schema)
     'aten::relu(Tensor self) -> Tensor'
-    >>> turnout.ops.aten.relu.default.tags
-    []
+    >>> turnout.ops.aten.relu.default.tags      # torch's (kernels/aten_tags.h)
+    ['core', 'pointwise']
 """
 
 from __future__ import annotations

@@ -190,6 +190,13 @@ class Tensor(_C.TensorBase):
     __hash__ = _C.TensorBase.__hash__
 
     # ---- Subclasses with __turnout_dispatch__ (see turnout._mode) ----------
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if (getattr(cls, "__torch_dispatch__", None) is not None
+                and not hasattr(cls, "__turnout_dispatch__")):
+            from turnout._mode import _warn_torch_dispatch
+            _warn_torch_dispatch(cls, "tensor subclass")
+
     _make_subclass = staticmethod(_C._make_subclass)
     _make_wrapper_subclass = staticmethod(_C._make_wrapper_subclass)
 

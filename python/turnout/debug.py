@@ -42,28 +42,6 @@ DispatchExplanation = _C._DispatchExplanation
 _PathLike = Union[str, "os.PathLike[str]"]
 
 
-def _split_name(name: str) -> "tuple[str, Optional[str]]":
-    """'aten::add.Tensor' -> ('aten::add', 'Tensor'); 'aten::add' -> (.., None)."""
-    if "::" not in name:
-        raise ValueError(
-            f"explain: expected a qualified operator name such as "
-            f"'aten::add.Tensor', got '{name}'")
-    ns, rest = name.split("::", 1)
-    if "." in rest:
-        base, overload = rest.split(".", 1)
-        return f"{ns}::{base}", overload
-    return f"{ns}::{rest}", None
-
-
-def _overloads_of(qualname: str) -> List[str]:
-    names = []
-    for full in _C._dispatch_get_all_op_names():
-        base, overload = _split_name(full)
-        if base == qualname:
-            names.append(overload or "")
-    return sorted(names)
-
-
 def explain(op: Any, *args: Any, **kwargs: Any) -> DispatchExplanation:
     """Explains how a call of ``op`` with these arguments would dispatch.
 
@@ -74,8 +52,9 @@ def explain(op: Any, *args: Any, **kwargs: Any) -> DispatchExplanation:
     Args:
         op: an :class:`~turnout._ops.OpOverload` (``turnout.ops.aten.add.Tensor``),
             an :class:`~turnout._ops.OpOverloadPacket` (``turnout.ops.aten.add``:
-            the first overload the arguments fit), or a name
-            (``"aten::add.Tensor"``, ``"aten::add"``).
+            the first overload the arguments fit), a name
+            (``"aten::add.Tensor"``, ``"aten::add"``) or what
+            :func:`turnout.library.custom_op` returns.
         *args, **kwargs: the call's arguments.
 
     Returns:
@@ -113,24 +92,10 @@ def explain(op: Any, *args: Any, **kwargs: Any) -> DispatchExplanation:
           a redispatch below AutogradCPU would visit:
             CPU -> registered at kernels/... [kernel]
     """
-    if isinstance(op, str):
-        qualname, overload = _split_name(op)
-        overloads = [overload] if overload is not None else _overloads_of(qualname)
-        if not overloads:
-            raise ValueError(
-                f"explain: no operator named '{op}' has a schema; check the "
-                f"name, e.g. 'aten::add.Tensor'")
-    elif hasattr(op, "_overloadpacket") and hasattr(op, "_overloadname"):
-        qualname = op._overloadpacket._qualified_op_name
-        overloads = [op._overloadname]
-    elif hasattr(op, "_qualified_op_name") and hasattr(op, "overloads"):
-        qualname = op._qualified_op_name
-        overloads = [("" if o == "default" else o) for o in op.overloads()]
-    else:
-        raise TypeError(
-            f"explain(op, ...): expected op to be an operator "
-            f"(turnout.ops.aten.add.Tensor), a packet (turnout.ops.aten.add) "
-            f"or a name ('aten::add.Tensor'), got {type(op).__name__}")
+    from turnout.library import _resolve_op  # turnout.library imports this module's users
+
+    ref = _resolve_op(op, "explain(op, ...)", several=True)
+    qualname, overloads = ref.name, ref.overloads
     if len(overloads) == 1:
         return _C._debug_explain(qualname, overloads[0], tuple(args), dict(kwargs))
     reasons = []

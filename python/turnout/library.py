@@ -5,6 +5,11 @@ dispatcher and deregisters all of them when it is dropped (or
 ``_destroy()``-ed, or when a :func:`scoped_library` block ends), so that
 re-running a notebook cell replaces what the previous run registered.
 :func:`custom_op` builds an operator from a type-annotated Python function.
+As torch 2.x's ``torch.library``, :func:`register_kernel`,
+:func:`register_fake` (:func:`impl_abstract`), :func:`register_autograd`
+and :func:`register_torch_dispatch` add to any operator (a custom op, one
+from :meth:`Library.define`, or one defined in C++), named as a string, an
+OpOverload, a packet or a custom op; :func:`get_ctx` serves fake kernels.
 
 A Python kernel receives the operator's arguments as Python objects (the
 keyword-only ones as keywords), and its result is checked against the
@@ -26,20 +31,27 @@ Example::
 
 from __future__ import annotations
 
+import builtins
 import collections.abc
 import contextlib
+import functools
 import inspect
 import sys
+import threading
 import typing
+import weakref
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from turnout import _C
+from turnout._opcheck import opcheck
 from turnout._ops import OpOverload, OpOverloadPacket, ops
 from turnout._tensor import Tensor
 
 __all__ = [
     "CustomOpDef", "Library", "custom_op", "define", "fallthrough_kernel",
-    "impl", "scoped_library",
+    "get_ctx", "impl", "impl_abstract", "infer_schema", "opcheck",
+    "register_autograd", "register_fake", "register_kernel",
+    "register_torch_dispatch", "scoped_library",
 ]
 
 _KINDS = ("DEF", "IMPL", "FRAGMENT")
@@ -189,6 +201,8 @@ class Library:
         self._lib: Any = _C._dispatch_library(kind, ns, dispatch_key, file, line)
         self._fallback_libs: Dict[str, Any] = {}
         self._defined: List[str] = []
+        # What the module-level register_* functions registered with lib=self.
+        self._owned: List[_Registration] = []
 
     def __repr__(self) -> str:
         state = "" if self._lib is not None else ", destroyed"
@@ -366,6 +380,9 @@ class Library:
 
     def _destroy(self) -> None:
         """Deregisters everything this library registered, now."""
+        owned, self._owned = self._owned, []
+        for registration in reversed(owned):
+            registration.destroy()
         for lib in self._fallback_libs.values():
             lib._destroy()
         self._fallback_libs.clear()
@@ -534,6 +551,662 @@ def impl(qualname: str, types: Union[str, Sequence[str]],
     return register(func)
 
 
+# ---- Operators as users name them ------------------------------------------------
+
+
+class _OpRef(typing.NamedTuple):
+    """An operator as :func:`_resolve_op` found it."""
+
+    name: str                    # "ns::name"
+    overloads: Tuple[str, ...]   # "" for the default overload
+    custom: Optional["CustomOpDef"]
+
+    @property
+    def qualname(self) -> str:
+        """``"ns::name"`` or ``"ns::name.overload"`` (one overload only)."""
+        (overload,) = self.overloads
+        return self.name + ("." + overload if overload else "")
+
+    @property
+    def opoverload(self) -> OpOverload:
+        (overload,) = self.overloads
+        ns, name = self.name.split("::", 1)
+        return getattr(getattr(getattr(ops, ns), name), overload or "default")
+
+
+def _overloads_with_schema(name: str) -> List[str]:
+    """The overload names ("" for the default) of ``name`` ("ns::op")."""
+    found = []
+    prefix = name + "."
+    for full in _C._dispatch_get_all_op_names():
+        if full == name:
+            found.append("")
+        elif full.startswith(prefix):
+            found.append(full[len(prefix):])
+    return sorted(found)
+
+
+def _resolve_op(op: Any, where: str, *, several: bool = False) -> _OpRef:
+    """The one place where an operator argument is understood.
+
+    ``op`` may be ``"ns::name"``, ``"ns::name.overload"``, an
+    :class:`OpOverload`, an :class:`OpOverloadPacket` or what
+    :func:`custom_op` returns. A name without an overload, and a packet,
+    mean the default overload (or the only one); with ``several`` they mean
+    every overload, in the order explain tries them.
+
+    Raises:
+        TypeError: ``op`` is none of these.
+        ValueError: the name is not qualified, or no such operator (or
+            overload) has a schema, or a packet has several overloads and
+            none is the default.
+    """
+    custom = None
+    overload: Optional[str]
+    if isinstance(op, CustomOpDef):
+        custom = op
+        name, overload = op._qualname, ""
+    elif isinstance(op, OpOverload):
+        name = op._overloadpacket._qualified_op_name
+        overload = "" if op._overloadname == "default" else op._overloadname
+    elif isinstance(op, OpOverloadPacket):
+        name, overload = op._qualified_op_name, None
+    elif isinstance(op, str):
+        ns, sep, rest = op.partition("::")
+        if not sep or not ns or not rest:
+            raise ValueError(
+                f"{where}: expected a qualified operator name such as "
+                f"'aten::add.Tensor' or 'mylib::my_op', got '{op}'")
+        base, dot, overload_text = rest.partition(".")
+        name = f"{ns}::{base}"
+        overload = ("" if overload_text == "default" else overload_text) if dot else None
+    else:
+        raise TypeError(
+            f"{where}: expected op to be an operator name ('ns::name' or "
+            f"'ns::name.overload'), an OpOverload (turnout.ops.aten.add.Tensor), "
+            f"an OpOverloadPacket (turnout.ops.aten.add) or what custom_op "
+            f"returns, got {type(op).__name__}")
+    existing = _overloads_with_schema(name)
+    if not existing:
+        raise ValueError(
+            f"{where}: no operator named '{name}' has a schema; check the "
+            f"name, or define it first (Library.define, define or custom_op)")
+    if overload is not None:
+        if overload not in existing:
+            shown = ", ".join(o or "default" for o in existing)
+            raise ValueError(
+                f"{where}: the operator {name} has no overload "
+                f"'{overload}'; its overloads are: {shown}")
+        overloads: Tuple[str, ...] = (overload,)
+    elif several:
+        overloads = tuple(existing)
+    elif "" in existing or len(existing) == 1:
+        overloads = ("" if "" in existing else existing[0],)
+    else:
+        raise ValueError(
+            f"{where}: {name} has several overloads "
+            f"({', '.join(existing)}) and none is the default; name one, e.g. "
+            f"'{name}.{existing[0]}'")
+    if custom is None and overloads == ("",):
+        custom = _custom_ops.get(name)
+    return _OpRef(name, overloads, custom)
+
+
+# ---- Registrations owned by a Library --------------------------------------------
+
+
+class _Registration:
+    """One registration of the module-level register_* functions.
+
+    Owned by a :class:`Library` (``lib=``) or by one that turnout keeps for
+    the process; undone when the owner is destroyed or dropped.
+    """
+
+    def __init__(self, key: Tuple[str, str], site: Tuple[str, int],
+                 undo: Callable[[], None]) -> None:
+        self.key = key
+        self.site = site
+        self._undo: Optional[Callable[[], None]] = undo
+
+    def destroy(self) -> None:
+        undo, self._undo = self._undo, None
+        if undo is None:
+            return
+        entry = _active.get(self.key)
+        if entry is not None and entry() is self:
+            del _active[self.key]
+        undo()
+
+    def __del__(self) -> None:
+        try:
+            self.destroy()
+        except Exception:  # noqa: BLE001 (interpreter shutdown)
+            pass
+
+
+# Live registrations by (operator, what), for "registered twice" errors.
+_active: Dict[Tuple[str, str], "weakref.ref[_Registration]"] = {}
+
+
+def _check_not_registered(key: Tuple[str, str], where: str, what: str) -> None:
+    entry = _active.get(key)
+    earlier = entry() if entry is not None else None
+    if earlier is None or earlier._undo is None:
+        return
+    file, line = earlier.site
+    raise RuntimeError(
+        f"{where}: {key[0]} already has {what}, registered at {file}:{line}; "
+        f"destroy the Library that owns it first (lib._destroy(), or leave "
+        f"its scoped_library block). A registration made without lib= lasts "
+        f"for the process: pass lib= to be able to replace it")
+
+
+def _owner(lib: Optional[Library], ns: str, where: str) -> Library:
+    """The Library that will own a registration; refuses a destroyed one
+    before anything is registered."""
+    owner = lib if lib is not None else _global_library(ns)
+    owner._get(where)
+    return owner
+
+
+def _own(owner: Library, registration: _Registration) -> None:
+    owner._owned.append(registration)
+    _active[registration.key] = weakref.ref(registration)
+
+
+def _check_lib(lib: Any, where: str) -> None:
+    if lib is not None and not isinstance(lib, Library):
+        raise TypeError(f"{where}: expected lib to be a turnout.library.Library "
+                        f"or None, got {type(lib).__name__}")
+
+
+def _register_kernel_owned(ref: _OpRef, key: str, fn: Callable,
+                           lib: Optional[Library], where: str, what: str,
+                           with_keyset: bool = False) -> None:
+    """Registers ``fn`` at ``key`` in a Library of its own, owned by ``lib``."""
+    qualname = ref.qualname
+    reg_key = (qualname, key)
+    _check_not_registered(reg_key, where, what)
+    ns = ref.name.split("::", 1)[0]
+    owner = _owner(lib, ns, where)
+    own = Library(ns, "FRAGMENT")
+    own.impl(qualname, fn, key, with_keyset=with_keyset)
+    _own(owner, _Registration(reg_key, own._site, own._destroy))
+
+
+def register_kernel(op: Any, device_types: Union[str, Sequence[str], None],
+                    fn: Optional[Callable] = None, *,
+                    lib: Optional[Library] = None) -> Any:
+    """Registers ``fn`` as the kernel of ``op`` for ``device_types``; a
+    decorator without ``fn``.
+
+    As torch 2.x's ``torch.library.register_kernel``: for what
+    :func:`custom_op` returns (or its name) this is its
+    ``register_kernel`` (a later call replaces the earlier kernel); for any
+    other operator (``Library.define``, C++) the kernel is registered in a
+    Library owned by ``lib``, or by one turnout keeps for the process.
+
+    Args:
+        op: ``"ns::name"``, ``"ns::name.overload"``, an OpOverload, a packet
+            or a custom op.
+        device_types: ``"cpu"``, ``"cuda"``, ``"meta"``, a key name, a list
+            of them, or None (every device: CompositeExplicitAutograd).
+        fn: the kernel, called with the operator's arguments.
+        lib: the Library that owns the registration.
+
+    Returns:
+        ``fn``, or a decorator that registers its argument and returns it.
+
+    Raises:
+        TypeError: ``op`` is not an operator, ``fn`` is not callable or
+            cannot take the schema's arguments.
+        ValueError: no such operator, or an unknown device type.
+        RuntimeError: a kernel registered by this function for the same
+            operator and device type is still alive.
+
+    Example::
+
+        >>> import turnout
+        >>> from turnout.library import define, register_kernel, scoped_library
+        >>> with scoped_library("doc_rk", "FRAGMENT") as lib:
+        ...     define("doc_rk::inc", "(Tensor x) -> Tensor", lib=lib)
+        ...     @register_kernel("doc_rk::inc", "cpu", lib=lib)
+        ...     def _(x):
+        ...         return x + 1
+        ...     turnout.ops.doc_rk.inc(turnout.zeros(2))
+        'doc_rk::inc'
+        tensor([1., 1.])
+    """
+    where = "register_kernel(op, device_types)"
+    ref = _resolve_op(op, where)
+    where = f"register_kernel({ref.qualname!r}, {device_types!r})"
+    _check_lib(lib, where)
+    keys = _keys_of(device_types, where)
+
+    def register(f: Callable) -> Callable:
+        if not callable(f):
+            raise TypeError(f"{where}: expected fn to be callable, got "
+                            f"{type(f).__name__}")
+        if ref.custom is not None:
+            return ref.custom.register_kernel(device_types, f)
+        for key in keys:
+            _register_kernel_owned(ref, key, f, lib, where,
+                                   f"a kernel for {key}")
+        return f
+
+    if fn is None:
+        return register
+    return register(fn)
+
+
+# ---- Fake (Meta) kernels and get_ctx ---------------------------------------------
+
+
+class DynamicSize(int):
+    """What :meth:`FakeImplCtx.new_dynamic_size` returns: a stand-in int
+    for a size that depends on the input's data, with its bounds."""
+
+    min: int
+    max: Optional[int]
+
+    def __new__(cls, value: int, min: int, max: Optional[int]) -> "DynamicSize":
+        obj = super().__new__(cls, value)
+        obj.min = min
+        obj.max = max
+        return obj
+
+    def __repr__(self) -> str:
+        return f"DynamicSize({int(self)}, min={self.min}, max={self.max})"
+
+
+class FakeImplCtx:
+    """The context :func:`get_ctx` returns inside a fake kernel.
+
+    turnout has no symbolic sizes: a fake kernel is a Meta kernel and runs
+    on meta tensors whose sizes are ints. A size that depends on the data
+    (nonzero's row count) is therefore a stand-in: :meth:`new_dynamic_size`
+    returns a :class:`DynamicSize`, an int with the bounds attached, and
+    records it in :attr:`dynamic_sizes`, so that the caller of the Meta
+    kernel knows that these sizes are not facts.
+    """
+
+    def __init__(self, op: str) -> None:
+        self._op = op
+        self.dynamic_sizes: List[DynamicSize] = []
+
+    def new_dynamic_size(self, *, min: int = 0, max: Optional[int] = None) -> DynamicSize:
+        """A new size whose value depends on the data, in ``[min, max]``.
+
+        The stand-in value is ``min`` raised to 2 (so that the kernel's
+        output is not mistaken for a size-0 or size-1 special case), and
+        lowered to ``max`` when ``max`` is smaller.
+
+        Raises:
+            TypeError: ``min`` or ``max`` is not an int.
+            ValueError: ``min`` is negative or ``max`` is below ``min``.
+        """
+        where = f"{self._op}: get_ctx().new_dynamic_size(min={min!r}, max={max!r})"
+        for label, v in (("min", min), ("max", max)):
+            if v is not None and (not isinstance(v, int) or isinstance(v, bool)):
+                raise TypeError(f"{where}: expected {label} to be an int, got "
+                                f"{type(v).__name__}")
+        if min < 0:
+            raise ValueError(f"{where}: min must be >= 0 (a size is never negative)")
+        if max is not None and max < min:
+            raise ValueError(f"{where}: max ({max}) is below min ({min})")
+        value = builtins.max(min, 2)
+        if max is not None:
+            value = builtins.min(value, max)
+        size = DynamicSize(value, min, max)
+        self.dynamic_sizes.append(size)
+        return size
+
+    # torch 2.x's older spelling.
+    create_unbacked_symint = new_dynamic_size
+
+
+_fake_ctx = threading.local()
+
+
+def get_ctx() -> FakeImplCtx:
+    """The :class:`FakeImplCtx` of the fake kernel running on this thread.
+
+    Raises:
+        RuntimeError: no fake kernel registered by :func:`register_fake`
+            (or a custom op's ``register_fake``) is running.
+
+    Example::
+
+        >>> import turnout
+        >>> from turnout import Tensor
+        >>> from turnout.library import custom_op, get_ctx, register_fake
+        >>> @custom_op("doc_ctx::positive", mutates_args=())
+        ... def positive(x: Tensor) -> Tensor:
+        ...     return turnout.tensor([v for v in x.tolist() if v > 0])
+        >>> @register_fake("doc_ctx::positive")
+        ... def _(x):
+        ...     n = get_ctx().new_dynamic_size(max=x.numel())
+        ...     return turnout.empty(n, device="meta")
+        >>> positive(turnout.empty(5, device="meta")).shape
+        turnout.Size([2])
+        >>> positive._destroy()
+    """
+    stack = getattr(_fake_ctx, "stack", None)
+    if not stack:
+        raise RuntimeError(
+            "get_ctx(): no fake kernel is running on this thread; call it "
+            "inside a function registered with register_fake")
+    return stack[-1]
+
+
+def _with_fake_ctx(fn: Callable, op: str) -> Callable:
+    """``fn`` run with a fresh :class:`FakeImplCtx` for :func:`get_ctx`."""
+
+    @functools.wraps(fn)
+    def fake_kernel(*args: Any, **kwargs: Any) -> Any:
+        stack = getattr(_fake_ctx, "stack", None)
+        if stack is None:
+            stack = _fake_ctx.stack = []
+        stack.append(FakeImplCtx(op))
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            stack.pop()
+
+    return fake_kernel
+
+
+def register_fake(op: Any, fn: Optional[Callable] = None, *,
+                  lib: Optional[Library] = None) -> Any:
+    """Registers ``fn`` as the fake kernel of ``op``: it computes the
+    outputs' sizes, strides and dtypes from meta tensors (``device="meta"``,
+    no data); a decorator without ``fn``.
+
+    As torch 2.x's ``torch.library.register_fake`` (``impl_abstract`` is the
+    same function). turnout's fake kernels are its ``Meta`` kernels.
+    Inside ``fn``, :func:`get_ctx` gives sizes that depend on the data.
+    For a :func:`custom_op` this is its ``register_fake`` (a later call
+    replaces); for any other operator the kernel belongs to ``lib``, or to a
+    Library turnout keeps for the process.
+
+    Args:
+        op: ``"ns::name"``, ``"ns::name.overload"``, an OpOverload, a packet
+            or a custom op.
+        fn: the fake kernel.
+        lib: the Library that owns the registration.
+
+    Returns:
+        ``fn``, or a decorator that registers its argument and returns it.
+
+    Raises:
+        TypeError: ``op`` is not an operator, or ``fn`` is not callable.
+        ValueError: no such operator.
+        RuntimeError: the operator is CompositeImplicitAutograd (its
+            decomposition already runs on meta tensors), it has a Meta
+            kernel from C++, or a fake kernel registered here for it is
+            still alive.
+
+    Example::
+
+        >>> import turnout
+        >>> from turnout.library import Library, register_fake
+        >>> lib = Library("doc_rf", "DEF")
+        >>> lib.define("twice(Tensor x) -> Tensor")
+        'doc_rf::twice'
+        >>> lib.impl("twice", lambda x: turnout.ops.aten.cat([x, x]), "CPU")
+        >>> @register_fake("doc_rf::twice", lib=lib)
+        ... def _(x):
+        ...     return turnout.empty(2 * x.shape[0], device="meta")
+        >>> turnout.ops.doc_rf.twice(turnout.empty(3, device="meta")).shape
+        turnout.Size([6])
+        >>> lib._destroy()
+    """
+    where = "register_fake(op)"
+    ref = _resolve_op(op, where)
+    where = f"register_fake({ref.qualname!r})"
+    _check_lib(lib, where)
+
+    def register(f: Callable) -> Callable:
+        if not callable(f):
+            raise TypeError(f"{where}: expected fn to be callable, got "
+                            f"{type(f).__name__}")
+        if ref.custom is not None:
+            return ref.custom.register_fake(f)
+        qualname = ref.qualname
+        if _C._dispatch_has_kernel_for_dispatch_key(
+                qualname, _C.DispatchKey.CompositeImplicitAutograd):
+            raise RuntimeError(
+                f"{where}: {qualname} has a CompositeImplicitAutograd kernel: "
+                f"it decomposes into other operators, which compute its "
+                f"sizes on meta tensors already. It needs no fake kernel")
+        if (_active.get((qualname, "Meta")) is None
+                and _C._dispatch_has_kernel_for_dispatch_key(
+                    qualname, _C.DispatchKey.Meta)):
+            raise RuntimeError(
+                f"{where}: {qualname} already has a Meta kernel (see "
+                f"turnout._C._dispatch_dump_table({qualname!r})); a fake "
+                f"kernel would override it. Use Library.impl(..., 'Meta') "
+                f"to override on purpose")
+        _register_kernel_owned(ref, "Meta", _with_fake_ctx(f, qualname), lib,
+                               where, "a fake kernel")
+        return f
+
+    if fn is None:
+        return register
+    return register(fn)
+
+
+impl_abstract = register_fake
+
+
+# ---- Autograd --------------------------------------------------------------------
+
+
+def _autograd_kernel(op: OpOverload, backward: Callable,
+                     setup_context: Optional[Callable]) -> Callable:
+    """An Autograd kernel of ``op`` that records a node calling ``backward``."""
+    schema = op._schema
+    arg_names = [a.name for a in schema.arguments]
+    short = schema.name.split("::", 1)[1]
+    node_name = "".join(p.capitalize() for p in short.split("_")) + "Backward"
+    qualname = schema.name + ("." + schema.overload_name if schema.overload_name else "")
+
+    def autograd_kernel(*args: Any, **kwargs: Any) -> Any:
+        with _C._AutoDispatchBelowAutograd():
+            output = op(*args, **kwargs)
+        values = list(args) + [kwargs[n] for n in arg_names[len(args):]]
+        needs = tuple(isinstance(v, Tensor) and v.requires_grad for v in values)
+        if not (_C.is_grad_enabled() and any(needs)):
+            return output
+        ctx = _AutogradContext(needs)
+        if setup_context is not None:
+            setup_context(ctx, tuple(values), output)
+        outputs = output if isinstance(output, tuple) else (output,)
+        tensors = [o for o in outputs if isinstance(o, Tensor)]
+
+        def node_backward(*grads: Optional[Tensor]) -> Any:
+            result = backward(ctx, *grads)
+            if not isinstance(result, (tuple, list)):
+                result = (result,)
+            if len(result) != len(values):
+                raise TypeError(
+                    f"the backward of {qualname} returned {len(result)} "
+                    f"gradient(s) for its {len(values)} argument(s) "
+                    f"({', '.join(arg_names)}); return one Tensor or None "
+                    f"per argument")
+            return tuple(result)
+
+        inputs = [v if isinstance(v, Tensor) else None for v in values]
+        _C._autograd_record_python_node(node_name, inputs, tensors, node_backward)
+        return output
+
+    return autograd_kernel
+
+
+def _check_autograd_functions(backward: Any, setup_context: Any, where: str) -> None:
+    if not callable(backward):
+        raise TypeError(f"{where}: expected backward to be callable, got "
+                        f"{type(backward).__name__}")
+    if setup_context is not None and not callable(setup_context):
+        raise TypeError(f"{where}: expected setup_context to be callable or "
+                        f"None, got {type(setup_context).__name__}")
+
+
+def register_autograd(op: Any, backward: Callable, *,
+                      setup_context: Optional[Callable] = None,
+                      lib: Optional[Library] = None) -> None:
+    """Makes ``op`` differentiable with a backward written in Python: any
+    operator, including one defined in C++.
+
+    As torch 2.x's ``torch.library.register_autograd``. The forward runs
+    the operator's kernels below autograd; with grad mode on and a Tensor
+    argument that requires grad, ``setup_context(ctx, inputs, output)``
+    saves what backward needs (``ctx.save_for_backward(...)``, attributes),
+    and ``backward(ctx, *grads)`` returns one gradient (a Tensor or None)
+    per argument of the operator. For a :func:`custom_op` this is its
+    ``register_autograd`` (a later call replaces); otherwise the Autograd
+    kernel belongs to ``lib``, or to a Library turnout keeps for the
+    process, and overrides an Autograd kernel from C++ while it lives.
+
+    Raises:
+        TypeError: ``op`` is not an operator, or ``backward`` /
+            ``setup_context`` is not callable.
+        ValueError: no such operator.
+        RuntimeError: the operator mutates or aliases an argument (its
+            schema has ``(a!)`` or ``(a)``): register a functional operator
+            instead; or a backward registered here for it is still alive.
+
+    Example::
+
+        >>> import turnout
+        >>> from turnout.library import Library, register_autograd
+        >>> lib = Library("doc_ra", "DEF")
+        >>> lib.define("cube(Tensor x) -> Tensor")
+        'doc_ra::cube'
+        >>> lib.impl("cube", lambda x: x * x * x, "CPU")
+        >>> def setup(ctx, inputs, output):
+        ...     ctx.save_for_backward(inputs[0])
+        >>> def backward(ctx, grad):
+        ...     (x,) = ctx.saved_tensors
+        ...     return grad * 3 * x * x
+        >>> register_autograd("doc_ra::cube", backward, setup_context=setup, lib=lib)
+        >>> x = turnout.tensor([2.0], requires_grad=True)
+        >>> turnout.ops.doc_ra.cube(x).sum().backward()
+        >>> x.grad
+        tensor([12.])
+        >>> lib._destroy()
+    """
+    where = "register_autograd(op, backward)"
+    ref = _resolve_op(op, where)
+    where = f"register_autograd({ref.qualname!r})"
+    _check_lib(lib, where)
+    _check_autograd_functions(backward, setup_context, where)
+    if ref.custom is not None:
+        ref.custom.register_autograd(backward, setup_context=setup_context)
+        return
+    overload = ref.opoverload
+    schema = overload._schema
+    aliased = [a.name for a in list(schema.arguments) + list(schema.returns)
+               if a.alias_info is not None]
+    if aliased:
+        raise RuntimeError(
+            f"{where}: {schema} mutates or aliases its arguments ("
+            f"{', '.join(n or 'a return' for n in aliased)} carry alias "
+            f"annotations); a backward can be registered for a functional "
+            f"operator only: define one that returns new tensors and "
+            f"register the backward for it")
+    _register_kernel_owned(ref, "Autograd",
+                           _autograd_kernel(overload, backward, setup_context),
+                           lib, where, "a backward (an Autograd kernel)")
+
+
+# ---- Rules for dispatch modes and tensor subclasses ------------------------------
+
+# The attribute of a class (its own __dict__, never inherited, as torch
+# matches the exact type) that maps "ns::name.overload" to a rule; read by
+# the Python key's fallback (bindings/python_mode.cc).
+_RULES_ATTR = "_turnout_dispatch_rules"
+
+
+def register_torch_dispatch(op: Any, torch_dispatch_class: Any,
+                            fn: Optional[Callable] = None, *,
+                            lib: Optional[Library] = None) -> Any:
+    """Registers a rule for one operator on a dispatch mode class or a
+    tensor subclass with ``__turnout_dispatch__``; a decorator without
+    ``fn``.
+
+    As torch 2.x's ``torch.library.register_torch_dispatch``: where the
+    class's handler would be called for ``op``, ``fn`` is called instead,
+    as ``fn(mode, func, types, args, kwargs)`` for a mode (the mode is
+    popped while it runs, as for the handler) and ``fn(cls, func, types,
+    args, kwargs)`` for a subclass. Only instances of exactly that class
+    use the rule (not of its subclasses). The rule belongs to ``lib``, or
+    to a Library turnout keeps for the process.
+
+    Raises:
+        TypeError: ``op`` is not an operator, ``fn`` is not callable, or
+            the class is neither a :class:`~turnout.utils.DispatchMode`
+            nor a subclass of :class:`turnout.Tensor` with
+            ``__turnout_dispatch__``.
+        ValueError: no such operator.
+        RuntimeError: a rule for the same operator and class is still
+            alive.
+
+    Example::
+
+        >>> import turnout
+        >>> from turnout.library import register_torch_dispatch, scoped_library
+        >>> from turnout.utils import DispatchMode
+        >>> class Quiet(DispatchMode):
+        ...     pass
+        >>> with scoped_library("_", "IMPL") as lib:
+        ...     @register_torch_dispatch("aten::relu", Quiet, lib=lib)
+        ...     def _(mode, func, types, args, kwargs):
+        ...         return args[0] * 0
+        ...     with Quiet():
+        ...         turnout.tensor([2.0]).relu()
+        tensor([0.])
+    """
+    where = "register_torch_dispatch(op, torch_dispatch_class)"
+    ref = _resolve_op(op, where)
+    qualname = ref.qualname
+    cls = torch_dispatch_class
+    where = f"register_torch_dispatch({qualname!r}, {getattr(cls, '__name__', cls)!r})"
+    _check_lib(lib, where)
+    from turnout._mode import DispatchMode
+    if not (isinstance(cls, type)
+            and (issubclass(cls, DispatchMode)
+                 or (issubclass(cls, Tensor) and hasattr(cls, "__turnout_dispatch__")))):
+        raise TypeError(
+            f"{where}: expected a DispatchMode subclass or a subclass of "
+            f"turnout.Tensor that defines __turnout_dispatch__, got "
+            f"{cls!r}")
+
+    def register(f: Callable) -> Callable:
+        if not callable(f):
+            raise TypeError(f"{where}: expected fn to be callable, got "
+                            f"{type(f).__name__}")
+        reg_key = (qualname, f"torch_dispatch {cls.__module__}.{cls.__qualname__} {id(cls)}")
+        _check_not_registered(reg_key, where, f"a rule for {cls.__qualname__}")
+        owner = _owner(lib, ref.name.split("::", 1)[0], where)
+        rules = cls.__dict__.get(_RULES_ATTR)
+        if rules is None:
+            rules = {}
+            setattr(cls, _RULES_ATTR, rules)
+        rules[qualname] = f
+
+        def undo() -> None:
+            if rules.get(qualname) is f:
+                del rules[qualname]
+
+        _own(owner, _Registration(reg_key, _caller_site(), undo))
+        return f
+
+    if fn is None:
+        return register
+    return register(fn)
+
+
 # ---- custom_op -------------------------------------------------------------------
 
 _NONE_TYPE = type(None)
@@ -599,14 +1272,15 @@ def _default_text(value: Any, where: str, name: str) -> str:
                     f"float or str")
 
 
-def infer_schema(fn: Callable, *, mutates_args: Sequence[str] = (),
+def infer_schema(fn: Callable, *, mutates_args: Union[str, Sequence[str]] = (),
                  op_name: str = "custom_op") -> str:
     """The schema (without a name) of a type-annotated function.
 
     Args:
         fn: a function whose parameters and return are annotated.
         mutates_args: names of the Tensor parameters it writes to; they get
-            an alias annotation ``Tensor(a!)``.
+            an alias annotation ``Tensor(a!)``. ``"unknown"`` (torch 2.x's
+            pessimistic choice) marks every Tensor parameter so.
         op_name: for error messages.
 
     Returns:
@@ -623,9 +1297,12 @@ def infer_schema(fn: Callable, *, mutates_args: Sequence[str] = (),
         '(Tensor x, Tensor[] ys, float? s=None, *, bool flag=False) -> Tensor'
     """
     where = f"custom_op({op_name})"
-    if isinstance(mutates_args, str):
+    unknown_mutations = mutates_args == "unknown"
+    if isinstance(mutates_args, str) and not unknown_mutations:
         raise TypeError(f"{where}: mutates_args must be a sequence of parameter "
-                        f"names, got the str {mutates_args!r}")
+                        f"names or \"unknown\", got the str {mutates_args!r}")
+    if unknown_mutations:
+        mutates_args = ()
     sig = inspect.signature(fn)
     try:
         hints = typing.get_type_hints(fn)
@@ -645,7 +1322,9 @@ def infer_schema(fn: Callable, *, mutates_args: Sequence[str] = (),
                             f"annotation; annotate it (e.g. {param.name}: Tensor) "
                             f"or pass schema=...")
         type_text = _schema_type(hints[param.name], where)
-        if param.name in mutated:
+        if unknown_mutations and type_text.startswith("Tensor"):
+            type_text = f"Tensor({next(alias_names)}!)" + type_text[len("Tensor"):]
+        elif param.name in mutated:
             if not type_text.startswith("Tensor"):
                 raise TypeError(f"{where}: mutates_args names '{param.name}', "
                                 f"which is a {type_text}; only Tensor "
@@ -696,7 +1375,8 @@ class CustomOpDef:
     """
 
     def __init__(self, qualname: str, schema: str, fn: Callable,
-                 mutates_args: Sequence[str], device_types: Any) -> None:
+                 mutates_args: Union[str, Sequence[str]], device_types: Any,
+                 tags: Sequence[str] = ()) -> None:
         ns, name = _split_qualname(qualname, "custom_op(name)")
         self._qualname = qualname
         self._ns = ns
@@ -704,7 +1384,7 @@ class CustomOpDef:
         self._schema = schema
         self._init_fn = fn
         self._lib = Library(ns, "FRAGMENT")
-        self._lib.define(name + schema)
+        self._lib.define(name + schema, tags=tags)
         # One Library per key, so that registering again replaces.
         self._kernel_libs: Dict[str, Library] = {}
         self._opoverload: OpOverload = getattr(getattr(ops, ns), name).default
@@ -750,6 +1430,9 @@ class CustomOpDef:
         keys = _keys_of(device_types, f"{self._qualname}.register_kernel")
 
         def register(f: Callable) -> Callable:
+            if not callable(f):
+                raise TypeError(f"{self._qualname}.register_kernel: expected a "
+                                f"callable, got {type(f).__name__}")
             for key in keys:
                 self._register(key, f)
             return f
@@ -780,7 +1463,7 @@ class CustomOpDef:
         if not callable(fn):
             raise TypeError(f"{self._qualname}.register_fake: expected a callable, "
                             f"got {type(fn).__name__}")
-        self._register("Meta", fn)
+        self._register("Meta", _with_fake_ctx(fn, self._qualname))
         return fn
 
     def register_autograd(self, backward: Callable, *,
@@ -819,49 +1502,10 @@ class CustomOpDef:
             tensor([6.])
             >>> square._destroy()
         """
-        where = f"{self._qualname}.register_autograd"
-        if not callable(backward):
-            raise TypeError(f"{where}: expected backward to be callable, got "
-                            f"{type(backward).__name__}")
-        if setup_context is not None and not callable(setup_context):
-            raise TypeError(f"{where}: expected setup_context to be callable or "
-                            f"None, got {type(setup_context).__name__}")
-        op = self._opoverload
-        schema = op._schema
-        arg_names = [a.name for a in schema.arguments]
-        node_name = "".join(p.capitalize() for p in self._name.split("_")) + "Backward"
-        qualname = self._qualname
-
-        def autograd_kernel(*args: Any, **kwargs: Any) -> Any:
-            with _C._AutoDispatchBelowAutograd():
-                output = op(*args, **kwargs)
-            values = list(args) + [kwargs[n] for n in arg_names[len(args):]]
-            needs = tuple(isinstance(v, Tensor) and v.requires_grad for v in values)
-            if not (_C.is_grad_enabled() and any(needs)):
-                return output
-            ctx = _AutogradContext(needs)
-            if setup_context is not None:
-                setup_context(ctx, tuple(values), output)
-            outputs = output if isinstance(output, tuple) else (output,)
-            tensors = [o for o in outputs if isinstance(o, Tensor)]
-
-            def node_backward(*grads: Optional[Tensor]) -> Any:
-                result = backward(ctx, *grads)
-                if not isinstance(result, (tuple, list)):
-                    result = (result,)
-                if len(result) != len(values):
-                    raise TypeError(
-                        f"the backward of {qualname} returned {len(result)} "
-                        f"gradient(s) for its {len(values)} argument(s) "
-                        f"({', '.join(arg_names)}); return one Tensor or None "
-                        f"per argument")
-                return tuple(result)
-
-            inputs = [v if isinstance(v, Tensor) else None for v in values]
-            _C._autograd_record_python_node(node_name, inputs, tensors, node_backward)
-            return output
-
-        self._register("Autograd", autograd_kernel)
+        _check_autograd_functions(backward, setup_context,
+                                  f"{self._qualname}.register_autograd")
+        self._register("Autograd",
+                       _autograd_kernel(self._opoverload, backward, setup_context))
 
     def _destroy(self) -> None:
         """Deregisters the operator and all its kernels."""
@@ -879,9 +1523,10 @@ _custom_ops: Dict[str, CustomOpDef] = {}
 
 
 def custom_op(name: str, fn: Optional[Callable] = None, *,
-              mutates_args: Sequence[str] = (),
+              mutates_args: Union[str, Sequence[str]] = (),
               device_types: Union[str, Sequence[str], None] = None,
-              schema: Optional[str] = None) -> Any:
+              schema: Optional[str] = None,
+              tags: Sequence[str] = ()) -> Any:
     """Makes an operator from a Python function; a decorator without ``fn``.
 
     The schema is inferred from the function's type hints (see
@@ -892,9 +1537,12 @@ def custom_op(name: str, fn: Optional[Callable] = None, *,
     Args:
         name: ``"ns::name"``.
         fn: the implementation.
-        mutates_args: names of the Tensor parameters the function writes to.
+        mutates_args: names of the Tensor parameters the function writes
+            to, or ``"unknown"`` (as torch 2.x: every Tensor parameter is
+            assumed written to, each with an alias set of its own).
         device_types: ``"cpu"``, ``"cuda"``, ``"meta"``, a list, or None.
         schema: the schema without a name, e.g. ``"(Tensor x) -> Tensor"``.
+        tags: tags of the operator, as in :meth:`Library.define`.
 
     Returns:
         A :class:`CustomOpDef`, callable like the operator, with
@@ -925,7 +1573,7 @@ def custom_op(name: str, fn: Optional[Callable] = None, *,
         old = _custom_ops.pop(name, None)
         if old is not None:
             old._destroy()
-        op = CustomOpDef(name, text, f, mutates_args, device_types)
+        op = CustomOpDef(name, text, f, mutates_args, device_types, tags)
         _custom_ops[name] = op
         return op
 

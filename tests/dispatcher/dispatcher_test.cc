@@ -216,6 +216,30 @@ TEST(Dispatcher, TagsAreKeptWithTheSchemaAndDumped) {
   foo.checkInvariants();
 }
 
+std::vector<std::string> tagsOfBar(const OperatorName& op) {
+  if (op.name == "ttag2::bar" && op.overload_name.empty()) return {"core"};
+  return {};
+}
+
+TEST(Dispatcher, TagsForGivesDefsWithoutTagsTheirTags) {
+  Library lib(Library::FRAGMENT, "ttag2", std::nullopt, "tags.cc", 40);
+  lib.tagsFor(&tagsOfBar);
+  lib.def("bar(Tensor x) -> Tensor");
+  lib.def("bar.other(Tensor x, int n) -> Tensor");
+  lib.def("baz(Tensor x) -> Tensor");
+  lib.def("qux(Tensor x) -> Tensor", AliasAnalysisKind::FROM_SCHEMA,
+          {"pointwise"});
+  EXPECT_EQ(op("ttag2::bar").tags(), (std::vector<std::string>{"core"}));
+  EXPECT_TRUE(Dispatcher::singleton()
+                  .findSchemaOrThrow("ttag2::bar", "other")
+                  .tags()
+                  .empty());
+  EXPECT_TRUE(op("ttag2::baz").tags().empty());
+  // Tags given to def win over the library's table.
+  EXPECT_EQ(op("ttag2::qux").tags(), (std::vector<std::string>{"pointwise"}));
+  op("ttag2::bar").checkInvariants();
+}
+
 TEST(Dispatcher, BadTagsAreRejectedAndRegisterNothing) {
   struct Case {
     std::vector<std::string> tags;

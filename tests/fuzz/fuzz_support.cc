@@ -93,6 +93,15 @@ bool skipDeeplyNested(std::string_view text) {
   return guard && nestingDepth(text) > kMaxNesting;
 }
 
+int runTextInput(const uint8_t* data, size_t size, bool skip_deep,
+                 void (*check)(std::string_view text)) {
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  setCurrentInput(text);
+  if (skip_deep && skipDeeplyNested(text)) return 0;
+  check(text);
+  return 0;
+}
+
 bool isValidUtf8(std::string_view text) {
   for (size_t pos = 0; pos < text.size();) {
     const std::string_view c = utf8CharAt(text, pos);

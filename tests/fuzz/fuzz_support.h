@@ -37,6 +37,17 @@ int nestingDepth(std::string_view text);
 bool skipDeeplyNested(std::string_view text);
 inline constexpr int kMaxNesting = 200;
 
+/// The body of a text target's LLVMFuzzerTestOneInput: sets the current
+/// input, skips it when `skip_deep` and skipDeeplyNested says so, and runs
+/// `check` on it. Returns 0, libFuzzer's "keep going".
+///
+///   extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+///     return turnout::fuzz::runTextInput(data, size, /*skip_deep=*/true,
+///                                        checkSchema);
+///   }
+int runTextInput(const uint8_t* data, size_t size, bool skip_deep,
+                 void (*check)(std::string_view text));
+
 /// True when every byte of `text` belongs to a valid UTF-8 sequence.
 bool isValidUtf8(std::string_view text);
 

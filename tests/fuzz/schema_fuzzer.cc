@@ -65,11 +65,9 @@ void checkName(std::string_view text) {
 }  // namespace turnout
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  using namespace turnout::fuzz;
-  std::string_view text(reinterpret_cast<const char*>(data), size);
-  setCurrentInput(text);
-  if (skipDeeplyNested(text)) return 0;
-  checkSchema(text);
-  checkName(text);
-  return 0;
+  return turnout::fuzz::runTextInput(
+      data, size, /*skip_deep=*/true, [](std::string_view text) {
+        turnout::fuzz::checkSchema(text);
+        turnout::fuzz::checkName(text);
+      });
 }

@@ -58,9 +58,6 @@ void checkSnapshot(std::string_view text) {
 }  // namespace turnout
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  using namespace turnout::fuzz;
-  std::string_view text(reinterpret_cast<const char*>(data), size);
-  setCurrentInput(text);
-  checkSnapshot(text);
-  return 0;
+  return turnout::fuzz::runTextInput(data, size, /*skip_deep=*/false,
+                                     turnout::fuzz::checkSnapshot);
 }

@@ -155,6 +155,123 @@ report(lambda: turnout.jit.wait(turnout.jit.fork(selfref)))
     assert "result contains itself: result[1] is result" in out[3], out[3]
 
 
+# Shared values: `a = [a, a]` 60 times is 60 levels deep but holds 2**60
+# elements by value; converting it took exponential time (a hang). Every
+# converter now stops at kMaxConvertedElements (bindings/ivalue.h) elements,
+# counting an element each time it is reached. The child's timeout is the
+# bound: before the limit, it never ended.
+SHARED = REPORT + """
+def shared(levels=60):
+    a = []
+    for _ in range(levels):
+        a = [a, a]
+    return a
+
+a = shared()
+lib = Library("hardening_shared", "DEF")
+lib.define("echo(Any x) -> Any")
+lib.define("many(Tensor x) -> Tensor[]")
+lib.define("anything(Tensor x) -> Any")
+lib.impl("echo", lambda x: x, "CompositeExplicitAutograd")
+lib.impl("many", lambda x: a, "CPU")
+lib.impl("anything", lambda x: a, "CPU")
+echo = ops.hardening_shared.echo.default
+"""
+
+LIMIT = ("holds more than 4194304 elements in all, counting an element each "
+         "time it is reached (a list held twice counts twice; stopped at ")
+
+
+def test_shared_arguments_are_refused_not_converted_forever():
+    out = run_child(SHARED + """
+report(lambda: echo(a))                                     # Any
+report(lambda: ops.aten.cat(a))                             # Tensor[]
+report(lambda: ops.aten.view(turnout.ones(4), a))           # int[]
+report(lambda: ops.aten.add(turnout.ones(2), other=a))      # packet, keyword
+report(lambda: ops.aten.add.Tensor(turnout.ones(2), a))     # describePyType
+g = turnout.jit.Graph.parse("graph(%x : int[][]):\\n  return (%x)\\n")
+report(lambda: turnout.jit.run(g, a))                       # a graph input
+print(echo(shared(10)) == shared(10))                       # 2046: converts
+""", timeout=60).splitlines()
+    assert out[0] == (
+        "TypeError: hardening_shared::echo(): argument 'x' (position 1): x "
+        + LIMIT + "x[0][0][0][0][0][0]...[1][0][1][1]); turnout converts lists "
+        "and tuples by value, at most 4194304 elements per value: pass bulk "
+        "data as a tensor, and do not nest the same list many times over")
+    assert out[1].startswith("TypeError: aten::cat(): argument 'tensors' "
+                             "(position 1): tensors " + LIMIT), out[1]
+    assert out[2].startswith("TypeError: aten::view(): argument 'size' "
+                             "(position 2): size " + LIMIT), out[2]
+    # No overload of add takes a list: refused by type, as before.
+    assert out[3].startswith("TypeError: aten::add(): no overload matches the "
+                             "arguments (Tensor, other=list[list[list["), out[3]
+    assert out[4].startswith(
+        "TypeError: aten::add.Tensor(): argument 'other' (position 2) must be "
+        "Tensor, but got list[list[list[list[list[...]]]]]"), out[4]
+    assert out[5].startswith("TypeError: run(): input 0: %x " + LIMIT), out[5]
+    assert out[6] == "True"
+
+
+def test_shared_results_are_refused_not_converted_forever():
+    out = run_child(SHARED + """
+report(lambda: ops.hardening_shared.many(turnout.ones(1)))
+report(lambda: ops.hardening_shared.anything(turnout.ones(1)))
+
+class Returns(DispatchMode):
+    def __turnout_dispatch__(self, func, types, args=(), kwargs=None):
+        return a
+def in_mode():
+    x = turnout.ones(1)
+    with Returns():
+        ops.hardening_shared.many(x)                        # -> Tensor[]
+report(in_mode)
+report(lambda: turnout.jit.wait(turnout.jit.fork(lambda: a)))
+
+# IValue lists are shared by reference: ListConstruct(%l, %l) 60 times is a
+# small graph value and 2**60 Python elements.
+lines, prev, t = ["graph(%x : int):"], "%x", "int"
+for i in range(60):
+    t += "[]"
+    lines.append(f"  %l{i} : {t} = prim::ListConstruct({prev}, {prev})")
+    prev = f"%l{i}"
+g = turnout.jit.Graph.parse("\\n".join(lines + [f"  return ({prev})", ""]))
+report(lambda: turnout.jit.run(g, 1))
+""", timeout=60).splitlines()
+    assert out[0].startswith("TypeError: the kernel for hardening_shared::many "
+                             "returned list[list[list[list[list[...]]]]]: "
+                             "result " + LIMIT), out[0]
+    assert out[1].startswith("TypeError: the kernel for "
+                             "hardening_shared::anything returned "
+                             "list[list[list[list[list[...]]]]]: result "
+                             + LIMIT), out[1]
+    assert out[2].startswith("TypeError: Returns.__turnout_dispatch__ for "
+                             "hardening_shared::many returned list[list[list[list["
+                             "list[...]]]]]: result " + LIMIT), out[2]
+    assert "result " + LIMIT in out[3], out[3]
+    assert out[4] == (
+        "TypeError: a value of more than 4194304 elements in all (counting an "
+        "element each time it is reached: a list held twice counts twice) "
+        "cannot be converted to Python; return bulk data as a tensor")
+
+
+def test_a_list_that_grows_while_it_is_converted_stops_at_the_limit():
+    """An element's __index__ may run any Python code: here it appends to the
+    list being converted, which the conversion re-reads at every step."""
+    out = run_child(REPORT + """
+class Grows:
+    def __index__(self):
+        l.append(Grows())
+        return 1
+l = [Grows()]
+report(lambda: ops.aten.view(turnout.ones(1), l))
+print(len(l))
+""", timeout=60).splitlines()
+    assert out[0].startswith("TypeError: aten::view(): argument 'size' "
+                             "(position 2): size holds more than 4194304 "
+                             "elements in all"), out[0]
+    assert out[1] == "4194305"
+
+
 # ---- 2-4. Runaway re-entry: RecursionError on every thread ----------------
 
 SUBCLASS = REPORT + """

@@ -8,6 +8,7 @@ tests/dispatcher/dispatcher_test.cc."""
 import gc
 import itertools
 import re
+import warnings
 from types import SimpleNamespace
 
 import pytest
@@ -229,6 +230,22 @@ def test_library_errors(name, case, exc, pattern):
     assert_same_error(theirs, ours, pattern)
 
 
+@pytest.mark.parametrize("make", [
+    lambda api: api.Library("aten", "DEF"),
+    lambda api: api.C._dispatch_library("DEF", "aten", "", "/dev/null", 4),
+], ids=["Library", "_dispatch_library"])
+def test_a_second_def_library_for_aten_is_refused(make):
+    """aten has its DEF library (torch's TORCH_LIBRARY(aten), turnout's
+    TURNOUT_LIBRARY(aten) in kernels/factory.cc): another is refused, and
+    aten's operators are left as they were."""
+    theirs, ours = both(lambda api, ns: make(api))
+    # Both name the two sites (turnout.library.Library records its caller's
+    # file where torch's says /dev/null).
+    assert_same_error(theirs, ours, r"namespace aten\b",
+                      r"registered at \S+:\d+\b.*registered at \S+:\d+")
+    assert (turnout.ones(2) + 1).tolist() == [2.0, 2.0]
+
+
 def test_classmethod_handler_on_a_mode_is_refused():
     def case(api, ns):
         def handler(cls, func, types, args=(), kwargs=None):
@@ -342,3 +359,50 @@ def test_importing_turnout_leaves_torchs_errors_alone():
     assert message.startswith("Inferred operator schema"), message
     assert "Exception raised from" not in message
     assert "frame #0" not in message
+
+
+# ---- warnings ---------------------------------------------------------------
+
+
+def test_overriding_a_kernel_is_a_python_warning():
+    # A kernel registered over another for the same key with
+    # _DispatchModule.impl (what Library.impl calls): torch turns c10's
+    # warning into a UserWarning at the registering line; so does turnout
+    # (not a line on stderr), once the registration has taken effect.
+    def case(api, ns):
+        lib = api.Library(ns, "DEF")
+        lib.define("f(Tensor x) -> Tensor")
+        other = api.Library(ns, "IMPL")
+        other.impl("f", lambda x: x, "CPU")
+        impl = api.C._dispatch_library("IMPL", ns, "")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            impl.impl("f", "CPU", lambda x: x + 1)
+        return [(w.category, str(w.message).splitlines()[0], w.filename)
+                for w in caught]
+    theirs, ours = both(case)
+    assert theirs[1] is None and ours[1] is None
+    assert ours[0] == theirs[0] == (
+        [(UserWarning, "Overriding a previously registered kernel for the "
+          "same operator and the same dispatch key", __file__)])
+
+
+def test_warnings_as_errors_raise_after_the_registration():
+    def case(api, ns):
+        lib = api.Library(ns, "DEF")
+        lib.define("f(Tensor x) -> Tensor")
+        other = api.Library(ns, "IMPL")
+        other.impl("f", lambda x: x, "CPU")
+        impl = api.C._dispatch_library("IMPL", ns, "")
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            try:
+                impl.impl("f", "CPU", lambda x: x + 1)
+                raised = None
+            except UserWarning as e:
+                raised = str(e).splitlines()[0]
+        ops = torch.ops if api is TORCH else turnout.ops
+        return raised, getattr(ops, ns).f(api.ones(2)).tolist()
+    theirs, ours = both(case)
+    assert ours == theirs
+    assert ours[0][0].startswith("Overriding a previously registered kernel")

@@ -125,6 +125,58 @@ def test_pkg_config(prefix):
     assert "-lturnout" in flags
 
 
+# A C++ operator library's GoogleTest over opcheck, built against the
+# prefix (testing/opcheck_gtest.h is installed; GoogleTest comes from the
+# system): a right operator passes, a kernel that mutates its argument fails
+# with opcheck's message.
+_OPCHECK_PROGRAM = """\
+#include "dispatcher/dispatcher.h"
+#include "dispatcher/library.h"
+#include "kernels/ops.h"
+#include "testing/opcheck_gtest.h"
+
+using turnout::IValue;
+using turnout::Tensor;
+
+Tensor twice(const Tensor& x) { return turnout::mul(x, 2); }
+Tensor sneaky(const Tensor& x) {
+  turnout::mul_(x, 2);
+  return turnout::clone(x);
+}
+
+TURNOUT_LIBRARY(user_ops, m) {
+  m.def("twice(Tensor x) -> Tensor", TURNOUT_FN(twice));
+  m.def("sneaky(Tensor x) -> Tensor");
+}
+TURNOUT_LIBRARY_IMPL(user_ops, CPU, m) { m.impl("sneaky", TURNOUT_FN(sneaky)); }
+
+TEST(UserOps, Twice) {
+  auto op = turnout::Dispatcher::singleton().findSchemaOrThrow("user_ops::twice", "");
+  EXPECT_OPCHECK_OK(op, {IValue(turnout::ones({2, 3}))});
+}
+TEST(UserOps, Sneaky) {
+  auto op = turnout::Dispatcher::singleton().findSchemaOrThrow("user_ops::sneaky", "");
+  EXPECT_OPCHECK_OK(op, {IValue(turnout::ones({2, 3}))});
+}
+"""
+
+
+def test_opcheck_gtest_program(prefix, tmp_path):
+    assert (prefix / "include/turnout/testing/opcheck_gtest.h").is_file()
+    env = _env(PKG_CONFIG_PATH=str(prefix / "lib/pkgconfig"))
+    flags = run(["pkg-config", "--cflags", "--libs", "turnout"], env=env).stdout.split()
+    (tmp_path / "main.cc").write_text(_OPCHECK_PROGRAM)
+    run(["g++", "-std=c++17", "-o", tmp_path / "ops_test", tmp_path / "main.cc",
+         *flags, "-lgtest", "-lgtest_main", "-pthread"])
+    out = run([tmp_path / "ops_test"], check=False)
+    assert out.returncode != 0
+    assert "[       OK ] UserOps.Twice" in out.stdout
+    assert ("argument 'x' was mutated (its values changed (element 0 was 1, "
+            "is 2)) but its schema type is 'Tensor', not 'Tensor(a!)'"
+            in out.stdout)
+    assert "[  FAILED  ] UserOps.Sneaky" in out.stdout
+
+
 def test_abseil_requirements_cover_the_headers(prefix):
     # Every Abseil header that an installed header includes is covered by
     # turnout.pc's Requires (absl_<name>, from PUBLIC_ABSL_LIBRARIES in
@@ -344,7 +396,7 @@ def check_main(build: Build) -> None:
     assert lines[:5] == [
         "scaled_add(a, b, 0.5) = [0.5, 1.5, 2.5, 3.5]",
         "on meta: Tensor(sizes=[4], dtype=Float, device=meta)",
-        "grad_fn: ScaledAddBackward0",
+        "grad_fn: ScaledAddBackward",
         "a.grad = [1, 1, 1, 1]",
         "b.grad = [0.5, 0.5, 0.5, 0.5]",
     ], out

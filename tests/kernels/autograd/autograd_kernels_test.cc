@@ -13,6 +13,7 @@
 #include "kernels/autograd/grad_mode.h"
 #include "kernels/ops.h"
 #include "tests/error_of.h"
+#include "tests/kernels/autograd/autograd_testing.h"
 #include "tests/kernels/testing.h"
 
 namespace turnout {
@@ -22,22 +23,12 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using turnout::testing::errorOf;
+using turnout::testing::fnName;
+using turnout::testing::leaf;
 using turnout::testing::rangeOf;
 using turnout::testing::sizesOf;
 using turnout::testing::tensorOf;
 using turnout::testing::valuesOf;
-
-Tensor leaf(const std::vector<double>& v, IntArrayRef sizes,
-            ScalarType dtype = ScalarType::Float) {
-  Tensor t = tensorOf(v, sizes, dtype);
-  setRequiresGrad(t, true);
-  return t;
-}
-
-std::string fnName(const Tensor& t) {
-  auto fn = gradFn(t);
-  return fn ? fn->name() : "(none)";
-}
 
 TEST(AutogradKernels, RecordOnlyWhenAnInputRequiresGrad) {
   Tensor x = leaf({1, 2, 3}, {3});

@@ -127,6 +127,10 @@ std::vector<Case> cases() {
       [](In x) { return turnout::sum(x[0], {-1, 0}, true); });
   add("sum.dim_IntList two dims", [] { return std::vector<Tensor>{R({2, 3, 4})}; },
       [](In x) { return turnout::sum(x[0], {2, 0}); });
+  // aten::mean had no autograd kernel: its output did not require grad
+  // (found by opcheck's test_autograd_registration).
+  add("mean", [] { return std::vector<Tensor>{CM({2, 3})}; },
+      [](In x) { return turnout::mean(x[0]); });
   add("mean.dim", [] { return std::vector<Tensor>{R({2, 3, 4})}; },
       [](In x) { return turnout::mean(x[0], {1, 2}); });
   add("mean.dim keepdim", [] { return std::vector<Tensor>{CM({3, 4})}; },

@@ -1,0 +1,162 @@
+#include "kernels/autograd/autograd_fallback.h"
+
+#include <atomic>
+#include <mutex>
+#include <string>
+#include <unordered_set>
+#include <utility>
+
+#include "dispatcher/core/error.h"
+#include "dispatcher/dispatcher.h"
+#include "dispatcher/kernel_function.h"
+#include "kernels/autograd/autograd_meta.h"
+#include "kernels/autograd/grad_mode.h"
+
+namespace turnout {
+namespace autograd {
+namespace {
+
+std::atomic<AutogradFallbackMode> g_mode{AutogradFallbackMode::Nothing};
+
+struct WarnState {
+  std::mutex mu;
+  std::unordered_set<std::string> warned;  // operator names
+  AutogradFallbackWarningHandler handler;
+};
+WarnState& warnState() {
+  static WarnState* const state = new WarnState();  // used at exit too
+  return *state;
+}
+
+bool anyRequiresGrad(const IValue& v) {
+  if (v.isTensor()) return requiresGrad(v.toTensor());
+  if (v.isTensorList()) {
+    for (const Tensor& t : v.toTensorListRef()) {
+      if (requiresGrad(t)) return true;
+    }
+  }
+  return false;
+}
+
+bool anyFloatingTensor(const IValue& v) {
+  auto floating = [](const Tensor& t) {
+    return t.defined() && isFloatingType(t.scalar_type());
+  };
+  if (v.isTensor()) return floating(v.toTensor());
+  if (v.isTensorList()) {
+    for (const Tensor& t : v.toTensorListRef()) {
+      if (floating(t)) return true;
+    }
+  }
+  return false;
+}
+
+std::string message(const OperatorName& name) {
+  const std::string op = toString(name);
+  const std::string ns = name.name.substr(0, name.name.find("::"));
+  std::string short_name = name.name.substr(name.name.find("::") + 2);
+  if (!name.overload_name.empty()) short_name += "." + name.overload_name;
+  return op +
+         " has no autograd kernel, but was called with a Tensor that "
+         "requires grad: its outputs get no grad_fn, so backward() will not "
+         "reach those inputs (it fails with \"element 0 of tensors does not "
+         "require grad\", or leaves their .grad unset). If the operator is "
+         "differentiable, register an autograd kernel for it: in Python "
+         "register_autograd (turnout.library, or the method of a custom_op), "
+         "or Library.impl(\"" + short_name +
+         "\", fn, \"Autograd\") with fn calling a turnout.autograd.Function; "
+         "in C++ m.impl(\"" + short_name + "\", kernel) in a "
+         "TURNOUT_LIBRARY_IMPL(" + ns +
+         ", Autograd, m) block, the kernel calling autograd::Function<T>::apply "
+         "(kernels/autograd/custom_function.h). If it is not differentiable, "
+         "register a fallthrough for it at Autograd: Library.impl(\"" +
+         short_name +
+         "\", turnout.library.fallthrough_kernel, \"Autograd\"), or "
+         "m.impl(\"" + short_name +
+         "\", CppFunction::makeFallthrough()). (This warning is given once "
+         "per operator.)";
+}
+
+void warnOnce(const OperatorHandle& op) {
+  WarnState& state = warnState();
+  AutogradFallbackWarningHandler handler;
+  const std::string name = toString(op.operator_name());
+  {
+    std::lock_guard<std::mutex> lock(state.mu);
+    if (!state.warned.insert(name).second) return;
+    handler = state.handler;
+  }
+  // Outside the lock: a handler may take the GIL, or throw (a Python
+  // warning filter set to "error").
+  const std::string text = message(op.operator_name());
+  if (handler) {
+    handler(text);
+  } else {
+    warn(text);
+  }
+}
+
+// The boxed fallback at every autograd key. The call goes on below autograd
+// in every case; grad mode off, or no input that requires grad, costs no
+// more than the scan.
+void autogradFallback(const OperatorHandle& op, DispatchKeySet ks,
+                      Stack* stack) {
+  bool check = false;
+  if (GradMode::is_enabled()) {
+    const size_t n = op.schema().arguments().size();
+    TURNOUT_INTERNAL_ASSERT(stack->size() >= n, "the stack holds ",
+                            stack->size(), " values for the ", n,
+                            " arguments of ", toString(op.operator_name()));
+    for (size_t i = stack->size() - n; i < stack->size() && !check; ++i) {
+      check = anyRequiresGrad((*stack)[i]);
+    }
+  }
+  static const DispatchKeySet after_autograd(DispatchKeySet::FULL_AFTER,
+                                             DispatchKey::AutogradOther);
+  op.redispatchBoxed(ks & after_autograd, stack);
+  if (!check) return;
+  const size_t r = op.schema().returns().size();
+  bool floating = false;
+  for (size_t i = stack->size() - std::min(r, stack->size());
+       i < stack->size() && !floating; ++i) {
+    floating = anyFloatingTensor((*stack)[i]);
+  }
+  if (floating) warnOnce(op);
+}
+
+}  // namespace
+
+void setAutogradFallbackMode(AutogradFallbackMode mode) {
+  Dispatcher& d = Dispatcher::singleton();
+  if (mode == AutogradFallbackMode::Nothing) {
+    d.setFrameworkFallback(DispatchKey::Autograd, KernelFunction(), "");
+  } else {
+    d.setFrameworkFallback(
+        DispatchKey::Autograd,
+        KernelFunction::makeFromBoxedFunction(&autogradFallback),
+        "autograd fallback (warns: no autograd kernel) registered in turnout "
+        "framework (kernels/autograd/autograd_fallback.cc)");
+  }
+  g_mode.store(mode, std::memory_order_relaxed);
+}
+
+AutogradFallbackMode autogradFallbackMode() {
+  return g_mode.load(std::memory_order_relaxed);
+}
+
+AutogradFallbackWarningHandler setAutogradFallbackWarningHandler(
+    AutogradFallbackWarningHandler handler) {
+  WarnState& state = warnState();
+  std::lock_guard<std::mutex> lock(state.mu);
+  std::swap(state.handler, handler);
+  return handler;
+}
+
+void resetAutogradFallbackWarnings() {
+  WarnState& state = warnState();
+  std::lock_guard<std::mutex> lock(state.mu);
+  state.warned.clear();
+}
+
+}  // namespace autograd
+}  // namespace turnout

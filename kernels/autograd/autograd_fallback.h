@@ -1,0 +1,51 @@
+// What a call does at the autograd keys when its operator has no autograd
+// kernel (neither Autograd, CompositeImplicitAutograd, nor a fallthrough
+// that declares it non-differentiable), as torch 2.x's autograd fallback.
+//
+//   autograd::setAutogradFallbackMode(autograd::AutogradFallbackMode::Warn);
+//
+// Warn: when grad mode is on, a Tensor argument requires grad and an output
+// is a floating-point Tensor, the first such call of each operator warns
+// that its outputs get no grad_fn, naming the operator and the fix; the call
+// then goes on below autograd. Without this, the mistake shows only later,
+// as backward()'s "element 0 of tensors does not require grad". Nothing
+// (the default for now): the autograd keys fall through (no call at all),
+// as in torch 1.13, whose tables turnout's tests and README compare with.
+// TODO(issue 16): make Warn the default, as torch 2.x, once the expected
+// tables (README quickstart, test_debug, test_python_dispatcher,
+// test_torch_api) show the fallback.
+//
+// The cost is paid by operators without an autograd kernel only (a boxed
+// call through this fallback, and a scan of the arguments when grad mode is
+// on); operators with one never reach it.
+//
+// Thread safety: the mode and the handler may be set from any thread;
+// setting the mode rebuilds the dispatch tables (a registration).
+#ifndef TURNOUT_KERNELS_AUTOGRAD_AUTOGRAD_FALLBACK_H_
+#define TURNOUT_KERNELS_AUTOGRAD_AUTOGRAD_FALLBACK_H_
+
+#include <functional>
+#include <string>
+
+namespace turnout {
+namespace autograd {
+
+enum class AutogradFallbackMode { Nothing, Warn };
+
+void setAutogradFallbackMode(AutogradFallbackMode mode);
+AutogradFallbackMode autogradFallbackMode();
+
+/// Receives the fallback's warnings; an empty handler restores the default
+/// (turnout::warn). turnout._C installs one that raises a Python
+/// UserWarning. Returns the previous handler.
+using AutogradFallbackWarningHandler = std::function<void(const std::string&)>;
+AutogradFallbackWarningHandler setAutogradFallbackWarningHandler(
+    AutogradFallbackWarningHandler handler);
+
+/// Forgets which operators have warned (tests).
+void resetAutogradFallbackWarnings();
+
+}  // namespace autograd
+}  // namespace turnout
+
+#endif  // TURNOUT_KERNELS_AUTOGRAD_AUTOGRAD_FALLBACK_H_
