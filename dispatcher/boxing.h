@@ -209,6 +209,11 @@ IValue toIValue(T&& value) {
 }
 
 // Pushes a kernel's result(s) onto the stack.
+template <class T>
+struct IsTuple : std::false_type {};
+template <class... Ts>
+struct IsTuple<std::tuple<Ts...>> : std::true_type {};
+
 template <class R>
 struct PushOutputs {
   static void call(R&& result, Stack* stack) {
@@ -248,8 +253,14 @@ struct PopReturn<std::tuple<Ts...>> {
 
 void checkBoxedReturnCount(const OperatorHandle& op, size_t expected,
                            size_t found);
-void checkStackHasArguments(const OperatorHandle& op, size_t needed,
-                            size_t found);
+// Throws the "stack holds only N arguments" error (out of line and cold, so
+// that the check below is one compare in the boxed call).
+[[noreturn]] void throwStackTooShort(const OperatorHandle& op, size_t needed,
+                                     size_t found);
+inline void checkStackHasArguments(const OperatorHandle& op, size_t needed,
+                                   size_t found) {
+  if (__builtin_expect(found < needed, 0)) throwStackTooShort(op, needed, found);
+}
 
 // Calls a boxed kernel with typed arguments.
 template <class Sig>
@@ -351,8 +362,15 @@ struct WrapEntryPoints<Functor, Wrap, R(A...)> {
       // one of them (Tensor& returns).
       std::decay_t<R> result(
           Wrap::invoke(f, ks, IValueToArg<A>::call(base[I])...));
-      stack->resize(stack->size() - n);
-      PushOutputs<std::decay_t<R>>::call(std::move(result), stack);
+      if constexpr (n >= 1 && !IsTuple<std::decay_t<R>>::value) {
+        // One result: it takes the first argument's slot (no capacity check,
+        // no push), and the other arguments are dropped.
+        base[0] = toIValue(std::move(result));
+        if constexpr (n > 1) stack->resize(stack->size() - (n - 1));
+      } else {
+        stack->resize(stack->size() - n);
+        PushOutputs<std::decay_t<R>>::call(std::move(result), stack);
+      }
     }
   }
 };

@@ -116,11 +116,11 @@ void checkBoxedReturnCount(const OperatorHandle& op, size_t expected,
                 expected, " return values");
 }
 
-void checkStackHasArguments(const OperatorHandle& op, size_t needed,
-                            size_t found) {
-  TURNOUT_CHECK(found >= needed, ErrorKind::InvalidArgument, "calling ",
-                toString(op.operator_name()), " boxed: the kernel takes ",
-                needed, " arguments but the stack holds only ", found);
+void throwStackTooShort(const OperatorHandle& op, size_t needed, size_t found) {
+  throwError(ErrorKind::InvalidArgument,
+             joinParts("calling ", toString(op.operator_name()),
+                       " boxed: the kernel takes ", needed,
+                       " arguments but the stack holds only ", found));
 }
 
 }  // namespace detail
