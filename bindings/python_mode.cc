@@ -28,6 +28,7 @@
 #include "dispatcher/library.h"
 #include "dispatcher/local_dispatch_key_set.h"
 #include "dispatcher/operator_handle.h"
+#include "dispatcher/schema/default_ivalue.h"
 #include "kernels/autograd/autograd_meta.h"
 
 namespace py = pybind11;
@@ -91,7 +92,7 @@ class PoppedModeGuard {
 
 // ---- Preserved Python objects ----------------------------------------------
 
-// A Python-key tensor's object lives in its TensorImpl's PyObjectSlot
+// A tensor's object lives in its TensorImpl's PyObjectSlot
 // (dispatcher/core/py_object_slot.h), with PyTorch's ownership flip:
 //   - while Python references the object, the object owns the tensor (its
 //     cdata) and the slot only points at it;
@@ -175,17 +176,61 @@ void finalizePythonTensor(PyObject* self) {
   Tensor dropped = std::move(cdata);
 }
 
-// Records `obj` as the object of its Python-key tensor, and gives its class
-// the finalizer above. A class that defines __del__ keeps its own finalizer
-// (and its objects die with their last Python reference, as before).
-void preserve(PyObject* obj) {
+}  // namespace
+
+// A class that defines __del__ keeps its own finalizer (and its objects die
+// with their last Python reference, as before).
+void recordPythonTensor(PyObject* obj) {
   PyTypeObject* type = Py_TYPE(obj);
-  if (type->tp_finalize == nullptr) type->tp_finalize = &finalizePythonTensor;
+  if (type->tp_finalize == nullptr && PyType_IS_GC(type)) {
+    type->tp_finalize = &finalizePythonTensor;
+  }
   unpackTensor(obj).unsafeGetTensorImpl()->pyobj_slot().set(obj,
                                                             /*owned=*/false);
 }
 
-bool hasHandler(py::handle cls) { return py::hasattr(cls, kHandlerName); }
+namespace {
+
+// turnout.Tensor's own __turnout_dispatch__ (the function under its
+// classmethod), which runs calls below the Python key: a class whose
+// handler is that one has no handler of its own. One reference; null until
+// _set_tensor_class gives a class that defines one.
+PyObject* g_default_handler = nullptr;
+
+// True when `cls` (a tensor class) defines a __turnout_dispatch__ of its
+// own, as torch checks `cls.__torch_dispatch__` against torch.Tensor's.
+bool hasHandler(py::handle cls) {
+  PyObject* found = PyObject_GetAttrString(cls.ptr(), kHandlerName);
+  if (found == nullptr) {
+    PyErr_Clear();
+    return false;
+  }
+  py::object handler = py::reinterpret_steal<py::object>(found);
+  if (g_default_handler == nullptr) return true;
+  py::object fn = py::getattr(handler, "__func__", handler);
+  return !fn.is(py::handle(g_default_handler));
+}
+
+}  // namespace
+
+void setDefaultTensorHandler(py::handle fn) {
+  PyObject* next = fn.is_none() ? nullptr : fn.inc_ref().ptr();
+  Py_XSETREF(g_default_handler, next);
+}
+
+namespace {
+
+// True when `value` is the schema default of `arg` (an argument without a
+// default never is). A default turnout cannot build is taken as different.
+bool equalsDefault(const IValue& value, const Argument& arg) {
+  if (!arg.default_value().has_value()) return false;
+  if (arg.default_value()->isNone()) return value.isNone();
+  try {
+    return value == defaultToIValue(arg);
+  } catch (const Error&) {
+    return false;
+  }
+}
 
 // An instance of `cls` (a subclass of turnout._C.TensorBase) holding `t`.
 py::object makeInstance(py::handle cls, Tensor t, const char* caller) {
@@ -200,7 +245,7 @@ py::object makeInstance(py::handle cls, Tensor t, const char* caller) {
   if (obj == nullptr) throw py::error_already_set();
   new (&reinterpret_cast<PyTensor*>(obj)->cdata) Tensor(std::move(t));
   auto out = py::reinterpret_steal<py::object>(obj);
-  if (unpackTensor(obj).key_set().has(DispatchKey::Python)) preserve(obj);
+  recordPythonTensor(obj);
   return out;
 }
 
@@ -477,20 +522,32 @@ void handleWithGil(const OperatorHandle& op, DispatchKeySet ks, Stack* stack,
            " for " + qualifiedName(schema);
   });
   py::object func = opOverloadObject(schema);
-  py::list args;
+  // As torch's: positional arguments positionally, up to the last one that
+  // differs from its default; keyword-only ones only when they differ from
+  // theirs (`add.Tensor(a, b)`, not `alpha=1`).
+  size_t n_positional = 0;
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (!params[i].kwarg_only() &&
+        !equalsDefault((*stack)[first + i], params[i])) {
+      n_positional = i + 1;
+    }
+  }
+  py::tuple args_tuple(n_positional);
   py::dict kwargs;
   for (size_t i = 0; i < params.size(); ++i) {
-    py::object v = toPyObject((*stack)[first + i], params[i].type().get());
+    const IValue& value = (*stack)[first + i];
     if (params[i].kwarg_only()) {
-      kwargs[py::str(params[i].name())] = std::move(v);
-    } else {
-      args.append(std::move(v));
+      if (equalsDefault(value, params[i])) continue;
+      kwargs[py::str(params[i].name())] =
+          toPyObject(value, params[i].type().get());
+    } else if (i < n_positional) {
+      args_tuple[i] = toPyObject(value, params[i].type().get());
     }
   }
   py::tuple types_tuple(types.size());
   for (size_t i = 0; i < types.size(); ++i) types_tuple[i] = types[i];
-  py::tuple args_tuple(args);
 
+  std::string mode_repr;  // the mode that returned NotImplemented, if any
   if (!tls_modes.empty()) {
     py::object result;
     std::string who;
@@ -503,13 +560,16 @@ void handleWithGil(const OperatorHandle& op, DispatchKeySet ks, Stack* stack,
       detail::PythonTimeScope python_time;  // the profiler's Python column
       result = callHandler(popped.mode(), popped.mode().get_type(), func,
                            types_tuple, args_tuple, kwargs);
+      if (result.is(py::handle(Py_NotImplemented))) {
+        mode_repr = py::repr(popped.mode()).cast<std::string>();
+      }
     }
-    TURNOUT_CHECK(!result.is(py::handle(Py_NotImplemented)), ErrorKind::Type,
-                  who, " returned NotImplemented for ", qualifiedName(schema),
-                  "; a dispatch mode must handle every call (call func(*args, "
-                  "**kwargs) to run it unchanged)");
-    pushReturns(result, schema, who, first, stack);
-    return;
+    if (mode_repr.empty()) {
+      pushReturns(result, schema, who, first, stack);
+      return;
+    }
+    // As torch 1.13: a mode that returns NotImplemented defers to the
+    // subclasses' handlers, which run with the mode still active.
   }
 
   for (const py::object& cls : types) {
@@ -534,7 +594,13 @@ void handleWithGil(const OperatorHandle& op, DispatchKeySet ks, Stack* stack,
                 qualifiedName(schema),
                 "' on types that implement "
                 "__turnout_dispatch__: [",
-                names, "]; every one returned NotImplemented");
+                names, "]",
+                mode_repr.empty()
+                    ? std::string("; every one returned NotImplemented")
+                    : " nor was it found on the currently active mode " +
+                          mode_repr +
+                          " (it returned NotImplemented; return "
+                          "func(*args, **kwargs) to run the call unchanged)");
 }
 
 }  // namespace
@@ -543,17 +609,10 @@ PyObject* preservedPythonTensor(const Tensor& t) {
   return static_cast<PyObject*>(t.unsafeGetTensorImpl()->pyobj_slot().get());
 }
 
-PyObject* reclaimPythonTensor(const Tensor& t) {
-  PyObjectSlot& slot = t.unsafeGetTensorImpl()->pyobj_slot();
-  auto* obj = static_cast<PyObject*>(slot.get());
-  if (obj == nullptr) return nullptr;
-  if (!slot.owned()) {
-    Py_INCREF(obj);
-    return obj;
-  }
+PyObject* takeBackPythonTensor(const Tensor& t, PyObject* obj) {
   // Python takes the object back from C++ (see "Preserved Python objects").
   reinterpret_cast<PyTensor*>(obj)->cdata = t;
-  slot.set(obj, /*owned=*/false);
+  t.unsafeGetTensorImpl()->pyobj_slot().set(obj, /*owned=*/false);
   rearmFinalizer(obj);
   return obj;  // the slot's reference, now the caller's
 }
@@ -601,6 +660,30 @@ void initPythonMode(py::module_& m) {
       py::arg("requires_grad") = false,
       "A tensor of class `cls` with this metadata and no memory, for "
       "subclasses that hold an inner tensor.");
+  m.def(
+      "_tensor_class_has_handler",
+      [](py::handle cls) { return PyType_Check(cls.ptr()) && hasHandler(cls); },
+      py::arg("cls"),
+      "True when the tensor class `cls` defines a __turnout_dispatch__ of its "
+      "own (not turnout.Tensor's, which runs calls below the Python key).");
+  m.def(
+      "_dispatch_isTensorSubclassLike",
+      [](const Tensor& t) {
+        // As torch 1.13's isTensorSubclassLike: a tensor whose kernels may
+        // not be plain strided-memory ones (a Python subclass with a
+        // handler, sparse, batched, or meta).
+        DispatchKeySet ks = t.key_set();
+        return ks.has(DispatchKey::Python) ||
+               ks.has_any(DispatchKeySet(DispatchKey::Batched)) ||
+               ks.has_any(DispatchKeySet(DispatchKey::FuncTorchBatched)) ||
+               ks.has_any(DispatchKeySet(DispatchKey::SparseCsrCPU)) ||
+               ks.has_any(DispatchKeySet(DispatchKey::SparseCsrCUDA)) ||
+               t.layout() != Layout::Strided || t.is_meta();
+      },
+      py::arg("tensor"),
+      "True for tensors that are not plain strided tensors with memory: "
+      "Python subclasses with __turnout_dispatch__, sparse, batched and meta "
+      "tensors (torch's isTensorSubclassLike).");
   m.def(
       "_python_tensor_is_held_by_cpp",
       [](py::handle obj) {

@@ -479,16 +479,16 @@ PyTypeObject* tensorBaseType() { return g_tensor_base; }
 
 py::object wrapTensor(Tensor t) {
   if (!t.defined()) return py::none();
-  // A subclass tensor comes back as the object it was made as (python_mode.h).
-  if (__builtin_expect(t.key_set().has(DispatchKey::Python), 0)) {
-    if (PyObject* kept = reclaimPythonTensor(t)) {
-      return py::reinterpret_steal<py::object>(kept);
-    }
+  // A tensor that has a Python object comes back as that object, whatever
+  // its class (PyObject preservation, python_mode.h).
+  if (PyObject* kept = reclaimPythonTensor(t)) {
+    return py::reinterpret_steal<py::object>(kept);
   }
   PyTypeObject* cls = g_tensor_class;
   PyObject* obj = cls->tp_alloc(cls, 0);
   if (obj == nullptr) throw py::error_already_set();
   new (&reinterpret_cast<PyTensor*>(obj)->cdata) Tensor(std::move(t));
+  recordPythonTensor(obj);
   return py::reinterpret_steal<py::object>(obj);
 }
 
@@ -542,6 +542,12 @@ void initTensor(py::module_& m) {
                       ErrorKind::Type,
                       "_set_tensor_class(cls): expected a subclass of "
                       "turnout._C.TensorBase, got ", std::string(py::repr(cls)));
+        // Its own __turnout_dispatch__ (a classmethod) runs calls below the
+        // Python key; a subclass that keeps it has no handler of its own.
+        py::object own = py::reinterpret_borrow<py::dict>(
+                             reinterpret_cast<PyTypeObject*>(cls.ptr())->tp_dict)
+                             .attr("get")("__turnout_dispatch__");
+        setDefaultTensorHandler(py::getattr(own, "__func__", py::none()));
         Py_INCREF(cls.ptr());
         Py_DECREF(g_tensor_class);
         g_tensor_class = reinterpret_cast<PyTypeObject*>(cls.ptr());

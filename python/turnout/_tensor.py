@@ -32,6 +32,9 @@ from turnout._tensor_str import tensor_repr
 __all__ = ["Size", "Tensor"]
 
 _TensorBase = _C.TensorBase
+# The keys Tensor.__turnout_dispatch__ skips: the modes' and the handlers'.
+_BELOW_PYTHON = _C.DispatchKeySet([_C.DispatchKey.Python,
+                                   _C.DispatchKey.PythonTLSSnapshot])
 
 
 class Size(tuple):
@@ -193,9 +196,38 @@ class Tensor(_C.TensorBase):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if (getattr(cls, "__torch_dispatch__", None) is not None
-                and not hasattr(cls, "__turnout_dispatch__")):
+                and not _C._tensor_class_has_handler(cls)):
             from turnout._mode import _warn_torch_dispatch
             _warn_torch_dispatch(cls, "tensor subclass")
+
+    @classmethod
+    def __turnout_dispatch__(cls, func: Any, types: Tuple[type, ...],
+                             args: Any = (), kwargs: Any = None) -> Any:
+        """Runs ``func(*args, **kwargs)`` below the ``Python`` key.
+
+        As torch's ``Tensor.__torch_dispatch__``: what
+        ``super().__turnout_dispatch__(func, types, args, kwargs)`` in a
+        subclass's handler calls to run the operator on its instances'
+        own data, with no mode and no subclass handler seeing it. A
+        subclass that does not override it has no handler: its tensors
+        dispatch as plain ones.
+
+        Example::
+
+            >>> import turnout
+            >>> class Logged(turnout.Tensor):
+            ...     @classmethod
+            ...     def __turnout_dispatch__(cls, func, types, args=(), kwargs=None):
+            ...         print(func.__name__)
+            ...         return super().__turnout_dispatch__(func, types, args, kwargs)
+            >>> x = turnout.Tensor._make_subclass(Logged, turnout.ones(2))
+            >>> y = x * 2
+            mul.Scalar
+            >>> type(y).__name__, y.tolist()
+            ('Tensor', [2.0, 2.0])
+        """
+        with _C._ExcludeDispatchKeyGuard(_BELOW_PYTHON):
+            return func(*args, **(kwargs or {}))
 
     _make_subclass = staticmethod(_C._make_subclass)
     _make_wrapper_subclass = staticmethod(_C._make_wrapper_subclass)
