@@ -48,9 +48,64 @@ constexpr const char* kHandlerName = "__turnout_dispatch__";
 thread_local std::vector<PyObject*> tls_modes;
 
 // Keeps `Python` in the thread's include set exactly while a mode is active.
+// PythonTLSSnapshot goes with it, as in c10: it records the thread's key
+// sets at the call's entry for _RestorePythonTLSSnapshot.
 void syncPythonKey() {
   tls_set_dispatch_key_included(DispatchKey::Python, !tls_modes.empty());
+  tls_set_dispatch_key_included(DispatchKey::PythonTLSSnapshot,
+                                !tls_modes.empty());
 }
+
+// ---- The thread's key sets at the entry of the outermost call ----------------
+
+// Set by the PythonTLSSnapshot fallback of the outermost call that involves
+// the Python key (a mode active, or a tensor subclass with a handler among
+// the arguments), before autograd and the other keys above Python change
+// the thread's key sets; read by _RestorePythonTLSSnapshot, which is how a
+// handler runs autograd (torch's enable_reentrant_dispatch).
+thread_local bool tls_snapshot_set = false;
+thread_local LocalDispatchKeySet tls_snapshot;
+
+void pythonTLSSnapshotFallback(const OperatorHandle& op, DispatchKeySet ks,
+                               Stack* stack) {
+  const DispatchKeySet below(DispatchKeySet::FULL_AFTER,
+                             DispatchKey::PythonTLSSnapshot);
+  if (tls_snapshot_set) {  // a call made under _RestorePythonTLSSnapshot
+    op.redispatchBoxed(ks & below, stack);
+    return;
+  }
+  tls_snapshot = tls_local_dispatch_key_set();
+  tls_snapshot_set = true;
+  struct Reset {
+    ~Reset() { tls_snapshot_set = false; }
+  } reset;
+  // The calls made inside this one (autograd's, the handlers') keep this
+  // snapshot and skip the key.
+  ExcludeDispatchKeyGuard skip(DispatchKeySet(DispatchKey::PythonTLSSnapshot));
+  op.redispatchBoxed(ks & below, stack);
+}
+
+// _C._RestorePythonTLSSnapshot(): while alive (or inside its `with` block),
+// the thread's key sets are the ones recorded at the entry of the call
+// being handled, so that a handler's own calls go through autograd again.
+class RestoreSnapshotGuard {
+ public:
+  RestoreSnapshotGuard() {
+    TURNOUT_CHECK(tls_snapshot_set, ErrorKind::InvalidArgument,
+                  "_RestorePythonTLSSnapshot(): no call is being handled on "
+                  "this thread; use it (or turnout.utils."
+                  "enable_reentrant_dispatch()) inside a __turnout_dispatch__ "
+                  "handler, to run autograd in the calls the handler makes");
+    saved_ = tls_local_dispatch_key_set();
+    _force_tls_local_dispatch_key_set(tls_snapshot);
+  }
+  ~RestoreSnapshotGuard() { _force_tls_local_dispatch_key_set(saved_); }
+  RestoreSnapshotGuard(const RestoreSnapshotGuard&) = delete;
+  RestoreSnapshotGuard& operator=(const RestoreSnapshotGuard&) = delete;
+
+ private:
+  LocalDispatchKeySet saved_;
+};
 
 void pushMode(py::handle mode) {
   TURNOUT_CHECK(
@@ -257,7 +312,9 @@ py::object makeSubclass(py::handle cls, const Tensor& data,
   TURNOUT_CHECK(data.defined(), ErrorKind::InvalidArgument,
                 "_make_subclass(cls, data): data is an undefined tensor");
   DispatchKeySet keys = data.key_set();
-  if (hasHandler(cls)) keys = keys.add(DispatchKey::Python);
+  if (hasHandler(cls)) {
+    keys = keys.add(DispatchKey::Python).add(DispatchKey::PythonTLSSnapshot);
+  }
   const TensorImpl& src = *data.unsafeGetTensorImpl();
   auto impl = make_intrusive<TensorImpl, UndefinedTensorImpl>(
       src.storage(), src.dtype(), src.device(), src.layout(), keys);
@@ -289,7 +346,8 @@ py::object makeWrapperSubclass(py::handle cls, const std::vector<int64_t>& size,
       "every operator on it must go to that handler", torchDispatchHint(cls));
   DispatchKeySet keys = TensorImpl::computeKeySet(dtype, Layout::Strided,
                                                   Device(DeviceType::Meta))
-                            .add(DispatchKey::Python);
+                            .add(DispatchKey::Python)
+                            .add(DispatchKey::PythonTLSSnapshot);
   auto impl = make_intrusive<TensorImpl, UndefinedTensorImpl>(
       Storage(), dtype, device, Layout::Strided, keys);
   if (strides.has_value()) {
@@ -660,6 +718,16 @@ void initPythonMode(py::module_& m) {
       py::arg("requires_grad") = false,
       "A tensor of class `cls` with this metadata and no memory, for "
       "subclasses that hold an inner tensor.");
+  py::class_<RestoreSnapshotGuard>(
+      m, "_RestorePythonTLSSnapshot",
+      "Inside a __turnout_dispatch__ handler: the thread's dispatch key sets "
+      "as they were when the call being handled was made, so that the "
+      "handler's own calls run autograd (torch's _RestorePythonTLSSnapshot; "
+      "turnout.utils.enable_reentrant_dispatch() wraps it). Use it in a "
+      "`with` block.")
+      .def(py::init<>())
+      .def("__enter__", [](py::object self) { return self; })
+      .def("__exit__", [](RestoreSnapshotGuard&, py::args) { return false; });
   m.def(
       "_tensor_class_has_handler",
       [](py::handle cls) { return PyType_Check(cls.ptr()) && hasHandler(cls); },
@@ -707,6 +775,12 @@ void initPythonMode(py::module_& m) {
 TURNOUT_LIBRARY_IMPL(_, Python, m) {
   m.fallback(turnout::CppFunction::makeFromBoxedFunction(
       &turnout::bindings::pythonFallback));
+}
+
+// PythonTLSSnapshot's: records the thread's key sets, then goes on below.
+TURNOUT_LIBRARY_IMPL(_, PythonTLSSnapshot, m) {
+  m.fallback(turnout::CppFunction::makeFromBoxedFunction(
+      &turnout::bindings::pythonTLSSnapshotFallback));
 }
 
 // ---- Rules and hints (declared in python_mode.h) ---------------------------

@@ -58,6 +58,8 @@ class OpOverload(_C._OpOverload):
         self._overloadpacket = packet
         self._overloadname = overload_name
         self.__name__ = f"{packet.__name__}.{overload_name}"
+        # As torch's: "torch._ops.aten" there, "turnout._ops.aten" here.
+        self.__module__ = packet.__module__
 
     @property
     def overloadpacket(self) -> "OpOverloadPacket":
@@ -114,6 +116,7 @@ class OpOverloadPacket(_C._OpPacket):
         _C._OpPacket.__init__(self, qualified_op_name)
         self._qualified_op_name = qualified_op_name
         self.__name__ = op_name
+        self.__module__ = f"{__name__}.{qualified_op_name.split('::', 1)[0]}"
 
     def __getattr__(self, key: str) -> OpOverload:
         if key.startswith("__"):
