@@ -528,6 +528,103 @@ void traceHandlerLine(const OperatorHandle& op, const std::string& handler) {
 void handleWithGil(const OperatorHandle& op, DispatchKeySet ks, Stack* stack,
                    size_t first);
 
+// The arguments of the call on `stack` (from `first`) as a handler gets
+// them, as torch's: positional arguments positionally, up to the last one
+// that differs from its default; keyword-only ones only when they differ
+// from theirs (`add.Tensor(a, b)`, not `alpha=1`). Precondition: the GIL is
+// held.
+void handlerArguments(const FunctionSchema& schema, const Stack& stack,
+                      size_t first, py::tuple* args, py::dict* kwargs) {
+  const std::vector<Argument>& params = schema.arguments();
+  size_t n_positional = 0;
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (!params[i].kwarg_only() &&
+        !equalsDefault(stack[first + i], params[i])) {
+      n_positional = i + 1;
+    }
+  }
+  *args = py::tuple(n_positional);
+  for (size_t i = 0; i < params.size(); ++i) {
+    const IValue& value = stack[first + i];
+    if (params[i].kwarg_only()) {
+      if (equalsDefault(value, params[i])) continue;
+      (*kwargs)[py::str(params[i].name())] =
+          toPyObject(value, params[i].type().get());
+    } else if (i < n_positional) {
+      (*args)[i] = toPyObject(value, params[i].type().get());
+    }
+  }
+}
+
+// ---- The Python dispatcher ---------------------------------------------------
+
+// The PythonDispatcher key's fallback, reached only while
+// _C._EnablePythonDispatcher is active on the thread: the kernel for the
+// key the call goes to next is chosen in Python, by the OpOverload's
+// _get_dispatch(key) (turnout._python_dispatcher.resolve_key over the
+// dispatcher's registrations and the overload's py_impl kernels). None runs
+// the C++ table's kernel; a Python kernel is called with the handler
+// arguments and its result checked against the schema.
+void pythonDispatcherFallback(const OperatorHandle& op, DispatchKeySet ks,
+                              Stack* stack) {
+  TURNOUT_CHECK(Py_IsInitialized(), ErrorKind::Internal,
+                "a call reached the PythonDispatcher key after the Python "
+                "interpreter shut down; the operator was ",
+                toString(op.operator_name()));
+  const DispatchKeySet rest =
+      ks & DispatchKeySet(DispatchKeySet::FULL_AFTER,
+                          DispatchKey::PythonDispatcher);
+  const FunctionSchema& schema = op.schema();
+  const size_t first = stack->size() - schema.arguments().size();
+  GilAcquire gil;
+  try {
+    py::object func = opOverloadObject(schema);
+    py::object kernel =
+        func.attr("_get_dispatch")(py::cast(rest.highestPriorityTypeId()));
+    if (kernel.is_none()) {
+      withoutGil([&] { op.redispatchBoxed(rest, stack); });
+      return;
+    }
+    PythonNestingGuard nesting(PythonNestingGuard::Kind::Kernel, [&] {
+      return "the Python dispatcher's kernel for " + qualifiedName(schema);
+    });
+    py::tuple args;
+    py::dict kwargs;
+    handlerArguments(schema, *stack, first, &args, &kwargs);
+    py::object result = kernel(*args, **kwargs);
+    pushReturns(result, schema,
+                "the Python dispatcher's kernel " +
+                    py::repr(kernel).cast<std::string>(),
+                first, stack);
+  } catch (const py::error_already_set& e) {
+    throw PythonError(e);
+  }
+}
+
+// _C._EnablePythonDispatcher() / _C._DisablePythonDispatcher(): while alive
+// (or inside their `with` block), the thread's calls do / do not go through
+// the PythonDispatcher key. RAII as torch 1.13's, and context managers.
+class PythonDispatcherGuard {
+ public:
+  explicit PythonDispatcherGuard(bool enable)
+      : saved_(tls_local_dispatch_key_set()) {
+    tls_set_dispatch_key_included(DispatchKey::PythonDispatcher, enable);
+    tls_set_dispatch_key_excluded(DispatchKey::PythonDispatcher, !enable);
+  }
+  ~PythonDispatcherGuard() { _force_tls_local_dispatch_key_set(saved_); }
+  PythonDispatcherGuard(const PythonDispatcherGuard&) = delete;
+  PythonDispatcherGuard& operator=(const PythonDispatcherGuard&) = delete;
+
+ private:
+  LocalDispatchKeySet saved_;
+};
+struct EnablePythonDispatcher : PythonDispatcherGuard {
+  EnablePythonDispatcher() : PythonDispatcherGuard(true) {}
+};
+struct DisablePythonDispatcher : PythonDispatcherGuard {
+  DisablePythonDispatcher() : PythonDispatcherGuard(false) {}
+};
+
 void pythonFallback(const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
   TURNOUT_CHECK(Py_IsInitialized(), ErrorKind::Internal,
                 "a call reached the Python key after the Python interpreter "
@@ -580,28 +677,9 @@ void handleWithGil(const OperatorHandle& op, DispatchKeySet ks, Stack* stack,
            " for " + qualifiedName(schema);
   });
   py::object func = opOverloadObject(schema);
-  // As torch's: positional arguments positionally, up to the last one that
-  // differs from its default; keyword-only ones only when they differ from
-  // theirs (`add.Tensor(a, b)`, not `alpha=1`).
-  size_t n_positional = 0;
-  for (size_t i = 0; i < params.size(); ++i) {
-    if (!params[i].kwarg_only() &&
-        !equalsDefault((*stack)[first + i], params[i])) {
-      n_positional = i + 1;
-    }
-  }
-  py::tuple args_tuple(n_positional);
+  py::tuple args_tuple;
   py::dict kwargs;
-  for (size_t i = 0; i < params.size(); ++i) {
-    const IValue& value = (*stack)[first + i];
-    if (params[i].kwarg_only()) {
-      if (equalsDefault(value, params[i])) continue;
-      kwargs[py::str(params[i].name())] =
-          toPyObject(value, params[i].type().get());
-    } else if (i < n_positional) {
-      args_tuple[i] = toPyObject(value, params[i].type().get());
-    }
-  }
+  handlerArguments(schema, *stack, first, &args_tuple, &kwargs);
   py::tuple types_tuple(types.size());
   for (size_t i = 0; i < types.size(); ++i) types_tuple[i] = types[i];
 
@@ -718,6 +796,22 @@ void initPythonMode(py::module_& m) {
       py::arg("requires_grad") = false,
       "A tensor of class `cls` with this metadata and no memory, for "
       "subclasses that hold an inner tensor.");
+  py::class_<EnablePythonDispatcher>(
+      m, "_EnablePythonDispatcher",
+      "While alive (or in its `with` block): this thread's calls choose "
+      "their kernel in Python, by turnout._python_dispatcher.resolve_key "
+      "over the registrations and the OpOverloads' py_impl kernels "
+      "(torch's _EnablePythonDispatcher).")
+      .def(py::init<>())
+      .def("__enter__", [](py::object self) { return self; })
+      .def("__exit__", [](EnablePythonDispatcher&, py::args) { return false; });
+  py::class_<DisablePythonDispatcher>(
+      m, "_DisablePythonDispatcher",
+      "While alive (or in its `with` block): this thread's calls skip the "
+      "Python dispatcher (torch's _DisablePythonDispatcher).")
+      .def(py::init<>())
+      .def("__enter__", [](py::object self) { return self; })
+      .def("__exit__", [](DisablePythonDispatcher&, py::args) { return false; });
   py::class_<RestoreSnapshotGuard>(
       m, "_RestorePythonTLSSnapshot",
       "Inside a __turnout_dispatch__ handler: the thread's dispatch key sets "
@@ -775,6 +869,12 @@ void initPythonMode(py::module_& m) {
 TURNOUT_LIBRARY_IMPL(_, Python, m) {
   m.fallback(turnout::CppFunction::makeFromBoxedFunction(
       &turnout::bindings::pythonFallback));
+}
+
+// PythonDispatcher's: the kernel chosen in Python (_EnablePythonDispatcher).
+TURNOUT_LIBRARY_IMPL(_, PythonDispatcher, m) {
+  m.fallback(turnout::CppFunction::makeFromBoxedFunction(
+      &turnout::bindings::pythonDispatcherFallback));
 }
 
 // PythonTLSSnapshot's: records the thread's key sets, then goes on below.

@@ -545,4 +545,14 @@ _C._set_tensor_operators(
     sub_Scalar=_sub_Scalar, rsub=_rsub, mul_Tensor=_mul_Tensor,
     mul_Scalar=_mul_Scalar, div_Tensor=_div_Tensor, div_Scalar=_div_Scalar,
     rtruediv=_rtruediv)
+# As torch's _TensorBase: the tensor methods live on the base class too, so
+# that a subclass of turnout._C.TensorBase has them.
+_NOT_ON_BASE = {"__module__", "__doc__", "__dict__", "__weakref__",
+                "__init_subclass__", "__turnout_dispatch__", "__hash__",
+                "__qualname__"}
+for _name, _value in list(Tensor.__dict__.items()):
+    if _name not in _NOT_ON_BASE and _name not in _TensorBase.__dict__:
+        setattr(_TensorBase, _name, _value)
+del _name, _value
+
 _C._set_tensor_class(Tensor)

@@ -329,3 +329,35 @@ def test_objects_are_freed_with_their_last_reference():
         names.clear()
         log.clear()
     assert live() - before == 0
+
+
+# ---- The Python dispatcher --------------------------------------------------------
+
+
+def test_python_dispatcher_runs_py_impl_kernels_only_while_enabled():
+    def case(api):
+        seen = []
+        lib = api.lib.library.Library(f"pyd_{api.name}", "DEF")
+        lib.define("f(Tensor x) -> Tensor")
+        lib.impl("f", lambda x: x * 2, "CPU")
+        op = getattr(api.ops, f"pyd_{api.name}").f.default
+        key = api.C.DispatchKey.CompositeImplicitAutograd
+
+        def composite(x):
+            seen.append("py_impl")
+            return x * 10
+
+        op.py_impl(api.C.DispatchKey.CPU)(composite)
+        op.py_impl(key)(composite)
+        x = api.ones(1)
+        before = op(x).tolist()
+        g = api.C._EnablePythonDispatcher()
+        inside = op(x).tolist()
+        off = api.C._DisablePythonDispatcher()
+        disabled = op(x).tolist()
+        del off, g
+        after = op(x).tolist()
+        lib._destroy() if hasattr(lib, "_destroy") else None
+        return before, inside, disabled, after, seen
+    theirs, ours = both(case)
+    assert ours == theirs == ([2.0], [10.0], [2.0], [2.0], ["py_impl"])
