@@ -23,6 +23,7 @@
 #include "kernels/autograd/autograd_meta.h"
 #include "kernels/autograd/engine.h"
 #include "kernels/autograd/grad_mode.h"
+#include "kernels/autograd/node.h"
 
 namespace py = pybind11;
 
@@ -619,6 +620,38 @@ void initTensor(py::module_& m) {
     if (!fn) return py::none();
     return py::str(fn->name());
   }, "The name of the node that made this tensor (\"AddBackward0\"), or None.");
+  // Tensor.grad_fn: the node itself, one Python object per node while it is
+  // referenced (pybind11 finds the live instance of a shared_ptr).
+  py::class_<autograd::Node, std::shared_ptr<autograd::Node>>(
+      m, "_FunctionNode",
+      "A node of the backward graph (Tensor.grad_fn): name(), "
+      "next_functions.")
+      .def("name", &autograd::Node::name,
+           "The node's name, e.g. \"MulBackward0\", as torch's.")
+      .def_property_readonly(
+          "next_functions",
+          [](const autograd::Node& node) {
+            const std::vector<autograd::Edge>& edges = node.next_edges();
+            py::tuple out(edges.size());
+            for (size_t i = 0; i < edges.size(); ++i) {
+              py::object fn = edges[i].function ? py::cast(edges[i].function)
+                                                : py::none();
+              out[i] = py::make_tuple(fn, edges[i].input_nr);
+            }
+            return out;
+          },
+          "One (node, input_nr) pair per input of the forward operator: "
+          "where its gradient goes (None where it needs none), as torch's.")
+      .def("__repr__", [](py::handle self) {
+        return "<" + self.cast<const autograd::Node&>().name() +
+               " object at " +
+               py::str(py::module_::import("builtins").attr("hex")(
+                           reinterpret_cast<uintptr_t>(self.ptr())))
+                   .cast<std::string>() +
+               ">";
+      });
+  property(base, "_grad_fn", [](const Tensor& t) { return autograd::gradFn(t); },
+           "The node that made this tensor, or None.");
   m.def(
       "_backward",
       [](std::vector<Tensor> roots, std::vector<Tensor> grads) {

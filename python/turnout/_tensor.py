@@ -328,9 +328,10 @@ class Tensor(_C.TensorBase):
         return self
 
     @property
-    def grad_fn(self) -> Optional[str]:
-        """The name of the backward node that made this tensor, or None."""
-        return self._grad_fn_name
+    def grad_fn(self) -> Any:
+        """The backward node that made this tensor, or None: ``name()``
+        (``"MulBackward0"``) and ``next_functions``, as torch's."""
+        return self._grad_fn
 
     def backward(self, gradient: Optional["Tensor"] = None) -> None:
         """Accumulates the gradient of this tensor into the leaves' ``.grad``.

@@ -361,3 +361,26 @@ def test_python_dispatcher_runs_py_impl_kernels_only_while_enabled():
         return before, inside, disabled, after, seen
     theirs, ours = both(case)
     assert ours == theirs == ([2.0], [10.0], [2.0], [2.0], ["py_impl"])
+
+
+# ---- Autograd objects ------------------------------------------------------------
+
+
+def test_grad_fn_is_a_node_with_name_and_next_functions():
+    def case(api):
+        a = api.ones(2, requires_grad=True)
+        b = api.ones(2, requires_grad=True)
+        y = (a * b).sum()
+        fn = y.grad_fn
+        (mul, mul_nr), = fn.next_functions
+        # torch spells the leaves' node with its C++ namespace.
+        edges = [(None if f is None
+                  else f.name().replace("torch::autograd::", ""), nr)
+                 for f, nr in mul.next_functions]
+        return (fn.name(), mul.name(), mul_nr, edges, fn is y.grad_fn,
+                y.grad_fn is not None and api.ones(1).grad_fn is None,
+                repr(fn).startswith("<SumBackward0 object at 0x"))
+    theirs, ours = both(case)
+    assert ours == theirs == ("SumBackward0", "MulBackward0", 0,
+                              [("AccumulateGrad", 0), ("AccumulateGrad", 0)],
+                              True, True, True)
