@@ -231,15 +231,140 @@ void finalizePythonTensor(PyObject* self) {
   Tensor dropped = std::move(cdata);
 }
 
-}  // namespace
-
-// A class that defines __del__ keeps its own finalizer (and its objects die
-// with their last Python reference, as before).
-void recordPythonTensor(PyObject* obj) {
-  PyTypeObject* type = Py_TYPE(obj);
+// The subclasses get the finalizer above (a class that defines __del__
+// keeps its own, and its objects die with their last Python reference): it
+// runs before CPython clears an object's __dict__ and __slots__, so a
+// preserved object keeps all of its state.
+void preserveInstancesOf(PyTypeObject* type) {
   if (type->tp_finalize == nullptr && PyType_IS_GC(type)) {
     type->tp_finalize = &finalizePythonTensor;
   }
+}
+
+// The class wrapTensor instantiates (turnout.Tensor) flips without a
+// finalizer, as torch's tensor dealloc does: a finalizer sends every
+// deallocation down CPython's finalizer path (about 10 ns on `a + b`,
+// bench/README.md). Its tp_dealloc is tensorClassDealloc, which either
+// hands the object to C++ or deallocates it as an instance of g_shadow_class,
+// a class of the same layout (a subclass of TensorBase with nothing of its
+// own) whose tp_dealloc is CPython's: so CPython clears the __dict__ and
+// weak references as for any instance, and TensorBase's dealloc runs last.
+// A subclass of turnout.Tensor reaches tensorClassDealloc too, as CPython's
+// "nearest base with another dealloc", after its own level is cleared; its
+// finalizer has decided already.
+PyTypeObject* g_fast_class = nullptr;    // one reference
+PyTypeObject* g_shadow_class = nullptr;  // one reference
+destructor g_subtype_dealloc = nullptr;  // CPython's, g_shadow_class's
+
+void tensorClassDealloc(PyObject* self) {
+  PyTypeObject* type = Py_TYPE(self);
+  if (type == g_fast_class) {
+    Tensor& cdata = reinterpret_cast<PyTensor*>(self)->cdata;
+    PyObjectSlot& slot = cdata.unsafeGetTensorImpl()->pyobj_slot();
+    if (__builtin_expect(slot.get() == self && cdata.use_count() > 1, 0)) {
+      // C++ still uses the tensor: it takes the object, from zero
+      // references to the slot's one (still tracked by the collector).
+      Py_SET_REFCNT(self, 1);
+      slot.set(self, /*owned=*/true);
+      // If C++ let go meanwhile, this is the last reference: the
+      // TensorImpl's destructor releases self, and the object dies after
+      // all (through this function again, with an undefined tensor).
+      Tensor dropped = std::move(cdata);
+      return;
+    }
+  }
+  Py_INCREF(g_shadow_class);
+  Py_SET_TYPE(self, g_shadow_class);
+  Py_DECREF(type);  // the instance's reference, now g_shadow_class's
+  g_subtype_dealloc(self);
+}
+
+// The collector clears an unreachable object before freeing it; one whose
+// tensor C++ still uses is not freed (tensorClassDealloc hands it to C++),
+// so it keeps its attributes. Others are cleared as g_shadow_class's
+// instances (see tensorClassDealloc for why).
+int tensorClassClear(PyObject* self) {
+  PyTypeObject* type = Py_TYPE(self);
+  if (type == g_fast_class) {
+    const Tensor& cdata = unpackTensor(self);
+    if (cdata.unsafeGetTensorImpl()->pyobj_slot().get() == self &&
+        cdata.use_count() > 1) {
+      return 0;
+    }
+  }
+  Py_SET_TYPE(self, g_shadow_class);
+  int result = g_shadow_class->tp_clear(self);
+  Py_SET_TYPE(self, type);
+  return result;
+}
+
+// As torch's: an object whose tensor C++ still uses does not show the
+// collector what it references, so that a cycle through it (its __dict__
+// referring back to it) stays reachable, attributes and all, for as long
+// as C++ holds the tensor. Others are traversed by CPython's subtype
+// traverse (its slot put back for the call: it stops at the first class
+// whose traverse is not its own). A subclass's instance gets here as that
+// first class's, after its own level: what is left is its type.
+traverseproc g_subtype_traverse = nullptr;
+
+int tensorClassTraverse(PyObject* self, visitproc visit, void* arg) {
+  PyTypeObject* type = Py_TYPE(self);
+  if (type != g_fast_class) {
+    Py_VISIT(type);
+    return 0;
+  }
+  const Tensor& cdata = unpackTensor(self);
+  if (cdata.unsafeGetTensorImpl()->pyobj_slot().get() == self &&
+      cdata.use_count() > 1) {
+    return 0;
+  }
+  type->tp_traverse = g_subtype_traverse;
+  int result = g_subtype_traverse(self, visit, arg);
+  type->tp_traverse = &tensorClassTraverse;
+  return result;
+}
+
+// True when `type` has the layout of a plain Python subclass of TensorBase.
+bool sameLayoutAsShadow(PyTypeObject* type) {
+  PyTypeObject* shadow = g_shadow_class;
+  return type->tp_base == tensorBaseType() &&
+         type->tp_dealloc == shadow->tp_dealloc &&
+         type->tp_clear == shadow->tp_clear &&
+         type->tp_traverse == shadow->tp_traverse &&
+         type->tp_basicsize == shadow->tp_basicsize &&
+         type->tp_itemsize == shadow->tp_itemsize &&
+         type->tp_dictoffset == shadow->tp_dictoffset &&
+         type->tp_weaklistoffset == shadow->tp_weaklistoffset &&
+         type->tp_flags == shadow->tp_flags && type->tp_finalize == nullptr &&
+         type->tp_del == nullptr;
+}
+
+}  // namespace
+
+void preserveTensorClass(PyTypeObject* type) {
+  if (g_shadow_class == nullptr) {
+    py::dict ns;
+    ns["TensorBase"] = py::handle(reinterpret_cast<PyObject*>(tensorBaseType()));
+    py::exec("class Tensor(TensorBase):\n    pass\n", ns);
+    g_shadow_class = reinterpret_cast<PyTypeObject*>(
+        py::object(ns["Tensor"]).release().ptr());
+    g_subtype_dealloc = g_shadow_class->tp_dealloc;
+    g_subtype_traverse = g_shadow_class->tp_traverse;
+  }
+  if (g_fast_class == nullptr && sameLayoutAsShadow(type)) {
+    Py_INCREF(type);
+    g_fast_class = type;
+    type->tp_dealloc = &tensorClassDealloc;
+    type->tp_clear = &tensorClassClear;
+    type->tp_traverse = &tensorClassTraverse;
+    return;
+  }
+  preserveInstancesOf(type);
+}
+
+void recordPythonTensor(PyObject* obj) {
+  PyTypeObject* type = Py_TYPE(obj);
+  if (type != g_fast_class) preserveInstancesOf(type);
   unpackTensor(obj).unsafeGetTensorImpl()->pyobj_slot().set(obj,
                                                             /*owned=*/false);
 }

@@ -73,6 +73,10 @@ inline PyObject* reclaimPythonTensor(const Tensor& t) {
 /// to C++ when its last Python reference goes while C++ still uses the
 /// tensor. Precondition: the GIL is held; the tensor has no object yet.
 void recordPythonTensor(PyObject* obj);
+/// Makes `type` (the class wrapTensor instantiates) preserve its instances
+/// before the first one is made, so that wrapTensor needs only set the
+/// slot. Precondition: the GIL is held.
+void preserveTensorClass(PyTypeObject* type);
 /// Called by TensorBase's dealloc: `obj` (an isTensor object) is going, so
 /// its tensor must stop pointing at it. Inline: every tensor's dealloc runs
 /// it, and for all but Python-key tensors it is one load and one compare.

@@ -488,8 +488,10 @@ py::object wrapTensor(Tensor t) {
   PyTypeObject* cls = g_tensor_class;
   PyObject* obj = cls->tp_alloc(cls, 0);
   if (obj == nullptr) throw py::error_already_set();
-  new (&reinterpret_cast<PyTensor*>(obj)->cdata) Tensor(std::move(t));
-  recordPythonTensor(obj);
+  auto* self = reinterpret_cast<PyTensor*>(obj);
+  new (&self->cdata) Tensor(std::move(t));
+  // The class's instances are preserved (_set_tensor_class): record only.
+  self->cdata.unsafeGetTensorImpl()->pyobj_slot().set(obj, /*owned=*/false);
   return py::reinterpret_steal<py::object>(obj);
 }
 
@@ -549,6 +551,7 @@ void initTensor(py::module_& m) {
                              reinterpret_cast<PyTypeObject*>(cls.ptr())->tp_dict)
                              .attr("get")("__turnout_dispatch__");
         setDefaultTensorHandler(py::getattr(own, "__func__", py::none()));
+        preserveTensorClass(reinterpret_cast<PyTypeObject*>(cls.ptr()));
         Py_INCREF(cls.ptr());
         Py_DECREF(g_tensor_class);
         g_tensor_class = reinterpret_cast<PyTypeObject*>(cls.ptr());

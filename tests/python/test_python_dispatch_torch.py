@@ -384,3 +384,17 @@ def test_grad_fn_is_a_node_with_name_and_next_functions():
     assert ours == theirs == ("SumBackward0", "MulBackward0", 0,
                               [("AccumulateGrad", 0), ("AccumulateGrad", 0)],
                               True, True, True)
+
+
+def test_a_plain_tensor_held_only_by_cpp_keeps_its_object():
+    def case(api):
+        w = api.ones(2, requires_grad=True)
+        g = api.ones(2)
+        g.tag = "kept"
+        gid = id(g)
+        w.grad = g
+        del g                      # only the autograd metadata holds it now
+        back = w.grad
+        return (back.tag, id(back) == gid, w.grad is back)
+    theirs, ours = both(case)
+    assert ours == theirs == ("kept", True, True)

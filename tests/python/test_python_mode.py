@@ -538,6 +538,52 @@ def test_object_freed_when_cpp_lets_go_from_another_thread():
     assert r() is None
 
 
+def test_plain_tensor_object_held_by_cpp_only_is_kept_and_freed_after():
+    # turnout.Tensor itself flips without a finalizer (tensorClassDealloc).
+    fut = turnout.jit.Future()
+    x = turnout.tensor([3.0])
+    x.note = "kept"
+    r = weakref.ref(x)
+    fut.set_result(x)
+    del x
+    assert r() is not None and r().note == "kept"
+    for _ in range(3):
+        back = fut.value()
+        assert back is r() and back.note == "kept"
+        assert type(back) is turnout.Tensor
+        del back
+    del fut
+    assert r() is None
+
+
+class Slotted(turnout.Tensor):
+    __slots__ = ["elem"]
+
+
+def test_subclass_with_slots_and_a_cycle_keeps_its_state_while_cpp_holds_it():
+    import gc
+    fut = turnout.jit.Future()
+    s = turnout.Tensor._make_subclass(Slotted, turnout.ones(1))
+    s.elem = turnout.zeros(1)
+    fut.set_result(s)
+    plain = turnout.ones(1)
+    plain.me = plain               # a cycle through the object's __dict__
+    fut2 = turnout.jit.Future()
+    fut2.set_result(plain)
+    rs = weakref.ref(s)
+    plain_id = id(plain)
+    del s, plain
+    gc.collect()       # (the collector clears weak references to a cycle)
+    assert rs() is not None and rs().elem.tolist() == [0.0]
+    assert fut.value() is rs()
+    back = fut2.value()
+    assert id(back) == plain_id and back.me is back
+    del back.me, back
+    del fut, fut2
+    gc.collect()
+    assert rs() is None
+
+
 def test_held_by_cpp_query_errors():
     assert not _C._python_tensor_is_held_by_cpp(turnout.ones(1))
     with pytest.raises(TypeError, match="expected a turnout.Tensor, got int"):
