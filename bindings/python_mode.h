@@ -79,7 +79,7 @@ void recordPythonTensor(PyObject* obj);
 void preserveTensorClass(PyTypeObject* type);
 /// Called by TensorBase's dealloc: `obj` (an isTensor object) is going, so
 /// its tensor must stop pointing at it. Inline: every tensor's dealloc runs
-/// it, and for all but Python-key tensors it is one load and one compare.
+/// it: one load, one compare and two stores.
 /// Precondition: the GIL is held.
 inline void forgetPythonTensor(PyObject* obj) {
   PyObjectSlot& slot = unpackTensor(obj).unsafeGetTensorImpl()->pyobj_slot();
