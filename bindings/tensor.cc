@@ -13,6 +13,7 @@
 
 #include "bindings/bindings.h"
 #include "bindings/gil.h"
+#include "bindings/ivalue.h"
 #include "bindings/python_kernel.h"
 #include "bindings/python_mode.h"
 #include "bindings/types.h"
@@ -661,6 +662,30 @@ void initTensor(py::module_& m) {
         withoutGil([&] { autograd::backward(roots, grads); });
       },
       py::arg("roots"), py::arg("grad_roots"));
+  m.def(
+      "_autograd_grad",
+      [](std::vector<Tensor> outputs, py::sequence grad_outputs,
+         std::vector<Tensor> inputs, bool create_graph) {
+        std::vector<Tensor> grads;
+        for (py::handle g : grad_outputs) {
+          TURNOUT_CHECK(g.is_none() || isTensor(g.ptr()), ErrorKind::Type,
+                        "grad(): grad_outputs must hold Tensors or None, got ",
+                        describePyType(g));
+          grads.push_back(g.is_none() ? Tensor() : unpackTensor(g.ptr()));
+        }
+        autograd::variable_list result;
+        withoutGil([&] {
+          result = autograd::grad(outputs, grads, inputs, create_graph);
+        });
+        py::list out;
+        for (Tensor& t : result) out.append(wrapTensor(std::move(t)));
+        return out;
+      },
+      py::arg("outputs"), py::arg("grad_outputs"), py::arg("inputs"),
+      py::arg("create_graph"),
+      "The gradients of outputs with respect to inputs (None where none "
+      "reaches an input); no leaf's .grad changes. turnout.autograd.grad "
+      "wraps it.");
   m.def("_set_grad_enabled", &autograd::GradMode::set_enabled, py::arg("enabled"));
   m.def("is_grad_enabled", &autograd::GradMode::is_enabled,
         "True when operators record autograd history on this thread.");

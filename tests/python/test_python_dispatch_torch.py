@@ -398,3 +398,32 @@ def test_a_plain_tensor_held_only_by_cpp_keeps_its_object():
         return (back.tag, id(back) == gid, w.grad is back)
     theirs, ours = both(case)
     assert ours == theirs == ("kept", True, True)
+
+
+def test_autograd_grad_returns_gradients_without_touching_dot_grad():
+    def case(api):
+        x = api.lib.tensor([2.0, 3.0], requires_grad=True)
+        w = api.lib.tensor([5.0, 7.0], requires_grad=True)
+        unused = api.lib.tensor([1.0], requires_grad=True)
+        z = x * w
+        y = (z * x).sum()
+        gx, gw, gz = api.lib.autograd.grad(y, [x, w, z], retain_graph=True)
+        (gy,) = api.lib.autograd.grad([z], x, grad_outputs=[api.ones(2)],
+                                      retain_graph=True)
+        _, none = api.lib.autograd.grad(y, [x, unused], allow_unused=True,
+                                        retain_graph=True)
+        try:
+            api.lib.autograd.grad(y, [unused], retain_graph=True)
+            err = None
+        except RuntimeError as e:
+            err = str(e)
+        # Second derivative: d/dx (d(x^3)/dx) = 6x.
+        c = (x * x * x).sum()
+        (g1,) = api.lib.autograd.grad(c, x, create_graph=True)
+        (g2,) = api.lib.autograd.grad(g1.sum(), x)
+        return (gx.tolist(), gw.tolist(), gz.tolist(), gy.tolist(), none,
+                err, x.grad, w.grad, g1.tolist(), g2.tolist())
+    theirs, ours = both(case)
+    assert ours == theirs
+    assert theirs[:4] == ([20.0, 42.0], [4.0, 9.0], [2.0, 3.0], [5.0, 7.0])
+    assert theirs[8:] == ([12.0, 27.0], [12.0, 18.0])
