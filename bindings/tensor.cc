@@ -14,6 +14,7 @@
 #include "bindings/bindings.h"
 #include "bindings/gil.h"
 #include "bindings/ivalue.h"
+#include "bindings/python_error.h"
 #include "bindings/python_kernel.h"
 #include "bindings/python_mode.h"
 #include "bindings/types.h"
@@ -477,6 +478,36 @@ void property(py::handle type, const char* name, Get&& get, Set&& set,
 
 }  // namespace
 
+// Runs a Python hook of node `name` (Node::PostHook). Precondition: the
+// GIL is held.
+autograd::variable_list runNodeHook(PyObject* hook, const std::string& name,
+                                    const autograd::variable_list& grad_inputs,
+                                    const autograd::variable_list& grad_outputs) {
+  auto toTuple = [](const autograd::variable_list& ts) {
+    py::tuple out(ts.size());
+    for (size_t i = 0; i < ts.size(); ++i) out[i] = wrapTensor(ts[i]);
+    return out;
+  };
+  py::object result = py::handle(hook)(toTuple(grad_inputs),
+                                        toTuple(grad_outputs));
+  if (result.is_none()) return grad_inputs;
+  TURNOUT_CHECK((py::isinstance<py::tuple>(result) ||
+                 py::isinstance<py::list>(result)) &&
+                    py::len(result) == grad_inputs.size(),
+                ErrorKind::Type, "a hook registered on ", name, " returned ",
+                describePyType(result), "; return None or a tuple of ",
+                grad_inputs.size(), " gradients (Tensors or None)");
+  autograd::variable_list out;
+  for (py::handle g : result) {
+    TURNOUT_CHECK(g.is_none() || isTensor(g.ptr()), ErrorKind::Type,
+                  "a hook registered on ", name, " returned ",
+                  describePyType(g), " among its gradients; give Tensors or "
+                  "None");
+    out.push_back(g.is_none() ? Tensor() : unpackTensor(g.ptr()));
+  }
+  return out;
+}
+
 PyTypeObject* tensorBaseType() { return g_tensor_base; }
 
 py::object wrapTensor(Tensor t) {
@@ -646,6 +677,41 @@ void initTensor(py::module_& m) {
           },
           "One (node, input_nr) pair per input of the forward operator: "
           "where its gradient goes (None where it needs none), as torch's.")
+      .def(
+          "register_hook",
+          [](const std::shared_ptr<autograd::Node>& node, py::object fn) {
+            TURNOUT_CHECK(PyCallable_Check(fn.ptr()), ErrorKind::Type,
+                          "register_hook(hook): expected a callable "
+                          "hook(grad_inputs, grad_outputs), got ",
+                          describePyType(fn));
+            // Released from whichever thread drops the node.
+            std::shared_ptr<PyObject> held(
+                fn.release().ptr(), [](PyObject* o) { releasePyObject(o); });
+            const std::string name = node->name();
+            uint64_t key = node->addPostHook(
+                [held, name](const autograd::variable_list& grad_inputs,
+                             const autograd::variable_list& grad_outputs) {
+                  GilAcquire gil;
+                  try {
+                    return runNodeHook(held.get(), name, grad_inputs,
+                                       grad_outputs);
+                  } catch (const py::error_already_set& e) {
+                    throw PythonError(e);
+                  }
+                });
+            std::weak_ptr<autograd::Node> weak = node;
+            py::cpp_function remove([weak, key] {
+              if (auto n = weak.lock()) n->removePostHook(key);
+            });
+            return py::module_::import("types").attr("SimpleNamespace")(
+                py::arg("remove") = remove);
+          },
+          py::arg("hook"),
+          "Calls hook(grad_inputs, grad_outputs) after the node runs in "
+          "backward, as torch's: tuples of the gradients it computed and of "
+          "those it received (None where undefined); a tuple it returns "
+          "replaces grad_inputs. Returns a handle whose remove() takes the "
+          "hook away.")
       .def("__repr__", [](py::handle self) {
         return "<" + self.cast<const autograd::Node&>().name() +
                " object at " +

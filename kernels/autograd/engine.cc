@@ -113,7 +113,13 @@ void run(const variable_list& roots, const variable_list& grad_roots,
       }
       if (dynamic_cast<AccumulateGrad*>(node) != nullptr) continue;
     }
-    variable_list outputs = node->apply(std::move(inputs));
+    variable_list outputs;
+    if (__builtin_expect(node->hasPostHooks(), 0)) {
+      variable_list grad_outputs = inputs;
+      outputs = node->runPostHooks(node->apply(std::move(inputs)), grad_outputs);
+    } else {
+      outputs = node->apply(std::move(inputs));
+    }
     const std::vector<Edge>& edges = node->next_edges();
     TURNOUT_INTERNAL_ASSERT(outputs.size() == edges.size() || edges.empty(),
                             node->name(), " returned ", outputs.size(),

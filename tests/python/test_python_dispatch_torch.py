@@ -427,3 +427,52 @@ def test_autograd_grad_returns_gradients_without_touching_dot_grad():
     assert ours == theirs
     assert theirs[:4] == ([20.0, 42.0], [4.0, 9.0], [2.0, 3.0], [5.0, 7.0])
     assert theirs[8:] == ([12.0, 27.0], [12.0, 18.0])
+
+
+def test_grad_fn_register_hook_sees_and_replaces_gradients():
+    def case(api):
+        a = api.lib.tensor([1.0, 2.0], requires_grad=True)
+        b = api.lib.tensor([3.0, 4.0], requires_grad=True)
+        y = a * b
+        seen = []
+
+        def hook(grad_inputs, grad_outputs):
+            seen.append(([g.tolist() for g in grad_inputs],
+                         [g.tolist() for g in grad_outputs]))
+            return (grad_inputs[0] * 10, grad_inputs[1])
+
+        handle = y.grad_fn.register_hook(hook)
+        y.sum().backward(retain_graph=True) if api.name == "torch" else \
+            y.sum().backward()
+        first = (a.grad.tolist(), b.grad.tolist())
+        handle.remove()
+        a.grad = None
+        y.sum().backward()
+        return seen, first, a.grad.tolist()
+    theirs, ours = both(case)
+    assert ours == theirs == (
+        [([[3.0, 4.0], [1.0, 2.0]], [[1.0, 1.0]])],
+        ([30.0, 40.0], [1.0, 2.0]), [3.0, 4.0])
+
+
+def test_node_hook_errors_reach_the_caller():
+    x = turnout.tensor([1.0], requires_grad=True)
+    y = x * 2
+
+    def boom(grad_inputs, grad_outputs):
+        raise ValueError("boom in hook")
+
+    h = y.grad_fn.register_hook(boom)
+    with pytest.raises(ValueError, match="boom in hook"):
+        y.sum().backward()
+    h.remove()
+    y.grad_fn.register_hook(lambda gi, go: 3)
+    with pytest.raises(TypeError, match=r"a hook registered on MulBackward1 "
+                                        r"returned int; return None or a tuple"):
+        y.sum().backward()
+    with pytest.raises(TypeError, match="expected a callable"):
+        y.grad_fn.register_hook(42)
+    with pytest.raises(RuntimeError, match="appears to not have been used"):
+        turnout.autograd.grad(y.sum(), [turnout.tensor([1.0], requires_grad=True)])
+    with pytest.raises(ValueError, match="does not require grad"):
+        turnout.autograd.grad(y.sum(), [turnout.ones(1)])

@@ -114,6 +114,35 @@ TEST(Engine, GradReturnsInputGradientsAndLeavesDotGradAlone) {
   EXPECT_EQ(value(grad(x)), 12);
 }
 
+TEST(Engine, PostHooksSeeAndReplaceANodesGradients) {
+  Tensor x = scalar(3), w = scalar(4);
+  setRequiresGrad(x, true);
+  setRequiresGrad(w, true);
+  Tensor y = mul(x, w);
+  std::vector<float> seen;
+  uint64_t look = gradFn(y)->addPostHook(
+      [&](const variable_list& grad_inputs, const variable_list& grad_outputs) {
+        seen = {value(grad_inputs[0]), value(grad_inputs[1]),
+                value(grad_outputs[0])};
+        return grad_inputs;
+      });
+  gradFn(y)->addPostHook([](const variable_list& gi, const variable_list&) {
+    return variable_list{scalar(value(gi[0]) * 10), gi[1]};
+  });
+  backward({y}, {scalar(2)});
+  EXPECT_EQ(seen, (std::vector<float>{8, 6, 2}));
+  EXPECT_EQ(value(grad(x)), 80);  // replaced by the second hook
+  EXPECT_EQ(value(grad(w)), 6);
+  EXPECT_TRUE(gradFn(y)->removePostHook(look));
+  EXPECT_FALSE(gradFn(y)->removePostHook(look));
+  gradFn(y)->addPostHook([](const variable_list&, const variable_list&) {
+    return variable_list{};
+  });
+  EXPECT_THAT(errorOf([&] { backward({y}); }),
+              HasSubstr("a hook of MulBackward0 returned 0 gradients where "
+                        "the node has 2 inputs"));
+}
+
 TEST(Engine, GradErrors) {
   Tensor x = scalar(3);
   setRequiresGrad(x, true);
