@@ -466,10 +466,11 @@ def test_node_hook_errors_reach_the_caller():
     with pytest.raises(ValueError, match="boom in hook"):
         y.sum().backward()
     h.remove()
-    y.grad_fn.register_hook(lambda gi, go: 3)
+    h = y.grad_fn.register_hook(lambda gi, go: 3)
     with pytest.raises(TypeError, match=r"a hook registered on MulBackward1 "
                                         r"returned int; return None or a tuple"):
         y.sum().backward()
+    h.remove()
     with pytest.raises(TypeError, match="expected a callable"):
         y.grad_fn.register_hook(42)
     with pytest.raises(RuntimeError, match="appears to not have been used"):
