@@ -477,3 +477,14 @@ def test_node_hook_errors_reach_the_caller():
         turnout.autograd.grad(y.sum(), [turnout.tensor([1.0], requires_grad=True)])
     with pytest.raises(ValueError, match="does not require grad"):
         turnout.autograd.grad(y.sum(), [turnout.ones(1)])
+
+
+def test_a_subclass_of_the_base_class_has_the_tensor_methods():
+    def case(api):
+        base = api.C._TensorBase if api.name == "torch" else api.C.TensorBase
+        sub = type("OnBase", (base,), dict(api.extra))
+        b = api.Tensor._make_subclass(sub, api.ones(2))
+        return (type(b).__name__, list(b.shape), b.add(api.ones(2)).tolist(),
+                b.sum().item(), b.view(2, 1).size(0), b.mul(3).tolist())
+    theirs, ours = both(case)
+    assert ours == theirs == ("OnBase", [2], [2.0, 2.0], 2.0, 2, [3.0, 3.0])
