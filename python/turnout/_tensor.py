@@ -32,6 +32,9 @@ from turnout._tensor_str import tensor_repr
 __all__ = ["Size", "Tensor"]
 
 _TensorBase = _C.TensorBase
+# The keys Tensor.__turnout_dispatch__ skips: the modes' and the handlers'.
+_BELOW_PYTHON = _C.DispatchKeySet([_C.DispatchKey.Python,
+                                   _C.DispatchKey.PythonTLSSnapshot])
 
 
 class Size(tuple):
@@ -193,9 +196,38 @@ class Tensor(_C.TensorBase):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if (getattr(cls, "__torch_dispatch__", None) is not None
-                and not hasattr(cls, "__turnout_dispatch__")):
+                and not _C._tensor_class_has_handler(cls)):
             from turnout._mode import _warn_torch_dispatch
             _warn_torch_dispatch(cls, "tensor subclass")
+
+    @classmethod
+    def __turnout_dispatch__(cls, func: Any, types: Tuple[type, ...],
+                             args: Any = (), kwargs: Any = None) -> Any:
+        """Runs ``func(*args, **kwargs)`` below the ``Python`` key.
+
+        As torch's ``Tensor.__torch_dispatch__``: what
+        ``super().__turnout_dispatch__(func, types, args, kwargs)`` in a
+        subclass's handler calls to run the operator on its instances'
+        own data, with no mode and no subclass handler seeing it. A
+        subclass that does not override it has no handler: its tensors
+        dispatch as plain ones.
+
+        Example::
+
+            >>> import turnout
+            >>> class Logged(turnout.Tensor):
+            ...     @classmethod
+            ...     def __turnout_dispatch__(cls, func, types, args=(), kwargs=None):
+            ...         print(func.__name__)
+            ...         return super().__turnout_dispatch__(func, types, args, kwargs)
+            >>> x = turnout.Tensor._make_subclass(Logged, turnout.ones(2))
+            >>> y = x * 2
+            mul.Scalar
+            >>> type(y).__name__, y.tolist()
+            ('Tensor', [2.0, 2.0])
+        """
+        with _C._ExcludeDispatchKeyGuard(_BELOW_PYTHON):
+            return func(*args, **(kwargs or {}))
 
     _make_subclass = staticmethod(_C._make_subclass)
     _make_wrapper_subclass = staticmethod(_C._make_wrapper_subclass)
@@ -296,9 +328,10 @@ class Tensor(_C.TensorBase):
         return self
 
     @property
-    def grad_fn(self) -> Optional[str]:
-        """The name of the backward node that made this tensor, or None."""
-        return self._grad_fn_name
+    def grad_fn(self) -> Any:
+        """The backward node that made this tensor, or None: ``name()``
+        (``"MulBackward0"``) and ``next_functions``, as torch's."""
+        return self._grad_fn
 
     def backward(self, gradient: Optional["Tensor"] = None) -> None:
         """Accumulates the gradient of this tensor into the leaves' ``.grad``.
@@ -513,4 +546,14 @@ _C._set_tensor_operators(
     sub_Scalar=_sub_Scalar, rsub=_rsub, mul_Tensor=_mul_Tensor,
     mul_Scalar=_mul_Scalar, div_Tensor=_div_Tensor, div_Scalar=_div_Scalar,
     rtruediv=_rtruediv)
+# As torch's _TensorBase: the tensor methods live on the base class too, so
+# that a subclass of turnout._C.TensorBase has them.
+_NOT_ON_BASE = {"__module__", "__doc__", "__dict__", "__weakref__",
+                "__init_subclass__", "__turnout_dispatch__", "__hash__",
+                "__qualname__"}
+for _name, _value in list(Tensor.__dict__.items()):
+    if _name not in _NOT_ON_BASE and _name not in _TensorBase.__dict__:
+        setattr(_TensorBase, _name, _value)
+del _name, _value
+
 _C._set_tensor_class(Tensor)
