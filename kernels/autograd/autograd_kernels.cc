@@ -80,7 +80,7 @@ void writeInplace(const Tensor& self, bool rec, const char* op, Write write) {
 }
 
 // The reduced dimensions of a reduction over `dim` (all when empty), wrapped
-// and sorted.
+// and sorted; none for a 0-dim tensor.
 std::vector<int64_t> reducedDims(IntArrayRef dim, int64_t ndim) {
   std::vector<int64_t> out;
   if (dim.empty()) {
@@ -89,6 +89,9 @@ std::vector<int64_t> reducedDims(IntArrayRef dim, int64_t ndim) {
     return out;
   }
   for (int64_t d : dim) out.push_back(maybeWrapDim(d, ndim));
+  // A 0-dim tensor reduces over its one implicit dim (0 or -1, checked by
+  // maybeWrapDim): nothing to unsqueeze or count.
+  if (ndim == 0) out.clear();
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
@@ -777,8 +780,9 @@ Tensor catKernel(absl::Span<const Tensor> tensors, int64_t dim) {
              variable_list grads;
              int64_t offset = 0;
              for (int64_t len : lengths) {
-               if (len < 0) {
-                 grads.emplace_back();
+               if (len < 0) {  // an empty gradient, as torch's
+                 grads.push_back(turnout::zeros(
+                     {0}, TensorOptions(g.scalar_type()).device(g.device())));
                  continue;
                }
                grads.push_back(turnout::slice(g, d, offset, offset + len, 1));
