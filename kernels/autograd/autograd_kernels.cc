@@ -83,15 +83,11 @@ void writeInplace(const Tensor& self, bool rec, const char* op, Write write) {
 // and sorted; none for a 0-dim tensor.
 std::vector<int64_t> reducedDims(IntArrayRef dim, int64_t ndim) {
   std::vector<int64_t> out;
-  if (dim.empty()) {
+  for (int64_t d : dim) out.push_back(maybeWrapDim(d, ndim));  // checks d
+  if (dim.empty() || ndim == 0) {  // every dim; a 0-dim tensor has none
     out.resize(static_cast<size_t>(ndim));
     std::iota(out.begin(), out.end(), 0);
-    return out;
   }
-  for (int64_t d : dim) out.push_back(maybeWrapDim(d, ndim));
-  // A 0-dim tensor reduces over its one implicit dim (0 or -1, checked by
-  // maybeWrapDim): nothing to unsqueeze or count.
-  if (ndim == 0) out.clear();
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
