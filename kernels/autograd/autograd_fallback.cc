@@ -1,6 +1,7 @@
 #include "kernels/autograd/autograd_fallback.h"
 
 #include <atomic>
+#include <cstdlib>
 #include <mutex>
 #include <string>
 #include <unordered_set>
@@ -157,6 +158,32 @@ void resetAutogradFallbackWarnings() {
   std::lock_guard<std::mutex> lock(state.mu);
   state.warned.clear();
 }
+
+namespace {
+
+// The default mode, set when the runtime is loaded: Warn, as torch 2.x;
+// TURNOUT_AUTOGRAD_FALLBACK_MODE=nothing (or warn) in the environment
+// chooses. An unknown value is reported once (turnout::warn) and ignored.
+AutogradFallbackMode defaultMode() {
+  const char* env = std::getenv("TURNOUT_AUTOGRAD_FALLBACK_MODE");
+  if (env == nullptr || *env == '\0') return AutogradFallbackMode::Warn;
+  const std::string value(env);
+  if (value == "nothing") return AutogradFallbackMode::Nothing;
+  if (value != "warn") {
+    warn("TURNOUT_AUTOGRAD_FALLBACK_MODE=" + value +
+         " is neither \"warn\" nor \"nothing\"; using \"warn\"");
+  }
+  return AutogradFallbackMode::Warn;
+}
+
+// Registered by this file's static initialization (the library is
+// alwayslink), before any user code can call an operator.
+[[maybe_unused]] const bool kDefaultModeSet = [] {
+  setAutogradFallbackMode(defaultMode());
+  return true;
+}();
+
+}  // namespace
 
 }  // namespace autograd
 }  // namespace turnout

@@ -8,12 +8,12 @@
 // is a floating-point Tensor, the first such call of each operator warns
 // that its outputs get no grad_fn, naming the operator and the fix; the call
 // then goes on below autograd. Without this, the mistake shows only later,
-// as backward()'s "element 0 of tensors does not require grad". Nothing
-// (the default for now): the autograd keys fall through (no call at all),
-// as in torch 1.13, whose tables turnout's tests and README compare with.
-// TODO(issue 16): make Warn the default, as torch 2.x, once the expected
-// tables (README quickstart, test_debug, test_python_dispatcher,
-// test_torch_api) show the fallback.
+// as backward()'s "element 0 of tensors does not require grad". Warn is the
+// default, as in torch 2.x; TURNOUT_AUTOGRAD_FALLBACK_MODE=nothing in the
+// environment (read once, when the runtime is loaded) or
+// setAutogradFallbackMode(Nothing) chooses Nothing: the autograd keys fall
+// through (no call at all), as in torch 1.13, whose dispatch tables some of
+// turnout's tests compare with.
 //
 // The cost is paid by operators without an autograd kernel only (a boxed
 // call through this fallback, and a scan of the arguments when grad mode is
