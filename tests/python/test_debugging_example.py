@@ -11,24 +11,8 @@ import re
 
 import pytest
 
-import turnout
-
 from example_loader import load_example
 from readme_samples import readme_block, readme_markers, sections
-
-
-@pytest.fixture(autouse=True, scope="module")
-def autograd_fallback_nothing():
-    """README.md shows the example's tables as torch 1.13 prints them.
-
-    Mode "nothing": the autograd keys fall through, as in torch 1.13 (the
-    default, "warn", shows torch 2.x's autograd fallback there).
-    """
-    mode = turnout._C._get_autograd_fallback_mode()
-    turnout._C._set_autograd_fallback_mode("nothing")
-    yield
-    turnout._C._set_autograd_fallback_mode(mode)
-
 
 PROGRAM = "examples/debugging.py"
 # 1.557ms, 977.955us, 0ns, 1.2s; 29.4%.
