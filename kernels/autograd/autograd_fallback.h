@@ -8,12 +8,14 @@
 // is a floating-point Tensor, the first such call of each operator warns
 // that its outputs get no grad_fn, naming the operator and the fix; the call
 // then goes on below autograd. Without this, the mistake shows only later,
-// as backward()'s "element 0 of tensors does not require grad". Warn is the
-// default, as in torch 2.x; TURNOUT_AUTOGRAD_FALLBACK_MODE=nothing in the
-// environment (read once, when the runtime is loaded) or
-// setAutogradFallbackMode(Nothing) chooses Nothing: the autograd keys fall
-// through (no call at all), as in torch 1.13, whose dispatch tables some of
-// turnout's tests compare with.
+// as backward()'s "element 0 of tensors does not require grad". Nothing
+// (the default): the autograd keys fall through (no call at all), as in
+// torch 1.13. TURNOUT_AUTOGRAD_FALLBACK_MODE=warn (or nothing) in the
+// environment, read once when the runtime is loaded, chooses the default.
+// Warn is not the default (torch 2.x's) because the fallback is boxed: it
+// makes every call of an operator without an autograd kernel a boxed call
+// (see autograd_fallback.cc for the figures). TODO(issue 16): Warn by
+// default once that costs nothing when no input requires grad.
 //
 // The cost is paid by operators without an autograd kernel only (a boxed
 // call through this fallback, and a scan of the arguments when grad mode is

@@ -71,13 +71,13 @@ Tensor leaf() {
   return x;
 }
 
-// Warn by default, as torch 2.x (the test runs without
-// TURNOUT_AUTOGRAD_FALLBACK_MODE; test_autograd_function.py sets it).
-TEST(AutogradFallbackMode, WarnByDefault) {
-  EXPECT_EQ(autogradFallbackMode(), AutogradFallbackMode::Warn);
-  EXPECT_FALSE(Dispatcher::singleton()
-                   .findSchemaOrThrow("fb_test::twice", "")
-                   .isKernelFallthroughKernel(DispatchKey::AutogradCPU));
+// Nothing by default (the test runs without TURNOUT_AUTOGRAD_FALLBACK_MODE;
+// test_autograd_function.py sets it).
+TEST(AutogradFallbackMode, NothingByDefault) {
+  EXPECT_EQ(autogradFallbackMode(), AutogradFallbackMode::Nothing);
+  EXPECT_TRUE(Dispatcher::singleton()
+                  .findSchemaOrThrow("fb_test::twice", "")
+                  .isKernelFallthroughKernel(DispatchKey::AutogradCPU));
 }
 
 TEST_F(AutogradFallback, WarnsOncePerOperatorNamingTheFix) {
