@@ -80,15 +80,14 @@ void writeInplace(const Tensor& self, bool rec, const char* op, Write write) {
 }
 
 // The reduced dimensions of a reduction over `dim` (all when empty), wrapped
-// and sorted.
+// and sorted; none for a 0-dim tensor.
 std::vector<int64_t> reducedDims(IntArrayRef dim, int64_t ndim) {
   std::vector<int64_t> out;
-  if (dim.empty()) {
+  for (int64_t d : dim) out.push_back(maybeWrapDim(d, ndim));  // checks d
+  if (dim.empty() || ndim == 0) {  // every dim; a 0-dim tensor has none
     out.resize(static_cast<size_t>(ndim));
     std::iota(out.begin(), out.end(), 0);
-    return out;
   }
-  for (int64_t d : dim) out.push_back(maybeWrapDim(d, ndim));
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
@@ -777,8 +776,9 @@ Tensor catKernel(absl::Span<const Tensor> tensors, int64_t dim) {
              variable_list grads;
              int64_t offset = 0;
              for (int64_t len : lengths) {
-               if (len < 0) {
-                 grads.emplace_back();
+               if (len < 0) {  // an empty gradient, as torch's
+                 grads.push_back(turnout::zeros(
+                     {0}, TensorOptions(g.scalar_type()).device(g.device())));
                  continue;
                }
                grads.push_back(turnout::slice(g, d, offset, offset + len, 1));

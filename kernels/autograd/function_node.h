@@ -77,7 +77,9 @@ bool shouldRecord(const char* op_name, const Ts&... inputs) {
 }
 
 /// Creates the FunctionNode of an operator over `inputs` and makes it the
-/// grad_fn of `output`. `is_view` marks `output` as a differentiable view.
+/// grad_fn of `output` (nothing for an `output` that is not floating-point:
+/// it cannot require grad). `is_view` marks `output` as a differentiable
+/// view.
 void record(const char* name, absl::Span<const Tensor> inputs,
             const Tensor& output, FunctionNode::Formula formula,
             bool is_view = false);

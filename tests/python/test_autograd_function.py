@@ -455,7 +455,7 @@ def test_autograd_backward():
 
 @pytest.fixture
 def no_autograd_op():
-    assert _C._get_autograd_fallback_mode() == "nothing"  # the default, for now
+    assert _C._get_autograd_fallback_mode() == "nothing"  # the default
     _C._set_autograd_fallback_mode("warn")
     _C._reset_autograd_fallback_warnings()
     lib = turnout.library.Library("autograd_fb_test", "DEF")
@@ -521,6 +521,30 @@ def test_autograd_fallback_mode_nothing(no_autograd_op):
         _C._set_autograd_fallback_mode("warn")
     with pytest.raises(ValueError, match='expected "warn" or "nothing", got "loud"'):
         _C._set_autograd_fallback_mode("loud")
+
+
+@pytest.mark.parametrize("env, mode, warning", [
+    (None, "nothing", ""),
+    ("warn", "warn", ""),
+    ("nothing", "nothing", ""),
+    ("loud", "nothing", 'TURNOUT_AUTOGRAD_FALLBACK_MODE=loud is neither "warn" nor '
+                        '"nothing"; using "nothing"'),
+])
+def test_autograd_fallback_mode_from_the_environment(env, mode, warning):
+    import os
+    import subprocess
+    import sys
+    environ = {k: v for k, v in os.environ.items()
+               if k != "TURNOUT_AUTOGRAD_FALLBACK_MODE"}
+    if env is not None:
+        environ["TURNOUT_AUTOGRAD_FALLBACK_MODE"] = env
+    proc = subprocess.run(
+        [sys.executable, "-c",
+         "import turnout; print(turnout._C._get_autograd_fallback_mode())"],
+        env=environ, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == mode
+    assert warning in proc.stderr
 
 
 def test_docstring_examples():

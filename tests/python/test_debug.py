@@ -22,6 +22,20 @@ from turnout.utils import counters, same, timed, time_report
 
 from example_loader import load_example
 
+
+@pytest.fixture(autouse=True, scope="module")
+def autograd_fallback_nothing():
+    """The dumps, explanations and traces here are torch 1.13's.
+
+    Mode "nothing": the autograd keys fall through, as in torch 1.13 (the
+    default, "warn", shows torch 2.x's autograd fallback there).
+    """
+    mode = turnout._C._get_autograd_fallback_mode()
+    turnout._C._set_autograd_fallback_mode("nothing")
+    yield
+    turnout._C._set_autograd_fallback_mode(mode)
+
+
 aten = turnout.ops.aten
 
 

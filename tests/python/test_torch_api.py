@@ -20,6 +20,20 @@ import turnout
 import turnout.library
 from turnout.utils import DispatchMode
 
+
+@pytest.fixture(autouse=True, scope="module")
+def autograd_fallback_nothing():
+    """The same code runs on torch 1.13, which has no autograd fallback.
+
+    Mode "nothing": the autograd keys fall through, as in torch 1.13 (the
+    default, "warn", shows torch 2.x's autograd fallback there).
+    """
+    mode = turnout._C._get_autograd_fallback_mode()
+    turnout._C._set_autograd_fallback_mode("nothing")
+    yield
+    turnout._C._set_autograd_fallback_mode(mode)
+
+
 TORCH = SimpleNamespace(name="torch", C=torch._C, Library=torch.library.Library,
                         Mode=TorchDispatchMode, handler="__torch_dispatch__",
                         ones=torch.ones)
