@@ -339,48 +339,28 @@ class Tensor(_C.TensorBase):
         return self.permute(list(range(self.dim() - 1, -1, -1)))
 
     # ---- Indexing ----------------------------------------------------------
+    # As torch's: ints, slices, None and ... make views (select, slice,
+    # unsqueeze); tensors, lists and bools index advanced, through one
+    # aten.index.Tensor call (aten.index_put_ for assignment) on the view the
+    # basic parts made, with None for the dimensions they leave whole.
     def __getitem__(self, key: Any) -> "Tensor":
-        if not isinstance(key, tuple):
-            key = (key,)
-        consumed = sum(1 for k in key if k is not None and k is not Ellipsis)
-        if sum(1 for k in key if k is Ellipsis) > 1:
-            raise IndexError("an index can only have a single ellipsis ('...')")
-        if consumed > self.dim():
-            raise IndexError(f"too many indices for tensor of dimension "
-                             f"{self.dim()} (got {consumed})")
-        result, dim = self, 0
-        for k in key:
-            if k is None:
-                result = ops.aten.unsqueeze.default(result, dim)
-                dim += 1
-            elif k is Ellipsis:
-                dim += self.dim() - consumed
-            elif isinstance(k, slice):
-                step = 1 if k.step is None else operator.index(k.step)
-                if step <= 0:
-                    raise ValueError(f"slice step must be positive, got {step}")
-                result = ops.aten.slice.Tensor(
-                    result, dim, None if k.start is None else operator.index(k.start),
-                    None if k.stop is None else operator.index(k.stop), step)
-                dim += 1
-            elif _is_int(k):
-                result = ops.aten.select.int(result, dim, operator.index(k))
-            elif isinstance(k, _C.TensorBase):
-                raise NotImplementedError(
-                    "indexing with a tensor (advanced indexing) is not supported "
-                    "yet; use ints, slices, None and ... (basic indexing)")
-            else:
-                raise TypeError(
-                    f"tensor indices must be ints, slices, None or ..., got "
-                    f"{type(k).__name__} ({k!r})")
-        return result
+        result, indices = _apply_index(self, key)
+        if indices is None:
+            return result
+        return _index_Tensor(result, indices)
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        view = self[key]
-        if isinstance(value, _C.TensorBase):
-            ops.aten.copy_.default(view, value)
-        else:
-            ops.aten.fill_.Scalar(view, value)
+        view, indices = _apply_index(self, key)
+        if indices is None:
+            if isinstance(value, _C.TensorBase):
+                ops.aten.copy_.default(view, value)
+            else:
+                ops.aten.fill_.Scalar(view, value)
+            return
+        if not isinstance(value, _C.TensorBase):
+            from turnout._factories import tensor
+            value = tensor(value, dtype=self.dtype, device=self.device)
+        _index_put_(view, indices, value)
 
     # ---- Operators ---------------------------------------------------------
     # +, -, * and / (and their reflected forms) are TensorBase's number
@@ -481,6 +461,110 @@ _METHODS = [
 for _name in _METHODS:
     setattr(Tensor, _name, _make_method(_name))
 del _name
+
+_index_Tensor = ops.aten.index.Tensor
+_index_put_ = ops.aten.index_put_.default
+
+# A list index is read as a tuple of indices (NumPy's legacy rule, which
+# torch keeps) when it is short and holds a slice, None, ..., a sequence or
+# a tensor: x[[0, slice(None)]] is x[0, :], x[[[0, 1]]] is x[[0, 1]].
+_MAX_SEQUENCE_AS_TUPLE = 32
+
+
+def _as_index_tuple(key: Any) -> Tuple[Any, ...]:
+    if isinstance(key, tuple):
+        return key
+    if isinstance(key, list) and len(key) < _MAX_SEQUENCE_AS_TUPLE and any(
+            k is None or k is Ellipsis or isinstance(k, (slice, list, tuple,
+                                                         _C.TensorBase))
+            for k in key):
+        return tuple(key)
+    return (key,)
+
+
+def _index_tensor(k: Any, device: Any) -> Tensor:
+    """A list or tuple index as a tensor (long, or bool for bools)."""
+    from turnout._factories import tensor
+    if len(k) == 0:
+        return ops.aten.empty.memory_format([0], dtype=_C.int64, device=device)
+    try:
+        t = tensor(k, device=device)
+    except TypeError:
+        raise IndexError(
+            f"only integers, slices (`:`), ellipsis (`...`), None and long or "
+            f"byte Variables are valid indices (got {k!r})") from None
+    return t
+
+
+def _apply_index(self: Tensor, key: Any) -> Tuple[Tensor, Optional[list]]:
+    """The view of `self` that key's basic parts make, and the indices
+    (``Tensor?[]``, None for whole dimensions) of its advanced parts, or
+    None when it has none."""
+    key = _as_index_tuple(key)
+    # What each part consumes of self's dimensions.
+    consumed = 0
+    ellipses = 0
+    for k in key:
+        if k is None or isinstance(k, bool):
+            continue
+        if isinstance(k, _C.TensorBase) and k.dim() == 0 and k.dtype in (
+                _C.bool, _C.uint8):
+            continue
+        if k is Ellipsis:
+            ellipses += 1
+        elif isinstance(k, _C.TensorBase) and k.dtype in (_C.bool, _C.uint8):
+            consumed += k.dim()
+        else:
+            consumed += 1
+    if ellipses > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    if consumed > self.dim():
+        raise IndexError(f"too many indices for tensor of dimension "
+                         f"{self.dim()}")
+    result, dim = self, 0
+    indices: list = []
+    for k in key:
+        if k is None:
+            result = ops.aten.unsqueeze.default(result, dim)
+            dim += 1
+        elif k is Ellipsis:
+            dim += self.dim() - consumed
+        elif isinstance(k, bool) or (isinstance(k, _C.TensorBase) and k.dim() == 0
+                                     and k.dtype in (_C.bool, _C.uint8)):
+            # x[True]: a new dimension of size 1; x[False]: of size 0.
+            k = bool(k.item()) if isinstance(k, _C.TensorBase) else k
+            result = ops.aten.unsqueeze.default(result, dim)
+            idx = ops.aten.zeros.default([1 if k else 0], dtype=_C.int64,
+                                         device=self.device)
+            indices.extend([None] * (dim - len(indices)))
+            indices.append(idx)
+            dim += 1
+        elif isinstance(k, slice):
+            step = 1 if k.step is None else operator.index(k.step)
+            if step <= 0:
+                raise ValueError(f"slice step must be positive, got {step}")
+            result = ops.aten.slice.Tensor(
+                result, dim, None if k.start is None else operator.index(k.start),
+                None if k.stop is None else operator.index(k.stop), step)
+            dim += 1
+        elif _is_int(k) and not isinstance(k, _C.TensorBase):
+            result = ops.aten.select.int(result, dim, operator.index(k))
+        elif isinstance(k, (_C.TensorBase, list, tuple)):
+            t = k if isinstance(k, _C.TensorBase) else _index_tensor(k, self.device)
+            if t.dim() == 0 and t.dtype not in (_C.bool, _C.uint8) \
+                    and not t.dtype.is_floating_point:
+                # A 0-dim integer tensor selects, as an int would.
+                result = ops.aten.select.int(result, dim, int(t.item()))
+                continue
+            indices.extend([None] * (dim - len(indices)))
+            indices.append(t)
+            dim += t.dim() if t.dtype in (_C.bool, _C.uint8) else 1
+        else:
+            raise IndexError(
+                f"only integers, slices (`:`), ellipsis (`...`), None and long "
+                f"or byte Variables are valid indices (got {type(k).__name__})")
+    return result, (indices if indices else None)
+
 
 # The overloads behind the arithmetic operators, looked up once: `a + b`
 # then costs one global load instead of three attribute lookups.
