@@ -462,6 +462,39 @@ for _name in _METHODS:
     setattr(Tensor, _name, _make_method(_name))
 del _name
 
+# The shape and indexing operators' methods (kernels/shape_ops.h,
+# kernels/indexing.h); those returning several tensors return a tuple, as
+# torch's.
+for _name in ["as_strided", "diagonal", "flatten", "index_put", "index_put_",
+              "index_select", "masked_fill", "masked_fill_", "nonzero"]:
+    setattr(Tensor, _name, _make_method(_name))
+del _name
+
+
+def _tuple_method(name: str) -> Any:
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> tuple:
+        return tuple(getattr(ops.aten, name)(self, *args, **kwargs))
+
+    method.__name__ = name
+    method.__qualname__ = f"Tensor.{name}"
+    method.__doc__ = (f"``turnout.ops.aten.{name}(self, ...)`` as a tuple; the "
+                      f"overload is chosen from the arguments.")
+    return method
+
+
+Tensor.chunk = _tuple_method("chunk")
+Tensor.unbind = _tuple_method("unbind")
+
+
+def _split(self: Tensor, split_size: Any, dim: int = 0) -> tuple:
+    """Views of `split_size` entries along `dim` (an int), or of the sizes
+    in a list: ``turnout.split(self, split_size, dim)``."""
+    from turnout._functional import split
+    return split(self, split_size, dim)
+
+
+Tensor.split = _split
+
 _index_Tensor = ops.aten.index.Tensor
 _index_put_ = ops.aten.index_put_.default
 
