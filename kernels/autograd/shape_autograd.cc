@@ -275,12 +275,14 @@ Tensor indexSelectKernel(const Tensor& self, int64_t dim, const Tensor& index) {
 
 // masked_fill: zero where filled for self; the filled places' sum for a
 // tensor value (summed to its 0-dim shape by the node).
-F::Formula maskedFillBackward(Tensor mask) {
-  return [mask = std::move(mask)](const F& n, const Tensor& g) {
+// `with_value`: the node's second input is the value tensor.
+F::Formula maskedFillBackward(Tensor mask, bool with_value) {
+  return [mask = std::move(mask), with_value](const F& n, const Tensor& g) {
     Tensor z = zeros({}, optionsOf(g));
     Tensor gs, gv;
     if (n.needsGrad(0)) gs = where(mask, z, g);
-    if (n.next_edges().size() > 1 && n.needsGrad(1)) gv = where(mask, g, z);
+    if (!with_value) return variable_list{gs};
+    if (n.needsGrad(1)) gv = where(mask, g, z);
     return variable_list{gs, gv};
   };
 }
@@ -289,7 +291,8 @@ Tensor maskedFillScalar(const Tensor& self, const Tensor& mask,
                         const Scalar& value) {
   const bool rec = shouldRecord("masked_fill", self);
   Tensor out = belowAutograd([&] { return masked_fill(self, mask, value); });
-  if (rec) record("MaskedFillBackward0", {self}, out, maskedFillBackward(mask));
+  if (rec) record("MaskedFillBackward0", {self}, out,
+                 maskedFillBackward(mask, false));
   return out;
 }
 
@@ -298,7 +301,8 @@ Tensor maskedFillTensor(const Tensor& self, const Tensor& mask,
   const bool rec = shouldRecord("masked_fill", self, value);
   Tensor out = belowAutograd([&] { return masked_fill(self, mask, value); });
   if (rec) {
-    record("MaskedFillBackward1", {self, value}, out, maskedFillBackward(mask));
+    record("MaskedFillBackward1", {self, value}, out,
+           maskedFillBackward(mask, true));
   }
   return out;
 }
@@ -309,7 +313,8 @@ Tensor& maskedFillInplaceScalar(Tensor& self, const Tensor& mask,
   writeInplace(self, rec, "masked_fill_",
                [&] { masked_fill_(self, mask, value); });
   if (rec) {
-    record("MaskedFillBackward0", {self}, self, maskedFillBackward(mask));
+    record("MaskedFillBackward0", {self}, self,
+           maskedFillBackward(mask, false));
   }
   return self;
 }
@@ -321,7 +326,7 @@ Tensor& maskedFillInplaceTensor(Tensor& self, const Tensor& mask,
                [&] { masked_fill_(self, mask, value); });
   if (rec) {
     record("MaskedFillBackward1", {self, value}, self,
-           maskedFillBackward(mask));
+           maskedFillBackward(mask, true));
   }
   return self;
 }
