@@ -243,6 +243,10 @@ Tensor scalar_tensor_composite(const Scalar& s, std::optional<ScalarType> dtype,
   return full({}, s, options.device(device.value_or(Device(DeviceType::CPU))));
 }
 
+// A tensor made from Python values outside the dispatcher, announced to
+// modes (torch's indexing calls it on the index and value tensors it makes).
+Tensor lift_fresh_composite(const Tensor& self) { return self; }
+
 Tensor where_scalar_other(const Tensor& condition, const Tensor& self,
                           const Scalar& other) {
   checkDefined(self, "where");
@@ -448,6 +452,7 @@ TURNOUT_LIBRARY_FRAGMENT(aten, m) {
   m.def(
       "where.self_out(Tensor condition, Tensor self, Tensor other, *, "
       "Tensor(a!) out) -> Tensor(a!)");
+  m.def("lift_fresh(Tensor(a) self) -> Tensor(a)");
   m.def(
       "scalar_tensor(Scalar s, *, ScalarType? dtype=None, Layout? "
       "layout=None, Device? device=None, bool? pin_memory=None) -> Tensor");
@@ -471,6 +476,7 @@ TURNOUT_LIBRARY_IMPL(aten, CompositeExplicitAutograd, m) {
   m.impl("diagonal", TURNOUT_FN(turnout::diagonal_kernel));
   m.impl("stack.out", TURNOUT_FN(turnout::stack_out_composite));
   m.impl("scalar_tensor", TURNOUT_FN(turnout::scalar_tensor_composite));
+  m.impl("lift_fresh", TURNOUT_FN(turnout::lift_fresh_composite));
 }
 
 TURNOUT_LIBRARY_IMPL(aten, CompositeImplicitAutograd, m) {

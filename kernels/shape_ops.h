@@ -2,7 +2,8 @@
 // C++ front end: split.Tensor, split.sizes, split_with_sizes, chunk,
 // unbind.int, flatten.using_ints, as_strided, diagonal; the out= forms of
 // cat and stack; where's Scalar overloads, where(condition) and
-// where.self_out; scalar_tensor.
+// where.self_out; scalar_tensor; lift_fresh (what torch's indexing calls on
+// the tensors it makes from Python values: an identity).
 //
 //   Tensor x = arange(10).view({5, 2});
 //   std::vector<Tensor> parts = split(x, 2);         // [2, 2], [2, 2], [1, 2]
@@ -16,7 +17,7 @@
 // strides); flatten is reshape's (a view when the layout allows it).
 //
 // Dispatch, as in PyTorch 1.13: split.Tensor, split_with_sizes, unbind.int,
-// as_strided, diagonal, stack.out and scalar_tensor are
+// as_strided, diagonal, stack.out, scalar_tensor and lift_fresh are
 // CompositeExplicitAutograd (their gradients are in
 // kernels/autograd/shape_autograd.cc); chunk, split.sizes, flatten,
 // where.ScalarSelf / ScalarOther / Scalar and where(condition) are

@@ -351,7 +351,8 @@ TURNOUT_LIBRARY_IMPL(aten, Autograd, m) {
   m.impl("masked_fill_.Scalar", TURNOUT_FN(maskedFillInplaceScalar));
   m.impl("masked_fill_.Tensor", TURNOUT_FN(maskedFillInplaceTensor));
   // Not differentiable: integer results, or a number.
-  for (const char* op : {"nonzero", "scalar_tensor"}) {
+  // lift_fresh returns its (fresh, never requiring grad) input.
+  for (const char* op : {"nonzero", "scalar_tensor", "lift_fresh"}) {
     m.impl(op, turnout::CppFunction::makeFallthrough());
   }
 }

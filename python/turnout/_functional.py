@@ -197,8 +197,8 @@ def allclose(input: Any, other: Any, rtol: float = 1e-05, atol: float = 1e-08,
     """
     a = ops.aten
     if input.dtype is not other.dtype:
-        raise RuntimeError(f"{_dtype_name(other.dtype)} did not match "
-                           f"{_dtype_name(input.dtype)}")
+        raise RuntimeError(f"{_dtype_name(input.dtype)} did not match "
+                           f"{_dtype_name(other.dtype)}")
     close = a.le.Tensor(a.abs.default(a.sub.Tensor(input, other)),
                         a.add.Scalar(a.mul.Scalar(a.abs.default(other), rtol),
                                      atol))

@@ -350,6 +350,10 @@ class Tensor(_C.TensorBase):
         return _index_Tensor(result, indices)
 
     def __setitem__(self, key: Any, value: Any) -> None:
+        if not isinstance(value, _C.TensorBase) and any(
+                _is_advanced(k) for k in _as_index_tuple(key)):
+            # The value tensor first, as torch's order of calls.
+            value = _fresh_tensor(value, self.dtype, self.device)
         view, indices = _apply_index(self, key)
         if indices is None:
             if isinstance(value, _C.TensorBase):
@@ -357,9 +361,6 @@ class Tensor(_C.TensorBase):
             else:
                 ops.aten.fill_.Scalar(view, value)
             return
-        if not isinstance(value, _C.TensorBase):
-            from turnout._factories import tensor
-            value = tensor(value, dtype=self.dtype, device=self.device)
         _index_put_(view, indices, value)
 
     # ---- Operators ---------------------------------------------------------
@@ -515,18 +516,58 @@ def _as_index_tuple(key: Any) -> Tuple[Any, ...]:
     return (key,)
 
 
+_NUMPY_DTYPES = {
+    _C.float32: "float32", _C.float64: "float64", _C.float16: "float16",
+    _C.int64: "int64", _C.int32: "int32", _C.int16: "int16", _C.int8: "int8",
+    _C.uint8: "uint8", _C.bool: "bool",
+}
+
+
+def _is_advanced(k: Any) -> bool:
+    """True for the parts of an index that index.Tensor takes (a 0-dim
+    integer tensor selects, as an int)."""
+    if isinstance(k, (bool, list, tuple)):
+        return True
+    if isinstance(k, _C.TensorBase):
+        return not (k.dim() == 0 and k.dtype not in (_C.bool, _C.uint8)
+                    and not k.dtype.is_floating_point)
+    return False
+
+
+def _fresh_tensor(value: Any, dtype: Any, device: Any) -> Tensor:
+    """A tensor of Python `value` made outside the dispatcher, then passed
+    through aten.lift_fresh, as torch's indexing makes its index and value
+    tensors (so a mode sees the same calls). `dtype` None: bool, int64 or
+    float32 from the values."""
+    import numpy as np
+    np_dtype = _NUMPY_DTYPES.get(dtype) if dtype is not None else None
+    if dtype is not None and np_dtype is None:  # bfloat16: no NumPy dtype
+        from turnout._factories import tensor
+        return ops.aten.lift_fresh.default(tensor(value, dtype=dtype,
+                                                  device=device))
+    arr = np.array(value, dtype=np_dtype)
+    if np_dtype is None:
+        if arr.size == 0:
+            arr = arr.astype(np.int64)
+        elif arr.dtype.kind in "iu":
+            arr = arr.astype(np.int64)
+        elif arr.dtype.kind == "f":
+            arr = arr.astype(np.float32)
+    t = _C.from_numpy(np.array(arr, order="C"))
+    if device is not None and not _same_device(_C.device(device) if isinstance(
+            device, str) else device, t.device):
+        t = t.to(device)
+    return ops.aten.lift_fresh.default(t)
+
+
 def _index_tensor(k: Any, device: Any) -> Tensor:
     """A list or tuple index as a tensor (long, or bool for bools)."""
-    from turnout._factories import tensor
-    if len(k) == 0:
-        return ops.aten.empty.memory_format([0], dtype=_C.int64, device=device)
     try:
-        t = tensor(k, device=device)
-    except TypeError:
+        return _fresh_tensor(k, None, device)
+    except (TypeError, ValueError):
         raise IndexError(
             f"only integers, slices (`:`), ellipsis (`...`), None and long or "
             f"byte Variables are valid indices (got {k!r})") from None
-    return t
 
 
 def _apply_index(self: Tensor, key: Any) -> Tuple[Tensor, Optional[list]]:
