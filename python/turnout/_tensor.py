@@ -88,7 +88,9 @@ class Tensor(_C.TensorBase):
 
     Make one with a factory: :func:`turnout.tensor`, :func:`turnout.zeros`,
     :func:`turnout.from_numpy`, ... Indexing with ints, slices (step > 0),
-    ``None`` and ``...`` returns views that share memory.
+    ``None`` and ``...`` returns views that share memory; boolean masks,
+    lists and integer tensors index as torch's (``x[mask]``, ``x[[0, 2]]``,
+    ``x[mask] = 0``) through ``aten.index.Tensor`` / ``aten.index_put_``.
 
     Example::
 
@@ -101,6 +103,11 @@ class Tensor(_C.TensorBase):
         tensor([3, 5])
         >>> t.sum().item()
         15
+        >>> t[t > 3]
+        tensor([4, 5])
+        >>> t[:, [2, 0]]
+        tensor([[2, 0],
+                [5, 3]])
     """
 
     __module__ = "turnout"
@@ -594,7 +601,7 @@ def _apply_index(self: Tensor, key: Any) -> Tuple[Tensor, Optional[list]]:
         raise IndexError("an index can only have a single ellipsis ('...')")
     if consumed > self.dim():
         raise IndexError(f"too many indices for tensor of dimension "
-                         f"{self.dim()}")
+                         f"{self.dim()} (got {consumed})")
     result, dim = self, 0
     indices: list = []
     for k in key:
@@ -633,10 +640,14 @@ def _apply_index(self: Tensor, key: Any) -> Tuple[Tensor, Optional[list]]:
             indices.extend([None] * (dim - len(indices)))
             indices.append(t)
             dim += t.dim() if t.dtype in (_C.bool, _C.uint8) else 1
-        else:
+        elif isinstance(k, float):
             raise IndexError(
                 f"only integers, slices (`:`), ellipsis (`...`), None and long "
                 f"or byte Variables are valid indices (got {type(k).__name__})")
+        else:
+            raise TypeError(
+                f"tensor indices must be ints, slices, None or ..., bools, lists "
+                f"or tensors, got {type(k).__name__} ({k!r})")
     return result, (indices if indices else None)
 
 

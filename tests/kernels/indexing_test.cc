@@ -10,6 +10,7 @@
 #include "kernels/autograd/autograd_meta.h"
 #include "kernels/autograd/engine.h"
 #include "kernels/autograd/gradcheck.h"
+#include "dispatcher/dispatcher.h"
 #include "kernels/ops.h"
 #include "tests/error_of.h"
 #include "tests/kernels/autograd/autograd_testing.h"
@@ -126,6 +127,26 @@ TEST(Index, Errors) {
                 "together with shapes [2], [3]"));
   EXPECT_THAT(errorOf([&] { index(onMeta(x), idx({onMeta(bools({1, 0, 1}, {3}))})); }),
               HasSubstr("a boolean mask index on the Meta device"));
+}
+
+// Tensor?[] boxed: a GenericList of None and tensors (what Python passes),
+// or a TensorList; anything else is refused with the position.
+TEST(Index, BoxedOptionalTensorLists) {
+  Tensor x = rangeOf({3, 4});
+  OperatorHandle op =
+      Dispatcher::singleton().findSchemaOrThrow("aten::index", "Tensor");
+  Stack generic{IValue(x), IValue(std::vector<IValue>{
+                               IValue(), IValue(longs({3, 0}, {2}))})};
+  op.callBoxed(generic);
+  ASSERT_EQ(generic.size(), 1u);
+  EXPECT_THAT(valuesOf(generic[0].toTensor()), ElementsAre(3, 0, 7, 4, 11, 8));
+  Stack tensors{IValue(x), IValue(std::vector<Tensor>{longs({2}, {1})})};
+  op.callBoxed(tensors);
+  EXPECT_THAT(valuesOf(tensors[0].toTensor()), ElementsAre(8, 9, 10, 11));
+  Stack bad{IValue(x), IValue(std::vector<IValue>{IValue(), IValue(int64_t{1})})};
+  EXPECT_THAT(errorOf([&] { op.callBoxed(bad); }),
+              HasSubstr("expected a list of optional tensors (Tensor?[]), got "
+                        "Int at position 1"));
 }
 
 TEST(IndexPut, WritesAccumulatesAndChecks) {
