@@ -69,6 +69,7 @@ atenTagTable() {
       {"aten::ne.Tensor", {"core", "pointwise"}},
       {"aten::neg", {"core", "pointwise"}},
       {"aten::nonzero", {"core", "dynamic_output_shape"}},
+      {"aten::nonzero.out", {"dynamic_output_shape"}},
       {"aten::permute", {"core"}},
       {"aten::pow.Tensor_Scalar", {"core", "pointwise"}},
       {"aten::rand", {"nondeterministic_seeded"}},

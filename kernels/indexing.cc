@@ -237,6 +237,12 @@ Tensor index_kernel(const Tensor& self, const OptionalTensorList& indices) {
   return out;
 }
 
+Tensor& index_out_kernel(const Tensor& self, const OptionalTensorList& indices,
+                         Tensor& out) {
+  Tensor result = index_kernel(self, indices);
+  return reduce_internal::copyToOut("index.Tensor_out", result, out);
+}
+
 // ---- index_put_ ----------------------------------------------------------------
 
 Tensor& index_put__kernel(Tensor& self, const OptionalTensorList& indices,
@@ -382,6 +388,18 @@ Tensor nonzero_kernel(const Tensor& self) {
     for (int64_t j = 0; j < nd; ++j) b[j * count + i] = coords[i * nd + j];
   }
   return makeView(base, {count, nd}, {1, std::max<int64_t>(count, 1)}, 0);
+}
+
+Tensor& nonzero_out_kernel(const Tensor& self, Tensor& out) {
+  Tensor result = nonzero_kernel(self);
+  // Written as [nd, n] and then given torch's column-major strides.
+  const int64_t n = result.size(0);
+  const int64_t nd = result.size(1);
+  Tensor transposed = makeView(result, {nd, n}, {result.stride(1), 1}, 0);
+  reduce_internal::copyToOut("nonzero.out", transposed, out);
+  out.unsafeGetTensorImpl()->set_sizes_and_strides(
+      {n, nd}, {1, std::max<int64_t>(n, 1)});
+  return out;
 }
 
 // ---- masked_fill ---------------------------------------------------------------------
@@ -574,7 +592,11 @@ TURNOUT_LIBRARY_FRAGMENT(aten, m) {
   m.def(
       "index_select.out(Tensor self, int dim, Tensor index, *, Tensor(a!) "
       "out) -> Tensor(a!)");
+  m.def(
+      "index.Tensor_out(Tensor self, Tensor?[] indices, *, Tensor(a!) out) -> "
+      "Tensor(a!)");
   m.def("nonzero(Tensor self) -> Tensor");
+  m.def("nonzero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)");
   m.def("masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor");
   m.def("masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor");
   m.def(
@@ -587,6 +609,7 @@ TURNOUT_LIBRARY_FRAGMENT(aten, m) {
 
 #define TURNOUT_INDEXING_IMPLS(m)                                            \
   m.impl("index.Tensor", TURNOUT_FN(turnout::index_kernel));                 \
+  m.impl("index.Tensor_out", TURNOUT_FN(turnout::index_out_kernel));         \
   m.impl("index_put_", TURNOUT_FN(turnout::index_put__kernel));              \
   m.impl("index_select", TURNOUT_FN(turnout::index_select_kernel));          \
   m.impl("index_select.out", TURNOUT_FN(turnout::index_select_out_kernel));  \
@@ -596,6 +619,7 @@ TURNOUT_LIBRARY_FRAGMENT(aten, m) {
 TURNOUT_LIBRARY_IMPL(aten, CPU, m) {
   TURNOUT_INDEXING_IMPLS(m)
   m.impl("nonzero", TURNOUT_FN(turnout::nonzero_kernel));
+  m.impl("nonzero.out", TURNOUT_FN(turnout::nonzero_out_kernel));
 }
 
 TURNOUT_LIBRARY_IMPL(aten, Meta, m) { TURNOUT_INDEXING_IMPLS(m) }

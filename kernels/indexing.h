@@ -17,8 +17,9 @@
 // it comes first, as in NumPy and PyTorch. The results are new contiguous
 // tensors (never views).
 //
-// Dispatch: index.Tensor, index_put_, index_select (and .out) and nonzero
-// have CPU kernels, and Meta kernels except nonzero (a mask's result size
+// Dispatch: index.Tensor (and .Tensor_out), index_put_, index_select (and
+// .out) and nonzero (and .out) have CPU kernels, and Meta kernels except
+// nonzero (a mask's result size
 // depends on the data: a mask on Meta is refused); index_put and
 // masked_fill(_) are CompositeExplicitAutograd. Gradients:
 // kernels/autograd/shape_autograd.cc.

@@ -224,6 +224,9 @@ def _ops_cases():
         "where condition": lambda L, x: L.where(x[0] > 7),
         "where 0-dim": lambda L, x: L.where(x[0, 0, 1] > 0),
         "nonzero": lambda L, x: L.nonzero(x[0] > 7),
+        "nonzero out": lambda L, x: L.nonzero(x[0] > 7, out=L.empty(0).long()),
+        "index out": lambda L, x: L.ops.aten.index.Tensor_out(
+            x, [None, L.tensor([1, 1])], out=L.empty(0)),
         "index_put": lambda L, x: L.index_put(
             x, (L.tensor([0, 2]),), L.tensor(9.0)),
         "index_put_ accumulate": lambda L, x: x.clone().index_put_(
@@ -398,7 +401,8 @@ def test_dispatch_mode_sees_torchs_operators(name):
 # ---- Schemas and the functional namespace ----------------------------------------------
 
 _NEW_OPERATORS = [
-    "index.Tensor", "index_put_.default", "index_put.default",
+    "index.Tensor", "index.Tensor_out", "nonzero.out", "lift_fresh.default",
+    "index_put_.default", "index_put.default",
     "index_select.default", "index_select.out", "nonzero.default",
     "masked_fill.Scalar", "masked_fill.Tensor", "masked_fill_.Scalar",
     "masked_fill_.Tensor", "split.Tensor", "split.sizes",
