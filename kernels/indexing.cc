@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_join.h"
 #include "dispatcher/core/error.h"
+#include "dispatcher/core/size_arithmetic.h"
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/library.h"
 #include "kernels/aten_tags.h"
@@ -58,8 +59,55 @@ std::vector<int64_t> offsetsOf(IntArrayRef sizes, IntArrayRef strides) {
 // the result in row-major order.
 struct IndexPlan {
   DimVector out_sizes;
+  // torch's layout for the result: dense, its dimensions ordered as the
+  // operands' strides order them (see layoutStrides).
+  DimVector out_strides;
   std::vector<int64_t> offsets;  // empty on Meta
 };
+
+// The strides of a dense tensor of `sizes` whose memory order follows the
+// operands' strides, as torch's TensorIterator allocates an output: going
+// from the innermost dimension outwards, a dimension moves inside another
+// when the first operand whose strides for the two are both nonzero and
+// differ gives it the smaller stride (equal strides: the smaller size goes
+// inside); otherwise the row-major order stays. Contiguous operands give
+// contiguous strides.
+DimVector layoutStrides(IntArrayRef sizes,
+                        const std::vector<DimVector>& operand_strides) {
+  const int64_t n = static_cast<int64_t>(sizes.size());
+  // order[k]: the dimension at memory position k, innermost first.
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  for (int64_t k = 0; k < n; ++k) order[k] = n - 1 - k;
+  // > 0: dimension b belongs inside dimension a.
+  auto inside = [&](int64_t a, int64_t b) {
+    for (const DimVector& st : operand_strides) {
+      const int64_t sa = st[a], sb = st[b];
+      if (sa == 0 || sb == 0) continue;
+      if (sa != sb) return sa > sb ? 1 : -1;
+      if (sizes[a] > sizes[b]) return 1;
+    }
+    return 0;
+  };
+  for (int64_t i = 1; i < n; ++i) {
+    int64_t at = i;
+    for (int64_t j = i - 1; j >= 0; --j) {
+      const int c = inside(order[j], order[at]);
+      if (c > 0) {
+        std::swap(order[j], order[at]);
+        at = j;
+      } else if (c < 0) {
+        break;
+      }
+    }
+  }
+  DimVector strides(static_cast<size_t>(n));
+  int64_t stride = 1;
+  for (int64_t d : order) {
+    strides[d] = stride;
+    stride = saturatingMul(stride, std::max<int64_t>(sizes[d], 1));
+  }
+  return strides;
+}
 
 // Masks become long index tensors (their nonzero() columns); checks the
 // dtypes, the masks' shapes and the count. Entries stay nullopt for dims
@@ -165,6 +213,23 @@ IndexPlan planIndex(const Tensor& self, const OptionalTensorList& idx,
   IndexPlan plan;
   plan.out_sizes = out_sizes;
   const int64_t out_numel = numelOf(out_sizes);
+  {
+    // The operands of torch's index loop, over the result's dims: self with
+    // the indexed dims at stride 0, then each index tensor broadcast to the
+    // block (stride 0 in the kept dims).
+    std::vector<DimVector> operands;
+    DimVector self_strides;
+    for (int64_t d : src_dim) self_strides.push_back(d >= 0 ? self.stride(d) : 0);
+    operands.push_back(self_strides);
+    for (int64_t d : positions) {
+      ExpandedGeometry g = expandGeometry(*idx[d], bshape);
+      DimVector st;
+      size_t b = 0;
+      for (int64_t sd : src_dim) st.push_back(sd >= 0 ? 0 : g.strides[b++]);
+      operands.push_back(st);
+    }
+    plan.out_strides = layoutStrides(out_sizes, operands);
+  }
   if (self.is_meta() || !self.is_cpu()) return plan;
 
   // Per element of the broadcast block: the offset the indexed dims add.
@@ -217,14 +282,26 @@ IndexPlan planIndex(const Tensor& self, const OptionalTensorList& idx,
 
 // Copies the elements at `offsets` of `src` (from its data_ptr) into the
 // contiguous `out`, bytewise.
+// Copies the elements at `offsets` of `src` (from its data_ptr) into `out`
+// (dense, any layout) in row-major order, bytewise.
 void gather(const Tensor& src, const std::vector<int64_t>& offsets,
             const Tensor& out) {
-  const size_t es = src.itemsize();
+  const int64_t es = static_cast<int64_t>(src.itemsize());
   const char* in = static_cast<const char*>(src.data_ptr());
   char* o = static_cast<char*>(out.data_ptr());
-  for (size_t i = 0; i < offsets.size(); ++i) {
-    std::memcpy(o + i * es, in + offsets[i] * static_cast<int64_t>(es), es);
-  }
+  size_t i = 0;
+  forEachOffset(out.sizes(), out.strides(), out.strides(),
+                [&](int64_t at, int64_t) {
+                  std::memcpy(o + at * es, in + offsets[i++] * es,
+                              static_cast<size_t>(es));
+                });
+}
+
+// A new dense tensor with the plan's sizes and layout.
+Tensor emptyForPlan(const IndexPlan& plan, const Tensor& self) {
+  Tensor storage = emptyTensor({numelOf(plan.out_sizes)}, self.scalar_type(),
+                               self.device());
+  return makeView(storage, plan.out_sizes, plan.out_strides, 0);
 }
 
 // ---- index.Tensor ------------------------------------------------------------
@@ -232,7 +309,7 @@ void gather(const Tensor& src, const std::vector<int64_t>& offsets,
 Tensor index_kernel(const Tensor& self, const OptionalTensorList& indices) {
   checkDefined(self, "index", "self");
   IndexPlan plan = planIndex(self, expandMasks(self, indices, "index"));
-  Tensor out = emptyTensor(plan.out_sizes, self.scalar_type(), self.device());
+  Tensor out = emptyForPlan(plan, self);
   if (self.is_cpu()) gather(self, plan.offsets, out);
   return out;
 }

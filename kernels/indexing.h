@@ -14,8 +14,9 @@
 // broadcast together); a bool (or uint8) mask of k dimensions stands for k
 // long tensors, its nonzero() columns. When the tensor indices are adjacent
 // their broadcast shape replaces the indexed dimensions in place, otherwise
-// it comes first, as in NumPy and PyTorch. The results are new contiguous
-// tensors (never views).
+// it comes first, as in NumPy and PyTorch. The results are new dense
+// tensors (never views), laid out as torch's TensorIterator lays them out:
+// contiguous for contiguous operands, permuted like a permuted self.
 //
 // Dispatch: index.Tensor (and .Tensor_out), index_put_, index_select (and
 // .out) and nonzero (and .out) have CPU kernels, and Meta kernels except

@@ -104,6 +104,26 @@ TEST(Index, NonContiguousSelfAndIndices) {
   EXPECT_THAT(valuesOf(index(x, idx({i}))), ElementsAre(2, 5, 8, 11, 0, 3, 6, 9));
 }
 
+// The result is laid out as its operands are (torch's TensorIterator): a
+// permuted self gives a permuted result, on CPU and Meta alike.
+TEST(Index, ResultFollowsTheOperandsLayout) {
+  Tensor x = permute(rangeOf({3, 4, 5}), {2, 0, 1});  // [5, 3, 4] (1, 20, 5)
+  OptionalTensorList i = idx({std::nullopt, longs({0, 1}, {2})});
+  Tensor r = index(x, i);
+  EXPECT_EQ(dimsOf(r.sizes()), (Dims{5, 2, 4}));
+  EXPECT_EQ(dimsOf(r.strides()), (Dims{1, 5, 10}));  // torch 1.13's
+  EXPECT_EQ(valuesOf(r), valuesOf(contiguous(r)));
+  EXPECT_EQ(valuesOf(select(r, 0, 1))[5], 26);  // x[1, 1, 1] = (1, 1, 1) of base
+  Tensor y = permute(rangeOf({3, 4, 5}), {2, 1, 0});  // [5, 4, 3] (1, 5, 20)
+  Tensor q = index(y, idx({std::nullopt, std::nullopt, longs({2, 0}, {2})}));
+  EXPECT_EQ(dimsOf(q.strides()), (Dims{2, 10, 1}));
+  Tensor meta_y = permute(onMeta(rangeOf({3, 4, 5})), {2, 1, 0});
+  EXPECT_EQ(dimsOf(index(meta_y, idx({std::nullopt, std::nullopt,
+                                         onMeta(longs({2, 0}, {2}))}))
+                       .strides()),
+            (Dims{2, 10, 1}));
+}
+
 TEST(Index, Errors) {
   Tensor x = rangeOf({3, 4});
   EXPECT_THAT(errorOf([&] { index(x, idx({tensorOf({1}, {1})})); }),

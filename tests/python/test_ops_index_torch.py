@@ -108,6 +108,25 @@ def test_getitem_matches_torch(key):
     _same(x[_lib(turnout, key)], tx[_lib(torch, key)])
 
 
+# torch lays a result out as its operands are (TensorIterator): indexing a
+# permuted tensor gives a permuted result.
+_PERMUTED = [
+    ((2, 0, 1), (slice(None), [0, 1])),
+    ((2, 0, 1), ([0, 1],)),
+    ((2, 1, 0), (Ellipsis, [2, 0])),
+    ((1, 2, 0), (slice(None), [[0], [2]], [1, 2])),
+    ((0, 2, 1), ([0, 1], slice(None), [1, 1])),
+    ((2, 1, 0), (slice(None), np.array([True, False, True, True]))),
+]
+
+
+@pytest.mark.parametrize("perm,key", _PERMUTED)
+def test_getitem_on_permuted_tensors_matches_torch(perm, key):
+    x, tx = _x(turnout).permute(*perm), _x(torch).permute(*perm)
+    _same(x[_lib(turnout, key)], tx[_lib(torch, key)])
+    _same(x[::2][_lib(turnout, key)], tx[::2][_lib(torch, key)])
+
+
 @pytest.mark.parametrize("key,view", [
     ((0, slice(1, 3)), True), ((None, Ellipsis, 1), True), ([0, 2], False),
     (_MASK, False), ((slice(None), [1]), False),
