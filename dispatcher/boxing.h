@@ -13,7 +13,8 @@
 // Supported C++ types: Tensor, const Tensor&, Tensor&, int64_t, double,
 // bool, std::string, std::string_view, Scalar, Device, ScalarType, Layout,
 // MemoryFormat, std::optional<T>, std::vector<T> and absl::Span<const T> of
-// int64_t, double, bool and Tensor; returns of those, std::tuple<...> of
+// int64_t, double, bool and Tensor, std::vector<std::optional<Tensor>>
+// (Tensor?[]); returns of those, std::tuple<...> of
 // them, and void. Anything else fails to compile with a message naming it.
 //
 // Thread safety: stateless.
@@ -179,6 +180,19 @@ TURNOUT_IVALUE_TO_ARG(const std::vector<Tensor>&,
 TURNOUT_IVALUE_TO_ARG(absl::Span<const Tensor>,
                       absl::Span<const Tensor>(v.toTensorListRef()))
 #undef TURNOUT_IVALUE_TO_ARG
+
+// Tensor?[] (index.Tensor's `indices`): a list of None and Tensors, boxed as
+// a GenericList (or a TensorList when every element is a tensor).
+std::vector<std::optional<Tensor>> ivalueToOptionalTensorList(const IValue& v);
+template <>
+struct IValueToArg<std::vector<std::optional<Tensor>>> {
+  static std::vector<std::optional<Tensor>> call(IValue& v) {
+    return ivalueToOptionalTensorList(v);
+  }
+};
+template <>
+struct IValueToArg<const std::vector<std::optional<Tensor>>&>
+    : IValueToArg<std::vector<std::optional<Tensor>>> {};
 
 template <class T>
 struct IValueToArg<std::optional<T>> {
@@ -395,6 +409,9 @@ struct KeySetAccumulator {
   }
   void add(const std::vector<Tensor>& ts) {
     for (const Tensor& t : ts) add(t);
+  }
+  void add(const std::vector<std::optional<Tensor>>& ts) {
+    for (const std::optional<Tensor>& t : ts) add(t);
   }
   template <class T>
   void add(const T&) {}

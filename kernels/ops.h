@@ -15,6 +15,8 @@
 #include "kernels/linalg.h"
 #include "kernels/reduce.h"
 #include "kernels/scalar_ops.h"
+#include "kernels/indexing.h"
 #include "kernels/shape.h"
+#include "kernels/shape_ops.h"
 
 #endif  // TURNOUT_KERNELS_OPS_H_

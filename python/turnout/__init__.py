@@ -17,6 +17,8 @@ Example::
     >>> turnout.ops.aten.mm(x, x)
     tensor([[2., 2.],
             [2., 2.]])
+    >>> turnout.mm(x, x).sum().item()      # turnout.<op>: turnout._functional
+    8.0
 """
 
 from turnout import _C
@@ -94,6 +96,24 @@ def from_numpy(ndarray) -> Tensor:
         tensor([5., 2.], dtype=turnout.float64)
     """
     return _C.from_numpy(ndarray)
+
+
+from turnout._functional import function_names as _function_names  # noqa: E402
+from turnout._functional import lookup as _lookup_function  # noqa: E402
+
+
+def __getattr__(name: str):
+    """``turnout.<op>``: the functional namespace (turnout._functional), made
+    on first access from the operators registered then, and cached."""
+    fn = None if name.startswith("__") else _lookup_function(name)
+    if fn is None:
+        raise AttributeError(f"module 'turnout' has no attribute '{name}'")
+    globals()[name] = fn
+    return fn
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_function_names()))
 
 
 __all__ = [
