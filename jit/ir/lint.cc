@@ -54,7 +54,7 @@ class Linter {
     return matchScore(actual, formal) >= 0;
   }
   static bool fits(const Value* v, const SchemaType& formal) {
-    return fits(*v->type().schemaType(), formal);
+    return matchScore(v->type(), formal) >= 0;
   }
   // Whether a value that holds a `produced` may be declared `declared`:
   // either is a subtype of the other (a Scalar result declared int, an int
@@ -361,6 +361,27 @@ class Linter {
         failUse("prim::fork's output must be a Future of what its block "
                 "returns (" + describe(body->outputs()[0]) + "), not " +
                     describe(n->output()),
+                n);
+      }
+    } else if (n->is(prim::kCallFunction)) {
+      if (n->inputs().empty() || !n->inputs()[0]->type().isFunction()) {
+        failUse("prim::CallFunction's first input must be a Function "
+                "(%f : Function = prim::Constant[name=\"f\"]())",
+                n);
+      }
+    } else if (n->is(prim::kIsInstance)) {
+      needInputs(n, 1, 1);
+      needOutputs(n, 1);
+      if (n->output()->type().kind() != K::Bool) {
+        failUse("prim::isinstance's output is a bool, not " +
+                    describe(n->output()),
+                n);
+      }
+      if (!n->hasAttribute("types") ||
+          !std::holds_alternative<std::vector<Type>>(n->attribute("types")) ||
+          std::get<std::vector<Type>>(n->attribute("types")).empty()) {
+        failUse("prim::isinstance needs the types it tests: "
+                "prim::isinstance[types=[int, float]](%x)",
                 n);
       }
     } else if (n->is(prim::kWait)) {

@@ -55,6 +55,7 @@ class Parser {
     expect(')');
     skipSpace();
     if (pos_ != text_.size()) fail("the end of the graph after 'return (...)'");
+    graph_->setCompilationUnit(options_.compilation_unit);
     try {
       graph_->lint();
     } catch (const Error& e) {
@@ -230,11 +231,16 @@ class Parser {
 
   // ---- Types
 
-  SchemaTypePtr parseSchemaType(std::optional<TensorRefinement>* refinement) {
+  // A value's type, as torch 1.13 prints it: leaves, dtypes with their
+  // refinements, tuples (whose elements keep theirs), Dict(K, V),
+  // Future[T] (and the schema language's Future(T)), Union(T1, T2, ...),
+  // Function, and T[] / T? suffixes.
+  Type parseType() {
     skipSpace();
     size_t at = pos_;
-    SchemaTypePtr base;
-    // Tuples, Dict(...) and Future(...) recurse: bounded as in schemas.
+    Type base;
+    // Tuples, Dict(...), Future[...] and Union(...) recurse: bounded as in
+    // schemas.
     struct Nesting {
       int& depth;
       ~Nesting() { --depth; }
@@ -243,78 +249,100 @@ class Parser {
       if (type_nesting_ > SchemaType::kMaxNesting) {
         failAt(at, "types nested more than " +
                        std::to_string(SchemaType::kMaxNesting) +
-                       " deep (tuples, Dict(...), Future(...)); flatten the "
-                       "type");
+                       " deep (tuples, Dict(...), Future[...], Union(...)); "
+                       "flatten the type");
+      }
+    };
+    auto needPlain = [&](const Type& t, size_t t_at, const char* where) {
+      if (t.isUnion() || t.isFunction()) {
+        failAt(t_at, "a " + t.toString() + " cannot be " + where);
       }
     };
     if (accept('(')) {
       checkNesting();
-      std::vector<SchemaTypePtr> elements;
+      std::vector<Type> elements;
       if (!peek(')')) {
         do {
-          elements.push_back(parseSchemaType(nullptr));
+          elements.push_back(parseType());
         } while (accept(','));
       }
       expect(')');
-      base = SchemaType::tuple(std::move(elements));
+      base = Type::tuple(std::move(elements));
     } else {
       std::string id = parseIdent("a type");
       if (id == "Dict") {
         checkNesting();
         expect('(');
-        SchemaTypePtr k = parseSchemaType(nullptr);
+        skipSpace();
+        size_t k_at = pos_;
+        Type k = parseType();
+        needPlain(k, k_at, "a Dict key");
         expect(',');
-        SchemaTypePtr v = parseSchemaType(nullptr);
+        skipSpace();
+        size_t v_at = pos_;
+        Type v = parseType();
+        needPlain(v, v_at, "a Dict value");
         expect(')');
-        base = SchemaType::dict(std::move(k), std::move(v));
+        base = Type(SchemaType::dict(k.unrefined().schemaType(),
+                                     v.unrefined().schemaType()));
       } else if (id == "Future") {
         checkNesting();
+        // torch prints graphs' futures as Future[T]; the schema language
+        // writes Future(T).
+        const bool square = peek('[');
+        expect(square ? '[' : '(');
+        skipSpace();
+        size_t e_at = pos_;
+        Type e = parseType();
+        needPlain(e, e_at, "a Future's element");
+        expect(square ? ']' : ')');
+        base = Type(SchemaType::future(e.unrefined().schemaType()));
+      } else if (id == "Union") {
+        checkNesting();
         expect('(');
-        base = SchemaType::future(parseSchemaType(nullptr));
+        std::vector<Type> members;
+        do {
+          members.push_back(parseType());
+        } while (accept(','));
         expect(')');
+        if (members.size() < 2) {
+          failAt(at, "a Union needs at least two member types (write the "
+                     "type itself for one)");
+        }
+        base = Type::unionOf(std::move(members));
+      } else if (id == "Function") {
+        base = Type::function();
       } else if (std::optional<ScalarType> dtype = dtypeNamed(id);
                  dtype || id == "Tensor") {
-        base = SchemaType::get(Kind::Tensor);
         if (dtype || (pos_ < text_.size() && text_[pos_] == '(')) {
-          if (refinement == nullptr) {
-            failAt(at, "a refined tensor type may appear only at the top "
-                       "of a value's type");
-          }
-          *refinement = parseRefinement(dtype);
+          base = Type::tensor(parseRefinement(dtype));
         }
       } else if (auto kind = detail::leafKindFromSpelling(id)) {
-        base = SchemaType::get(*kind);
+        base = Type::of(*kind);
       } else {
         failAt(at, "unknown type '" + id +
                        "' (expected Tensor, int, float, bool, str, NoneType, "
-                       "Device, a dtype such as Float, a tuple (...), or "
+                       "Device, a dtype such as Float, a tuple (...), "
+                       "Dict(K, V), Future[T], Union(T1, T2), Function, or "
                        "T[] / T?)");
       }
     }
     for (;;) {
-      if (pos_ < text_.size() && text_[pos_] == '[' &&
-          text_.substr(pos_, 2) == "[]") {
-        pos_ += 2;
-        base = SchemaType::list(std::move(base));
-      } else if (pos_ < text_.size() && text_[pos_] == '?') {
-        ++pos_;
-        base = SchemaType::optional(std::move(base));
-      } else {
-        break;
+      const bool list = pos_ < text_.size() && text_[pos_] == '[' &&
+                        text_.substr(pos_, 2) == "[]";
+      const bool optional = pos_ < text_.size() && text_[pos_] == '?';
+      if (!list && !optional) break;
+      if (base.refinement() != nullptr) {
+        failAt(at, "a refined tensor type cannot be a list or optional");
       }
-    }
-    if (refinement != nullptr && refinement->has_value() &&
-        base->kind() != Kind::Tensor) {
-      failAt(at, "a refined tensor type cannot be a list or optional");
+      needPlain(base, at, list ? "a list element" : "optional (torch "
+                                 "writes Union(..., NoneType))");
+      pos_ += list ? 2 : 1;
+      SchemaTypePtr e = base.unrefined().schemaType();
+      base = Type(list ? SchemaType::list(std::move(e))
+                       : SchemaType::optional(std::move(e)));
     }
     return base;
-  }
-
-  Type parseType() {
-    std::optional<TensorRefinement> refinement;
-    SchemaTypePtr t = parseSchemaType(&refinement);
-    if (refinement) return Type::tensor(std::move(*refinement));
-    return Type(std::move(t));
   }
 
   static std::optional<ScalarType> dtypeNamed(std::string_view id) {
@@ -524,6 +552,7 @@ class Parser {
     if (pos_ >= text_.size()) fail("an attribute value");
     char c = text_[pos_];
     if (c == '"' || c == '\'') return parseStringLiteral();
+    if (c == '(') return parseTupleConstant();
     if (c == '<') {
       failAt(at, "a tensor constant printed as <Tensor> has lost its "
                  "contents and cannot be read back; only 0-dim tensors "
@@ -575,6 +604,49 @@ class Parser {
     return std::get<double>(v);
   }
 
+  // A tuple constant: '(' element {',' element} [','] ')' where an element
+  // is a number, a string, True, False, None or a tuple.
+  IValue parseTupleConstant() {
+    skipSpace();
+    size_t at = pos_;
+    struct Nesting {
+      int& depth;
+      ~Nesting() { --depth; }
+    } nesting{++type_nesting_};
+    if (type_nesting_ > SchemaType::kMaxNesting) {
+      failAt(at, "tuple constants nested more than " +
+                     std::to_string(SchemaType::kMaxNesting) + " deep");
+    }
+    expect('(');
+    std::vector<IValue> elements;
+    while (!peek(')')) {
+      skipSpace();
+      char c = pos_ < text_.size() ? text_[pos_] : '\0';
+      std::string_view id = peekIdent();
+      if (c == '(') {
+        elements.push_back(parseTupleConstant());
+      } else if (c == '"' || c == '\'') {
+        elements.push_back(IValue(parseStringLiteral()));
+      } else if (id == "True" || id == "False") {
+        pos_ += id.size();
+        elements.push_back(IValue(id == "True"));
+      } else if (id == "None") {
+        pos_ += id.size();
+        elements.emplace_back();
+      } else {
+        auto v = parseNumber();
+        if (std::holds_alternative<int64_t>(v)) {
+          elements.push_back(IValue(std::get<int64_t>(v)));
+        } else {
+          elements.push_back(IValue(std::get<double>(v)));
+        }
+      }
+      if (!accept(',')) break;
+    }
+    expect(')');
+    return IValue::makeTuple(std::move(elements));
+  }
+
   // The attribute "value" of a prim::Constant must agree with its type.
   void checkConstant(const Node* n, size_t at) {
     if (n->outputs().size() != 1) {
@@ -582,6 +654,14 @@ class Parser {
     }
     const Type& t = n->output()->type();
     const Kind k = t.kind();
+    if (t.isFunction()) {
+      if (n->hasAttribute("value") || !n->hasAttribute("name") ||
+          !std::holds_alternative<std::string>(n->attribute("name"))) {
+        failAt(at, "a Function constant names its function and holds no "
+                   "value: %f : Function = prim::Constant[name=\"f\"]()");
+      }
+      return;
+    }
     if (!n->hasAttribute("value")) {
       if (k != Kind::None && k != Kind::Optional) {
         failAt(at, "prim::Constant without [value=...] is None, so its type "
@@ -613,6 +693,12 @@ class Parser {
         }
         break;
       case Kind::Tensor: ok = std::holds_alternative<Tensor>(a); break;
+      case Kind::Tuple:
+        if (const auto* iv = std::get_if<IValue>(&a)) {
+          std::optional<Type> vt = tupleConstantType(*iv);
+          ok = vt && matchScore(*vt->schemaType(), *t.schemaType()) >= 0;
+        }
+        break;
       case Kind::List: {
         Kind e = t.schemaType()->elementType()->kind();
         ok = (e == Kind::Int && std::holds_alternative<std::vector<int64_t>>(a)) ||
@@ -705,6 +791,17 @@ class Parser {
       do {
         std::string name = parseIdent("an attribute name");
         expect('=');
+        if (name == "types") {
+          // prim::isinstance[types=[int, float]]
+          expect('[');
+          std::vector<Type> types;
+          do {
+            types.push_back(parseType());
+          } while (accept(','));
+          expect(']');
+          n->setAttribute(name, std::move(types));
+          continue;
+        }
         n->setAttribute(name, parseAttributeValue(first_type));
       } while (accept(','));
       expect(']');
@@ -730,7 +827,10 @@ class Parser {
     // Blocks.
     for (size_t index = 0;; ++index) {
       std::string_view id = peekIdent();
-      if (id.size() < 6 || id.substr(0, 5) != "block") break;
+      if (id.size() < 6 || id.substr(0, 5) != "block" ||
+          !std::isdigit(static_cast<unsigned char>(id[5]))) {
+        break;
+      }
       size_t at = pos_;
       pos_ += id.size();
       if (id.substr(5) != std::to_string(index)) {

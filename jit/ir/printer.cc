@@ -15,6 +15,36 @@ void appendDouble(std::string& out, double d) {
   DefaultValue::fromDouble(d).appendTo(out);
 }
 
+// A tuple constant's value as torch prints it: (1, 2., "s", True, None).
+// Nested tuples recurse: a tuple constant comes from a parsed or folded
+// graph, whose types nest at most SchemaType::kMaxNesting deep.
+void appendConstant(std::string& out, const IValue& v) {
+  switch (v.tag()) {
+    case IValue::Tag::None: out += "None"; return;
+    case IValue::Tag::Bool: out += v.toBool() ? "True" : "False"; return;
+    case IValue::Tag::Int: out += std::to_string(v.toInt()); return;
+    case IValue::Tag::Double: appendDouble(out, v.toDouble()); return;
+    case IValue::Tag::String:
+      DefaultValue::fromString(v.toStringRef()).appendTo(out);
+      return;
+    case IValue::Tag::Tuple: {
+      const auto& es = v.toTupleRef().elements();
+      out += '(';
+      for (size_t i = 0; i < es.size(); ++i) {
+        if (i > 0) out += ", ";
+        appendConstant(out, es[i]);
+      }
+      if (es.size() == 1) out += ',';
+      out += ')';
+      return;
+    }
+    default:
+      out += '<';
+      out += v.tagKind();
+      out += '>';
+  }
+}
+
 void appendValueRefs(std::string& out, const std::vector<Value*>& values) {
   for (size_t i = 0; i < values.size(); ++i) {
     if (i > 0) out += ", ";
@@ -120,6 +150,15 @@ std::string attributeToString(const AttributeValue& value) {
     for (size_t k = 0; k < is->size(); ++k) {
       if (k > 0) out += ", ";
       out += std::to_string((*is)[k]);
+    }
+    out += ']';
+  } else if (const auto* iv = std::get_if<IValue>(&value)) {
+    appendConstant(out, *iv);
+  } else if (const auto* ts = std::get_if<std::vector<Type>>(&value)) {
+    out += '[';
+    for (size_t k = 0; k < ts->size(); ++k) {
+      if (k > 0) out += ", ";
+      out += (*ts)[k].toString();
     }
     out += ']';
   } else {

@@ -7,6 +7,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "dispatcher/core/error.h"
+#include "jit/ir/compilation_unit.h"
 #include "jit/runtime/future.h"
 
 namespace turnout {
@@ -32,6 +33,8 @@ const char* toString(OpCode op) {
     case OpCode::Uninitialized: return "Uninitialized";
     case OpCode::Fork: return "Fork";
     case OpCode::Wait: return "Wait";
+    case OpCode::CallFunction: return "CallFunction";
+    case OpCode::IsInstance: return "IsInstance";
     case OpCode::Ret: return "Ret";
   }
   return "?";
@@ -203,7 +206,8 @@ class CodeBuilder {
            k == prim::kListConstruct || k == prim::kTupleConstruct ||
            k == prim::kListUnpack || k == prim::kTupleUnpack ||
            k == prim::kRaiseException || k == prim::kFork ||
-           k == prim::kWait || k == prim::kUninitialized;
+           k == prim::kWait || k == prim::kUninitialized ||
+           k == prim::kCallFunction || k == prim::kIsInstance;
   }
 
   // Whether the one output of the operator call `n` can stay on the stack
@@ -247,6 +251,16 @@ class CodeBuilder {
   void emitNode(const Node* n) {
     const std::string& k = n->kind();
     if (k == prim::kConstant) {
+      if (n->outputs().size() == 1 && n->output()->type().isFunction()) {
+        // Called by name: prim::CallFunction compiles the callee itself.
+        for (const Use& u : n->output()->uses()) {
+          if (!u.user->is(prim::kCallFunction) || u.offset != 0) {
+            fail(n, "a Function may only be called by prim::CallFunction "
+                    "(as its first input), not used by " + u.user->kind());
+          }
+        }
+        return;
+      }
       std::optional<IValue> v;
       try {
         v = toIValue(n->output());
@@ -298,6 +312,24 @@ class CodeBuilder {
         fail(n, "aten::wait's input must be the output of a prim::fork");
       }
       emit(OpCode::Wait, it->second, info(n, k));
+      storeOutputs(n->outputs());
+    } else if (k == prim::kCallFunction) {
+      emitCallFunction(n);
+    } else if (k == prim::kIsInstance) {
+      if (n->inputs().size() != 1 || n->outputs().size() != 1 ||
+          !n->hasAttribute("types") ||
+          !std::holds_alternative<std::vector<Type>>(n->attribute("types"))) {
+        fail(n, "prim::isinstance takes one input, has one output and a "
+                "types=[...] attribute");
+      }
+      std::vector<SchemaTypePtr> types;
+      for (const Type& t : std::get<std::vector<Type>>(n->attribute("types"))) {
+        types.push_back(t.schemaType());
+      }
+      pushInputs(n);
+      code_.instance_types_.push_back(std::move(types));
+      emit(OpCode::IsInstance,
+           static_cast<uint32_t>(code_.instance_types_.size() - 1));
       storeOutputs(n->outputs());
     } else if (k == prim::kUninitialized) {
       if (n->outputs().size() != 1) fail(n, "Uninitialized has one output");
@@ -393,6 +425,49 @@ class CodeBuilder {
     emit(OpCode::Fork, slot, info(n, std::string(prim::kFork)));
   }
 
+  // A prim::CallFunction: the callee, found in the graph's compilation
+  // unit, is compiled now into a Code of its own; its inputs (all but the
+  // Function constant) go on the stack and CALL_FUNCTION runs it there.
+  void emitCallFunction(const Node* n) {
+    std::shared_ptr<const Graph> callee;
+    try {
+      callee = resolveCallee(n);
+    } catch (const Error& e) {
+      fail(n, e.message());
+    }
+    // A function that calls itself, directly or not, would compile forever
+    // (TorchScript refuses recursion too).
+    thread_local std::vector<const Graph*> compiling;
+    if (std::find(compiling.begin(), compiling.end(), callee.get()) !=
+        compiling.end()) {
+      fail(n, "recursive calls are not supported: function '" +
+                  std::get<std::string>(
+                      n->inputs()[0]->node()->attribute("name")) +
+                  "' calls itself");
+    }
+    compiling.push_back(callee.get());
+    std::shared_ptr<const Code> code;
+    try {
+      code = std::make_shared<const Code>(*callee);
+    } catch (const Error& e) {
+      compiling.pop_back();
+      fail(n, "cannot compile function '" +
+                  std::get<std::string>(
+                      n->inputs()[0]->node()->attribute("name")) +
+                  "': " + e.message());
+    }
+    compiling.pop_back();
+    for (size_t i = 1; i < n->inputs().size(); ++i) {
+      emit(isLastUse(n, i) ? OpCode::Move : OpCode::Load,
+           reg(n->inputs()[i]));
+    }
+    code_.functions_.push_back(std::move(code));
+    emit(OpCode::CallFunction,
+         static_cast<uint32_t>(code_.functions_.size() - 1),
+         info(n, std::string(prim::kCallFunction)));
+    storeOutputs(n->outputs());
+  }
+
   void emitIf(const Node* n) {
     pushInputs(n);
     size_t jump_else = emit(OpCode::JumpIfFalse);
@@ -483,6 +558,54 @@ IValue popList(Stack& stack, size_t n, T (IValue::*get)() const) {
   }
   stack.resize(stack.size() - n);
   return IValue(std::move(elements));
+}
+
+// Whether `v` is a value of `type`, as prim::isinstance asks: by the
+// value's tag, and the elements of lists and tuples. An empty generic list
+// is a list of anything.
+bool isInstance(const IValue& v, const SchemaType& type) {
+  using K = SchemaType::Kind;
+  switch (type.kind()) {
+    case K::Any: return true;
+    case K::Tensor: return v.isTensor();
+    case K::Int: return v.isInt();
+    case K::Float: return v.isDouble();
+    case K::Bool: return v.isBool();
+    case K::Str: return v.isString();
+    case K::None: return v.isNone();
+    case K::Device: return v.isDevice();
+    case K::Number: case K::Scalar:
+      return v.isInt() || v.isDouble() || v.isBool();
+    case K::Optional:
+      return v.isNone() || isInstance(v, *type.elementType());
+    case K::List: {
+      const SchemaType& e = *type.elementType();
+      switch (v.tag()) {
+        case IValue::Tag::IntList: return e.kind() == K::Int;
+        case IValue::Tag::DoubleList: return e.kind() == K::Float;
+        case IValue::Tag::BoolList: return e.kind() == K::Bool;
+        case IValue::Tag::TensorList: return e.kind() == K::Tensor;
+        case IValue::Tag::GenericList:
+          for (const IValue& x : v.toListRef()) {
+            if (!isInstance(x, e)) return false;
+          }
+          return true;
+        default: return false;
+      }
+    }
+    case K::Tuple: {
+      if (!v.isTuple()) return false;
+      const auto& es = v.toTupleRef().elements();
+      const auto& ts = type.containedTypes();
+      if (es.size() != ts.size()) return false;
+      for (size_t i = 0; i < es.size(); ++i) {
+        if (!isInstance(es[i], *ts[i])) return false;
+      }
+      return true;
+    }
+    default:
+      return false;
+  }
 }
 
 ErrorKind kindOfPythonClass(const std::string& cls) {
@@ -667,6 +790,24 @@ void Code::run(Stack& stack) const {
           } catch (const Error& e) {
             rethrow(e, ins.b);
           }
+          break;
+        }
+        case OpCode::CallFunction:
+          try {
+            functions_[ins.a]->run(stack);
+          } catch (const Error& e) {
+            rethrow(e, ins.b);
+          }
+          break;
+        case OpCode::IsInstance: {
+          bool r = false;
+          for (const SchemaTypePtr& t : instance_types_[ins.a]) {
+            if (isInstance(stack.back(), *t)) {
+              r = true;
+              break;
+            }
+          }
+          stack.back() = IValue(r);
           break;
         }
         case OpCode::Ret:
