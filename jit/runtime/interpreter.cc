@@ -352,6 +352,14 @@ class CodeBuilder {
                     std::to_string(s.returns().size()));
       }
       pushInputs(n);
+      if (s.is_vararg()) {
+        // A vararg kernel learns how many inputs are its own from the
+        // count pushed after them (aten::format).
+        code_.constants_.push_back(
+            IValue(static_cast<int64_t>(n->inputs().size())));
+        emit(OpCode::LoadConst,
+             static_cast<uint32_t>(code_.constants_.size() - 1));
+      }
       code_.ops_.push_back(*n->op());
       emit(OpCode::Call, static_cast<uint32_t>(code_.ops_.size() - 1),
            info(n, toString(n->op()->operator_name())));

@@ -29,6 +29,10 @@
 // and nothing is allocated but the frame's registers (inline for small
 // graphs) and what kernels, lists and tuples allocate themselves.
 //
+// An operator whose schema ends with `...` (aten::format(str self, ...))
+// gets the node's input count pushed after its inputs: its boxed kernel pops
+// the count, then that many inputs.
+//
 // Errors: a failing operator's Error is rethrown with the same kind, its
 // message prefixed by the operator, the node's text and its source
 // location:
