@@ -192,19 +192,16 @@ void collectTypes(const Block* b, std::vector<Type>& out) {
 
 bool eraseBlock(Block* b, bool erase_inputs) {
   bool changed = false;
+  // Tensors lose their refinements, at the top and inside tuples.
   if (erase_inputs) {
     for (Value* v : b->inputs()) {
-      if (v->type().refinement() != nullptr) {
-        changed = setType(v, Type()) || changed;
-      }
+      changed = setType(v, v->type().unrefined()) || changed;
     }
   }
   for (Node* n : b->nodes()) {
     if (!n->is(prim::kConstant)) {
       for (Value* v : n->outputs()) {
-        if (v->type().refinement() != nullptr) {
-          changed = setType(v, Type()) || changed;
-        }
+        changed = setType(v, v->type().unrefined()) || changed;
       }
     }
     for (Block* sub : n->blocks()) changed = eraseBlock(sub, true) || changed;
@@ -294,6 +291,25 @@ bool propagateBlock(Block* b) {
       changed = propagateIf(n) || changed;
     } else if (n->is(prim::kLoop)) {
       changed = propagateLoop(n) || changed;
+    } else if (n->is(prim::kTupleConstruct) && n->outputs().size() == 1) {
+      // A tuple of refined tensors keeps their refinements, as torch types
+      // a traced graph's returned tuple.
+      std::vector<Type> elements;
+      for (const Value* v : n->inputs()) elements.push_back(v->type());
+      Type t = Type::tuple(std::move(elements));
+      if (*t.schemaType() == *n->output()->type().schemaType()) {
+        changed = setType(n->output(), std::move(t)) || changed;
+      }
+    } else if (n->is(prim::kTupleUnpack) && n->inputs().size() == 1) {
+      std::vector<Type> elements = n->input(0)->type().containedTypes();
+      if (elements.size() == n->outputs().size()) {
+        for (size_t i = 0; i < elements.size(); ++i) {
+          if (*elements[i].schemaType() ==
+              *n->outputs()[i]->type().schemaType()) {
+            changed = setType(n->outputs()[i], elements[i]) || changed;
+          }
+        }
+      }
     } else if (!isInterpreterPrim(n->kind())) {
       changed = propagateNode(n) || changed;
     }
