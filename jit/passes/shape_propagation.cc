@@ -124,6 +124,10 @@ std::optional<Stack> runOnMeta(const Node* n, InputFacts& facts,
     stack.push_back(std::move(*a));
   }
   ForceDispatchKeyGuard clean(default_included_set, default_excluded_set);
+  // A vararg operator reads its input count after its inputs (interpreter.h).
+  if (n->op()->schema().is_vararg()) {
+    stack.push_back(IValue(static_cast<int64_t>(n->inputs().size())));
+  }
   try {
     n->op()->callBoxed(stack);
   } catch (const Error&) {

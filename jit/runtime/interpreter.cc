@@ -18,6 +18,7 @@ const char* toString(OpCode op) {
     case OpCode::Load: return "Load";
     case OpCode::Move: return "Move";
     case OpCode::LoadConst: return "LoadConst";
+    case OpCode::LoadListConst: return "LoadListConst";
     case OpCode::Store: return "Store";
     case OpCode::Drop: return "Drop";
     case OpCode::Call: return "Call";
@@ -268,8 +269,9 @@ class CodeBuilder {
         fail(n, "malformed constant: " + e.message());
       }
       if (!n->output()->hasUses()) return;
+      const bool list = v->isList();
       code_.constants_.push_back(std::move(*v));
-      emit(OpCode::LoadConst,
+      emit(list ? OpCode::LoadListConst : OpCode::LoadConst,
            static_cast<uint32_t>(code_.constants_.size() - 1));
       emit(OpCode::Store, reg(n->output()));
     } else if (k == prim::kIf) {
@@ -652,6 +654,26 @@ void Code::run(Stack& stack) const {
         case OpCode::LoadConst:
           stack.push_back(constants_[ins.a]);
           break;
+        case OpCode::LoadListConst: {
+          const IValue& c = constants_[ins.a];
+          switch (c.tag()) {
+            case IValue::Tag::IntList:
+              stack.emplace_back(c.toIntVector());
+              break;
+            case IValue::Tag::DoubleList:
+              stack.emplace_back(c.toDoubleVector());
+              break;
+            case IValue::Tag::BoolList:
+              stack.emplace_back(c.toBoolVector());
+              break;
+            case IValue::Tag::TensorList:
+              stack.emplace_back(c.toTensorVector());
+              break;
+            default:
+              stack.emplace_back(c.toListRef());
+          }
+          break;
+        }
         case OpCode::Store:
           regs[ins.a] = std::move(stack.back());
           stack.pop_back();

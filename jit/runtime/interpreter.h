@@ -64,6 +64,8 @@ enum class OpCode : uint8_t {
   Load,            // push regs[a] (a copy)
   Move,            // push regs[a], moved out (a's last use)
   LoadConst,       // push constants[a]
+  LoadListConst,   // push a fresh copy of the list constants[a] (lists are
+                   // mutable: a run must not change the next one's)
   Store,           // pop into regs[a]
   Drop,            // pop and discard
   Call,            // ops[a].callBoxed(stack); b = index into node info
