@@ -82,6 +82,10 @@ inline constexpr std::string_view kCallFunction = "prim::CallFunction";
 /// Whether its input's runtime value is one of the types of its `types`
 /// attribute: `%b : bool = prim::isinstance[types=[int, float]](%x)`.
 inline constexpr std::string_view kIsInstance = "prim::isinstance";
+/// The attribute of a prim::fork whose body is a graph of its own rather
+/// than a block (as torch 1.13 prints forks: `prim::fork_0(%x)` and, after
+/// the graph, `with prim::fork_0 = graph(%x.1 : Tensor): ...`).
+inline constexpr std::string_view kSubgraph = "Subgraph";
 }  // namespace prim
 
 /// The type of a tuple constant's value (`(float, str)` for (2.5, "s")), or
@@ -119,10 +123,13 @@ struct Use {
 /// "value" as PyTorch does: bools as Int, Device as Str, tensors as Tensor,
 /// tuples as an IValue (a Tuple: `value=(2.5, "s")`); a None constant has
 /// no attribute, a Function constant has `name="f"`. prim::isinstance
-/// keeps the types it tests in `types=[int, float]` (a vector of Type).
+/// keeps the types it tests in `types=[int, float]` (a vector of Type); a
+/// prim::fork printed as torch prints it keeps its body in `Subgraph` (a
+/// graph, shared and never changed once parsed).
 using AttributeValue =
     std::variant<int64_t, double, std::string, Tensor, std::vector<int64_t>,
-                 std::vector<double>, IValue, std::vector<Type>>;
+                 std::vector<double>, IValue, std::vector<Type>,
+                 std::shared_ptr<const Graph>>;
 
 /// An SSA value: an output of a Node (or an input of a Block, which is an
 /// output of the block's param node).

@@ -346,7 +346,11 @@ class Linter {
       needInputs(n, 0, 0);
       needOutputs(n, 1);
     } else if (n->is(prim::kFork)) {
-      const Block* body = n->blocks()[0];
+      const Block* body =
+          n->hasAttribute(prim::kSubgraph)
+              ? std::get<std::shared_ptr<const Graph>>(
+                    n->attribute(prim::kSubgraph))->block()
+              : n->blocks()[0];
       for (size_t i = 0; i < n->inputs().size(); ++i) {
         if (!fits(n->inputs()[i], *body->inputs()[i]->type().schemaType())) {
           failUse("input " + std::to_string(i) + " (" +
@@ -507,6 +511,16 @@ class Linter {
         fail("prim::Loop with " + std::to_string(carried) +
                  " carried values needs that many outputs, and a block with "
                  "(i, carried...) inputs and (cond, carried...) outputs",
+             n);
+      }
+    } else if (n->is(prim::kFork) && n->hasAttribute(prim::kSubgraph)) {
+      const auto* g = std::get_if<std::shared_ptr<const Graph>>(
+          &n->attribute(prim::kSubgraph));
+      if (nb != 0 || n->outputs().size() != 1 || g == nullptr ||
+          *g == nullptr || (*g)->inputs().size() != n->inputs().size() ||
+          (*g)->outputs().size() != 1) {
+        fail("prim::fork with a Subgraph needs one output, no blocks, and a "
+             "subgraph taking the node's inputs and returning one value",
              n);
       }
     } else if (n->is(prim::kFork)) {

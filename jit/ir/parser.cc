@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <map>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -41,6 +42,26 @@ class Parser {
                       std::to_string(kMaxIRBytes) +
                       "); split the graph, or check that this is IR text");
     }
+    parseGraph();
+    skipSpace();
+    if (pos_ != text_.size()) fail("the end of the graph after 'return (...)'");
+    return finish();
+  }
+
+ private:
+  // A fork's subgraph, `with prim::fork_0 = graph(...)`: parsed from the
+  // same text by a parser of its own (its names are its own), one level
+  // deeper.
+  Parser(const Parser& outer, size_t pos)
+      : text_(outer.text_),
+        options_(outer.options_),
+        graph_(std::make_unique<Graph>()),
+        pos_(pos),
+        subgraph_depth_(outer.subgraph_depth_ + 1) {}
+
+  // graph(...): nodes return (...), then the `with` subgraphs of the forks
+  // it printed as prim::fork_N (torch 1.13's form).
+  void parseGraph() {
     skipSpace();
     expectWord("graph");
     expect('(');
@@ -53,8 +74,54 @@ class Parser {
     expect('(');
     for (Value* v : parseRefs()) graph_->registerOutput(v);
     expect(')');
-    skipSpace();
-    if (pos_ != text_.size()) fail("the end of the graph after 'return (...)'");
+    parseSubgraphs();
+  }
+
+  void parseSubgraphs() {
+    while (!pending_subgraphs_.empty() && peekIdent() == "with") {
+      size_t at = pos_;
+      pos_ += 4;
+      skipSpace();
+      size_t name_at = pos_;
+      std::string ns = parseIdent("prim::fork_N after 'with'");
+      if (text_.substr(pos_, 2) != "::") fail("'::'");
+      pos_ += 2;
+      std::string name = ns + "::" + parseIdent("prim::fork_N after 'with'");
+      auto it = pending_subgraphs_.find(name);
+      if (it == pending_subgraphs_.end()) {
+        failAt(name_at, "no node of this graph is " + name +
+                            " (or its subgraph was given already)");
+      }
+      Node* fork = it->second;
+      pending_subgraphs_.erase(it);
+      expect('=');
+      // Each level is a parser on the stack: bounded well below the
+      // blocks' limit.
+      constexpr size_t kMaxSubgraphNesting = 64;
+      if (subgraph_depth_ >= kMaxSubgraphNesting) {
+        failAt(at, "fork subgraphs nested more than " +
+                       std::to_string(kMaxSubgraphNesting) + " deep");
+      }
+      Parser sub(*this, pos_);
+      sub.parseGraph();
+      pos_ = sub.pos_;
+      std::shared_ptr<const Graph> g = sub.finish();
+      if (g->inputs().size() != fork->inputs().size() ||
+          g->outputs().size() != 1) {
+        failAt(at, name + " takes " + std::to_string(fork->inputs().size()) +
+                       " inputs and its subgraph must take as many and "
+                       "return one value");
+      }
+      fork->setAttribute(std::string(prim::kSubgraph), std::move(g));
+    }
+    if (!pending_subgraphs_.empty()) {
+      skipSpace();
+      fail("'with " + pending_subgraphs_.begin()->first +
+           " = graph(...)' giving the subgraph of that fork");
+    }
+  }
+
+  std::unique_ptr<Graph> finish() {
     graph_->setCompilationUnit(options_.compilation_unit);
     try {
       graph_->lint();
@@ -73,7 +140,6 @@ class Parser {
     return std::move(graph_);
   }
 
- private:
   // ---- Positions and errors
 
   [[noreturn]] void failAt(size_t pos, const std::string& message) {
@@ -770,6 +836,16 @@ class Parser {
       fail("an operator name after '" + kind + "'");
     }
     kind += parseIdent("an operator name");
+    // torch prints a fork whose body is a subgraph as prim::fork_N, the
+    // subgraph after the graph as `with prim::fork_N = graph(...)`.
+    std::string subgraph_name;
+    if (kind.size() > 11 && kind.compare(0, 11, "prim::fork_") == 0 &&
+        std::all_of(kind.begin() + 11, kind.end(), [](char c) {
+          return std::isdigit(static_cast<unsigned char>(c));
+        })) {
+      subgraph_name = kind;
+      kind = std::string(prim::kFork);
+    }
     std::optional<std::string> overload;
     if (pos_ < text_.size() && text_[pos_] == '.') {
       ++pos_;
@@ -780,6 +856,12 @@ class Parser {
     }
     (void)name_at;
     Node* n = graph_->create(kind, {}, 0);
+    if (!subgraph_name.empty()) {
+      if (!pending_subgraphs_.emplace(subgraph_name, n).second) {
+        failAt(kind_at, subgraph_name + " is used twice; number the forks "
+                                        "prim::fork_0, prim::fork_1, ...");
+      }
+    }
     // Insert first so that an error below leaves no floating node behind
     // (the whole graph is dropped anyway).
     b->appendNode(n);
@@ -863,7 +945,14 @@ class Parser {
     for (size_t i = 0; i < outs.size(); ++i) {
       declare(n->outputs()[i], outs[i].name, outs[i].at);
     }
-    checkStructure(n, kind_at);
+    if (subgraph_name.empty()) {
+      checkStructure(n, kind_at);
+    } else if (!n->blocks().empty() || n->outputs().size() != 1) {
+      failAt(kind_at, subgraph_name + " has one output (a Future) and no "
+                                      "blocks: its body is the subgraph "
+                                      "'with " + subgraph_name +
+                                      " = graph(...)' after the graph");
+    }
     resolve(n, overload, kind_at);
   }
 
@@ -933,7 +1022,10 @@ class Parser {
   std::unordered_map<std::string, Value*> visible_;
   std::unordered_set<std::string> defined_;
   std::vector<std::vector<std::string>> scopes_{1};
-  int type_nesting_ = 0;       // parseSchemaType calls open
+  int type_nesting_ = 0;       // parseType calls open
+  size_t subgraph_depth_ = 0;  // fork subgraphs this parser is nested in
+  // prim::fork_N nodes waiting for their `with prim::fork_N = graph(...)`.
+  std::map<std::string, Node*> pending_subgraphs_;
   size_t block_nesting_ = 0;   // blocks open
 };
 

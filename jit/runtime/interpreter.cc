@@ -398,6 +398,10 @@ class CodeBuilder {
   // the block uses from outside and then the block's inputs, compiled
   // into a Code that FORK runs on the inter-op pool.
   void emitFork(const Node* n) {
+    if (n->hasAttribute(prim::kSubgraph)) {
+      emitSubgraphFork(n);
+      return;
+    }
     if (n->blocks().size() != 1 || n->outputs().size() != 1 ||
         n->blocks()[0]->inputs().size() != n->inputs().size() ||
         n->blocks()[0]->outputs().size() != 1) {
@@ -476,6 +480,43 @@ class CodeBuilder {
          static_cast<uint32_t>(code_.functions_.size() - 1),
          info(n, std::string(prim::kCallFunction)));
     storeOutputs(n->outputs());
+  }
+
+  // A prim::fork whose body is a graph of its own (torch's prim::fork_N):
+  // that graph, compiled, runs on the node's inputs.
+  void emitSubgraphFork(const Node* n) {
+    const auto* g = std::get_if<std::shared_ptr<const Graph>>(
+        &n->attribute(prim::kSubgraph));
+    if (g == nullptr || *g == nullptr || n->outputs().size() != 1 ||
+        (*g)->inputs().size() != n->inputs().size() ||
+        (*g)->outputs().size() != 1) {
+      fail(n, "prim::fork's Subgraph must take the node's inputs and "
+              "return one value");
+    }
+    checkForkUses(n);
+    std::shared_ptr<const Code> code;
+    try {
+      code = std::make_shared<const Code>(**g);
+    } catch (const Error& e) {
+      fail(n, "cannot compile the forked subgraph: " + e.message());
+    }
+    pushInputs(n);
+    const auto slot = static_cast<uint32_t>(code_.forks_.size());
+    code_.forks_.push_back(std::move(code));
+    fork_slot_[n] = slot;
+    emit(OpCode::Fork, slot, info(n, std::string(prim::kFork)));
+  }
+
+  void checkForkUses(const Node* n) {
+    for (const Use& u : n->output()->uses()) {
+      if (!u.user->is(prim::kWait)) {
+        fail(n, "the Future %" + n->output()->debugName() + " is used by " +
+                    u.user->kind() +
+                    "; the interpreter lets only aten::wait use a "
+                    "prim::fork's output (no returning, storing or passing "
+                    "futures)");
+      }
+    }
   }
 
   void emitIf(const Node* n) {

@@ -427,11 +427,9 @@ KNOWN_FAILURES = {
     "dict_keys_values": "Dict values: turnout's IValue has no Dict",
     "call_layer_norm": "aten::layer_norm (an operator others are adding)",
     "call_relu_functional": "aten::relu_ (an operator others are adding)",
-    "fork_wait": "torch prints forks as prim::fork_0 with a 'with "
-                 "prim::fork_0 = graph(...)' subgraph",
-    "fork_two": "torch prints forks as prim::fork_N subgraphs",
-    "fork_list_of_futures": "torch prints forks as prim::fork_N subgraphs; "
-                            "futures in lists need a Future IValue",
+    "fork_list_of_futures": "futures in lists: the interpreter keeps a "
+                            "fork's future in a slot, only aten::wait may "
+                            "use it (a Future IValue is missing)",
 }
 
 
