@@ -238,6 +238,67 @@ TEST(CompilationUnit, ErrorsInsideTheCalleeKeepBothPositions) {
   EXPECT_THAT(e, HasSubstr("integer division or modulo by zero"));
 }
 
+// torch 1.13's str(graph) of a scripted function with two forks.
+constexpr const char* kTorchForks = R"IR(graph(%x.1 : Tensor):
+  %18 : int = prim::Constant[value=1]()
+  %fut.1 : Future[Tensor] = prim::fork_0(%x.1) # /tmp/t1.py:7:10
+  %36 : Future[Tensor] = prim::fork_1(%x.1) # /tmp/t1.py:8:12
+  %13 : Tensor = aten::wait(%fut.1) # /tmp/t1.py:9:11
+  %17 : Tensor = aten::wait(%36) # /tmp/t1.py:9:33
+  %19 : Tensor = aten::add(%13, %17, %18) # /tmp/t1.py:9:11
+  return (%19)
+with prim::fork_0 = graph(%x.1 : Tensor):
+  %1 : Function = prim::Constant[name="inner"]()
+  %3 : Tensor = prim::CallFunction(%1, %x.1) # /tmp/t1.py:7:10
+  return (%3)
+with prim::fork_1 = graph(%x.1 : Tensor):
+  %1 : Function = prim::Constant[name="inner"]()
+  %3 : Tensor = prim::CallFunction(%1, %x.1) # /tmp/t1.py:8:12
+  return (%3)
+)IR";
+
+TEST(ForkSubgraphs, ParsePrintAndRunAsTorchPrintsThem) {
+  auto cu = CompilationUnit::create();
+  cu->define("inner", kInner);
+  std::shared_ptr<const Graph> g = cu->define("forks", kTorchForks);
+  EXPECT_EQ(g->toString(), kTorchForks);
+  EXPECT_EQ(g->copy()->toString(), kTorchForks);
+  Code code(*g);
+  Stack stack{IValue(full({2}, 3.0))};
+  code.run(stack);
+  EXPECT_EQ(item(stack[0].toTensor().sum()).toDouble(), -12.0);
+}
+
+TEST(ForkSubgraphs, MissingOrExtraSubgraphsSayWhich) {
+  const std::string head = R"IR(graph(%x.1 : Tensor):
+  %f : Future[Tensor] = prim::fork_0(%x.1)
+  %r : Tensor = aten::wait(%f)
+  return (%r)
+)IR";
+  const std::string body = R"IR(with prim::fork_0 = graph(%a : Tensor):
+  %b : Tensor = aten::neg(%a)
+  return (%b)
+)IR";
+  EXPECT_THAT(errorOf([&] { parseIR(head); }),
+              HasSubstr("expected 'with prim::fork_0 = graph(...)' giving the "
+                        "subgraph of that fork"));
+  EXPECT_THAT(errorOf([&] {
+                parseIR(head + body + "with prim::fork_1 = graph():\n"
+                                      "  return ()\n");
+              }),
+              HasSubstr("expected the end of the graph"));
+  EXPECT_THAT(
+      errorOf([&] {
+        parseIR(head + "with prim::fork_0 = graph(%a : Tensor, %c : Tensor):\n"
+                       "  return (%a)\n");
+      }),
+      HasSubstr("prim::fork_0 takes 1 inputs and its subgraph must take as "
+                "many and return one value"));
+  Stack stack{IValue(full({2}, 3.0))};
+  Code(*parseIR(head + body)).run(stack);
+  EXPECT_EQ(item(stack[0].toTensor().sum()).toDouble(), -6.0);
+}
+
 TEST(IsInstance, TestsTheRuntimeValue) {
   std::unique_ptr<Graph> g = parseIR(R"IR(graph(%x.1 : Union(Tensor, float, int)):
   %2 : bool = prim::isinstance[types=[float, int]](%x.1)
