@@ -4,7 +4,8 @@ and runs (interpreter, GraphExecutor twice, and inlined) to torch's results,
 including the caller's lists that the function mutates.
 
 Categories: containers (lists, tuples, dicts), strings, optionals and
-unions, scalars and ranges, tensor metadata, CallFunction, fork/wait.
+unions, scalars and ranges, tensor metadata, CallFunction, traced graphs
+(refined tensor types inside tuples), fork/wait.
 Functions that turnout cannot run yet are listed in ``KNOWN_FAILURES`` with
 the reason; they are strict xfails, so one that starts to pass fails the
 test until it is taken off the list. ``test_summary`` prints the counts by
@@ -27,8 +28,10 @@ import turnout.jit as tj
 CASES: list[tuple[str, Callable[..., Any], Callable[[], tuple]]] = []
 
 
-def case(category: str, make_args: Callable[[], tuple] = lambda: ()):
+def case(category: str, make_args: Callable[[], tuple] = lambda: (),
+         trace: bool = False):
     def register(fn):
+        fn._trace = trace
         CASES.append((category, fn, make_args))
         return fn
     return register
@@ -394,6 +397,19 @@ def call_relu_functional(x: torch.Tensor):
     return torch.nn.functional.relu(x)
 
 
+# ---- traced (refined tensor types, inside tuples too) -----------------------
+
+
+@case("traced", lambda: (torch.arange(24.0).reshape(3, 8),), trace=True)
+def traced_tuple(x: torch.Tensor):
+    return x + 1, x * 2
+
+
+@case("traced", lambda: (torch.arange(6.0).reshape(2, 3),), trace=True)
+def traced_nested_tuple(x: torch.Tensor):
+    return (x.sum(), (x.t(), x.relu()))
+
+
 # ---- fork / wait -------------------------------------------------------------------
 
 
@@ -503,13 +519,20 @@ def torch_result(fn: Callable[..., Any], args: tuple) -> tuple[str, Any]:
 
 
 def check(fn: Callable[..., Any], make_args: Callable[[], tuple]) -> None:
-    scripted = torch.jit.script(fn)
+    if fn._trace:
+        scripted = torch.jit.trace(fn, make_args())
+    else:
+        scripted = torch.jit.script(fn)
     text = str(scripted.graph)
     cu = tj.CompilationUnit()
     define_callees(cu, text, fn.__globals__)
     g = tj.Graph.parse(text, compilation_unit=cu)
     # Round trip: exactly torch's text.
     assert str(g) == text
+    # torch's own inlined graph parses and prints back too.
+    torch_inlined_text = str(scripted.inlined_graph)
+    torch_inlined = tj.Graph.parse(torch_inlined_text, compilation_unit=cu)
+    assert str(torch_inlined) == torch_inlined_text
     torch_args = make_args()
     kind, expected = torch_result(scripted, torch_args)
     inlined = g.copy()
@@ -517,7 +540,8 @@ def check(fn: Callable[..., Any], make_args: Callable[[], tuple]) -> None:
     executor = tj.GraphExecutor(g)
     runners = [("interpreter", lambda *a: tj.run(g, *a)),
                ("executor", executor), ("executor again", executor),
-               ("inlined", lambda *a: tj.run(inlined, *a))]
+               ("inlined", lambda *a: tj.run(inlined, *a)),
+               ("torch's inlined", lambda *a: tj.run(torch_inlined, *a))]
     for label, run in runners:
         args = to_turnout(make_args())
         if kind == "error":
