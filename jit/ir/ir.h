@@ -70,7 +70,8 @@ inline constexpr std::string_view kIf = "prim::If";
 inline constexpr std::string_view kLoop = "prim::Loop";
 inline constexpr std::string_view kRaiseException = "prim::RaiseException";
 inline constexpr std::string_view kUninitialized = "prim::Uninitialized";
-/// Runs its one block on the inter-op pool; its output is a Future(T).
+/// Runs its one block (or its Subgraph, see kSubgraph) on the inter-op
+/// pool; its output is a Future[T].
 inline constexpr std::string_view kFork = "prim::fork";
 /// Waits for the Future made by a prim::fork and yields its value. Spelled
 /// with the aten namespace, as TorchScript does; the interpreter runs it.

@@ -8,6 +8,7 @@
 #include "gtest/gtest.h"
 #include "jit/ir/compilation_unit.h"
 #include "jit/ir/parser.h"
+#include "jit/passes/dead_code_elimination.h"
 #include "jit/passes/inline.h"
 #include "jit/passes/shape_propagation.h"
 #include "jit/runtime/interpreter.h"
@@ -173,6 +174,29 @@ TEST(CompilationUnit, InlineReplacesTheCallByTheBody) {
   Stack stack{IValue(full({2}, 3.0))};
   Code(*outer).run(stack);
   EXPECT_EQ(item(stack[0].toTensor().sum()).toDouble(), 6.0);
+}
+
+TEST(CompilationUnit, DeadCodeEliminationKeepsCallsForTheirEffects) {
+  auto cu = CompilationUnit::create();
+  cu->define("push", R"IR(graph(%l : int[]):
+  %1 : int = prim::Constant[value=1]()
+  %2 : int[] = aten::append(%l, %1)
+  %n : int = aten::len(%l)
+  return (%n)
+)IR");
+  ParseOptions options;
+  options.compilation_unit = cu;
+  std::unique_ptr<Graph> g = parseIR(R"IR(graph(%l : int[]):
+  %f : Function = prim::Constant[name="push"]()
+  %unused : int = prim::CallFunction(%f, %l)
+  %n : int = aten::len(%l)
+  return (%n)
+)IR",
+                                     options);
+  EXPECT_FALSE(eliminateDeadCode(*g));
+  Stack stack{IValue(std::vector<int64_t>{})};
+  Code(*g).run(stack);
+  EXPECT_EQ(stack[0].toInt(), 1);
 }
 
 TEST(CompilationUnit, ErrorsNameTheCallAndTheFunction) {
