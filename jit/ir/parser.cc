@@ -989,7 +989,7 @@ class Parser {
           n->blocks()[0]->outputs().size() != 1) {
         failAt(at, "prim::fork takes inputs, has one output (a Future) and "
                    "one block with one parameter per input returning one "
-                   "value: %f : Future(Tensor) = prim::fork(%x) block0(%a : "
+                   "value: %f : Future[Tensor] = prim::fork(%x) block0(%a : "
                    "Tensor): ... -> (%r)");
       }
     } else if (!n->blocks().empty()) {
