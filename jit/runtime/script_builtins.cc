@@ -383,6 +383,10 @@ void str_(const OperatorHandle&, Stack* s) {
 // TorchScript's. Vararg: the interpreter pushes the node's input count
 // after its inputs (interpreter.h).
 void format_(const OperatorHandle&, Stack* s) {
+  TURNOUT_CHECK(!s->empty() && s->back().isInt(), ErrorKind::InvalidArgument,
+                "aten::format: called without its input count; a vararg "
+                "operator is called by the graph interpreter, which pushes "
+                "the count after the inputs");
   const int64_t count = pop(s).toInt();
   TURNOUT_CHECK(count >= 1 && static_cast<size_t>(count) <= s->size(),
                 ErrorKind::InvalidArgument,

@@ -44,6 +44,11 @@ TEST(ScriptTypes, RoundTripAsTorchPrintsThem) {
       "  %63 : ((int, float), bool, NoneType) = "
       "prim::Constant[value=((1, 2.), True, None)]()\n"
       "  return (%31, %62, %63)\n",
+      "graph(%x : int):\n"
+      "  %27 : ((int), (bool, NoneType, str, float, (int))) = "
+      "prim::Constant[value=((1,), (True, None, \"q\\\"s\", "
+      "-2.5000000000000002e-10, (3,)))]()\n"
+      "  return (%27)\n",
       "graph(%x.1 : Union(Tensor, float, int)):\n"
       "  %19 : bool = prim::isinstance[types=[float, int]](%x.1)\n"
       "  return (%19)\n",
