@@ -41,7 +41,10 @@ ExecutionPlanState = _jit.ExecutionPlanState
 Graph.__doc__ = """A graph in TorchScript's form.
 
 ``Graph.parse(text)`` reads the text form (as ``str(graph)`` and PyTorch
-print it), resolving operator names against the registered schemas;
+print it: ``Future[T]``, ``Union(...)``, tuple constants, forks as
+``prim::fork_N`` with their ``with`` subgraphs), resolving operator names
+against the registered schemas; ``compilation_unit=cu`` names the
+:class:`CompilationUnit` its ``prim::CallFunction`` calls resolve in;
 ``graph.nodes()`` lists the top-level nodes, ``graph.inputs()`` and
 ``graph.outputs()`` its values.
 
