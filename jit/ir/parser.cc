@@ -806,6 +806,58 @@ class Parser {
     }
   }
 
+  // The helpers below keep their locals out of parseNode's frame: parseNode
+  // recurses once per nested block (kMaxBlockNesting deep), so its frame
+  // must stay small (ASan's frames are larger still).
+
+  [[gnu::noinline]] static bool isSubgraphForkKind(const std::string& kind) {
+    return kind.size() > 11 && kind.compare(0, 11, "prim::fork_") == 0 &&
+           std::all_of(kind.begin() + 11, kind.end(), [](char c) {
+             return std::isdigit(static_cast<unsigned char>(c));
+           });
+  }
+
+  [[gnu::noinline]] void registerSubgraphFork(const std::string& name,
+                                              Node* n, size_t at) {
+    if (!pending_subgraphs_.emplace(name, n).second) {
+      failAt(at, name + " is used twice; number the forks prim::fork_0, "
+                        "prim::fork_1, ...");
+    }
+  }
+
+  [[gnu::noinline]] [[noreturn]] void failSubgraphForkShape(const Node* n,
+                                                            size_t at) {
+    std::string name = "prim::fork_N";
+    for (const auto& [k, v] : pending_subgraphs_) {
+      if (v == n) name = k;
+    }
+    failAt(at, name + " has one output (a Future) and no blocks: its body "
+                      "is the subgraph 'with " + name +
+                      " = graph(...)' after the graph");
+  }
+
+  // '[' name=value {',' name=value} ']' after a node's kind (the '[' read).
+  [[gnu::noinline]] void parseAttributes(Node* n, const Type* first_type) {
+    ++pos_;
+    do {
+      std::string name = parseIdent("an attribute name");
+      expect('=');
+      if (name == "types") {
+        // prim::isinstance[types=[int, float]]
+        expect('[');
+        std::vector<Type> types;
+        do {
+          types.push_back(parseType());
+        } while (accept(','));
+        expect(']');
+        n->setAttribute(name, std::move(types));
+        continue;
+      }
+      n->setAttribute(name, parseAttributeValue(first_type));
+    } while (accept(','));
+    expect(']');
+  }
+
   void parseNode(Block* b) {
     // Outputs.
     struct Out {
@@ -838,14 +890,7 @@ class Parser {
     kind += parseIdent("an operator name");
     // torch prints a fork whose body is a subgraph as prim::fork_N, the
     // subgraph after the graph as `with prim::fork_N = graph(...)`.
-    std::string subgraph_name;
-    if (kind.size() > 11 && kind.compare(0, 11, "prim::fork_") == 0 &&
-        std::all_of(kind.begin() + 11, kind.end(), [](char c) {
-          return std::isdigit(static_cast<unsigned char>(c));
-        })) {
-      subgraph_name = kind;
-      kind = std::string(prim::kFork);
-    }
+    const bool subgraph_fork = isSubgraphForkKind(kind);
     std::optional<std::string> overload;
     if (pos_ < text_.size() && text_[pos_] == '.') {
       ++pos_;
@@ -855,39 +900,16 @@ class Parser {
       overload = parseIdent("an overload name");
     }
     (void)name_at;
-    Node* n = graph_->create(kind, {}, 0);
-    if (!subgraph_name.empty()) {
-      if (!pending_subgraphs_.emplace(subgraph_name, n).second) {
-        failAt(kind_at, subgraph_name + " is used twice; number the forks "
-                                        "prim::fork_0, prim::fork_1, ...");
-      }
-    }
+    Node* n = graph_->create(
+        subgraph_fork ? std::string(prim::kFork) : kind, {}, 0);
+    if (subgraph_fork) registerSubgraphFork(kind, n, kind_at);
     // Insert first so that an error below leaves no floating node behind
     // (the whole graph is dropped anyway).
     b->appendNode(n);
     for (const Out& o : outs) n->addOutput(o.type);
     const Type* first_type = outs.empty() ? nullptr : &outs[0].type;
     // Attributes.
-    if (pos_ < text_.size() && text_[pos_] == '[') {
-      ++pos_;
-      do {
-        std::string name = parseIdent("an attribute name");
-        expect('=');
-        if (name == "types") {
-          // prim::isinstance[types=[int, float]]
-          expect('[');
-          std::vector<Type> types;
-          do {
-            types.push_back(parseType());
-          } while (accept(','));
-          expect(']');
-          n->setAttribute(name, std::move(types));
-          continue;
-        }
-        n->setAttribute(name, parseAttributeValue(first_type));
-      } while (accept(','));
-      expect(']');
-    }
+    if (pos_ < text_.size() && text_[pos_] == '[') parseAttributes(n, first_type);
     // Inputs.
     expect('(');
     for (Value* v : parseRefs()) n->addInput(v);
@@ -945,13 +967,10 @@ class Parser {
     for (size_t i = 0; i < outs.size(); ++i) {
       declare(n->outputs()[i], outs[i].name, outs[i].at);
     }
-    if (subgraph_name.empty()) {
+    if (!subgraph_fork) {
       checkStructure(n, kind_at);
     } else if (!n->blocks().empty() || n->outputs().size() != 1) {
-      failAt(kind_at, subgraph_name + " has one output (a Future) and no "
-                                      "blocks: its body is the subgraph "
-                                      "'with " + subgraph_name +
-                                      " = graph(...)' after the graph");
+      failSubgraphForkShape(n, kind_at);
     }
     resolve(n, overload, kind_at);
   }

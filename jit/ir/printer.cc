@@ -68,8 +68,10 @@ void appendValueDecls(std::string& out, const std::vector<Value*>& values,
 // Subgraph), printed after the graph as `with KIND_N = graph(...)`.
 using Subgraphs = std::vector<std::pair<std::string, const Graph*>>;
 
-void appendNodeLine(std::string& out, const Node* n,
-                    Subgraphs* subgraphs = nullptr) {
+// Not inlined: appendNode recurses once per nested block and keeps its
+// frame small.
+[[gnu::noinline]] void appendNodeLine(std::string& out, const Node* n,
+                                      Subgraphs* subgraphs = nullptr) {
   appendValueDecls(out, n->outputs(), ", ");
   out += " = ";
   out += n->kind();

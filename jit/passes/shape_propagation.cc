@@ -213,6 +213,32 @@ bool eraseBlock(Block* b, bool erase_inputs) {
   return changed;
 }
 
+// A tuple of refined tensors keeps their refinements, as torch types a
+// traced graph's returned tuple; unpacking it gives them back. Not inlined:
+// propagateBlock recurses once per nested block.
+[[gnu::noinline]] bool propagateTuple(Node* n) {
+  bool changed = false;
+  if (n->is(prim::kTupleConstruct) && n->outputs().size() == 1) {
+    std::vector<Type> elements;
+    for (const Value* v : n->inputs()) elements.push_back(v->type());
+    Type t = Type::tuple(std::move(elements));
+    if (*t.schemaType() == *n->output()->type().schemaType()) {
+      changed = setType(n->output(), std::move(t));
+    }
+  } else if (n->is(prim::kTupleUnpack) && n->inputs().size() == 1) {
+    std::vector<Type> elements = n->input(0)->type().containedTypes();
+    if (elements.size() == n->outputs().size()) {
+      for (size_t i = 0; i < elements.size(); ++i) {
+        if (*elements[i].schemaType() ==
+            *n->outputs()[i]->type().schemaType()) {
+          changed = setType(n->outputs()[i], elements[i]) || changed;
+        }
+      }
+    }
+  }
+  return changed;
+}
+
 bool propagateIf(Node* n) {
   // Left alone unless in the shape lint() requires.
   if (n->blocks().size() != 2 ||
@@ -295,25 +321,8 @@ bool propagateBlock(Block* b) {
       changed = propagateIf(n) || changed;
     } else if (n->is(prim::kLoop)) {
       changed = propagateLoop(n) || changed;
-    } else if (n->is(prim::kTupleConstruct) && n->outputs().size() == 1) {
-      // A tuple of refined tensors keeps their refinements, as torch types
-      // a traced graph's returned tuple.
-      std::vector<Type> elements;
-      for (const Value* v : n->inputs()) elements.push_back(v->type());
-      Type t = Type::tuple(std::move(elements));
-      if (*t.schemaType() == *n->output()->type().schemaType()) {
-        changed = setType(n->output(), std::move(t)) || changed;
-      }
-    } else if (n->is(prim::kTupleUnpack) && n->inputs().size() == 1) {
-      std::vector<Type> elements = n->input(0)->type().containedTypes();
-      if (elements.size() == n->outputs().size()) {
-        for (size_t i = 0; i < elements.size(); ++i) {
-          if (*elements[i].schemaType() ==
-              *n->outputs()[i]->type().schemaType()) {
-            changed = setType(n->outputs()[i], elements[i]) || changed;
-          }
-        }
-      }
+    } else if (n->is(prim::kTupleConstruct) || n->is(prim::kTupleUnpack)) {
+      changed = propagateTuple(n) || changed;
     } else if (!isInterpreterPrim(n->kind())) {
       changed = propagateNode(n) || changed;
     }

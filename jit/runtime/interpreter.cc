@@ -254,12 +254,7 @@ class CodeBuilder {
     if (k == prim::kConstant) {
       if (n->outputs().size() == 1 && n->output()->type().isFunction()) {
         // Called by name: prim::CallFunction compiles the callee itself.
-        for (const Use& u : n->output()->uses()) {
-          if (!u.user->is(prim::kCallFunction) || u.offset != 0) {
-            fail(n, "a Function may only be called by prim::CallFunction "
-                    "(as its first input), not used by " + u.user->kind());
-          }
-        }
+        checkFunctionUses(n);
         return;
       }
       std::optional<IValue> v;
@@ -318,21 +313,7 @@ class CodeBuilder {
     } else if (k == prim::kCallFunction) {
       emitCallFunction(n);
     } else if (k == prim::kIsInstance) {
-      if (n->inputs().size() != 1 || n->outputs().size() != 1 ||
-          !n->hasAttribute("types") ||
-          !std::holds_alternative<std::vector<Type>>(n->attribute("types"))) {
-        fail(n, "prim::isinstance takes one input, has one output and a "
-                "types=[...] attribute");
-      }
-      std::vector<SchemaTypePtr> types;
-      for (const Type& t : std::get<std::vector<Type>>(n->attribute("types"))) {
-        types.push_back(t.schemaType());
-      }
-      pushInputs(n);
-      code_.instance_types_.push_back(std::move(types));
-      emit(OpCode::IsInstance,
-           static_cast<uint32_t>(code_.instance_types_.size() - 1));
-      storeOutputs(n->outputs());
+      emitIsInstance(n);
     } else if (k == prim::kUninitialized) {
       if (n->outputs().size() != 1) fail(n, "Uninitialized has one output");
       emit(OpCode::Uninitialized);
@@ -439,10 +420,40 @@ class CodeBuilder {
     emit(OpCode::Fork, slot, info(n, std::string(prim::kFork)));
   }
 
+  // The emitters below are not inlined: emitNode recurses once per nested
+  // block (through emitIf and emitLoop), so its frame must stay small.
+
+  [[gnu::noinline]] void checkFunctionUses(const Node* n) {
+    for (const Use& u : n->output()->uses()) {
+      if (!u.user->is(prim::kCallFunction) || u.offset != 0) {
+        fail(n, "a Function may only be called by prim::CallFunction (as its "
+                "first input), not used by " + u.user->kind());
+      }
+    }
+  }
+
+  [[gnu::noinline]] void emitIsInstance(const Node* n) {
+    if (n->inputs().size() != 1 || n->outputs().size() != 1 ||
+        !n->hasAttribute("types") ||
+        !std::holds_alternative<std::vector<Type>>(n->attribute("types"))) {
+      fail(n, "prim::isinstance takes one input, has one output and a "
+              "types=[...] attribute");
+    }
+    std::vector<SchemaTypePtr> types;
+    for (const Type& t : std::get<std::vector<Type>>(n->attribute("types"))) {
+      types.push_back(t.schemaType());
+    }
+    pushInputs(n);
+    code_.instance_types_.push_back(std::move(types));
+    emit(OpCode::IsInstance,
+         static_cast<uint32_t>(code_.instance_types_.size() - 1));
+    storeOutputs(n->outputs());
+  }
+
   // A prim::CallFunction: the callee, found in the graph's compilation
   // unit, is compiled now into a Code of its own; its inputs (all but the
   // Function constant) go on the stack and CALL_FUNCTION runs it there.
-  void emitCallFunction(const Node* n) {
+  [[gnu::noinline]] void emitCallFunction(const Node* n) {
     std::shared_ptr<const Graph> callee;
     try {
       callee = resolveCallee(n);
@@ -484,7 +495,7 @@ class CodeBuilder {
 
   // A prim::fork whose body is a graph of its own (torch's prim::fork_N):
   // that graph, compiled, runs on the node's inputs.
-  void emitSubgraphFork(const Node* n) {
+  [[gnu::noinline]] void emitSubgraphFork(const Node* n) {
     const auto* g = std::get_if<std::shared_ptr<const Graph>>(
         &n->attribute(prim::kSubgraph));
     if (g == nullptr || *g == nullptr || n->outputs().size() != 1 ||
