@@ -589,3 +589,38 @@ def test_summary(capsys):
         print("\ncorpus: " + ", ".join(
             f"{k} {v[0]}/{v[1]}" for k, v in counts.items()))
     assert not unexpected
+
+
+# The builtins jit/runtime/script_builtins.cc registers, each with torch
+# 1.13's schema (torch._C._jit_get_all_schemas() is the oracle).
+BUILTINS = [
+    "aten::append.t", "aten::_set_item.t", "aten::insert.t", "aten::pop.t",
+    "aten::clear.t", "aten::reverse.t", "aten::extend.t", "aten::list.t",
+    "aten::copy.t", "aten::add.t", "aten::__contains__.int_list",
+    "aten::__contains__.float_list", "aten::__contains__.str_list",
+    "aten::index.list_int", "aten::index.list_str", "aten::count.int",
+    "aten::str", "aten::format", "aten::warn", "aten::len.str",
+    "aten::add.str", "aten::eq.str", "aten::__is__", "aten::__isnot__",
+    "aten::Bool.Tensor", "aten::Bool.int", "aten::Bool.float",
+    "aten::remainder.int", "aten::remainder.float", "aten::floordiv.int_float",
+    "aten::floor.float", "aten::ceil.float", "aten::add.int_float",
+    "aten::lt.float_int", "aten::eq.bool", "aten::ne.bool", "aten::pow.int",
+    "aten::numel", "aten::is_contiguous", "aten::__range_length",
+    "aten::__derive_index", "aten::tensor", "aten::tensor.float",
+    "prim::unchecked_cast", "prim::TupleIndex", "prim::device", "prim::dtype",
+    "prim::abs.int", "prim::min.int", "prim::max.self_int",
+    "prim::min.int_list", "prim::max.float_int",
+]
+
+
+def test_builtins_have_torchs_schemas():
+    torch_schemas = {}
+    for s in torch._C._jit_get_all_schemas():
+        name = s.name + ("." + s.overload_name if s.overload_name else "")
+        torch_schemas[name] = str(s)
+    for qualified in BUILTINS:
+        ns_name, _, overload = qualified.partition(".")
+        ns, name = ns_name.split("::")
+        packet = getattr(getattr(turnout.ops, ns), name)
+        op = getattr(packet, overload or "default")
+        assert str(op._schema) == torch_schemas[qualified], qualified
