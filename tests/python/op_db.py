@@ -854,3 +854,145 @@ _NEEDS_CUDA = dict(opcheck=(), skip_opcheck="pinning needs a CUDA runtime; witho
                    "one every sample raises, as torch's")
 add(OpInfo("aten::pin_memory", lambda: [S(T((2, 3)), error=True)], **_NEEDS_CUDA))
 add(OpInfo("aten::_pin_memory", lambda: [S(T((2, 3)), error=True)], **_NEEDS_CUDA))
+
+
+# ---- Indexing and more shape operators --------------------------------------
+
+
+def _idx(shape: Sequence[int], high: int) -> T:
+    """An int64 index tensor with values in [0, high]."""
+    return T(shape, "int64", low=0, high=high)
+
+
+def _index() -> List[Sample]:
+    return [S(T((4, 3)), [_idx((2,), 3)]),
+            S(T((4, 3)), [None, _idx((2, 2), 2)], desc="second dim"),
+            S(T((4, 3)), [_idx((2,), 3), _idx((2,), 2)], desc="pointwise"),
+            S(T((4, 3)), [_idx((2, 1), 3), _idx((3,), 2)], desc="broadcast"),
+            S(T((4, 3)), [T((4, 3), "bool")], desc="mask"),
+            S(T((4, 3)), [T((4,), "bool")], desc="row mask"),
+            S(T((3, 4), layout="transposed"), [_idx((2,), 2)]),
+            S(T((4, 6), "int64", layout="strided"), [None, _idx((2,), 2)]),
+            S(T((4, 3)), [_idx((0,), 3)], desc="empty index"),
+            S(T((4, 3)), [T((2,), "int64", low=4, high=6)], desc="out of range", error=True),
+            S(T((4, 3)), [T((3,), "bool")], desc="mask shape", error=True)]
+
+
+def _index_put() -> List[Sample]:
+    # Distinct indices (but in "accumulate"): with a repeated index and
+    # accumulate=False, which write wins is unspecified, and gradcheck sees a
+    # value whose write was overwritten.
+    rows = T((2,), "int64", values=[3, 1])
+    return [S(T((4, 3)), [rows], T((2, 3))),
+            S(T((4, 3)), [rows], T((3,)), desc="broadcast values"),
+            S(T((4, 3)), [rows, T((2,), "int64", values=[0, 2])], T(()), desc="scalar value"),
+            S(T((4, 3)), [T((4, 3), "bool")], T(()), desc="mask"),
+            S(T((4, 3)), [None, T((2,), "int64", values=[2, 0])], T((4, 2))),
+            S(T((4, 3)), [T((2,), "int64", low=4, high=6)], T(()), error=True),
+            S(T((4, 3)), [T((3,), "int64", values=[0, 0, 2])], T((3, 3)), True,
+              desc="accumulate")]
+
+
+# A boolean mask (and nonzero) gives a result whose size depends on the
+# values: no Meta kernel can compute it (torch's fake tensors raise
+# DynamicOutputShapeException), so opcheck leaves out test_faketensor.
+_DYNAMIC = dict(opcheck=("test_schema", "test_autograd_registration", "test_graph"),
+                skip_opcheck="the output size depends on a mask's values (no Meta kernel)")
+add(OpInfo("aten::index.Tensor", _index, **_DYNAMIC))
+add(OpInfo("aten::index.Tensor_out", out_of(_index, lambda s: T((0,), s.args[0].dtype)),
+           **_DYNAMIC))
+add(OpInfo("aten::index_put", _index_put, **_DYNAMIC))
+add(OpInfo("aten::index_put_", _index_put, **_DYNAMIC))
+
+
+def _index_select() -> List[Sample]:
+    return [S(T((4, 3)), 0, _idx((2,), 3)), S(T((4, 3)), 1, _idx((4,), 2)),
+            S(T((4, 3)), -1, _idx((0,), 2), desc="empty index"),
+            S(T((3, 4), layout="transposed"), 0, _idx((2,), 2)),
+            S(T((5,), "int64"), 0, _idx((3,), 4)), S(T(()), 0, _idx((1,), 0), desc="0-dim"),
+            S(T((4, 3)), 0, T((2,), "int64", low=4, high=6), error=True),
+            S(T((4, 3)), 2, _idx((2,), 1), error=True)]
+
+
+add(OpInfo("aten::index_select", _index_select))
+add(OpInfo("aten::index_select.out",
+           out_of(_index_select, lambda s: T((0,), s.args[0].dtype))))
+
+
+def _nonzero() -> List[Sample]:
+    return [S(T((4, 3), "int64", low=-1, high=1)), S(T((5,), "int64", low=0, high=1)),
+            S(T((3, 4), "bool", layout="transposed")), S(T(())), S(T((0, 3)))]
+
+
+add(OpInfo("aten::nonzero", _nonzero, grad=False, **_DYNAMIC))
+add(OpInfo("aten::nonzero.out", out_of(_nonzero, lambda s: T((0,), "int64")), grad=False,
+           **_DYNAMIC))
+
+
+def _masked_fill(value: Callable[[], Any]) -> Callable[[], List[Sample]]:
+    def gen() -> List[Sample]:
+        return [S(T((2, 3)), T((2, 3), "bool"), value()),
+                S(T((2, 3)), T((3,), "bool"), value(), desc="broadcast mask"),
+                S(T((3, 4), layout="transposed"), T((3, 4), "bool"), value()),
+                S(T(()), T((), "bool"), value()),
+                S(T((2, 3)), T((2, 3), "int64", low=0, high=1), value(),
+                  desc="int mask (torch 1.13 takes it)")]
+    return gen
+
+
+add(OpInfo("aten::masked_fill.Scalar", _masked_fill(lambda: 2.5)))
+add(OpInfo("aten::masked_fill_.Scalar", _masked_fill(lambda: -1.0)))
+add(OpInfo("aten::masked_fill.Tensor", _masked_fill(lambda: T(()))))
+add(OpInfo("aten::masked_fill_.Tensor", _masked_fill(lambda: T(()))))
+
+add(OpInfo("aten::split.Tensor", lambda: [
+    S(T((5, 3)), 2), S(T((5, 3)), 2, 1), S(T((4, 3)), 4), S(T((3, 4), layout="transposed"), 1, -1),
+    S(T((0, 3)), 2), S(T((5, 3)), 0, error=True), S(T(()), 1, error=True)]))
+_SPLIT_SIZES = lambda: [  # noqa: E731
+    S(T((5, 3)), [2, 3]), S(T((5, 3)), [1, 2], 1), S(T((5, 3)), [5, 0]),
+    S(T((3, 4), layout="transposed"), [2, 2], -1), S(T((5, 3)), [2, 2], error=True)]
+add(OpInfo("aten::split.sizes", _SPLIT_SIZES))
+add(OpInfo("aten::split_with_sizes", _SPLIT_SIZES))
+add(OpInfo("aten::chunk", lambda: [
+    S(T((5, 3)), 2), S(T((5, 3)), 3, 1), S(T((6,)), 4), S(T((3, 4), layout="transposed"), 2, -1),
+    S(T((0, 3)), 2), S(T((5, 3)), 0, error=True)]))
+add(OpInfo("aten::unbind.int", lambda: [
+    S(T((3, 2))), S(T((3, 2)), 1), S(T((3, 4), layout="transposed"), -1), S(T((0, 2)), 1),
+    S(T(()), error=True)]))
+add(OpInfo("aten::flatten.using_ints", lambda: [
+    S(T((2, 3, 4))), S(T((2, 3, 4)), 1), S(T((2, 3, 4)), 0, 1), S(T(())),
+    S(T((3, 4), layout="transposed")), S(T((2, 3)), 1, 0, error=True)]))
+add(OpInfo("aten::as_strided", lambda: [
+    S(T((4, 3)), [2, 2], [3, 1]), S(T((4, 3)), [3], [4], 1), S(T((4, 3)), [2, 3], [1, 2]),
+    S(T((6,)), [2, 2], [1, 1], desc="overlapping view", grad=False),
+    S(T((4, 3)), [5, 5], [3, 1], error=True)]))
+add(OpInfo("aten::diagonal", lambda: [
+    S(T((3, 4))), S(T((3, 4)), 1), S(T((3, 4)), -1), S(T((2, 3, 4)), 0, 1, 2),
+    S(T((3, 4), layout="transposed"), 0, -1, -2), S(T((3, 4)), 5),
+    S(T((3,)), error=True)]))
+add(OpInfo("aten::cat.out", out_of(lambda: [
+    S([T((2, 3)), T((1, 3))]), S([T((2, 3)), T((2, 4))], 1),
+    S([T((2, 3)), T((2, 4))], 0, error=True)], lambda s: T((0,), "float32"))))
+add(OpInfo("aten::stack.out", out_of(lambda: [
+    S([T((2, 3)), T((2, 3))]), S([T((2, 3)), T((2, 3))], 2),
+    S([T((2, 3)), T((3, 2))], error=True)], lambda s: T((0,), "float32"))))
+
+
+add(OpInfo("aten::where.ScalarSelf", lambda: [
+    S(T((2, 3), "bool"), 1.5, T((2, 3))), S(T((3,), "bool"), 2, T((2, 3), "float64")),
+    S(T((2, 3), "bool"), 1.5, T((4,)), error=True)]))
+add(OpInfo("aten::where.ScalarOther", lambda: [
+    S(T((2, 3), "bool"), T((2, 3)), -1.5), S(T((3,), "bool"), T((2, 3), "int64"), 2),
+    S(T((2, 3), "bool"), T((4,)), 0.0, error=True)]))
+add(OpInfo("aten::where.Scalar", lambda: [
+    S(T((2, 3), "bool"), 1.0, 0.0), S(T((), "bool"), 2, 3)]))
+add(OpInfo("aten::where", lambda: [
+    S(T((2, 3), "bool")), S(T((4,), "int64", low=0, high=1)), S(T((0, 2), "bool"))],
+    grad=False))
+add(OpInfo("aten::where.self_out", out_of(lambda: [
+    S(T((2, 3), "bool"), T((2, 3)), T((2, 3))), S(T((3,), "bool"), T((2, 3)), T((3,))),
+    S(T((2, 3), "bool"), T((2, 3)), T((4,)), error=True)], lambda s: T((0,), "float32"))))
+add(OpInfo("aten::scalar_tensor", lambda: [
+    S(1.5), S(3), S(True), S(2.0, dtype=D("float64")), S(2, dtype=D("int64"))]))
+add(OpInfo("aten::lift_fresh", lambda: [S(T((2, 3))), S(T(())), S(T((3, 4), layout="transposed"))],
+           grad=False))
