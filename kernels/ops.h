@@ -16,5 +16,6 @@
 #include "kernels/reduce.h"
 #include "kernels/scalar_ops.h"
 #include "kernels/shape.h"
+#include "kernels/unary_math.h"
 
 #endif  // TURNOUT_KERNELS_OPS_H_

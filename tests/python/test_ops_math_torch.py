@@ -1,0 +1,313 @@
+"""The math, reduction and random operators of issue 18 against torch 1.13:
+values, dtypes, gradients and errors of each operator, run on turnout and on
+torch over the same inputs (several shapes and dtypes, non-contiguous,
+0-dim and empty tensors), and their schemas as torch's.
+
+Random operators cannot match torch's values (turnout's generator is not
+torch's Philox/MT stream): for them the test checks the distribution's
+range and moments, the dtypes and shapes, and that the same seed gives the
+same sequence.
+"""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import turnout
+
+# ---- Helpers ----------------------------------------------------------------------
+
+
+def _tdtype(dtype):
+    """turnout's dtype of the same name as a torch dtype."""
+    return getattr(turnout, str(dtype).split(".")[-1])
+
+
+def _to_turnout(x, requires_grad=False):
+    """A turnout tensor with x's values, dtype and strides (a view of a
+    contiguous base made the same way when x is not contiguous)."""
+    base = x.detach().clone()
+    t = turnout.tensor(base.numpy() if base.dtype != torch.bfloat16
+                       else base.float().numpy(), dtype=_tdtype(base.dtype))
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _to_torch(t):
+    if t.dtype == turnout.bfloat16:
+        return torch.tensor(t.float().numpy()).bfloat16()
+    return torch.from_numpy(np.array(t.detach().numpy()))
+
+
+def _assert_same(mine, theirs, rtol=1e-5, atol=1e-6):
+    assert isinstance(mine, turnout.Tensor), type(mine)
+    assert str(mine.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+    assert tuple(mine.shape) == tuple(theirs.shape)
+    got = _to_torch(mine)
+    if theirs.dtype.is_floating_point:
+        torch.testing.assert_close(got.double(), theirs.detach().double(),
+                                   rtol=rtol, atol=atol, equal_nan=True)
+    else:
+        assert torch.equal(got, theirs.detach()), (got, theirs)
+
+
+def _samples(dtype, low=-2.0, high=2.0, seed=0):
+    """(name, torch tensor, maker) cases: maker(turnout base) -> the same view."""
+    g = torch.Generator().manual_seed(seed)
+    if dtype.is_floating_point:
+        def make(*shape):
+            return (torch.rand(*shape, generator=g, dtype=torch.float64)
+                    * (high - low) + low).to(dtype)
+    elif dtype == torch.bool:
+        def make(*shape):
+            return torch.rand(*shape, generator=g) > 0.5
+    else:
+        lo = 0 if dtype == torch.uint8 else int(low) - 3
+        def make(*shape):
+            return torch.randint(lo, int(high) + 4, shape, generator=g,
+                                 dtype=dtype)
+    return [
+        ("vector", make(7), lambda b: b),
+        ("matrix", make(3, 4), lambda b: b),
+        ("zero_dim", make(()) if False else make(1).reshape(()), lambda b: b),
+        ("empty", make(0, 3), lambda b: b),
+        ("transposed", make(4, 3), lambda b: b.t()),
+        ("strided", make(3, 8), lambda b: b[:, ::2]),
+    ]
+
+
+def _views(dtype, **kw):
+    """(name, torch input, turnout input) with the same values and layout."""
+    out = []
+    for name, base, view in _samples(dtype, **kw):
+        out.append((name, view(base), view(_to_turnout(base))))
+    return out
+
+
+def _schema(qualname):
+    base, _, overload = qualname.partition(".")
+    ours = getattr(getattr(turnout.ops.aten, base), overload or "default")
+    theirs = getattr(getattr(torch.ops.aten, base), overload or "default")
+    return str(ours._schema), str(theirs._schema)
+
+
+# ---- Unary math ------------------------------------------------------------------
+
+# name: (low, high) of the inputs where the function is defined (and its
+# derivative finite).
+_FLOAT_UNARY = {
+    "sin": (-3, 3), "cos": (-3, 3), "tan": (-1.2, 1.2),
+    "asin": (-0.9, 0.9), "acos": (-0.9, 0.9), "atan": (-3, 3),
+    "sinh": (-2, 2), "cosh": (-2, 2), "exp": (-2, 2), "expm1": (-2, 2),
+    "log": (0.1, 3), "log2": (0.1, 3), "log10": (0.1, 3), "log1p": (-0.5, 3),
+    "tanh": (-2, 2), "sigmoid": (-3, 3), "sqrt": (0.1, 3), "rsqrt": (0.1, 3),
+    "reciprocal": (0.2, 3), "erf": (-2, 2),
+}
+_SAME_DTYPE_UNARY = {
+    "neg": (-3, 3), "abs": (-3, 3), "sign": (-3, 3), "floor": (-3, 3),
+    "ceil": (-3, 3), "round": (-3, 3), "trunc": (-3, 3),
+}
+_ALL_UNARY = {**_FLOAT_UNARY, **_SAME_DTYPE_UNARY}
+_DTYPES = [torch.float32, torch.float64, torch.int64, torch.int32,
+           torch.uint8, torch.bool]
+
+
+def _torch_result(fn):
+    try:
+        return fn(), None
+    except Exception as e:  # noqa: BLE001: the oracle's error, compared below
+        return None, e
+
+
+@pytest.mark.parametrize("name", sorted(_ALL_UNARY))
+def test_unary_schemas_are_torchs(name):
+    for overload in ("", "out"):
+        q = f"{name}.{overload}" if overload else name
+        ours, theirs = _schema(q)
+        assert ours == theirs
+    ours, theirs = _schema(f"{name}_")
+    assert ours == theirs
+
+
+@pytest.mark.parametrize("dtype", _DTYPES, ids=str)
+@pytest.mark.parametrize("name", sorted(_ALL_UNARY))
+def test_unary_values_and_dtypes(name, dtype):
+    low, high = _ALL_UNARY[name]
+    for case, x, tx in _views(dtype, low=low, high=high):
+        expected, error = _torch_result(lambda: getattr(torch, name)(x))
+        if error is not None:
+            with pytest.raises(Exception) as info:
+                getattr(turnout.ops.aten, name).default(tx)
+            assert isinstance(info.value, (RuntimeError, TypeError,
+                                           ValueError)), case
+            continue
+        got = getattr(turnout.ops.aten, name).default(tx)
+        _assert_same(got, expected)
+        # The Tensor method.
+        _assert_same(getattr(tx, name)(), expected)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64],
+                         ids=str)
+@pytest.mark.parametrize("name", sorted(_ALL_UNARY))
+def test_unary_inplace(name, dtype):
+    low, high = _ALL_UNARY[name]
+    for case, x, tx in _views(dtype, low=low, high=high):
+        x = x.clone() if case != "transposed" else x.clone().t().contiguous().t()
+        tx = tx.clone() if case != "transposed" else tx.clone().t().contiguous().t()
+        expected, error = _torch_result(lambda: getattr(x, name + "_")())
+        if error is not None:
+            # Float results into an integral tensor: torch's message.
+            with pytest.raises(Exception, match="can't be cast|not implemented"):
+                getattr(tx, name + "_")()
+            continue
+        before = tx._version
+        got = getattr(tx, name + "_")()
+        assert got is tx
+        assert tx._version == before + 1
+        _assert_same(tx, expected)
+        if x.numel():
+            assert tx.stride() == tuple(x.stride()), case
+
+
+@pytest.mark.parametrize("name", sorted(_ALL_UNARY))
+def test_unary_out(name):
+    low, high = _ALL_UNARY[name]
+    x = (torch.rand(3, 4, dtype=torch.float64) * (high - low) + low).float()
+    tx = _to_turnout(x)
+    # The right shape; a float64 out holds a float32 result of the
+    # transcendental operators; the dtype-keeping ones refuse it, as torch.
+    for out_dtype in (torch.float32, torch.float64):
+        if name in _SAME_DTYPE_UNARY and out_dtype != torch.float32:
+            with pytest.raises(RuntimeError) as theirs:
+                getattr(torch, name)(x, out=torch.empty(3, 4, dtype=out_dtype))
+            with pytest.raises(TypeError) as ours:
+                getattr(turnout.ops.aten, name).out(
+                    tx, out=turnout.empty(3, 4, dtype=_tdtype(out_dtype)))
+            assert str(ours.value).splitlines()[0] == str(theirs.value)
+            continue
+        out = torch.empty(3, 4, dtype=out_dtype)
+        tout = turnout.empty(3, 4, dtype=_tdtype(out_dtype))
+        getattr(torch, name)(x, out=out)
+        got = getattr(turnout.ops.aten, name).out(tx, out=tout)
+        _assert_same(got, out)  # the same tensor (identity: issue 18 item 1)
+        _assert_same(tout, out)
+    # An empty out is resized to the result's shape.
+    tout = turnout.empty(0)
+    getattr(turnout.ops.aten, name).out(tx, out=tout)
+    _assert_same(tout, getattr(torch, name)(x))
+    # A float result cannot go into an integral out.
+    if name in _FLOAT_UNARY:
+        with pytest.raises(Exception) as theirs:
+            getattr(torch, name)(x, out=torch.empty(3, 4, dtype=torch.int64))
+        with pytest.raises(Exception, match="can't be cast to the desired output type Long"):
+            getattr(turnout.ops.aten, name).out(
+                tx, out=turnout.empty(3, 4, dtype=turnout.int64))
+        assert "can't be cast" in str(theirs.value)
+
+
+@pytest.mark.parametrize("name", sorted(_ALL_UNARY))
+def test_unary_gradients(name):
+    low, high = _ALL_UNARY[name]
+    x = (torch.rand(2, 5, dtype=torch.float64) * (high - low) + low)
+    if name in ("abs", "sign"):
+        x[0, 0] = 0.0  # torch's subgradient at 0
+    x.requires_grad_(True)
+    tx = _to_turnout(x.detach(), requires_grad=True)
+    gout = torch.rand(2, 5, dtype=torch.float64)
+    y = getattr(torch, name)(x)
+    y.backward(gout)
+    ty = getattr(turnout.ops.aten, name).default(tx)
+    ty.backward(_to_turnout(gout))
+    _assert_same(tx.grad, x.grad, rtol=1e-7, atol=1e-9)
+    assert ty.grad_fn is not None
+
+
+@pytest.mark.parametrize("name", sorted(_ALL_UNARY))
+def test_unary_inplace_gradients(name):
+    # In place on a non-leaf: the gradient flows to the leaf through the
+    # value before the write.
+    low, high = _ALL_UNARY[name]
+    x = (torch.rand(6, dtype=torch.float64) * (high - low) + low)
+    x.requires_grad_(True)
+    tx = _to_turnout(x.detach(), requires_grad=True)
+    y = x * 1.5
+    getattr(y, name + "_")()
+    y.sum().backward()
+    ty = tx * 1.5
+    getattr(ty, name + "_")()
+    ty.sum().backward()
+    _assert_same(tx.grad, x.grad, rtol=1e-7, atol=1e-9)
+    # On a leaf that requires grad: refused, as torch.
+    with pytest.raises(RuntimeError, match="leaf Variable"):
+        getattr(x, name + "_")()
+    with pytest.raises(Exception, match="leaf"):
+        getattr(tx, name + "_")()
+
+
+def test_round_decimals():
+    x = torch.tensor([1.2345, -2.5551, 1250.0, 0.5, 1.5, 2.5, -0.5])
+    tx = _to_turnout(x)
+    for d in (0, 1, 2, -1, -2):
+        _assert_same(turnout.ops.aten.round.decimals(tx, decimals=d),
+                     torch.round(x, decimals=d))
+        y, ty = x.clone(), tx.clone()
+        y.round_(decimals=d)
+        turnout.ops.aten.round_.decimals(ty, decimals=d)
+        _assert_same(ty, y)
+        out = turnout.empty(0)
+        turnout.ops.aten.round.decimals_out(tx, decimals=d, out=out)
+        _assert_same(out, torch.round(x, decimals=d))
+    for q in ("round.decimals", "round_.decimals", "round.decimals_out"):
+        ours, theirs = _schema(q)
+        assert ours == theirs
+    with pytest.raises(RuntimeError, match="not implemented for 'Long'"):
+        torch.round(torch.tensor([1]), decimals=1)
+    with pytest.raises(NotImplementedError, match="not implemented for 'Long'"):
+        turnout.ops.aten.round.decimals(turnout.tensor([1]), decimals=1)
+
+
+def test_unary_special_values():
+    x = torch.tensor([0.0, -0.0, float("inf"), float("-inf"), float("nan"),
+                      1e-30, -1e30])
+    tx = _to_turnout(x)
+    for name in sorted(_ALL_UNARY):
+        _assert_same(getattr(turnout.ops.aten, name).default(tx),
+                     getattr(torch, name)(x))
+
+
+def test_unary_errors_as_torch():
+    b = torch.tensor([True, False])
+    tb = turnout.tensor([True, False])
+    for name in ("neg", "abs", "floor", "ceil", "round", "trunc"):
+        with pytest.raises(RuntimeError) as theirs:
+            getattr(torch, name)(b)
+        with pytest.raises(Exception) as ours:
+            getattr(turnout.ops.aten, name).default(tb)
+        if name == "neg":
+            assert str(ours.value).splitlines()[0] == str(theirs.value)
+        else:
+            assert "not implemented for 'Bool'" in str(ours.value)
+    # An expanded tensor cannot be written in place.
+    e = turnout.tensor([1.0]).expand(3)
+    with pytest.raises(Exception, match="more than one element"):
+        e.sin_()
+    # A partially overlapping out=.
+    base = turnout.arange(6.0) if hasattr(turnout, "arange") else turnout.tensor(
+        [0.0, 1.0, 2.0, 3.0, 4.0, 5.0])
+    with pytest.raises(Exception, match="single memory location"):
+        turnout.ops.aten.sin.out(base[:4], out=base[2:])
+
+
+def test_unary_meta():
+    x = turnout.empty(2, 3, dtype=turnout.int64, device="meta")
+    for name in sorted(_ALL_UNARY):
+        y = getattr(turnout.ops.aten, name).default(x)
+        expected = getattr(torch, name)(torch.empty(2, 3, dtype=torch.int64,
+                                                    device="meta"))
+        assert y.device.type == "meta"
+        assert str(y.dtype).split(".")[-1] == str(expected.dtype).split(".")[-1]
+        assert tuple(y.shape) == (2, 3)
