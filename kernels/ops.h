@@ -10,6 +10,7 @@
 #define TURNOUT_KERNELS_OPS_H_
 
 #include "kernels/copy.h"
+#include "kernels/dim_ops.h"
 #include "kernels/elementwise.h"
 #include "kernels/factory.h"
 #include "kernels/linalg.h"

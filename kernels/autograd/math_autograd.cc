@@ -22,8 +22,12 @@
 #include "kernels/autograd/function_node.h"
 #include "kernels/autograd/saved_variable.h"
 #include "kernels/copy.h"
+#include "kernels/dim_ops.h"
 #include "kernels/elementwise.h"
 #include "kernels/factory.h"
+#include "kernels/reduce.h"
+#include "kernels/shape.h"
+#include "kernels/tensor_utils.h"
 #include "kernels/unary_math.h"
 
 namespace turnout {
@@ -213,6 +217,168 @@ Tensor& roundDecimalsInplace(Tensor& self, int64_t decimals) {
                        });
 }
 
+// ---- Along a dimension -------------------------------------------------------------
+
+// cumsum: the gradient is the reversed running sum of g along dim,
+// sum(g) - cumsum(g) + g.
+Tensor cumsumBackward(const Tensor& g, int64_t dim) {
+  return add(sub(turnout::sum(g, {dim}, /*keepdim=*/true), turnout::cumsum(g, dim)),
+             g);
+}
+
+Tensor cumsumKernel(const Tensor& self, int64_t dim,
+                    std::optional<ScalarType> dtype) {
+  const bool rec = shouldRecord("cumsum", self);
+  Tensor out = belowAutograd([&] { return turnout::cumsum(self, dim, dtype); });
+  if (rec) {
+    const int64_t d = maybeWrapDim(dim, self.dim());
+    record("CumsumBackward0", {self}, out, [d](const F&, const Tensor& g) {
+      return variable_list{cumsumBackward(g, d)};
+    });
+  }
+  return out;
+}
+
+Tensor cumprodKernel(const Tensor& self, int64_t dim,
+                     std::optional<ScalarType> dtype) {
+  const bool rec = shouldRecord("cumprod", self);
+  Tensor out = belowAutograd([&] { return turnout::cumprod(self, dim, dtype); });
+  if (rec) {
+    const int64_t d = maybeWrapDim(dim, self.dim());
+    SavedVariable s(self);
+    record("CumprodBackward0", {self}, out, [s, d](const F& n, const Tensor& g) {
+      return variable_list{
+          autograd_helpers::cumprodBackward(g, s.unpack(&n), d)};
+    });
+  }
+  return out;
+}
+
+// cumsum_ / cumprod_ (dtype must be self's: the backend checks it).
+Tensor& cumsumInplace(Tensor& self, int64_t dim,
+                      std::optional<ScalarType> dtype) {
+  const bool rec = shouldRecord("cumsum_", self);
+  checkInplaceAllowed(self, rec, "cumsum_");
+  belowAutograd([&] { turnout::cumsum_(self, dim, dtype); });
+  self.unsafeGetTensorImpl()->bump_version();
+  if (rec) {
+    const int64_t d = maybeWrapDim(dim, self.dim());
+    record("CumsumBackward0", {self}, self, [d](const F&, const Tensor& g) {
+      return variable_list{cumsumBackward(g, d)};
+    });
+  }
+  return self;
+}
+
+Tensor& cumprodInplace(Tensor& self, int64_t dim,
+                       std::optional<ScalarType> dtype) {
+  const bool rec = shouldRecord("cumprod_", self);
+  checkInplaceAllowed(self, rec, "cumprod_");
+  Tensor original;
+  if (rec) original = belowAutograd([&] { return turnout::clone(self); });
+  belowAutograd([&] { turnout::cumprod_(self, dim, dtype); });
+  self.unsafeGetTensorImpl()->bump_version();
+  if (rec) {
+    const int64_t d = maybeWrapDim(dim, self.dim());
+    SavedVariable s(original);
+    record("CumprodBackward0", {self}, self,
+           [s, d](const F& n, const Tensor& g) {
+             return variable_list{
+                 autograd_helpers::cumprodBackward(g, s.unpack(&n), d)};
+           });
+  }
+  return self;
+}
+
+// max() / min(): the gradient is shared evenly by the elements equal to the
+// result.
+template <bool kMax>
+Tensor minmaxAllKernel(const Tensor& self) {
+  const char* op = kMax ? "max" : "min";
+  const bool rec = shouldRecord(op, self);
+  Tensor out = belowAutograd(
+      [&] { return kMax ? turnout::max(self) : turnout::min(self); });
+  if (rec) {
+    SavedVariable s(self);
+    SavedVariable r(out, /*is_output=*/true);
+    record(kMax ? "MaxBackward1" : "MinBackward1", {self}, out,
+           [s, r](const F& n, const Tensor& g) {
+             const Tensor x = s.unpack(&n);
+             const Tensor mask = to(turnout::eq(x, r.unpack(&n)), g.scalar_type());
+             return variable_list{
+                 div(mul(mask, g), turnout::sum(mask))};
+           });
+  }
+  return out;
+}
+
+// max.dim / min.dim / sort / topk: the gradient goes to the picked indices.
+void recordPicked(const char* node, const Tensor& self, const Tensor& values,
+                  const Tensor& indices, int64_t dim, bool keepdim) {
+  const int64_t d = self.dim() == 0 ? 0 : maybeWrapDim(dim, self.dim());
+  const DimVector sizes(self.sizes().begin(), self.sizes().end());
+  SavedVariable ix(indices);
+  const bool squeeze = !keepdim && self.dim() > 0;
+  record(node, {self}, values,
+         [ix, d, sizes, squeeze](const F& n, const Tensor& g) {
+           Tensor grad = g;
+           Tensor index = ix.unpack(&n);
+           if (squeeze) {
+             grad = turnout::unsqueeze(grad, d);
+             index = turnout::unsqueeze(index, d);
+           }
+           return variable_list{autograd_helpers::indexAlongDimBackward(
+               grad, index, sizes, d)};
+         });
+}
+
+template <bool kMax>
+std::tuple<Tensor, Tensor> minmaxDimKernel(const Tensor& self, int64_t dim,
+                                           bool keepdim) {
+  const char* op = kMax ? "max" : "min";
+  const bool rec = shouldRecord(op, self);
+  auto result = belowAutograd([&] {
+    return kMax ? turnout::max(self, dim, keepdim)
+                : turnout::min(self, dim, keepdim);
+  });
+  if (rec) {
+    recordPicked(kMax ? "MaxBackward0" : "MinBackward0", self,
+                 std::get<0>(result), std::get<1>(result), dim, keepdim);
+  }
+  return result;
+}
+
+std::tuple<Tensor, Tensor> sortKernel(const Tensor& self, int64_t dim,
+                                      bool descending) {
+  const bool rec = shouldRecord("sort", self);
+  auto result =
+      belowAutograd([&] { return turnout::sort(self, dim, descending); });
+  if (rec) {
+    recordPicked("SortBackward0", self, std::get<0>(result),
+                 std::get<1>(result), dim, /*keepdim=*/true);
+  }
+  return result;
+}
+
+std::tuple<Tensor, Tensor> sortStableKernel(const Tensor& self,
+                                            std::optional<bool> stable,
+                                            int64_t dim, bool descending) {
+  (void)stable;  // every sort is stable
+  return sortKernel(self, dim, descending);
+}
+
+std::tuple<Tensor, Tensor> topkKernel(const Tensor& self, int64_t k,
+                                      int64_t dim, bool largest, bool sorted) {
+  const bool rec = shouldRecord("topk", self);
+  auto result = belowAutograd(
+      [&] { return turnout::topk(self, k, dim, largest, sorted); });
+  if (rec) {
+    recordPicked("TopkBackward0", self, std::get<0>(result),
+                 std::get<1>(result), dim, /*keepdim=*/true);
+  }
+  return result;
+}
+
 }  // namespace
 }  // namespace autograd
 }  // namespace turnout
@@ -230,4 +396,15 @@ TURNOUT_LIBRARY_IMPL(aten, Autograd, m) {
 #undef TURNOUT_REGISTER_INPLACE
   m.impl("round.decimals", TURNOUT_FN(roundDecimals));
   m.impl("round_.decimals", TURNOUT_FN(roundDecimalsInplace));
+  m.impl("cumsum", TURNOUT_FN(cumsumKernel));
+  m.impl("cumprod", TURNOUT_FN(cumprodKernel));
+  m.impl("cumsum_", TURNOUT_FN(cumsumInplace));
+  m.impl("cumprod_", TURNOUT_FN(cumprodInplace));
+  m.impl("max", TURNOUT_FN(minmaxAllKernel<true>));
+  m.impl("min", TURNOUT_FN(minmaxAllKernel<false>));
+  m.impl("max.dim", TURNOUT_FN(minmaxDimKernel<true>));
+  m.impl("min.dim", TURNOUT_FN(minmaxDimKernel<false>));
+  m.impl("sort", TURNOUT_FN(sortKernel));
+  m.impl("sort.stable", TURNOUT_FN(sortStableKernel));
+  m.impl("topk", TURNOUT_FN(topkKernel));
 }

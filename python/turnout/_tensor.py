@@ -489,6 +489,8 @@ _MATH_METHODS = [
     for suffix in ("", "_")
 ] + [
     "exp_", "log_", "sqrt_", "tanh_", "sigmoid_", "neg_", "abs_",
+    "cumsum", "cumsum_", "cumprod", "cumprod_", "max", "min", "sort", "topk",
+    "var", "std",
 ]
 for _name in _METHODS + _MATH_METHODS:
     setattr(Tensor, _name, _make_method(_name))

@@ -311,3 +311,303 @@ def test_unary_meta():
         assert y.device.type == "meta"
         assert str(y.dtype).split(".")[-1] == str(expected.dtype).split(".")[-1]
         assert tuple(y.shape) == (2, 3)
+
+
+# ---- Along a dimension: cumsum, cumprod, max/min, sort, topk, var/std -------------
+
+_DIM_SCHEMAS = [
+    "cumsum", "cumsum.out", "cumsum_", "cumprod", "cumprod.out", "cumprod_",
+    "max", "max.dim", "max.dim_max", "min", "min.dim", "min.dim_min", "sort",
+    "sort.stable", "sort.values", "sort.values_stable", "topk", "topk.values",
+    "var", "var.dim", "var.correction", "var.out", "var.correction_out", "std",
+    "std.dim", "std.correction", "std.out", "std.correction_out",
+]
+
+
+@pytest.mark.parametrize("qualname", _DIM_SCHEMAS)
+def test_dim_schemas_are_torchs(qualname):
+    ours, theirs = _schema(qualname)
+    assert ours == theirs
+
+
+def _dims_of(x):
+    return range(-max(x.dim(), 1), max(x.dim(), 1))
+
+
+@pytest.mark.parametrize("dtype", _DTYPES, ids=str)
+@pytest.mark.parametrize("name", ["cumsum", "cumprod"])
+def test_cumulative(name, dtype):
+    for case, x, tx in _views(dtype, low=-1.5, high=1.5):
+        for dim in _dims_of(x):
+            expected = getattr(torch, name)(x, dim)
+            _assert_same(getattr(tx, name)(dim), expected, rtol=1e-3)
+            for out_dtype in (torch.float64, torch.int64):
+                _assert_same(getattr(turnout.ops.aten, name).default(
+                    tx, dim, dtype=_tdtype(out_dtype)),
+                    getattr(torch, name)(x, dim, dtype=out_dtype))
+    with pytest.raises(IndexError):
+        getattr(torch, name)(torch.ones(2), 1)
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        getattr(turnout.ops.aten, name).default(turnout.ones(2), 1)
+
+
+@pytest.mark.parametrize("name", ["cumsum", "cumprod"])
+def test_cumulative_out_inplace_and_errors(name):
+    x = torch.tensor([[1, 2, 3], [4, 5, 6]])
+    tx = _to_turnout(x)
+    # out= without dtype: computed in out's dtype.
+    out = torch.empty(0)
+    tout = turnout.empty(0)
+    getattr(torch, name)(x, 1, out=out)
+    getattr(turnout.ops.aten, name).out(tx, 1, out=tout)
+    _assert_same(tout, out)
+    with pytest.raises(RuntimeError, match="Expected out tensor to have dtype"):
+        getattr(torch, name)(x, 1, dtype=torch.long, out=torch.empty(2, 3))
+    with pytest.raises(TypeError, match="Expected out tensor to have dtype"):
+        getattr(turnout.ops.aten, name).out(tx, 1, dtype=turnout.int64,
+                                            out=turnout.empty(2, 3))
+    y, ty = x.clone(), tx.clone()
+    getattr(y, name + "_")(0)
+    getattr(ty, name + "_")(0)
+    _assert_same(ty, y)
+    with pytest.raises(RuntimeError, match="Bad in-place call"):
+        getattr(x.clone(), name + "_")(0, dtype=torch.float)
+    with pytest.raises(TypeError, match="Bad in-place call"):
+        getattr(tx.clone(), name + "_")(0, dtype=turnout.float32)
+
+
+@pytest.mark.parametrize("name", ["cumsum", "cumprod"])
+def test_cumulative_gradients(name):
+    x = torch.rand(3, 5, dtype=torch.float64) + 0.5
+    x[1, 2] = 0.0  # cumprod's gradient through a zero
+    x[2, 1] = 0.0
+    x[2, 3] = 0.0
+    for dim in (0, 1, -1):
+        a = x.clone().requires_grad_(True)
+        ta = _to_turnout(x, requires_grad=True)
+        g = torch.rand(3, 5, dtype=torch.float64)
+        getattr(torch, name)(a, dim).backward(g)
+        getattr(turnout.ops.aten, name).default(ta, dim).backward(_to_turnout(g))
+        _assert_same(ta.grad, a.grad, rtol=1e-7, atol=1e-9)
+        # In place on a non-leaf.
+        a = x.clone().requires_grad_(True)
+        ta = _to_turnout(x, requires_grad=True)
+        y = a * 2
+        getattr(y, name + "_")(dim)
+        y.backward(g)
+        ty = ta * 2
+        getattr(ty, name + "_")(dim)
+        ty.backward(_to_turnout(g))
+        _assert_same(ta.grad, a.grad, rtol=1e-7, atol=1e-9)
+
+
+def _pair(result):
+    values, indices = result
+    return values, indices
+
+
+@pytest.mark.parametrize("dtype", _DTYPES, ids=str)
+@pytest.mark.parametrize("name", ["max", "min"])
+def test_max_min(name, dtype):
+    for case, x, tx in _views(dtype):
+        if x.numel():
+            _assert_same(getattr(tx, name)(), getattr(x, name)())
+        else:
+            with pytest.raises(RuntimeError) as theirs:
+                getattr(x, name)()
+            with pytest.raises(Exception) as ours:
+                getattr(tx, name)()
+            assert str(ours.value).splitlines()[0] == str(theirs.value)
+        for dim in _dims_of(x):
+            for keepdim in (False, True):
+                try:
+                    ev, ei = getattr(torch, name)(x, dim, keepdim)
+                except IndexError as theirs:
+                    with pytest.raises(IndexError) as ours:
+                        getattr(turnout.ops.aten, name).dim(tx, dim, keepdim)
+                    assert str(ours.value).splitlines()[0] == str(theirs)
+                    continue
+                v, i = _pair(getattr(turnout.ops.aten, name).dim(tx, dim, keepdim))
+                _assert_same(v, ev)
+                _assert_same(i, ei)
+
+
+def test_max_min_nan_ties_out_and_gradients():
+    x = torch.tensor([[1.0, 3.0, 3.0, float("nan"), float("nan")],
+                      [2.0, 2.0, -1.0, -1.0, 0.0]])
+    tx = _to_turnout(x)
+    for name in ("max", "min"):
+        for dim in (0, 1):
+            ev, ei = getattr(x, name)(dim)
+            v, i = getattr(tx, name)(dim)
+            _assert_same(v, ev)
+            _assert_same(i, ei)
+        _assert_same(getattr(tx, name)(), getattr(x, name)())
+        # out= (values, indices), resized.
+        ov, oi = turnout.empty(0), turnout.empty(0, dtype=turnout.int64)
+        overload = "dim_max" if name == "max" else "dim_min"
+        kw = {"max": ov, "max_values": oi} if name == "max" else {
+            "min": ov, "min_indices": oi}
+        getattr(turnout.ops.aten, name).__getattr__(overload)(tx, 1, **kw)
+        _assert_same(ov, getattr(x, name)(1)[0])
+        _assert_same(oi, getattr(x, name)(1)[1])
+    # Gradients: to the picked index (dim), shared by ties (full).
+    y = torch.tensor([[1.0, 5.0, 5.0], [7.0, 0.0, 2.0]], dtype=torch.float64)
+    for name in ("max", "min"):
+        for keepdim in (False, True):
+            a = y.clone().requires_grad_(True)
+            ta = _to_turnout(y, requires_grad=True)
+            (getattr(a, name)(1, keepdim)[0] * torch.tensor(
+                [[2.0], [3.0]] if keepdim else [2.0, 3.0],
+                dtype=torch.float64)).sum().backward()
+            tv = getattr(ta, name)(1, keepdim)[0]
+            (tv * _to_turnout(torch.tensor([[2.0], [3.0]] if keepdim else [2.0, 3.0],
+                                           dtype=torch.float64))).sum().backward()
+            _assert_same(ta.grad, a.grad)
+        a = y.clone().requires_grad_(True)
+        ta = _to_turnout(y, requires_grad=True)
+        getattr(a, name)().backward()
+        getattr(ta, name)().backward()
+        _assert_same(ta.grad, a.grad)
+
+
+@pytest.mark.parametrize("dtype", _DTYPES, ids=str)
+def test_sort(dtype):
+    for case, x, tx in _views(dtype):
+        for dim in _dims_of(x):
+            for descending in (False, True):
+                # stable=True: torch's order of ties is then defined.
+                ev, ei = torch.sort(x, dim=dim, descending=descending, stable=True)
+                v, i = tx.sort(dim, descending)
+                _assert_same(v, ev)
+                _assert_same(i, ei)
+                v, i = turnout.ops.aten.sort.stable(tx, stable=True, dim=dim,
+                                                    descending=descending)
+                _assert_same(v, ev)
+                _assert_same(i, ei)
+
+
+def test_sort_nan_out_and_gradients():
+    x = torch.tensor([3.0, float("nan"), 1.0, 2.0, float("nan"), 1.0])
+    tx = _to_turnout(x)
+    for descending in (False, True):
+        ev, ei = torch.sort(x, descending=descending, stable=True)
+        v, i = tx.sort(-1, descending)
+        _assert_same(v, ev)
+        _assert_same(i, ei)
+    ov, oi = turnout.empty(0), turnout.empty(0, dtype=turnout.int64)
+    turnout.ops.aten.sort.values(tx, values=ov, indices=oi)
+    _assert_same(ov, torch.sort(x, stable=True)[0])
+    _assert_same(oi, torch.sort(x, stable=True)[1])
+    y = torch.rand(3, 4, dtype=torch.float64)
+    g = torch.rand(3, 4, dtype=torch.float64)
+    for dim in (0, 1):
+        a = y.clone().requires_grad_(True)
+        ta = _to_turnout(y, requires_grad=True)
+        torch.sort(a, dim)[0].backward(g)
+        ta.sort(dim)[0].backward(_to_turnout(g))
+        _assert_same(ta.grad, a.grad)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64],
+                         ids=str)
+def test_topk(dtype):
+    # Distinct values: the order of ties is not specified by torch.
+    base = torch.randperm(24).reshape(4, 6).to(dtype)
+    for x, tx in ((base, _to_turnout(base)),
+                  (base.t(), _to_turnout(base).t()),
+                  (base[:, ::2], _to_turnout(base)[:, ::2])):
+        for dim in (0, 1, -1):
+            for k in (0, 1, 3):
+                for largest in (True, False):
+                    ev, ei = torch.topk(x, k, dim, largest)
+                    v, i = tx.topk(k, dim, largest)
+                    _assert_same(v, ev)
+                    _assert_same(i, ei)
+    s = torch.tensor(5.0)
+    _assert_same(turnout.tensor(5.0).topk(1)[0], s.topk(1)[0])
+    with pytest.raises(RuntimeError, match="selected index k out of range"):
+        torch.topk(base, 7)
+    with pytest.raises(ValueError, match="selected index k out of range"):
+        turnout.ops.aten.topk.default(_to_turnout(base), 7)
+    ov, oi = turnout.empty(0, dtype=_tdtype(dtype)), turnout.empty(
+        0, dtype=turnout.int64)
+    turnout.ops.aten.topk.values(_to_turnout(base), 2, values=ov, indices=oi)
+    _assert_same(ov, torch.topk(base, 2)[0])
+    _assert_same(oi, torch.topk(base, 2)[1])
+    # Gradient.
+    y = torch.rand(3, 5, dtype=torch.float64)
+    a = y.clone().requires_grad_(True)
+    ta = _to_turnout(y, requires_grad=True)
+    (torch.topk(a, 2, 1)[0] * 3).sum().backward()
+    (ta.topk(2, 1)[0] * 3).sum().backward()
+    _assert_same(ta.grad, a.grad)
+
+
+@pytest.mark.parametrize("name", ["var", "std"])
+def test_var_std(name):
+    for dtype in (torch.float32, torch.float64):
+        for case, x, tx in _views(dtype):
+            _assert_same(getattr(tx, name)(), getattr(x, name)(), rtol=1e-4)
+            _assert_same(getattr(turnout.ops.aten, name).default(tx, False),
+                         getattr(x, name)(False), rtol=1e-4)
+            for dim in list(_dims_of(x)) + [None, []]:
+                if isinstance(dim, int) and x.dim() == 0:
+                    continue
+                for keepdim in (False, True):
+                    for unbiased in (True, False):
+                        _assert_same(
+                            getattr(turnout.ops.aten, name).dim(
+                                tx, [dim] if isinstance(dim, int) else dim,
+                                unbiased, keepdim),
+                            getattr(torch.ops.aten, name).dim(
+                                x, [dim] if isinstance(dim, int) else dim,
+                                unbiased, keepdim), rtol=1e-4)
+                    for correction in (None, 0, 1, 2, 5):
+                        _assert_same(
+                            getattr(turnout.ops.aten, name).correction(
+                                tx, [dim] if isinstance(dim, int) else dim,
+                                correction=correction, keepdim=keepdim),
+                            getattr(torch.ops.aten, name).correction(
+                                x, [dim] if isinstance(dim, int) else dim,
+                                correction=correction, keepdim=keepdim),
+                            rtol=1e-4)
+    x = torch.rand(3, 4)
+    tx = _to_turnout(x)
+    out = turnout.empty(0)
+    getattr(turnout.ops.aten, name).out(tx, [1], out=out)
+    _assert_same(out, getattr(x, name)(1))
+    out = turnout.empty(0)
+    getattr(turnout.ops.aten, name).correction_out(tx, [0, 1], correction=0,
+                                                   out=out)
+    _assert_same(out, getattr(torch.ops.aten, name).correction(x, [0, 1],
+                                                              correction=0))
+    with pytest.raises(RuntimeError) as theirs:
+        getattr(torch, name)(torch.tensor([1, 2]))
+    with pytest.raises(ValueError) as ours:
+        getattr(turnout.ops.aten, name).default(turnout.tensor([1, 2]))
+    assert str(ours.value).splitlines()[0] == str(theirs.value)
+    # Gradients.
+    y = torch.rand(3, 4, dtype=torch.float64)
+    for dim, correction, keepdim in (([1], 1, False), ([0, 1], 0, True),
+                                     (None, 2, False)):
+        a = y.clone().requires_grad_(True)
+        ta = _to_turnout(y, requires_grad=True)
+        getattr(torch.ops.aten, name).correction(
+            a, dim, correction=correction, keepdim=keepdim).sum().backward()
+        getattr(turnout.ops.aten, name).correction(
+            ta, dim, correction=correction, keepdim=keepdim).sum().backward()
+        _assert_same(ta.grad, a.grad, rtol=1e-7, atol=1e-9)
+
+
+def test_dim_ops_meta():
+    m = turnout.empty(2, 5, device="meta")
+    v, i = m.max(1)
+    assert v.device.type == "meta" and tuple(v.shape) == (2,)
+    assert i.dtype == turnout.int64
+    v, i = m.topk(3)
+    assert tuple(v.shape) == (2, 3)
+    assert tuple(m.sort(0)[0].shape) == (2, 5)
+    assert m.cumsum(1).device.type == "meta"
+    assert tuple(m.var(1).shape) == (2,)
+    assert m.max().dim() == 0
