@@ -14,6 +14,8 @@
 #include "kernels/elementwise.h"
 #include "kernels/factory.h"
 #include "kernels/linalg.h"
+#include "kernels/linspace_addmv.h"
+#include "kernels/random.h"
 #include "kernels/reduce.h"
 #include "kernels/scalar_ops.h"
 #include "kernels/shape.h"
