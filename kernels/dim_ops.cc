@@ -279,6 +279,58 @@ std::tuple<Tensor&, Tensor&> minmaxDimOut(const Tensor& self, int64_t dim,
   return {values, indices};
 }
 
+// argmin: the index of the first minimum (NaN counts as the minimum, as
+// PyTorch's argmin picks it), along `dim` or over the flattened tensor.
+template <bool kCpu>
+Tensor argminKernel(const Tensor& self, std::optional<int64_t> dim,
+                    bool keepdim) {
+  checkDefined("argmin", self);
+  // After the shape checks, as PyTorch orders them.
+  auto check_dtype = [&] {
+    // (With no elements nothing is computed, and nothing is refused.)
+    TURNOUT_CHECK(self.scalar_type() != ScalarType::Bool || self.numel() == 0,
+                  ErrorKind::NotImplemented,
+                  "\"argmin_cpu\" not implemented for 'Bool'");
+  };
+  if (dim) {
+    const int64_t d = wrapDim(self, *dim);
+    DimVector sizes;
+    if (self.dim() > 0) {
+      TURNOUT_CHECK(self.size(d) > 0, ErrorKind::Index,
+                    "argmin(): Expected reduction dim ", d,
+                    " to have non-zero size.");
+      sizes = withDim(self.sizes(), d, 1, !keepdim);
+    }
+    check_dtype();
+    Tensor values = emptyTensor(sizes, self.scalar_type(), self.device());
+    Tensor indices = emptyTensor(sizes, ScalarType::Long, self.device());
+    if constexpr (kCpu) minmaxDimInto<false>(values, indices, self, d);
+    return indices;
+  }
+  TURNOUT_CHECK(self.numel() > 0, ErrorKind::Index,
+                "argmin(): Expected reduction dim to be specified for "
+                "input.numel() == 0.");
+  check_dtype();
+  const DimVector sizes =
+      keepdim ? DimVector(self.dim(), 1) : DimVector();
+  Tensor indices = emptyTensor(sizes, ScalarType::Long, self.device());
+  if constexpr (kCpu) {
+    const Tensor flat = contiguousCastTo(self, self.scalar_type());
+    Tensor values = emptyTensor({1}, self.scalar_type(), self.device());
+    const Tensor as_row =
+        makeView(flat, {flat.numel()}, {1}, flat.storage_offset());
+    const Tensor index_row = makeView(indices, {1}, {1}, 0);
+    minmaxDimInto<false>(values, index_row, as_row, 0);
+  }
+  return indices;
+}
+
+template <bool kCpu>
+Tensor& argminOut(const Tensor& self, std::optional<int64_t> dim, bool keepdim,
+                  Tensor& out) {
+  return copyToOut("argmin.out", argminKernel<kCpu>(self, dim, keepdim), out);
+}
+
 // ---- sort / topk -----------------------------------------------------------------
 
 // Sorts every row of self along dim (stable; NaN largest) and writes the
@@ -548,7 +600,7 @@ Tensor indexAlongDimBackward(const Tensor& grad, const Tensor& indices,
   const int64_t d = self_sizes.empty() ? 0 : dim;
   const Rows in_rows = rowsOf(self_sizes, d);
   const Rows g_rows = rowsOf(g.sizes(), d);
-  visitDtype(grad.scalar_type(), "indexAlongDimBackward", [&](auto tag) {
+  visitFloatingDtype(grad.scalar_type(), "indexAlongDimBackward", [&](auto tag) {
     using T = typename decltype(tag)::type;
     using M = OpMathType<T>;
     T* o = out.data_ptr<T>();
@@ -574,7 +626,7 @@ Tensor cumprodBackward(const Tensor& grad, const Tensor& self, int64_t dim) {
   const Tensor g = contiguousCastTo(grad, grad.scalar_type());
   const Tensor x = contiguousCastTo(self, grad.scalar_type());
   const Rows r = rowsOf(self.sizes(), self.dim() == 0 ? 0 : dim);
-  visitDtype(grad.scalar_type(), "cumprodBackward", [&](auto tag) {
+  visitFloatingDtype(grad.scalar_type(), "cumprodBackward", [&](auto tag) {
     using T = typename decltype(tag)::type;
     using M = OpMathType<T>;
     const T* gp = g.data_ptr<T>();
@@ -634,6 +686,10 @@ TURNOUT_LIBRARY_FRAGMENT(aten, m) {
       "max, Tensor(b!) max_values) -> (Tensor(a!) values, Tensor(b!) "
       "indices)");
   m.def("min(Tensor self) -> Tensor");
+  m.def("argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor");
+  m.def(
+      "argmin.out(Tensor self, int? dim=None, bool keepdim=False, *, "
+      "Tensor(a!) out) -> Tensor(a!)");
   m.def(
       "min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, "
       "Tensor indices)");
@@ -696,6 +752,8 @@ void registerDimOps(Library& m) {
   m.impl("min.dim", TURNOUT_FN((minmaxDim<kCpu, false>)));
   m.impl("max.dim_max", TURNOUT_FN((minmaxDimOut<kCpu, true>)));
   m.impl("min.dim_min", TURNOUT_FN((minmaxDimOut<kCpu, false>)));
+  m.impl("argmin", TURNOUT_FN(argminKernel<kCpu>));
+  m.impl("argmin.out", TURNOUT_FN(argminOut<kCpu>));
   m.impl("sort", TURNOUT_FN(sortKernel<kCpu>));
   m.impl("sort.stable", TURNOUT_FN(sortStable<kCpu>));
   m.impl("sort.values", TURNOUT_FN(sortValues<kCpu>));

@@ -36,8 +36,6 @@ namespace {
 // check(self): the dtype errors. make<M>(param): the element function over
 // M (an OpMathType); `param` is round's decimals (0 for the others).
 
-void noCheck(const Tensor&) {}
-
 void rejectBool(const Tensor& self, const char* op) {
   TURNOUT_CHECK(self.scalar_type() != ScalarType::Bool,
                 ErrorKind::NotImplemented, "\"", op,
@@ -116,6 +114,27 @@ struct AbsOp {
         return std::abs(x);
       } else if constexpr (std::is_signed_v<M>) {
         return x < 0 ? wrappingNeg<M>(x) : x;  // the minimum stays itself
+      } else {
+        return x;
+      }
+    };
+  }
+};
+
+struct ReluOp {
+  static constexpr const char* kName = "relu";
+  static constexpr bool kFloat = false;
+  static void check(const Tensor& self) {
+    TURNOUT_CHECK(self.scalar_type() != ScalarType::Bool,
+                  ErrorKind::InvalidArgument,
+                  "Boolean inputs not supported for relu");
+  }
+  template <class M>
+  static auto make(int64_t) {
+    // NaN stays NaN (x < 0 is false for it).
+    return [](M x) -> M {
+      if constexpr (std::is_signed_v<M> || std::is_floating_point_v<M>) {
+        return x < M(0) ? M(0) : x;
       } else {
         return x;
       }
@@ -262,7 +281,8 @@ Tensor& outKernel(const Tensor& self, Tensor& out, int64_t param) {
   const ScalarType result = resultTypeOf<Op>(op.c_str(), self);
   TURNOUT_CHECK(out.defined(), ErrorKind::InvalidArgument, op,
                 ": expected a defined out tensor");
-  if constexpr (Op::kFloat) {
+  if constexpr (Op::kFloat || std::is_same_v<Op, ReluOp>) {
+    // relu.out is generated from relu in PyTorch: it casts into out too.
     checkCastable(result, out);
   } else {
     // As PyTorch: the dtype-keeping operators write only their own dtype.
@@ -347,6 +367,7 @@ TURNOUT_FRONT_INPLACE_OUT(tanh)
 TURNOUT_FRONT_INPLACE_OUT(sigmoid)
 TURNOUT_FRONT_INPLACE_OUT(neg)
 TURNOUT_FRONT_INPLACE_OUT(abs)
+TURNOUT_FRONT_INPLACE_OUT(relu)
 TURNOUT_FRONT_ALL(sin)
 TURNOUT_FRONT_ALL(cos)
 TURNOUT_FRONT_ALL(tan)
@@ -396,7 +417,7 @@ const Tensor& round_(const Tensor& self, int64_t decimals) {
 // Those whose functional form is in elementwise_kernels.cc.
 #define TURNOUT_UNARY_MATH_OLD(X)                                     \
   X(exp, ExpOp) X(log, LogOp) X(sqrt, SqrtOp) X(tanh, TanhOp)         \
-  X(sigmoid, SigmoidOp) X(neg, NegOp) X(abs, AbsOp)
+  X(sigmoid, SigmoidOp) X(neg, NegOp) X(abs, AbsOp) X(relu, ReluOp)
 
 #define TURNOUT_DEF_FN(name, Op) m.def(#name "(Tensor self) -> Tensor");
 #define TURNOUT_DEF_INPLACE_OUT(name, Op)                                 \

@@ -1,7 +1,7 @@
 // The C++ front end of the unary math operators (aten::sin, cos, tan, asin,
 // acos, atan, sinh, cosh, expm1, log2, log10, log1p, rsqrt, reciprocal, erf,
 // sign, floor, ceil, round, trunc), and of the in-place and out= overloads
-// of all of them and of exp, log, sqrt, tanh, sigmoid, neg and abs (whose
+// of all of them and of exp, log, sqrt, tanh, sigmoid, neg, abs and relu (whose
 // functional forms are in kernels/elementwise.h). Each function calls
 // through the dispatcher, so CPU, Meta and any registered key work alike.
 //
@@ -42,6 +42,7 @@ TURNOUT_UNARY_MATH_DECL(tanh)
 TURNOUT_UNARY_MATH_DECL(sigmoid)
 TURNOUT_UNARY_MATH_DECL(neg)
 TURNOUT_UNARY_MATH_DECL(abs)
+TURNOUT_UNARY_MATH_DECL(relu)
 
 TURNOUT_UNARY_MATH_DECL_NEW(sin)
 TURNOUT_UNARY_MATH_DECL_NEW(cos)

@@ -137,6 +137,8 @@ TURNOUT_DERIVATIVE(dReciprocal, neg(mul(g, mul(r, r))))
 TURNOUT_DERIVATIVE(dErf, mul(g, mul(turnout::exp(neg(mul(x, x))),
                                     2.0 / std::sqrt(M_PI))))
 TURNOUT_DERIVATIVE(dNeg, neg(g))
+// relu' = 1 where the result is positive.
+TURNOUT_DERIVATIVE(dRelu, where(gt(r, 0), g, turnout::zeros_like(g)))
 // abs' = sign(x) (0 at 0).
 TURNOUT_DERIVATIVE(dAbs, mul(g, turnout::sign(x)))
 #undef TURNOUT_DERIVATIVE
@@ -171,7 +173,8 @@ TURNOUT_DERIVATIVE(dAbs, mul(g, turnout::sign(x)))
   X(tanh, "TanhBackward0", false, true, dTanh)                        \
   X(sigmoid, "SigmoidBackward0", false, true, dSigmoid)               \
   X(neg, "NegBackward0", false, false, dNeg)                          \
-  X(abs, "AbsBackward0", true, false, dAbs)
+  X(abs, "AbsBackward0", true, false, dAbs)                           \
+  X(relu, "ReluBackward0", false, true, dRelu)
 
 #define TURNOUT_GRAD_DESC(name, node, s, r, d) \
   constexpr UnaryGrad k_##name{#name, node, s, r, d};
@@ -407,4 +410,6 @@ TURNOUT_LIBRARY_IMPL(aten, Autograd, m) {
   m.impl("sort", TURNOUT_FN(sortKernel));
   m.impl("sort.stable", TURNOUT_FN(sortStableKernel));
   m.impl("topk", TURNOUT_FN(topkKernel));
+  // Indices: not differentiable.
+  m.impl("argmin", turnout::CppFunction::makeFallthrough());
 }

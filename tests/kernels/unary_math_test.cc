@@ -118,6 +118,15 @@ TEST(UnaryMath, DtypeKeepingOperators) {
             (std::vector<double>{-128}));
   EXPECT_EQ(valuesOf(neg_(tensorOf({1}, {1}, ScalarType::Byte))),
             (std::vector<double>{255}));
+  // relu_ keeps NaN and the dtype; relu.out casts into a wider out.
+  Tensor r = tensorOf({-1, 2, std::nan("")}, {3});
+  relu_(r);
+  EXPECT_EQ(valuesOf(r)[0], 0);
+  EXPECT_EQ(valuesOf(r)[1], 2);
+  EXPECT_TRUE(std::isnan(valuesOf(r)[2]));
+  Tensor wide = emptyTensor({3}, ScalarType::Double, cpu());
+  relu_out(wide, tensorOf({-1, 2, 3}, {3}));
+  EXPECT_EQ(valuesOf(wide), (std::vector<double>{0, 2, 3}));
 }
 
 TEST(UnaryMath, Errors) {

@@ -108,7 +108,7 @@ _FLOAT_UNARY = {
 }
 _SAME_DTYPE_UNARY = {
     "neg": (-3, 3), "abs": (-3, 3), "sign": (-3, 3), "floor": (-3, 3),
-    "ceil": (-3, 3), "round": (-3, 3), "trunc": (-3, 3),
+    "ceil": (-3, 3), "round": (-3, 3), "trunc": (-3, 3), "relu": (-3, 3),
 }
 _ALL_UNARY = {**_FLOAT_UNARY, **_SAME_DTYPE_UNARY}
 _DTYPES = [torch.float32, torch.float64, torch.int64, torch.int32,
@@ -181,9 +181,10 @@ def test_unary_out(name):
     # The right shape; a float64 out holds a float32 result of the
     # transcendental operators; the dtype-keeping ones refuse it, as torch.
     for out_dtype in (torch.float32, torch.float64):
-        if name in _SAME_DTYPE_UNARY and out_dtype != torch.float32:
+        if name in _SAME_DTYPE_UNARY and name != "relu" and out_dtype != torch.float32:
             with pytest.raises(RuntimeError) as theirs:
-                getattr(torch, name)(x, out=torch.empty(3, 4, dtype=out_dtype))
+                getattr(torch.ops.aten, name).out(
+                    x, out=torch.empty(3, 4, dtype=out_dtype))
             with pytest.raises(TypeError) as ours:
                 getattr(turnout.ops.aten, name).out(
                     tx, out=turnout.empty(3, 4, dtype=_tdtype(out_dtype)))
@@ -191,7 +192,7 @@ def test_unary_out(name):
             continue
         out = torch.empty(3, 4, dtype=out_dtype)
         tout = turnout.empty(3, 4, dtype=_tdtype(out_dtype))
-        getattr(torch, name)(x, out=out)
+        getattr(torch.ops.aten, name).out(x, out=out)
         got = getattr(turnout.ops.aten, name).out(tx, out=tout)
         _assert_same(got, out)  # the same tensor (identity: issue 18 item 1)
         _assert_same(tout, out)
@@ -831,3 +832,29 @@ def test_addmv_as_torch():
         with pytest.raises(ValueError) as ours:
             turnout.ops.aten.addmv.default(*(_to_turnout(t) for t in args))
         assert str(ours.value).splitlines()[0] == str(theirs.value)
+
+
+@pytest.mark.parametrize("dtype", _DTYPES, ids=str)
+def test_argmin(dtype):
+    for qualname in ("argmin", "argmin.out"):
+        ours, theirs = _schema(qualname)
+        assert ours == theirs
+    for case, x, tx in _views(dtype):
+        for dim in [None] + list(_dims_of(x)):
+            for keepdim in (False, True):
+                try:
+                    expected = torch.argmin(x, dim, keepdim)
+                except (RuntimeError, IndexError) as theirs:
+                    with pytest.raises(type(theirs) if isinstance(
+                            theirs, IndexError) else RuntimeError) as ours:
+                        turnout.ops.aten.argmin.default(tx, dim, keepdim)
+                    assert str(ours.value).splitlines()[0] == str(theirs)
+                    continue
+                _assert_same(tx.argmin(dim, keepdim), expected)
+    x = torch.tensor([[2.0, float("nan"), 1.0, 1.0], [3.0, 0.0, 0.0, 5.0]])
+    tx = _to_turnout(x)
+    for dim in (None, 0, 1):
+        _assert_same(tx.argmin(dim), torch.argmin(x, dim))
+    out = turnout.empty(0, dtype=turnout.int64)
+    turnout.ops.aten.argmin.out(tx, 1, out=out)
+    _assert_same(out, torch.argmin(x, 1))
