@@ -142,6 +142,30 @@ struct ReluOp {
   }
 };
 
+// bitwise_not: ~x for integers, !x for Bool; floating types refused.
+struct BitwiseNotOp {
+  static constexpr const char* kName = "bitwise_not";
+  static constexpr bool kFloat = false;
+  static void check(const Tensor& self) {
+    TURNOUT_CHECK(isIntegralType(self.scalar_type(), /*include_bool=*/true),
+                  ErrorKind::NotImplemented,
+                  "\"bitwise_not_cpu\" not implemented for '",
+                  toString(self.scalar_type()), "'");
+  }
+  template <class M>
+  static auto make(int64_t) {
+    return [](M x) -> M {
+      if constexpr (std::is_same_v<M, bool>) {
+        return !x;
+      } else if constexpr (std::is_integral_v<M>) {
+        return static_cast<M>(~x);
+      } else {
+        return x;  // not reached: check() refuses floating types
+      }
+    };
+  }
+};
+
 struct SignOp {
   static constexpr const char* kName = "sign";
   static constexpr bool kFloat = false;
@@ -388,6 +412,7 @@ TURNOUT_FRONT_ALL(floor)
 TURNOUT_FRONT_ALL(ceil)
 TURNOUT_FRONT_ALL(round)
 TURNOUT_FRONT_ALL(trunc)
+TURNOUT_FRONT_ALL(bitwise_not)
 #undef TURNOUT_FRONT_ALL
 #undef TURNOUT_FRONT_INPLACE_OUT
 
@@ -413,7 +438,8 @@ const Tensor& round_(const Tensor& self, int64_t decimals) {
   X(atan, AtanOp) X(sinh, SinhOp) X(cosh, CoshOp) X(expm1, Expm1Op)        \
   X(log2, Log2Op) X(log10, Log10Op) X(log1p, Log1pOp) X(rsqrt, RsqrtOp)    \
   X(reciprocal, ReciprocalOp) X(erf, ErfOp) X(sign, SignOp)                \
-  X(floor, FloorOp) X(ceil, CeilOp) X(round, RoundOp) X(trunc, TruncOp)
+  X(floor, FloorOp) X(ceil, CeilOp) X(round, RoundOp) X(trunc, TruncOp)     \
+  X(bitwise_not, BitwiseNotOp)
 // Those whose functional form is in elementwise_kernels.cc.
 #define TURNOUT_UNARY_MATH_OLD(X)                                     \
   X(exp, ExpOp) X(log, LogOp) X(sqrt, SqrtOp) X(tanh, TanhOp)         \

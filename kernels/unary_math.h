@@ -1,6 +1,6 @@
 // The C++ front end of the unary math operators (aten::sin, cos, tan, asin,
 // acos, atan, sinh, cosh, expm1, log2, log10, log1p, rsqrt, reciprocal, erf,
-// sign, floor, ceil, round, trunc), and of the in-place and out= overloads
+// sign, floor, ceil, round, trunc, bitwise_not), and of the in-place and out= overloads
 // of all of them and of exp, log, sqrt, tanh, sigmoid, neg, abs and relu (whose
 // functional forms are in kernels/elementwise.h). Each function calls
 // through the dispatcher, so CPU, Meta and any registered key work alike.
@@ -64,6 +64,7 @@ TURNOUT_UNARY_MATH_DECL_NEW(floor)
 TURNOUT_UNARY_MATH_DECL_NEW(ceil)
 TURNOUT_UNARY_MATH_DECL_NEW(round)
 TURNOUT_UNARY_MATH_DECL_NEW(trunc)
+TURNOUT_UNARY_MATH_DECL_NEW(bitwise_not)
 #undef TURNOUT_UNARY_MATH_DECL
 #undef TURNOUT_UNARY_MATH_DECL_NEW
 

@@ -412,4 +412,5 @@ TURNOUT_LIBRARY_IMPL(aten, Autograd, m) {
   m.impl("topk", TURNOUT_FN(topkKernel));
   // Indices: not differentiable.
   m.impl("argmin", turnout::CppFunction::makeFallthrough());
+  m.impl("bitwise_not", turnout::CppFunction::makeFallthrough());
 }

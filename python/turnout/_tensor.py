@@ -491,6 +491,7 @@ _MATH_METHODS = [
     "exp_", "log_", "sqrt_", "tanh_", "sigmoid_", "neg_", "abs_",
     "cumsum", "cumsum_", "cumprod", "cumprod_", "max", "min", "sort", "topk",
     "var", "std", "normal_", "uniform_", "bernoulli_", "argmin", "relu_",
+    "bitwise_not", "bitwise_not_",
 ]
 for _name in _METHODS + _MATH_METHODS:
     setattr(Tensor, _name, _make_method(_name))

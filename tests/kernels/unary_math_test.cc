@@ -127,6 +127,13 @@ TEST(UnaryMath, DtypeKeepingOperators) {
   Tensor wide = emptyTensor({3}, ScalarType::Double, cpu());
   relu_out(wide, tensorOf({-1, 2, 3}, {3}));
   EXPECT_EQ(valuesOf(wide), (std::vector<double>{0, 2, 3}));
+  // bitwise_not: ~x for integers, !x for Bool, floating refused.
+  EXPECT_EQ(valuesOf(bitwise_not(tensorOf({0, 5, -1}, {3}, ScalarType::Long))),
+            (std::vector<double>{-1, -6, 0}));
+  EXPECT_EQ(valuesOf(bitwise_not(tensorOf({1, 0}, {2}, ScalarType::Bool))),
+            (std::vector<double>{0, 1}));
+  EXPECT_THAT(errorOf([] { bitwise_not(tensorOf({1}, {1})); }),
+              HasSubstr("\"bitwise_not_cpu\" not implemented for 'Float'"));
 }
 
 TEST(UnaryMath, Errors) {

@@ -858,3 +858,26 @@ def test_argmin(dtype):
     out = turnout.empty(0, dtype=turnout.int64)
     turnout.ops.aten.argmin.out(tx, 1, out=out)
     _assert_same(out, torch.argmin(x, 1))
+
+
+def test_bitwise_not():
+    for qualname in ("bitwise_not", "bitwise_not_", "bitwise_not.out"):
+        ours, theirs = _schema(qualname)
+        assert ours == theirs
+    for dtype in (torch.bool, torch.uint8, torch.int32, torch.int64):
+        for case, x, tx in _views(dtype):
+            _assert_same(tx.bitwise_not(), torch.bitwise_not(x))
+            y, ty = x.clone(), tx.clone()
+            y.bitwise_not_()
+            ty.bitwise_not_()
+            _assert_same(ty, y)
+            out = turnout.empty(0, dtype=_tdtype(dtype))
+            turnout.ops.aten.bitwise_not.out(tx, out=out)
+            _assert_same(out, torch.bitwise_not(x))
+    with pytest.raises(RuntimeError) as theirs:
+        torch.bitwise_not(torch.ones(2))
+    with pytest.raises(NotImplementedError) as ours:
+        turnout.ops.aten.bitwise_not.default(turnout.ones(2))
+    assert str(ours.value).splitlines()[0] == str(theirs.value)
+    m = turnout.empty(2, 3, dtype=turnout.int64, device="meta").bitwise_not()
+    assert m.device.type == "meta" and m.dtype == turnout.int64
