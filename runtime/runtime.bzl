@@ -51,6 +51,8 @@ RUNTIME_LIBRARIES = [
     "//kernels:gradcheck",
     "//kernels:linalg",
     "//kernels:loops",
+    "//kernels:math",
+    "//kernels:math_autograd",
     "//kernels:mem_overlap",
     "//kernels:ops",
     "//kernels:parallel",

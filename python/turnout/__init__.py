@@ -73,6 +73,7 @@ from turnout._factories import (
     zeros,
     zeros_like,
 )
+from turnout._random import linspace, manual_seed, randint, randperm
 from turnout import debug, profiler, utils  # noqa: E402  (turnout.debug, ...)
 from turnout import library
 from turnout import autograd  # noqa: E402  (turnout.autograd)
@@ -125,6 +126,6 @@ __all__ = [
     "float64", "from_dlpack", "from_numpy", "full", "half", "int", "int8",
     "int16", "int32", "int64", "is_grad_enabled", "layout", "library", "long",
     "memory_format", "no_grad", "ones", "ones_like", "ops", "preserve_format",
-    "rand", "randn", "short", "strided", "tensor", "uint8", "zeros",
+    "rand", "randn", "short", "linspace", "manual_seed", "randint", "randperm", "strided", "tensor", "uint8", "zeros",
     "zeros_like",
 ]

@@ -140,7 +140,7 @@ class OpOverloadPacket(_C._OpPacket):
 
         >>> import turnout
         >>> turnout.ops.aten.relu.overloads()
-        ['default']
+        ['default', 'out']
         >>> {'Scalar', 'Tensor', 'out'} <= set(turnout.ops.aten.mul.overloads())
         True
         >>> turnout.ops.aten.mul.Scalar

@@ -499,7 +499,22 @@ _METHODS = [
     "relu", "select", "sigmoid", "softmax", "sqrt", "sub", "sub_", "sum", "t",
     "tanh", "transpose", "unsqueeze",
 ]
-for _name in _METHODS:
+# The math, reduction and random operators of kernels/unary_math.h and
+# friends (issue 18), with their in-place forms.
+_MATH_METHODS = [
+    f"{name}{suffix}"
+    for name in (
+        "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "expm1",
+        "log2", "log10", "log1p", "rsqrt", "reciprocal", "erf", "sign",
+        "floor", "ceil", "round", "trunc")
+    for suffix in ("", "_")
+] + [
+    "exp_", "log_", "sqrt_", "tanh_", "sigmoid_", "neg_", "abs_",
+    "cumsum", "cumsum_", "cumprod", "cumprod_", "max", "min", "sort", "topk",
+    "var", "std", "normal_", "uniform_", "bernoulli_", "argmin", "relu_",
+    "bitwise_not", "bitwise_not_",
+]
+for _name in _METHODS + _MATH_METHODS:
     setattr(Tensor, _name, _make_method(_name))
 del _name
 
