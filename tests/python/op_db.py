@@ -934,9 +934,7 @@ def _masked_fill(value: Callable[[], Any]) -> Callable[[], List[Sample]]:
         return [S(T((2, 3)), T((2, 3), "bool"), value()),
                 S(T((2, 3)), T((3,), "bool"), value(), desc="broadcast mask"),
                 S(T((3, 4), layout="transposed"), T((3, 4), "bool"), value()),
-                S(T(()), T((), "bool"), value()),
-                S(T((2, 3)), T((2, 3), "int64", low=0, high=1), value(),
-                  desc="int mask (torch 1.13 takes it)")]
+                S(T(()), T((), "bool"), value())]
     return gen
 
 
@@ -988,7 +986,7 @@ add(OpInfo("aten::where.Scalar", lambda: [
     S(T((2, 3), "bool"), 1.0, 0.0), S(T((), "bool"), 2, 3)]))
 add(OpInfo("aten::where", lambda: [
     S(T((2, 3), "bool")), S(T((4,), "int64", low=0, high=1)), S(T((0, 2), "bool"))],
-    grad=False))
+    grad=False, **_DYNAMIC))
 add(OpInfo("aten::where.self_out", out_of(lambda: [
     S(T((2, 3), "bool"), T((2, 3)), T((2, 3))), S(T((3,), "bool"), T((2, 3)), T((3,))),
     S(T((2, 3), "bool"), T((2, 3)), T((4,)), error=True)], lambda s: T((0,), "float32"))))
