@@ -59,25 +59,8 @@ Tensor zeroLike(const Tensor& g) {
 }
 void bumpVersion(const Tensor& t) { t.unsafeGetTensorImpl()->bump_version(); }
 
-// Step 2 of every kernel: `fn()` run with the autograd keys excluded, so that
-// the operator it calls reaches the backend kernel below this one. Returns
-// what `fn` returns (PyTorch's generated kernels use the same lambda).
-template <class Fn>
-auto belowAutograd(Fn fn) -> decltype(fn()) {
-  AutoDispatchBelowAutograd guard;
-  return fn();
-}
-
-// The steps every in-place kernel takes around its write, in this order:
-// checks that self may be modified (when recording), runs `write` below
-// autograd, and bumps self's version counter. The bump happens recording or
-// not: a tensor saved elsewhere that shares self's memory must see the write.
-template <class Write>
-void writeInplace(const Tensor& self, bool rec, const char* op, Write write) {
-  checkInplaceAllowed(self, rec, op);
-  belowAutograd(write);
-  bumpVersion(self);
-}
+using detail::belowAutograd;
+using detail::writeInplace;
 
 // The reduced dimensions of a reduction over `dim` (all when empty), wrapped
 // and sorted; none for a 0-dim tensor.

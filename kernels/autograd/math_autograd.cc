@@ -39,11 +39,7 @@ using detail::record;
 using detail::shouldRecord;
 using F = FunctionNode;
 
-template <class Fn>
-auto belowAutograd(Fn fn) -> decltype(fn()) {
-  AutoDispatchBelowAutograd guard;
-  return fn();
-}
+using detail::belowAutograd;
 
 // The derivative of a unary operator: d(g, x, r) with x the input (its value
 // before an in-place write) and r the result; each is defined only when the

@@ -39,19 +39,8 @@ using detail::record;
 using detail::shouldRecord;
 using F = FunctionNode;
 
-template <class Fn>
-auto belowAutograd(Fn fn) -> decltype(fn()) {
-  AutoDispatchBelowAutograd guard;
-  return fn();
-}
-
-// As autograd_kernels.cc's: check, write below autograd, bump the version.
-template <class Write>
-void writeInplace(const Tensor& self, bool rec, const char* op, Write write) {
-  checkInplaceAllowed(self, rec, op);
-  belowAutograd(write);
-  self.unsafeGetTensorImpl()->bump_version();
-}
+using detail::belowAutograd;
+using detail::writeInplace;
 
 TensorOptions optionsOf(const Tensor& g) {
   return TensorOptions(g.scalar_type()).device(g.device());

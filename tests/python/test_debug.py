@@ -21,19 +21,9 @@ from turnout._mode import DispatchMode, no_dispatch
 from turnout.utils import counters, same, timed, time_report
 
 from example_loader import load_example
+# Autograd fallback "nothing" in this module: the dumps, explanations and traces here are torch 1.13's.
+from torch113_tables import autograd_fallback_nothing  # noqa: F401 (autouse)
 
-
-@pytest.fixture(autouse=True, scope="module")
-def autograd_fallback_nothing():
-    """The dumps, explanations and traces here are torch 1.13's.
-
-    Mode "nothing": the autograd keys fall through, as in torch 1.13 (the
-    default, "warn", shows torch 2.x's autograd fallback there).
-    """
-    mode = turnout._C._get_autograd_fallback_mode()
-    turnout._C._set_autograd_fallback_mode("nothing")
-    yield
-    turnout._C._set_autograd_fallback_mode(mode)
 
 
 aten = turnout.ops.aten

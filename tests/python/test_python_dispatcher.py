@@ -11,19 +11,9 @@ import pytest
 import turnout._python_dispatcher
 from turnout import _C
 from turnout._python_dispatcher import PythonDispatcher
+# Autograd fallback "nothing" in this module: PythonDispatcher's tables (and its docstring) are torch 1.13's.
+from torch113_tables import autograd_fallback_nothing  # noqa: F401 (autouse)
 
-
-@pytest.fixture(autouse=True, scope="module")
-def autograd_fallback_nothing():
-    """PythonDispatcher's tables (and its docstring) are torch 1.13's.
-
-    Mode "nothing": the autograd keys fall through, as in torch 1.13 (the
-    default, "warn", shows torch 2.x's autograd fallback there).
-    """
-    mode = turnout._C._get_autograd_fallback_mode()
-    turnout._C._set_autograd_fallback_mode("nothing")
-    yield
-    turnout._C._set_autograd_fallback_mode(mode)
 
 
 @pytest.fixture

@@ -10,19 +10,9 @@ import turnout
 
 from example_loader import load_example
 from readme_samples import readme_block
+# Autograd fallback "nothing" in this module: README.md shows the quickstart's table as torch 1.13 prints it.
+from torch113_tables import autograd_fallback_nothing  # noqa: F401 (autouse)
 
-
-@pytest.fixture(autouse=True, scope="module")
-def autograd_fallback_nothing():
-    """README.md shows the quickstart's table as torch 1.13 prints it.
-
-    Mode "nothing": the autograd keys fall through, as in torch 1.13 (the
-    default, "warn", shows torch 2.x's autograd fallback there).
-    """
-    mode = turnout._C._get_autograd_fallback_mode()
-    turnout._C._set_autograd_fallback_mode("nothing")
-    yield
-    turnout._C._set_autograd_fallback_mode(mode)
 
 
 MARKER = "examples/quickstart.py output"

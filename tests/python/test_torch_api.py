@@ -19,19 +19,9 @@ from torch.utils._python_dispatch import TorchDispatchMode
 import turnout
 import turnout.library
 from turnout.utils import DispatchMode
+# Autograd fallback "nothing" in this module: the same code runs on torch 1.13, which has no autograd fallback.
+from torch113_tables import autograd_fallback_nothing  # noqa: F401 (autouse)
 
-
-@pytest.fixture(autouse=True, scope="module")
-def autograd_fallback_nothing():
-    """The same code runs on torch 1.13, which has no autograd fallback.
-
-    Mode "nothing": the autograd keys fall through, as in torch 1.13 (the
-    default, "warn", shows torch 2.x's autograd fallback there).
-    """
-    mode = turnout._C._get_autograd_fallback_mode()
-    turnout._C._set_autograd_fallback_mode("nothing")
-    yield
-    turnout._C._set_autograd_fallback_mode(mode)
 
 
 TORCH = SimpleNamespace(name="torch", C=torch._C, Library=torch.library.Library,
