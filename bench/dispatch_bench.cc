@@ -6,9 +6,11 @@
 // direct call", the counters `overhead_ns` (X - baseline) and `ratio`
 // (X / baseline) compare it with the baseline benchmark that ran just before
 // it in the same process.
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bench/bench_util.h"
@@ -49,6 +51,8 @@ struct BenchOps {
   BenchOps() : lib(Library::FRAGMENT, "bench", std::nullopt, __FILE__, __LINE__) {
     lib.def("identity(Tensor x) -> Tensor");
     lib.impl("identity", dispatch(DispatchKey::CPU, TURNOUT_FN(kernelIdentity)));
+    lib.def("identity2(Tensor x) -> Tensor");
+    lib.impl("identity2", dispatch(DispatchKey::CPU, TURNOUT_FN(kernelIdentity)));
     lib.def("add_int(int a, int b) -> int");
     lib.impl("add_int", dispatch(DispatchKey::CompositeExplicitAutograd,
                                  TURNOUT_FN(kernelAddInt)));
@@ -237,6 +241,52 @@ void BM_DefImpl1000(benchmark::State& state) {
       deregister_ns / state.iterations() / 1000 / 1000;
 }
 BENCHMARK(BM_DefImpl1000)->Unit(benchmark::kMillisecond);
+
+// Thread scaling (issue 17 item 5): unboxed calls from each benchmark thread,
+// on one shared operator or one operator per thread, with or without a
+// thread that defines and removes another library every millisecond (a rate
+// a loading service might see; a registrar spinning flat out would take one
+// of the machine's two cores from the callers). Reports calls per second of
+// all threads; c10_dispatch_bench.cc's BM_C10CallsThreads is the same on c10.
+enum class Target { Same, Different };
+
+void BM_CallsThreads(benchmark::State& state, Target target, bool churn) {
+  benchOps();
+  const bool second = target == Target::Different && state.thread_index() % 2 == 1;
+  auto op = Dispatcher::singleton()
+                .findSchemaOrThrow(second ? "bench::identity2" : "bench::identity", "")
+                .typed<Tensor(const Tensor&)>();
+  Tensor x = cpuTensor();
+  std::atomic<bool> stop{false};
+  std::thread registrar;
+  if (churn && state.thread_index() == 0) {
+    registrar = std::thread([&stop] {
+      while (!stop.load(std::memory_order_relaxed)) {
+        Library lib(Library::FRAGMENT, "benchchurn", std::nullopt, __FILE__, __LINE__);
+        lib.def("churn(Tensor x) -> Tensor");
+        lib.impl("churn", dispatch(DispatchKey::CPU, TURNOUT_FN(kernelIdentity)));
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    });
+  }
+  for (auto _ : state) {
+    Tensor r = op.call(x);
+    benchmark::DoNotOptimize(r);
+  }
+  if (registrar.joinable()) {
+    stop.store(true);
+    registrar.join();
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK_CAPTURE(BM_CallsThreads, same, Target::Same, false)
+    ->Threads(1)->Threads(2)->UseRealTime();
+BENCHMARK_CAPTURE(BM_CallsThreads, different, Target::Different, false)
+    ->Threads(1)->Threads(2)->UseRealTime();
+BENCHMARK_CAPTURE(BM_CallsThreads, same_churn, Target::Same, true)
+    ->Threads(1)->Threads(2)->UseRealTime();
+BENCHMARK_CAPTURE(BM_CallsThreads, different_churn, Target::Different, true)
+    ->Threads(1)->Threads(2)->UseRealTime();
 
 void BM_DumpComputedTable(benchmark::State& state) {
   benchOps();

@@ -17,6 +17,7 @@ the TorchScript column is "-".
 """
 
 import argparse
+import json
 import timeit
 
 CHAIN = 100
@@ -93,6 +94,8 @@ def main():
                         help="calls per run of the empty graph (the chain "
                              "makes 1/20 as many)")
     parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--json", metavar="FILE",
+                        help="also write {figure: {turnout, torch}} in ns")
     args = parser.parse_args()
     n_empty, n_chain = args.number, max(args.number // 20, 1)
 
@@ -109,6 +112,7 @@ def main():
          n_chain, CHAIN),
         ("empty graph call (ns)", "empty", n_empty, 1),
     ]
+    results = {}
     print(f"{'figure':52} {'turnout':>9} {'torch':>9} {'torch/turnout':>14}")
     for label, key, number, per in rows:
         t = best_ns(ours[key], number, args.repeat) / per
@@ -117,6 +121,10 @@ def main():
             tt = best_ns(theirs[key], number, args.repeat) / per
         ratio = "-" if tt is None else f"{tt / t:.2f}"
         print(f"{label:52} {fmt(t):>9} {fmt(tt):>9} {ratio:>14}")
+        results[key] = {"turnout": t, "torch": tt}
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ process, so the machine's state is the same for both columns.
 """
 
 import argparse
+import json
 import timeit
 
 
@@ -111,6 +112,8 @@ def main():
     parser.add_argument("--number", type=int, default=20000,
                         help="calls per timed run (dump_table: a tenth)")
     parser.add_argument("--repeat", type=int, default=7, help="timed runs")
+    parser.add_argument("--json", metavar="FILE",
+                        help="also write {figure: {turnout, torch}} in ns")
     args = parser.parse_args()
 
     ours, _keep_ours = turnout_cases()
@@ -118,18 +121,24 @@ def main():
     if theirs is None:
         print("torch is not importable: the torch column is left empty")
 
+    results = {}
     width = max(len(name) for name in ours)
     print(f"{'figure':<{width}}  {'turnout ns':>10}  {'torch ns':>9}  {'torch/turnout':>13}")
     for name, fn in ours.items():
         number = args.number // 10 if "dump" in name else args.number
         fn()  # warm up: lookups, caches
         ns = best_ns(fn, number, args.repeat)
+        tns = None
         if theirs is not None and name in theirs:
             theirs[name]()
             tns = best_ns(theirs[name], number, args.repeat)
             print(f"{name:<{width}}  {ns:>10.0f}  {tns:>9.0f}  {tns / ns:>13.2f}")
         else:
             print(f"{name:<{width}}  {ns:>10.0f}  {'-':>9}  {'-':>13}")
+        results[name] = {"turnout": ns, "torch": tns}
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -28,11 +28,13 @@
 #include "bindings/python_kernel.h"
 #include "bindings/tensor.h"
 #include "dispatcher/core/error.h"
+#include "jit/ir/compilation_unit.h"
 #include "jit/ir/ir.h"
 #include "jit/ir/parser.h"
 #include "jit/passes/common_subexpression_elimination.h"
 #include "jit/passes/constant_propagation.h"
 #include "jit/passes/dead_code_elimination.h"
+#include "jit/passes/inline.h"
 #include "jit/passes/inline_constant_branches.h"
 #include "jit/passes/peephole.h"
 #include "jit/passes/shape_propagation.h"
@@ -365,12 +367,15 @@ void initJit(py::module_& m) {
                                             "A graph in TorchScript's form.")
       .def_static(
           "parse",
-          [](const std::string& text, bool allow_unresolved) {
+          [](const std::string& text, bool allow_unresolved,
+             const std::shared_ptr<jit::CompilationUnit>& unit) {
             jit::ParseOptions options;
             options.allow_unresolved = allow_unresolved;
+            options.compilation_unit = unit;
             return std::shared_ptr<Graph>(jit::parseIR(text, options));
           },
-          py::arg("text"), py::arg("allow_unresolved") = false)
+          py::arg("text"), py::arg("allow_unresolved") = false,
+          py::arg("compilation_unit") = nullptr)
       .def("nodes",
            [](const std::shared_ptr<Graph>& g) {
              std::vector<PyNode> out;
@@ -389,6 +394,46 @@ void initJit(py::module_& m) {
            [](const Graph& g) { return std::shared_ptr<Graph>(g.copy()); })
       .def("lint", &Graph::lint)
       .def("__str__", &Graph::toString);
+
+  py::class_<jit::CompilationUnit, std::shared_ptr<jit::CompilationUnit>>(
+      jit, "CompilationUnit",
+      "Graph functions by name, for prim::CallFunction.")
+      .def(py::init([] { return jit::CompilationUnit::create(); }))
+      .def(
+          "define",
+          [](jit::CompilationUnit& cu, const std::string& name,
+             const std::string& text) {
+            return std::shared_ptr<Graph>(cu.define(name, text)->copy());
+          },
+          py::arg("name"), py::arg("text"))
+      .def(
+          "define_graph",
+          [](jit::CompilationUnit& cu, const std::string& name,
+             const Graph& g) {
+            return std::shared_ptr<Graph>(cu.define(name, g.copy())->copy());
+          },
+          py::arg("name"), py::arg("graph"))
+      .def(
+          "graph",
+          [](const jit::CompilationUnit& cu, const std::string& name)
+              -> std::shared_ptr<Graph> {
+            std::shared_ptr<const Graph> g = cu.find(name);
+            if (g == nullptr) return nullptr;
+            return std::shared_ptr<Graph>(g->copy());
+          },
+          py::arg("name"))
+      .def("function_names", &jit::CompilationUnit::functionNames)
+      .def(
+          "run",
+          [](const jit::CompilationUnit& cu, const std::string& name,
+             const py::args& args) {
+            std::shared_ptr<const Graph> g = cu.find(name);
+            TURNOUT_CHECK(g != nullptr, ErrorKind::InvalidArgument,
+                          "CompilationUnit.run(): no function named '", name,
+                          "'; define it first");
+            return PyCode(*g).run(args);
+          },
+          py::arg("name"));
 
   py::class_<PyCode>(jit, "Code", "A graph compiled for the interpreter.")
       .def(py::init([](const Graph& g) { return PyCode(g); }), py::arg("graph"))
@@ -497,6 +542,7 @@ void initJit(py::module_& m) {
   passes.def("inline_constant_branches", &jit::inlineConstantBranches,
              py::arg("graph"));
   passes.def("propagate_shapes", &jit::propagateShapes, py::arg("graph"));
+  passes.def("inline_calls", &jit::inlineCalls, py::arg("graph"));
   passes.def("erase_shape_information", &jit::eraseShapeInformation,
              py::arg("graph"));
   passes.def(

@@ -550,8 +550,8 @@ void initPythonKernel(py::module_& m) {
       py::arg("mode"),
       "What calls of operators with no autograd kernel do at the autograd "
       "keys: \"warn\" (warn once per operator when an input requires grad, "
-      "as torch 2.x) or \"nothing\" (the default for now: fall through, as "
-      "torch 1.13).");
+      "as torch 2.x) or \"nothing\" (the default: fall through, as torch "
+      "1.13). TURNOUT_AUTOGRAD_FALLBACK_MODE sets the default at load.");
   m.def("_get_autograd_fallback_mode", [] {
     return autograd::autogradFallbackMode() ==
                    autograd::AutogradFallbackMode::Warn

@@ -28,6 +28,7 @@
 #include "dispatcher/library.h"
 #include "dispatcher/local_dispatch_key_set.h"
 #include "dispatcher/operator_handle.h"
+#include "dispatcher/schema/default_ivalue.h"
 #include "kernels/autograd/autograd_meta.h"
 
 namespace py = pybind11;
@@ -47,9 +48,64 @@ constexpr const char* kHandlerName = "__turnout_dispatch__";
 thread_local std::vector<PyObject*> tls_modes;
 
 // Keeps `Python` in the thread's include set exactly while a mode is active.
+// PythonTLSSnapshot goes with it, as in c10: it records the thread's key
+// sets at the call's entry for _RestorePythonTLSSnapshot.
 void syncPythonKey() {
   tls_set_dispatch_key_included(DispatchKey::Python, !tls_modes.empty());
+  tls_set_dispatch_key_included(DispatchKey::PythonTLSSnapshot,
+                                !tls_modes.empty());
 }
+
+// ---- The thread's key sets at the entry of the outermost call ----------------
+
+// Set by the PythonTLSSnapshot fallback of the outermost call that involves
+// the Python key (a mode active, or a tensor subclass with a handler among
+// the arguments), before autograd and the other keys above Python change
+// the thread's key sets; read by _RestorePythonTLSSnapshot, which is how a
+// handler runs autograd (torch's enable_reentrant_dispatch).
+thread_local bool tls_snapshot_set = false;
+thread_local LocalDispatchKeySet tls_snapshot;
+
+void pythonTLSSnapshotFallback(const OperatorHandle& op, DispatchKeySet ks,
+                               Stack* stack) {
+  const DispatchKeySet below(DispatchKeySet::FULL_AFTER,
+                             DispatchKey::PythonTLSSnapshot);
+  if (tls_snapshot_set) {  // a call made under _RestorePythonTLSSnapshot
+    op.redispatchBoxed(ks & below, stack);
+    return;
+  }
+  tls_snapshot = tls_local_dispatch_key_set();
+  tls_snapshot_set = true;
+  struct Reset {
+    ~Reset() { tls_snapshot_set = false; }
+  } reset;
+  // The calls made inside this one (autograd's, the handlers') keep this
+  // snapshot and skip the key.
+  ExcludeDispatchKeyGuard skip(DispatchKeySet(DispatchKey::PythonTLSSnapshot));
+  op.redispatchBoxed(ks & below, stack);
+}
+
+// _C._RestorePythonTLSSnapshot(): while alive (or inside its `with` block),
+// the thread's key sets are the ones recorded at the entry of the call
+// being handled, so that a handler's own calls go through autograd again.
+class RestoreSnapshotGuard {
+ public:
+  RestoreSnapshotGuard() {
+    TURNOUT_CHECK(tls_snapshot_set, ErrorKind::InvalidArgument,
+                  "_RestorePythonTLSSnapshot(): no call is being handled on "
+                  "this thread; use it (or turnout.utils."
+                  "enable_reentrant_dispatch()) inside a __turnout_dispatch__ "
+                  "handler, to run autograd in the calls the handler makes");
+    saved_ = tls_local_dispatch_key_set();
+    _force_tls_local_dispatch_key_set(tls_snapshot);
+  }
+  ~RestoreSnapshotGuard() { _force_tls_local_dispatch_key_set(saved_); }
+  RestoreSnapshotGuard(const RestoreSnapshotGuard&) = delete;
+  RestoreSnapshotGuard& operator=(const RestoreSnapshotGuard&) = delete;
+
+ private:
+  LocalDispatchKeySet saved_;
+};
 
 void pushMode(py::handle mode) {
   TURNOUT_CHECK(
@@ -91,7 +147,7 @@ class PoppedModeGuard {
 
 // ---- Preserved Python objects ----------------------------------------------
 
-// A Python-key tensor's object lives in its TensorImpl's PyObjectSlot
+// A tensor's object lives in its TensorImpl's PyObjectSlot
 // (dispatcher/core/py_object_slot.h), with PyTorch's ownership flip:
 //   - while Python references the object, the object owns the tensor (its
 //     cdata) and the slot only points at it;
@@ -175,17 +231,186 @@ void finalizePythonTensor(PyObject* self) {
   Tensor dropped = std::move(cdata);
 }
 
-// Records `obj` as the object of its Python-key tensor, and gives its class
-// the finalizer above. A class that defines __del__ keeps its own finalizer
-// (and its objects die with their last Python reference, as before).
-void preserve(PyObject* obj) {
+// The subclasses get the finalizer above (a class that defines __del__
+// keeps its own, and its objects die with their last Python reference): it
+// runs before CPython clears an object's __dict__ and __slots__, so a
+// preserved object keeps all of its state.
+void preserveInstancesOf(PyTypeObject* type) {
+  if (type->tp_finalize == nullptr && PyType_IS_GC(type)) {
+    type->tp_finalize = &finalizePythonTensor;
+  }
+}
+
+// The class wrapTensor instantiates (turnout.Tensor) flips without a
+// finalizer, as torch's tensor dealloc does: a finalizer sends every
+// deallocation down CPython's finalizer path (about 10 ns on `a + b`,
+// bench/README.md). Its tp_dealloc is tensorClassDealloc, which either
+// hands the object to C++ or deallocates it as an instance of g_shadow_class,
+// a class of the same layout (a subclass of TensorBase with nothing of its
+// own) whose tp_dealloc is CPython's: so CPython clears the __dict__ and
+// weak references as for any instance, and TensorBase's dealloc runs last.
+// A subclass of turnout.Tensor reaches tensorClassDealloc too, as CPython's
+// "nearest base with another dealloc", after its own level is cleared; its
+// finalizer has decided already.
+PyTypeObject* g_fast_class = nullptr;    // one reference
+PyTypeObject* g_shadow_class = nullptr;  // one reference
+destructor g_subtype_dealloc = nullptr;  // CPython's, g_shadow_class's
+
+void tensorClassDealloc(PyObject* self) {
+  PyTypeObject* type = Py_TYPE(self);
+  if (type == g_fast_class) {
+    Tensor& cdata = reinterpret_cast<PyTensor*>(self)->cdata;
+    PyObjectSlot& slot = cdata.unsafeGetTensorImpl()->pyobj_slot();
+    if (__builtin_expect(slot.get() == self && cdata.use_count() > 1, 0)) {
+      // C++ still uses the tensor: it takes the object, from zero
+      // references to the slot's one (still tracked by the collector).
+      Py_SET_REFCNT(self, 1);
+      slot.set(self, /*owned=*/true);
+      // If C++ let go meanwhile, this is the last reference: the
+      // TensorImpl's destructor releases self, and the object dies after
+      // all (through this function again, with an undefined tensor).
+      Tensor dropped = std::move(cdata);
+      return;
+    }
+  }
+  Py_INCREF(g_shadow_class);
+  Py_SET_TYPE(self, g_shadow_class);
+  Py_DECREF(type);  // the instance's reference, now g_shadow_class's
+  g_subtype_dealloc(self);
+}
+
+// The collector clears an unreachable object before freeing it; one whose
+// tensor C++ still uses is not freed (tensorClassDealloc hands it to C++),
+// so it keeps its attributes. Others are cleared as g_shadow_class's
+// instances (see tensorClassDealloc for why).
+int tensorClassClear(PyObject* self) {
+  PyTypeObject* type = Py_TYPE(self);
+  if (type == g_fast_class) {
+    const Tensor& cdata = unpackTensor(self);
+    if (cdata.unsafeGetTensorImpl()->pyobj_slot().get() == self &&
+        cdata.use_count() > 1) {
+      return 0;
+    }
+  }
+  Py_SET_TYPE(self, g_shadow_class);
+  int result = g_shadow_class->tp_clear(self);
+  Py_SET_TYPE(self, type);
+  return result;
+}
+
+// As torch's: an object whose tensor C++ still uses does not show the
+// collector what it references, so that a cycle through it (its __dict__
+// referring back to it) stays reachable, attributes and all, for as long
+// as C++ holds the tensor. Others are traversed by CPython's subtype
+// traverse (its slot put back for the call: it stops at the first class
+// whose traverse is not its own). A subclass's instance gets here as that
+// first class's, after its own level: what is left is its type.
+traverseproc g_subtype_traverse = nullptr;
+
+int tensorClassTraverse(PyObject* self, visitproc visit, void* arg) {
+  PyTypeObject* type = Py_TYPE(self);
+  if (type != g_fast_class) {
+    Py_VISIT(type);
+    return 0;
+  }
+  const Tensor& cdata = unpackTensor(self);
+  if (cdata.unsafeGetTensorImpl()->pyobj_slot().get() == self &&
+      cdata.use_count() > 1) {
+    return 0;
+  }
+  type->tp_traverse = g_subtype_traverse;
+  int result = g_subtype_traverse(self, visit, arg);
+  type->tp_traverse = &tensorClassTraverse;
+  return result;
+}
+
+// True when `type` has the layout of a plain Python subclass of TensorBase.
+bool sameLayoutAsShadow(PyTypeObject* type) {
+  PyTypeObject* shadow = g_shadow_class;
+  return type->tp_base == tensorBaseType() &&
+         type->tp_dealloc == shadow->tp_dealloc &&
+         type->tp_clear == shadow->tp_clear &&
+         type->tp_traverse == shadow->tp_traverse &&
+         type->tp_basicsize == shadow->tp_basicsize &&
+         type->tp_itemsize == shadow->tp_itemsize &&
+         type->tp_dictoffset == shadow->tp_dictoffset &&
+         type->tp_weaklistoffset == shadow->tp_weaklistoffset &&
+         type->tp_flags == shadow->tp_flags && type->tp_finalize == nullptr &&
+         type->tp_del == nullptr;
+}
+
+}  // namespace
+
+void preserveTensorClass(PyTypeObject* type) {
+  if (g_shadow_class == nullptr) {
+    py::dict ns;
+    ns["TensorBase"] = py::handle(reinterpret_cast<PyObject*>(tensorBaseType()));
+    py::exec("class Tensor(TensorBase):\n    pass\n", ns);
+    g_shadow_class = reinterpret_cast<PyTypeObject*>(
+        py::object(ns["Tensor"]).release().ptr());
+    g_subtype_dealloc = g_shadow_class->tp_dealloc;
+    g_subtype_traverse = g_shadow_class->tp_traverse;
+  }
+  if (g_fast_class == nullptr && sameLayoutAsShadow(type)) {
+    Py_INCREF(type);
+    g_fast_class = type;
+    type->tp_dealloc = &tensorClassDealloc;
+    type->tp_clear = &tensorClassClear;
+    type->tp_traverse = &tensorClassTraverse;
+    return;
+  }
+  preserveInstancesOf(type);
+}
+
+void recordPythonTensor(PyObject* obj) {
   PyTypeObject* type = Py_TYPE(obj);
-  if (type->tp_finalize == nullptr) type->tp_finalize = &finalizePythonTensor;
+  if (type != g_fast_class) preserveInstancesOf(type);
   unpackTensor(obj).unsafeGetTensorImpl()->pyobj_slot().set(obj,
                                                             /*owned=*/false);
 }
 
-bool hasHandler(py::handle cls) { return py::hasattr(cls, kHandlerName); }
+namespace {
+
+// turnout.Tensor's own __turnout_dispatch__ (the function under its
+// classmethod), which runs calls below the Python key: a class whose
+// handler is that one has no handler of its own. One reference; null until
+// _set_tensor_class gives a class that defines one.
+PyObject* g_default_handler = nullptr;
+
+// True when `cls` (a tensor class) defines a __turnout_dispatch__ of its
+// own, as torch checks `cls.__torch_dispatch__` against torch.Tensor's.
+bool hasHandler(py::handle cls) {
+  PyObject* found = PyObject_GetAttrString(cls.ptr(), kHandlerName);
+  if (found == nullptr) {
+    PyErr_Clear();
+    return false;
+  }
+  py::object handler = py::reinterpret_steal<py::object>(found);
+  if (g_default_handler == nullptr) return true;
+  py::object fn = py::getattr(handler, "__func__", handler);
+  return !fn.is(py::handle(g_default_handler));
+}
+
+}  // namespace
+
+void setDefaultTensorHandler(py::handle fn) {
+  PyObject* next = fn.is_none() ? nullptr : fn.inc_ref().ptr();
+  Py_XSETREF(g_default_handler, next);
+}
+
+namespace {
+
+// True when `value` is the schema default of `arg` (an argument without a
+// default never is). A default turnout cannot build is taken as different.
+bool equalsDefault(const IValue& value, const Argument& arg) {
+  if (!arg.default_value().has_value()) return false;
+  if (arg.default_value()->isNone()) return value.isNone();
+  try {
+    return value == defaultToIValue(arg);
+  } catch (const Error&) {
+    return false;
+  }
+}
 
 // An instance of `cls` (a subclass of turnout._C.TensorBase) holding `t`.
 py::object makeInstance(py::handle cls, Tensor t, const char* caller) {
@@ -200,7 +425,7 @@ py::object makeInstance(py::handle cls, Tensor t, const char* caller) {
   if (obj == nullptr) throw py::error_already_set();
   new (&reinterpret_cast<PyTensor*>(obj)->cdata) Tensor(std::move(t));
   auto out = py::reinterpret_steal<py::object>(obj);
-  if (unpackTensor(obj).key_set().has(DispatchKey::Python)) preserve(obj);
+  recordPythonTensor(obj);
   return out;
 }
 
@@ -212,7 +437,9 @@ py::object makeSubclass(py::handle cls, const Tensor& data,
   TURNOUT_CHECK(data.defined(), ErrorKind::InvalidArgument,
                 "_make_subclass(cls, data): data is an undefined tensor");
   DispatchKeySet keys = data.key_set();
-  if (hasHandler(cls)) keys = keys.add(DispatchKey::Python);
+  if (hasHandler(cls)) {
+    keys = keys.add(DispatchKey::Python).add(DispatchKey::PythonTLSSnapshot);
+  }
   const TensorImpl& src = *data.unsafeGetTensorImpl();
   auto impl = make_intrusive<TensorImpl, UndefinedTensorImpl>(
       src.storage(), src.dtype(), src.device(), src.layout(), keys);
@@ -244,7 +471,8 @@ py::object makeWrapperSubclass(py::handle cls, const std::vector<int64_t>& size,
       "every operator on it must go to that handler", torchDispatchHint(cls));
   DispatchKeySet keys = TensorImpl::computeKeySet(dtype, Layout::Strided,
                                                   Device(DeviceType::Meta))
-                            .add(DispatchKey::Python);
+                            .add(DispatchKey::Python)
+                            .add(DispatchKey::PythonTLSSnapshot);
   auto impl = make_intrusive<TensorImpl, UndefinedTensorImpl>(
       Storage(), dtype, device, Layout::Strided, keys);
   if (strides.has_value()) {
@@ -425,6 +653,103 @@ void traceHandlerLine(const OperatorHandle& op, const std::string& handler) {
 void handleWithGil(const OperatorHandle& op, DispatchKeySet ks, Stack* stack,
                    size_t first);
 
+// The arguments of the call on `stack` (from `first`) as a handler gets
+// them, as torch's: positional arguments positionally, up to the last one
+// that differs from its default; keyword-only ones only when they differ
+// from theirs (`add.Tensor(a, b)`, not `alpha=1`). Precondition: the GIL is
+// held.
+void handlerArguments(const FunctionSchema& schema, const Stack& stack,
+                      size_t first, py::tuple* args, py::dict* kwargs) {
+  const std::vector<Argument>& params = schema.arguments();
+  size_t n_positional = 0;
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (!params[i].kwarg_only() &&
+        !equalsDefault(stack[first + i], params[i])) {
+      n_positional = i + 1;
+    }
+  }
+  *args = py::tuple(n_positional);
+  for (size_t i = 0; i < params.size(); ++i) {
+    const IValue& value = stack[first + i];
+    if (params[i].kwarg_only()) {
+      if (equalsDefault(value, params[i])) continue;
+      (*kwargs)[py::str(params[i].name())] =
+          toPyObject(value, params[i].type().get());
+    } else if (i < n_positional) {
+      (*args)[i] = toPyObject(value, params[i].type().get());
+    }
+  }
+}
+
+// ---- The Python dispatcher ---------------------------------------------------
+
+// The PythonDispatcher key's fallback, reached only while
+// _C._EnablePythonDispatcher is active on the thread: the kernel for the
+// key the call goes to next is chosen in Python, by the OpOverload's
+// _get_dispatch(key) (turnout._python_dispatcher.resolve_key over the
+// dispatcher's registrations and the overload's py_impl kernels). None runs
+// the C++ table's kernel; a Python kernel is called with the handler
+// arguments and its result checked against the schema.
+void pythonDispatcherFallback(const OperatorHandle& op, DispatchKeySet ks,
+                              Stack* stack) {
+  TURNOUT_CHECK(Py_IsInitialized(), ErrorKind::Internal,
+                "a call reached the PythonDispatcher key after the Python "
+                "interpreter shut down; the operator was ",
+                toString(op.operator_name()));
+  const DispatchKeySet rest =
+      ks & DispatchKeySet(DispatchKeySet::FULL_AFTER,
+                          DispatchKey::PythonDispatcher);
+  const FunctionSchema& schema = op.schema();
+  const size_t first = stack->size() - schema.arguments().size();
+  GilAcquire gil;
+  try {
+    py::object func = opOverloadObject(schema);
+    py::object kernel =
+        func.attr("_get_dispatch")(py::cast(rest.highestPriorityTypeId()));
+    if (kernel.is_none()) {
+      withoutGil([&] { op.redispatchBoxed(rest, stack); });
+      return;
+    }
+    PythonNestingGuard nesting(PythonNestingGuard::Kind::Kernel, [&] {
+      return "the Python dispatcher's kernel for " + qualifiedName(schema);
+    });
+    py::tuple args;
+    py::dict kwargs;
+    handlerArguments(schema, *stack, first, &args, &kwargs);
+    py::object result = kernel(*args, **kwargs);
+    pushReturns(result, schema,
+                "the Python dispatcher's kernel " +
+                    py::repr(kernel).cast<std::string>(),
+                first, stack);
+  } catch (const py::error_already_set& e) {
+    throw PythonError(e);
+  }
+}
+
+// _C._EnablePythonDispatcher() / _C._DisablePythonDispatcher(): while alive
+// (or inside their `with` block), the thread's calls do / do not go through
+// the PythonDispatcher key. RAII as torch 1.13's, and context managers.
+class PythonDispatcherGuard {
+ public:
+  explicit PythonDispatcherGuard(bool enable)
+      : saved_(tls_local_dispatch_key_set()) {
+    tls_set_dispatch_key_included(DispatchKey::PythonDispatcher, enable);
+    tls_set_dispatch_key_excluded(DispatchKey::PythonDispatcher, !enable);
+  }
+  ~PythonDispatcherGuard() { _force_tls_local_dispatch_key_set(saved_); }
+  PythonDispatcherGuard(const PythonDispatcherGuard&) = delete;
+  PythonDispatcherGuard& operator=(const PythonDispatcherGuard&) = delete;
+
+ private:
+  LocalDispatchKeySet saved_;
+};
+struct EnablePythonDispatcher : PythonDispatcherGuard {
+  EnablePythonDispatcher() : PythonDispatcherGuard(true) {}
+};
+struct DisablePythonDispatcher : PythonDispatcherGuard {
+  DisablePythonDispatcher() : PythonDispatcherGuard(false) {}
+};
+
 void pythonFallback(const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
   TURNOUT_CHECK(Py_IsInitialized(), ErrorKind::Internal,
                 "a call reached the Python key after the Python interpreter "
@@ -477,20 +802,13 @@ void handleWithGil(const OperatorHandle& op, DispatchKeySet ks, Stack* stack,
            " for " + qualifiedName(schema);
   });
   py::object func = opOverloadObject(schema);
-  py::list args;
+  py::tuple args_tuple;
   py::dict kwargs;
-  for (size_t i = 0; i < params.size(); ++i) {
-    py::object v = toPyObject((*stack)[first + i], params[i].type().get());
-    if (params[i].kwarg_only()) {
-      kwargs[py::str(params[i].name())] = std::move(v);
-    } else {
-      args.append(std::move(v));
-    }
-  }
+  handlerArguments(schema, *stack, first, &args_tuple, &kwargs);
   py::tuple types_tuple(types.size());
   for (size_t i = 0; i < types.size(); ++i) types_tuple[i] = types[i];
-  py::tuple args_tuple(args);
 
+  std::string mode_repr;  // the mode that returned NotImplemented, if any
   if (!tls_modes.empty()) {
     py::object result;
     std::string who;
@@ -503,13 +821,16 @@ void handleWithGil(const OperatorHandle& op, DispatchKeySet ks, Stack* stack,
       detail::PythonTimeScope python_time;  // the profiler's Python column
       result = callHandler(popped.mode(), popped.mode().get_type(), func,
                            types_tuple, args_tuple, kwargs);
+      if (result.is(py::handle(Py_NotImplemented))) {
+        mode_repr = py::repr(popped.mode()).cast<std::string>();
+      }
     }
-    TURNOUT_CHECK(!result.is(py::handle(Py_NotImplemented)), ErrorKind::Type,
-                  who, " returned NotImplemented for ", qualifiedName(schema),
-                  "; a dispatch mode must handle every call (call func(*args, "
-                  "**kwargs) to run it unchanged)");
-    pushReturns(result, schema, who, first, stack);
-    return;
+    if (mode_repr.empty()) {
+      pushReturns(result, schema, who, first, stack);
+      return;
+    }
+    // As torch 1.13: a mode that returns NotImplemented defers to the
+    // subclasses' handlers, which run with the mode still active.
   }
 
   for (const py::object& cls : types) {
@@ -534,7 +855,13 @@ void handleWithGil(const OperatorHandle& op, DispatchKeySet ks, Stack* stack,
                 qualifiedName(schema),
                 "' on types that implement "
                 "__turnout_dispatch__: [",
-                names, "]; every one returned NotImplemented");
+                names, "]",
+                mode_repr.empty()
+                    ? std::string("; every one returned NotImplemented")
+                    : " nor was it found on the currently active mode " +
+                          mode_repr +
+                          " (it returned NotImplemented; return "
+                          "func(*args, **kwargs) to run the call unchanged)");
 }
 
 }  // namespace
@@ -543,17 +870,10 @@ PyObject* preservedPythonTensor(const Tensor& t) {
   return static_cast<PyObject*>(t.unsafeGetTensorImpl()->pyobj_slot().get());
 }
 
-PyObject* reclaimPythonTensor(const Tensor& t) {
-  PyObjectSlot& slot = t.unsafeGetTensorImpl()->pyobj_slot();
-  auto* obj = static_cast<PyObject*>(slot.get());
-  if (obj == nullptr) return nullptr;
-  if (!slot.owned()) {
-    Py_INCREF(obj);
-    return obj;
-  }
+PyObject* takeBackPythonTensor(const Tensor& t, PyObject* obj) {
   // Python takes the object back from C++ (see "Preserved Python objects").
   reinterpret_cast<PyTensor*>(obj)->cdata = t;
-  slot.set(obj, /*owned=*/false);
+  t.unsafeGetTensorImpl()->pyobj_slot().set(obj, /*owned=*/false);
   rearmFinalizer(obj);
   return obj;  // the slot's reference, now the caller's
 }
@@ -601,6 +921,56 @@ void initPythonMode(py::module_& m) {
       py::arg("requires_grad") = false,
       "A tensor of class `cls` with this metadata and no memory, for "
       "subclasses that hold an inner tensor.");
+  py::class_<EnablePythonDispatcher>(
+      m, "_EnablePythonDispatcher",
+      "While alive (or in its `with` block): this thread's calls choose "
+      "their kernel in Python, by turnout._python_dispatcher.resolve_key "
+      "over the registrations and the OpOverloads' py_impl kernels "
+      "(torch's _EnablePythonDispatcher).")
+      .def(py::init<>())
+      .def("__enter__", [](py::object self) { return self; })
+      .def("__exit__", [](EnablePythonDispatcher&, py::args) { return false; });
+  py::class_<DisablePythonDispatcher>(
+      m, "_DisablePythonDispatcher",
+      "While alive (or in its `with` block): this thread's calls skip the "
+      "Python dispatcher (torch's _DisablePythonDispatcher).")
+      .def(py::init<>())
+      .def("__enter__", [](py::object self) { return self; })
+      .def("__exit__", [](DisablePythonDispatcher&, py::args) { return false; });
+  py::class_<RestoreSnapshotGuard>(
+      m, "_RestorePythonTLSSnapshot",
+      "Inside a __turnout_dispatch__ handler: the thread's dispatch key sets "
+      "as they were when the call being handled was made, so that the "
+      "handler's own calls run autograd (torch's _RestorePythonTLSSnapshot; "
+      "turnout.utils.enable_reentrant_dispatch() wraps it). Use it in a "
+      "`with` block.")
+      .def(py::init<>())
+      .def("__enter__", [](py::object self) { return self; })
+      .def("__exit__", [](RestoreSnapshotGuard&, py::args) { return false; });
+  m.def(
+      "_tensor_class_has_handler",
+      [](py::handle cls) { return PyType_Check(cls.ptr()) && hasHandler(cls); },
+      py::arg("cls"),
+      "True when the tensor class `cls` defines a __turnout_dispatch__ of its "
+      "own (not turnout.Tensor's, which runs calls below the Python key).");
+  m.def(
+      "_dispatch_isTensorSubclassLike",
+      [](const Tensor& t) {
+        // As torch 1.13's isTensorSubclassLike: a tensor whose kernels may
+        // not be plain strided-memory ones (a Python subclass with a
+        // handler, sparse, batched, or meta).
+        DispatchKeySet ks = t.key_set();
+        return ks.has(DispatchKey::Python) ||
+               ks.has_any(DispatchKeySet(DispatchKey::Batched)) ||
+               ks.has_any(DispatchKeySet(DispatchKey::FuncTorchBatched)) ||
+               ks.has_any(DispatchKeySet(DispatchKey::SparseCsrCPU)) ||
+               ks.has_any(DispatchKeySet(DispatchKey::SparseCsrCUDA)) ||
+               t.layout() != Layout::Strided || t.is_meta();
+      },
+      py::arg("tensor"),
+      "True for tensors that are not plain strided tensors with memory: "
+      "Python subclasses with __turnout_dispatch__, sparse, batched and meta "
+      "tensors (torch's isTensorSubclassLike).");
   m.def(
       "_python_tensor_is_held_by_cpp",
       [](py::handle obj) {
@@ -624,6 +994,18 @@ void initPythonMode(py::module_& m) {
 TURNOUT_LIBRARY_IMPL(_, Python, m) {
   m.fallback(turnout::CppFunction::makeFromBoxedFunction(
       &turnout::bindings::pythonFallback));
+}
+
+// PythonDispatcher's: the kernel chosen in Python (_EnablePythonDispatcher).
+TURNOUT_LIBRARY_IMPL(_, PythonDispatcher, m) {
+  m.fallback(turnout::CppFunction::makeFromBoxedFunction(
+      &turnout::bindings::pythonDispatcherFallback));
+}
+
+// PythonTLSSnapshot's: records the thread's key sets, then goes on below.
+TURNOUT_LIBRARY_IMPL(_, PythonTLSSnapshot, m) {
+  m.fallback(turnout::CppFunction::makeFromBoxedFunction(
+      &turnout::bindings::pythonTLSSnapshotFallback));
 }
 
 // ---- Rules and hints (declared in python_mode.h) ---------------------------

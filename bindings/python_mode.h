@@ -24,12 +24,13 @@
 // checked. A Python exception reaches the caller with its type; the mode
 // stack and the thread's key sets are restored on every path.
 //
-// A Python-key tensor keeps its Python object (the subclass instance, with
-// its attributes) for as long as either Python or C++ uses it, and no longer,
-// so that a call that goes through C++ hands the same object back, and an
-// object nothing uses is freed at once: see "Preserved Python objects" in
-// python_mode.cc (PyTorch's PyObject preservation, over the TensorImpl's
-// PyObjectSlot).
+// Every tensor keeps its one Python object (a turnout.Tensor, or the
+// subclass instance with its attributes) for as long as either Python or
+// C++ uses it, and no longer, so that a call that goes through C++ (a mode,
+// a subclass handler, a Python kernel, a graph, autograd) hands the same
+// object back, and an object nothing uses is freed at once: see "Preserved
+// Python objects" in python_mode.cc (PyTorch's PyObject preservation, over
+// the TensorImpl's PyObjectSlot).
 //
 // Thread safety: the mode stack is per thread. Everything here runs with the
 // GIL held, except the fallback itself, which takes it.
@@ -48,22 +49,47 @@
 namespace turnout {
 namespace bindings {
 
-/// The Python object preserved for `t` (a tensor whose key set has
-/// `Python`, made by _make_subclass / _make_wrapper_subclass), borrowed; null
-/// when there is none. Precondition: the GIL is held.
+/// The Python object of `t` (made by wrapTensor, _make_subclass or
+/// _make_wrapper_subclass), borrowed; null when there is none. Precondition:
+/// the GIL is held.
 PyObject* preservedPythonTensor(const Tensor& t);
-/// The same as a new reference, for handing `t` to Python: when C++ held the
-/// object (its last Python reference had gone), Python owns it again.
+/// Python takes back an object that C++ held alone (see python_mode.cc).
+PyObject* takeBackPythonTensor(const Tensor& t, PyObject* obj);
+/// The object of `t` as a new reference, for handing `t` to Python (null
+/// when it has none): when C++ held the object (its last Python reference
+/// had gone), Python owns it again. Inline: wrapTensor runs it for every
+/// tensor, and for one without an object it is one load and one compare.
 /// Precondition: the GIL is held.
-PyObject* reclaimPythonTensor(const Tensor& t);
+inline PyObject* reclaimPythonTensor(const Tensor& t) {
+  PyObjectSlot& slot = t.unsafeGetTensorImpl()->pyobj_slot();
+  auto* obj = static_cast<PyObject*>(slot.get());
+  if (obj == nullptr) return nullptr;
+  if (__builtin_expect(slot.owned(), 0)) return takeBackPythonTensor(t, obj);
+  Py_INCREF(obj);
+  return obj;
+}
+/// Records `obj` (a new isTensor object, the first for its tensor) as its
+/// tensor's object, and gives its class the finalizer that hands the object
+/// to C++ when its last Python reference goes while C++ still uses the
+/// tensor. Precondition: the GIL is held; the tensor has no object yet.
+void recordPythonTensor(PyObject* obj);
+/// Makes `type` (the class wrapTensor instantiates) preserve its instances
+/// before the first one is made, so that wrapTensor needs only set the
+/// slot. Precondition: the GIL is held.
+void preserveTensorClass(PyTypeObject* type);
 /// Called by TensorBase's dealloc: `obj` (an isTensor object) is going, so
 /// its tensor must stop pointing at it. Inline: every tensor's dealloc runs
-/// it, and for all but Python-key tensors it is one load and one compare.
+/// it: one load, one compare and two stores.
 /// Precondition: the GIL is held.
 inline void forgetPythonTensor(PyObject* obj) {
   PyObjectSlot& slot = unpackTensor(obj).unsafeGetTensorImpl()->pyobj_slot();
   if (__builtin_expect(slot.get() == obj, 0)) slot.clear();
 }
+/// Makes `fn` (or nothing, for None) turnout.Tensor's own handler: a tensor
+/// class whose __turnout_dispatch__ is that function has no handler of its
+/// own (its tensors do not get the Python key). Precondition: the GIL is
+/// held.
+void setDefaultTensorHandler(pybind11::handle fn);
 /// Calls `handler.__turnout_dispatch__(func, types, args, kwargs)`, or,
 /// when turnout.library.register_torch_dispatch gave class `cls` (the mode's
 /// class, or the subclass itself) a rule for `func`'s operator, that rule

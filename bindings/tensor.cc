@@ -13,6 +13,8 @@
 
 #include "bindings/bindings.h"
 #include "bindings/gil.h"
+#include "bindings/ivalue.h"
+#include "bindings/python_error.h"
 #include "bindings/python_kernel.h"
 #include "bindings/python_mode.h"
 #include "bindings/types.h"
@@ -23,6 +25,7 @@
 #include "kernels/autograd/autograd_meta.h"
 #include "kernels/autograd/engine.h"
 #include "kernels/autograd/grad_mode.h"
+#include "kernels/autograd/node.h"
 
 namespace py = pybind11;
 
@@ -475,20 +478,52 @@ void property(py::handle type, const char* name, Get&& get, Set&& set,
 
 }  // namespace
 
+// Runs a Python hook of node `name` (Node::PostHook). Precondition: the
+// GIL is held.
+autograd::variable_list runNodeHook(PyObject* hook, const std::string& name,
+                                    const autograd::variable_list& grad_inputs,
+                                    const autograd::variable_list& grad_outputs) {
+  auto toTuple = [](const autograd::variable_list& ts) {
+    py::tuple out(ts.size());
+    for (size_t i = 0; i < ts.size(); ++i) out[i] = wrapTensor(ts[i]);
+    return out;
+  };
+  py::object result = py::handle(hook)(toTuple(grad_inputs),
+                                        toTuple(grad_outputs));
+  if (result.is_none()) return grad_inputs;
+  TURNOUT_CHECK((py::isinstance<py::tuple>(result) ||
+                 py::isinstance<py::list>(result)) &&
+                    py::len(result) == grad_inputs.size(),
+                ErrorKind::Type, "a hook registered on ", name, " returned ",
+                describePyType(result), "; return None or a tuple of ",
+                grad_inputs.size(), " gradients (Tensors or None)");
+  autograd::variable_list out;
+  for (py::handle g : result) {
+    TURNOUT_CHECK(g.is_none() || isTensor(g.ptr()), ErrorKind::Type,
+                  "a hook registered on ", name, " returned ",
+                  describePyType(g), " among its gradients; give Tensors or "
+                  "None");
+    out.push_back(g.is_none() ? Tensor() : unpackTensor(g.ptr()));
+  }
+  return out;
+}
+
 PyTypeObject* tensorBaseType() { return g_tensor_base; }
 
 py::object wrapTensor(Tensor t) {
   if (!t.defined()) return py::none();
-  // A subclass tensor comes back as the object it was made as (python_mode.h).
-  if (__builtin_expect(t.key_set().has(DispatchKey::Python), 0)) {
-    if (PyObject* kept = reclaimPythonTensor(t)) {
-      return py::reinterpret_steal<py::object>(kept);
-    }
+  // A tensor that has a Python object comes back as that object, whatever
+  // its class (PyObject preservation, python_mode.h).
+  if (PyObject* kept = reclaimPythonTensor(t)) {
+    return py::reinterpret_steal<py::object>(kept);
   }
   PyTypeObject* cls = g_tensor_class;
   PyObject* obj = cls->tp_alloc(cls, 0);
   if (obj == nullptr) throw py::error_already_set();
-  new (&reinterpret_cast<PyTensor*>(obj)->cdata) Tensor(std::move(t));
+  auto* self = reinterpret_cast<PyTensor*>(obj);
+  new (&self->cdata) Tensor(std::move(t));
+  // The class's instances are preserved (_set_tensor_class): record only.
+  self->cdata.unsafeGetTensorImpl()->pyobj_slot().set(obj, /*owned=*/false);
   return py::reinterpret_steal<py::object>(obj);
 }
 
@@ -542,6 +577,13 @@ void initTensor(py::module_& m) {
                       ErrorKind::Type,
                       "_set_tensor_class(cls): expected a subclass of "
                       "turnout._C.TensorBase, got ", std::string(py::repr(cls)));
+        // Its own __turnout_dispatch__ (a classmethod) runs calls below the
+        // Python key; a subclass that keeps it has no handler of its own.
+        py::object own = py::reinterpret_borrow<py::dict>(
+                             reinterpret_cast<PyTypeObject*>(cls.ptr())->tp_dict)
+                             .attr("get")("__turnout_dispatch__");
+        setDefaultTensorHandler(py::getattr(own, "__func__", py::none()));
+        preserveTensorClass(reinterpret_cast<PyTypeObject*>(cls.ptr()));
         Py_INCREF(cls.ptr());
         Py_DECREF(g_tensor_class);
         g_tensor_class = reinterpret_cast<PyTypeObject*>(cls.ptr());
@@ -613,12 +655,103 @@ void initTensor(py::module_& m) {
     if (!fn) return py::none();
     return py::str(fn->name());
   }, "The name of the node that made this tensor (\"AddBackward0\"), or None.");
+  // Tensor.grad_fn: the node itself, one Python object per node while it is
+  // referenced (pybind11 finds the live instance of a shared_ptr).
+  py::class_<autograd::Node, std::shared_ptr<autograd::Node>>(
+      m, "_FunctionNode",
+      "A node of the backward graph (Tensor.grad_fn): name(), "
+      "next_functions.")
+      .def("name", &autograd::Node::name,
+           "The node's name, e.g. \"MulBackward0\", as torch's.")
+      .def_property_readonly(
+          "next_functions",
+          [](const autograd::Node& node) {
+            const std::vector<autograd::Edge>& edges = node.next_edges();
+            py::tuple out(edges.size());
+            for (size_t i = 0; i < edges.size(); ++i) {
+              py::object fn = edges[i].function ? py::cast(edges[i].function)
+                                                : py::none();
+              out[i] = py::make_tuple(fn, edges[i].input_nr);
+            }
+            return out;
+          },
+          "One (node, input_nr) pair per input of the forward operator: "
+          "where its gradient goes (None where it needs none), as torch's.")
+      .def(
+          "register_hook",
+          [](const std::shared_ptr<autograd::Node>& node, py::object fn) {
+            TURNOUT_CHECK(PyCallable_Check(fn.ptr()), ErrorKind::Type,
+                          "register_hook(hook): expected a callable "
+                          "hook(grad_inputs, grad_outputs), got ",
+                          describePyType(fn));
+            // Released from whichever thread drops the node.
+            std::shared_ptr<PyObject> held(
+                fn.release().ptr(), [](PyObject* o) { releasePyObject(o); });
+            const std::string name = node->name();
+            uint64_t key = node->addPostHook(
+                [held, name](const autograd::variable_list& grad_inputs,
+                             const autograd::variable_list& grad_outputs) {
+                  GilAcquire gil;
+                  try {
+                    return runNodeHook(held.get(), name, grad_inputs,
+                                       grad_outputs);
+                  } catch (const py::error_already_set& e) {
+                    throw PythonError(e);
+                  }
+                });
+            std::weak_ptr<autograd::Node> weak = node;
+            py::cpp_function remove([weak, key] {
+              if (auto n = weak.lock()) n->removePostHook(key);
+            });
+            return py::module_::import("types").attr("SimpleNamespace")(
+                py::arg("remove") = remove);
+          },
+          py::arg("hook"),
+          "Calls hook(grad_inputs, grad_outputs) after the node runs in "
+          "backward, as torch's: tuples of the gradients it computed and of "
+          "those it received (None where undefined); a tuple it returns "
+          "replaces grad_inputs. Returns a handle whose remove() takes the "
+          "hook away.")
+      .def("__repr__", [](py::handle self) {
+        return "<" + self.cast<const autograd::Node&>().name() +
+               " object at " +
+               py::str(py::module_::import("builtins").attr("hex")(
+                           reinterpret_cast<uintptr_t>(self.ptr())))
+                   .cast<std::string>() +
+               ">";
+      });
+  property(base, "_grad_fn", [](const Tensor& t) { return autograd::gradFn(t); },
+           "The node that made this tensor, or None.");
   m.def(
       "_backward",
       [](std::vector<Tensor> roots, std::vector<Tensor> grads) {
         withoutGil([&] { autograd::backward(roots, grads); });
       },
       py::arg("roots"), py::arg("grad_roots"));
+  m.def(
+      "_autograd_grad",
+      [](std::vector<Tensor> outputs, py::sequence grad_outputs,
+         std::vector<Tensor> inputs, bool create_graph) {
+        std::vector<Tensor> grads;
+        for (py::handle g : grad_outputs) {
+          TURNOUT_CHECK(g.is_none() || isTensor(g.ptr()), ErrorKind::Type,
+                        "grad(): grad_outputs must hold Tensors or None, got ",
+                        describePyType(g));
+          grads.push_back(g.is_none() ? Tensor() : unpackTensor(g.ptr()));
+        }
+        autograd::variable_list result;
+        withoutGil([&] {
+          result = autograd::grad(outputs, grads, inputs, create_graph);
+        });
+        py::list out;
+        for (Tensor& t : result) out.append(wrapTensor(std::move(t)));
+        return out;
+      },
+      py::arg("outputs"), py::arg("grad_outputs"), py::arg("inputs"),
+      py::arg("create_graph"),
+      "The gradients of outputs with respect to inputs (None where none "
+      "reaches an input); no leaf's .grad changes. turnout.autograd.grad "
+      "wraps it.");
   m.def("_set_grad_enabled", &autograd::GradMode::set_enabled, py::arg("enabled"));
   m.def("is_grad_enabled", &autograd::GradMode::is_enabled,
         "True when operators record autograd history on this thread.");

@@ -13,7 +13,8 @@
 // Supported C++ types: Tensor, const Tensor&, Tensor&, int64_t, double,
 // bool, std::string, std::string_view, Scalar, Device, ScalarType, Layout,
 // MemoryFormat, std::optional<T>, std::vector<T> and absl::Span<const T> of
-// int64_t, double, bool and Tensor; returns of those, std::tuple<...> of
+// int64_t, double, bool and Tensor, std::vector<std::optional<Tensor>>
+// (Tensor?[]); returns of those, std::tuple<...> of
 // them, and void. Anything else fails to compile with a message naming it.
 //
 // Thread safety: stateless.
@@ -180,6 +181,19 @@ TURNOUT_IVALUE_TO_ARG(absl::Span<const Tensor>,
                       absl::Span<const Tensor>(v.toTensorListRef()))
 #undef TURNOUT_IVALUE_TO_ARG
 
+// Tensor?[] (index.Tensor's `indices`): a list of None and Tensors, boxed as
+// a GenericList (or a TensorList when every element is a tensor).
+std::vector<std::optional<Tensor>> ivalueToOptionalTensorList(const IValue& v);
+template <>
+struct IValueToArg<std::vector<std::optional<Tensor>>> {
+  static std::vector<std::optional<Tensor>> call(IValue& v) {
+    return ivalueToOptionalTensorList(v);
+  }
+};
+template <>
+struct IValueToArg<const std::vector<std::optional<Tensor>>&>
+    : IValueToArg<std::vector<std::optional<Tensor>>> {};
+
 template <class T>
 struct IValueToArg<std::optional<T>> {
   static std::optional<T> call(IValue& v) {
@@ -209,6 +223,11 @@ IValue toIValue(T&& value) {
 }
 
 // Pushes a kernel's result(s) onto the stack.
+template <class T>
+struct IsTuple : std::false_type {};
+template <class... Ts>
+struct IsTuple<std::tuple<Ts...>> : std::true_type {};
+
 template <class R>
 struct PushOutputs {
   static void call(R&& result, Stack* stack) {
@@ -248,8 +267,14 @@ struct PopReturn<std::tuple<Ts...>> {
 
 void checkBoxedReturnCount(const OperatorHandle& op, size_t expected,
                            size_t found);
-void checkStackHasArguments(const OperatorHandle& op, size_t needed,
-                            size_t found);
+// Throws the "stack holds only N arguments" error (out of line and cold, so
+// that the check below is one compare in the boxed call).
+[[noreturn]] void throwStackTooShort(const OperatorHandle& op, size_t needed,
+                                     size_t found);
+inline void checkStackHasArguments(const OperatorHandle& op, size_t needed,
+                                   size_t found) {
+  if (__builtin_expect(found < needed, 0)) throwStackTooShort(op, needed, found);
+}
 
 // Calls a boxed kernel with typed arguments.
 template <class Sig>
@@ -351,8 +376,15 @@ struct WrapEntryPoints<Functor, Wrap, R(A...)> {
       // one of them (Tensor& returns).
       std::decay_t<R> result(
           Wrap::invoke(f, ks, IValueToArg<A>::call(base[I])...));
-      stack->resize(stack->size() - n);
-      PushOutputs<std::decay_t<R>>::call(std::move(result), stack);
+      if constexpr (n >= 1 && !IsTuple<std::decay_t<R>>::value) {
+        // One result: it takes the first argument's slot (no capacity check,
+        // no push), and the other arguments are dropped.
+        base[0] = toIValue(std::move(result));
+        if constexpr (n > 1) stack->resize(stack->size() - (n - 1));
+      } else {
+        stack->resize(stack->size() - n);
+        PushOutputs<std::decay_t<R>>::call(std::move(result), stack);
+      }
     }
   }
 };
@@ -377,6 +409,9 @@ struct KeySetAccumulator {
   }
   void add(const std::vector<Tensor>& ts) {
     for (const Tensor& t : ts) add(t);
+  }
+  void add(const std::vector<std::optional<Tensor>>& ts) {
+    for (const std::optional<Tensor>& t : ts) add(t);
   }
   template <class T>
   void add(const T&) {}

@@ -83,8 +83,11 @@ inline constexpr uint32_t kHazardSlots = 64;
 
 // One per thread that has ever called, owned by the Reclaimer and never
 // freed (writers scan it while its thread may exit); a thread that exits
-// gives it back for the next new thread. Only its thread writes it.
-struct ReaderRecord {
+// gives it back for the next new thread. Only its thread writes it, on
+// every call: aligned to a cache line (and so sized in whole lines) so that
+// two threads' records never share one and calls from different threads do
+// not contend for it (false sharing).
+struct alignas(64) ReaderRecord {
   // The object each open HazardGuard protects, by nesting level; null when
   // none is open at that level.
   std::atomic<const void*> hazards[kHazardSlots] = {};

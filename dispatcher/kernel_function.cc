@@ -116,11 +116,39 @@ void checkBoxedReturnCount(const OperatorHandle& op, size_t expected,
                 expected, " return values");
 }
 
-void checkStackHasArguments(const OperatorHandle& op, size_t needed,
-                            size_t found) {
-  TURNOUT_CHECK(found >= needed, ErrorKind::InvalidArgument, "calling ",
-                toString(op.operator_name()), " boxed: the kernel takes ",
-                needed, " arguments but the stack holds only ", found);
+void throwStackTooShort(const OperatorHandle& op, size_t needed, size_t found) {
+  throwError(ErrorKind::InvalidArgument,
+             joinParts("calling ", toString(op.operator_name()),
+                       " boxed: the kernel takes ", needed,
+                       " arguments but the stack holds only ", found));
+}
+
+std::vector<std::optional<Tensor>> ivalueToOptionalTensorList(const IValue& v) {
+  std::vector<std::optional<Tensor>> out;
+  if (v.isTensorList()) {
+    for (const Tensor& t : v.toTensorListRef()) {
+      out.emplace_back(t.defined() ? std::optional<Tensor>(t) : std::nullopt);
+    }
+    return out;
+  }
+  TURNOUT_CHECK(v.isGenericList(), ErrorKind::Type,
+                "expected a list of optional tensors (Tensor?[]), got ",
+                v.tagKind());
+  const std::vector<IValue>& elements = v.toListRef();
+  out.reserve(elements.size());
+  for (size_t i = 0; i < elements.size(); ++i) {
+    const IValue& e = elements[i];
+    if (e.isNone()) {
+      out.emplace_back(std::nullopt);
+      continue;
+    }
+    TURNOUT_CHECK(e.isTensor(), ErrorKind::Type,
+                  "expected a list of optional tensors (Tensor?[]), got ",
+                  e.tagKind(), " at position ", i);
+    out.emplace_back(e.toTensor().defined() ? std::optional<Tensor>(e.toTensor())
+                                            : std::nullopt);
+  }
+  return out;
 }
 
 }  // namespace detail

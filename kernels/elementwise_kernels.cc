@@ -22,6 +22,7 @@
 #include "kernels/aten_tags.h"
 #include "kernels/loops.h"
 #include "kernels/mem_overlap.h"
+#include "kernels/reduce_utils.h"
 #include "kernels/tensor_utils.h"
 #include "kernels/type_promotion.h"
 
@@ -59,8 +60,8 @@ void checkDefined(std::string_view op, std::initializer_list<const Tensor*> ts) 
 }
 
 // Checks an output given by the caller (out= or in-place self) against what
-// the operation produces. In-place: "output with shape ..."; out=: the shape
-// must match exactly (resizing out= tensors is not supported).
+// the operation produces. In-place: "output with shape ..."; out= gets the
+// result's shape from resizeOutput afterwards, as torch's out= variants.
 void checkOutput(std::string_view op, const Tensor& out, IntArrayRef sizes,
                  ScalarType result, Device device, bool inplace) {
   TURNOUT_CHECK(out.defined(), ErrorKind::InvalidArgument, op,
@@ -73,11 +74,6 @@ void checkOutput(std::string_view op, const Tensor& out, IntArrayRef sizes,
     TURNOUT_CHECK(out.sizes() == IntArrayRef(sizes), ErrorKind::InvalidArgument,
                   "output with shape ", shapeString(out.sizes()),
                   " doesn't match the broadcast shape ", shapeString(sizes));
-  } else {
-    TURNOUT_CHECK(out.sizes() == IntArrayRef(sizes), ErrorKind::InvalidArgument, op,
-                  ": expected out to have shape ", shapeString(sizes),
-                  " (the result's), but got ", shapeString(out.sizes()),
-                  "; resizing out= tensors is not supported");
   }
   TURNOUT_CHECK(out.device() == device, ErrorKind::InvalidArgument,
                 "Expected all tensors to be on the same device, but found at "
@@ -382,6 +378,10 @@ Tensor& binaryInto(std::string_view op, Tensor& out, const Tensor& self,
                    Other other, const Scalar* alpha, bool inplace) {
   const BinaryPlan plan = planBinary(op, kKind, self, other, alpha);
   checkOutput(op, out, plan.sizes, plan.result, plan.device, inplace);
+  if (!inplace) {
+    // After every check, so that a refused call leaves out unchanged.
+    reduce_internal::resizeOutput(out, plan.sizes, std::string(op).c_str());
+  }
   checkNoInternalOverlap(out, op);
   Tensor self_copy;
   Tensor other_copy;

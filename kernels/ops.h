@@ -10,11 +10,17 @@
 #define TURNOUT_KERNELS_OPS_H_
 
 #include "kernels/copy.h"
+#include "kernels/dim_ops.h"
 #include "kernels/elementwise.h"
 #include "kernels/factory.h"
+#include "kernels/indexing.h"
 #include "kernels/linalg.h"
+#include "kernels/linspace_addmv.h"
+#include "kernels/random.h"
 #include "kernels/reduce.h"
 #include "kernels/scalar_ops.h"
 #include "kernels/shape.h"
+#include "kernels/shape_ops.h"
+#include "kernels/unary_math.h"
 
 #endif  // TURNOUT_KERNELS_OPS_H_

@@ -16,7 +16,8 @@
 // fills, and the ones that read a tensor serve every backend. The list
 // operators over `t[]` are boxed kernels (any list: int, float, bool,
 // Tensor or generic). Integer arithmetic wraps around on overflow, as
-// TorchScript's int64; division by zero raises, as Python does.
+// TorchScript's int64; floordiv.int by zero raises, true division by zero gives
+// IEEE's inf or nan, as torch 1.13's.
 #ifndef TURNOUT_KERNELS_SCALAR_OPS_H_
 #define TURNOUT_KERNELS_SCALAR_OPS_H_
 

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages turnout builds with, when any is missing.
 # Does nothing (and needs no network) when they are all there.
+#   tools/install_deps.sh          what the build and the tests need
+#   tools/install_deps.sh bench    and what tools/bench.sh compares with
 set -euo pipefail
 
 packages=(
@@ -28,6 +30,12 @@ packages=(
   clang-14          # --config=fuzz: libFuzzer targets need clang
   libfuzzer-14-dev
 )
+if [ "${1:-}" = bench ]; then
+  packages+=(libtorch-dev)  # c10, ATen and TorchScript 1.13, in the same runs
+elif [ $# -gt 0 ]; then
+  echo "tools/install_deps.sh: unknown argument '$1' (none, or 'bench')" >&2
+  exit 2
+fi
 
 missing=()
 for p in "${packages[@]}"; do

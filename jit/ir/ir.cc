@@ -24,13 +24,36 @@ void removeUse(Value* v, Node* user, size_t offset,
 
 }  // namespace
 
+std::optional<Type> tupleConstantType(const IValue& v) {
+  using K = SchemaType::Kind;
+  switch (v.tag()) {
+    case IValue::Tag::None: return Type::of(K::None);
+    case IValue::Tag::Bool: return Type::of(K::Bool);
+    case IValue::Tag::Int: return Type::of(K::Int);
+    case IValue::Tag::Double: return Type::of(K::Float);
+    case IValue::Tag::String: return Type::of(K::Str);
+    case IValue::Tag::Tuple: {
+      std::vector<Type> elements;
+      for (const IValue& e : v.toTupleRef().elements()) {
+        std::optional<Type> t = tupleConstantType(e);
+        if (!t) return std::nullopt;
+        elements.push_back(std::move(*t));
+      }
+      return Type::tuple(std::move(elements));
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
 bool isInterpreterPrim(std::string_view kind) {
   return kind == prim::kConstant || kind == prim::kListConstruct ||
          kind == prim::kListUnpack || kind == prim::kTupleConstruct ||
          kind == prim::kTupleUnpack || kind == prim::kIf ||
          kind == prim::kLoop || kind == prim::kRaiseException ||
          kind == prim::kUninitialized || kind == prim::kFork ||
-         kind == prim::kWait;
+         kind == prim::kWait || kind == prim::kCallFunction ||
+         kind == prim::kIsInstance;
 }
 
 namespace {
@@ -660,6 +683,16 @@ Value* Graph::insertConstant(const IValue& value) {
       type =
           Type(SchemaType::list(SchemaType::get(SchemaType::Kind::Float)));
       break;
+    case IValue::Tag::Tuple:
+      if (std::optional<Type> t = tupleConstantType(value)) {
+        n->setAttribute("value", value);
+        type = std::move(*t);
+        break;
+      }
+      freeNode(n);
+      throw Error(ErrorKind::Type,
+                  "insertConstant(): a tuple constant holds only None, bool, "
+                  "int, float, str and such tuples");
     case IValue::Tag::Tensor: {
       const Tensor& t = value.toTensor();
       TURNOUT_CHECK(t.defined(), ErrorKind::InvalidArgument,
@@ -705,12 +738,13 @@ std::unique_ptr<Graph> Graph::copy() const {
     g->names_[entry.second->name_] = entry.second;
   }
   g->next_name_ = next_name_;
+  g->compilation_unit_ = compilation_unit_;
   return g;
 }
 
 std::optional<IValue> toIValue(const Value* v) {
   const Node* n = v->node();
-  if (!n->is(prim::kConstant)) return std::nullopt;
+  if (!n->is(prim::kConstant) || v->type().isFunction()) return std::nullopt;
   if (!n->hasAttribute("value")) return IValue();
   const AttributeValue& a = n->attribute("value");
   const SchemaType::Kind kind = v->type().kind();
@@ -727,7 +761,9 @@ std::optional<IValue> toIValue(const Value* v) {
   if (const auto* is = std::get_if<std::vector<int64_t>>(&a)) {
     return IValue(*is);
   }
-  return IValue(std::get<std::vector<double>>(a));
+  if (const auto* iv = std::get_if<IValue>(&a)) return *iv;
+  if (const auto* ds = std::get_if<std::vector<double>>(&a)) return IValue(*ds);
+  return std::nullopt;
 }
 
 }  // namespace jit

@@ -52,6 +52,7 @@ namespace turnout {
 namespace jit {
 
 class Block;
+class CompilationUnit;
 class Graph;
 class Node;
 class Value;
@@ -69,12 +70,29 @@ inline constexpr std::string_view kIf = "prim::If";
 inline constexpr std::string_view kLoop = "prim::Loop";
 inline constexpr std::string_view kRaiseException = "prim::RaiseException";
 inline constexpr std::string_view kUninitialized = "prim::Uninitialized";
-/// Runs its one block on the inter-op pool; its output is a Future(T).
+/// Runs its one block (or its Subgraph, see kSubgraph) on the inter-op
+/// pool; its output is a Future[T].
 inline constexpr std::string_view kFork = "prim::fork";
 /// Waits for the Future made by a prim::fork and yields its value. Spelled
 /// with the aten namespace, as TorchScript does; the interpreter runs it.
 inline constexpr std::string_view kWait = "aten::wait";
+/// Calls the graph function its first input names (a Function constant,
+/// `prim::Constant[name="f"]()`) on the other inputs; the function is
+/// looked up in the graph's CompilationUnit.
+inline constexpr std::string_view kCallFunction = "prim::CallFunction";
+/// Whether its input's runtime value is one of the types of its `types`
+/// attribute: `%b : bool = prim::isinstance[types=[int, float]](%x)`.
+inline constexpr std::string_view kIsInstance = "prim::isinstance";
+/// The attribute of a prim::fork whose body is a graph of its own rather
+/// than a block (as torch 1.13 prints forks: `prim::fork_0(%x)` and, after
+/// the graph, `with prim::fork_0 = graph(%x.1 : Tensor): ...`).
+inline constexpr std::string_view kSubgraph = "Subgraph";
 }  // namespace prim
+
+/// The type of a tuple constant's value (`(float, str)` for (2.5, "s")), or
+/// of an element of one; nullopt for what a tuple constant cannot hold
+/// (only None, bool, int, float, str and such tuples).
+std::optional<Type> tupleConstantType(const IValue& v);
 
 /// True for the kinds above that the interpreter runs itself rather than
 /// through the dispatcher.
@@ -103,10 +121,16 @@ struct Use {
 };
 
 /// A node attribute value. prim::Constant keeps its value in attribute
-/// "value" as PyTorch does: bools as Int, Device as Str, tensors as Tensor;
-/// a None constant has no attribute.
-using AttributeValue = std::variant<int64_t, double, std::string, Tensor,
-                                    std::vector<int64_t>, std::vector<double>>;
+/// "value" as PyTorch does: bools as Int, Device as Str, tensors as Tensor,
+/// tuples as an IValue (a Tuple: `value=(2.5, "s")`); a None constant has
+/// no attribute, a Function constant has `name="f"`. prim::isinstance
+/// keeps the types it tests in `types=[int, float]` (a vector of Type); a
+/// prim::fork printed as torch prints it keeps its body in `Subgraph` (a
+/// graph, shared and never changed once parsed).
+using AttributeValue =
+    std::variant<int64_t, double, std::string, Tensor, std::vector<int64_t>,
+                 std::vector<double>, IValue, std::vector<Type>,
+                 std::shared_ptr<const Graph>>;
 
 /// An SSA value: an output of a Node (or an input of a Block, which is an
 /// output of the block's param node).
@@ -385,8 +409,19 @@ class Graph {
   /// Insert at the end of `b`.
   void setInsertPoint(Block* b) { setInsertPoint(b->returnNode()); }
 
-  /// A deep copy with the same names, types and structure.
+  /// A deep copy with the same names, types and structure (and the same
+  /// compilation unit).
   std::unique_ptr<Graph> copy() const;
+
+  /// The compilation unit whose functions this graph's Function constants
+  /// name (prim::CallFunction); null when none was set or it is gone. The
+  /// graph does not keep the unit alive (the unit owns its graphs).
+  std::shared_ptr<const CompilationUnit> compilationUnit() const {
+    return compilation_unit_.lock();
+  }
+  void setCompilationUnit(std::weak_ptr<const CompilationUnit> unit) {
+    compilation_unit_ = std::move(unit);
+  }
 
   /// Checks the invariants listed at the top of this file; throws
   /// Error(Internal) naming the first one broken and where. A graph that is
@@ -440,12 +475,14 @@ class Graph {
   std::unordered_map<std::string, Value*> names_;
   size_t next_name_ = 0;
   uint64_t num_freed_ = 0;
+  std::weak_ptr<const CompilationUnit> compilation_unit_;
 };
 
 std::ostream& operator<<(std::ostream& out, const Graph& g);
 
 /// The constant a prim::Constant node's output holds, built from its
-/// attribute and its output type; nullopt for any other node.
+/// attribute and its output type; nullopt for any other node and for a
+/// Function constant (its value is a graph, not an IValue).
 std::optional<IValue> toIValue(const Value* v);
 
 /// Sets the insertion point for its lifetime, restoring the old one after.

@@ -54,7 +54,7 @@ class Linter {
     return matchScore(actual, formal) >= 0;
   }
   static bool fits(const Value* v, const SchemaType& formal) {
-    return fits(*v->type().schemaType(), formal);
+    return matchScore(v->type(), formal) >= 0;
   }
   // Whether a value that holds a `produced` may be declared `declared`:
   // either is a subtype of the other (a Scalar result declared int, an int
@@ -346,7 +346,11 @@ class Linter {
       needInputs(n, 0, 0);
       needOutputs(n, 1);
     } else if (n->is(prim::kFork)) {
-      const Block* body = n->blocks()[0];
+      const Block* body =
+          n->hasAttribute(prim::kSubgraph)
+              ? std::get<std::shared_ptr<const Graph>>(
+                    n->attribute(prim::kSubgraph))->block()
+              : n->blocks()[0];
       for (size_t i = 0; i < n->inputs().size(); ++i) {
         if (!fits(n->inputs()[i], *body->inputs()[i]->type().schemaType())) {
           failUse("input " + std::to_string(i) + " (" +
@@ -361,6 +365,27 @@ class Linter {
         failUse("prim::fork's output must be a Future of what its block "
                 "returns (" + describe(body->outputs()[0]) + "), not " +
                     describe(n->output()),
+                n);
+      }
+    } else if (n->is(prim::kCallFunction)) {
+      if (n->inputs().empty() || !n->inputs()[0]->type().isFunction()) {
+        failUse("prim::CallFunction's first input must be a Function "
+                "(%f : Function = prim::Constant[name=\"f\"]())",
+                n);
+      }
+    } else if (n->is(prim::kIsInstance)) {
+      needInputs(n, 1, 1);
+      needOutputs(n, 1);
+      if (n->output()->type().kind() != K::Bool) {
+        failUse("prim::isinstance's output is a bool, not " +
+                    describe(n->output()),
+                n);
+      }
+      if (!n->hasAttribute("types") ||
+          !std::holds_alternative<std::vector<Type>>(n->attribute("types")) ||
+          std::get<std::vector<Type>>(n->attribute("types")).empty()) {
+        failUse("prim::isinstance needs the types it tests: "
+                "prim::isinstance[types=[int, float]](%x)",
                 n);
       }
     } else if (n->is(prim::kWait)) {
@@ -486,6 +511,16 @@ class Linter {
         fail("prim::Loop with " + std::to_string(carried) +
                  " carried values needs that many outputs, and a block with "
                  "(i, carried...) inputs and (cond, carried...) outputs",
+             n);
+      }
+    } else if (n->is(prim::kFork) && n->hasAttribute(prim::kSubgraph)) {
+      const auto* g = std::get_if<std::shared_ptr<const Graph>>(
+          &n->attribute(prim::kSubgraph));
+      if (nb != 0 || n->outputs().size() != 1 || g == nullptr ||
+          *g == nullptr || (*g)->inputs().size() != n->inputs().size() ||
+          (*g)->outputs().size() != 1) {
+        fail("prim::fork with a Subgraph needs one output, no blocks, and a "
+             "subgraph taking the node's inputs and returning one value",
              n);
       }
     } else if (n->is(prim::kFork)) {

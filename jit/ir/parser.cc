@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <map>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -41,6 +42,26 @@ class Parser {
                       std::to_string(kMaxIRBytes) +
                       "); split the graph, or check that this is IR text");
     }
+    parseGraph();
+    skipSpace();
+    if (pos_ != text_.size()) fail("the end of the graph after 'return (...)'");
+    return finish();
+  }
+
+ private:
+  // A fork's subgraph, `with prim::fork_0 = graph(...)`: parsed from the
+  // same text by a parser of its own (its names are its own), one level
+  // deeper.
+  Parser(const Parser& outer, size_t pos)
+      : text_(outer.text_),
+        options_(outer.options_),
+        graph_(std::make_unique<Graph>()),
+        pos_(pos),
+        subgraph_depth_(outer.subgraph_depth_ + 1) {}
+
+  // graph(...): nodes return (...), then the `with` subgraphs of the forks
+  // it printed as prim::fork_N (torch 1.13's form).
+  void parseGraph() {
     skipSpace();
     expectWord("graph");
     expect('(');
@@ -53,8 +74,55 @@ class Parser {
     expect('(');
     for (Value* v : parseRefs()) graph_->registerOutput(v);
     expect(')');
-    skipSpace();
-    if (pos_ != text_.size()) fail("the end of the graph after 'return (...)'");
+    parseSubgraphs();
+  }
+
+  void parseSubgraphs() {
+    while (!pending_subgraphs_.empty() && peekIdent() == "with") {
+      size_t at = pos_;
+      pos_ += 4;
+      skipSpace();
+      size_t name_at = pos_;
+      std::string ns = parseIdent("prim::fork_N after 'with'");
+      if (text_.substr(pos_, 2) != "::") fail("'::'");
+      pos_ += 2;
+      std::string name = ns + "::" + parseIdent("prim::fork_N after 'with'");
+      auto it = pending_subgraphs_.find(name);
+      if (it == pending_subgraphs_.end()) {
+        failAt(name_at, "no node of this graph is " + name +
+                            " (or its subgraph was given already)");
+      }
+      Node* fork = it->second;
+      pending_subgraphs_.erase(it);
+      expect('=');
+      // Each level is a parser on the stack: bounded well below the
+      // blocks' limit.
+      constexpr size_t kMaxSubgraphNesting = 64;
+      if (subgraph_depth_ >= kMaxSubgraphNesting) {
+        failAt(at, "fork subgraphs nested more than " +
+                       std::to_string(kMaxSubgraphNesting) + " deep");
+      }
+      Parser sub(*this, pos_);
+      sub.parseGraph();
+      pos_ = sub.pos_;
+      std::shared_ptr<const Graph> g = sub.finish();
+      if (g->inputs().size() != fork->inputs().size() ||
+          g->outputs().size() != 1) {
+        failAt(at, name + " takes " + std::to_string(fork->inputs().size()) +
+                       " inputs and its subgraph must take as many and "
+                       "return one value");
+      }
+      fork->setAttribute(std::string(prim::kSubgraph), std::move(g));
+    }
+    if (!pending_subgraphs_.empty()) {
+      skipSpace();
+      fail("'with " + pending_subgraphs_.begin()->first +
+           " = graph(...)' giving the subgraph of that fork");
+    }
+  }
+
+  std::unique_ptr<Graph> finish() {
+    graph_->setCompilationUnit(options_.compilation_unit);
     try {
       graph_->lint();
     } catch (const Error& e) {
@@ -72,7 +140,6 @@ class Parser {
     return std::move(graph_);
   }
 
- private:
   // ---- Positions and errors
 
   [[noreturn]] void failAt(size_t pos, const std::string& message) {
@@ -230,11 +297,16 @@ class Parser {
 
   // ---- Types
 
-  SchemaTypePtr parseSchemaType(std::optional<TensorRefinement>* refinement) {
+  // A value's type, as torch 1.13 prints it: leaves, dtypes with their
+  // refinements, tuples (whose elements keep theirs), Dict(K, V),
+  // Future[T] (and the schema language's Future(T)), Union(T1, T2, ...),
+  // Function, and T[] / T? suffixes.
+  Type parseType() {
     skipSpace();
     size_t at = pos_;
-    SchemaTypePtr base;
-    // Tuples, Dict(...) and Future(...) recurse: bounded as in schemas.
+    Type base;
+    // Tuples, Dict(...), Future[...] and Union(...) recurse: bounded as in
+    // schemas.
     struct Nesting {
       int& depth;
       ~Nesting() { --depth; }
@@ -243,78 +315,100 @@ class Parser {
       if (type_nesting_ > SchemaType::kMaxNesting) {
         failAt(at, "types nested more than " +
                        std::to_string(SchemaType::kMaxNesting) +
-                       " deep (tuples, Dict(...), Future(...)); flatten the "
-                       "type");
+                       " deep (tuples, Dict(...), Future[...], Union(...)); "
+                       "flatten the type");
+      }
+    };
+    auto needPlain = [&](const Type& t, size_t t_at, const char* where) {
+      if (t.isUnion() || t.isFunction()) {
+        failAt(t_at, "a " + t.toString() + " cannot be " + where);
       }
     };
     if (accept('(')) {
       checkNesting();
-      std::vector<SchemaTypePtr> elements;
+      std::vector<Type> elements;
       if (!peek(')')) {
         do {
-          elements.push_back(parseSchemaType(nullptr));
+          elements.push_back(parseType());
         } while (accept(','));
       }
       expect(')');
-      base = SchemaType::tuple(std::move(elements));
+      base = Type::tuple(std::move(elements));
     } else {
       std::string id = parseIdent("a type");
       if (id == "Dict") {
         checkNesting();
         expect('(');
-        SchemaTypePtr k = parseSchemaType(nullptr);
+        skipSpace();
+        size_t k_at = pos_;
+        Type k = parseType();
+        needPlain(k, k_at, "a Dict key");
         expect(',');
-        SchemaTypePtr v = parseSchemaType(nullptr);
+        skipSpace();
+        size_t v_at = pos_;
+        Type v = parseType();
+        needPlain(v, v_at, "a Dict value");
         expect(')');
-        base = SchemaType::dict(std::move(k), std::move(v));
+        base = Type(SchemaType::dict(k.unrefined().schemaType(),
+                                     v.unrefined().schemaType()));
       } else if (id == "Future") {
         checkNesting();
+        // torch prints graphs' futures as Future[T]; the schema language
+        // writes Future(T).
+        const bool square = peek('[');
+        expect(square ? '[' : '(');
+        skipSpace();
+        size_t e_at = pos_;
+        Type e = parseType();
+        needPlain(e, e_at, "a Future's element");
+        expect(square ? ']' : ')');
+        base = Type(SchemaType::future(e.unrefined().schemaType()));
+      } else if (id == "Union") {
+        checkNesting();
         expect('(');
-        base = SchemaType::future(parseSchemaType(nullptr));
+        std::vector<Type> members;
+        do {
+          members.push_back(parseType());
+        } while (accept(','));
         expect(')');
+        if (members.size() < 2) {
+          failAt(at, "a Union needs at least two member types (write the "
+                     "type itself for one)");
+        }
+        base = Type::unionOf(std::move(members));
+      } else if (id == "Function") {
+        base = Type::function();
       } else if (std::optional<ScalarType> dtype = dtypeNamed(id);
                  dtype || id == "Tensor") {
-        base = SchemaType::get(Kind::Tensor);
         if (dtype || (pos_ < text_.size() && text_[pos_] == '(')) {
-          if (refinement == nullptr) {
-            failAt(at, "a refined tensor type may appear only at the top "
-                       "of a value's type");
-          }
-          *refinement = parseRefinement(dtype);
+          base = Type::tensor(parseRefinement(dtype));
         }
       } else if (auto kind = detail::leafKindFromSpelling(id)) {
-        base = SchemaType::get(*kind);
+        base = Type::of(*kind);
       } else {
         failAt(at, "unknown type '" + id +
                        "' (expected Tensor, int, float, bool, str, NoneType, "
-                       "Device, a dtype such as Float, a tuple (...), or "
+                       "Device, a dtype such as Float, a tuple (...), "
+                       "Dict(K, V), Future[T], Union(T1, T2), Function, or "
                        "T[] / T?)");
       }
     }
     for (;;) {
-      if (pos_ < text_.size() && text_[pos_] == '[' &&
-          text_.substr(pos_, 2) == "[]") {
-        pos_ += 2;
-        base = SchemaType::list(std::move(base));
-      } else if (pos_ < text_.size() && text_[pos_] == '?') {
-        ++pos_;
-        base = SchemaType::optional(std::move(base));
-      } else {
-        break;
+      const bool list = pos_ < text_.size() && text_[pos_] == '[' &&
+                        text_.substr(pos_, 2) == "[]";
+      const bool optional = pos_ < text_.size() && text_[pos_] == '?';
+      if (!list && !optional) break;
+      if (base.refinement() != nullptr) {
+        failAt(at, "a refined tensor type cannot be a list or optional");
       }
-    }
-    if (refinement != nullptr && refinement->has_value() &&
-        base->kind() != Kind::Tensor) {
-      failAt(at, "a refined tensor type cannot be a list or optional");
+      needPlain(base, at, list ? "a list element" : "optional (torch "
+                                 "writes Union(..., NoneType))");
+      pos_ += list ? 2 : 1;
+      SchemaTypePtr e = base.unrefined().schemaType();
+      base = Type(list ? SchemaType::list(std::move(e))
+                       : SchemaType::optional(std::move(e)));
     }
     return base;
-  }
-
-  Type parseType() {
-    std::optional<TensorRefinement> refinement;
-    SchemaTypePtr t = parseSchemaType(&refinement);
-    if (refinement) return Type::tensor(std::move(*refinement));
-    return Type(std::move(t));
   }
 
   static std::optional<ScalarType> dtypeNamed(std::string_view id) {
@@ -524,6 +618,7 @@ class Parser {
     if (pos_ >= text_.size()) fail("an attribute value");
     char c = text_[pos_];
     if (c == '"' || c == '\'') return parseStringLiteral();
+    if (c == '(') return parseTupleConstant();
     if (c == '<') {
       failAt(at, "a tensor constant printed as <Tensor> has lost its "
                  "contents and cannot be read back; only 0-dim tensors "
@@ -575,6 +670,49 @@ class Parser {
     return std::get<double>(v);
   }
 
+  // A tuple constant: '(' element {',' element} [','] ')' where an element
+  // is a number, a string, True, False, None or a tuple.
+  IValue parseTupleConstant() {
+    skipSpace();
+    size_t at = pos_;
+    struct Nesting {
+      int& depth;
+      ~Nesting() { --depth; }
+    } nesting{++type_nesting_};
+    if (type_nesting_ > SchemaType::kMaxNesting) {
+      failAt(at, "tuple constants nested more than " +
+                     std::to_string(SchemaType::kMaxNesting) + " deep");
+    }
+    expect('(');
+    std::vector<IValue> elements;
+    while (!peek(')')) {
+      skipSpace();
+      char c = pos_ < text_.size() ? text_[pos_] : '\0';
+      std::string_view id = peekIdent();
+      if (c == '(') {
+        elements.push_back(parseTupleConstant());
+      } else if (c == '"' || c == '\'') {
+        elements.push_back(IValue(parseStringLiteral()));
+      } else if (id == "True" || id == "False") {
+        pos_ += id.size();
+        elements.push_back(IValue(id == "True"));
+      } else if (id == "None") {
+        pos_ += id.size();
+        elements.emplace_back();
+      } else {
+        auto v = parseNumber();
+        if (std::holds_alternative<int64_t>(v)) {
+          elements.push_back(IValue(std::get<int64_t>(v)));
+        } else {
+          elements.push_back(IValue(std::get<double>(v)));
+        }
+      }
+      if (!accept(',')) break;
+    }
+    expect(')');
+    return IValue::makeTuple(std::move(elements));
+  }
+
   // The attribute "value" of a prim::Constant must agree with its type.
   void checkConstant(const Node* n, size_t at) {
     if (n->outputs().size() != 1) {
@@ -582,6 +720,14 @@ class Parser {
     }
     const Type& t = n->output()->type();
     const Kind k = t.kind();
+    if (t.isFunction()) {
+      if (n->hasAttribute("value") || !n->hasAttribute("name") ||
+          !std::holds_alternative<std::string>(n->attribute("name"))) {
+        failAt(at, "a Function constant names its function and holds no "
+                   "value: %f : Function = prim::Constant[name=\"f\"]()");
+      }
+      return;
+    }
     if (!n->hasAttribute("value")) {
       if (k != Kind::None && k != Kind::Optional) {
         failAt(at, "prim::Constant without [value=...] is None, so its type "
@@ -613,6 +759,12 @@ class Parser {
         }
         break;
       case Kind::Tensor: ok = std::holds_alternative<Tensor>(a); break;
+      case Kind::Tuple:
+        if (const auto* iv = std::get_if<IValue>(&a)) {
+          std::optional<Type> vt = tupleConstantType(*iv);
+          ok = vt && matchScore(*vt->schemaType(), *t.schemaType()) >= 0;
+        }
+        break;
       case Kind::List: {
         Kind e = t.schemaType()->elementType()->kind();
         ok = (e == Kind::Int && std::holds_alternative<std::vector<int64_t>>(a)) ||
@@ -654,6 +806,58 @@ class Parser {
     }
   }
 
+  // The helpers below keep their locals out of parseNode's frame: parseNode
+  // recurses once per nested block (kMaxBlockNesting deep), so its frame
+  // must stay small (ASan's frames are larger still).
+
+  [[gnu::noinline]] static bool isSubgraphForkKind(const std::string& kind) {
+    return kind.size() > 11 && kind.compare(0, 11, "prim::fork_") == 0 &&
+           std::all_of(kind.begin() + 11, kind.end(), [](char c) {
+             return std::isdigit(static_cast<unsigned char>(c));
+           });
+  }
+
+  [[gnu::noinline]] void registerSubgraphFork(const std::string& name,
+                                              Node* n, size_t at) {
+    if (!pending_subgraphs_.emplace(name, n).second) {
+      failAt(at, name + " is used twice; number the forks prim::fork_0, "
+                        "prim::fork_1, ...");
+    }
+  }
+
+  [[gnu::noinline]] [[noreturn]] void failSubgraphForkShape(const Node* n,
+                                                            size_t at) {
+    std::string name = "prim::fork_N";
+    for (const auto& [k, v] : pending_subgraphs_) {
+      if (v == n) name = k;
+    }
+    failAt(at, name + " has one output (a Future) and no blocks: its body "
+                      "is the subgraph 'with " + name +
+                      " = graph(...)' after the graph");
+  }
+
+  // '[' name=value {',' name=value} ']' after a node's kind (the '[' read).
+  [[gnu::noinline]] void parseAttributes(Node* n, const Type* first_type) {
+    ++pos_;
+    do {
+      std::string name = parseIdent("an attribute name");
+      expect('=');
+      if (name == "types") {
+        // prim::isinstance[types=[int, float]]
+        expect('[');
+        std::vector<Type> types;
+        do {
+          types.push_back(parseType());
+        } while (accept(','));
+        expect(']');
+        n->setAttribute(name, std::move(types));
+        continue;
+      }
+      n->setAttribute(name, parseAttributeValue(first_type));
+    } while (accept(','));
+    expect(']');
+  }
+
   void parseNode(Block* b) {
     // Outputs.
     struct Out {
@@ -684,6 +888,9 @@ class Parser {
       fail("an operator name after '" + kind + "'");
     }
     kind += parseIdent("an operator name");
+    // torch prints a fork whose body is a subgraph as prim::fork_N, the
+    // subgraph after the graph as `with prim::fork_N = graph(...)`.
+    const bool subgraph_fork = isSubgraphForkKind(kind);
     std::optional<std::string> overload;
     if (pos_ < text_.size() && text_[pos_] == '.') {
       ++pos_;
@@ -693,22 +900,16 @@ class Parser {
       overload = parseIdent("an overload name");
     }
     (void)name_at;
-    Node* n = graph_->create(kind, {}, 0);
+    Node* n = graph_->create(
+        subgraph_fork ? std::string(prim::kFork) : kind, {}, 0);
+    if (subgraph_fork) registerSubgraphFork(kind, n, kind_at);
     // Insert first so that an error below leaves no floating node behind
     // (the whole graph is dropped anyway).
     b->appendNode(n);
     for (const Out& o : outs) n->addOutput(o.type);
     const Type* first_type = outs.empty() ? nullptr : &outs[0].type;
     // Attributes.
-    if (pos_ < text_.size() && text_[pos_] == '[') {
-      ++pos_;
-      do {
-        std::string name = parseIdent("an attribute name");
-        expect('=');
-        n->setAttribute(name, parseAttributeValue(first_type));
-      } while (accept(','));
-      expect(']');
-    }
+    if (pos_ < text_.size() && text_[pos_] == '[') parseAttributes(n, first_type);
     // Inputs.
     expect('(');
     for (Value* v : parseRefs()) n->addInput(v);
@@ -730,7 +931,10 @@ class Parser {
     // Blocks.
     for (size_t index = 0;; ++index) {
       std::string_view id = peekIdent();
-      if (id.size() < 6 || id.substr(0, 5) != "block") break;
+      if (id.size() < 6 || id.substr(0, 5) != "block" ||
+          !std::isdigit(static_cast<unsigned char>(id[5]))) {
+        break;
+      }
       size_t at = pos_;
       pos_ += id.size();
       if (id.substr(5) != std::to_string(index)) {
@@ -763,7 +967,11 @@ class Parser {
     for (size_t i = 0; i < outs.size(); ++i) {
       declare(n->outputs()[i], outs[i].name, outs[i].at);
     }
-    checkStructure(n, kind_at);
+    if (!subgraph_fork) {
+      checkStructure(n, kind_at);
+    } else if (!n->blocks().empty() || n->outputs().size() != 1) {
+      failSubgraphForkShape(n, kind_at);
+    }
     resolve(n, overload, kind_at);
   }
 
@@ -800,7 +1008,7 @@ class Parser {
           n->blocks()[0]->outputs().size() != 1) {
         failAt(at, "prim::fork takes inputs, has one output (a Future) and "
                    "one block with one parameter per input returning one "
-                   "value: %f : Future(Tensor) = prim::fork(%x) block0(%a : "
+                   "value: %f : Future[Tensor] = prim::fork(%x) block0(%a : "
                    "Tensor): ... -> (%r)");
       }
     } else if (!n->blocks().empty()) {
@@ -833,7 +1041,10 @@ class Parser {
   std::unordered_map<std::string, Value*> visible_;
   std::unordered_set<std::string> defined_;
   std::vector<std::vector<std::string>> scopes_{1};
-  int type_nesting_ = 0;       // parseSchemaType calls open
+  int type_nesting_ = 0;       // parseType calls open
+  size_t subgraph_depth_ = 0;  // fork subgraphs this parser is nested in
+  // prim::fork_N nodes waiting for their `with prim::fork_N = graph(...)`.
+  std::map<std::string, Node*> pending_subgraphs_;
   size_t block_nesting_ = 0;   // blocks open
 };
 

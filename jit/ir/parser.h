@@ -39,6 +39,10 @@ struct ParseOptions {
   /// registered overload, unresolved (Node::op() empty) instead of failing.
   /// For loading graphs to print or transform, not to run.
   bool allow_unresolved = false;
+  /// Where the graph's Function constants (`prim::Constant[name="f"]()`)
+  /// find their functions when the graph is compiled or inlined; see
+  /// compilation_unit.h. The graph keeps a weak reference.
+  std::weak_ptr<const CompilationUnit> compilation_unit;
 };
 
 /// Parses one graph. Throws Error(InvalidArgument) as described above; the

@@ -15,6 +15,36 @@ void appendDouble(std::string& out, double d) {
   DefaultValue::fromDouble(d).appendTo(out);
 }
 
+// A tuple constant's value as torch prints it: (1, 2., "s", True, None).
+// Nested tuples recurse: a tuple constant comes from a parsed or folded
+// graph, whose types nest at most SchemaType::kMaxNesting deep.
+void appendConstant(std::string& out, const IValue& v) {
+  switch (v.tag()) {
+    case IValue::Tag::None: out += "None"; return;
+    case IValue::Tag::Bool: out += v.toBool() ? "True" : "False"; return;
+    case IValue::Tag::Int: out += std::to_string(v.toInt()); return;
+    case IValue::Tag::Double: appendDouble(out, v.toDouble()); return;
+    case IValue::Tag::String:
+      DefaultValue::fromString(v.toStringRef()).appendTo(out);
+      return;
+    case IValue::Tag::Tuple: {
+      const auto& es = v.toTupleRef().elements();
+      out += '(';
+      for (size_t i = 0; i < es.size(); ++i) {
+        if (i > 0) out += ", ";
+        appendConstant(out, es[i]);
+      }
+      if (es.size() == 1) out += ',';
+      out += ')';
+      return;
+    }
+    default:
+      out += '<';
+      out += v.tagKind();
+      out += '>';
+  }
+}
+
 void appendValueRefs(std::string& out, const std::vector<Value*>& values) {
   for (size_t i = 0; i < values.size(); ++i) {
     if (i > 0) out += ", ";
@@ -34,19 +64,45 @@ void appendValueDecls(std::string& out, const std::vector<Value*>& values,
   }
 }
 
-void appendNodeLine(std::string& out, const Node* n) {
+// The graph bodies of the nodes printed so far as KIND_N (forks with a
+// Subgraph), printed after the graph as `with KIND_N = graph(...)`.
+using Subgraphs = std::vector<std::pair<std::string, const Graph*>>;
+
+// Not inlined: appendNode recurses once per nested block and keeps its
+// frame small.
+[[gnu::noinline]] void appendNodeLine(std::string& out, const Node* n,
+                                      Subgraphs* subgraphs = nullptr) {
   appendValueDecls(out, n->outputs(), ", ");
   out += " = ";
   out += n->kind();
+  const Graph* subgraph = nullptr;
+  if (n->hasAttribute(prim::kSubgraph)) {
+    if (const auto* g = std::get_if<std::shared_ptr<const Graph>>(
+            &n->attribute(prim::kSubgraph))) {
+      subgraph = g->get();
+    }
+  }
+  if (subgraph != nullptr && subgraphs != nullptr) {
+    out += '_';
+    out += std::to_string(subgraphs->size());
+    subgraphs->emplace_back(n->kind() + "_" + std::to_string(subgraphs->size()),
+                            subgraph);
+  }
   if (n->printsOverload() && n->op() &&
       !n->op()->operator_name().overload_name.empty()) {
     out += '.';
     out += n->op()->operator_name().overload_name;
   }
-  if (!n->attributes().empty()) {
+  const size_t shown_attributes =
+      n->attributes().size() - (subgraph != nullptr ? 1 : 0);
+  if (shown_attributes > 0) {
     out += '[';
     bool first = true;
     for (const auto& [name, value] : n->attributes()) {
+      if (name == prim::kSubgraph &&
+          std::holds_alternative<std::shared_ptr<const Graph>>(value)) {
+        continue;
+      }
       if (!first) out += ", ";
       first = false;
       out += name;
@@ -64,29 +120,31 @@ void appendNodeLine(std::string& out, const Node* n) {
   }
 }
 
-void appendNode(std::string& out, const Node* n, int indent);
+void appendNode(std::string& out, const Node* n, int indent,
+                Subgraphs* subgraphs);
 
 void appendBlock(std::string& out, const Block* b, size_t index,
-                 int indent) {
+                 int indent, Subgraphs* subgraphs) {
   out.append(indent, ' ');
   out += "block";
   out += std::to_string(index);
   out += '(';
   appendValueDecls(out, b->inputs(), ", ");
   out += "):\n";
-  for (const Node* n : b->nodes()) appendNode(out, n, indent + 2);
+  for (const Node* n : b->nodes()) appendNode(out, n, indent + 2, subgraphs);
   out.append(indent + 2, ' ');
   out += "-> (";
   appendValueRefs(out, b->outputs());
   out += ")\n";
 }
 
-void appendNode(std::string& out, const Node* n, int indent) {
+void appendNode(std::string& out, const Node* n, int indent,
+                Subgraphs* subgraphs) {
   out.append(indent, ' ');
-  appendNodeLine(out, n);
+  appendNodeLine(out, n, subgraphs);
   out += '\n';
   for (size_t i = 0; i < n->blocks().size(); ++i) {
-    appendBlock(out, n->blocks()[i], i, indent + 2);
+    appendBlock(out, n->blocks()[i], i, indent + 2, subgraphs);
   }
 }
 
@@ -122,6 +180,18 @@ std::string attributeToString(const AttributeValue& value) {
       out += std::to_string((*is)[k]);
     }
     out += ']';
+  } else if (const auto* iv = std::get_if<IValue>(&value)) {
+    appendConstant(out, *iv);
+  } else if (const auto* g =
+                 std::get_if<std::shared_ptr<const Graph>>(&value)) {
+    out += *g == nullptr ? "<no graph>" : "<graph>";
+  } else if (const auto* ts = std::get_if<std::vector<Type>>(&value)) {
+    out += '[';
+    for (size_t k = 0; k < ts->size(); ++k) {
+      if (k > 0) out += ", ";
+      out += (*ts)[k].toString();
+    }
+    out += ']';
   } else {
     const auto& ds = std::get<std::vector<double>>(value);
     out += '[';
@@ -137,7 +207,7 @@ std::string attributeToString(const AttributeValue& value) {
 std::string nodeToString(const Node* node, int indent) {
   checkBlockNesting(*node->owningGraph(), "printing a node");
   std::string out;
-  appendNode(out, node, indent);
+  appendNode(out, node, indent, nullptr);
   return out;
 }
 
@@ -154,10 +224,16 @@ std::string Graph::toString() const {
   std::string out = "graph(";
   appendValueDecls(out, inputs(), ",\n      ");
   out += "):\n";
-  for (const Node* n : block_->nodes()) appendNode(out, n, 2);
+  Subgraphs subgraphs;
+  for (const Node* n : block_->nodes()) appendNode(out, n, 2, &subgraphs);
   out += "  return (";
   appendValueRefs(out, outputs());
   out += ")\n";
+  // As torch: each fork's subgraph after the graph, numbered in print
+  // order; a subgraph's own forks follow it, numbered from 0 again.
+  for (const auto& [name, g] : subgraphs) {
+    out += "with " + name + " = " + g->toString();
+  }
   return out;
 }
 

@@ -23,7 +23,7 @@ int fitScore(const Node* n, const FunctionSchema& schema) {
   }
   int total = 0;
   for (size_t i = 0; i < args.size(); ++i) {
-    int s = matchScore(*ins[i]->type().schemaType(), *args[i].type());
+    int s = matchScore(ins[i]->type(), *args[i].type());
     if (s < 0) return -1;
     total += s;
   }

@@ -1,5 +1,6 @@
 #include "jit/ir/type.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "dispatcher/core/error.h"
@@ -47,8 +48,105 @@ Type Type::tensor(TensorRefinement refinement) {
   return t;
 }
 
+Type Type::tuple(std::vector<Type> elements) {
+  std::vector<SchemaTypePtr> schema;
+  bool plain = true;
+  for (const Type& e : elements) {
+    schema.push_back(e.type_);
+    if (e.refinement_ != nullptr || e.special_ != Special::None ||
+        e.contained_ != nullptr) {
+      plain = false;
+    }
+  }
+  Type t(SchemaType::tuple(std::move(schema)));
+  if (!plain) {
+    t.contained_ =
+        std::make_shared<const std::vector<Type>>(std::move(elements));
+  }
+  return t;
+}
+
+Type Type::unionOf(std::vector<Type> members) {
+  TURNOUT_INTERNAL_ASSERT(members.size() >= 2,
+                          "Type::unionOf(): a union needs two members");
+  Type t(SchemaType::get(Kind::Any));
+  t.special_ = Special::Union;
+  t.contained_ = std::make_shared<const std::vector<Type>>(std::move(members));
+  return t;
+}
+
+Type Type::function() {
+  Type t(SchemaType::get(Kind::Any));
+  t.special_ = Special::Function;
+  return t;
+}
+
+Type Type::unrefined() const {
+  if (contained_ == nullptr) {
+    Type t(type_);
+    t.special_ = special_;
+    return t;
+  }
+  std::vector<Type> elements;
+  for (const Type& e : *contained_) elements.push_back(e.unrefined());
+  if (special_ == Special::Union) return unionOf(std::move(elements));
+  return tuple(std::move(elements));
+}
+
+std::vector<Type> Type::containedTypes() const {
+  if (contained_ != nullptr) return *contained_;
+  std::vector<Type> out;
+  if (type_->kind() == Kind::Tuple) {
+    for (const SchemaTypePtr& e : type_->containedTypes()) out.emplace_back(e);
+  }
+  return out;
+}
+
+std::string graphTypeString(const SchemaType& type) {
+  // List and optional suffixes are peeled in a loop (they nest without
+  // bound); the other containers recurse, at most kMaxNesting deep.
+  const SchemaType* t = &type;
+  std::string suffix;
+  while (t->kind() == Kind::List || t->kind() == Kind::Optional) {
+    suffix.insert(0, t->kind() == Kind::List ? "[]" : "?");
+    t = t->elementType().get();
+  }
+  std::string out;
+  switch (t->kind()) {
+    case Kind::Future:
+      out = "Future[" + graphTypeString(*t->elementType()) + "]";
+      break;
+    case Kind::Dict:
+      out = "Dict(" + graphTypeString(*t->keyType()) + ", " +
+            graphTypeString(*t->valueType()) + ")";
+      break;
+    case Kind::Tuple: {
+      out = "(";
+      const auto& es = t->containedTypes();
+      for (size_t i = 0; i < es.size(); ++i) {
+        if (i > 0) out += ", ";
+        out += graphTypeString(*es[i]);
+      }
+      out += ")";
+      break;
+    }
+    default:
+      out = t->toString();
+  }
+  return out + suffix;
+}
+
 std::string Type::toString() const {
-  if (refinement_ == nullptr) return type_->toString();
+  if (special_ == Special::Function) return "Function";
+  if (contained_ != nullptr) {
+    std::string out = special_ == Special::Union ? "Union(" : "(";
+    for (size_t i = 0; i < contained_->size(); ++i) {
+      if (i > 0) out += ", ";
+      out += (*contained_)[i].toString();
+    }
+    return out + ")";
+  }
+  if (refinement_ == nullptr) return graphTypeString(*type_);
   const TensorRefinement& r = *refinement_;
   std::string out = r.dtype ? turnout::toString(*r.dtype) : "Tensor";
   out += '(';
@@ -80,7 +178,9 @@ std::string Type::toString() const {
 }
 
 bool operator==(const Type& a, const Type& b) {
-  if (*a.type_ != *b.type_) return false;
+  if (*a.type_ != *b.type_ || a.special_ != b.special_) return false;
+  if ((a.contained_ == nullptr) != (b.contained_ == nullptr)) return false;
+  if (a.contained_ != nullptr && *a.contained_ != *b.contained_) return false;
   if ((a.refinement_ == nullptr) != (b.refinement_ == nullptr)) return false;
   return a.refinement_ == nullptr || *a.refinement_ == *b.refinement_;
 }
@@ -150,6 +250,18 @@ int matchScore(const SchemaType& actual_type, const SchemaType& formal_type) {
         return -1;
     }
   }
+}
+
+int matchScore(const Type& actual, const SchemaType& formal) {
+  if (!actual.isUnion()) return matchScore(*actual.schemaType(), formal);
+  if (formal.kind() == Kind::Any || formal.kind() == Kind::Var) return 0;
+  int worst = 0;
+  for (const Type& m : actual.containedTypes()) {
+    int s = matchScore(m, formal);
+    if (s < 0) return -1;
+    worst = std::max(worst, s);
+  }
+  return worst;
 }
 
 }  // namespace jit

@@ -51,8 +51,18 @@ struct TensorRefinement {
 };
 
 /// A Value's type.
+///
+/// Besides a schema type, a Type may be one of the graph-only types torch
+/// prints: a union (`Union(Tensor, int)`, whose schema type is Any) or a
+/// function (`Function`, the type of a `prim::Constant[name="f"]()` that
+/// `prim::CallFunction` calls; schema type Any). Tuples keep their
+/// elements' graph types, so a tuple of refined tensors prints as torch
+/// prints it: `(Float(3, strides=[1], requires_grad=0, device=cpu), int)`.
 class Type {
  public:
+  /// What a Type is beyond its schema type.
+  enum class Special : uint8_t { None, Union, Function };
+
   /// Tensor, unrefined.
   Type();
   /// Any schema type. Precondition: `type` is not null.
@@ -62,14 +72,28 @@ class Type {
   static Type of(SchemaType::Kind kind);
   /// A refined tensor type.
   static Type tensor(TensorRefinement refinement);
+  /// A tuple of graph types (refined tensors, unions, ... kept).
+  static Type tuple(std::vector<Type> elements);
+  /// `Union(T1, T2, ...)`. Precondition: at least two members.
+  static Type unionOf(std::vector<Type> members);
+  /// `Function`: the type of a function constant.
+  static Type function();
 
   const SchemaTypePtr& schemaType() const { return type_; }
   SchemaType::Kind kind() const { return type_->kind(); }
   bool isTensor() const { return type_->kind() == SchemaType::Kind::Tensor; }
   /// The refinement of a refined tensor type, else null.
   const TensorRefinement* refinement() const { return refinement_.get(); }
-  /// The same type without its refinement.
-  Type unrefined() const { return Type(type_); }
+  /// The same type without tensor refinements (at the top and inside
+  /// tuples and unions).
+  Type unrefined() const;
+
+  Special special() const { return special_; }
+  bool isUnion() const { return special_ == Special::Union; }
+  bool isFunction() const { return special_ == Special::Function; }
+  /// The members of a union, or the element types of a tuple (with their
+  /// refinements); empty for other types.
+  std::vector<Type> containedTypes() const;
 
   /// As PyTorch 1.13 prints a graph value's type: "Tensor", "int[]",
   /// "(Tensor, bool)", "int?", "NoneType", "Device",
@@ -83,6 +107,10 @@ class Type {
  private:
   SchemaTypePtr type_;
   std::shared_ptr<const TensorRefinement> refinement_;
+  Special special_ = Special::None;
+  // Union members, or a tuple's elements when one of them is more than its
+  // schema type (refined, a union, a function); else null.
+  std::shared_ptr<const std::vector<Type>> contained_;
 };
 
 /// How well a value of type `actual` fits a schema argument of type
@@ -91,6 +119,14 @@ class Type {
 /// variables fit anything (they are not bound consistently across
 /// arguments).
 int matchScore(const SchemaType& actual, const SchemaType& formal);
+
+/// As matchScore, for graph types: a union fits a formal when each of its
+/// members does (the worst member's score).
+int matchScore(const Type& actual, const SchemaType& formal);
+
+/// A schema type as torch 1.13 prints it in a graph: as its schema text,
+/// but `Future[T]` for a future.
+std::string graphTypeString(const SchemaType& type);
 
 }  // namespace jit
 }  // namespace turnout

@@ -28,6 +28,12 @@ bool isImmutable(const Type& t) {
 std::string attributeKey(const AttributeValue& a) {
   // Tensors compare by identity: two constants holding equal values stay
   // two (comparing data could be arbitrarily slow).
+  if (const auto* g = std::get_if<std::shared_ptr<const Graph>>(&a)) {
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "<graph %p>",
+                  static_cast<const void*>(g->get()));
+    return buf;
+  }
   if (const Tensor* t = std::get_if<Tensor>(&a)) {
     char buf[32];
     std::snprintf(buf, sizeof(buf), "<%p>",

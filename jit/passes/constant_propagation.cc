@@ -78,6 +78,11 @@ std::optional<Stack> evaluate(const Node* n, Stack inputs) {
   if (isInterpreterPrim(n->kind()) || !n->op()) return std::nullopt;
   // Evaluate as a plain eager call would, outside any tracer or mode.
   ForceDispatchKeyGuard clean(default_included_set, default_excluded_set);
+  // A vararg operator reads its input count after its inputs, as the
+  // interpreter pushes it (interpreter.h).
+  if (n->op()->schema().is_vararg()) {
+    inputs.push_back(IValue(static_cast<int64_t>(n->inputs().size())));
+  }
   try {
     n->op()->callBoxed(inputs);
   } catch (const Error&) {

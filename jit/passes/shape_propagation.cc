@@ -124,6 +124,10 @@ std::optional<Stack> runOnMeta(const Node* n, InputFacts& facts,
     stack.push_back(std::move(*a));
   }
   ForceDispatchKeyGuard clean(default_included_set, default_excluded_set);
+  // A vararg operator reads its input count after its inputs (interpreter.h).
+  if (n->op()->schema().is_vararg()) {
+    stack.push_back(IValue(static_cast<int64_t>(n->inputs().size())));
+  }
   try {
     n->op()->callBoxed(stack);
   } catch (const Error&) {
@@ -192,22 +196,45 @@ void collectTypes(const Block* b, std::vector<Type>& out) {
 
 bool eraseBlock(Block* b, bool erase_inputs) {
   bool changed = false;
+  // Tensors lose their refinements, at the top and inside tuples.
   if (erase_inputs) {
     for (Value* v : b->inputs()) {
-      if (v->type().refinement() != nullptr) {
-        changed = setType(v, Type()) || changed;
-      }
+      changed = setType(v, v->type().unrefined()) || changed;
     }
   }
   for (Node* n : b->nodes()) {
     if (!n->is(prim::kConstant)) {
       for (Value* v : n->outputs()) {
-        if (v->type().refinement() != nullptr) {
-          changed = setType(v, Type()) || changed;
-        }
+        changed = setType(v, v->type().unrefined()) || changed;
       }
     }
     for (Block* sub : n->blocks()) changed = eraseBlock(sub, true) || changed;
+  }
+  return changed;
+}
+
+// A tuple of refined tensors keeps their refinements, as torch types a
+// traced graph's returned tuple; unpacking it gives them back. Not inlined:
+// propagateBlock recurses once per nested block.
+[[gnu::noinline]] bool propagateTuple(Node* n) {
+  bool changed = false;
+  if (n->is(prim::kTupleConstruct) && n->outputs().size() == 1) {
+    std::vector<Type> elements;
+    for (const Value* v : n->inputs()) elements.push_back(v->type());
+    Type t = Type::tuple(std::move(elements));
+    if (*t.schemaType() == *n->output()->type().schemaType()) {
+      changed = setType(n->output(), std::move(t));
+    }
+  } else if (n->is(prim::kTupleUnpack) && n->inputs().size() == 1) {
+    std::vector<Type> elements = n->input(0)->type().containedTypes();
+    if (elements.size() == n->outputs().size()) {
+      for (size_t i = 0; i < elements.size(); ++i) {
+        if (*elements[i].schemaType() ==
+            *n->outputs()[i]->type().schemaType()) {
+          changed = setType(n->outputs()[i], elements[i]) || changed;
+        }
+      }
+    }
   }
   return changed;
 }
@@ -294,6 +321,8 @@ bool propagateBlock(Block* b) {
       changed = propagateIf(n) || changed;
     } else if (n->is(prim::kLoop)) {
       changed = propagateLoop(n) || changed;
+    } else if (n->is(prim::kTupleConstruct) || n->is(prim::kTupleUnpack)) {
+      changed = propagateTuple(n) || changed;
     } else if (!isInterpreterPrim(n->kind())) {
       changed = propagateNode(n) || changed;
     }

@@ -34,6 +34,14 @@ AliasAnalysisKind aliasAnalysisOf(const OperatorHandle& op) {
   return op.entry()->aliasAnalysis();
 }
 
+// The Subgraph of a fork printed as torch prints it, or null.
+const Graph* subgraphOf(const Node* n) {
+  if (!n->is(prim::kFork) || !n->hasAttribute(prim::kSubgraph)) return nullptr;
+  const auto* g =
+      std::get_if<std::shared_ptr<const Graph>>(&n->attribute(prim::kSubgraph));
+  return g == nullptr ? nullptr : g->get();
+}
+
 bool blockHasSideEffects(const Block* b) {
   for (const Node* n : b->nodes()) {
     if (hasSideEffects(n)) return true;
@@ -62,6 +70,13 @@ bool hasSideEffects(const Node* n) {
   for (const Block* b : n->blocks()) {
     if (blockHasSideEffects(b)) return true;
   }
+  // A call may do anything its callee does (append to a list it was
+  // given, warn): kept, as an unresolved node is.
+  if (n->is(prim::kCallFunction)) return true;
+  // A fork printed as torch prints it holds its body in a subgraph.
+  if (const Graph* sub = subgraphOf(n)) {
+    if (blockHasSideEffects(sub->block())) return true;
+  }
   if (isInterpreterPrim(n->kind())) return false;
   if (!n->op() || n->outputs().empty()) return true;
   if (writesToInputs(n) || isNondeterministic(n)) return true;
@@ -83,9 +98,13 @@ bool isPure(const Node* n) {
 namespace {
 bool blockHasWrites(const Block* b) {
   for (const Node* n : b->nodes()) {
-    // An unresolved node may write anything.
-    if (writesToInputs(n) || (!n->op() && !isInterpreterPrim(n->kind()))) {
+    // An unresolved node, or a call (its callee), may write anything.
+    if (writesToInputs(n) || (!n->op() && !isInterpreterPrim(n->kind())) ||
+        n->is(prim::kCallFunction)) {
       return true;
+    }
+    if (const Graph* sub = subgraphOf(n)) {
+      if (blockHasWrites(sub->block())) return true;
     }
     for (const Block* sub : n->blocks()) {
       if (blockHasWrites(sub)) return true;

@@ -15,8 +15,9 @@
 //     uninitialized-memory factories (empty, empty_like, empty_strided):
 //     non-deterministic. A user operator that is non-deterministic should be
 //     registered CONSERVATIVE, which keeps every pass off it;
-//   - an unresolved node (parsed with allow_unresolved): side effects, not
-//     pure -- nothing is known about it.
+//   - an unresolved node (parsed with allow_unresolved) and prim::CallFunction
+//     (its callee may write to what it is given): side effects, not pure;
+//     a fork with a Subgraph has the effects of its subgraph.
 //
 // Thread safety: reads the dispatcher's registry under its lock; the graph
 // is the caller's.

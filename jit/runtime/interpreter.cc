@@ -7,6 +7,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "dispatcher/core/error.h"
+#include "jit/ir/compilation_unit.h"
 #include "jit/runtime/future.h"
 
 namespace turnout {
@@ -17,6 +18,7 @@ const char* toString(OpCode op) {
     case OpCode::Load: return "Load";
     case OpCode::Move: return "Move";
     case OpCode::LoadConst: return "LoadConst";
+    case OpCode::LoadListConst: return "LoadListConst";
     case OpCode::Store: return "Store";
     case OpCode::Drop: return "Drop";
     case OpCode::Call: return "Call";
@@ -32,6 +34,8 @@ const char* toString(OpCode op) {
     case OpCode::Uninitialized: return "Uninitialized";
     case OpCode::Fork: return "Fork";
     case OpCode::Wait: return "Wait";
+    case OpCode::CallFunction: return "CallFunction";
+    case OpCode::IsInstance: return "IsInstance";
     case OpCode::Ret: return "Ret";
   }
   return "?";
@@ -203,7 +207,8 @@ class CodeBuilder {
            k == prim::kListConstruct || k == prim::kTupleConstruct ||
            k == prim::kListUnpack || k == prim::kTupleUnpack ||
            k == prim::kRaiseException || k == prim::kFork ||
-           k == prim::kWait || k == prim::kUninitialized;
+           k == prim::kWait || k == prim::kUninitialized ||
+           k == prim::kCallFunction || k == prim::kIsInstance;
   }
 
   // Whether the one output of the operator call `n` can stay on the stack
@@ -247,6 +252,11 @@ class CodeBuilder {
   void emitNode(const Node* n) {
     const std::string& k = n->kind();
     if (k == prim::kConstant) {
+      if (n->outputs().size() == 1 && n->output()->type().isFunction()) {
+        // Called by name: prim::CallFunction compiles the callee itself.
+        checkFunctionUses(n);
+        return;
+      }
       std::optional<IValue> v;
       try {
         v = toIValue(n->output());
@@ -254,8 +264,9 @@ class CodeBuilder {
         fail(n, "malformed constant: " + e.message());
       }
       if (!n->output()->hasUses()) return;
+      const bool list = v->isList();
       code_.constants_.push_back(std::move(*v));
-      emit(OpCode::LoadConst,
+      emit(list ? OpCode::LoadListConst : OpCode::LoadConst,
            static_cast<uint32_t>(code_.constants_.size() - 1));
       emit(OpCode::Store, reg(n->output()));
     } else if (k == prim::kIf) {
@@ -299,6 +310,10 @@ class CodeBuilder {
       }
       emit(OpCode::Wait, it->second, info(n, k));
       storeOutputs(n->outputs());
+    } else if (k == prim::kCallFunction) {
+      emitCallFunction(n);
+    } else if (k == prim::kIsInstance) {
+      emitIsInstance(n);
     } else if (k == prim::kUninitialized) {
       if (n->outputs().size() != 1) fail(n, "Uninitialized has one output");
       emit(OpCode::Uninitialized);
@@ -320,6 +335,14 @@ class CodeBuilder {
                     std::to_string(s.returns().size()));
       }
       pushInputs(n);
+      if (s.is_vararg()) {
+        // A vararg kernel learns how many inputs are its own from the
+        // count pushed after them (aten::format).
+        code_.constants_.push_back(
+            IValue(static_cast<int64_t>(n->inputs().size())));
+        emit(OpCode::LoadConst,
+             static_cast<uint32_t>(code_.constants_.size() - 1));
+      }
       code_.ops_.push_back(*n->op());
       emit(OpCode::Call, static_cast<uint32_t>(code_.ops_.size() - 1),
            info(n, toString(n->op()->operator_name())));
@@ -356,6 +379,10 @@ class CodeBuilder {
   // the block uses from outside and then the block's inputs, compiled
   // into a Code that FORK runs on the inter-op pool.
   void emitFork(const Node* n) {
+    if (n->hasAttribute(prim::kSubgraph)) {
+      emitSubgraphFork(n);
+      return;
+    }
     if (n->blocks().size() != 1 || n->outputs().size() != 1 ||
         n->blocks()[0]->inputs().size() != n->inputs().size() ||
         n->blocks()[0]->outputs().size() != 1) {
@@ -391,6 +418,116 @@ class CodeBuilder {
     code_.forks_.push_back(std::move(code));
     fork_slot_[n] = slot;
     emit(OpCode::Fork, slot, info(n, std::string(prim::kFork)));
+  }
+
+  // The emitters below are not inlined: emitNode recurses once per nested
+  // block (through emitIf and emitLoop), so its frame must stay small.
+
+  [[gnu::noinline]] void checkFunctionUses(const Node* n) {
+    for (const Use& u : n->output()->uses()) {
+      if (!u.user->is(prim::kCallFunction) || u.offset != 0) {
+        fail(n, "a Function may only be called by prim::CallFunction (as its "
+                "first input), not used by " + u.user->kind());
+      }
+    }
+  }
+
+  [[gnu::noinline]] void emitIsInstance(const Node* n) {
+    if (n->inputs().size() != 1 || n->outputs().size() != 1 ||
+        !n->hasAttribute("types") ||
+        !std::holds_alternative<std::vector<Type>>(n->attribute("types"))) {
+      fail(n, "prim::isinstance takes one input, has one output and a "
+              "types=[...] attribute");
+    }
+    std::vector<SchemaTypePtr> types;
+    for (const Type& t : std::get<std::vector<Type>>(n->attribute("types"))) {
+      types.push_back(t.schemaType());
+    }
+    pushInputs(n);
+    code_.instance_types_.push_back(std::move(types));
+    emit(OpCode::IsInstance,
+         static_cast<uint32_t>(code_.instance_types_.size() - 1));
+    storeOutputs(n->outputs());
+  }
+
+  // A prim::CallFunction: the callee, found in the graph's compilation
+  // unit, is compiled now into a Code of its own; its inputs (all but the
+  // Function constant) go on the stack and CALL_FUNCTION runs it there.
+  [[gnu::noinline]] void emitCallFunction(const Node* n) {
+    std::shared_ptr<const Graph> callee;
+    try {
+      callee = resolveCallee(n);
+    } catch (const Error& e) {
+      fail(n, e.message());
+    }
+    // A function that calls itself, directly or not, would compile forever
+    // (TorchScript refuses recursion too).
+    thread_local std::vector<const Graph*> compiling;
+    if (std::find(compiling.begin(), compiling.end(), callee.get()) !=
+        compiling.end()) {
+      fail(n, "recursive calls are not supported: function '" +
+                  std::get<std::string>(
+                      n->inputs()[0]->node()->attribute("name")) +
+                  "' calls itself");
+    }
+    compiling.push_back(callee.get());
+    std::shared_ptr<const Code> code;
+    try {
+      code = std::make_shared<const Code>(*callee);
+    } catch (const Error& e) {
+      compiling.pop_back();
+      fail(n, "cannot compile function '" +
+                  std::get<std::string>(
+                      n->inputs()[0]->node()->attribute("name")) +
+                  "': " + e.message());
+    }
+    compiling.pop_back();
+    for (size_t i = 1; i < n->inputs().size(); ++i) {
+      emit(isLastUse(n, i) ? OpCode::Move : OpCode::Load,
+           reg(n->inputs()[i]));
+    }
+    code_.functions_.push_back(std::move(code));
+    emit(OpCode::CallFunction,
+         static_cast<uint32_t>(code_.functions_.size() - 1),
+         info(n, std::string(prim::kCallFunction)));
+    storeOutputs(n->outputs());
+  }
+
+  // A prim::fork whose body is a graph of its own (torch's prim::fork_N):
+  // that graph, compiled, runs on the node's inputs.
+  [[gnu::noinline]] void emitSubgraphFork(const Node* n) {
+    const auto* g = std::get_if<std::shared_ptr<const Graph>>(
+        &n->attribute(prim::kSubgraph));
+    if (g == nullptr || *g == nullptr || n->outputs().size() != 1 ||
+        (*g)->inputs().size() != n->inputs().size() ||
+        (*g)->outputs().size() != 1) {
+      fail(n, "prim::fork's Subgraph must take the node's inputs and "
+              "return one value");
+    }
+    checkForkUses(n);
+    std::shared_ptr<const Code> code;
+    try {
+      code = std::make_shared<const Code>(**g);
+    } catch (const Error& e) {
+      fail(n, "cannot compile the forked subgraph: " + e.message());
+    }
+    pushInputs(n);
+    const auto slot = static_cast<uint32_t>(code_.forks_.size());
+    code_.forks_.push_back(std::move(code));
+    fork_slot_[n] = slot;
+    emit(OpCode::Fork, slot, info(n, std::string(prim::kFork)));
+  }
+
+  void checkForkUses(const Node* n) {
+    for (const Use& u : n->output()->uses()) {
+      if (!u.user->is(prim::kWait)) {
+        fail(n, "the Future %" + n->output()->debugName() + " is used by " +
+                    u.user->kind() +
+                    "; the interpreter lets only aten::wait use a "
+                    "prim::fork's output (no returning, storing or passing "
+                    "futures)");
+      }
+    }
   }
 
   void emitIf(const Node* n) {
@@ -485,6 +622,54 @@ IValue popList(Stack& stack, size_t n, T (IValue::*get)() const) {
   return IValue(std::move(elements));
 }
 
+// Whether `v` is a value of `type`, as prim::isinstance asks: by the
+// value's tag, and the elements of lists and tuples. An empty generic list
+// is a list of anything.
+bool isInstance(const IValue& v, const SchemaType& type) {
+  using K = SchemaType::Kind;
+  switch (type.kind()) {
+    case K::Any: return true;
+    case K::Tensor: return v.isTensor();
+    case K::Int: return v.isInt();
+    case K::Float: return v.isDouble();
+    case K::Bool: return v.isBool();
+    case K::Str: return v.isString();
+    case K::None: return v.isNone();
+    case K::Device: return v.isDevice();
+    case K::Number: case K::Scalar:
+      return v.isInt() || v.isDouble() || v.isBool();
+    case K::Optional:
+      return v.isNone() || isInstance(v, *type.elementType());
+    case K::List: {
+      const SchemaType& e = *type.elementType();
+      switch (v.tag()) {
+        case IValue::Tag::IntList: return e.kind() == K::Int;
+        case IValue::Tag::DoubleList: return e.kind() == K::Float;
+        case IValue::Tag::BoolList: return e.kind() == K::Bool;
+        case IValue::Tag::TensorList: return e.kind() == K::Tensor;
+        case IValue::Tag::GenericList:
+          for (const IValue& x : v.toListRef()) {
+            if (!isInstance(x, e)) return false;
+          }
+          return true;
+        default: return false;
+      }
+    }
+    case K::Tuple: {
+      if (!v.isTuple()) return false;
+      const auto& es = v.toTupleRef().elements();
+      const auto& ts = type.containedTypes();
+      if (es.size() != ts.size()) return false;
+      for (size_t i = 0; i < es.size(); ++i) {
+        if (!isInstance(es[i], *ts[i])) return false;
+      }
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
 ErrorKind kindOfPythonClass(const std::string& cls) {
   if (cls == "builtins.TypeError") return ErrorKind::Type;
   if (cls == "builtins.IndexError") return ErrorKind::Index;
@@ -521,6 +706,26 @@ void Code::run(Stack& stack) const {
         case OpCode::LoadConst:
           stack.push_back(constants_[ins.a]);
           break;
+        case OpCode::LoadListConst: {
+          const IValue& c = constants_[ins.a];
+          switch (c.tag()) {
+            case IValue::Tag::IntList:
+              stack.emplace_back(c.toIntVector());
+              break;
+            case IValue::Tag::DoubleList:
+              stack.emplace_back(c.toDoubleVector());
+              break;
+            case IValue::Tag::BoolList:
+              stack.emplace_back(c.toBoolVector());
+              break;
+            case IValue::Tag::TensorList:
+              stack.emplace_back(c.toTensorVector());
+              break;
+            default:
+              stack.emplace_back(c.toListRef());
+          }
+          break;
+        }
         case OpCode::Store:
           regs[ins.a] = std::move(stack.back());
           stack.pop_back();
@@ -667,6 +872,24 @@ void Code::run(Stack& stack) const {
           } catch (const Error& e) {
             rethrow(e, ins.b);
           }
+          break;
+        }
+        case OpCode::CallFunction:
+          try {
+            functions_[ins.a]->run(stack);
+          } catch (const Error& e) {
+            rethrow(e, ins.b);
+          }
+          break;
+        case OpCode::IsInstance: {
+          bool r = false;
+          for (const SchemaTypePtr& t : instance_types_[ins.a]) {
+            if (isInstance(stack.back(), *t)) {
+              r = true;
+              break;
+            }
+          }
+          stack.back() = IValue(r);
           break;
         }
         case OpCode::Ret:

@@ -21,10 +21,17 @@
 // caller's thread-local dispatch state; WAIT waits for that future. A
 // future lives in a per-run slot of its fork node, so a prim::fork's
 // output may be used only by aten::wait nodes (it cannot be returned,
-// stored in a list or passed through a block). Nothing is looked up by name
+// stored in a list or passed through a block). CALL_FUNCTION runs the Code
+// of a prim::CallFunction's callee (compiled with the caller, from the
+// graph's CompilationUnit: compilation_unit.h) on the stack; IS_INSTANCE
+// tests a value against prim::isinstance's types. Nothing is looked up by name
 // while running,
 // and nothing is allocated but the frame's registers (inline for small
 // graphs) and what kernels, lists and tuples allocate themselves.
+//
+// An operator whose schema ends with `...` (aten::format(str self, ...))
+// gets the node's input count pushed after its inputs: its boxed kernel pops
+// the count, then that many inputs.
 //
 // Errors: a failing operator's Error is rethrown with the same kind, its
 // message prefixed by the operator, the node's text and its source
@@ -57,6 +64,8 @@ enum class OpCode : uint8_t {
   Load,            // push regs[a] (a copy)
   Move,            // push regs[a], moved out (a's last use)
   LoadConst,       // push constants[a]
+  LoadListConst,   // push a fresh copy of the list constants[a] (lists are
+                   // mutable: a run must not change the next one's)
   Store,           // pop into regs[a]
   Drop,            // pop and discard
   Call,            // ops[a].callBoxed(stack); b = index into node info
@@ -74,6 +83,9 @@ enum class OpCode : uint8_t {
   Fork,            // pop forks[a]'s inputs, run it on the pool into slot a;
                    // b: info
   Wait,            // wait for slot a, push its value; b: info
+  CallFunction,    // functions[a].run(stack) on its inputs; b: info
+  IsInstance,      // pop a value, push whether it is one of
+                   // instance_types[a]
   Ret,             // the outputs are on the stack: return
 };
 
@@ -130,6 +142,10 @@ class Code {
   // The compiled blocks of the prim::fork nodes; fork i runs into future
   // slot i of a run.
   std::vector<std::shared_ptr<const Code>> forks_;
+  // The compiled callees of the prim::CallFunction nodes.
+  std::vector<std::shared_ptr<const Code>> functions_;
+  // The `types` of the prim::isinstance nodes.
+  std::vector<std::vector<SchemaTypePtr>> instance_types_;
   size_t num_registers_ = 0;
   size_t num_inputs_ = 0;
   size_t num_outputs_ = 0;

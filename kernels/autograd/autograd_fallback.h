@@ -9,11 +9,13 @@
 // that its outputs get no grad_fn, naming the operator and the fix; the call
 // then goes on below autograd. Without this, the mistake shows only later,
 // as backward()'s "element 0 of tensors does not require grad". Nothing
-// (the default for now): the autograd keys fall through (no call at all),
-// as in torch 1.13, whose tables turnout's tests and README compare with.
-// TODO(issue 16): make Warn the default, as torch 2.x, once the expected
-// tables (README quickstart, test_debug, test_python_dispatcher,
-// test_torch_api) show the fallback.
+// (the default): the autograd keys fall through (no call at all), as in
+// torch 1.13. TURNOUT_AUTOGRAD_FALLBACK_MODE=warn (or nothing) in the
+// environment, read once when the runtime is loaded, chooses the default.
+// Warn is not the default (torch 2.x's) because the fallback is boxed: it
+// makes every call of an operator without an autograd kernel a boxed call
+// (see autograd_fallback.cc for the figures). TODO(issue 16): Warn by
+// default once that costs nothing when no input requires grad.
 //
 // The cost is paid by operators without an autograd kernel only (a boxed
 // call through this fallback, and a scan of the arguments when grad mode is

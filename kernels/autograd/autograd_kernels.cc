@@ -59,36 +59,18 @@ Tensor zeroLike(const Tensor& g) {
 }
 void bumpVersion(const Tensor& t) { t.unsafeGetTensorImpl()->bump_version(); }
 
-// Step 2 of every kernel: `fn()` run with the autograd keys excluded, so that
-// the operator it calls reaches the backend kernel below this one. Returns
-// what `fn` returns (PyTorch's generated kernels use the same lambda).
-template <class Fn>
-auto belowAutograd(Fn fn) -> decltype(fn()) {
-  AutoDispatchBelowAutograd guard;
-  return fn();
-}
-
-// The steps every in-place kernel takes around its write, in this order:
-// checks that self may be modified (when recording), runs `write` below
-// autograd, and bumps self's version counter. The bump happens recording or
-// not: a tensor saved elsewhere that shares self's memory must see the write.
-template <class Write>
-void writeInplace(const Tensor& self, bool rec, const char* op, Write write) {
-  checkInplaceAllowed(self, rec, op);
-  belowAutograd(write);
-  bumpVersion(self);
-}
+using detail::belowAutograd;
+using detail::writeInplace;
 
 // The reduced dimensions of a reduction over `dim` (all when empty), wrapped
-// and sorted.
+// and sorted; none for a 0-dim tensor.
 std::vector<int64_t> reducedDims(IntArrayRef dim, int64_t ndim) {
   std::vector<int64_t> out;
-  if (dim.empty()) {
+  for (int64_t d : dim) out.push_back(maybeWrapDim(d, ndim));  // checks d
+  if (dim.empty() || ndim == 0) {  // every dim; a 0-dim tensor has none
     out.resize(static_cast<size_t>(ndim));
     std::iota(out.begin(), out.end(), 0);
-    return out;
   }
-  for (int64_t d : dim) out.push_back(maybeWrapDim(d, ndim));
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
@@ -777,8 +759,9 @@ Tensor catKernel(absl::Span<const Tensor> tensors, int64_t dim) {
              variable_list grads;
              int64_t offset = 0;
              for (int64_t len : lengths) {
-               if (len < 0) {
-                 grads.emplace_back();
+               if (len < 0) {  // an empty gradient, as torch's
+                 grads.push_back(turnout::zeros(
+                     {0}, TensorOptions(g.scalar_type()).device(g.device())));
                  continue;
                }
                grads.push_back(turnout::slice(g, d, offset, offset + len, 1));

@@ -94,8 +94,10 @@ variable_list AccumulateGrad::apply(variable_list&& grads) {
   Tensor& incoming = grads[0];
   if (!incoming.defined()) return {};
   AutogradMeta& meta = materialize(variable_);
-  meta.grad = meta.grad.defined() ? detail::addGrads(meta.grad, incoming)
-                                  : std::move(incoming);
+  meta.grad = detail::obeyLayout(meta.grad.defined()
+                                     ? detail::addGrads(meta.grad, incoming)
+                                     : std::move(incoming),
+                                 variable_);
   return {};
 }
 

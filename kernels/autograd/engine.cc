@@ -28,7 +28,14 @@ void accumulate(variable_list& buffer, uint32_t input_nr, Tensor grad) {
 
 }  // namespace
 
-void backward(const variable_list& roots, const variable_list& grad_roots) {
+namespace {
+
+// The engine behind backward() and grad(). With `captures` (grad()): the
+// gradient arriving at each captured edge is stored in `captured`, and no
+// AccumulateGrad runs, so no leaf's .grad changes.
+void run(const variable_list& roots, const variable_list& grad_roots,
+         const std::vector<Edge>* captures, variable_list* captured,
+         bool create_graph) {
   TURNOUT_CHECK(grad_roots.empty() || grad_roots.size() == roots.size(),
                 ErrorKind::InvalidArgument, "backward: got ", roots.size(),
                 " tensors but ", grad_roots.size(), " gradients");
@@ -91,13 +98,28 @@ void backward(const variable_list& roots, const variable_list& grad_roots) {
     }
   }
 
-  AutoGradMode no_grad(false);
+  AutoGradMode grad_mode(create_graph);
   while (!ready.empty()) {
     Node* node = ready.top();
     ready.pop();
     variable_list inputs = std::move(bufferOf(node));
     buffers.erase(node);
-    variable_list outputs = node->apply(std::move(inputs));
+    if (captures != nullptr) {
+      for (size_t j = 0; j < captures->size(); ++j) {
+        const Edge& c = (*captures)[j];
+        if (c.function.get() == node && c.input_nr < inputs.size()) {
+          (*captured)[j] = inputs[c.input_nr];
+        }
+      }
+      if (dynamic_cast<AccumulateGrad*>(node) != nullptr) continue;
+    }
+    variable_list outputs;
+    if (__builtin_expect(node->hasPostHooks(), 0)) {
+      variable_list grad_outputs = inputs;
+      outputs = node->runPostHooks(node->apply(std::move(inputs)), grad_outputs);
+    } else {
+      outputs = node->apply(std::move(inputs));
+    }
     const std::vector<Edge>& edges = node->next_edges();
     TURNOUT_INTERNAL_ASSERT(outputs.size() == edges.size() || edges.empty(),
                             node->name(), " returned ", outputs.size(),
@@ -110,6 +132,27 @@ void backward(const variable_list& roots, const variable_list& grad_roots) {
       if (--dependencies[target] == 0) ready.push(target);
     }
   }
+}
+
+}  // namespace
+
+void backward(const variable_list& roots, const variable_list& grad_roots) {
+  run(roots, grad_roots, nullptr, nullptr, /*create_graph=*/false);
+}
+
+variable_list grad(const variable_list& roots, const variable_list& grad_roots,
+                   const variable_list& inputs, bool create_graph) {
+  std::vector<Edge> captures;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    Edge edge = inputs[i].defined() ? gradientEdge(inputs[i]) : Edge();
+    TURNOUT_CHECK(edge.isValid(), ErrorKind::InvalidArgument, "grad: element ",
+                  i, " of inputs does not require grad; differentiate with "
+                  "respect to tensors that require grad");
+    captures.push_back(std::move(edge));
+  }
+  variable_list captured(inputs.size());
+  run(roots, grad_roots, &captures, &captured, create_graph);
+  return captured;
 }
 
 }  // namespace autograd

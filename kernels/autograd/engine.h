@@ -23,6 +23,15 @@ namespace autograd {
 /// root does not require grad, or needs an explicit gradient.
 void backward(const variable_list& roots, const variable_list& grad_roots = {});
 
+/// The gradients of `roots` with respect to `inputs` (torch.autograd.grad):
+/// one per input, undefined where no gradient reaches it. No leaf's .grad
+/// changes. `grad_roots` as for backward(). With `create_graph`, the
+/// backward formulas run with grad mode on, so that the results have a
+/// graph of their own (for higher derivatives). Throws InvalidArgument when
+/// an input does not require grad.
+variable_list grad(const variable_list& roots, const variable_list& grad_roots,
+                   const variable_list& inputs, bool create_graph = false);
+
 }  // namespace autograd
 }  // namespace turnout
 

@@ -106,6 +106,9 @@ bool shouldRecord(absl::Span<const Tensor> inputs, const char* op_name) {
 
 void record(const char* name, absl::Span<const Tensor> inputs,
             const Tensor& output, FunctionNode::Formula formula, bool is_view) {
+  // Only floating-point tensors carry gradients: an integer or bool result
+  // (a cast, an argmax-like output) has no history and never requires grad.
+  if (!isFloatingType(output.scalar_type())) return;
   auto node = std::make_shared<FunctionNode>(name, inputs, std::move(formula));
   setHistory(output, node);
   if (is_view) {

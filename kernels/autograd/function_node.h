@@ -25,6 +25,7 @@
 
 #include "absl/types/span.h"
 #include "dispatcher/core/tensor.h"
+#include "dispatcher/local_dispatch_key_set.h"
 #include "kernels/autograd/autograd_meta.h"
 #include "kernels/autograd/grad_mode.h"
 #include "kernels/autograd/node.h"
@@ -77,7 +78,9 @@ bool shouldRecord(const char* op_name, const Ts&... inputs) {
 }
 
 /// Creates the FunctionNode of an operator over `inputs` and makes it the
-/// grad_fn of `output`. `is_view` marks `output` as a differentiable view.
+/// grad_fn of `output` (nothing for an `output` that is not floating-point:
+/// it cannot require grad). `is_view` marks `output` as a differentiable
+/// view.
 void record(const char* name, absl::Span<const Tensor> inputs,
             const Tensor& output, FunctionNode::Formula formula,
             bool is_view = false);
@@ -87,6 +90,28 @@ void record(const char* name, absl::Span<const Tensor> inputs,
 /// tensor that requires grad) when `recording`.
 void checkInplaceAllowed(const Tensor& self, bool recording,
                          const char* op_name);
+
+/// Step 2 of every autograd kernel: `fn()` run with the autograd keys
+/// excluded, so that the operator it calls reaches the backend kernel below.
+/// Returns what `fn` returns.
+template <class Fn>
+auto belowAutograd(Fn fn) -> decltype(fn()) {
+  AutoDispatchBelowAutograd guard;
+  return fn();
+}
+
+/// The steps every in-place autograd kernel takes around its write, in this
+/// order: checks that `self` may be modified (when `recording`), runs
+/// `write` below autograd, and bumps self's version counter. The bump
+/// happens recording or not: a tensor saved elsewhere that shares self's
+/// memory must see the write.
+template <class Write>
+void writeInplace(const Tensor& self, bool recording, const char* op_name,
+                  Write write) {
+  checkInplaceAllowed(self, recording, op_name);
+  belowAutograd(write);
+  self.unsafeGetTensorImpl()->bump_version();
+}
 
 }  // namespace detail
 }  // namespace autograd

@@ -24,6 +24,27 @@ Tensor onesLike(const Tensor& t) {
   return std::move(stack.back()).toTensor();
 }
 
+Tensor obeyLayout(Tensor grad, const Tensor& variable) {
+  if (grad.strides() == variable.strides() || grad.sizes() != variable.sizes()) {
+    return grad;  // the common case; sizes that differ are not ours to fix
+  }
+  static const OperatorHandle empty_like =
+      Dispatcher::singleton().findSchemaOrThrow("aten::empty_like", "");
+  static const OperatorHandle copy =
+      Dispatcher::singleton().findSchemaOrThrow("aten::copy_", "");
+  // empty_like(self, *, dtype, layout, device, pin_memory, memory_format):
+  // preserve_format gives the variable's strides when it is non-overlapping
+  // and dense, else contiguous ones. dtype and device are the gradient's.
+  Stack stack{IValue(variable), IValue(grad.scalar_type()), IValue(),
+              IValue(grad.device()), IValue(), IValue()};
+  empty_like.callBoxed(stack);
+  Tensor out = std::move(stack.back()).toTensor();
+  if (out.strides() == grad.strides()) return grad;
+  stack = Stack{IValue(out), IValue(grad), IValue(false)};
+  copy.callBoxed(stack);
+  return out;
+}
+
 }  // namespace detail
 }  // namespace autograd
 }  // namespace turnout

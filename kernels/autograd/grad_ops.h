@@ -16,6 +16,11 @@ namespace detail {
 Tensor addGrads(const Tensor& a, const Tensor& b);
 /// ones with t's sizes, dtype and device (aten::ones_like).
 Tensor onesLike(const Tensor& t);
+/// `grad` as a leaf's .grad keeps it, as PyTorch's: with `variable`'s strides
+/// where the variable is non-overlapping and dense, else contiguous
+/// (aten::empty_like + aten::copy_ where `grad`'s strides differ). So a
+/// .grad is never an expanded or gapped view and can be updated in place.
+Tensor obeyLayout(Tensor grad, const Tensor& variable);
 
 }  // namespace detail
 }  // namespace autograd

@@ -193,10 +193,12 @@ GradcheckResult gradcheck(const GradcheckFunction& fn,
       Tensor seed;
       {
         NoGradGuard no_grad;
+        // Built in double and cast: setElement writes Float and Double
+        // only, and an output may be Half or BFloat16 (a cast).
         seed = turnout::zeros(out.sizes(),
-                              TensorOptions(out.scalar_type()).device(
-                                  out.device()));
+                              TensorOptions(kDouble).device(out.device()));
         setElement(seed, m, 1.0);
+        seed = turnout::to(seed, out.scalar_type());
       }
       backward({out}, {seed});
       for (size_t a = 0; a < diff.size(); ++a) {

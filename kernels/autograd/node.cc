@@ -2,6 +2,8 @@
 
 #include <atomic>
 
+#include "dispatcher/core/error.h"
+
 namespace turnout {
 namespace autograd {
 namespace {
@@ -13,6 +15,37 @@ std::atomic<uint64_t> next_sequence_nr{0};
 Node::Node(std::vector<Edge> next_edges)
     : next_edges_(std::move(next_edges)),
       sequence_nr_(next_sequence_nr.fetch_add(1, std::memory_order_relaxed)) {}
+
+uint64_t Node::addPostHook(PostHook hook) {
+  uint64_t key = next_hook_key_++;
+  post_hooks_.emplace_back(key, std::move(hook));
+  return key;
+}
+
+bool Node::removePostHook(uint64_t key) {
+  for (auto it = post_hooks_.begin(); it != post_hooks_.end(); ++it) {
+    if (it->first == key) {
+      post_hooks_.erase(it);
+      return true;
+    }
+  }
+  return false;
+}
+
+variable_list Node::runPostHooks(variable_list grad_inputs,
+                                 const variable_list& grad_outputs) {
+  // A copy: a hook may remove itself (or others) while running.
+  std::vector<std::pair<uint64_t, PostHook>> hooks = post_hooks_;
+  for (auto& [key, hook] : hooks) {
+    variable_list next = hook(grad_inputs, grad_outputs);
+    TURNOUT_CHECK(next.size() == grad_inputs.size(), ErrorKind::InvalidArgument,
+                  "a hook of ", name(), " returned ", next.size(),
+                  " gradients where the node has ", grad_inputs.size(),
+                  " inputs; return one per input (or the grad_inputs given)");
+    grad_inputs = std::move(next);
+  }
+  return grad_inputs;
+}
 
 }  // namespace autograd
 }  // namespace turnout

@@ -18,6 +18,7 @@
 #define TURNOUT_KERNELS_AUTOGRAD_NODE_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -61,7 +62,25 @@ class Node : public std::enable_shared_from_this<Node> {
   /// Creation order: the engine runs later Nodes first.
   uint64_t sequence_nr() const { return sequence_nr_; }
 
+  /// Called by the engine after apply(), as torch's Node post hooks:
+  /// hook(grad_inputs, grad_outputs), with grad_inputs apply()'s results
+  /// (the gradients of the forward inputs) and grad_outputs its arguments;
+  /// what it returns replaces grad_inputs (return them unchanged to only
+  /// look). Precondition (all three): no backward runs through this Node.
+  using PostHook = std::function<variable_list(const variable_list& grad_inputs,
+                                               const variable_list& grad_outputs)>;
+  /// Adds a hook after the others; returns its key for removePostHook.
+  uint64_t addPostHook(PostHook hook);
+  /// Removes a hook; false when `key` is not (or no longer) registered.
+  bool removePostHook(uint64_t key);
+  bool hasPostHooks() const { return !post_hooks_.empty(); }
+  /// Runs the hooks in order, each on the previous one's result.
+  variable_list runPostHooks(variable_list grad_inputs,
+                             const variable_list& grad_outputs);
+
  private:
+  std::vector<std::pair<uint64_t, PostHook>> post_hooks_;
+  uint64_t next_hook_key_ = 0;
   std::vector<Edge> next_edges_;
   uint32_t num_inputs_ = 0;
   uint64_t sequence_nr_;

@@ -17,6 +17,8 @@ Example::
     >>> turnout.ops.aten.mm(x, x)
     tensor([[2., 2.],
             [2., 2.]])
+    >>> turnout.mm(x, x).sum().item()      # turnout.<op>: turnout._functional
+    8.0
 """
 
 from turnout import _C
@@ -71,6 +73,7 @@ from turnout._factories import (
     zeros,
     zeros_like,
 )
+from turnout._random import linspace, manual_seed, randint, randperm
 from turnout import debug, profiler, utils  # noqa: E402  (turnout.debug, ...)
 from turnout import library
 from turnout import autograd  # noqa: E402  (turnout.autograd)
@@ -96,6 +99,24 @@ def from_numpy(ndarray) -> Tensor:
     return _C.from_numpy(ndarray)
 
 
+from turnout._functional import function_names as _function_names  # noqa: E402
+from turnout._functional import lookup as _lookup_function  # noqa: E402
+
+
+def __getattr__(name: str):
+    """``turnout.<op>``: the functional namespace (turnout._functional), made
+    on first access from the operators registered then, and cached."""
+    fn = None if name.startswith("__") else _lookup_function(name)
+    if fn is None:
+        raise AttributeError(f"module 'turnout' has no attribute '{name}'")
+    globals()[name] = fn
+    return fn
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_function_names()))
+
+
 __all__ = [
     "DispatchKey", "DispatchKeySet", "Size", "Tensor", "arange", "autograd",
     "bfloat16",
@@ -105,6 +126,6 @@ __all__ = [
     "float64", "from_dlpack", "from_numpy", "full", "half", "int", "int8",
     "int16", "int32", "int64", "is_grad_enabled", "layout", "library", "long",
     "memory_format", "no_grad", "ones", "ones_like", "ops", "preserve_format",
-    "rand", "randn", "short", "strided", "tensor", "uint8", "zeros",
+    "rand", "randn", "short", "linspace", "manual_seed", "randint", "randperm", "strided", "tensor", "uint8", "zeros",
     "zeros_like",
 ]

@@ -47,7 +47,8 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from turnout import _C
 
-__all__ = ["DispatchMode", "active_modes", "no_dispatch"]
+__all__ = ["DispatchMode", "active_modes", "enable_reentrant_dispatch",
+           "no_dispatch"]
 
 
 class DispatchMode:
@@ -162,4 +163,38 @@ def no_dispatch() -> Iterator[None]:
         tensor([2.])
     """
     with _C._ExcludeDispatchKeyGuard(_C.DispatchKeySet([_C.DispatchKey.Python])):
+        yield
+
+
+@contextlib.contextmanager
+def enable_reentrant_dispatch() -> Iterator[None]:
+    """Inside a ``__turnout_dispatch__`` handler: runs the block with the
+    thread's dispatch key sets as they were when the handled call was made,
+    so that the handler's own calls record autograd history (torch's
+    ``enable_reentrant_dispatch``, over ``_C._RestorePythonTLSSnapshot``).
+
+    A handler runs below the Autograd key: without this, the operators it
+    calls on tensors that require grad record nothing.
+
+    Raises:
+        ValueError: outside a handler (no call is being handled).
+
+    Example::
+
+        >>> import turnout
+        >>> from turnout.utils import DispatchMode, enable_reentrant_dispatch
+        >>> w = turnout.ones(2, requires_grad=True)
+        >>> class Grad(DispatchMode):
+        ...     def __turnout_dispatch__(self, func, types, args=(), kwargs=None):
+        ...         if func is turnout.ops.aten.neg.default:
+        ...             self.below = (w * 2).requires_grad
+        ...             with enable_reentrant_dispatch():
+        ...                 self.restored = (w * 2).requires_grad
+        ...         return func(*args, **(kwargs or {}))
+        >>> with Grad() as m:
+        ...     _ = -turnout.ones(1)
+        >>> m.below, m.restored
+        (False, True)
+    """
+    with _C._RestorePythonTLSSnapshot():
         yield

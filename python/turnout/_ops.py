@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 import types
-from typing import Any, List, Set, Union
+from typing import Any, Dict, List, Set, Union
 
 from turnout import _C
 
@@ -58,6 +58,45 @@ class OpOverload(_C._OpOverload):
         self._overloadpacket = packet
         self._overloadname = overload_name
         self.__name__ = f"{packet.__name__}.{overload_name}"
+        # As torch's: "torch._ops.aten" there, "turnout._ops.aten" here.
+        self.__module__ = packet.__module__
+        self.py_kernels: Dict[Any, Any] = {}
+
+    def py_impl(self, key: Any) -> Any:
+        """Registers a Python kernel for `key` with the Python dispatcher.
+
+        As torch's ``OpOverload.py_impl``: used as a decorator; the kernel
+        runs instead of the dispatcher's only while
+        ``_C._EnablePythonDispatcher`` (or
+        ``turnout._python_dispatcher.enable_python_dispatcher()``) is
+        active, for calls whose key :func:`~turnout._python_dispatcher.resolve_key`
+        resolves to `key`.
+
+        Raises:
+            TypeError: `key` is not a DispatchKey, or is ``Python`` (the
+                key of modes and subclasses, which have their own handlers).
+        """
+        if not isinstance(key, _C.DispatchKey):
+            raise TypeError(f"{self.__name__}.py_impl(key): expected a "
+                            f"turnout.DispatchKey, got {type(key).__name__}")
+        if key == _C.DispatchKey.Python:
+            raise TypeError(f"{self.__name__}.py_impl(DispatchKey.Python): "
+                            f"the Python key belongs to dispatch modes and "
+                            f"tensor subclasses; define __turnout_dispatch__")
+
+        def inner(fn: Any) -> Any:
+            self.py_kernels[key] = fn
+            return fn
+        return inner
+
+    def _get_dispatch(self, key: Any) -> Any:
+        """The Python kernel the Python dispatcher runs for a call at
+        runtime key `key`, or None for the dispatcher's own. Resolved on
+        each call (not cached), so that registrations made since count."""
+        if not self.py_kernels:
+            return None
+        from turnout._python_dispatcher import resolve_key
+        return self.py_kernels.get(resolve_key(self, key))
 
     @property
     def overloadpacket(self) -> "OpOverloadPacket":
@@ -101,7 +140,7 @@ class OpOverloadPacket(_C._OpPacket):
 
         >>> import turnout
         >>> turnout.ops.aten.relu.overloads()
-        ['default']
+        ['default', 'out']
         >>> {'Scalar', 'Tensor', 'out'} <= set(turnout.ops.aten.mul.overloads())
         True
         >>> turnout.ops.aten.mul.Scalar
@@ -114,6 +153,7 @@ class OpOverloadPacket(_C._OpPacket):
         _C._OpPacket.__init__(self, qualified_op_name)
         self._qualified_op_name = qualified_op_name
         self.__name__ = op_name
+        self.__module__ = f"{__name__}.{qualified_op_name.split('::', 1)[0]}"
 
     def __getattr__(self, key: str) -> OpOverload:
         if key.startswith("__"):

@@ -33,13 +33,15 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import re
-from typing import Dict, List, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Sequence, Tuple
 
 from turnout import _C
 
-__all__ = ["PythonDispatcher"]
+__all__ = ["PythonDispatcher", "enable_python_dispatcher",
+           "no_python_dispatcher", "resolve_key"]
 
 _NAMESPACE = "_python_dispatcher"
 _ids = itertools.count()
@@ -220,3 +222,98 @@ class PythonDispatcher:
                 kernel = line.split(": ", 1)[1].split(" :: ", 1)[0]
                 out += _row(key, kernel)
         return out
+
+
+# ---- The Python dispatcher: the computed table, in Python --------------------
+
+
+def _has_key(op: Any, key: Any) -> bool:
+    return key in op.py_kernels or _C._dispatch_has_kernel_for_dispatch_key(
+        op.name(), key)
+
+
+def resolve_key(op: Any, key: Any) -> Any:
+    """The key whose kernel a call of `op` (an OpOverload) at runtime key
+    `key` runs, by the dispatcher's rules, counting the overload's
+    :meth:`~turnout._ops.OpOverload.py_impl` kernels as registrations: the
+    key itself; else CompositeExplicitAutograd; else
+    CompositeImplicitAutograd (when no backend kernel is there); else
+    Autograd for an autograd key; else the key (its backend fallback).
+
+    Raises:
+        RuntimeError: nothing handles `key` (no kernel, no fallback), or
+            the CompositeImplicitAutograd kernel is ambiguous at
+            AutogradOther.
+
+    Example::
+
+        >>> import turnout
+        >>> from turnout._python_dispatcher import resolve_key
+        >>> resolve_key(turnout.ops.aten.add.Tensor, turnout.DispatchKey.CPU).name
+        'CPU'
+        >>> resolve_key(turnout.ops.aten.matmul.default,
+        ...             turnout.DispatchKey.CPU).name
+        'CompositeImplicitAutograd'
+    """
+    DK = _C.DispatchKey
+    name = op.name()
+    if _has_key(op, key):
+        return key
+    cand = DK.CompositeExplicitAutograd
+    if _C._dispatch_is_included_in_alias(key, cand) and _has_key(op, cand):
+        return cand
+    has_backend = (_C._dispatch_has_kernel_for_any_dispatch_key(
+        name, _C._dispatch_get_backend_keyset_from_autograd(key))
+        or _has_key(op, DK.CompositeExplicitAutograd))
+    cand = DK.CompositeImplicitAutograd
+    if _C._dispatch_is_included_in_alias(key, cand) and _has_key(op, cand):
+        if key == DK.AutogradOther and _C._dispatch_has_kernel_for_any_dispatch_key(
+                name, _C._dispatch_autogradother_backends):
+            raise RuntimeError(
+                f"resolve_key({name}, AutogradOther): ambiguous autogradother "
+                f"kernel: a backend without an autograd key of its own has a "
+                f"kernel, and CompositeImplicitAutograd would decompose it")
+        if not has_backend:
+            return cand
+    cand = DK.Autograd
+    if _C._dispatch_is_included_in_alias(key, cand) and _has_key(op, cand):
+        return cand
+    if _C._dispatch_has_backend_fallback(key):
+        return key
+    raise RuntimeError(
+        f"resolve_key({name}, {key.name}): could not find a kernel (none "
+        f"registered at the key, at an alias key that covers it, nor a "
+        f"backend fallback); register one, or py_impl({key.name})")
+
+
+@contextlib.contextmanager
+def enable_python_dispatcher() -> Iterator[None]:
+    """Calls on this thread choose their kernel in Python inside the block:
+    :func:`resolve_key` over the registrations and the overloads'
+    ``py_impl`` kernels (torch's ``enable_python_dispatcher``).
+
+    Example::
+
+        >>> import turnout
+        >>> from turnout._python_dispatcher import enable_python_dispatcher
+        >>> relu = turnout.ops.aten.relu.default
+        >>> @relu.py_impl(turnout.DispatchKey.CPU)
+        ... def relu_cpu(x):
+        ...     return x * 0
+        >>> x = turnout.tensor([-1.0, 2.0])
+        >>> with enable_python_dispatcher():
+        ...     relu(x)
+        tensor([-0., 0.])
+        >>> relu(x)
+        tensor([0., 2.])
+        >>> relu.py_kernels.clear()
+    """
+    with _C._EnablePythonDispatcher():
+        yield
+
+
+@contextlib.contextmanager
+def no_python_dispatcher() -> Iterator[None]:
+    """Calls on this thread skip the Python dispatcher inside the block."""
+    with _C._DisablePythonDispatcher():
+        yield

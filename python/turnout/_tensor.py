@@ -32,6 +32,9 @@ from turnout._tensor_str import tensor_repr
 __all__ = ["Size", "Tensor"]
 
 _TensorBase = _C.TensorBase
+# The keys Tensor.__turnout_dispatch__ skips: the modes' and the handlers'.
+_BELOW_PYTHON = _C.DispatchKeySet([_C.DispatchKey.Python,
+                                   _C.DispatchKey.PythonTLSSnapshot])
 
 
 class Size(tuple):
@@ -88,7 +91,9 @@ class Tensor(_C.TensorBase):
 
     Make one with a factory: :func:`turnout.tensor`, :func:`turnout.zeros`,
     :func:`turnout.from_numpy`, ... Indexing with ints, slices (step > 0),
-    ``None`` and ``...`` returns views that share memory.
+    ``None`` and ``...`` returns views that share memory; boolean masks,
+    lists and integer tensors index as torch's (``x[mask]``, ``x[[0, 2]]``,
+    ``x[mask] = 0``) through ``aten.index.Tensor`` / ``aten.index_put_``.
 
     Example::
 
@@ -101,6 +106,11 @@ class Tensor(_C.TensorBase):
         tensor([3, 5])
         >>> t.sum().item()
         15
+        >>> t[t > 3]
+        tensor([4, 5])
+        >>> t[:, [2, 0]]
+        tensor([[2, 0],
+                [5, 3]])
     """
 
     __module__ = "turnout"
@@ -193,9 +203,38 @@ class Tensor(_C.TensorBase):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if (getattr(cls, "__torch_dispatch__", None) is not None
-                and not hasattr(cls, "__turnout_dispatch__")):
+                and not _C._tensor_class_has_handler(cls)):
             from turnout._mode import _warn_torch_dispatch
             _warn_torch_dispatch(cls, "tensor subclass")
+
+    @classmethod
+    def __turnout_dispatch__(cls, func: Any, types: Tuple[type, ...],
+                             args: Any = (), kwargs: Any = None) -> Any:
+        """Runs ``func(*args, **kwargs)`` below the ``Python`` key.
+
+        As torch's ``Tensor.__torch_dispatch__``: what
+        ``super().__turnout_dispatch__(func, types, args, kwargs)`` in a
+        subclass's handler calls to run the operator on its instances'
+        own data, with no mode and no subclass handler seeing it. A
+        subclass that does not override it has no handler: its tensors
+        dispatch as plain ones.
+
+        Example::
+
+            >>> import turnout
+            >>> class Logged(turnout.Tensor):
+            ...     @classmethod
+            ...     def __turnout_dispatch__(cls, func, types, args=(), kwargs=None):
+            ...         print(func.__name__)
+            ...         return super().__turnout_dispatch__(func, types, args, kwargs)
+            >>> x = turnout.Tensor._make_subclass(Logged, turnout.ones(2))
+            >>> y = x * 2
+            mul.Scalar
+            >>> type(y).__name__, y.tolist()
+            ('Tensor', [2.0, 2.0])
+        """
+        with _C._ExcludeDispatchKeyGuard(_BELOW_PYTHON):
+            return func(*args, **(kwargs or {}))
 
     _make_subclass = staticmethod(_C._make_subclass)
     _make_wrapper_subclass = staticmethod(_C._make_wrapper_subclass)
@@ -296,9 +335,10 @@ class Tensor(_C.TensorBase):
         return self
 
     @property
-    def grad_fn(self) -> Optional[str]:
-        """The name of the backward node that made this tensor, or None."""
-        return self._grad_fn_name
+    def grad_fn(self) -> Any:
+        """The backward node that made this tensor, or None: ``name()``
+        (``"MulBackward0"``) and ``next_functions``, as torch's."""
+        return self._grad_fn
 
     def backward(self, gradient: Optional["Tensor"] = None) -> None:
         """Accumulates the gradient of this tensor into the leaves' ``.grad``.
@@ -339,48 +379,29 @@ class Tensor(_C.TensorBase):
         return self.permute(list(range(self.dim() - 1, -1, -1)))
 
     # ---- Indexing ----------------------------------------------------------
+    # As torch's: ints, slices, None and ... make views (select, slice,
+    # unsqueeze); tensors, lists and bools index advanced, through one
+    # aten.index.Tensor call (aten.index_put_ for assignment) on the view the
+    # basic parts made, with None for the dimensions they leave whole.
     def __getitem__(self, key: Any) -> "Tensor":
-        if not isinstance(key, tuple):
-            key = (key,)
-        consumed = sum(1 for k in key if k is not None and k is not Ellipsis)
-        if sum(1 for k in key if k is Ellipsis) > 1:
-            raise IndexError("an index can only have a single ellipsis ('...')")
-        if consumed > self.dim():
-            raise IndexError(f"too many indices for tensor of dimension "
-                             f"{self.dim()} (got {consumed})")
-        result, dim = self, 0
-        for k in key:
-            if k is None:
-                result = ops.aten.unsqueeze.default(result, dim)
-                dim += 1
-            elif k is Ellipsis:
-                dim += self.dim() - consumed
-            elif isinstance(k, slice):
-                step = 1 if k.step is None else operator.index(k.step)
-                if step <= 0:
-                    raise ValueError(f"slice step must be positive, got {step}")
-                result = ops.aten.slice.Tensor(
-                    result, dim, None if k.start is None else operator.index(k.start),
-                    None if k.stop is None else operator.index(k.stop), step)
-                dim += 1
-            elif _is_int(k):
-                result = ops.aten.select.int(result, dim, operator.index(k))
-            elif isinstance(k, _C.TensorBase):
-                raise NotImplementedError(
-                    "indexing with a tensor (advanced indexing) is not supported "
-                    "yet; use ints, slices, None and ... (basic indexing)")
-            else:
-                raise TypeError(
-                    f"tensor indices must be ints, slices, None or ..., got "
-                    f"{type(k).__name__} ({k!r})")
-        return result
+        result, indices = _apply_index(self, key)
+        if indices is None:
+            return result
+        return _index_Tensor(result, indices)
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        view = self[key]
-        if isinstance(value, _C.TensorBase):
-            ops.aten.copy_.default(view, value)
-        else:
-            ops.aten.fill_.Scalar(view, value)
+        if not isinstance(value, _C.TensorBase) and any(
+                _is_advanced(k) for k in _as_index_tuple(key)):
+            # The value tensor first, as torch's order of calls.
+            value = _fresh_tensor(value, self.dtype, self.device)
+        view, indices = _apply_index(self, key)
+        if indices is None:
+            if isinstance(value, _C.TensorBase):
+                ops.aten.copy_.default(view, value)
+            else:
+                ops.aten.fill_.Scalar(view, value)
+            return
+        _index_put_(view, indices, value)
 
     # ---- Operators ---------------------------------------------------------
     # +, -, * and / (and their reflected forms) are TensorBase's number
@@ -478,9 +499,205 @@ _METHODS = [
     "relu", "select", "sigmoid", "softmax", "sqrt", "sub", "sub_", "sum", "t",
     "tanh", "transpose", "unsqueeze",
 ]
-for _name in _METHODS:
+# The math, reduction and random operators of kernels/unary_math.h and
+# friends (issue 18), with their in-place forms.
+_MATH_METHODS = [
+    f"{name}{suffix}"
+    for name in (
+        "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "expm1",
+        "log2", "log10", "log1p", "rsqrt", "reciprocal", "erf", "sign",
+        "floor", "ceil", "round", "trunc")
+    for suffix in ("", "_")
+] + [
+    "exp_", "log_", "sqrt_", "tanh_", "sigmoid_", "neg_", "abs_",
+    "cumsum", "cumsum_", "cumprod", "cumprod_", "max", "min", "sort", "topk",
+    "var", "std", "normal_", "uniform_", "bernoulli_", "argmin", "relu_",
+    "bitwise_not", "bitwise_not_",
+]
+for _name in _METHODS + _MATH_METHODS:
     setattr(Tensor, _name, _make_method(_name))
 del _name
+
+# The shape and indexing operators' methods (kernels/shape_ops.h,
+# kernels/indexing.h); those returning several tensors return a tuple, as
+# torch's.
+for _name in ["as_strided", "diagonal", "flatten", "index_put", "index_put_",
+              "index_select", "masked_fill", "masked_fill_", "nonzero"]:
+    setattr(Tensor, _name, _make_method(_name))
+del _name
+
+
+def _tuple_method(name: str) -> Any:
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> tuple:
+        return tuple(getattr(ops.aten, name)(self, *args, **kwargs))
+
+    method.__name__ = name
+    method.__qualname__ = f"Tensor.{name}"
+    method.__doc__ = (f"``turnout.ops.aten.{name}(self, ...)`` as a tuple; the "
+                      f"overload is chosen from the arguments.")
+    return method
+
+
+Tensor.chunk = _tuple_method("chunk")
+Tensor.unbind = _tuple_method("unbind")
+
+
+def _split(self: Tensor, split_size: Any, dim: int = 0) -> tuple:
+    """Views of `split_size` entries along `dim` (an int), or of the sizes
+    in a list: ``turnout.split(self, split_size, dim)``."""
+    from turnout._functional import split
+    return split(self, split_size, dim)
+
+
+Tensor.split = _split
+
+_index_Tensor = ops.aten.index.Tensor
+_index_put_ = ops.aten.index_put_.default
+
+# A list index is read as a tuple of indices (NumPy's legacy rule, which
+# torch keeps) when it is short and holds a slice, None, ..., a sequence or
+# a tensor: x[[0, slice(None)]] is x[0, :], x[[[0, 1]]] is x[[0, 1]].
+_MAX_SEQUENCE_AS_TUPLE = 32
+
+
+def _as_index_tuple(key: Any) -> Tuple[Any, ...]:
+    if isinstance(key, tuple):
+        return key
+    if isinstance(key, list) and len(key) < _MAX_SEQUENCE_AS_TUPLE and any(
+            k is None or k is Ellipsis or isinstance(k, (slice, list, tuple,
+                                                         _C.TensorBase))
+            for k in key):
+        return tuple(key)
+    return (key,)
+
+
+_NUMPY_DTYPES = {
+    _C.float32: "float32", _C.float64: "float64", _C.float16: "float16",
+    _C.int64: "int64", _C.int32: "int32", _C.int16: "int16", _C.int8: "int8",
+    _C.uint8: "uint8", _C.bool: "bool",
+}
+
+
+def _is_advanced(k: Any) -> bool:
+    """True for the parts of an index that index.Tensor takes (a 0-dim
+    integer tensor selects, as an int)."""
+    if isinstance(k, (bool, list, tuple)):
+        return True
+    if isinstance(k, _C.TensorBase):
+        return not (k.dim() == 0 and k.dtype not in (_C.bool, _C.uint8)
+                    and not k.dtype.is_floating_point)
+    return False
+
+
+def _fresh_tensor(value: Any, dtype: Any, device: Any) -> Tensor:
+    """A tensor of Python `value` made outside the dispatcher, then passed
+    through aten.lift_fresh, as torch's indexing makes its index and value
+    tensors (so a mode sees the same calls). `dtype` None: bool, int64 or
+    float32 from the values."""
+    import numpy as np
+    np_dtype = _NUMPY_DTYPES.get(dtype) if dtype is not None else None
+    if dtype is not None and np_dtype is None:  # bfloat16: no NumPy dtype
+        from turnout._factories import tensor
+        return ops.aten.lift_fresh.default(tensor(value, dtype=dtype,
+                                                  device=device))
+    arr = np.array(value, dtype=np_dtype)
+    if np_dtype is None:
+        if arr.size == 0:
+            arr = arr.astype(np.int64)
+        elif arr.dtype.kind in "iu":
+            arr = arr.astype(np.int64)
+        elif arr.dtype.kind == "f":
+            arr = arr.astype(np.float32)
+    t = _C.from_numpy(np.array(arr, order="C"))
+    if device is not None and not _same_device(_C.device(device) if isinstance(
+            device, str) else device, t.device):
+        t = t.to(device)
+    return ops.aten.lift_fresh.default(t)
+
+
+def _index_tensor(k: Any, device: Any) -> Tensor:
+    """A list or tuple index as a tensor (long, or bool for bools)."""
+    try:
+        return _fresh_tensor(k, None, device)
+    except (TypeError, ValueError):
+        raise IndexError(
+            f"only integers, slices (`:`), ellipsis (`...`), None and long or "
+            f"byte Variables are valid indices (got {k!r})") from None
+
+
+def _apply_index(self: Tensor, key: Any) -> Tuple[Tensor, Optional[list]]:
+    """The view of `self` that key's basic parts make, and the indices
+    (``Tensor?[]``, None for whole dimensions) of its advanced parts, or
+    None when it has none."""
+    key = _as_index_tuple(key)
+    # What each part consumes of self's dimensions.
+    consumed = 0
+    ellipses = 0
+    for k in key:
+        if k is None or isinstance(k, bool):
+            continue
+        if isinstance(k, _C.TensorBase) and k.dim() == 0 and k.dtype in (
+                _C.bool, _C.uint8):
+            continue
+        if k is Ellipsis:
+            ellipses += 1
+        elif isinstance(k, _C.TensorBase) and k.dtype in (_C.bool, _C.uint8):
+            consumed += k.dim()
+        else:
+            consumed += 1
+    if ellipses > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    if consumed > self.dim():
+        raise IndexError(f"too many indices for tensor of dimension "
+                         f"{self.dim()} (got {consumed})")
+    result, dim = self, 0
+    indices: list = []
+    for k in key:
+        if k is None:
+            result = ops.aten.unsqueeze.default(result, dim)
+            dim += 1
+        elif k is Ellipsis:
+            dim += self.dim() - consumed
+        elif isinstance(k, bool) or (isinstance(k, _C.TensorBase) and k.dim() == 0
+                                     and k.dtype in (_C.bool, _C.uint8)):
+            # x[True]: a new dimension of size 1; x[False]: of size 0.
+            k = bool(k.item()) if isinstance(k, _C.TensorBase) else k
+            result = ops.aten.unsqueeze.default(result, dim)
+            idx = ops.aten.zeros.default([1 if k else 0], dtype=_C.int64,
+                                         device=self.device)
+            indices.extend([None] * (dim - len(indices)))
+            indices.append(idx)
+            dim += 1
+        elif isinstance(k, slice):
+            step = 1 if k.step is None else operator.index(k.step)
+            if step <= 0:
+                raise ValueError(f"slice step must be positive, got {step}")
+            result = ops.aten.slice.Tensor(
+                result, dim, None if k.start is None else operator.index(k.start),
+                None if k.stop is None else operator.index(k.stop), step)
+            dim += 1
+        elif _is_int(k) and not isinstance(k, _C.TensorBase):
+            result = ops.aten.select.int(result, dim, operator.index(k))
+        elif isinstance(k, (_C.TensorBase, list, tuple)):
+            t = k if isinstance(k, _C.TensorBase) else _index_tensor(k, self.device)
+            if t.dim() == 0 and t.dtype not in (_C.bool, _C.uint8) \
+                    and not t.dtype.is_floating_point:
+                # A 0-dim integer tensor selects, as an int would.
+                result = ops.aten.select.int(result, dim, int(t.item()))
+                continue
+            indices.extend([None] * (dim - len(indices)))
+            indices.append(t)
+            dim += t.dim() if t.dtype in (_C.bool, _C.uint8) else 1
+        elif isinstance(k, float):
+            raise IndexError(
+                f"only integers, slices (`:`), ellipsis (`...`), None and long "
+                f"or byte Variables are valid indices (got {type(k).__name__})")
+        else:
+            raise TypeError(
+                f"tensor indices must be ints, slices, None or ..., bools, lists "
+                f"or tensors, got {type(k).__name__} ({k!r})")
+    return result, (indices if indices else None)
+
 
 # The overloads behind the arithmetic operators, looked up once: `a + b`
 # then costs one global load instead of three attribute lookups.
@@ -513,4 +730,14 @@ _C._set_tensor_operators(
     sub_Scalar=_sub_Scalar, rsub=_rsub, mul_Tensor=_mul_Tensor,
     mul_Scalar=_mul_Scalar, div_Tensor=_div_Tensor, div_Scalar=_div_Scalar,
     rtruediv=_rtruediv)
+# As torch's _TensorBase: the tensor methods live on the base class too, so
+# that a subclass of turnout._C.TensorBase has them.
+_NOT_ON_BASE = {"__module__", "__doc__", "__dict__", "__weakref__",
+                "__init_subclass__", "__turnout_dispatch__", "__hash__",
+                "__qualname__"}
+for _name, _value in list(Tensor.__dict__.items()):
+    if _name not in _NOT_ON_BASE and _name not in _TensorBase.__dict__:
+        setattr(_TensorBase, _name, _value)
+del _name, _value
+
 _C._set_tensor_class(Tensor)

@@ -1176,7 +1176,7 @@ def register_torch_dispatch(op: Any, torch_dispatch_class: Any,
     from turnout._mode import DispatchMode
     if not (isinstance(cls, type)
             and (issubclass(cls, DispatchMode)
-                 or (issubclass(cls, Tensor) and hasattr(cls, "__turnout_dispatch__")))):
+                 or (issubclass(cls, Tensor) and _C._tensor_class_has_handler(cls)))):
         raise TypeError(
             f"{where}: expected a DispatchMode subclass or a subclass of "
             f"turnout.Tensor that defines __turnout_dispatch__, got "

@@ -328,11 +328,11 @@ Stack run(const Graph& g, Stack inputs) {
 constexpr const char* kForkGraph = R"IR(graph(%x : Tensor,
       %y : Tensor):
   %2 : int = prim::Constant[value=1]()
-  %f1 : Future(Tensor) = prim::fork(%x)
+  %f1 : Future[Tensor] = prim::fork(%x)
     block0(%a : Tensor):
       %4 : Tensor = aten::mul(%a, %y)
       -> (%4)
-  %f2 : Future(Tensor) = prim::fork(%y, %x)
+  %f2 : Future[Tensor] = prim::fork(%y, %x)
     block0(%b : Tensor, %c : Tensor):
       %6 : Tensor = aten::sub(%b, %c, %2)
       -> (%6)
@@ -359,7 +359,7 @@ TEST(ForkGraph, ForkInALoopAndInABranch) {
     %one : int = prim::Constant[value=1]()
     %r : Tensor = prim::Loop(%n, %t, %x)
       block0(%i : int, %acc : Tensor):
-        %f : Future(Tensor) = prim::fork()
+        %f : Future[Tensor] = prim::fork()
           block0():
             %s : Tensor = aten::add(%acc, %x, %one)
             -> (%s)
@@ -388,7 +388,7 @@ TEST(ForkGraph, ForkInALoopAndInABranch) {
 TEST(ForkGraph, ErrorsSurfaceAtWaitWithContext) {
   std::unique_ptr<Graph> g = parseIR(R"IR(graph(%x : Tensor, %y : Tensor):
     %one : int = prim::Constant[value=1]()
-    %f : Future(Tensor) = prim::fork(%x, %y)
+    %f : Future[Tensor] = prim::fork(%x, %y)
       block0(%a : Tensor, %b : Tensor):
         %s : Tensor = aten::add(%a, %b, %one) # model.py:3:4
         -> (%s)
@@ -404,7 +404,7 @@ TEST(ForkGraph, ErrorsSurfaceAtWaitWithContext) {
 
 TEST(ForkGraph, ForkedGraphRunsWithTheCallersDispatchState) {
   std::unique_ptr<Graph> g = parseIR(R"IR(graph(%x : Tensor):
-    %f : Future(Tensor) = prim::fork(%x)
+    %f : Future[Tensor] = prim::fork(%x)
       block0(%a : Tensor):
         %s : Tensor = forktest::probe(%a)
         -> (%s)
@@ -426,7 +426,7 @@ TEST(ForkGraph, CompileAndParseErrors) {
   // A future may only be waited on.
   EXPECT_THAT(errorOf([] {
                 Code(*parseIR(R"IR(graph(%x : Tensor):
-    %f : Future(Tensor) = prim::fork(%x)
+    %f : Future[Tensor] = prim::fork(%x)
       block0(%a : Tensor):
         -> (%a)
     return (%f))IR"));
@@ -434,7 +434,7 @@ TEST(ForkGraph, CompileAndParseErrors) {
               HasSubstr("only aten::wait use a prim::fork's output"));
   EXPECT_THAT(errorOf([] {
                 parseIR(R"IR(graph(%x : Tensor):
-    %f : Future(Tensor) = prim::fork(%x)
+    %f : Future[Tensor] = prim::fork(%x)
       block0():
         -> (%x)
     return (%x))IR");

@@ -137,7 +137,7 @@ TEST(GraphLimits, DeepInputTypesStopAtTheLimitWithThePosition) {
     const char* close;
   };
   for (const Case& c : {Case{"(", ")"}, Case{"Dict(str, ", ")"},
-                        Case{"Future(", ")"}}) {
+                        Case{"Future[", "]"}}) {
     SCOPED_TRACE(c.open);
     const std::string ok = "graph(%x : " + repeat(c.open, n) + "int" +
                            repeat(c.close, n) + "):\n  return (%x)\n";

@@ -229,14 +229,30 @@ TEST(Interpreter, UnpackOfTheWrongSizeIsAnError) {
                         "a list of 2 elements to unpack but got 3"));
 }
 
+// torch 1.13's graph for `x if k is None else x * k` (aten::__is__,
+// prim::unchecked_cast) runs, both ways.
+TEST(Interpreter, OptionalArgumentRuns) {
+  Code code(*parseIR(readFile("tests/jit/testdata/pytorch/optional_arg.ir")));
+  Stack none{IValue(vec({1, 2})), IValue()};
+  code.run(none);
+  EXPECT_THAT(valuesOf(none[0].toTensor()), ElementsAre(1, 2));
+  Stack three{IValue(vec({1, 2})), IValue(int64_t{3})};
+  code.run(three);
+  EXPECT_THAT(valuesOf(three[0].toTensor()), ElementsAre(3, 6));
+}
+
 TEST(Interpreter, CompileErrors) {
   ParseOptions lenient;
   lenient.allow_unresolved = true;
-  auto g = parseIR(readFile("tests/jit/testdata/pytorch/optional_arg.ir"),
-                   lenient);
+  auto g = parseIR(
+      "graph(%x.1 : Tensor,\n      %k.1 : int?):\n"
+      "  %3 : NoneType = prim::Constant() # model.py:54:12\n"
+      "  %4 : bool = aten::__no_such_op__(%k.1, %3) # model.py:54:7\n"
+      "  return (%4)\n",
+      lenient);
   EXPECT_THAT(errorOf([&] { Code code(*g); }),
               HasSubstr("cannot compile the graph at model.py:54:7: no "
-                        "registered operator resolves aten::__is__"));
+                        "registered operator resolves aten::__no_such_op__"));
   Graph h;
   Node* n = h.insertNode(h.create("prim::Unknown", {}, 1));
   h.registerOutput(n->output());

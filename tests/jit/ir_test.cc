@@ -192,10 +192,21 @@ TEST(Graph, ConstantsOfEveryKind) {
     IValue back = *toIValue(g.outputs()[i]);
     EXPECT_EQ(back.tag(), values[i].tag());
   }
+  // Tuples of None, bool, int, float, str (and such tuples) are constants,
+  // printed as torch prints them; a tuple holding a list is not.
+  Value* t = g.insertConstant(IValue::makeTuple(
+      {IValue(2.5), IValue("s"), IValue(true), IValue(),
+       IValue::makeTuple({IValue(int64_t{1})})}));
+  EXPECT_EQ(t->node()->toString(),
+            "%" + t->debugName() +
+                " : (float, str, bool, NoneType, (int)) = "
+                "prim::Constant[value=(2.5, \"s\", True, None, (1,))]()");
   EXPECT_THAT(errorOf([&] {
-                g.insertConstant(IValue::makeTuple({IValue(int64_t{1})}));
+                g.insertConstant(IValue::makeTuple(
+                    {IValue(std::vector<int64_t>{1})}));
               }),
-              HasSubstr("a Tuple cannot be a prim::Constant"));
+              HasSubstr("a tuple constant holds only None, bool, int, float, "
+                        "str and such tuples"));
   g.lint();
 }
 

@@ -478,9 +478,21 @@ TEST(Elementwise, OutVariants) {
 
   EXPECT_EQ(errorOf([&] { div_out(emptyTensor({2}, kLong, kCpu), a, b); }),
             "result type Float can't be cast to the desired output type Long");
-  EXPECT_EQ(errorOf([&] { mul_out(emptyTensor({3}, kFloat, kCpu), a, b); }),
-            "mul.out: expected out to have shape [2] (the result's), but got "
-            "[3]; resizing out= tensors is not supported");
+  // An out of another shape is resized, as torch's (op_db's differential
+  // test checks it against torch 1.13).
+  Tensor empty_out = emptyTensor({0}, kFloat, kCpu);
+  mul_out(empty_out, a, b);
+  EXPECT_EQ(empty_out.sizes(), IntArrayRef({2}));
+  expectValues(empty_out, {20, 80});
+  Tensor wrong_out = emptyTensor({3, 1}, kFloat, kCpu);
+  sub_out(wrong_out, a, b);  // warns: it had elements
+  EXPECT_EQ(wrong_out.sizes(), IntArrayRef({2}));
+  expectValues(wrong_out, {1, 2});
+  // A refused call leaves out as it was.
+  Tensor kept = emptyTensor({0}, kLong, kCpu);
+  EXPECT_EQ(errorOf([&] { div_out(kept, a, b); }),
+            "result type Float can't be cast to the desired output type Long");
+  EXPECT_EQ(kept.sizes(), IntArrayRef({0}));
 }
 
 // ---- Unary -----------------------------------------------------------------------

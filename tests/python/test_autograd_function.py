@@ -19,9 +19,7 @@ def values(t):
 
 def grad_fn_name(t):
     fn = t.grad_fn
-    if fn is None or isinstance(fn, str):
-        return fn
-    return type(fn).__name__
+    return None if fn is None else fn.name()
 
 
 def leaf(lib, data):
@@ -437,7 +435,7 @@ def test_as_the_autograd_kernel_of_an_operator():
     try:
         x = turnout.tensor([2.0, -1.0], requires_grad=True)
         y = op(x)
-        assert y.grad_fn == "CubeBackward"
+        assert y.grad_fn.name() == "CubeBackward"
         y.sum().backward()
         assert values(x.grad) == [12.0, 3.0]
     finally:
@@ -457,7 +455,7 @@ def test_autograd_backward():
 
 @pytest.fixture
 def no_autograd_op():
-    assert _C._get_autograd_fallback_mode() == "nothing"  # the default, for now
+    assert _C._get_autograd_fallback_mode() == "nothing"  # the default
     _C._set_autograd_fallback_mode("warn")
     _C._reset_autograd_fallback_warnings()
     lib = turnout.library.Library("autograd_fb_test", "DEF")
@@ -523,6 +521,30 @@ def test_autograd_fallback_mode_nothing(no_autograd_op):
         _C._set_autograd_fallback_mode("warn")
     with pytest.raises(ValueError, match='expected "warn" or "nothing", got "loud"'):
         _C._set_autograd_fallback_mode("loud")
+
+
+@pytest.mark.parametrize("env, mode, warning", [
+    (None, "nothing", ""),
+    ("warn", "warn", ""),
+    ("nothing", "nothing", ""),
+    ("loud", "nothing", 'TURNOUT_AUTOGRAD_FALLBACK_MODE=loud is neither "warn" nor '
+                        '"nothing"; using "nothing"'),
+])
+def test_autograd_fallback_mode_from_the_environment(env, mode, warning):
+    import os
+    import subprocess
+    import sys
+    environ = {k: v for k, v in os.environ.items()
+               if k != "TURNOUT_AUTOGRAD_FALLBACK_MODE"}
+    if env is not None:
+        environ["TURNOUT_AUTOGRAD_FALLBACK_MODE"] = env
+    proc = subprocess.run(
+        [sys.executable, "-c",
+         "import turnout; print(turnout._C._get_autograd_fallback_mode())"],
+        env=environ, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == mode
+    assert warning in proc.stderr
 
 
 def test_docstring_examples():

@@ -21,6 +21,10 @@ from turnout._mode import DispatchMode, no_dispatch
 from turnout.utils import counters, same, timed, time_report
 
 from example_loader import load_example
+# Autograd fallback "nothing" in this module: the dumps, explanations and traces here are torch 1.13's.
+from torch113_tables import autograd_fallback_nothing  # noqa: F401 (autouse)
+
+
 
 aten = turnout.ops.aten
 
@@ -112,7 +116,7 @@ def test_explain_picks_the_overload_of_a_packet_and_takes_kwargs():
      "missing required argument 'other'"),
     (lambda: turnout.debug.explain(aten.add.Tensor, turnout.ones(2), turnout.ones(2),
                                    beta=1), TypeError, "unexpected keyword argument 'beta'"),
-    (lambda: turnout.debug.explain(aten.add, "a", "b"), TypeError,
+    (lambda: turnout.debug.explain(aten.add, "a", 1), TypeError,
      "no overload fits the arguments"),
     (lambda: turnout.debug.explain("aten::no_such_op", 1), ValueError,
      "no operator named 'aten::no_such_op'"),
@@ -210,20 +214,26 @@ def test_trace_names_the_python_mode_that_handles_a_call():
     with turnout.debug.dispatch_trace(file=io.StringIO()) as t:
         with example.LoggingMode(io.StringIO()):
             aten.add.Tensor(x, x)
+    # As c10: PythonTLSSnapshot (above autograd) records the thread's key
+    # sets for _RestorePythonTLSSnapshot first.
     assert normalised(t.lines) == [
-        "aten::add.Tensor callBoxed DispatchKeySet(CPU, Python, AutogradCPU) -> "
-        "AutogradCPU [autograd kernel] registered at kernels/autograd/autograd_kernels.cc:N",
-        "  aten::add.Tensor call DispatchKeySet(CPU, Python) -> Python "
+        "aten::add.Tensor callBoxed DispatchKeySet(CPU, Python, AutogradCPU, "
+        "PythonTLSSnapshot) -> PythonTLSSnapshot [backend fallback] registered "
+        "at bindings/python_mode.cc:N",
+        "  aten::add.Tensor redispatchBoxed DispatchKeySet(CPU, Python, "
+        "AutogradCPU) -> AutogradCPU [autograd kernel] registered at "
+        "kernels/autograd/autograd_kernels.cc:N",
+        "    aten::add.Tensor call DispatchKeySet(CPU, Python) -> Python "
         "[backend fallback] registered at bindings/python_mode.cc:N",
-        f"    [Python] aten::add.Tensor -> mode LoggingMode ({where})",
-        "    aten::add.Tensor callBoxed DispatchKeySet(CPU) -> CPU [kernel] "
+        f"      [Python] aten::add.Tensor -> mode LoggingMode ({where})",
+        "      aten::add.Tensor callBoxed DispatchKeySet(CPU) -> CPU [kernel] "
         "registered at kernels/elementwise_kernels.cc:N",
     ]
     if "TEST_SRCDIR" in os.environ:  # Bazel runs tests from the runfiles root
         assert where.startswith("examples/logging_mode.py:")
     handler_event = [e for e in t.events if e["call"] == "handler"]
     assert [(e["op"], e["key"], e["depth"]) for e in handler_event] == [
-        ("aten::add.Tensor", DispatchKey.Python, 2)]
+        ("aten::add.Tensor", DispatchKey.Python, 3)]
     assert handler_event[0]["site"] == f"mode LoggingMode ({where})"
 
 
@@ -243,12 +253,16 @@ def test_trace_names_the_tensor_subclass_that_handles_a_call():
     code = Traced.__turnout_dispatch__.__func__.__code__
     where = f"{os.path.relpath(code.co_filename)}:{code.co_firstlineno}"
     assert normalised(t.lines) == [
-        "aten::neg callBoxed DispatchKeySet(CPU, Python, AutogradCPU) -> "
-        "AutogradCPU [autograd kernel] registered at kernels/autograd/autograd_kernels.cc:N",
-        "  aten::neg call DispatchKeySet(CPU, Python) -> Python "
+        "aten::neg callBoxed DispatchKeySet(CPU, Python, AutogradCPU, "
+        "PythonTLSSnapshot) -> PythonTLSSnapshot [backend fallback] registered "
+        "at bindings/python_mode.cc:N",
+        "  aten::neg redispatchBoxed DispatchKeySet(CPU, Python, AutogradCPU) "
+        "-> AutogradCPU [autograd kernel] registered at "
+        "kernels/autograd/autograd_kernels.cc:N",
+        "    aten::neg call DispatchKeySet(CPU, Python) -> Python "
         "[backend fallback] registered at bindings/python_mode.cc:N",
-        f"    [Python] aten::neg -> subclass Traced ({where})",
-        "    aten::neg callBoxed DispatchKeySet(CPU) -> CPU [kernel] "
+        f"      [Python] aten::neg -> subclass Traced ({where})",
+        "      aten::neg callBoxed DispatchKeySet(CPU) -> CPU [kernel] "
         "registered at kernels/elementwise_kernels.cc:N",
     ]
 

@@ -80,9 +80,9 @@ def test_the_normalised_table_still_sees_names_counts_and_depths(output):
             "Avg", "Depth"] in table
     rows = {(r[0], r[1]): r for r in table if r and r[0].startswith("aten::")}
     assert rows[("aten::mul.Tensor", "Python")] == [
-        "aten::mul.Tensor", "Python", "100", "<t>", "<t>", "<p>", "<t>", "<t>", "1"]
+        "aten::mul.Tensor", "Python", "100", "<t>", "<t>", "<p>", "<t>", "<t>", "2"]
     assert rows[("aten::sum", "CPU")][2] == "200"
-    assert rows[("aten::sum", "CPU")][-1] == "1-2"
+    assert rows[("aten::sum", "CPU")][-1] == "1-3"
     assert table[-1] == ["Self", "time", "total:", "<t>"]
     # A changed count or depth is a difference.
     changed = output["profile"].replace(" 100 ", " 101 ", 1)

@@ -6,6 +6,7 @@ import pytest
 
 import turnout
 import turnout._factories
+import turnout._functional
 import turnout._ops
 import turnout._tensor
 import turnout._tensor_str
@@ -14,7 +15,7 @@ import turnout.cuda
 
 @pytest.mark.parametrize("module", [
     turnout, turnout._ops, turnout._tensor, turnout._factories,
-    turnout._tensor_str, turnout.cuda,
+    turnout._tensor_str, turnout.cuda, turnout._functional,
 ], ids=lambda m: m.__name__)
 def test_docstring_examples(module):
     failures, attempted = doctest.testmod(module, optionflags=doctest.ELLIPSIS)

@@ -30,7 +30,7 @@ def test_docstring_examples():
     assert failures == 0
     assert attempted > 0
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
-    for cls in (jit.Graph, jit.GraphExecutor):
+    for cls in (jit.Graph, jit.GraphExecutor, jit.CompilationUnit):
         for test in doctest.DocTestFinder().find(
                 cls, cls.__name__, globs={"turnout": turnout}):
             runner.run(test)
@@ -806,3 +806,70 @@ def test_graphs_run_on_a_daemon_thread_at_interpreter_shutdown_do_not_abort():
         print("done")
     ''')
     run_script(script, times=5)
+
+
+INNER = """graph(%x : Tensor):
+  %y : Tensor = aten::neg(%x) # inner.py:2:11
+  return (%y)
+"""
+
+OUTER = """graph(%x.1 : Tensor):
+  %1 : Function = prim::Constant[name="inner"]()
+  %3 : Tensor = prim::CallFunction(%1, %x.1) # outer.py:7:10
+  return (%3)
+"""
+
+
+def test_compilation_unit_defines_runs_and_inlines():
+    cu = jit.CompilationUnit()
+    outer = cu.define("outer", OUTER)  # before its callee: looked up later
+    assert str(outer) == OUTER
+    cu.define("inner", INNER)
+    assert cu.function_names() == ["inner", "outer"]
+    x = turnout.tensor([1.0, -2.0])
+    assert values(cu.run("outer", x)) == [-1.0, 2.0]
+    assert values(jit.run(outer, x)) == [-1.0, 2.0]
+    assert values(jit.GraphExecutor(outer)(x)) == [-1.0, 2.0]
+    g = cu.graph("outer")
+    assert jit.passes.inline_calls(g)
+    assert [n.kind() for n in g.nodes()] == ["aten::neg"]
+    assert values(jit.run(g, x)) == [-1.0, 2.0]
+    assert cu.graph("missing") is None
+    parsed = jit.Graph.parse(OUTER, compilation_unit=cu)
+    assert values(jit.run(parsed, x)) == [-1.0, 2.0]
+    defined = cu.define_graph("again", parsed)
+    assert values(cu.run("again", x)) == [-1.0, 2.0]
+    assert str(defined) == OUTER
+
+
+def test_compilation_unit_errors():
+    cu = jit.CompilationUnit()
+    outer = cu.define("outer", OUTER)
+    with pytest.raises(ValueError, match="function 'inner' is not defined in "
+                       "the graph's CompilationUnit"):
+        jit.run(outer, turnout.tensor([1.0]))
+    with pytest.raises(ValueError, match="at outer.py:7:10"):
+        jit.passes.inline_calls(outer)
+    with pytest.raises(ValueError, match="function 'outer' is already "
+                       "defined"):
+        cu.define("outer", INNER)
+    with pytest.raises(ValueError, match="no function named 'nope'"):
+        cu.run("nope")
+    with pytest.raises(ValueError, match="has no CompilationUnit"):
+        jit.run(jit.Graph.parse(OUTER), turnout.tensor([1.0]))
+    with pytest.raises(TypeError, match="inline_calls"):
+        jit.passes.inline_calls("graph")
+
+
+def test_builtin_list_mutation_stays_in_the_graph_as_torchs():
+    g = jit.Graph.parse("""graph(%x.1 : int[]):
+  %2 : int = prim::Constant[value=3]()
+  %3 : int[] = aten::append(%x.1, %2)
+  %4 : int = prim::max(%x.1)
+  return (%4)
+""")
+    xs = [1, 5]
+    assert jit.run(g, xs) == 5
+    # As torch 1.13's scripted functions: a Python list is converted, so the
+    # graph's appends (seen by every alias inside the graph) do not reach it.
+    assert xs == [1, 5]

@@ -11,6 +11,9 @@ import pytest
 import turnout._python_dispatcher
 from turnout import _C
 from turnout._python_dispatcher import PythonDispatcher
+# Autograd fallback "nothing" in this module: PythonDispatcher's tables (and its docstring) are torch 1.13's.
+from torch113_tables import autograd_fallback_nothing  # noqa: F401 (autouse)
+
 
 
 @pytest.fixture

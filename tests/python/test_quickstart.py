@@ -4,10 +4,16 @@ output (the block after the "quickstart.py output" marker)."""
 import contextlib
 import io
 
+import pytest
+
 import turnout
 
 from example_loader import load_example
 from readme_samples import readme_block
+# Autograd fallback "nothing" in this module: README.md shows the quickstart's table as torch 1.13 prints it.
+from torch113_tables import autograd_fallback_nothing  # noqa: F401 (autouse)
+
+
 
 MARKER = "examples/quickstart.py output"
 

@@ -299,16 +299,19 @@ def test_basic_indexing_returns_views():
     (5, IndexError, "out of range"),
     ((Ellipsis, Ellipsis), IndexError, "single ellipsis"),
     (slice(None, None, -1), ValueError, "slice step must be positive, got -1"),
-    ("a", TypeError, r"tensor indices must be ints, slices, None or \.\.\., got str"),
-    (1.5, TypeError, "got float"),
+    ("a", TypeError, r"tensor indices must be ints, slices, None or \.\.\., "
+     r"bools, lists or tensors, got str"),
+    (1.5, IndexError, "valid indices \\(got float\\)"),  # as torch's
 ])
 def test_bad_indices(key, exc, match):
     with pytest.raises(exc, match=match):
         turnout.zeros(3, 4)[key]
 
 
-def test_tensor_index_is_not_supported_yet():
-    with pytest.raises(NotImplementedError, match="advanced indexing"):
+def test_float_tensor_index_is_refused():
+    # Advanced indexing: tests/python/test_ops_index_torch.py.
+    with pytest.raises(IndexError, match="tensors used as indices must be "
+                       "long, byte or bool tensors"):
         turnout.zeros(3)[turnout.tensor([0.0])]
 
 

@@ -19,6 +19,10 @@ from torch.utils._python_dispatch import TorchDispatchMode
 import turnout
 import turnout.library
 from turnout.utils import DispatchMode
+# Autograd fallback "nothing" in this module: the same code runs on torch 1.13, which has no autograd fallback.
+from torch113_tables import autograd_fallback_nothing  # noqa: F401 (autouse)
+
+
 
 TORCH = SimpleNamespace(name="torch", C=torch._C, Library=torch.library.Library,
                         Mode=TorchDispatchMode, handler="__torch_dispatch__",

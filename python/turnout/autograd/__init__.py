@@ -1,15 +1,15 @@
 """turnout.autograd: custom differentiable functions and backward, as
 torch.autograd."""
 
-from typing import Optional, Sequence, Union
+from typing import Optional, Sequence, Tuple, Union
 
 from turnout import _C
 from turnout._tensor import Tensor
 from turnout.autograd._gradcheck import GradcheckError, gradcheck
 from turnout.autograd.function import Function, FunctionCtx, once_differentiable
 
-__all__ = ["Function", "FunctionCtx", "GradcheckError", "backward", "gradcheck",
-           "once_differentiable"]
+__all__ = ["Function", "FunctionCtx", "GradcheckError", "backward", "grad",
+           "gradcheck", "once_differentiable"]
 
 
 def backward(tensors: Union[Tensor, Sequence[Tensor]],
@@ -25,3 +25,64 @@ def backward(tensors: Union[Tensor, Sequence[Tensor]],
     else:
         grads = list(grad_tensors)
     _C._backward(roots, grads)
+
+
+def grad(outputs: Union[Tensor, Sequence[Tensor]],
+         inputs: Union[Tensor, Sequence[Tensor]],
+         grad_outputs: Union[None, Tensor, Sequence[Optional[Tensor]]] = None,
+         retain_graph: Optional[bool] = None, create_graph: bool = False,
+         allow_unused: bool = False) -> Tuple[Optional[Tensor], ...]:
+    """The gradients of ``outputs`` with respect to ``inputs``, as
+    ``torch.autograd.grad``: returned, not accumulated into any ``.grad``.
+
+    Args:
+        outputs: the tensors to differentiate (one, or a sequence).
+        inputs: the tensors to differentiate with respect to; each must
+            require grad.
+        grad_outputs: the gradient of each output; None (or a None entry)
+            for a one-element output means 1.
+        retain_graph: accepted for torch's signature; turnout keeps a graph
+            until its tensors go, so backward may run through it again
+            whatever this says.
+        create_graph: run the backward formulas with grad mode on, so that
+            the gradients have a graph of their own (higher derivatives).
+        allow_unused: return None for an input no gradient reaches, instead
+            of raising.
+
+    Returns:
+        A tuple with one gradient per input.
+
+    Raises:
+        RuntimeError: an input is not reached and ``allow_unused`` is False
+            (torch's message).
+        ValueError: an output or an input does not require grad.
+
+    Example::
+
+        >>> import turnout
+        >>> x = turnout.tensor([2.0, 3.0], requires_grad=True)
+        >>> (g,) = turnout.autograd.grad((x * x).sum(), x)
+        >>> g
+        tensor([4., 6.])
+        >>> x.grad is None
+        True
+    """
+    outs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
+    ins = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    if grad_outputs is None:
+        grads: list = [None] * len(outs)
+    elif isinstance(grad_outputs, Tensor):
+        grads = [grad_outputs]
+    else:
+        grads = list(grad_outputs)
+    if len(grads) != len(outs):
+        raise RuntimeError(
+            f"grad(): grad_outputs has {len(grads)} tensors but outputs has "
+            f"{len(outs)}; give one gradient (or None) per output")
+    result = _C._autograd_grad(outs, grads, ins, create_graph)
+    if not allow_unused and any(g is None for g in result):
+        raise RuntimeError(
+            "One of the differentiated Tensors appears to not have been used "
+            "in the graph. Set allow_unused=True if this is the desired "
+            "behavior.")
+    return tuple(result)

@@ -16,7 +16,7 @@ Example::
     ...         return grad * 3 * x * x
     >>> x = turnout.tensor([2.0], requires_grad=True)
     >>> y = Cube.apply(x)
-    >>> y.grad_fn
+    >>> y.grad_fn.name()
     'CubeBackward'
     >>> y.sum().backward()
     >>> x.grad

@@ -34,13 +34,17 @@ Node = _jit.Node
 Value = _jit.Value
 Future = _jit.Future
 Code = _jit.Code
+CompilationUnit = _jit.CompilationUnit
 GraphExecutorState = _jit.GraphExecutorState
 ExecutionPlanState = _jit.ExecutionPlanState
 
 Graph.__doc__ = """A graph in TorchScript's form.
 
 ``Graph.parse(text)`` reads the text form (as ``str(graph)`` and PyTorch
-print it), resolving operator names against the registered schemas;
+print it: ``Future[T]``, ``Union(...)``, tuple constants, forks as
+``prim::fork_N`` with their ``with`` subgraphs), resolving operator names
+against the registered schemas; ``compilation_unit=cu`` names the
+:class:`CompilationUnit` its ``prim::CallFunction`` calls resolve in;
 ``graph.nodes()`` lists the top-level nodes, ``graph.inputs()`` and
 ``graph.outputs()`` its values.
 
@@ -56,6 +60,43 @@ Example::
     %d : Tensor = aten::add(%a, %b, %c)
     >>> [str(v) for v in g.nodes()[1].inputs()]
     ['%a : Tensor', '%b : Tensor', '%c : int']
+"""
+
+
+CompilationUnit.__doc__ = """Graph functions defined by name, as a
+TorchScript compilation unit: a graph's Function constants
+(``%f : Function = prim::Constant[name="inner"]()``) name them and
+``prim::CallFunction(%f, ...)`` calls them. A function may name functions
+defined after it (names are looked up when a graph is compiled or inlined).
+
+``define(name, text)`` parses a graph into the unit and returns a copy of
+it (still calling into the unit); ``define_graph(name, graph)`` takes a
+parsed one; ``graph(name)`` returns a copy of a defined function (or None);
+``run(name, *inputs)`` runs one; ``function_names()`` lists them.
+``Graph.parse(text, compilation_unit=cu)`` makes a graph whose calls resolve
+in ``cu`` without defining it; :func:`turnout.jit.passes.inline_calls`
+replaces the calls by the bodies.
+
+Raises ValueError for a name defined twice (functions are never replaced)
+and, when compiling, for a call to a function the unit lacks.
+
+Example::
+
+    >>> import turnout, turnout.jit
+    >>> cu = turnout.jit.CompilationUnit()
+    >>> _ = cu.define("inner", '''
+    ...     graph(%x : Tensor):
+    ...       %y : Tensor = aten::neg(%x)
+    ...       return (%y)''')
+    >>> _ = cu.define("outer", '''
+    ...     graph(%x : Tensor):
+    ...       %f : Function = prim::Constant[name="inner"]()
+    ...       %y : Tensor = prim::CallFunction(%f, %x)
+    ...       return (%y)''')
+    >>> cu.run("outer", turnout.tensor([1.0, -2.0]))
+    tensor([-1.,  2.])
+    >>> cu.function_names()
+    ['inner', 'outer']
 """
 
 
@@ -383,7 +424,8 @@ def collect_all(futures: Sequence[Future]) -> Future:
 
 
 __all__ = [
-    "Code", "ExecutionPlanState", "Future", "Graph", "GraphExecutor",
+    "Code", "CompilationUnit", "ExecutionPlanState", "Future", "Graph",
+    "GraphExecutor",
     "GraphExecutorState", "Node", "Value", "collect_all", "fork",
     "get_graph_executor_optimize", "optimized_execution", "passes", "run",
     "set_graph_executor_optimize", "trace", "wait",

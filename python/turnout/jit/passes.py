@@ -252,6 +252,39 @@ def erase_shape_information(graph: _jit.Graph) -> bool:
     return _passes.erase_shape_information(graph)
 
 
+def inline_calls(graph: _jit.Graph) -> bool:
+    """Replaces each ``prim::CallFunction`` by the body of the function it
+    calls, found by name in the graph's
+    :class:`~turnout.jit.CompilationUnit` (as TorchScript's
+    ``inlined_graph``); calls in the inlined bodies are inlined too.
+
+    Raises:
+        ValueError: a call names a function the unit does not define, the
+            graph has no unit, or a function calls itself; the graph is
+            then unchanged.
+
+    Example::
+
+        >>> import turnout.jit
+        >>> cu = turnout.jit.CompilationUnit()
+        >>> _ = cu.define("inner", '''
+        ...     graph(%x : Tensor):
+        ...       %y : Tensor = aten::neg(%x)
+        ...       return (%y)''')
+        >>> g = cu.define("outer", '''
+        ...     graph(%x : Tensor):
+        ...       %f : Function = prim::Constant[name="inner"]()
+        ...       %y : Tensor = prim::CallFunction(%f, %x)
+        ...       return (%y)''')
+        >>> turnout.jit.passes.inline_calls(g)
+        True
+        >>> [n.kind() for n in g.nodes()]
+        ['aten::neg']
+    """
+    _check("inline_calls", graph)
+    return _passes.inline_calls(graph)
+
+
 def optimize_graph(graph: _jit.Graph) -> None:
     """Runs the GraphExecutor's optimisation sequence on ``graph`` in place:
     ``erase_shape_information``, then, until nothing changes (a few rounds
@@ -286,6 +319,7 @@ def optimize_graph(graph: _jit.Graph) -> None:
 
 __all__ = [
     "eliminate_common_subexpressions", "eliminate_dead_code",
-    "erase_shape_information", "inline_constant_branches", "optimize_graph",
+    "erase_shape_information", "inline_calls", "inline_constant_branches",
+    "optimize_graph",
     "peephole_optimize", "propagate_constants", "propagate_shapes",
 ]

@@ -32,10 +32,12 @@ from collections.abc import Mapping, MutableMapping
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, TypeVar
 
 from turnout import _C
-from turnout._mode import DispatchMode, active_modes, no_dispatch
+from turnout._mode import (DispatchMode, active_modes, enable_reentrant_dispatch,
+                           no_dispatch)
 
 __all__ = [
     "Counters", "DispatchMode", "Sameness", "active_modes", "counters",
+    "enable_reentrant_dispatch",
     "no_dispatch", "reset_time_report", "same", "time_report",
     "timed",
 ]

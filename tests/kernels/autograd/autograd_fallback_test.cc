@@ -50,6 +50,7 @@ Tensor call(const char* name, const Tensor& x) {
 class AutogradFallback : public ::testing::Test {
  protected:
   void SetUp() override {
+    mode_ = autogradFallbackMode();
     setAutogradFallbackMode(AutogradFallbackMode::Warn);
     resetAutogradFallbackWarnings();
     previous_ = setAutogradFallbackWarningHandler(
@@ -57,8 +58,9 @@ class AutogradFallback : public ::testing::Test {
   }
   void TearDown() override {
     setAutogradFallbackWarningHandler(previous_);
-    setAutogradFallbackMode(AutogradFallbackMode::Nothing);
+    setAutogradFallbackMode(mode_);
   }
+  AutogradFallbackMode mode_;
   std::vector<std::string> warnings_;
   AutogradFallbackWarningHandler previous_;
 };
@@ -69,6 +71,8 @@ Tensor leaf() {
   return x;
 }
 
+// Nothing by default (the test runs without TURNOUT_AUTOGRAD_FALLBACK_MODE;
+// test_autograd_function.py sets it).
 TEST(AutogradFallbackMode, NothingByDefault) {
   EXPECT_EQ(autogradFallbackMode(), AutogradFallbackMode::Nothing);
   EXPECT_TRUE(Dispatcher::singleton()

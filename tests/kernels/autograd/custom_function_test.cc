@@ -1,7 +1,8 @@
 // Function<T> and AutogradContext (kernels/autograd/custom_function.h): a
 // library's own autograd kernels, checked against finite differences
-// (gradcheck.h) and known formulas, with the rules on saved tensors, dirty
-// and non-differentiable outputs, needs_input_grad, and the errors.
+// (autograd::gradcheck, through autograd_testing.h) and known formulas, with
+// the rules on saved tensors, dirty and non-differentiable outputs,
+// needs_input_grad, and the errors.
 #include <cmath>
 #include <string>
 #include <vector>
@@ -18,7 +19,6 @@
 #include "kernels/ops.h"
 #include "tests/error_of.h"
 #include "tests/kernels/autograd/autograd_testing.h"
-#include "tests/kernels/autograd/gradcheck.h"
 #include "tests/kernels/testing.h"
 
 namespace turnout {

@@ -94,6 +94,65 @@ TEST(Engine, GradientsAccumulateAcrossCallsAndPaths) {
   EXPECT_FALSE(grad(x).defined());
 }
 
+TEST(Engine, GradReturnsInputGradientsAndLeavesDotGradAlone) {
+  Tensor x = scalar(3), w = scalar(4), unused = scalar(1);
+  setRequiresGrad(x, true);
+  setRequiresGrad(w, true);
+  setRequiresGrad(unused, true);
+  Tensor z = mul(x, w);       // a non-leaf input: dy/dz = x = 3
+  Tensor y = mul(z, x);       // y = x*x*w: dy/dx = 2xw = 24, dy/dw = 9
+  variable_list g = grad({y}, {}, {x, w, z, unused});
+  ASSERT_EQ(g.size(), 4u);
+  EXPECT_EQ(value(g[0]), 24);
+  EXPECT_EQ(value(g[1]), 9);
+  EXPECT_EQ(value(g[2]), 3);
+  EXPECT_FALSE(g[3].defined());  // not reached: no gradient
+  EXPECT_FALSE(grad(x).defined());
+  EXPECT_FALSE(grad(w).defined());
+  // The graph is still there: backward() afterwards accumulates as usual.
+  backward({y}, {scalar(0.5)});
+  EXPECT_EQ(value(grad(x)), 12);
+}
+
+TEST(Engine, PostHooksSeeAndReplaceANodesGradients) {
+  Tensor x = scalar(3), w = scalar(4);
+  setRequiresGrad(x, true);
+  setRequiresGrad(w, true);
+  Tensor y = mul(x, w);
+  std::vector<float> seen;
+  uint64_t look = gradFn(y)->addPostHook(
+      [&](const variable_list& grad_inputs, const variable_list& grad_outputs) {
+        seen = {value(grad_inputs[0]), value(grad_inputs[1]),
+                value(grad_outputs[0])};
+        return grad_inputs;
+      });
+  gradFn(y)->addPostHook([](const variable_list& gi, const variable_list&) {
+    return variable_list{scalar(value(gi[0]) * 10), gi[1]};
+  });
+  backward({y}, {scalar(2)});
+  EXPECT_EQ(seen, (std::vector<float>{8, 6, 2}));
+  EXPECT_EQ(value(grad(x)), 80);  // replaced by the second hook
+  EXPECT_EQ(value(grad(w)), 6);
+  EXPECT_TRUE(gradFn(y)->removePostHook(look));
+  EXPECT_FALSE(gradFn(y)->removePostHook(look));
+  gradFn(y)->addPostHook([](const variable_list&, const variable_list&) {
+    return variable_list{};
+  });
+  EXPECT_THAT(errorOf([&] { backward({y}); }),
+              HasSubstr("a hook of MulBackward0 returned 0 gradients where "
+                        "the node has 2 inputs"));
+}
+
+TEST(Engine, GradErrors) {
+  Tensor x = scalar(3);
+  setRequiresGrad(x, true);
+  Tensor y = mul(x, x);
+  EXPECT_THAT(errorOf([&] { grad({y}, {}, {scalar(1)}); }),
+              HasSubstr("grad: element 0 of inputs does not require grad"));
+  EXPECT_THAT(errorOf([&] { grad({scalar(1)}, {}, {x}); }),
+              HasSubstr("element 0 of tensors does not require grad"));
+}
+
 TEST(Engine, ExplicitRootGradient) {
   Tensor x = scalar(2);
   setRequiresGrad(x, true);

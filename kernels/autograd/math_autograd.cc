@@ -1,0 +1,412 @@
+// The Autograd kernels of the math operators of kernels/unary_math.h (and,
+// as they are added, the other operators of the :math library), registered
+// at the Autograd alias key the way autograd_kernels.cc registers the
+// others: record when grad mode is on and an input requires grad, call the
+// operator below autograd, attach a FunctionNode with the derivative.
+//
+// In-place forms check that self may be modified, bump its version counter
+// (recording or not), and make the new node self's grad_fn with self's old
+// history as its input. A formula that needs the input's old value saves a
+// copy taken before the write (as PyTorch does for sin_ and friends); one
+// that needs the result saves self after it.
+//
+// out= overloads have no autograd kernel (PyTorch refuses gradients through
+// them; here they fall through to the backend, as add.out does).
+#include <cmath>
+#include <utility>
+
+#include "dispatcher/core/error.h"
+#include "dispatcher/library.h"
+#include "dispatcher/local_dispatch_key_set.h"
+#include "kernels/autograd/autograd_meta.h"
+#include "kernels/autograd/function_node.h"
+#include "kernels/autograd/saved_variable.h"
+#include "kernels/copy.h"
+#include "kernels/dim_ops.h"
+#include "kernels/elementwise.h"
+#include "kernels/factory.h"
+#include "kernels/reduce.h"
+#include "kernels/shape.h"
+#include "kernels/tensor_utils.h"
+#include "kernels/unary_math.h"
+
+namespace turnout {
+namespace autograd {
+namespace {
+
+using detail::checkInplaceAllowed;
+using detail::record;
+using detail::shouldRecord;
+using F = FunctionNode;
+
+using detail::belowAutograd;
+
+// The derivative of a unary operator: d(g, x, r) with x the input (its value
+// before an in-place write) and r the result; each is defined only when the
+// operator's description says it is saved.
+using Derivative = Tensor (*)(const Tensor& g, const Tensor& x,
+                              const Tensor& r);
+
+struct UnaryGrad {
+  const char* op;        // "sin"
+  const char* node;      // "SinBackward0"
+  bool save_self;
+  bool save_result;
+  Derivative derivative;
+};
+
+Tensor functionalKernel(const UnaryGrad& d, const Tensor& self,
+                        Tensor (*fwd)(const Tensor&)) {
+  const bool rec = shouldRecord(d.op, self);
+  Tensor out = belowAutograd([&] { return fwd(self); });
+  if (rec) {
+    SavedVariable s(d.save_self ? self : Tensor());
+    SavedVariable r(d.save_result ? out : Tensor(), /*is_output=*/true);
+    const Derivative derivative = d.derivative;
+    record(d.node, {self}, out,
+           [s, r, derivative](const F& n, const Tensor& g) {
+             return variable_list{derivative(g, s.unpack(&n), r.unpack(&n))};
+           });
+  }
+  return out;
+}
+
+template <class Write>
+Tensor& inplaceKernel(const UnaryGrad& d, const char* op, Tensor& self,
+                      Write write) {
+  const bool rec = shouldRecord(op, self);
+  checkInplaceAllowed(self, rec, op);
+  Tensor original;
+  if (rec && d.save_self) {
+    original = belowAutograd([&] { return turnout::clone(self); });
+  }
+  belowAutograd([&] { write(self); });
+  self.unsafeGetTensorImpl()->bump_version();
+  if (rec) {
+    SavedVariable s(original);
+    SavedVariable r(d.save_result ? self : Tensor(), /*is_output=*/true);
+    const Derivative derivative = d.derivative;
+    record(d.node, {self}, self,
+           [s, r, derivative](const F& n, const Tensor& g) {
+             return variable_list{derivative(g, s.unpack(&n), r.unpack(&n))};
+           });
+  }
+  return self;
+}
+
+// ---- Derivatives -----------------------------------------------------------------
+
+Tensor zeroGrad(const Tensor& g, const Tensor&, const Tensor&) {
+  return turnout::zeros_like(g);
+}
+Tensor one(const Tensor& like) { return turnout::ones_like(like); }
+
+#define TURNOUT_DERIVATIVE(name, expr)                                \
+  Tensor name(const Tensor& g, const Tensor& x, const Tensor& r) {    \
+    (void)x;                                                          \
+    (void)r;                                                          \
+    return (expr);                                                    \
+  }
+// sin' = cos, cos' = -sin, tan' = 1 + tan^2.
+TURNOUT_DERIVATIVE(dSin, mul(g, turnout::cos(x)))
+TURNOUT_DERIVATIVE(dCos, mul(g, neg(turnout::sin(x))))
+TURNOUT_DERIVATIVE(dTan, mul(g, add(mul(r, r), 1)))
+// asin' = 1 / sqrt(1 - x^2), acos' = -asin', atan' = 1 / (1 + x^2).
+TURNOUT_DERIVATIVE(dAsin, div(g, turnout::sqrt(sub(one(x), mul(x, x)))))
+TURNOUT_DERIVATIVE(dAcos, neg(div(g, turnout::sqrt(sub(one(x), mul(x, x))))))
+TURNOUT_DERIVATIVE(dAtan, div(g, add(mul(x, x), 1)))
+TURNOUT_DERIVATIVE(dSinh, mul(g, turnout::cosh(x)))
+TURNOUT_DERIVATIVE(dCosh, mul(g, turnout::sinh(x)))
+TURNOUT_DERIVATIVE(dExp, mul(g, r))
+TURNOUT_DERIVATIVE(dExpm1, mul(g, add(r, 1)))
+TURNOUT_DERIVATIVE(dLog, div(g, x))
+TURNOUT_DERIVATIVE(dLog2, div(g, mul(x, std::log(2.0))))
+TURNOUT_DERIVATIVE(dLog10, div(g, mul(x, std::log(10.0))))
+TURNOUT_DERIVATIVE(dLog1p, div(g, add(x, 1)))
+TURNOUT_DERIVATIVE(dTanh, mul(g, sub(one(r), mul(r, r))))
+TURNOUT_DERIVATIVE(dSigmoid, mul(g, mul(r, sub(one(r), r))))
+TURNOUT_DERIVATIVE(dSqrt, div(g, mul(r, 2)))
+// rsqrt' = -r^3 / 2, reciprocal' = -r^2.
+TURNOUT_DERIVATIVE(dRsqrt, mul(g, mul(mul(r, mul(r, r)), -0.5)))
+TURNOUT_DERIVATIVE(dReciprocal, neg(mul(g, mul(r, r))))
+// erf' = 2 / sqrt(pi) * exp(-x^2).
+TURNOUT_DERIVATIVE(dErf, mul(g, mul(turnout::exp(neg(mul(x, x))),
+                                    2.0 / std::sqrt(M_PI))))
+TURNOUT_DERIVATIVE(dNeg, neg(g))
+// relu' = 1 where the result is positive.
+TURNOUT_DERIVATIVE(dRelu, where(gt(r, 0), g, turnout::zeros_like(g)))
+// abs' = sign(x) (0 at 0).
+TURNOUT_DERIVATIVE(dAbs, mul(g, turnout::sign(x)))
+#undef TURNOUT_DERIVATIVE
+
+// The table: op, node, save self, save result, derivative.
+#define TURNOUT_UNARY_GRADS(X)                                        \
+  X(sin, "SinBackward0", true, false, dSin)                           \
+  X(cos, "CosBackward0", true, false, dCos)                           \
+  X(tan, "TanBackward0", false, true, dTan)                           \
+  X(asin, "AsinBackward0", true, false, dAsin)                        \
+  X(acos, "AcosBackward0", true, false, dAcos)                        \
+  X(atan, "AtanBackward0", true, false, dAtan)                        \
+  X(sinh, "SinhBackward0", true, false, dSinh)                        \
+  X(cosh, "CoshBackward0", true, false, dCosh)                        \
+  X(expm1, "Expm1Backward0", false, true, dExpm1)                     \
+  X(log2, "Log2Backward0", true, false, dLog2)                        \
+  X(log10, "Log10Backward0", true, false, dLog10)                     \
+  X(log1p, "Log1PBackward0", true, false, dLog1p)                     \
+  X(rsqrt, "RsqrtBackward0", false, true, dRsqrt)                     \
+  X(reciprocal, "ReciprocalBackward0", false, true, dReciprocal)      \
+  X(erf, "ErfBackward0", true, false, dErf)                           \
+  X(sign, "SignBackward0", false, false, zeroGrad)                    \
+  X(floor, "FloorBackward0", false, false, zeroGrad)                  \
+  X(ceil, "CeilBackward0", false, false, zeroGrad)                    \
+  X(round, "RoundBackward0", false, false, zeroGrad)                  \
+  X(trunc, "TruncBackward0", false, false, zeroGrad)
+// Functional forms registered in autograd_kernels.cc; in-place here.
+#define TURNOUT_OLD_UNARY_GRADS(X)                                    \
+  X(exp, "ExpBackward0", false, true, dExp)                           \
+  X(log, "LogBackward0", true, false, dLog)                           \
+  X(sqrt, "SqrtBackward0", false, true, dSqrt)                        \
+  X(tanh, "TanhBackward0", false, true, dTanh)                        \
+  X(sigmoid, "SigmoidBackward0", false, true, dSigmoid)               \
+  X(neg, "NegBackward0", false, false, dNeg)                          \
+  X(abs, "AbsBackward0", true, false, dAbs)                           \
+  X(relu, "ReluBackward0", false, true, dRelu)
+
+#define TURNOUT_GRAD_DESC(name, node, s, r, d) \
+  constexpr UnaryGrad k_##name{#name, node, s, r, d};
+TURNOUT_UNARY_GRADS(TURNOUT_GRAD_DESC)
+TURNOUT_OLD_UNARY_GRADS(TURNOUT_GRAD_DESC)
+#undef TURNOUT_GRAD_DESC
+
+#define TURNOUT_FUNCTIONAL(name, node, s, r, d)                        \
+  Tensor name##Functional(const Tensor& self) {                        \
+    return functionalKernel(k_##name, self,                            \
+                            [](const Tensor& x) { return turnout::name(x); }); \
+  }
+#define TURNOUT_INPLACE(name, node, s, r, d)                               \
+  Tensor& name##Inplace(Tensor& self) {                                    \
+    return inplaceKernel(k_##name, #name "_", self,                        \
+                         [](const Tensor& x) -> const Tensor& {            \
+                           return turnout::name##_(x);                     \
+                         });                                               \
+  }
+TURNOUT_UNARY_GRADS(TURNOUT_FUNCTIONAL)
+TURNOUT_UNARY_GRADS(TURNOUT_INPLACE)
+TURNOUT_OLD_UNARY_GRADS(TURNOUT_INPLACE)
+#undef TURNOUT_FUNCTIONAL
+#undef TURNOUT_INPLACE
+
+// round.decimals and round_.decimals: zero gradient.
+constexpr UnaryGrad kRoundDecimals{"round", "RoundBackward1", false, false,
+                                   zeroGrad};
+Tensor roundDecimals(const Tensor& self, int64_t decimals) {
+  const bool rec = shouldRecord("round", self);
+  Tensor out = belowAutograd([&] { return turnout::round(self, decimals); });
+  if (rec) {
+    record(kRoundDecimals.node, {self}, out, [](const F&, const Tensor& g) {
+      return variable_list{turnout::zeros_like(g)};
+    });
+  }
+  return out;
+}
+Tensor& roundDecimalsInplace(Tensor& self, int64_t decimals) {
+  return inplaceKernel(kRoundDecimals, "round_", self,
+                       [&decimals](const Tensor& x) -> const Tensor& {
+                         return turnout::round_(x, decimals);
+                       });
+}
+
+// ---- Along a dimension -------------------------------------------------------------
+
+// cumsum: the gradient is the reversed running sum of g along dim,
+// sum(g) - cumsum(g) + g.
+Tensor cumsumBackward(const Tensor& g, int64_t dim) {
+  return add(sub(turnout::sum(g, {dim}, /*keepdim=*/true), turnout::cumsum(g, dim)),
+             g);
+}
+
+Tensor cumsumKernel(const Tensor& self, int64_t dim,
+                    std::optional<ScalarType> dtype) {
+  const bool rec = shouldRecord("cumsum", self);
+  Tensor out = belowAutograd([&] { return turnout::cumsum(self, dim, dtype); });
+  if (rec) {
+    const int64_t d = maybeWrapDim(dim, self.dim());
+    record("CumsumBackward0", {self}, out, [d](const F&, const Tensor& g) {
+      return variable_list{cumsumBackward(g, d)};
+    });
+  }
+  return out;
+}
+
+Tensor cumprodKernel(const Tensor& self, int64_t dim,
+                     std::optional<ScalarType> dtype) {
+  const bool rec = shouldRecord("cumprod", self);
+  Tensor out = belowAutograd([&] { return turnout::cumprod(self, dim, dtype); });
+  if (rec) {
+    const int64_t d = maybeWrapDim(dim, self.dim());
+    SavedVariable s(self);
+    record("CumprodBackward0", {self}, out, [s, d](const F& n, const Tensor& g) {
+      return variable_list{
+          autograd_helpers::cumprodBackward(g, s.unpack(&n), d)};
+    });
+  }
+  return out;
+}
+
+// cumsum_ / cumprod_ (dtype must be self's: the backend checks it).
+Tensor& cumsumInplace(Tensor& self, int64_t dim,
+                      std::optional<ScalarType> dtype) {
+  const bool rec = shouldRecord("cumsum_", self);
+  checkInplaceAllowed(self, rec, "cumsum_");
+  belowAutograd([&] { turnout::cumsum_(self, dim, dtype); });
+  self.unsafeGetTensorImpl()->bump_version();
+  if (rec) {
+    const int64_t d = maybeWrapDim(dim, self.dim());
+    record("CumsumBackward0", {self}, self, [d](const F&, const Tensor& g) {
+      return variable_list{cumsumBackward(g, d)};
+    });
+  }
+  return self;
+}
+
+Tensor& cumprodInplace(Tensor& self, int64_t dim,
+                       std::optional<ScalarType> dtype) {
+  const bool rec = shouldRecord("cumprod_", self);
+  checkInplaceAllowed(self, rec, "cumprod_");
+  Tensor original;
+  if (rec) original = belowAutograd([&] { return turnout::clone(self); });
+  belowAutograd([&] { turnout::cumprod_(self, dim, dtype); });
+  self.unsafeGetTensorImpl()->bump_version();
+  if (rec) {
+    const int64_t d = maybeWrapDim(dim, self.dim());
+    SavedVariable s(original);
+    record("CumprodBackward0", {self}, self,
+           [s, d](const F& n, const Tensor& g) {
+             return variable_list{
+                 autograd_helpers::cumprodBackward(g, s.unpack(&n), d)};
+           });
+  }
+  return self;
+}
+
+// max() / min(): the gradient is shared evenly by the elements equal to the
+// result.
+template <bool kMax>
+Tensor minmaxAllKernel(const Tensor& self) {
+  const char* op = kMax ? "max" : "min";
+  const bool rec = shouldRecord(op, self);
+  Tensor out = belowAutograd(
+      [&] { return kMax ? turnout::max(self) : turnout::min(self); });
+  if (rec) {
+    SavedVariable s(self);
+    SavedVariable r(out, /*is_output=*/true);
+    record(kMax ? "MaxBackward1" : "MinBackward1", {self}, out,
+           [s, r](const F& n, const Tensor& g) {
+             const Tensor x = s.unpack(&n);
+             const Tensor mask = to(turnout::eq(x, r.unpack(&n)), g.scalar_type());
+             return variable_list{
+                 div(mul(mask, g), turnout::sum(mask))};
+           });
+  }
+  return out;
+}
+
+// max.dim / min.dim / sort / topk: the gradient goes to the picked indices.
+void recordPicked(const char* node, const Tensor& self, const Tensor& values,
+                  const Tensor& indices, int64_t dim, bool keepdim) {
+  const int64_t d = self.dim() == 0 ? 0 : maybeWrapDim(dim, self.dim());
+  const DimVector sizes(self.sizes().begin(), self.sizes().end());
+  SavedVariable ix(indices);
+  const bool squeeze = !keepdim && self.dim() > 0;
+  record(node, {self}, values,
+         [ix, d, sizes, squeeze](const F& n, const Tensor& g) {
+           Tensor grad = g;
+           Tensor index = ix.unpack(&n);
+           if (squeeze) {
+             grad = turnout::unsqueeze(grad, d);
+             index = turnout::unsqueeze(index, d);
+           }
+           return variable_list{autograd_helpers::indexAlongDimBackward(
+               grad, index, sizes, d)};
+         });
+}
+
+template <bool kMax>
+std::tuple<Tensor, Tensor> minmaxDimKernel(const Tensor& self, int64_t dim,
+                                           bool keepdim) {
+  const char* op = kMax ? "max" : "min";
+  const bool rec = shouldRecord(op, self);
+  auto result = belowAutograd([&] {
+    return kMax ? turnout::max(self, dim, keepdim)
+                : turnout::min(self, dim, keepdim);
+  });
+  if (rec) {
+    recordPicked(kMax ? "MaxBackward0" : "MinBackward0", self,
+                 std::get<0>(result), std::get<1>(result), dim, keepdim);
+  }
+  return result;
+}
+
+std::tuple<Tensor, Tensor> sortKernel(const Tensor& self, int64_t dim,
+                                      bool descending) {
+  const bool rec = shouldRecord("sort", self);
+  auto result =
+      belowAutograd([&] { return turnout::sort(self, dim, descending); });
+  if (rec) {
+    recordPicked("SortBackward0", self, std::get<0>(result),
+                 std::get<1>(result), dim, /*keepdim=*/true);
+  }
+  return result;
+}
+
+std::tuple<Tensor, Tensor> sortStableKernel(const Tensor& self,
+                                            std::optional<bool> stable,
+                                            int64_t dim, bool descending) {
+  (void)stable;  // every sort is stable
+  return sortKernel(self, dim, descending);
+}
+
+std::tuple<Tensor, Tensor> topkKernel(const Tensor& self, int64_t k,
+                                      int64_t dim, bool largest, bool sorted) {
+  const bool rec = shouldRecord("topk", self);
+  auto result = belowAutograd(
+      [&] { return turnout::topk(self, k, dim, largest, sorted); });
+  if (rec) {
+    recordPicked("TopkBackward0", self, std::get<0>(result),
+                 std::get<1>(result), dim, /*keepdim=*/true);
+  }
+  return result;
+}
+
+}  // namespace
+}  // namespace autograd
+}  // namespace turnout
+
+TURNOUT_LIBRARY_IMPL(aten, Autograd, m) {
+  using namespace turnout::autograd;  // NOLINT: the kernels above
+#define TURNOUT_REGISTER_FUNCTIONAL(name, node, s, r, d) \
+  m.impl(#name, TURNOUT_FN(name##Functional));
+#define TURNOUT_REGISTER_INPLACE(name, node, s, r, d) \
+  m.impl(#name "_", TURNOUT_FN(name##Inplace));
+  TURNOUT_UNARY_GRADS(TURNOUT_REGISTER_FUNCTIONAL)
+  TURNOUT_UNARY_GRADS(TURNOUT_REGISTER_INPLACE)
+  TURNOUT_OLD_UNARY_GRADS(TURNOUT_REGISTER_INPLACE)
+#undef TURNOUT_REGISTER_FUNCTIONAL
+#undef TURNOUT_REGISTER_INPLACE
+  m.impl("round.decimals", TURNOUT_FN(roundDecimals));
+  m.impl("round_.decimals", TURNOUT_FN(roundDecimalsInplace));
+  m.impl("cumsum", TURNOUT_FN(cumsumKernel));
+  m.impl("cumprod", TURNOUT_FN(cumprodKernel));
+  m.impl("cumsum_", TURNOUT_FN(cumsumInplace));
+  m.impl("cumprod_", TURNOUT_FN(cumprodInplace));
+  m.impl("max", TURNOUT_FN(minmaxAllKernel<true>));
+  m.impl("min", TURNOUT_FN(minmaxAllKernel<false>));
+  m.impl("max.dim", TURNOUT_FN(minmaxDimKernel<true>));
+  m.impl("min.dim", TURNOUT_FN(minmaxDimKernel<false>));
+  m.impl("sort", TURNOUT_FN(sortKernel));
+  m.impl("sort.stable", TURNOUT_FN(sortStableKernel));
+  m.impl("topk", TURNOUT_FN(topkKernel));
+  // Indices: not differentiable.
+  m.impl("argmin", turnout::CppFunction::makeFallthrough());
+  m.impl("bitwise_not", turnout::CppFunction::makeFallthrough());
+}

@@ -1,0 +1,94 @@
+"""Random numbers and value ranges over turnout's default generator:
+``manual_seed``, ``randint``, ``randperm`` and ``linspace`` (``rand`` and
+``randn`` are in ``turnout._factories``).
+
+The same seed gives the same values on every run. They are not torch's
+values: turnout's generator (a 64-bit Mersenne Twister) draws differently
+from torch's.
+
+Example::
+
+    >>> import turnout
+    >>> _ = turnout.manual_seed(0)
+    >>> a = turnout.randint(0, 10, (4,)).tolist()
+    >>> _ = turnout.manual_seed(0)
+    >>> turnout.randint(0, 10, (4,)).tolist() == a
+    True
+"""
+
+from typing import Any, Optional
+
+from turnout import _C
+from turnout._ops import ops
+from turnout._tensor import Tensor, _size_args
+
+__all__ = ["linspace", "manual_seed", "randint", "randperm"]
+
+
+def _finish(t: Tensor, requires_grad: bool) -> Tensor:
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+class _SeedToken:
+    """What ``manual_seed`` returns (torch returns its Generator); it has
+    ``initial_seed()``."""
+
+    def __init__(self, seed: int) -> None:
+        self._seed = seed
+
+    def initial_seed(self) -> int:
+        return self._seed
+
+
+def manual_seed(seed: int) -> _SeedToken:
+    """Seeds turnout's default generator (``aten::manual_seed``).
+
+    Args:
+        seed: an int; negative values are taken modulo 2**64, as torch does.
+
+    Returns:
+        An object whose ``initial_seed()`` is `seed`.
+
+    Raises:
+        TypeError: when `seed` is not an int.
+    """
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"manual_seed(seed): expected seed to be an int, got "
+                        f"{type(seed).__name__}")
+    wrapped = seed % (1 << 64)
+    # aten::manual_seed takes an int64: the same 64 bits.
+    ops.aten.manual_seed.default(wrapped - (1 << 64) if wrapped >= 1 << 63
+                                 else wrapped)
+    return _SeedToken(seed)
+
+
+def randint(low: Any, high: Any = None, size: Any = None, *,
+            dtype: Optional[_C.dtype] = None, device: Any = None,
+            requires_grad: bool = False) -> Tensor:
+    """Uniform random integers in [low, high) (int64 unless `dtype`);
+    ``randint(high, size)`` starts at 0, as torch.randint."""
+    if size is None:
+        low, high, size = 0, low, high
+    if size is None:
+        raise TypeError("randint(): missing the size argument (a tuple of ints)")
+    t = ops.aten.randint.low(low, high, _size_args("randint", (size,)),
+                             dtype=dtype, device=device)
+    return _finish(t, requires_grad)
+
+
+def randperm(n: int, *, dtype: Optional[_C.dtype] = None, device: Any = None,
+             requires_grad: bool = False) -> Tensor:
+    """A random permutation of ``0 .. n-1`` (int64 unless `dtype`)."""
+    t = ops.aten.randperm.default(n, dtype=dtype, device=device)
+    return _finish(t, requires_grad)
+
+
+def linspace(start: Any, end: Any, steps: int, *,
+             dtype: Optional[_C.dtype] = None, device: Any = None,
+             requires_grad: bool = False) -> Tensor:
+    """`steps` values evenly spaced from `start` to `end`, both included
+    (``aten::linspace``)."""
+    t = ops.aten.linspace.default(start, end, steps, dtype=dtype, device=device)
+    return _finish(t, requires_grad)

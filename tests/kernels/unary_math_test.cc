@@ -1,0 +1,199 @@
+// Tests of the unary math operators (kernels/unary_math.h) through the C++
+// front end: values against <cmath>, dtypes, in-place and out= forms,
+// non-contiguous, 0-dim and empty inputs, Meta shapes, errors, and the
+// gradients of a few through the autograd kernels.
+#include "kernels/unary_math.h"
+
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "dispatcher/core/error.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kernels/autograd/autograd_meta.h"
+#include "kernels/autograd/engine.h"
+#include "kernels/elementwise.h"
+#include "kernels/reduce.h"
+#include "tests/error_of.h"
+#include "tests/kernels/testing.h"
+
+namespace turnout {
+namespace {
+
+using ::testing::HasSubstr;
+using namespace ::turnout::testing;  // NOLINT
+
+struct UnaryCase {
+  const char* name;
+  std::function<Tensor(const Tensor&)> fn;
+  std::function<const Tensor&(const Tensor&)> inplace;
+  std::function<const Tensor&(const Tensor&, const Tensor&)> out;
+  double (*ref)(double);
+};
+
+const std::vector<UnaryCase>& floatCases() {
+  static const std::vector<UnaryCase> cases = {
+      {"sin", [](const Tensor& x) { return sin(x); }, sin_, sin_out,
+       [](double x) { return std::sin(x); }},
+      {"cos", [](const Tensor& x) { return cos(x); }, cos_, cos_out,
+       [](double x) { return std::cos(x); }},
+      {"atan", [](const Tensor& x) { return atan(x); }, atan_, atan_out,
+       [](double x) { return std::atan(x); }},
+      {"expm1", [](const Tensor& x) { return expm1(x); }, expm1_, expm1_out,
+       [](double x) { return std::expm1(x); }},
+      {"log1p", [](const Tensor& x) { return log1p(x); }, log1p_, log1p_out,
+       [](double x) { return std::log1p(x); }},
+      {"rsqrt", [](const Tensor& x) { return rsqrt(x); }, rsqrt_, rsqrt_out,
+       [](double x) { return 1.0 / std::sqrt(x); }},
+      {"erf", [](const Tensor& x) { return erf(x); }, erf_, erf_out,
+       [](double x) { return std::erf(x); }},
+      {"exp_", [](const Tensor& x) { return exp(x); }, exp_, exp_out,
+       [](double x) { return std::exp(x); }},
+  };
+  return cases;
+}
+
+TEST(UnaryMath, ValuesDtypesAndLayouts) {
+  for (const UnaryCase& c : floatCases()) {
+    SCOPED_TRACE(c.name);
+    const Tensor x = rangeOf({2, 3}, ScalarType::Double, 0.25, 0.5);
+    std::vector<double> expected;
+    for (double v : valuesOf(x)) expected.push_back(c.ref(v));
+    for (const Tensor& in : {x, stridedCopy(x)}) {
+      const std::vector<double> got = valuesOf(c.fn(in));
+      for (size_t i = 0; i < got.size(); ++i) {
+        EXPECT_NEAR(got[i], expected[i], 1e-12);
+      }
+    }
+    // Integral inputs compute in Float.
+    const Tensor l = tensorOf({1, 2}, {2}, ScalarType::Long);
+    EXPECT_EQ(c.fn(l).scalar_type(), ScalarType::Float);
+    EXPECT_NEAR(valuesOf(c.fn(l))[1], c.ref(2.0), 1e-6);
+    // 0-dim and empty.
+    EXPECT_EQ(c.fn(tensorOf({1.0}, {})).dim(), 0);
+    EXPECT_EQ(sizesOf(c.fn(emptyTensor({0, 4}, ScalarType::Float, cpu()))),
+              (std::vector<int64_t>{0, 4}));
+    // In place on a transposed view keeps the view's strides.
+    Tensor t = columnMajor(x, 0, 1);
+    const std::vector<int64_t> strides = vec(t.strides());
+    c.inplace(t);
+    EXPECT_EQ(vec(t.strides()), strides);
+    const std::vector<double> got = valuesOf(t);
+    for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], expected[i], 1e-12);
+    // out= resizes an empty out and casts into a wider dtype.
+    Tensor out = emptyTensor({0}, ScalarType::Double, cpu());
+    c.out(out, to(x, ScalarType::Float));
+    EXPECT_EQ(sizesOf(out), (std::vector<int64_t>{2, 3}));
+    EXPECT_EQ(out.scalar_type(), ScalarType::Double);
+    EXPECT_NEAR(valuesOf(out)[5], expected[5], 1e-6);
+    // Meta: the shape and dtype only.
+    const Tensor m = c.fn(metaTensor({4, 5}, ScalarType::Int));
+    EXPECT_EQ(m.device(), meta());
+    EXPECT_EQ(m.scalar_type(), ScalarType::Float);
+    EXPECT_EQ(sizesOf(m), (std::vector<int64_t>{4, 5}));
+  }
+}
+
+TEST(UnaryMath, DtypeKeepingOperators) {
+  const Tensor x = tensorOf({-2.5, -0.5, 0.5, 1.5, 2.5, -0.0}, {6});
+  EXPECT_EQ(valuesOf(floor(x)), (std::vector<double>{-3, -1, 0, 1, 2, -0.0}));
+  EXPECT_EQ(valuesOf(ceil(x)), (std::vector<double>{-2, -0.0, 1, 2, 3, -0.0}));
+  // Half to even.
+  EXPECT_EQ(valuesOf(round(x)), (std::vector<double>{-2, -0.0, 0, 2, 2, -0.0}));
+  EXPECT_EQ(valuesOf(trunc(x)), (std::vector<double>{-2, -0.0, 0, 1, 2, -0.0}));
+  EXPECT_EQ(valuesOf(sign(x)), (std::vector<double>{-1, -1, 1, 1, 1, 0}));
+  EXPECT_EQ(valuesOf(round(tensorOf({1.2345, 1250}, {2}), 2))[0],
+            static_cast<double>(1.23f));
+  EXPECT_EQ(valuesOf(round(tensorOf({1250, 1350}, {2}), -2)),
+            (std::vector<double>{1200, 1400}));
+  // Integers: copies, same dtype.
+  const Tensor l = tensorOf({-3, 4}, {2}, ScalarType::Long);
+  EXPECT_EQ(floor(l).scalar_type(), ScalarType::Long);
+  EXPECT_EQ(valuesOf(floor(l)), (std::vector<double>{-3, 4}));
+  EXPECT_EQ(valuesOf(sign(l)), (std::vector<double>{-1, 1}));
+  // The minimum int8 stays itself under abs, as two's complement wraps.
+  EXPECT_EQ(valuesOf(abs_(tensorOf({-128}, {1}, ScalarType::Char))),
+            (std::vector<double>{-128}));
+  EXPECT_EQ(valuesOf(neg_(tensorOf({1}, {1}, ScalarType::Byte))),
+            (std::vector<double>{255}));
+  // relu_ keeps NaN and the dtype; relu.out casts into a wider out.
+  Tensor r = tensorOf({-1, 2, std::nan("")}, {3});
+  relu_(r);
+  EXPECT_EQ(valuesOf(r)[0], 0);
+  EXPECT_EQ(valuesOf(r)[1], 2);
+  EXPECT_TRUE(std::isnan(valuesOf(r)[2]));
+  Tensor wide = emptyTensor({3}, ScalarType::Double, cpu());
+  relu_out(wide, tensorOf({-1, 2, 3}, {3}));
+  EXPECT_EQ(valuesOf(wide), (std::vector<double>{0, 2, 3}));
+  // bitwise_not: ~x for integers, !x for Bool, floating refused.
+  EXPECT_EQ(valuesOf(bitwise_not(tensorOf({0, 5, -1}, {3}, ScalarType::Long))),
+            (std::vector<double>{-1, -6, 0}));
+  EXPECT_EQ(valuesOf(bitwise_not(tensorOf({1, 0}, {2}, ScalarType::Bool))),
+            (std::vector<double>{0, 1}));
+  EXPECT_THAT(errorOf([] { bitwise_not(tensorOf({1}, {1})); }),
+              HasSubstr("\"bitwise_not_cpu\" not implemented for 'Float'"));
+}
+
+TEST(UnaryMath, Errors) {
+  const Tensor b = tensorOf({1, 0}, {2}, ScalarType::Bool);
+  EXPECT_THAT(errorOf([&] { floor(b); }), HasSubstr("not implemented for 'Bool'"));
+  EXPECT_THAT(errorOf([&] { neg_(b); }), HasSubstr("Negation"));
+  EXPECT_THAT(errorOf([&] { round(tensorOf({1}, {1}, ScalarType::Long), 1); }),
+              HasSubstr("not implemented for 'Long'"));
+  // A Float result into a Long tensor.
+  const Tensor l = tensorOf({1, 2}, {2}, ScalarType::Long);
+  EXPECT_THAT(errorOf([&] { sin_(l); }),
+              HasSubstr("result type Float can't be cast to the desired output "
+                        "type Long"));
+  EXPECT_THAT(errorOf([&] { sin_out(l, tensorOf({1, 2}, {2})); }),
+              HasSubstr("can't be cast"));
+  // The dtype-keeping operators write their own dtype only.
+  EXPECT_THAT(errorOf([&] {
+                floor_out(emptyTensor({2}, ScalarType::Double, cpu()),
+                          tensorOf({1, 2}, {2}));
+              }),
+              HasSubstr("Found dtype Double but expected Float"));
+  // An expanded tensor written in place; a partially overlapping out.
+  EXPECT_THAT(errorOf([&] { cos_(expand(tensorOf({1}, {1}), {3})); }),
+              HasSubstr("more than one element"));
+  const Tensor base = rangeOf({6});
+  EXPECT_THAT(errorOf([&] {
+                sin_out(slice(base, 0, 2, 6), slice(base, 0, 0, 4));
+              }),
+              HasSubstr("single memory location"));
+  // A failed in-place call leaves the tensor as it was.
+  EXPECT_EQ(valuesOf(l), (std::vector<double>{1, 2}));
+  // Undefined input.
+  EXPECT_THAT(errorOf([&] { sin(Tensor()); }), HasSubstr("Undefined"));
+}
+
+TEST(UnaryMath, Gradients) {
+  const Tensor x = rangeOf({4}, ScalarType::Double, 0.2, 0.1);
+  x.requires_grad_(true);
+  sum(add(add(sin(x), log1p(x)), rsqrt(x))).backward();
+  const std::vector<double> g = valuesOf(x.grad());
+  const std::vector<double> v = valuesOf(x);
+  for (size_t i = 0; i < v.size(); ++i) {
+    EXPECT_NEAR(g[i],
+                std::cos(v[i]) + 1 / (1 + v[i]) - 0.5 * std::pow(v[i], -1.5),
+                1e-12);
+  }
+  // In place on a non-leaf: the gradient goes through the old value.
+  const Tensor y = rangeOf({3}, ScalarType::Double, 0.3, 0.2);
+  y.requires_grad_(true);
+  Tensor z = mul(y, 2.0);
+  sin_(z);
+  sum(z).backward();
+  const std::vector<double> gy = valuesOf(y.grad());
+  const std::vector<double> vy = valuesOf(y);
+  for (size_t i = 0; i < vy.size(); ++i) {
+    EXPECT_NEAR(gy[i], 2 * std::cos(2 * vy[i]), 1e-12);
+  }
+  // On a leaf that requires grad: refused.
+  EXPECT_THAT(errorOf([&] { exp_(y); }), HasSubstr("leaf"));
+}
+
+}  // namespace
+}  // namespace turnout
