@@ -96,8 +96,7 @@ Tensor emptyTensor(IntArrayRef sizes, ScalarType dtype, Device device) {
         auto impl = make_intrusive<TensorImpl, UndefinedTensorImpl>(
             Storage::allocate(nbytes, getAllocator(DeviceType::CPU),
                               /*resizable=*/true),
-            dtype, device, Layout::Strided, key_set);
-        impl->set_sizes_contiguous(sizes);
+            dtype, device, Layout::Strided, key_set, sizes);
         return Tensor(std::move(impl));
       }
     }

@@ -90,10 +90,9 @@ Tensor makeEmptyTensor(IntArrayRef sizes, ScalarType dtype, Device device,
         " for a tensor requested on ", device);
     tensor_device = got.has_index() ? got : device;
   }
-  auto impl = make_intrusive<TensorImpl, UndefinedTensorImpl>(
-      std::move(storage), dtype, tensor_device, layout);
-  impl->set_sizes_contiguous(sizes);
-  return Tensor(std::move(impl));
+  return Tensor(make_intrusive<TensorImpl, UndefinedTensorImpl>(
+      std::move(storage), dtype, tensor_device, layout,
+      TensorImpl::computeKeySet(dtype, layout, tensor_device), sizes));
 }
 
 Tensor makeTensorWithKeySet(DispatchKeySet key_set, IntArrayRef sizes,
