@@ -83,7 +83,8 @@ TensorImpl::TensorImpl(Storage storage, ScalarType dtype, Device device,
 }
 
 TensorImpl::TensorImpl(Storage storage, ScalarType dtype, Device device,
-                       Layout layout, DispatchKeySet key_set, IntArrayRef sizes)
+                       Layout layout, DispatchKeySet key_set, IntArrayRef sizes,
+                       intrusive_ptr<VersionCounter> version_counter)
     : key_set_(key_set),
       storage_(std::move(storage)),
       sizes_(sizes.begin(), sizes.end()),
@@ -94,7 +95,9 @@ TensorImpl::TensorImpl(Storage storage, ScalarType dtype, Device device,
       device_(device),
       layout_(layout),
       is_contiguous_(layout == Layout::Strided),
-      version_counter_(make_intrusive<VersionCounter>()) {
+      version_counter_(version_counter.defined()
+                           ? std::move(version_counter)
+                           : make_intrusive<VersionCounter>()) {
   checkLayoutAndStorageDevice();
   if (layout_ != Layout::Strided) return;
   fillContiguousStrides();

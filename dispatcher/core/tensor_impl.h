@@ -69,9 +69,11 @@ class TensorImpl : public IntrusivePtrTarget {
   /// constructor and set_sizes_contiguous(sizes) make, in one step with no
   /// undo copies (the path of every new kernel result). Throws as
   /// set_sizes_contiguous does for negative sizes, an overflowing element
-  /// count, or a storage too small for the elements.
+  /// count, or a storage too small for the elements. `version_counter`, when
+  /// given, is the tensor's (else a new one).
   TensorImpl(Storage storage, ScalarType dtype, Device device, Layout layout,
-             DispatchKeySet key_set, IntArrayRef sizes);
+             DispatchKeySet key_set, IntArrayRef sizes,
+             intrusive_ptr<VersionCounter> version_counter = {});
 
   /// The key set the first constructor gives a tensor of this kind.
   static DispatchKeySet computeKeySet(ScalarType dtype, Layout layout,

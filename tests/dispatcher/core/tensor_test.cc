@@ -618,6 +618,53 @@ TEST(Tensor, ImplWithSizesErrors) {
   }
 }
 
+// makeContiguousTensor puts TensorImpl, StorageImpl and VersionCounter in
+// one block: each part must stay usable for as long as anything holds it,
+// in any order of release (ASan reports a use after free or a leak), and a
+// refused shape must free everything.
+TEST(Tensor, ContiguousTensorPartsOutliveEachOther) {
+  const DispatchKeySet keys =
+      TensorImpl::computeKeySet(kFloat, Layout::Strided, Device("cpu"));
+  Allocator* cpu = getAllocator(DeviceType::CPU);
+  Tensor t = detail::makeContiguousTensor({2, 3}, 24, cpu, kFloat,
+                                          Device("cpu"), keys);
+  t.unsafeGetTensorImpl()->checkInvariants();
+  EXPECT_EQ(t.numel(), 6);
+  EXPECT_TRUE(t.is_contiguous());
+  EXPECT_EQ(t.key_set(), keys);
+  EXPECT_EQ(t.unsafeGetTensorImpl()->version(), 0u);
+  float* data = t.data_ptr<float>();
+  for (int i = 0; i < 6; ++i) data[i] = static_cast<float>(i);
+
+  // A second tensor sharing the storage and the counter, as a view does.
+  auto view = make_intrusive<TensorImpl, UndefinedTensorImpl>(
+      t.storage(), kFloat, Device("cpu"), Layout::Strided, keys);
+  view->set_sizes_contiguous({6});
+  view->set_version_counter(t.unsafeGetTensorImpl()->version_counter());
+  Storage storage = t.storage();
+  t = Tensor();  // the first tensor goes; its block stays for the others
+  view->bump_version();
+  EXPECT_EQ(view->version(), 1u);
+  EXPECT_EQ(static_cast<float*>(view->data())[5], 5.0f);
+  view.reset();  // the counter goes
+  EXPECT_EQ(static_cast<const float*>(storage.data())[4], 4.0f);
+  storage = Storage();  // the last part: the block is freed
+
+  try {
+    detail::makeContiguousTensor({2, -3}, 0, cpu, kFloat, Device("cpu"),
+                                 keys);
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.message(), ::testing::HasSubstr("must be non-negative"));
+  }
+  try {
+    detail::makeContiguousTensor({4}, 8, cpu, kFloat, Device("cpu"), keys);
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.message(), ::testing::HasSubstr("set_sizes_contiguous()"));
+  }
+}
+
 TEST(Tensor, ConcurrentCopiesAndKeyReads) {
   Tensor shared = makeEmptyTensor({8}, kFloat, Device("cpu"));
   const DispatchKeySet expected = shared.key_set();
