@@ -64,6 +64,16 @@ class TensorImpl : public IntrusivePtrTarget {
   /// The same, with exactly `key_set` (nothing added).
   TensorImpl(Storage storage, ScalarType dtype, Device device, Layout layout,
              DispatchKeySet key_set);
+  /// A new tensor of `sizes`, contiguous (strides only for Strided), over
+  /// `storage` from offset 0, with exactly `key_set`: what the previous
+  /// constructor and set_sizes_contiguous(sizes) make, in one step with no
+  /// undo copies (the path of every new kernel result). Throws as
+  /// set_sizes_contiguous does for negative sizes, an overflowing element
+  /// count, or a storage too small for the elements. `version_counter`, when
+  /// given, is the tensor's (else a new one).
+  TensorImpl(Storage storage, ScalarType dtype, Device device, Layout layout,
+             DispatchKeySet key_set, IntArrayRef sizes,
+             intrusive_ptr<VersionCounter> version_counter = {});
 
   /// The key set the first constructor gives a tensor of this kind.
   static DispatchKeySet computeKeySet(ScalarType dtype, Layout layout,
@@ -161,6 +171,13 @@ class TensorImpl : public IntrusivePtrTarget {
   // Every mutator starts here: the undefined tensor is shared by all, so it
   // must never change. Throws Error(InvalidArgument).
   void checkMutable(const char* caller) const;
+  // The constructors' checks of the layout and the storage's device; the
+  // message building out of line, off every new tensor's path.
+  void checkLayoutAndStorageDevice() const;
+  [[noreturn]] __attribute__((noinline, cold)) void
+  throwBadLayoutOrStorageDevice() const;
+  // strides_ (already one per size): the contiguous strides for sizes_.
+  void fillContiguousStrides();
   void refreshNumelAndContiguity();
   int64_t computeNumel() const;
   bool computeContiguous() const;
