@@ -1,6 +1,6 @@
 // turnout against ATen 1.13 (Debian's libtorch-dev) side by side, in one
-// run: the 1-element add (whole call) and forward + backward of a 2-layer
-// MLP. Needs libtorch-dev on the machine, so the target is manual:
+// run: the 1-element add (whole call), forward + backward of a 2-layer
+// MLP, and conv2d forward. Needs libtorch-dev on the machine, so the target is manual:
 //
 //   bazel run --config=opt //bench:aten_bench -- --benchmark_min_time=0.5
 //
@@ -13,6 +13,7 @@
 #include "benchmark/benchmark.h"
 #include "kernels/autograd/autograd_meta.h"
 #include "kernels/autograd/engine.h"
+#include "kernels/conv.h"
 #include "kernels/elementwise.h"
 #include "kernels/factory.h"
 #include "kernels/linalg.h"
@@ -128,6 +129,47 @@ void BM_TurnoutMlpForward(benchmark::State& state) {
          }));
 }
 BENCHMARK(BM_TurnoutMlpForward)->Unit(benchmark::kMicrosecond);
+
+// ---- conv2d forward (issue 20): im2col + sgemm against ATen's CPU conv ------
+//
+// Args: batch, in channels, out channels, height = width; 3x3 kernel,
+// stride 1, padding 1, with bias. The small shape is one CNN block at
+// batch 1 (overhead and im2col dominate), the larger one a batch of 8
+// 64 -> 64 channel images (the matrix product dominates).
+
+void BM_AtenConv2d(benchmark::State& state) {
+  torch::NoGradGuard no_grad;
+  torch::manual_seed(0);
+  const int64_t n = state.range(0), c = state.range(1), o = state.range(2),
+                hw = state.range(3);
+  at::Tensor x = torch::randn({n, c, hw, hw});
+  at::Tensor w = torch::randn({o, c, 3, 3}) * 0.1;
+  at::Tensor b = torch::randn({o});
+  report(state, "aten_conv2d", nullptr, nsPerIteration(state, [&] {
+           at::Tensor y = at::conv2d(x, w, b, {1, 1}, {1, 1});
+           benchmark::DoNotOptimize(y.data_ptr());
+         }));
+}
+
+void BM_TurnoutConv2d(benchmark::State& state) {
+  using namespace turnout;
+  const TensorOptions f32(ScalarType::Float);
+  const int64_t n = state.range(0), c = state.range(1), o = state.range(2),
+                hw = state.range(3);
+  Tensor x = randn({n, c, hw, hw}, f32);
+  Tensor w = mul(randn({o, c, 3, 3}, f32), 0.1);
+  Tensor b = randn({o}, f32);
+  report(state, "turnout_conv2d", "aten_conv2d", nsPerIteration(state, [&] {
+           Tensor y = conv2d(x, w, b, {1, 1}, {1, 1});
+           benchmark::DoNotOptimize(y.data_ptr());
+         }));
+}
+
+#define TURNOUT_CONV_SHAPES(b) \
+  b->Args({1, 16, 32, 32})->Args({8, 64, 64, 56})->Unit(benchmark::kMicrosecond)
+TURNOUT_CONV_SHAPES(BENCHMARK(BM_AtenConv2d));
+TURNOUT_CONV_SHAPES(BENCHMARK(BM_TurnoutConv2d));
+#undef TURNOUT_CONV_SHAPES
 
 }  // namespace
 

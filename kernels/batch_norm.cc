@@ -289,20 +289,6 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward_kernel(
   return {gi, gw, gb};
 }
 
-std::tuple<Tensor&, Tensor&, Tensor&> native_batch_norm_out_kernel(
-    const Tensor& input, const std::optional<Tensor>& weight,
-    const std::optional<Tensor>& bias, const std::optional<Tensor>& running_mean,
-    const std::optional<Tensor>& running_var, bool training, double momentum,
-    double eps, Tensor& out, Tensor& save_mean, Tensor& save_invstd) {
-  auto [o, m, s] = native_batch_norm_kernel(input, weight, bias, running_mean,
-                                            running_var, training, momentum, eps);
-  const char* op = "native_batch_norm.out()";
-  reduce_internal::copyToOut(op, o, out);
-  reduce_internal::copyToOut(op, m, save_mean);
-  reduce_internal::copyToOut(op, s, save_invstd);
-  return {out, save_mean, save_invstd};
-}
-
 // ---- batch_norm (CompositeImplicitAutograd) ------------------------------------
 
 // torch 1.13's checks of batch_norm (through _batch_norm_impl_index), then
@@ -363,11 +349,6 @@ TURNOUT_LIBRARY_FRAGMENT(aten, m) {
       "running_mean, Tensor? running_var, bool training, float momentum, "
       "float eps) -> (Tensor, Tensor, Tensor)");
   m.def(
-      "native_batch_norm.out(Tensor input, Tensor? weight, Tensor? bias, "
-      "Tensor? running_mean, Tensor? running_var, bool training, float "
-      "momentum, float eps, *, Tensor(a!) out, Tensor(b!) save_mean, "
-      "Tensor(c!) save_invstd) -> (Tensor(a!), Tensor(b!), Tensor(c!))");
-  m.def(
       "native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? "
       "weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, "
       "Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> "
@@ -377,7 +358,6 @@ TURNOUT_LIBRARY_FRAGMENT(aten, m) {
 // One function per operator serves CPU and Meta (checks and shapes first).
 #define TURNOUT_BATCH_NORM_KERNELS(m)                                   \
   m.impl("native_batch_norm", TURNOUT_FN(native_batch_norm_kernel));    \
-  m.impl("native_batch_norm.out", TURNOUT_FN(native_batch_norm_out_kernel)); \
   m.impl("native_batch_norm_backward",                                  \
          TURNOUT_FN(native_batch_norm_backward_kernel))
 

@@ -12,6 +12,7 @@
 #include <tuple>
 #include <vector>
 
+#include "dispatcher/core/error.h"
 #include "dispatcher/library.h"
 #include "kernels/autograd/function_node.h"
 #include "kernels/autograd/saved_variable.h"
@@ -131,6 +132,18 @@ std::tuple<Tensor, Tensor, Tensor> nativeBatchNormKernel(
     double eps) {
   const Tensor w = orUndefined(weight), b = orUndefined(bias);
   const bool rec = shouldRecord({input, w, b}, "native_batch_norm");
+  // As torch: the running statistics are buffers, never differentiable.
+  if (GradMode::is_enabled()) {
+    for (const auto& [name, t] : {std::pair{"running_mean", &running_mean},
+                                  std::pair{"running_var", &running_var}}) {
+      TURNOUT_CHECK(!t->has_value() || !requiresGrad(**t),
+                    ErrorKind::InvalidArgument,
+                    "The function 'native_batch_norm' is not differentiable "
+                    "with respect to argument '", name,
+                    "'. This input cannot have requires_grad True (pass ",
+                    name, ".detach(), or a buffer)");
+    }
+  }
   auto result = belowAutograd([&] {
     return turnout::native_batch_norm(input, weight, bias, running_mean,
                                       running_var, training, momentum, eps);
