@@ -105,14 +105,24 @@ def test_batch_norm_eval_leaves_running_stats():
     _close(ours_rv, rv, 0)
 
 
-def test_max_pool_indices_and_nan():
-    x = torch.tensor([[[[1.0, float("nan"), 3.0], [4.0, 5.0, float("nan")],
-                        [7.0, 8.0, 9.0]]]])
+@pytest.mark.parametrize("values", [
+    [[1.0, float("nan"), 3.0], [4.0, 5.0, float("nan")], [7.0, 8.0, 9.0]],
+    [[1.0, 1.0, 2.0], [1.0, 0.0, 2.0], [2.0, 2.0, 2.0]]], ids=["nan", "ties"])
+def test_max_pool_indices_nan_and_ties(values):
+    # Ties are here rather than in op_db: gradcheck's finite differences
+    # split a tie's gradient, autograd (torch's too) gives it to one input.
+    x = torch.tensor([[values]])
+    x.requires_grad_()
+    xu = _tt(x, requires_grad=True)
     for args in ([2, 2], [], [0, 0], [1, 1], False), ([2, 2], [1, 1], [1, 1], [1, 1], True):
         v_t, i_t = torch.ops.aten.max_pool2d_with_indices.default(x, *args)
-        v_u, i_u = turnout.ops.aten.max_pool2d_with_indices.default(_tt(x), *args)
+        v_u, i_u = turnout.ops.aten.max_pool2d_with_indices.default(xu, *args)
         np.testing.assert_array_equal(np.asarray(i_u.numpy()), i_t.numpy())
-        np.testing.assert_array_equal(np.asarray(v_u.numpy()), v_t.numpy())
+        np.testing.assert_array_equal(np.asarray(v_u.detach().numpy()),
+                                      v_t.detach().numpy())
+        v_t.sum().backward()
+        v_u.sum().backward()
+        np.testing.assert_array_equal(np.asarray(xu.grad.numpy()), x.grad.numpy())
 
 
 # (call, the start of torch's message): turnout raises with the same words.
