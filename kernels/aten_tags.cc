@@ -15,7 +15,9 @@ atenTagTable() {
   static const auto* table =
       new std::vector<std::pair<std::string, std::vector<std::string>>>{
       {"aten::_adaptive_avg_pool2d", {"core"}},
+      {"aten::_adaptive_avg_pool2d.out", {"generated"}},
       {"aten::_adaptive_avg_pool2d_backward", {"core"}},
+      {"aten::_adaptive_avg_pool2d_backward.out", {"generated"}},
       {"aten::_log_softmax", {"core"}},
       {"aten::_softmax", {"core"}},
       {"aten::_to_copy", {"core"}},
@@ -57,6 +59,7 @@ atenTagTable() {
       {"aten::clamp", {"core", "pointwise"}},
       {"aten::clone", {"core"}},
       {"aten::convolution", {"core"}},
+      {"aten::convolution.out", {"generated"}},
       {"aten::convolution_backward", {"core"}},
       {"aten::cos", {"core", "pointwise"}},
       {"aten::cos.out", {"pointwise"}},
