@@ -232,3 +232,35 @@ def test_running_stats_that_require_grad_are_refused():
                        "argument 'running_mean'"):
         _A.native_batch_norm.default(_x(4, 3), None, None, rm, turnout.ones(3), True,
                                      0.1, 1e-5)
+
+
+def _traced_block(x, w, b, gamma, beta, rm, rv):
+    y = torch.nn.functional.conv2d(x, w, b, 1, 1)
+    y = torch.nn.functional.batch_norm(y, rm, rv, gamma, beta, True, 0.1, 1e-5)
+    y = torch.nn.functional.max_pool2d(torch.relu(y), 2)
+    y = torch.nn.functional.avg_pool2d(y, 2, ceil_mode=True)
+    return torch.nn.functional.adaptive_avg_pool2d(y, 1)
+
+
+def test_traced_cnn_block_runs_in_the_graph_executor():
+    # What torch.jit.trace prints for a CNN block (aten::_convolution,
+    # batch_norm, max_pool2d, avg_pool2d, adaptive_avg_pool2d) runs to
+    # torch's result and running statistics.
+    import turnout.jit as tj
+    g = torch.Generator().manual_seed(3)
+    make = lambda: [torch.randn(2, 3, 8, 8, generator=g), torch.randn(4, 3, 3, 3, generator=g),
+                    torch.randn(4, generator=g), torch.rand(4, generator=g) + 0.5,
+                    torch.randn(4, generator=g), torch.zeros(4), torch.ones(4)]  # noqa: E731
+    args = make()
+    text = str(torch.jit.trace(_traced_block, [a.clone() for a in args]).graph)
+    assert "aten::_convolution" in text
+    expected = _traced_block(*args)  # updates args' running stats
+    executor = tj.GraphExecutor(tj.Graph.parse(text))
+    for _ in range(2):
+        fresh = make()
+        ours = [_tt(a) for a in fresh]
+        theirs = [a.clone() for a in fresh]
+        _close(executor(*ours), _traced_block(*theirs), 1e-5)
+        _close(ours[5], theirs[5], 1e-6)
+        _close(ours[6], theirs[6], 1e-6)
+    assert expected.shape == (2, 4, 1, 1)
