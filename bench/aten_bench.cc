@@ -8,6 +8,8 @@
 // `ratio` = turnout time / ATen time (below 1: turnout is faster).
 #include <torch/torch.h>
 
+#include <string>
+
 
 #include "bench/bench_util.h"
 #include "benchmark/benchmark.h"
@@ -137,6 +139,13 @@ BENCHMARK(BM_TurnoutMlpForward)->Unit(benchmark::kMicrosecond);
 // batch 1 (overhead and im2col dominate), the larger one a batch of 8
 // 64 -> 64 channel images (the matrix product dominates).
 
+// "aten_conv2d_1x16x32x32": one baseline per shape.
+std::string convName(const char* side, const benchmark::State& state) {
+  return std::string(side) + "_conv2d_" + std::to_string(state.range(0)) + "x" +
+         std::to_string(state.range(1)) + "x" + std::to_string(state.range(2)) +
+         "x" + std::to_string(state.range(3));
+}
+
 void BM_AtenConv2d(benchmark::State& state) {
   torch::NoGradGuard no_grad;
   torch::manual_seed(0);
@@ -145,7 +154,8 @@ void BM_AtenConv2d(benchmark::State& state) {
   at::Tensor x = torch::randn({n, c, hw, hw});
   at::Tensor w = torch::randn({o, c, 3, 3}) * 0.1;
   at::Tensor b = torch::randn({o});
-  report(state, "aten_conv2d", nullptr, nsPerIteration(state, [&] {
+  report(state, convName("aten", state).c_str(), nullptr,
+         nsPerIteration(state, [&] {
            at::Tensor y = at::conv2d(x, w, b, {1, 1}, {1, 1});
            benchmark::DoNotOptimize(y.data_ptr());
          }));
@@ -159,17 +169,18 @@ void BM_TurnoutConv2d(benchmark::State& state) {
   Tensor x = randn({n, c, hw, hw}, f32);
   Tensor w = mul(randn({o, c, 3, 3}, f32), 0.1);
   Tensor b = randn({o}, f32);
-  report(state, "turnout_conv2d", "aten_conv2d", nsPerIteration(state, [&] {
+  report(state, convName("turnout", state).c_str(),
+         convName("aten", state).c_str(), nsPerIteration(state, [&] {
            Tensor y = conv2d(x, w, b, {1, 1}, {1, 1});
            benchmark::DoNotOptimize(y.data_ptr());
          }));
 }
 
-#define TURNOUT_CONV_SHAPES(b) \
-  b->Args({1, 16, 32, 32})->Args({8, 64, 64, 56})->Unit(benchmark::kMicrosecond)
-TURNOUT_CONV_SHAPES(BENCHMARK(BM_AtenConv2d));
-TURNOUT_CONV_SHAPES(BENCHMARK(BM_TurnoutConv2d));
-#undef TURNOUT_CONV_SHAPES
+// Each turnout shape right after its ATen baseline.
+BENCHMARK(BM_AtenConv2d)->Args({1, 16, 32, 32})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_TurnoutConv2d)->Args({1, 16, 32, 32})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_AtenConv2d)->Args({8, 64, 64, 56})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_TurnoutConv2d)->Args({8, 64, 64, 56})->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 
