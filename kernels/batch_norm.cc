@@ -6,8 +6,12 @@
 // double from a contiguous copy, channels split over the thread pool.
 #include "kernels/batch_norm.h"
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/library.h"

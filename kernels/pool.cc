@@ -8,6 +8,8 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/library.h"
