@@ -20,18 +20,23 @@ namespace turnout {
 
 std::tuple<Tensor, Tensor, Tensor> native_batch_norm(
     const Tensor& input, const std::optional<Tensor>& weight,
-    const std::optional<Tensor>& bias, const std::optional<Tensor>& running_mean,
+    const std::optional<Tensor>& bias,
+    const std::optional<Tensor>& running_mean,
     const std::optional<Tensor>& running_var, bool training, double momentum,
     double eps);
 
 std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward(
-    const Tensor& grad_out, const Tensor& input, const std::optional<Tensor>& weight,
-    const std::optional<Tensor>& running_mean, const std::optional<Tensor>& running_var,
-    const std::optional<Tensor>& save_mean, const std::optional<Tensor>& save_invstd,
-    bool train, double eps, std::vector<bool> output_mask);
+    const Tensor& grad_out, const Tensor& input,
+    const std::optional<Tensor>& weight,
+    const std::optional<Tensor>& running_mean,
+    const std::optional<Tensor>& running_var,
+    const std::optional<Tensor>& save_mean,
+    const std::optional<Tensor>& save_invstd, bool train, double eps,
+    std::vector<bool> output_mask);
 
 Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& weight,
-                  const std::optional<Tensor>& bias, const std::optional<Tensor>& running_mean,
+                  const std::optional<Tensor>& bias,
+                  const std::optional<Tensor>& running_mean,
                   const std::optional<Tensor>& running_var, bool training,
                   double momentum, double eps, bool cudnn_enabled);
 
