@@ -40,6 +40,8 @@ RUNTIME_LIBRARIES = [
     "//kernels:autograd_kernels",
     "//kernels:blas",
     "//kernels:caching_allocator",
+    "//kernels:cnn",
+    "//kernels:cnn_autograd",
     "//kernels:copy",
     "//kernels:custom_function",
     "//kernels:dtype_dispatch",

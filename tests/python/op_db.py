@@ -1187,6 +1187,298 @@ add(OpInfo("aten::randperm", lambda: [S(5), S(0), S(4, dtype=D("float32"))], gra
            **_RANDOM))
 
 
+# ---- Convolution, pooling, batch norm (issue 20) ------------------------------
+
+# float32 sums of dozens of products: torch's order of summation differs.
+_CNN_TOL = dict(atol=1e-4, rtol=1e-4)
+# The backward operators: compared by value; no double backward in turnout
+# (no autograd kernel for them yet), so no gradients and no opcheck of it.
+_CNN_BACKWARD = dict(
+    grad=False, opcheck=("test_schema", "test_faketensor", "test_graph"),
+    skip_opcheck="no autograd kernel (double backward) in turnout yet", **_CNN_TOL)
+# ... and those with an output_mask: the tracer records an undefined output
+# tensor (a masked-out gradient) as None, which test_graph then compares
+# with the eager undefined tensor.
+_MASKED_BACKWARD = dict(
+    _CNN_BACKWARD, opcheck=("test_schema", "test_faketensor"),
+    skip_opcheck="no double backward in turnout yet; the tracer makes a "
+    "masked-out (undefined) output None")
+# batch norm: torch 1.13's schema does not mark the in-place update of
+# running_mean / running_var (test_schema would flag it), and running stats
+# that require grad are refused (gradcheck makes every float input require
+# grad). test_ops_cnn_torch.py compares the updates and the gradients.
+_BATCH_NORM_OPCHECK = dict(
+    opcheck=("test_faketensor", "test_graph"),
+    skip_opcheck="running stats: updated in place under an unannotated schema "
+    "(as torch 1.13), and refused when they require grad")
+
+
+def _conv() -> List[Sample]:
+    z2 = [0, 0]
+    return [
+        S(T((2, 3, 6, 6)), T((4, 3, 3, 3)), T((4,)), [1, 1], z2, [1, 1], False, z2, 1),
+        S(T((1, 3, 7, 7)), T((4, 3, 3, 3)), None, [2, 2], [1, 1], [1, 1], False, z2, 1,
+          desc="stride, padding"),
+        S(T((1, 2, 8, 7)), T((3, 2, 3, 2)), T((3,)), [1, 2], [2, 1], [2, 1], False, z2, 1,
+          desc="dilation, uneven"),
+        S(T((2, 4, 5, 5), "float64"), T((6, 2, 3, 3), "float64"), T((6,), "float64"),
+          [1], [1], [1], False, [0], 2, desc="groups"),
+        S(T((2, 4, 3, 3)), T((5, 4, 1, 1)), T((5,)), [1, 1], z2, [1, 1], False, z2, 1,
+          desc="1x1"),
+        S(T((2, 3, 10)), T((4, 3, 3)), T((4,)), [2], [1], [1], False, [0], 1, desc="1-d"),
+        S(T((2, 3, 5, 5), layout="transposed"), T((4, 3, 2, 2), layout="strided"), None,
+          [1, 1], [1, 1], [1, 1], False, z2, 1, desc="non-contiguous"),
+        S(T((0, 3, 6, 6)), T((4, 3, 3, 3)), T((4,)), [1, 1], z2, [1, 1], False, z2, 1,
+          desc="empty batch"),
+        S(T((1, 2, 6, 6)), T((4, 3, 3, 3)), None, [1, 1], z2, [1, 1], False, z2, 1,
+          desc="channels", error=True),
+        S(T((1, 3, 2, 2)), T((4, 3, 3, 3)), None, [1, 1], z2, [1, 1], False, z2, 1,
+          desc="kernel larger than input", error=True),
+        S(T((1, 3, 6, 6)), T((4, 3, 3, 3)), None, [0, 1], z2, [1, 1], False, z2, 1,
+          desc="stride 0", error=True),
+        S(T((1, 3, 6, 6)), T((4, 3, 3, 3)), None, [1, 1], [-1, 0], [1, 1], False, z2, 1,
+          desc="negative padding", error=True),
+        S(T((1, 3, 6, 6)), T((4, 3, 3, 3)), None, [1, 1], z2, [0, 1], False, z2, 1,
+          desc="dilation 0", error=True),
+        S(T((1, 6, 6, 6)), T((3, 3, 3, 3)), None, [1, 1], z2, [1, 1], False, z2, 2,
+          desc="groups divide out channels", error=True),
+        S(T((1, 3, 6, 6)), T((4, 3, 3, 3)), None, [1, 1], z2, [1, 1], False, z2, 0,
+          desc="groups 0", error=True),
+        S(T((1, 3, 6, 6)), T((4, 3, 3, 3)), T((3,)), [1, 1], z2, [1, 1], False, z2, 1,
+          desc="bias size", error=True),
+        S(T((1, 3, 6, 6)), T((4, 3, 3, 3), "float64"), None, [1, 1], z2, [1, 1], False,
+          z2, 1, desc="dtypes", error=True),
+        S(T((3, 6, 6)), T((4, 3, 3, 3)), None, [1, 1], z2, [1, 1], False, z2, 1,
+          desc="unbatched", error=True),
+        S(T((1, 3, 6, 6)), T((4, 3, 3, 3)), None, [1, 1, 1], z2, [1, 1], False, z2, 1,
+          desc="stride length", error=True),
+    ]
+
+
+add(OpInfo("aten::convolution", _conv, **_CNN_TOL))
+add(OpInfo("aten::convolution.out",
+           out_of(lambda: [s for s in _conv() if s.desc != "empty batch"],
+                  lambda s: T((0,), s.args[0].dtype)), **_CNN_TOL))
+add(OpInfo("aten::_convolution", lambda: [
+    S(*s.args, False, False, True, True, desc=s.desc, error=s.error) for s in _conv()[:4]],
+    **_CNN_TOL))
+add(OpInfo("aten::_convolution.deprecated", lambda: [
+    S(*s.args, False, False, True, desc=s.desc, error=s.error) for s in _conv()[:2]],
+    **_CNN_TOL))
+add(OpInfo("aten::conv2d", lambda: [
+    S(T((2, 3, 6, 6)), T((4, 3, 3, 3)), T((4,))),
+    S(T((3, 6, 6)), T((4, 3, 3, 3)), None, 2, 1, desc="unbatched, int stride"),
+    S(T((1, 4, 7, 6), "float64"), T((2, 2, 3, 2), "float64"), None, [2, 1], [1, 0], [1, 2],
+      2, desc="groups"),
+    S(T((6, 6)), T((4, 3, 3, 3)), desc="2-d input", error=True),
+    S(T((1, 3, 2, 2)), T((4, 3, 3, 3)), desc="kernel larger than input", error=True)],
+    **_CNN_TOL))
+add(OpInfo("aten::conv1d", lambda: [
+    S(T((2, 3, 8)), T((4, 3, 3))),
+    S(T((3, 8)), T((4, 3, 3)), T((4,)), [2], [1], desc="unbatched"),
+    S(T((2, 3, 8)), T((4, 2, 3)), desc="channels", error=True)], **_CNN_TOL))
+add(OpInfo("aten::convolution_backward", lambda: [
+    S(T((2, 4, 4, 4)), T((2, 3, 6, 6)), T((4, 3, 3, 3)), [4], [1, 1], [0, 0], [1, 1],
+      False, [0, 0], 1, [True, True, True]),
+    S(T((1, 6, 3, 3), "float64"), T((1, 4, 5, 5), "float64"), T((6, 2, 3, 3), "float64"),
+      None, [2, 2], [1, 1], [1, 1], False, [0, 0], 2, [True, True, False],
+      desc="groups, stride"),
+    S(T((2, 4, 2)), T((2, 3, 8)), T((4, 3, 3)), [4], [2], [0], [2], False, [0], 1,
+      [False, True, True], desc="1-d, dilation"),
+    S(T((2, 5, 3, 3)), T((2, 4, 3, 3)), T((5, 4, 1, 1)), [5], [1, 1], [0, 0], [1, 1],
+      False, [0, 0], 1, [True, False, True], desc="1x1"),
+    S(T((2, 4, 5, 5)), T((2, 3, 6, 6)), T((4, 3, 3, 3)), [4], [1, 1], [0, 0], [1, 1],
+      False, [0, 0], 1, [True, True, True], desc="grad_output size", error=True)],
+    **_MASKED_BACKWARD))
+
+
+def _grad_input_of(samples: Callable[[], List[Sample]]) -> Callable[[], List[Sample]]:
+    """The samples of a backward operator with its out= tensor, named
+    grad_input (the .grad_input overloads)."""
+    def gen() -> List[Sample]:
+        return [Sample(s.args, {"grad_input": T((0,), s.args[1].dtype)}, desc=s.desc,
+                       error=s.error, grad=False) for s in samples()]
+    return gen
+
+
+def _np_max_pool(x: np.ndarray, k: int, s: int) -> np.ndarray:
+    """Indices (flat within each plane) of a k x k, stride s max pool."""
+    *lead, h, w = x.shape
+    oh, ow = (h - k) // s + 1, (w - k) // s + 1
+    planes = x.reshape(-1, h, w)
+    idx = np.zeros((planes.shape[0], oh, ow), np.int64)
+    for p in range(planes.shape[0]):
+        for i in range(oh):
+            for j in range(ow):
+                win = planes[p, i * s:i * s + k, j * s:j * s + k]
+                a, b = np.unravel_index(np.argmax(win), win.shape)
+                idx[p, i, j] = (i * s + a) * w + j * s + b
+    return idx.reshape(*lead, oh, ow)
+
+
+def _max_pool() -> List[Sample]:
+    return [
+        S(T((2, 3, 6, 6)), [2, 2]),
+        S(T((2, 3, 7, 7)), [3, 3], [2, 2], [1, 1], [1, 1], True, desc="ceil_mode, padding"),
+        S(T((3, 7, 6), "float64"), [3, 2], [2, 1], [1, 0], [2, 1], desc="unbatched, dilation"),
+        S(T((1, 2, 5, 5), layout="transposed"), [2], [], [0], [1], True, desc="non-contiguous"),
+        S(T((1, 3, 2, 2)), [3, 3], desc="output too small", error=True),
+        S(T((1, 3, 6, 6)), [3, 3], [1, 1], [2, 2], desc="padding over half", error=True),
+        S(T((1, 3, 6, 6)), [3, 3, 3], desc="kernel_size length", error=True),
+        S(T((1, 3, 6, 6)), [2, 2], [0, 1], desc="stride 0", error=True),
+        S(T((6, 6)), [2, 2], desc="2-d input", error=True),
+    ]
+
+
+add(OpInfo("aten::max_pool2d_with_indices", _max_pool))
+add(OpInfo("aten::max_pool2d", _max_pool))
+add(OpInfo("aten::max_pool2d_with_indices.out", lambda: [
+    S(T((2, 3, 6, 6)), [2, 2], out=T((0,)), indices=T((0,), "int64")),
+    S(T((1, 3, 2, 2)), [3, 3], out=T((0,)), indices=T((0,), "int64"), error=True)]))
+
+
+def _max_pool_backward() -> List[Sample]:
+    x = T((2, 3, 6, 6))
+    x64 = T((1, 2, 4, 5), "float64")
+    return [
+        S(T((2, 3, 3, 3)), x, [2, 2], [2, 2], [0, 0], [1, 1], False,
+          T((2, 3, 3, 3), "int64", values=_np_max_pool(x.data, 2, 2))),
+        S(T((1, 2, 2, 2), "float64"), x64, [3, 3], [1, 2], [0, 0], [1, 1], False,
+          T((1, 2, 2, 2), "int64", values=_np_max_pool(x64.data, 3, 1)[..., ::2])),
+        S(T((2, 3, 2, 2)), x, [2, 2], [2, 2], [0, 0], [1, 1], False,
+          T((2, 3, 2, 2), "int64", low=0, high=5), desc="grad_output size", error=True),
+    ]
+
+
+add(OpInfo("aten::max_pool2d_with_indices_backward", _max_pool_backward, **_CNN_BACKWARD))
+add(OpInfo("aten::max_pool2d_with_indices_backward.grad_input",
+           _grad_input_of(_max_pool_backward), **_CNN_BACKWARD))
+
+
+def _avg_pool() -> List[Sample]:
+    return [
+        S(T((2, 3, 6, 6)), [2, 2]),
+        S(T((2, 3, 7, 7)), [3, 3], [2, 2], [1, 1], True, True, desc="ceil_mode, padding"),
+        S(T((2, 3, 7, 7)), [3, 3], [2, 2], [1, 1], True, False,
+          desc="count_include_pad=False"),
+        S(T((3, 5, 6), "float64"), [3, 2], [1, 2], [1, 1], False, True, 5,
+          desc="unbatched, divisor_override"),
+        S(T((1, 2, 5, 5), layout="transposed"), [2], desc="non-contiguous"),
+        S(T((1, 3, 6, 6)), [2, 2], [], [0], False, True, 0, desc="divisor 0", error=True),
+        S(T((1, 3, 2, 2)), [3, 3], desc="output too small", error=True),
+        S(T((1, 3, 6, 6)), [3, 3], [1, 1], [2, 2], desc="padding over half", error=True),
+    ]
+
+
+add(OpInfo("aten::avg_pool2d", _avg_pool))
+add(OpInfo("aten::avg_pool2d.out", out_of(_avg_pool, lambda s: T((0,), s.args[0].dtype))))
+
+
+def _avg_pool_backward() -> List[Sample]:
+    return [
+        S(T((2, 3, 3, 3)), T((2, 3, 6, 6)), [2, 2], [2, 2], [0, 0], False, True, None),
+        S(T((2, 3, 4, 4)), T((2, 3, 7, 7)), [3, 3], [2, 2], [1, 1], True, False, None,
+          desc="ceil_mode, count_include_pad=False"),
+        S(T((3, 5, 4), "float64"), T((3, 5, 6), "float64"), [3, 2], [1, 2], [1, 1], False,
+          True, 5, desc="unbatched, divisor_override"),
+        S(T((2, 3, 2, 2)), T((2, 3, 6, 6)), [2, 2], [2, 2], [0, 0], False, True, None,
+          desc="grad_output size", error=True),
+    ]
+
+
+add(OpInfo("aten::avg_pool2d_backward", _avg_pool_backward, **_CNN_BACKWARD))
+add(OpInfo("aten::avg_pool2d_backward.grad_input",
+           _grad_input_of(_avg_pool_backward), **_CNN_BACKWARD))
+
+
+def _adaptive(composite: bool) -> Callable[[], List[Sample]]:
+    def gen() -> List[Sample]:
+        out = [S(T((2, 3, 7, 5)), [3, 2]),
+               S(T((2, 3, 6, 6)), [1, 1], desc="1x1"),
+               S(T((3, 5, 7), "float64"), [4, 9], desc="unbatched, larger"),
+               S(T((1, 2, 5, 5), layout="transposed"), [2, 3], desc="non-contiguous"),
+               # torch's backward refuses an empty grad_output.
+               S(T((2, 3, 6, 6)), [0, 3], desc="empty output", grad=False),
+               S(T((2, 3, 6, 6)), [3], desc="output_size length", error=True),
+               S(T((2, 3, 0, 6)), [3, 3], desc="empty input", error=True),
+               S(T((6, 6)), [3, 3], desc="2-d input", error=True)]
+        if composite:  # torch 1.13 takes the mean for 1x1, whatever the input
+            out.append(S(T((6, 6)), [1, 1], desc="2-d input, 1x1"))
+        else:
+            out.append(S(T((6, 6)), [1, 1], desc="2-d input, 1x1", error=True))
+        return out
+    return gen
+
+
+add(OpInfo("aten::adaptive_avg_pool2d", _adaptive(True)))
+add(OpInfo("aten::adaptive_avg_pool2d.out",
+           out_of(lambda: [s for s in _adaptive(False)() if s.desc != "1x1"],
+                  lambda s: T((0,), s.args[0].dtype))))
+add(OpInfo("aten::_adaptive_avg_pool2d", _adaptive(False)))
+add(OpInfo("aten::_adaptive_avg_pool2d.out",
+           out_of(_adaptive(False), lambda s: T((0,), s.args[0].dtype))))
+
+
+def _adaptive_backward() -> List[Sample]:
+    return [S(T((2, 3, 3, 2)), T((2, 3, 7, 5))),
+            S(T((3, 4, 9), "float64"), T((3, 5, 7), "float64"), desc="unbatched, larger")]
+
+
+add(OpInfo("aten::_adaptive_avg_pool2d_backward", _adaptive_backward, **_CNN_BACKWARD))
+add(OpInfo("aten::_adaptive_avg_pool2d_backward.out",
+           out_of(_adaptive_backward, lambda s: T((0,), s.args[1].dtype)), **_CNN_BACKWARD))
+
+
+# With running statistics the gradient test raises on both sides (they are
+# float leaves there, and torch refuses running stats that require grad);
+# tests/python/test_ops_cnn_torch.py compares those gradients.
+def _batch_norm(native: bool) -> List[Sample]:
+    var = dict(low=0.5, high=2)
+    out = [
+        S(T((4, 3, 5, 5)), T((3,)), T((3,)), T((3,)), T((3,), **var), True, 0.1, 1e-5,
+          desc="training, running stats updated"),
+        S(T((4, 3)), None, None, None, None, True, 0.1, 1e-5, desc="training, no stats"),
+        S(T((2, 3, 4), "float64"), T((3,), "float64"), T((3,), "float64"),
+          T((3,), "float64"), T((3,), "float64", **var), False, 0.1, 1e-3, desc="eval"),
+        S(T((4, 3, 5), layout="transposed"), None, T((3,)), T((3,)), T((3,), **var), True,
+          0.3, 1e-5, desc="non-contiguous, momentum"),
+        S(T((3, 2, 2), "float64"), T((2,), "float64"), None, T((2,), "float64"),
+          T((2,), "float64", **var), False, 0.1, 1e-5, desc="eval, no bias"),
+        S(T((2, 3), "int64"), None, None, None, None, True, 0.1, 1e-5, desc="int input",
+          error=True),
+        S(T((3,)), None, None, T((3,)), T((3,), **var), True, 0.1, 1e-5, desc="1-d input",
+          error=True),
+    ]
+    if not native:
+        # native_batch_norm reads past a short tensor in torch 1.13.
+        out += [
+            S(T((4, 3, 2)), None, None, T((4,)), T((3,), **var), True, 0.1, 1e-5, False,
+              desc="running_mean size", error=True),
+            S(T((4, 3, 2)), T((2,)), None, None, None, True, 0.1, 1e-5, False,
+              desc="weight size", error=True),
+            S(T((0, 3, 2)), T((3,)), T((3,)), T((3,)), T((3,), **var), True, 0.1, 1e-5,
+              False, desc="empty"),
+        ]
+        out = [S(*s.args, *([False] if len(s.args) == 8 else []), desc=s.desc,
+                 error=s.error) for s in out]
+    return out
+
+
+add(OpInfo("aten::native_batch_norm", lambda: _batch_norm(True), **_CNN_TOL,
+           **_BATCH_NORM_OPCHECK))
+add(OpInfo("aten::batch_norm", lambda: _batch_norm(False), **_CNN_TOL,
+           **_BATCH_NORM_OPCHECK))
+add(OpInfo("aten::native_batch_norm_backward", lambda: [
+    S(T((4, 3, 5)), T((4, 3, 5)), T((3,)), None, None, T((3,)), T((3,), low=0.5, high=2),
+      True, 1e-5, [True, True, True], desc="train"),
+    S(T((2, 3, 4), "float64"), T((2, 3, 4), "float64"), T((3,), "float64"),
+      T((3,), "float64"), T((3,), "float64", low=0.5, high=2), None, None, False, 1e-5,
+      [True, True, True], desc="eval"),
+    S(T((4, 2)), T((4, 2)), None, None, None, T((2,)), T((2,), low=0.5, high=2), True,
+      1e-5, [True, False, False], desc="input only")],
+    **_MASKED_BACKWARD))
+
+
 # ---- Not yet sampled here ----------------------------------------------------
 
 # TorchScript's non-tensor builtins (jit/runtime/script_builtins.cc): lists,
