@@ -16,6 +16,7 @@
 #include "kernels/indexing.h"
 #include "kernels/linalg.h"
 #include "kernels/linspace_addmv.h"
+#include "kernels/nn.h"
 #include "kernels/random.h"
 #include "kernels/reduce.h"
 #include "kernels/scalar_ops.h"
