@@ -54,6 +54,15 @@ void checkFloating(const Tensor& self, const char* kernel_name) {
                 toString(self.scalar_type()), "'");
 }
 
+// The backward operators compute in the promoted dtype of their two
+// tensors (an integer self with a float gradient is fine, as torch's).
+void checkFloatingPair(const Tensor& grad, const Tensor& self,
+                       const char* kernel_name) {
+  const ScalarType t = resultType(grad, self);
+  TURNOUT_CHECK(isFloatingType(t), ErrorKind::NotImplemented, "\"",
+                kernel_name, "\" not implemented for '", toString(t), "'");
+}
+
 // self = value, for the in-place forms (value has self's shape; a dtype
 // that cannot hold the result was refused by the functional form).
 Tensor& assign(Tensor& self, const Tensor& value) {
@@ -99,7 +108,7 @@ Tensor geluBackward(const Tensor& grad_output, const Tensor& self,
   checkDefined(grad_output, "gelu_backward", "grad_output");
   checkDefined(self, "gelu_backward", "self");
   const bool tanh_form = geluIsTanh(approximate);
-  checkFloating(self, "GeluBackwardKernelImpl");
+  checkFloatingPair(grad_output, self, "GeluBackwardKernelImpl");
   if (!tanh_form) {
     // Phi(x) + x phi(x).
     const Tensor cdf = mul(add(turnout::erf(mul(self, M_SQRT1_2)), 1), 0.5);
@@ -130,7 +139,7 @@ Tensor& siluInplace(Tensor& self) { return assign(self, siluKernel(self)); }
 Tensor siluBackward(const Tensor& grad_output, const Tensor& self) {
   checkDefined(grad_output, "silu_backward", "grad_output");
   checkDefined(self, "silu_backward", "self");
-  checkFloating(self, "silu_backward_cpu");
+  checkFloatingPair(grad_output, self, "silu_backward_cpu");
   // s (1 + x (1 - s)).
   const Tensor s = turnout::sigmoid(self);
   return mul(grad_output,
@@ -158,7 +167,7 @@ Tensor eluBackward(const Tensor& grad_output, const Scalar& alpha,
                    bool is_result, const Tensor& self_or_result) {
   checkDefined(grad_output, "elu_backward", "grad_output");
   checkDefined(self_or_result, "elu_backward", "self_or_result");
-  checkFloating(self_or_result, "elu_backward_cpu");
+  checkFloatingPair(grad_output, self_or_result, "elu_backward_cpu");
   const double a = alpha.toDouble(), s = scale.toDouble(),
                is = input_scale.toDouble();
   if (is_result) {
@@ -202,7 +211,7 @@ Tensor leakyReluBackward(const Tensor& grad_output, const Tensor& self,
                 "https://github.com/pytorch/pytorch if you do require "
                 "supporting in-place leakRelu backward calculation with "
                 "negative slope");
-  checkFloating(self, "leaky_relu_backward_cpu");
+  checkFloatingPair(grad_output, self, "leaky_relu_backward_cpu");
   return where(gt(self, 0), grad_output, mul(grad_output, negative_slope));
 }
 
@@ -234,7 +243,7 @@ Tensor hardtanhBackward(const Tensor& grad_output, const Tensor& self,
                         const Scalar& min_val, const Scalar& max_val) {
   checkDefined(grad_output, "hardtanh_backward", "grad_output");
   checkDefined(self, "hardtanh_backward", "self");
-  checkFloating(self, "hardtanh_backward_cpu");
+  checkFloatingPair(grad_output, self, "hardtanh_backward_cpu");
   // Zero at and beyond the limits.
   const Tensor zero = zeros_like(grad_output);
   return where(gt(self, min_val),
@@ -257,7 +266,7 @@ Tensor softplusBackward(const Tensor& grad_output, const Tensor& self,
                         const Scalar& beta, const Scalar& threshold) {
   checkDefined(grad_output, "softplus_backward", "grad_output");
   checkDefined(self, "softplus_backward", "self");
-  checkFloating(self, "softplus_backward_cpu");
+  checkFloatingPair(grad_output, self, "softplus_backward_cpu");
   // z / (z + 1) = sigmoid(x beta).
   const Tensor xb = mul(self, beta);
   return where(gt(xb, threshold), grad_output,

@@ -122,10 +122,12 @@ Picked pick(const Tensor& rows, const Tensor& t,
 
 // (output, total_weight) over rows [M, C] and targets [M]; a none reduction
 // has `none_shape`.
+// batched: total_weight of a none reduction is 0 (torch's; an unbatched
+// input's is its target's weight).
 std::tuple<Tensor, Tensor> nllFlat(const Tensor& rows, const Tensor& t,
                                    const std::optional<Tensor>& weight,
                                    int64_t reduction, int64_t ignore_index,
-                                   IntArrayRef none_shape) {
+                                   IntArrayRef none_shape, bool batched) {
   const Picked p = pick(rows, t, weight, ignore_index);
   const Tensor picked =
       turnout::sum(where(p.onehot, rows, zeros_like(rows)), {1});
@@ -133,10 +135,10 @@ std::tuple<Tensor, Tensor> nllFlat(const Tensor& rows, const Tensor& t,
       where(p.valid, neg(mul(picked, p.w)), zeros_like(picked));
   const TensorOptions options =
       TensorOptions(rows.scalar_type()).device(rows.device());
-  if (reduction == kReductionNone) {
-    return {reshape(losses, none_shape), zeros({}, options)};
-  }
   const Tensor total = turnout::sum(p.w);
+  if (reduction == kReductionNone) {
+    return {reshape(losses, none_shape), batched ? zeros({}, options) : total};
+  }
   Tensor out = turnout::sum(losses);
   if (reduction == kReductionMean) out = div(out, total);
   return {out, total};
@@ -147,6 +149,10 @@ Tensor nllFlatBackward(const Tensor& grad_output, const Tensor& rows,
                        const Tensor& t, const std::optional<Tensor>& weight,
                        int64_t reduction, int64_t ignore_index,
                        const Tensor& total_weight) {
+  TURNOUT_CHECK(grad_output.scalar_type() == rows.scalar_type(),
+                ErrorKind::Type, "expected scalar type ",
+                toString(rows.scalar_type()), " but found ",
+                toString(grad_output.scalar_type()));
   const Picked p = pick(rows, t, weight, ignore_index);
   Tensor coef = neg(p.w);  // [M]
   if (reduction == kReductionNone) {
@@ -197,7 +203,7 @@ std::tuple<Tensor, Tensor> nllLossForward(const Tensor& self,
       self.dim() == 1 ? std::vector<int64_t>{}
                       : std::vector<int64_t>{self.size(0)};
   return nllFlat(rows, reshape(target, {-1}), weight, reduction, ignore_index,
-                 none_shape);
+                 none_shape, /*batched=*/self.dim() == 2);
 }
 
 Tensor nllLossBackward(const Tensor& grad_output, const Tensor& self,
@@ -259,7 +265,7 @@ std::tuple<Tensor, Tensor> nllLoss2dForward(const Tensor& self,
   checkNll2d(self, target, weight, &classes);
   checkTargetsInRange(target, classes, ignore_index);
   return nllFlat(channelsLast(self), reshape(target, {-1}), weight, reduction,
-                 ignore_index, target.sizes());
+                 ignore_index, target.sizes(), /*batched=*/true);
 }
 
 Tensor nllLoss2dBackward(const Tensor& grad_output, const Tensor& self,

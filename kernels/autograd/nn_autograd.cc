@@ -17,7 +17,9 @@
 
 #include "dispatcher/core/error.h"
 #include "dispatcher/library.h"
+#include "kernels/autograd/autograd_meta.h"
 #include "kernels/autograd/function_node.h"
+#include "kernels/autograd/grad_mode.h"
 #include "kernels/autograd/saved_variable.h"
 #include "kernels/copy.h"
 #include "kernels/elementwise.h"
@@ -218,15 +220,6 @@ std::tuple<Tensor, Tensor, Tensor> nativeLayerNorm(
              return variable_list{std::get<0>(grads), std::get<1>(grads),
                                   std::get<2>(grads)};
            });
-    // mean and rstd are outputs of the same differentiable operator in
-    // torch (they require grad), but torch's formula reads only the first
-    // output's gradient: theirs contribute nothing.
-    for (const Tensor* stat : {&std::get<1>(result), &std::get<2>(result)}) {
-      record("NativeLayerNormBackward0", {input, w, b}, *stat,
-             [](const F&, const Tensor&) {
-               return variable_list{Tensor(), Tensor(), Tensor()};
-             });
-    }
   }
   return result;
 }
@@ -263,6 +256,12 @@ std::tuple<Tensor, Tensor> nllLossForward(const Tensor& self,
                                           int64_t reduction,
                                           int64_t ignore_index) {
   const char* op = k2d ? "nll_loss2d_forward" : "nll_loss_forward";
+  // As torch's: weight (like target) is not differentiable here.
+  TURNOUT_CHECK(!GradMode::is_enabled() || !weight.has_value() ||
+                    !requiresGrad(*weight),
+                ErrorKind::InvalidArgument, "The function '", op,
+                "' is not differentiable with respect to argument 'weight'. "
+                "This input cannot have requires_grad True.");
   const bool rec = shouldRecord(op, self);
   auto result = belowAutograd([&] {
     return k2d ? turnout::nll_loss2d_forward(self, target, weight, reduction,
