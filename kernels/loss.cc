@@ -402,10 +402,10 @@ Tensor crossEntropyLoss(const Tensor& self, const Tensor& target,
   } else if (reduction == kReductionMean) {
     if (present(weight)) {
       const Tensor safe = where(keep, target, zeros_like(target));
-      const Tensor w = where(keep, index_select(*weight, 0, reshape(safe, {-1}))
-                                       .reshape(target.sizes()),
-                             zeros_like(target, TensorOptions(
-                                                    self.scalar_type())));
+      const Tensor picked = reshape(
+          index_select(*weight, 0, reshape(safe, {-1})), target.sizes());
+      const Tensor w = where(
+          keep, picked, zeros_like(target, TensorOptions(self.scalar_type())));
       smooth_red = div(turnout::sum(smooth), turnout::sum(w));
     } else {
       smooth_red = div(turnout::sum(smooth),

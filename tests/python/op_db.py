@@ -1239,9 +1239,9 @@ add(OpInfo("aten::elu_backward", lambda: [
     S(T((2, 3)), 0.5, 2.0, 1.5, True, T((2, 3), low=-0.9)),
     S(T((2, 3)), -0.5, 1.0, 1.0, True, T((2, 3)), desc="negative alpha, result",
       error=True)]))
-_LEAKY = lambda: [S(T((2, 3)), 0.2), S(T((2, 3)), -0.5)]  # noqa: E731
-for _name in ("leaky_relu", "leaky_relu_"):
-    add(OpInfo(f"aten::{_name}", _activation(_LEAKY, inplace=_name.endswith("_"))))
+# leaky_relu_ with a negative slope runs, but its backward refuses (torch's).
+add(OpInfo("aten::leaky_relu", _activation(lambda: [S(T((2, 3)), 0.2), S(T((2, 3)), -0.5)])))
+add(OpInfo("aten::leaky_relu_", _activation(lambda: [S(T((2, 3)), 0.2)], inplace=True)))
 add(OpInfo("aten::leaky_relu_backward", lambda: [
     S(T((2, 3)), T((2, 3)), 0.1, False), S(T((2, 3), "float64"), T((2, 3), "float64"), 0.3, True),
     S(T((2, 3)), T((3,)), 0.1, False, desc="broadcast"),
@@ -1275,7 +1275,10 @@ _DROPOUT = lambda: [  # noqa: E731
     S(T((3, 4), layout="transposed"), 0.3, False),
     S(T((2, 3)), 1.5, False, desc="p > 1", error=True),
     S(T((2, 3)), -0.1, True, desc="p < 0", error=True)]
-add(OpInfo("aten::dropout", _DROPOUT))
+add(OpInfo("aten::dropout", _DROPOUT, opcheck=("test_autograd_registration",
+                                                 "test_faketensor", "test_graph"),
+           skip_opcheck="returns input itself in eval mode or with p=0, as torch "
+           "1.13's does, which its schema does not annotate"))
 add(OpInfo("aten::dropout_", _DROPOUT))
 
 
@@ -1286,8 +1289,8 @@ def _layer_norm(native: bool) -> Callable[[], List[Sample]]:
                S(T((2, 3, 4)), [3, 4], T((3, 4)), T((3, 4)), 1e-5),
                S(T((2, 3)), [3], T((3,)), None, 1e-3),
                S(T((2, 3)), [3], None, T((3,)), 1e-5),
-               S(T((4, 3), "float64", "transposed"), [4], T((4,), "float64"),
-                 T((4,), "float64"), 1e-5),
+               S(T((4, 3), "float64", "transposed"), [3], T((3,), "float64"),
+                 T((3,), "float64"), 1e-5),
                S(T((5,)), [5], *rest, desc="1-d"),
                S(T((2, 3)), [2, 3], *rest, desc="all dims"),
                S(T((2, 3)), [], *rest, desc="empty normalized_shape", error=True),
@@ -1299,7 +1302,12 @@ def _layer_norm(native: bool) -> Callable[[], List[Sample]]:
 
 
 add(OpInfo("aten::layer_norm", _layer_norm(False), atol=1e-4))
-add(OpInfo("aten::native_layer_norm", _layer_norm(True), atol=1e-4))
+# mean and rstd do not require grad (as torch 1.13's), so gradcheck's
+# numerical Jacobian of them is not autograd's; output 0's gradients are
+# compared with torch's in test_op_db_torch.
+add(OpInfo("aten::native_layer_norm", _layer_norm(True), atol=1e-4,
+           opcheck=("test_schema", "test_faketensor", "test_graph"),
+           skip_opcheck="mean and rstd outputs are not differentiable (torch's)"))
 
 
 def _layer_norm_backward() -> List[Sample]:
@@ -1324,8 +1332,13 @@ def _layer_norm_backward() -> List[Sample]:
 
 # grad=False: torch 1.13 has no gradient for native_layer_norm_backward's
 # mean and rstd (not_implemented), which every float argument here requires.
+# test_graph: an output left out by output_mask is an undefined tensor, which
+# the tracer records as a None constant and test_graph then reports as
+# differing from the eager output (an opcheck limitation, not fixed here).
 add(OpInfo("aten::native_layer_norm_backward", _layer_norm_backward, grad=False,
-           atol=1e-4))
+           atol=1e-4, opcheck=("test_schema", "test_autograd_registration",
+                               "test_faketensor"),
+           skip_opcheck="undefined (masked-out) outputs fail test_graph's comparison"))
 
 
 def _embedding() -> List[Sample]:
@@ -1342,7 +1355,12 @@ def _embedding() -> List[Sample]:
             S(T((5,)), _idx((2,), 4), desc="1-d weight", error=True)]
 
 
-add(OpInfo("aten::embedding", _embedding))
+# padding_idx and scale_grad_by_freq make the gradient differ from the
+# derivative on purpose (torch's semantics): gradcheck cannot agree; the
+# gradients are compared with torch's in test_op_db_torch.
+add(OpInfo("aten::embedding", _embedding,
+           opcheck=("test_schema", "test_faketensor", "test_graph"),
+           skip_opcheck="padding_idx / scale_grad_by_freq gradients are not derivatives"))
 # grad=False where scale_grad_by_freq: torch 1.13's double backward leaves
 # the frequency scaling out; turnout's (a composite) keeps it.
 add(OpInfo("aten::embedding_backward", lambda: [
@@ -1372,7 +1390,7 @@ def _nll(with_defaults: bool) -> Callable[[], List[Sample]]:
                   desc="ignored"),
                 S(T((3, 4)), T((3,), "int64", values=[1, 2, 2]), T((4,), low=0.1), 0, 2,
                   desc="ignore_index is a class"),
-                S(T((4, 3), layout="transposed"), tgt, None, 1, -100),
+                S(T((3, 4), layout="transposed"), tgt, None, 1, -100),
                 S(T((4,)), _idx((), 3), *d, desc="no batch"),
                 S(T((4,)), _idx((), 3), None, 0, -100, desc="no batch, none"),
                 S(T((3, 4)), T((3,), "int64", values=[1, 4, 0]), *d, desc="target too large",
@@ -1387,8 +1405,13 @@ def _nll(with_defaults: bool) -> Callable[[], List[Sample]]:
     return gen
 
 
-add(OpInfo("aten::nll_loss", _nll(True)))
-add(OpInfo("aten::nll_loss_forward", _nll(False)))
+# torch's nll_loss refuses a weight that requires grad, and gradcheck makes
+# every float argument require it: opcheck leaves gradcheck out (the
+# gradients are compared with torch's in test_op_db_torch).
+_NLL_WEIGHT = dict(opcheck=("test_schema", "test_faketensor", "test_graph"),
+                   skip_opcheck="weight cannot require grad (torch's nll_loss)")
+add(OpInfo("aten::nll_loss", _nll(True), **_NLL_WEIGHT))
+add(OpInfo("aten::nll_loss_forward", _nll(False), **_NLL_WEIGHT))
 
 
 def _nll_backward() -> List[Sample]:
@@ -1436,8 +1459,8 @@ def _nll2d(with_defaults: bool) -> Callable[[], List[Sample]]:
     return gen
 
 
-add(OpInfo("aten::nll_loss2d", _nll2d(True)))
-add(OpInfo("aten::nll_loss2d_forward", _nll2d(False)))
+add(OpInfo("aten::nll_loss2d", _nll2d(True), **_NLL_WEIGHT))
+add(OpInfo("aten::nll_loss2d_forward", _nll2d(False), **_NLL_WEIGHT))
 add(OpInfo("aten::nll_loss2d_backward", _with_total(lambda: [
     S(T(()), T((2, 3, 3, 2)), _idx((2, 3, 2), 2), None, 1, -100, 12.0),
     S(T((2, 3, 2), "float64"), T((2, 3, 3, 2), "float64"), _idx((2, 3, 2), 2), None, 0, 1,
@@ -1454,7 +1477,7 @@ def _nll_nd() -> List[Sample]:
             S(T(()), _idx((), 3), desc="0-dim", error=True)]
 
 
-add(OpInfo("aten::nll_loss_nd", _nll_nd))
+add(OpInfo("aten::nll_loss_nd", _nll_nd, **_NLL_WEIGHT))
 
 
 def _cross_entropy() -> List[Sample]:
@@ -1479,7 +1502,7 @@ def _cross_entropy() -> List[Sample]:
             S(T((3, 4)), _idx((3, 4), 3), desc="int probabilities", error=True)]
 
 
-add(OpInfo("aten::cross_entropy_loss", _cross_entropy, atol=1e-5))
+add(OpInfo("aten::cross_entropy_loss", _cross_entropy, **_NLL_WEIGHT))
 
 
 # ---- Not yet sampled here ----------------------------------------------------
