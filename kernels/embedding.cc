@@ -38,9 +38,9 @@ void checkIndices(const Tensor& indices, const char* op) {
   const ScalarType t = indices.scalar_type();
   TURNOUT_CHECK(t == ScalarType::Long || t == ScalarType::Int, ErrorKind::Type,
                 "Expected tensor for argument #1 'indices' to have one of the "
-                "following scalar types: Long, Int; but got ",
-                toString(t), " instead (while checking arguments for ", op,
-                ")");
+                "following scalar types: Long, Int; but got torch.",
+                toString(t), "Tensor instead (while checking arguments for ",
+                op, ")");
 }
 
 Tensor embeddingKernel(const Tensor& weight, const Tensor& indices,
