@@ -29,6 +29,7 @@
 #include "kernels/factory.h"
 #include "kernels/nn.h"
 #include "kernels/random.h"
+#include "kernels/reduce_utils.h"
 #include "kernels/type_promotion.h"
 #include "kernels/unary_math.h"
 
@@ -68,6 +69,21 @@ void checkFloatingPair(const Tensor& grad, const Tensor& self,
 Tensor& assign(Tensor& self, const Tensor& value) {
   turnout::copy_(self, value);
   return self;
+}
+
+// The out= overloads: `result` (computed aside, so out may overlap self)
+// written into `out`, which must have its dtype ("Found dtype Double but
+// expected Float", as torch's) and is resized when its shape differs.
+Tensor& writeOut(const char* op, const Tensor& result, Tensor& out) {
+  TURNOUT_CHECK(out.defined(), ErrorKind::InvalidArgument, op,
+                ": expected a defined out tensor");
+  TURNOUT_CHECK(out.scalar_type() == result.scalar_type(), ErrorKind::Type,
+                "Found dtype ", toString(out.scalar_type()), " but expected ",
+                toString(result.scalar_type()));
+  reduce_internal::checkSameDevice(op, result, out);
+  reduce_internal::resizeOutput(out, result.sizes(), op);
+  turnout::copy_(out, result);
+  return out;
 }
 
 // ---- gelu -------------------------------------------------------------------
@@ -478,12 +494,63 @@ TURNOUT_LIBRARY_FRAGMENT(aten, m) {
   m.def(
       "clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> "
       "Tensor(a!)");
+  m.def(
+      "gelu.out(Tensor self, *, str approximate=\"none\", Tensor(a!) out) -> "
+      "Tensor(a!)");
+  m.def("silu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)");
+  m.def(
+      "elu.out(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar "
+      "input_scale=1, *, Tensor(a!) out) -> Tensor(a!)");
+  m.def(
+      "leaky_relu.out(Tensor self, Scalar negative_slope=0.01, *, Tensor(a!) "
+      "out) -> Tensor(a!)");
+  m.def(
+      "hardtanh.out(Tensor self, Scalar min_val=-1, Scalar max_val=1, *, "
+      "Tensor(a!) out) -> Tensor(a!)");
+  m.def(
+      "softplus.out(Tensor self, Scalar beta=1, Scalar threshold=20, *, "
+      "Tensor(a!) out) -> Tensor(a!)");
   m.def("dropout(Tensor input, float p, bool train) -> Tensor");
   m.def("dropout_(Tensor(a!) self, float p, bool train) -> Tensor(a!)");
 }
 
+namespace turnout {
+namespace {
+
+Tensor& geluOut(const Tensor& self, std::string_view approximate, Tensor& out) {
+  return writeOut("gelu.out", geluKernel(self, approximate), out);
+}
+Tensor& siluOut(const Tensor& self, Tensor& out) {
+  return writeOut("silu.out", siluKernel(self), out);
+}
+Tensor& eluOut(const Tensor& self, const Scalar& alpha, const Scalar& scale,
+               const Scalar& input_scale, Tensor& out) {
+  return writeOut("elu.out", eluKernel(self, alpha, scale, input_scale), out);
+}
+Tensor& leakyReluOut(const Tensor& self, const Scalar& negative_slope,
+                     Tensor& out) {
+  return writeOut("leaky_relu.out", leakyReluKernel(self, negative_slope), out);
+}
+Tensor& hardtanhOut(const Tensor& self, const Scalar& min_val,
+                    const Scalar& max_val, Tensor& out) {
+  return writeOut("hardtanh.out", hardtanhKernel(self, min_val, max_val), out);
+}
+Tensor& softplusOut(const Tensor& self, const Scalar& beta,
+                    const Scalar& threshold, Tensor& out) {
+  return writeOut("softplus.out", softplusKernel(self, beta, threshold), out);
+}
+
+}  // namespace
+}  // namespace turnout
+
 TURNOUT_LIBRARY_IMPL(aten, CompositeExplicitAutograd, m) {
   using namespace turnout;  // NOLINT: the kernels above
+  m.impl("gelu.out", TURNOUT_FN(geluOut));
+  m.impl("silu.out", TURNOUT_FN(siluOut));
+  m.impl("elu.out", TURNOUT_FN(eluOut));
+  m.impl("leaky_relu.out", TURNOUT_FN(leakyReluOut));
+  m.impl("hardtanh.out", TURNOUT_FN(hardtanhOut));
+  m.impl("softplus.out", TURNOUT_FN(softplusOut));
   m.impl("gelu", TURNOUT_FN(geluKernel));
   m.impl("gelu_", TURNOUT_FN(geluInplace));
   m.impl("silu", TURNOUT_FN(siluKernel));

@@ -1240,7 +1240,8 @@ add(OpInfo("aten::elu_backward", lambda: [
     S(T((2, 3)), -0.5, 1.0, 1.0, True, T((2, 3)), desc="negative alpha, result",
       error=True)]))
 # leaky_relu_ with a negative slope runs, but its backward refuses (torch's).
-add(OpInfo("aten::leaky_relu", _activation(lambda: [S(T((2, 3)), 0.2), S(T((2, 3)), -0.5)])))
+_LEAKY = lambda: [S(T((2, 3)), 0.2), S(T((2, 3)), -0.5)]  # noqa: E731
+add(OpInfo("aten::leaky_relu", _activation(_LEAKY)))
 add(OpInfo("aten::leaky_relu_", _activation(lambda: [S(T((2, 3)), 0.2)], inplace=True)))
 add(OpInfo("aten::leaky_relu_backward", lambda: [
     S(T((2, 3)), T((2, 3)), 0.1, False), S(T((2, 3), "float64"), T((2, 3), "float64"), 0.3, True),
@@ -1261,6 +1262,16 @@ add(OpInfo("aten::softplus", _activation(lambda: [
 add(OpInfo("aten::softplus_backward", lambda: [
     S(T((2, 3)), T((2, 3)), 1, 20), S(T((2, 3), "float64"), T((2, 3), "float64"), 2, 1),
     S(T((2, 3)), T((2, 3), low=-20, high=20), 0.5, 5)]))
+# out=: torch 1.13 resizes an empty out= to a permuted input's strides,
+# turnout to contiguous ones (as for the unary math .out overloads).
+for _name, _extra, _ints in (("gelu", _GELU, False), ("silu", lambda: [], False),
+                             ("elu", _ELU, False), ("leaky_relu", _LEAKY, False),
+                             ("hardtanh", _HARDTANH, True), ("softplus", lambda: [
+                                 S(T((2, 3)), 2, 1)], False)):
+    add(OpInfo(f"aten::{_name}.out", out_of(
+        lambda _e=_extra, _i=_ints: [s for s in _activation(_e, int_ok=_i)()
+                                     if s.args[0].layout != "transposed"],
+        lambda s: T((0,), s.args[0].dtype))))
 add(OpInfo("aten::clamp_", lambda: [
     S(T((2, 3)), -1.0, 1.0), S(T((2, 3)), None, 0.5), S(T((2, 3)), -0.5),
     S(T((3, 4), "float64", "transposed"), -1, 2), S(T(()), 0.0, 1.0),

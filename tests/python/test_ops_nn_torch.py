@@ -27,7 +27,8 @@ _SCHEMAS = [
     "embedding_dense_backward.default", "nll_loss_nd.default", "nll_loss.default",
     "nll_loss_forward.default", "nll_loss_backward.default", "nll_loss2d.default",
     "nll_loss2d_forward.default", "nll_loss2d_backward.default",
-    "cross_entropy_loss.default",
+    "cross_entropy_loss.default", "gelu.out", "silu.out", "elu.out", "leaky_relu.out",
+    "hardtanh.out", "softplus.out",
 ]
 
 
