@@ -163,6 +163,18 @@ def test_dropout_same_seed_same_mask_and_in_place():
     assert 0 < (a == 0).sum() < 1000
 
 
+def test_clamp_in_place_method():
+    x, tx = _both([-2.0, 0.5, 3.0])
+    assert x.clamp_(-1, 1) is x
+    tx.clamp_(-1, 1)
+    assert x.tolist() == tx.tolist()
+    v = turnout.tensor([0.5, 2.0], requires_grad=True)
+    y = v * 1
+    y.clamp_(max=1.0)
+    y.sum().backward()
+    assert v.grad.tolist() == [1.0, 0.0]
+
+
 def test_dropout_eval_returns_its_input():
     x = turnout.ones(2, 3)
     assert A.dropout(x, 0.5, False) is x
