@@ -19,6 +19,7 @@
 #include "kernels/linalg.h"
 #include "kernels/linspace_addmv.h"
 #include "kernels/pool.h"
+#include "kernels/nn.h"
 #include "kernels/random.h"
 #include "kernels/reduce.h"
 #include "kernels/scalar_ops.h"

@@ -56,6 +56,8 @@ RUNTIME_LIBRARIES = [
     "//kernels:math",
     "//kernels:math_autograd",
     "//kernels:mem_overlap",
+    "//kernels:nn",
+    "//kernels:nn_autograd",
     "//kernels:ops",
     "//kernels:parallel",
     "//kernels:reduce",

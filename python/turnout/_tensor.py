@@ -526,6 +526,9 @@ for _name in ["as_strided", "diagonal", "flatten", "index_put", "index_put_",
     setattr(Tensor, _name, _make_method(_name))
 del _name
 
+# kernels/nn.h's operator that is also a torch.Tensor method.
+Tensor.clamp_ = _make_method("clamp_")
+
 
 def _tuple_method(name: str) -> Any:
     def method(self: Tensor, *args: Any, **kwargs: Any) -> tuple:

@@ -441,7 +441,6 @@ KNOWN_FAILURES = {
     "dict_construct_set": "Dict values: turnout's IValue has no Dict",
     "dict_contains_getitem": "Dict values: turnout's IValue has no Dict",
     "dict_keys_values": "Dict values: turnout's IValue has no Dict",
-    "call_layer_norm": "aten::layer_norm (not registered yet)",
     "fork_list_of_futures": "futures in lists: the interpreter keeps a "
                             "fork's future in a slot, only aten::wait may "
                             "use it (a Future IValue is missing)",
