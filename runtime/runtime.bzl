@@ -54,6 +54,8 @@ RUNTIME_LIBRARIES = [
     "//kernels:math",
     "//kernels:math_autograd",
     "//kernels:mem_overlap",
+    "//kernels:misc_ops",
+    "//kernels:misc_ops_autograd",
     "//kernels:ops",
     "//kernels:parallel",
     "//kernels:reduce",
