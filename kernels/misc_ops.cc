@@ -722,7 +722,8 @@ Tensor repeatKernel(const Tensor& self, IntArrayRef repeats) {
     expanded.push_back(padded[i]);
   }
   const Tensor e = expand(reshape(self, interleaved), expanded);
-  return reshape(contiguous(e), target);
+  // A new tensor always (contiguous() would give self back for all-1s).
+  return reshape(clone(e, MemoryFormat::Contiguous), target);
 }
 
 Tensor flipKernel(const Tensor& self, IntArrayRef dims) {

@@ -362,7 +362,7 @@ Tensor normBackward(const Tensor& g_in, const Tensor& x, const Tensor& norm_in,
   const Tensor g = unsqueezeReduced(g_in, dims, ndim, keepdim);
   const Tensor norm = unsqueezeReduced(norm_in, dims, ndim, keepdim);
   const Tensor zero_norm = eq(norm, 0);
-  if (p == 0) return turnout::zeros_like(x);
+  if (p == 0) return Tensor();  // torch 1.13: no gradient at all
   if (p == 1) return mul(turnout::sign(x), g);
   if (p == 2) return mul(x, masked_fill(div(g, norm), zero_norm, 0));
   if (std::isinf(p)) {

@@ -1237,7 +1237,10 @@ def _inplace_binary(samples: Callable[[], List[Sample]]) -> Callable[[], List[Sa
                     shape = None
                 if shape is not None and shape != a.shape:
                     continue
-            out.append(Sample(s.args, s.kwargs, desc=s.desc, error=s.error, grad=s.grad))
+            # A float result cannot be written into an integer self.
+            error = s.error or (not a.is_float() and (
+                isinstance(b, float) or (isinstance(b, T) and b.is_float())))
+            out.append(Sample(s.args, s.kwargs, desc=s.desc, error=error, grad=s.grad))
         return out
     return gen
 
@@ -1374,11 +1377,12 @@ def _gather() -> List[Sample]:
 
 def _scatter_add() -> List[Sample]:
     return [S(T((3, 4)), 1, _idx((3, 2), 3), T((3, 2))),
-            S(T((3, 4)), 0, _idx((2, 4), 2), T((3, 5)), desc="larger src"),
+            # torch 1.13's backward refuses a src larger than index: grad=False.
+            S(T((3, 4)), 0, _idx((2, 4), 2), T((3, 5)), desc="larger src", grad=False),
             S(T((3, 4), "float64", "transposed"), 0, _idx((3, 4), 2), T((3, 4), "float64")),
             S(T((3, 4), "int64"), 1, _idx((3, 5), 3), T((3, 5), "int64"), desc="repeats"),
             S(T((5,)), 0, _idx((7,), 4), T((7,))),
-            S(T((3, 4)), 1, _idx((0, 2), 3), T((3, 2)), desc="empty index"),
+            S(T((3, 4)), 1, _idx((0, 2), 3), T((3, 2)), desc="empty index", grad=False),
             S(T((3, 4)), 1, T((3, 2), "int64", low=4, high=6), T((3, 2)), error=True),
             S(T((3, 4)), 1, _idx((3, 2), 3), T((3, 2), "float64"), desc="dtypes", error=True),
             S(T((3, 4)), 1, _idx((3, 2), 3), T((2, 2)), desc="small src", error=True)]
@@ -1437,7 +1441,9 @@ def _narrow() -> List[Sample]:
 
 
 add(OpInfo("aten::narrow", _narrow))
-add(OpInfo("aten::narrow.Tensor", lambda: [
+# narrow.Tensor reads its start from the tensor (item()): no Meta kernel can,
+# as in torch.
+add(OpInfo("aten::narrow.Tensor", opcheck=_NO_FAKE, skip_opcheck=_NO_FAKE_WHY, samples=lambda: [
     S(s.args[0], s.args[1], T((), "int64", values=s.args[2]), s.args[3], desc=s.desc,
       error=s.error) for s in _narrow()] + [
     S(T((4, 3)), 0, T((), values=1.0), 2, desc="float start", error=True)]))
@@ -1445,10 +1451,14 @@ add(OpInfo("aten::expand_as", lambda: [
     S(T((3, 1)), T((3, 4))), S(T((3,)), T((2, 3), "int64")), S(T(()), T((2, 2))),
     S(T((1, 3), layout="strided"), T((2, 2, 3))), S(T((3,)), T((4,)), error=True),
     S(T((2, 3)), T((3,)), error=True)]))
-add(OpInfo("aten::type_as", lambda: [
+# As torch's, type_as returns self itself when the dtype already matches
+# (its schema says a new Tensor): opcheck's alias test would refuse that.
+add(OpInfo("aten::type_as", opcheck=("test_faketensor", "test_graph"),
+           skip_opcheck="type_as returns self when the dtype matches, as torch's; and "
+           "gradcheck in double cannot see through a narrowing cast", samples=lambda: [
     S(T((2, 3)), T((1,), "float64")), S(T((2, 3)), T((2,), "float32")),
     S(T((2, 3), low=-9, high=9), T((), "int64")), S(T((2, 3), "int64"), T((3,))),
-    S(T((3, 4), layout="transposed"), T((1,), "float64"))], **_CAST))
+    S(T((3, 4), layout="transposed"), T((1,), "float64"))]))
 add(OpInfo("aten::squeeze", lambda: [
     S(T((2, 1, 3, 1))), S(T((1, 1))), S(T((2, 3))), S(T(())), S(T((1, 0, 1))),
     S(T((1, 3), layout="strided")), S(T((4, 1), layout="transposed"))]))
