@@ -20,6 +20,7 @@
 //   (floor_divide_.Scalar), bitwise_xor.Scalar (bitwise_xor_.Scalar),
 //   __xor__ and __ixor__.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -56,7 +57,6 @@ template <class Sig>
 TypedOperatorHandle<Sig> lookup(const char* name, const char* overload) {
   return Dispatcher::singleton().findSchemaOrThrow(name, overload).typed<Sig>();
 }
-Tensor& mut(const Tensor& t) { return const_cast<Tensor&>(t); }
 
 void checkDefined(const char* op, const Tensor& t) {
   TURNOUT_CHECK(t.defined(), ErrorKind::InvalidArgument, op,
@@ -205,7 +205,9 @@ template <Bin kKind>
 void computeBin(const Tensor& dst, const Tensor& self, const Tensor& other,
                 ScalarType common) {
   if (dst.numel() == 0) return;
-  bool zero = false;
+  // Set by any thread that divides an integer by zero (the loop runs on
+  // parallel_for's threads and must not throw).
+  std::atomic<bool> zero{false};
   visitDtype(common, binName(kKind), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using M = OpMathType<T>;
@@ -213,18 +215,18 @@ void computeBin(const Tensor& dst, const Tensor& self, const Tensor& other,
                   !std::is_integral_v<T>) {
       TURNOUT_INTERNAL_ASSERT(false, "bitwise_xor of a floating dtype");
     } else {
-      bool* z = &zero;
-      // Each thread writes `true` only: a benign flag.
+      std::atomic<bool>* z = &zero;
       cpuKernel(dst, castTo(self, common), castTo(other, common),
                 [z](T a, T b) -> T {
                   bool local = false;
                   const T r = T(binApply<kKind, M>(M(a), M(b), &local));
-                  if (local) *z = true;
+                  if (local) z->store(true, std::memory_order_relaxed);
                   return r;
                 });
     }
   });
-  TURNOUT_CHECK(!zero, ErrorKind::InvalidArgument, "ZeroDivisionError");
+  TURNOUT_CHECK(!zero.load(std::memory_order_relaxed),
+                ErrorKind::InvalidArgument, "ZeroDivisionError");
 }
 
 template <bool kCpu, Bin kKind>
