@@ -58,6 +58,8 @@ RUNTIME_LIBRARIES = [
     "//kernels:mem_overlap",
     "//kernels:nn",
     "//kernels:nn_autograd",
+    "//kernels:misc_ops",
+    "//kernels:misc_ops_autograd",
     "//kernels:ops",
     "//kernels:parallel",
     "//kernels:reduce",
