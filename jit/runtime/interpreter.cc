@@ -389,15 +389,7 @@ class CodeBuilder {
       fail(n, "prim::fork needs one output and one block taking the node's "
               "inputs and returning one value");
     }
-    for (const Use& u : n->output()->uses()) {
-      if (!u.user->is(prim::kWait)) {
-        fail(n, "the Future %" + n->output()->debugName() + " is used by " +
-                    u.user->kind() +
-                    "; the interpreter lets only aten::wait use a "
-                    "prim::fork's output (no returning, storing or passing "
-                    "futures)");
-      }
-    }
+    checkForkUses(n);
     const Block* body = n->blocks()[0];
     std::unordered_set<const Value*> defined;
     std::vector<Value*> free;
