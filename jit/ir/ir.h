@@ -63,6 +63,7 @@ inline constexpr std::string_view kParam = "prim::Param";
 inline constexpr std::string_view kReturn = "prim::Return";
 inline constexpr std::string_view kConstant = "prim::Constant";
 inline constexpr std::string_view kListConstruct = "prim::ListConstruct";
+inline constexpr std::string_view kDictConstruct = "prim::DictConstruct";
 inline constexpr std::string_view kListUnpack = "prim::ListUnpack";
 inline constexpr std::string_view kTupleConstruct = "prim::TupleConstruct";
 inline constexpr std::string_view kTupleUnpack = "prim::TupleUnpack";

@@ -88,6 +88,17 @@ SchemaTypePtr typeOfValue(const IValue& v) {
       }
       return SchemaType::tuple(std::move(elements));
     }
+    case IValue::Tag::Dict: {
+      const auto& entries = v.toDictRef().entries();
+      if (entries.empty()) {
+        return SchemaType::dict(SchemaType::get(Kind::Any),
+                                SchemaType::get(Kind::Any));
+      }
+      return SchemaType::dict(typeOfValue(entries.front().first),
+                              typeOfValue(entries.front().second));
+    }
+    case IValue::Tag::Future:
+      return SchemaType::future(SchemaType::get(Kind::Any));
   }
   return SchemaType::get(Kind::Any);
 }
