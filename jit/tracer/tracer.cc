@@ -169,6 +169,14 @@ Value* valueFor(TracingState& s, const IValue& v,
       n->output()->setType(Type(typeOfValue(v)));
       return g.insertNode(n)->output();
     }
+    case IValue::Tag::Dict:
+    case IValue::Tag::Future:
+      throw Error(ErrorKind::Type,
+                  "trace(): cannot record " + where() + ": a " +
+                      v.tagKind() +
+                      " is not recorded by trace() (torch 1.13 records a "
+                      "dict output only with strict=False); return a tuple "
+                      "or a list instead");
     default:
       try {
         return g.insertConstant(v);
