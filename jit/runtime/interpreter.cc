@@ -703,6 +703,18 @@ bool isInstance(const IValue& v, const SchemaType& type) {
       }
       return true;
     }
+    case K::Dict: {
+      if (!v.isDict()) return false;
+      const auto& ts = type.containedTypes();
+      for (const auto& [key, value] : v.toDictRef().entries()) {
+        if (!isInstance(key, *ts[0]) || !isInstance(value, *ts[1])) {
+          return false;
+        }
+      }
+      return true;
+    }
+    case K::Future:
+      return v.isFuture();
     default:
       return false;
   }

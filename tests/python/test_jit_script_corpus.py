@@ -298,6 +298,20 @@ def dict_popitem(x: int):
     return k, v, d, e.popitem()
 
 
+@case("dicts", lambda: ({"a": 1, "b": 2},))
+def dict_isinstance_in_union(x: Union[Dict[str, int], int]):
+    if isinstance(x, Dict[str, int]):
+        return len(x)
+    return x
+
+
+@case("dicts", lambda: (5,))
+def dict_isinstance_in_union_int(x: Union[Dict[str, int], int]):
+    if isinstance(x, Dict[str, int]):
+        return len(x)
+    return x
+
+
 @case("dicts", lambda: ({"k": [1, 2]},))
 def dict_of_lists(d: Dict[str, List[int]]):
     d["k"].append(3)
