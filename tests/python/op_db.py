@@ -2146,6 +2146,16 @@ for _name in (
         "sub.float_int", "sub.int_float", "tensor", "tensor.bool", "tensor.float",
         "tensor.int", "warn"):
     NOT_YET_SAMPLED[f"aten::{_name}"] = _BUILTINS_TEST
+# The dict builtins (jit/runtime/dict_builtins.cc), each key type but complex.
+_DICT_TEST = ("tests/python/test_jit_script_corpus.py, "
+              "tests/jit/dict_builtins_test.cc")
+NOT_YET_SAMPLED["aten::dict"] = _DICT_TEST
+for _key in ("str", "int", "bool", "float", "Tensor"):
+    for _name in ("__getitem__.Dict_", "_set_item.", "__contains__.", "len.Dict_",
+                  "keys.", "values.", "items.", "get.", "get.default_", "pop.Dict_",
+                  "pop.Dict_default_", "popitem.", "Delete.Dict_", "setdefault.",
+                  "update.", "clear.", "copy.Dict_", "dict.", "dict.Dict_"):
+        NOT_YET_SAMPLED[f"aten::{_name}{_key}"] = _DICT_TEST
 # Overloads with two out= tensors (out_of adds one), and the generator's seed.
 for _name in ("max.dim_max", "min.dim_min", "sort.values", "sort.values_stable",
               "topk.values", "manual_seed",
