@@ -136,6 +136,14 @@ const char* numpyDtypeName(ScalarType t) {
 
 py::object toNumpy(py::handle self) {
   const Tensor& t = unpackTensor(self.ptr());
+  // As torch's: the data of a subclass with a handler may not be its
+  // memory (a wrapper's is none).
+  TURNOUT_CHECK(!t.key_set().has(DispatchKey::Python),
+                ErrorKind::InvalidArgument,
+                ".numpy() is not supported for tensor subclasses (",
+                std::string(py::str(self.get_type().attr("__name__"))),
+                " defines __turnout_dispatch__, so its data may not be its "
+                "memory); unwrap the tensor it holds first");
   TURNOUT_CHECK(t.device().is_cpu(), ErrorKind::Type,
                 "Tensor.numpy(): the tensor is on ", t.device().str(),
                 "; NumPy arrays live in CPU memory. Use tensor.cpu().numpy() "
@@ -450,6 +458,23 @@ void setTensorOperators(py::kwargs ops) {
 
 // ---- Binding helpers --------------------------------------------------------------
 
+// True when `t`'s Python subclass answers one of the `mask` metadata (see
+// TensorImpl::python_custom).
+inline bool custom(const Tensor& t, uint8_t mask) {
+  return __builtin_expect((t.unsafeGetTensorImpl()->python_custom() & mask) != 0,
+                          0);
+}
+
+// The answer of `t`'s handler to ns::op.default(t): the operator call torch
+// 1.13 makes for a subclass's Python-answered metadata.
+py::object askHandler(const Tensor& t, const char* ns, const char* op) {
+  return py::module_::import("turnout._ops")
+      .attr("ops")
+      .attr(ns)
+      .attr(op)
+      .attr("default")(wrapTensor(t));
+}
+
 template <class F, class... Extra>
 void method(py::handle type, const char* name, F&& f, const Extra&... extra) {
   py::cpp_function fn(std::forward<F>(f), py::name(name), py::is_method(type),
@@ -596,18 +621,49 @@ void initTensor(py::module_& m) {
         "mul_Scalar, div_Tensor, div_Scalar, rtruediv); turnout._tensor "
         "passes the aten overloads.");
 
-  // Metadata.
-  method(base, "dim", [](const Tensor& t) { return t.dim(); });
-  method(base, "ndimension", [](const Tensor& t) { return t.dim(); });
-  method(base, "numel", [](const Tensor& t) { return t.numel(); });
-  method(base, "_sizes", [](const Tensor& t) {
-    return std::vector<int64_t>(t.sizes().begin(), t.sizes().end());
+  // Metadata. A tensor whose Python subclass answers some of it
+  // (TensorImpl::python_custom, set by _make_wrapper_subclass /
+  // _make_subclass's dispatch_* arguments) asks its handler through the
+  // operator torch 1.13 calls; every other tensor pays one byte's test.
+  method(base, "dim", [](const Tensor& t) -> py::object {
+    if (custom(t, TensorImpl::kCustomSizes)) return askHandler(t, "aten", "dim");
+    return py::int_(t.dim());
   });
-  method(base, "_strides", [](const Tensor& t) {
-    return std::vector<int64_t>(t.strides().begin(), t.strides().end());
+  method(base, "ndimension", [](const Tensor& t) -> py::object {
+    if (custom(t, TensorImpl::kCustomSizes)) return askHandler(t, "aten", "dim");
+    return py::int_(t.dim());
   });
-  method(base, "storage_offset", [](const Tensor& t) { return t.storage_offset(); });
-  method(base, "is_contiguous", [](const Tensor& t) { return t.is_contiguous(); });
+  method(base, "numel", [](const Tensor& t) -> py::object {
+    if (custom(t, TensorImpl::kCustomSizes)) {
+      return askHandler(t, "aten", "sym_numel");
+    }
+    return py::int_(t.numel());
+  });
+  method(base, "_sizes", [](const Tensor& t) -> py::object {
+    if (custom(t, TensorImpl::kCustomSizes)) {
+      return askHandler(t, "aten", "sym_size");
+    }
+    return py::cast(std::vector<int64_t>(t.sizes().begin(), t.sizes().end()));
+  });
+  method(base, "_strides", [](const Tensor& t) -> py::object {
+    if (custom(t, TensorImpl::kCustomStrides | TensorImpl::kCustomSizes)) {
+      return askHandler(t, "aten", "sym_stride");
+    }
+    return py::cast(
+        std::vector<int64_t>(t.strides().begin(), t.strides().end()));
+  });
+  method(base, "storage_offset", [](const Tensor& t) -> py::object {
+    if (custom(t, TensorImpl::kCustomSizes)) {
+      return askHandler(t, "aten", "sym_storage_offset");
+    }
+    return py::int_(t.storage_offset());
+  });
+  method(base, "is_contiguous", [](const Tensor& t) -> py::object {
+    if (custom(t, TensorImpl::kCustomStrides | TensorImpl::kCustomSizes)) {
+      return askHandler(t, "aten", "is_contiguous");
+    }
+    return py::bool_(t.is_contiguous());
+  });
   method(base, "element_size", [](const Tensor& t) { return t.itemsize(); });
   method(base, "data_ptr", [](const Tensor& t) {
     return reinterpret_cast<uintptr_t>(t.data_ptr());
@@ -618,14 +674,35 @@ void initTensor(py::module_& m) {
   });
   property(base, "dtype", [](const Tensor& t) { return dtypeObject(t.dtype()); },
            "The element type, e.g. turnout.float32.");
-  property(base, "device", [](const Tensor& t) { return deviceObject(t.device()); },
-           "Where the data lives, e.g. device(type='cpu').");
-  property(base, "layout", [](const Tensor& t) { return layoutObject(t.layout()); },
-           "The memory layout, e.g. turnout.strided.");
-  property(base, "is_cuda", [](const Tensor& t) { return t.is_cuda(); }, "On a CUDA device.");
-  property(base, "is_cpu", [](const Tensor& t) { return t.is_cpu(); }, "In CPU memory.");
-  property(base, "is_meta", [](const Tensor& t) { return t.is_meta(); },
-           "On the meta device (sizes, no data).");
+  property(base, "device", [](const Tensor& t) -> py::object {
+    if (custom(t, TensorImpl::kCustomDevice)) return askHandler(t, "prim", "device");
+    return deviceObject(t.device());
+  }, "Where the data lives, e.g. device(type='cpu').");
+  property(base, "layout", [](const Tensor& t) -> py::object {
+    if (custom(t, TensorImpl::kCustomLayout)) return askHandler(t, "prim", "layout");
+    return py::reinterpret_borrow<py::object>(layoutObject(t.layout()));
+  }, "The memory layout, e.g. turnout.strided.");
+  property(base, "is_cuda", [](const Tensor& t) -> py::object {
+    if (custom(t, TensorImpl::kCustomDevice)) {
+      return askHandler(t, "prim", "device").attr("type").attr("__eq__")(
+          py::str("cuda"));
+    }
+    return py::bool_(t.is_cuda());
+  }, "On a CUDA device.");
+  property(base, "is_cpu", [](const Tensor& t) -> py::object {
+    if (custom(t, TensorImpl::kCustomDevice)) {
+      return askHandler(t, "prim", "device").attr("type").attr("__eq__")(
+          py::str("cpu"));
+    }
+    return py::bool_(t.is_cpu());
+  }, "In CPU memory.");
+  property(base, "is_meta", [](const Tensor& t) -> py::object {
+    if (custom(t, TensorImpl::kCustomDevice)) {
+      return askHandler(t, "prim", "device").attr("type").attr("__eq__")(
+          py::str("meta"));
+    }
+    return py::bool_(t.is_meta());
+  }, "On the meta device (sizes, no data).");
   property(base, "_version", [](const Tensor& t) {
     return t.unsafeGetTensorImpl()->version();
   }, "The version counter, bumped by in-place operations.");
@@ -757,6 +834,27 @@ void initTensor(py::module_& m) {
         "True when operators record autograd history on this thread.");
   m.def("_dispatch_keys", [](const Tensor& t) { return t.key_set(); },
         "The key set of a tensor.");
+
+  m.def("_has_storage", [](const Tensor& t) { return t.has_storage(); },
+        py::arg("tensor"),
+        "False for a tensor without memory (a wrapper subclass's).");
+  m.def(
+      "_storage_as_tensor",
+      [](const Tensor& t) {
+        TURNOUT_CHECK(t.has_storage(), ErrorKind::NotImplemented,
+                      "Tensor.storage(): the tensor has no memory (a wrapper "
+                      "subclass's)");
+        const Storage& s = t.storage();
+        auto impl = make_intrusive<TensorImpl, UndefinedTensorImpl>(
+            s, t.dtype(), t.device());
+        impl->set_sizes_contiguous(
+            {static_cast<int64_t>(s.nbytes() / t.itemsize())});
+        impl->set_version_counter(t.unsafeGetTensorImpl()->version_counter());
+        return wrapTensor(Tensor(std::move(impl)));
+      },
+      py::arg("tensor"),
+      "A 1-d tensor of `tensor`'s dtype over all of its memory, from its "
+      "start (behind Tensor.storage()).");
 
   // Zero-copy exchange.
   method(base, "numpy", &toNumpy,

@@ -81,7 +81,7 @@ _INTERNAL = frozenset("""
 index slice _to_copy linear lift lift_fresh lift_fresh_copy
 _local_scalar_dense _reshape_alias _unsafe_view _index_put_impl
 _softmax_backward_data _log_softmax_backward_data
-count
+count sym_size sym_stride sym_numel sym_storage_offset
 """.split())  # count: TorchScript's list.count (jit/runtime/script_builtins.cc)
 
 
