@@ -503,6 +503,20 @@ void property(py::handle type, const char* name, Get&& get, Set&& set,
 
 }  // namespace
 
+// A node's saved non-tensor value as torch shows it: sizes as tuples.
+static py::object savedValueObject(const IValue& v) {
+  if (v.isIntList()) {
+    const std::vector<int64_t>& l = v.toIntListRef();
+    py::tuple out(l.size());
+    for (size_t i = 0; i < l.size(); ++i) out[i] = py::int_(l[i]);
+    return out;
+  }
+  if (v.isBool()) return py::bool_(v.toBool());
+  if (v.isInt()) return py::int_(v.toInt());
+  if (v.isDouble()) return py::float_(v.toDouble());
+  return py::none();
+}
+
 // Runs a Python hook of node `name` (Node::PostHook). Precondition: the
 // GIL is held.
 autograd::variable_list runNodeHook(PyObject* hook, const std::string& name,
@@ -789,6 +803,40 @@ void initTensor(py::module_& m) {
           "those it received (None where undefined); a tuple it returns "
           "replaces grad_inputs. Returns a handle whose remove() takes the "
           "hook away.")
+      .def(
+          "__getattr__",
+          [](const std::shared_ptr<autograd::Node>& node,
+             const std::string& attr) -> py::object {
+            for (const autograd::Node::Saved& s : node->saved()) {
+              if (attr.size() != 7 + s.name.size() ||
+                  attr.compare(0, 7, "_saved_") != 0 ||
+                  attr.compare(7, std::string::npos, s.name) != 0) {
+                continue;
+              }
+              if (!s.is_tensor) return savedValueObject(s.value);
+              Tensor t = s.tensor.unpack(node.get());  // raises once freed
+              return t.defined() ? wrapTensor(std::move(t)) : py::none();
+            }
+            throw py::attribute_error("'" + node->name() +
+                                      "' object has no attribute '" + attr +
+                                      "'");
+          },
+          py::arg("name"),
+          "grad_fn._saved_<name>: a value the node keeps for backward, by "
+          "torch's names (_saved_self, _saved_other, _saved_alpha, "
+          "_saved_result, ...); None for a tensor it did not need. Raises "
+          "torch's error once backward freed it (retain_graph=False).")
+      .def("__dir__",
+           [](py::handle self) {
+             py::list out = py::module_::import("builtins")
+                                .attr("object")
+                                .attr("__dir__")(self);
+             for (const autograd::Node::Saved& s :
+                  self.cast<const autograd::Node&>().saved()) {
+               out.append(py::str("_saved_" + s.name));
+             }
+             return out;
+           })
       .def("__repr__", [](py::handle self) {
         return "<" + self.cast<const autograd::Node&>().name() +
                " object at " +
@@ -801,14 +849,15 @@ void initTensor(py::module_& m) {
            "The node that made this tensor, or None.");
   m.def(
       "_backward",
-      [](std::vector<Tensor> roots, std::vector<Tensor> grads) {
-        withoutGil([&] { autograd::backward(roots, grads); });
+      [](std::vector<Tensor> roots, std::vector<Tensor> grads,
+         bool retain_graph) {
+        withoutGil([&] { autograd::backward(roots, grads, retain_graph); });
       },
-      py::arg("roots"), py::arg("grad_roots"));
+      py::arg("roots"), py::arg("grad_roots"), py::arg("retain_graph") = false);
   m.def(
       "_autograd_grad",
       [](std::vector<Tensor> outputs, py::sequence grad_outputs,
-         std::vector<Tensor> inputs, bool create_graph) {
+         std::vector<Tensor> inputs, bool create_graph, bool retain_graph) {
         std::vector<Tensor> grads;
         for (py::handle g : grad_outputs) {
           TURNOUT_CHECK(g.is_none() || isTensor(g.ptr()), ErrorKind::Type,
@@ -818,14 +867,15 @@ void initTensor(py::module_& m) {
         }
         autograd::variable_list result;
         withoutGil([&] {
-          result = autograd::grad(outputs, grads, inputs, create_graph);
+          result = autograd::grad(outputs, grads, inputs, create_graph,
+                                  retain_graph);
         });
         py::list out;
         for (Tensor& t : result) out.append(wrapTensor(std::move(t)));
         return out;
       },
       py::arg("outputs"), py::arg("grad_outputs"), py::arg("inputs"),
-      py::arg("create_graph"),
+      py::arg("create_graph"), py::arg("retain_graph"),
       "The gradients of outputs with respect to inputs (None where none "
       "reaches an input); no leaf's .grad changes. turnout.autograd.grad "
       "wraps it.");

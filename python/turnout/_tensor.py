@@ -568,10 +568,14 @@ class Tensor(_C.TensorBase):
         (``"MulBackward0"``) and ``next_functions``, as torch's."""
         return self._grad_fn
 
-    def backward(self, gradient: Optional["Tensor"] = None) -> None:
+    def backward(self, gradient: Optional["Tensor"] = None,
+                 retain_graph: Optional[bool] = None,
+                 create_graph: bool = False, inputs: Any = None) -> None:
         """Accumulates the gradient of this tensor into the leaves' ``.grad``.
 
-        `gradient` may be omitted for a one-element tensor.
+        `gradient` may be omitted for a one-element tensor. As torch's, the
+        graph's saved tensors are freed afterwards unless `retain_graph`, so
+        a second backward through it raises.
 
         Example::
 
@@ -581,7 +585,13 @@ class Tensor(_C.TensorBase):
             >>> w.grad
             tensor([2., 4.])
         """
-        _C._backward([self], [] if gradient is None else [gradient])
+        if create_graph or inputs is not None:
+            raise NotImplementedError(
+                "Tensor.backward(): create_graph=True and inputs= are not "
+                "supported yet; use turnout.autograd.grad(outputs, inputs, "
+                "create_graph=True)")
+        _C._backward([self], [] if gradient is None else [gradient],
+                     bool(retain_graph))
 
     # ---- Views and copies --------------------------------------------------
     def view(self, *size: Any) -> "Tensor":
