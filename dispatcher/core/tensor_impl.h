@@ -159,6 +159,23 @@ class TensorImpl : public IntrusivePtrTarget {
   PyObjectSlot& pyobj_slot() { return pyobj_slot_; }
   const PyObjectSlot& pyobj_slot() const { return pyobj_slot_; }
 
+  /// The metadata a Python tensor subclass answers in its handler rather
+  /// than this TensorImpl (torch's dispatch_sizes_strides_policy,
+  /// dispatch_device, dispatch_layout): a mask of PythonCustom bits, 0 for
+  /// every other tensor. Read only by the bindings' metadata methods, never
+  /// on the call path; C++ code keeps reading the stored values.
+  enum PythonCustom : uint8_t {
+    kCustomStrides = 1,  // strides, is_contiguous
+    kCustomSizes = 2,    // and sizes, dim, numel, storage_offset
+    kCustomDevice = 4,
+    kCustomLayout = 8,
+  };
+  uint8_t python_custom() const { return python_custom_; }
+  void set_python_custom(uint8_t mask) {
+    checkMutable("set_python_custom()");
+    python_custom_ = mask;
+  }
+
   /// Throws Error(Internal) when an invariant above does not hold.
   void checkInvariants() const;
 
@@ -199,6 +216,7 @@ class TensorImpl : public IntrusivePtrTarget {
   Device device_;
   Layout layout_;
   bool is_contiguous_ = true;
+  uint8_t python_custom_ = 0;  // in is_contiguous_'s padding
   intrusive_ptr<VersionCounter> version_counter_;
   std::unique_ptr<AutogradMetaInterface> autograd_meta_;
   // Last, so destroyed first: an owned binding object is released while the

@@ -81,10 +81,11 @@ _INTERNAL = frozenset("""
 index slice _to_copy linear lift lift_fresh lift_fresh_copy
 _local_scalar_dense _reshape_alias _unsafe_view _index_put_impl
 _softmax_backward_data _log_softmax_backward_data
-count
+count sym_size sym_stride sym_numel sym_storage_offset
 max_pool2d_with_indices avg_pool2d adaptive_avg_pool2d
 """.split())  # count: TorchScript's list.count (jit/runtime/script_builtins.cc);
-# the pools: torch.nn.functional's (torch._C._nn), not torch.<name>
+# sym_*: metadata queries torch has no torch.<name> for; the pools:
+# torch.nn.functional's (torch._C._nn), not torch.<name>
 
 
 # torch 1.13's operators of torch._C._nn (`python_module: nn`): torch has

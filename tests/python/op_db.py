@@ -563,6 +563,22 @@ add(OpInfo("aten::size", lambda: [S(T((2, 3))), S(T(())), S(T((0, 4), layout="st
            ref=lambda x: list(x.shape)))
 add(OpInfo("aten::size.int", lambda: [S(T((2, 3)), 1), S(T((2, 3)), -2),
                                       S(T((2, 3)), 2, error=True)]))
+# The metadata queries a Python subclass answers under
+# dispatch_sizes_strides_policy (tests/python/test_python_wrapper_torch.py).
+add(OpInfo("aten::sym_size", lambda: [S(T((2, 3))), S(T(())), S(T((0, 4)))]))
+# torch 1.13's sym_size.int / sym_stride.int read past the end for a
+# negative or out-of-range dim (turnout wraps and raises): in-range samples.
+add(OpInfo("aten::sym_size.int", lambda: [S(T((2, 3)), 1), S(T((2, 3)), 0)]))
+add(OpInfo("aten::sym_stride", lambda: [S(T((2, 3))), S(T((3, 4), layout="transposed")),
+                                        S(T(()))]))
+add(OpInfo("aten::sym_stride.int", lambda: [S(T((2, 3)), 0),
+                                            S(T((3, 4), layout="transposed"), 1)]))
+add(OpInfo("aten::sym_numel", lambda: [S(T((2, 3))), S(T(())), S(T((0, 3)))]))
+add(OpInfo("aten::sym_storage_offset", lambda: [S(T((2, 3))), S(T(()))]))
+add(OpInfo("aten::is_contiguous.memory_format", lambda: [
+    S(T((2, 3)), MF("contiguous_format")),
+    S(T((3, 4), layout="transposed"), MF("contiguous_format")),
+    S(T((2, 3, 4, 5)), MF("channels_last"))]))
 
 add(OpInfo("aten::clamp", lambda: [
     S(T((2, 3)), -1.0, 1.0), S(T((2, 3)), None, 0.5), S(T((2, 3)), -0.5),
@@ -846,6 +862,9 @@ add(OpInfo("aten::empty_strided", lambda: [
 add(OpInfo("aten::zeros_like", like))
 add(OpInfo("aten::ones_like", like))
 add(OpInfo("aten::empty_like", like, **_UNINIT))
+add(OpInfo("aten::new_empty", lambda: [
+    S(T((2, 3)), [4, 5]), S(T((2,), "int64"), []), S(T((2,)), [3], dtype=D("float64")),
+    S(T((2,)), [0, 2]), S(T((2,)), [-1], error=True)], **_UNINIT))
 add(OpInfo("aten::arange", lambda: [
     S(5), S(5.0), S(2.5), S(0), S(5, dtype=D("float64")), S(-1, error=True)]))
 add(OpInfo("aten::arange.start", lambda: [
