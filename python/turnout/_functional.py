@@ -83,7 +83,9 @@ _local_scalar_dense _reshape_alias _unsafe_view _index_put_impl
 _softmax_backward_data _log_softmax_backward_data
 count sym_size sym_stride sym_numel sym_storage_offset
 max_pool2d_with_indices avg_pool2d adaptive_avg_pool2d
+_set_item clear copy dict get items keys len pop popitem setdefault update
 """.split())  # count: TorchScript's list.count (jit/runtime/script_builtins.cc);
+# _set_item ... update: its dict builtins (jit/runtime/dict_builtins.cc);
 # sym_*: metadata queries torch has no torch.<name> for; the pools:
 # torch.nn.functional's (torch._C._nn), not torch.<name>
 

@@ -1425,6 +1425,79 @@ def _adaptive(composite: bool) -> Callable[[], List[Sample]]:
             out.append(S(T((6, 6)), [1, 1], desc="2-d input, 1x1"))
         else:
             out.append(S(T((6, 6)), [1, 1], desc="2-d input, 1x1", error=True))
+        return out
+    return gen
+
+
+add(OpInfo("aten::adaptive_avg_pool2d", _adaptive(True)))
+add(OpInfo("aten::adaptive_avg_pool2d.out",
+           out_of(lambda: [s for s in _adaptive(False)() if s.desc != "1x1"],
+                  lambda s: T((0,), s.args[0].dtype))))
+add(OpInfo("aten::_adaptive_avg_pool2d", _adaptive(False)))
+add(OpInfo("aten::_adaptive_avg_pool2d.out",
+           out_of(_adaptive(False), lambda s: T((0,), s.args[0].dtype))))
+
+
+def _adaptive_backward() -> List[Sample]:
+    return [S(T((2, 3, 3, 2)), T((2, 3, 7, 5))),
+            S(T((3, 4, 9), "float64"), T((3, 5, 7), "float64"), desc="unbatched, larger")]
+
+
+add(OpInfo("aten::_adaptive_avg_pool2d_backward", _adaptive_backward, **_CNN_BACKWARD))
+add(OpInfo("aten::_adaptive_avg_pool2d_backward.out",
+           out_of(_adaptive_backward, lambda s: T((0,), s.args[1].dtype)), **_CNN_BACKWARD))
+
+
+# With running statistics the gradient test raises on both sides (they are
+# float leaves there, and torch refuses running stats that require grad);
+# tests/python/test_ops_cnn_torch.py compares those gradients.
+def _batch_norm(native: bool) -> List[Sample]:
+    var = dict(low=0.5, high=2)
+    out = [
+        S(T((4, 3, 5, 5)), T((3,)), T((3,)), T((3,)), T((3,), **var), True, 0.1, 1e-5,
+          desc="training, running stats updated"),
+        S(T((4, 3)), None, None, None, None, True, 0.1, 1e-5, desc="training, no stats"),
+        S(T((2, 3, 4), "float64"), T((3,), "float64"), T((3,), "float64"),
+          T((3,), "float64"), T((3,), "float64", **var), False, 0.1, 1e-3, desc="eval"),
+        S(T((4, 3, 5), layout="transposed"), None, T((3,)), T((3,)), T((3,), **var), True,
+          0.3, 1e-5, desc="non-contiguous, momentum"),
+        S(T((3, 2, 2), "float64"), T((2,), "float64"), None, T((2,), "float64"),
+          T((2,), "float64", **var), False, 0.1, 1e-5, desc="eval, no bias"),
+        S(T((2, 3), "int64"), None, None, None, None, True, 0.1, 1e-5, desc="int input",
+          error=True),
+        S(T((3,)), None, None, T((3,)), T((3,), **var), True, 0.1, 1e-5, desc="1-d input",
+          error=True),
+    ]
+    if not native:
+        # native_batch_norm reads past a short tensor in torch 1.13.
+        out += [
+            S(T((4, 3, 2)), None, None, T((4,)), T((3,), **var), True, 0.1, 1e-5, False,
+              desc="running_mean size", error=True),
+            S(T((4, 3, 2)), T((2,)), None, None, None, True, 0.1, 1e-5, False,
+              desc="weight size", error=True),
+            S(T((0, 3, 2)), T((3,)), T((3,)), T((3,)), T((3,), **var), True, 0.1, 1e-5,
+              False, desc="empty"),
+        ]
+        out = [S(*s.args, *([False] if len(s.args) == 8 else []), desc=s.desc,
+                 error=s.error) for s in out]
+    return out
+
+
+add(OpInfo("aten::native_batch_norm", lambda: _batch_norm(True), **_CNN_TOL,
+           **_BATCH_NORM_OPCHECK))
+add(OpInfo("aten::batch_norm", lambda: _batch_norm(False), **_CNN_TOL,
+           **_BATCH_NORM_OPCHECK))
+add(OpInfo("aten::native_batch_norm_backward", lambda: [
+    S(T((4, 3, 5)), T((4, 3, 5)), T((3,)), None, None, T((3,)), T((3,), low=0.5, high=2),
+      True, 1e-5, [True, True, True], desc="train"),
+    S(T((2, 3, 4), "float64"), T((2, 3, 4), "float64"), T((3,), "float64"),
+      T((3,), "float64"), T((3,), "float64", low=0.5, high=2), None, None, False, 1e-5,
+      [True, True, True], desc="eval"),
+    S(T((4, 2)), T((4, 2)), None, None, None, T((2,)), T((2,), low=0.5, high=2), True,
+      1e-5, [True, False, False], desc="input only")],
+    **_MASKED_BACKWARD))
+
+
 # ---- Neural-network operators (issue 20) --------------------------------------
 
 def _activation(extra: Callable[[], List[Sample]], int_ok: bool = False,
@@ -1550,73 +1623,6 @@ def _layer_norm(native: bool) -> Callable[[], List[Sample]]:
     return gen
 
 
-add(OpInfo("aten::adaptive_avg_pool2d", _adaptive(True)))
-add(OpInfo("aten::adaptive_avg_pool2d.out",
-           out_of(lambda: [s for s in _adaptive(False)() if s.desc != "1x1"],
-                  lambda s: T((0,), s.args[0].dtype))))
-add(OpInfo("aten::_adaptive_avg_pool2d", _adaptive(False)))
-add(OpInfo("aten::_adaptive_avg_pool2d.out",
-           out_of(_adaptive(False), lambda s: T((0,), s.args[0].dtype))))
-
-
-def _adaptive_backward() -> List[Sample]:
-    return [S(T((2, 3, 3, 2)), T((2, 3, 7, 5))),
-            S(T((3, 4, 9), "float64"), T((3, 5, 7), "float64"), desc="unbatched, larger")]
-
-
-add(OpInfo("aten::_adaptive_avg_pool2d_backward", _adaptive_backward, **_CNN_BACKWARD))
-add(OpInfo("aten::_adaptive_avg_pool2d_backward.out",
-           out_of(_adaptive_backward, lambda s: T((0,), s.args[1].dtype)), **_CNN_BACKWARD))
-
-
-# With running statistics the gradient test raises on both sides (they are
-# float leaves there, and torch refuses running stats that require grad);
-# tests/python/test_ops_cnn_torch.py compares those gradients.
-def _batch_norm(native: bool) -> List[Sample]:
-    var = dict(low=0.5, high=2)
-    out = [
-        S(T((4, 3, 5, 5)), T((3,)), T((3,)), T((3,)), T((3,), **var), True, 0.1, 1e-5,
-          desc="training, running stats updated"),
-        S(T((4, 3)), None, None, None, None, True, 0.1, 1e-5, desc="training, no stats"),
-        S(T((2, 3, 4), "float64"), T((3,), "float64"), T((3,), "float64"),
-          T((3,), "float64"), T((3,), "float64", **var), False, 0.1, 1e-3, desc="eval"),
-        S(T((4, 3, 5), layout="transposed"), None, T((3,)), T((3,)), T((3,), **var), True,
-          0.3, 1e-5, desc="non-contiguous, momentum"),
-        S(T((3, 2, 2), "float64"), T((2,), "float64"), None, T((2,), "float64"),
-          T((2,), "float64", **var), False, 0.1, 1e-5, desc="eval, no bias"),
-        S(T((2, 3), "int64"), None, None, None, None, True, 0.1, 1e-5, desc="int input",
-          error=True),
-        S(T((3,)), None, None, T((3,)), T((3,), **var), True, 0.1, 1e-5, desc="1-d input",
-          error=True),
-    ]
-    if not native:
-        # native_batch_norm reads past a short tensor in torch 1.13.
-        out += [
-            S(T((4, 3, 2)), None, None, T((4,)), T((3,), **var), True, 0.1, 1e-5, False,
-              desc="running_mean size", error=True),
-            S(T((4, 3, 2)), T((2,)), None, None, None, True, 0.1, 1e-5, False,
-              desc="weight size", error=True),
-            S(T((0, 3, 2)), T((3,)), T((3,)), T((3,)), T((3,), **var), True, 0.1, 1e-5,
-              False, desc="empty"),
-        ]
-        out = [S(*s.args, *([False] if len(s.args) == 8 else []), desc=s.desc,
-                 error=s.error) for s in out]
-    return out
-
-
-add(OpInfo("aten::native_batch_norm", lambda: _batch_norm(True), **_CNN_TOL,
-           **_BATCH_NORM_OPCHECK))
-add(OpInfo("aten::batch_norm", lambda: _batch_norm(False), **_CNN_TOL,
-           **_BATCH_NORM_OPCHECK))
-add(OpInfo("aten::native_batch_norm_backward", lambda: [
-    S(T((4, 3, 5)), T((4, 3, 5)), T((3,)), None, None, T((3,)), T((3,), low=0.5, high=2),
-      True, 1e-5, [True, True, True], desc="train"),
-    S(T((2, 3, 4), "float64"), T((2, 3, 4), "float64"), T((3,), "float64"),
-      T((3,), "float64"), T((3,), "float64", low=0.5, high=2), None, None, False, 1e-5,
-      [True, True, True], desc="eval"),
-    S(T((4, 2)), T((4, 2)), None, None, None, T((2,)), T((2,), low=0.5, high=2), True,
-      1e-5, [True, False, False], desc="input only")],
-    **_MASKED_BACKWARD))
 add(OpInfo("aten::layer_norm", _layer_norm(False), atol=1e-4))
 # mean and rstd do not require grad (as torch 1.13's), so gradcheck's
 # numerical Jacobian of them is not autograd's; output 0's gradients are
