@@ -238,16 +238,6 @@ IValue::Tag listTagFor(const SchemaType& type) {
   }
 }
 
-IValue::Tag listTagOf(const IValue& v) {
-  switch (v.tag()) {
-    case IValue::Tag::Int: return IValue::Tag::IntList;
-    case IValue::Tag::Double: return IValue::Tag::DoubleList;
-    case IValue::Tag::Bool: return IValue::Tag::BoolList;
-    case IValue::Tag::Tensor: return IValue::Tag::TensorList;
-    default: return IValue::Tag::GenericList;
-  }
-}
-
 std::string pyTypeName(py::handle obj) {
   return py::str(obj.get_type().attr("__name__")).cast<std::string>();
 }
@@ -303,9 +293,9 @@ bool dictToIValue(py::handle obj, const SchemaType* key_type,
   if (key_type == nullptr && !d->empty()) {
     // Untyped: the list kinds from the entries themselves.
     auto typed = ivalue::DictImpl::create(
-        listTagOf(d->entries()[0].first),
+        IValue::listTagOf(d->entries()[0].first),
         mixed_values ? IValue::Tag::GenericList
-                     : listTagOf(d->entries()[0].second));
+                     : IValue::listTagOf(d->entries()[0].second));
     for (const auto& [k, v] : d->entries()) typed->insertOrAssign(k, v);
     d = std::move(typed);
   }

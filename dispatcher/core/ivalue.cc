@@ -64,6 +64,47 @@ IValue::IValue(intrusive_ptr<ListImpl<Tensor>> list)
 IValue::IValue(intrusive_ptr<ListImpl<IValue>> list)
     : IValue(Tag::GenericList, adopt(std::move(list), "list")) {}
 
+IValue::Tag IValue::listTagOf(const IValue& element) {
+  switch (element.tag()) {
+    case Tag::Int: return Tag::IntList;
+    case Tag::Double: return Tag::DoubleList;
+    case Tag::Bool: return Tag::BoolList;
+    case Tag::Tensor: return Tag::TensorList;
+    default: return Tag::GenericList;
+  }
+}
+
+namespace {
+
+template <class T, class Get>
+std::vector<T> unboxAll(const std::vector<IValue>& elements, Get get) {
+  std::vector<T> v;
+  v.reserve(elements.size());
+  for (const IValue& e : elements) v.push_back(get(e));
+  return v;
+}
+
+}  // namespace
+
+IValue IValue::makeList(Tag tag, std::vector<IValue> elements) {
+  switch (tag) {
+    case Tag::IntList:
+      return IValue(unboxAll<int64_t>(
+          elements, [](const IValue& e) { return e.toInt(); }));
+    case Tag::DoubleList:
+      return IValue(unboxAll<double>(
+          elements, [](const IValue& e) { return e.toDouble(); }));
+    case Tag::BoolList:
+      return IValue(unboxAll<bool>(
+          elements, [](const IValue& e) { return e.toBool(); }));
+    case Tag::TensorList:
+      return IValue(unboxAll<Tensor>(
+          elements, [](const IValue& e) { return e.toTensor(); }));
+    default:
+      return IValue(std::move(elements));
+  }
+}
+
 IValue IValue::makeTuple(std::vector<IValue> elements) {
   return IValue(Tuple::create(std::move(elements)));
 }

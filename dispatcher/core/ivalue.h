@@ -237,6 +237,12 @@ class IValue {
   bool isList() const noexcept {
     return tag_ >= Tag::IntList && tag_ <= Tag::GenericList;
   }
+  /// The list kind that holds values like `element`: IntList for an Int,
+  /// DoubleList, BoolList, TensorList likewise, else GenericList.
+  static Tag listTagOf(const IValue& element);
+  /// A list of kind `tag` (a list tag) holding `elements`; throws
+  /// Error(Type) for an element that does not fit the kind.
+  static IValue makeList(Tag tag, std::vector<IValue> elements);
 
   /// The elements, without a copy. Valid while this IValue (or another
   /// reference to the same list) lives.

@@ -49,50 +49,6 @@ constexpr KeyType kKeyTypes[] = {
     {"Tensor", IValue::Tag::Tensor, IValue::Tag::TensorList},
 };
 
-// A list of the given kind holding `elements` (Error(Type) when one does
-// not fit the kind).
-IValue makeList(IValue::Tag tag, std::vector<IValue> elements) {
-  switch (tag) {
-    case IValue::Tag::IntList: {
-      std::vector<int64_t> v;
-      v.reserve(elements.size());
-      for (const IValue& e : elements) v.push_back(e.toInt());
-      return IValue(std::move(v));
-    }
-    case IValue::Tag::DoubleList: {
-      std::vector<double> v;
-      v.reserve(elements.size());
-      for (const IValue& e : elements) v.push_back(e.toDouble());
-      return IValue(std::move(v));
-    }
-    case IValue::Tag::BoolList: {
-      std::vector<bool> v;
-      v.reserve(elements.size());
-      for (const IValue& e : elements) v.push_back(e.toBool());
-      return IValue(std::move(v));
-    }
-    case IValue::Tag::TensorList: {
-      std::vector<Tensor> v;
-      v.reserve(elements.size());
-      for (const IValue& e : elements) v.push_back(e.toTensor());
-      return IValue(std::move(v));
-    }
-    default:
-      return IValue(std::move(elements));
-  }
-}
-
-// The list kind that holds values like `v` (GenericList when unknown).
-IValue::Tag listTagOf(const IValue& v) {
-  switch (v.tag()) {
-    case IValue::Tag::Int: return IValue::Tag::IntList;
-    case IValue::Tag::Double: return IValue::Tag::DoubleList;
-    case IValue::Tag::Bool: return IValue::Tag::BoolList;
-    case IValue::Tag::Tensor: return IValue::Tag::TensorList;
-    default: return IValue::Tag::GenericList;
-  }
-}
-
 // A key as torch's KeyError prints it: strings bare, floats as the IR
 // prints them, tensors as the IValue printer does.
 std::string keyText(const IValue& key) {
@@ -170,7 +126,7 @@ void keys(const OperatorHandle&, Stack* s) {
   std::vector<IValue> out;
   out.reserve(d->size());
   for (const auto& e : d->entries()) out.push_back(e.first);
-  s->push_back(makeList(d->keyListTag(), std::move(out)));
+  s->push_back(IValue::makeList(d->keyListTag(), std::move(out)));
 }
 
 // aten::values.K(Dict(K, t) self) -> t[](*)
@@ -181,12 +137,12 @@ void values(const OperatorHandle&, Stack* s) {
   for (const auto& e : d->entries()) out.push_back(e.second);
   IValue::Tag tag = d->valueListTag();
   if (tag == IValue::Tag::GenericList && !out.empty()) {
-    tag = listTagOf(out[0]);
+    tag = IValue::listTagOf(out[0]);
     for (const IValue& v : out) {
-      if (listTagOf(v) != tag) tag = IValue::Tag::GenericList;
+      if (IValue::listTagOf(v) != tag) tag = IValue::Tag::GenericList;
     }
   }
-  s->push_back(makeList(tag, std::move(out)));
+  s->push_back(IValue::makeList(tag, std::move(out)));
 }
 
 // aten::items.K(Dict(K, t) self) -> ((K, t)[]): (key, value) tuples.
@@ -310,7 +266,7 @@ void dict_from_pairs(const OperatorHandle&, Stack* s) {
   auto d = DictImpl::create(
       kKeyList, pairs.empty()
                     ? IValue::Tag::GenericList
-                    : listTagOf(pairs[0].toTupleRef().elements().at(1)));
+                    : IValue::listTagOf(pairs[0].toTupleRef().elements().at(1)));
   for (size_t i = 0; i < pairs.size(); ++i) {
     TURNOUT_CHECK(pairs[i].isTuple() && pairs[i].toTupleRef().size() == 2,
                   ErrorKind::Type, "aten::dict: element ", i,

@@ -529,6 +529,26 @@ TEST(IValue, ConcurrentCopiesOfSharedPayloads) {
   EXPECT_EQ(values[0].use_count(), 4u);  // t, values[0], the list, the tuple
 }
 
+TEST(IValueList, MakeListOfAKindAndTheKindOfAnElement) {
+  EXPECT_EQ(IValue::listTagOf(IValue(int64_t{1})), IValue::Tag::IntList);
+  EXPECT_EQ(IValue::listTagOf(IValue(1.5)), IValue::Tag::DoubleList);
+  EXPECT_EQ(IValue::listTagOf(IValue(true)), IValue::Tag::BoolList);
+  EXPECT_EQ(IValue::listTagOf(IValue(std::string("s"))),
+            IValue::Tag::GenericList);
+  IValue ints = IValue::makeList(IValue::Tag::IntList,
+                                 {IValue(int64_t{1}), IValue(int64_t{2})});
+  ASSERT_TRUE(ints.isIntList());
+  EXPECT_EQ(ints.toIntVector(), (std::vector<int64_t>{1, 2}));
+  IValue bools = IValue::makeList(IValue::Tag::BoolList, {IValue(true)});
+  ASSERT_TRUE(bools.isBoolList());
+  IValue generic = IValue::makeList(IValue::Tag::GenericList,
+                                    {IValue(int64_t{1}), IValue(1.5)});
+  ASSERT_TRUE(generic.isGenericList());
+  EXPECT_EQ(generic.toListRef().size(), 2u);
+  // An element that does not fit the kind is an error.
+  EXPECT_THROW(IValue::makeList(IValue::Tag::IntList, {IValue(1.5)}), Error);
+}
+
 TEST(IValueDict, InsertionOrderAndPythonSemantics) {
   auto d = ivalue::DictImpl::create(Tag::GenericList, Tag::IntList);
   d->insertOrAssign("b", 1);
