@@ -1,6 +1,6 @@
 // turnout against ATen 1.13 (Debian's libtorch-dev) side by side, in one
-// run: the 1-element add (whole call) and forward + backward of a 2-layer
-// MLP. Needs libtorch-dev on the machine, so the target is manual:
+// run: the 1-element add (whole call), forward + backward of a 2-layer
+// MLP, and conv2d forward. Needs libtorch-dev on the machine, so the target is manual:
 //
 //   bazel run --config=opt //bench:aten_bench -- --benchmark_min_time=0.5
 //
@@ -8,11 +8,14 @@
 // `ratio` = turnout time / ATen time (below 1: turnout is faster).
 #include <torch/torch.h>
 
+#include <string>
+
 
 #include "bench/bench_util.h"
 #include "benchmark/benchmark.h"
 #include "kernels/autograd/autograd_meta.h"
 #include "kernels/autograd/engine.h"
+#include "kernels/conv.h"
 #include "kernels/elementwise.h"
 #include "kernels/factory.h"
 #include "kernels/linalg.h"
@@ -128,6 +131,56 @@ void BM_TurnoutMlpForward(benchmark::State& state) {
          }));
 }
 BENCHMARK(BM_TurnoutMlpForward)->Unit(benchmark::kMicrosecond);
+
+// ---- conv2d forward (issue 20): im2col + sgemm against ATen's CPU conv ------
+//
+// Args: batch, in channels, out channels, height = width; 3x3 kernel,
+// stride 1, padding 1, with bias. The small shape is one CNN block at
+// batch 1 (overhead and im2col dominate), the larger one a batch of 8
+// 64 -> 64 channel images (the matrix product dominates).
+
+// "aten_conv2d_1x16x32x32": one baseline per shape.
+std::string convName(const char* side, const benchmark::State& state) {
+  return std::string(side) + "_conv2d_" + std::to_string(state.range(0)) + "x" +
+         std::to_string(state.range(1)) + "x" + std::to_string(state.range(2)) +
+         "x" + std::to_string(state.range(3));
+}
+
+void BM_AtenConv2d(benchmark::State& state) {
+  torch::NoGradGuard no_grad;
+  torch::manual_seed(0);
+  const int64_t n = state.range(0), c = state.range(1), o = state.range(2),
+                hw = state.range(3);
+  at::Tensor x = torch::randn({n, c, hw, hw});
+  at::Tensor w = torch::randn({o, c, 3, 3}) * 0.1;
+  at::Tensor b = torch::randn({o});
+  report(state, convName("aten", state).c_str(), nullptr,
+         nsPerIteration(state, [&] {
+           at::Tensor y = at::conv2d(x, w, b, {1, 1}, {1, 1});
+           benchmark::DoNotOptimize(y.data_ptr());
+         }));
+}
+
+void BM_TurnoutConv2d(benchmark::State& state) {
+  using namespace turnout;
+  const TensorOptions f32(ScalarType::Float);
+  const int64_t n = state.range(0), c = state.range(1), o = state.range(2),
+                hw = state.range(3);
+  Tensor x = randn({n, c, hw, hw}, f32);
+  Tensor w = mul(randn({o, c, 3, 3}, f32), 0.1);
+  Tensor b = randn({o}, f32);
+  report(state, convName("turnout", state).c_str(),
+         convName("aten", state).c_str(), nsPerIteration(state, [&] {
+           Tensor y = conv2d(x, w, b, {1, 1}, {1, 1});
+           benchmark::DoNotOptimize(y.data_ptr());
+         }));
+}
+
+// Each turnout shape right after its ATen baseline.
+BENCHMARK(BM_AtenConv2d)->Args({1, 16, 32, 32})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_TurnoutConv2d)->Args({1, 16, 32, 32})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_AtenConv2d)->Args({8, 64, 64, 56})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_TurnoutConv2d)->Args({8, 64, 64, 56})->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

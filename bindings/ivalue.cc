@@ -11,6 +11,7 @@
 #include "bindings/tensor.h"
 #include "bindings/types.h"
 #include "dispatcher/core/error.h"
+#include "jit/runtime/future.h"
 
 namespace py = pybind11;
 
@@ -222,6 +223,85 @@ std::string limitMessage(py::handle obj, const ConversionLimit& limit,
 
 bool tryToIValueAt(py::handle obj, const SchemaType& type,
                    std::optional<int32_t> N, IValue* out, int depth);
+bool inferToIValue(py::handle obj, IValue* out, int depth);
+
+// The list kind keys() / values() of a dict make for elements of `type`.
+IValue::Tag listTagFor(const SchemaType& type) {
+  switch (type.kind()) {
+    case Kind::Int:
+    case Kind::SymInt:
+      return IValue::Tag::IntList;
+    case Kind::Float: return IValue::Tag::DoubleList;
+    case Kind::Bool: return IValue::Tag::BoolList;
+    case Kind::Tensor: return IValue::Tag::TensorList;
+    default: return IValue::Tag::GenericList;
+  }
+}
+
+std::string pyTypeName(py::handle obj) {
+  return py::str(obj.get_type().attr("__name__")).cast<std::string>();
+}
+
+// A Python dict as a Dict IValue, in the dict's order. With `types` (key
+// and value types), each entry must fit them (false otherwise); without,
+// keys and values are taken by their own Python types, and a key that
+// cannot be a TorchScript dict key, or keys of two kinds, are an
+// Error(Type). The entries are read from a snapshot (items()), so a key or
+// value whose conversion runs Python code cannot change what is walked.
+bool dictToIValue(py::handle obj, const SchemaType* key_type,
+                  const SchemaType* value_type, IValue* out, int depth) {
+  py::list entries = py::reinterpret_steal<py::list>(PyDict_Items(obj.ptr()));
+  if (!entries) throw py::error_already_set();
+  auto d = ivalue::DictImpl::create(
+      key_type ? listTagFor(*key_type) : IValue::Tag::GenericList,
+      value_type ? listTagFor(*value_type) : IValue::Tag::GenericList);
+  std::optional<IValue::Tag> key_tag;
+  std::optional<IValue::Tag> value_tag;
+  bool mixed_values = false;
+  const bool ok = forEachElement(entries, depth, [&](py::handle e, int d2) {
+    py::handle k = PyTuple_GET_ITEM(e.ptr(), 0);
+    py::handle v = PyTuple_GET_ITEM(e.ptr(), 1);
+    IValue key, value;
+    if (key_type != nullptr) {
+      if (!tryToIValueAt(k, *key_type, std::nullopt, &key, d2)) return false;
+      if (!tryToIValueAt(v, *value_type, std::nullopt, &value, d2)) {
+        return false;
+      }
+    } else {
+      if (!inferToIValue(k, &key, d2) || !ivalue::DictImpl::isKey(key)) {
+        throw Error(ErrorKind::Type,
+                    "a dict key of type " + pyTypeName(k) +
+                        " cannot be converted: TorchScript dict keys are "
+                        "str, int, float, bool or Tensor");
+      }
+      if (key_tag && *key_tag != key.tag()) {
+        throw Error(ErrorKind::Type,
+                    std::string("a dict with keys of two types (") +
+                        IValue::tagName(*key_tag) + " and " + key.tagKind() +
+                        ") cannot be converted: a TorchScript dict's keys "
+                        "all have one type");
+      }
+      key_tag = key.tag();
+      if (!inferToIValue(v, &value, d2)) return false;
+      if (value_tag && *value_tag != value.tag()) mixed_values = true;
+      value_tag = value.tag();
+    }
+    d->insertOrAssign(std::move(key), std::move(value));
+    return true;
+  });
+  if (!ok) return false;
+  if (key_type == nullptr && !d->empty()) {
+    // Untyped: the list kinds from the entries themselves.
+    auto typed = ivalue::DictImpl::create(
+        IValue::listTagOf(d->entries()[0].first),
+        mixed_values ? IValue::Tag::GenericList
+                     : IValue::listTagOf(d->entries()[0].second));
+    for (const auto& [k, v] : d->entries()) typed->insertOrAssign(k, v);
+    d = std::move(typed);
+  }
+  *out = IValue(std::move(d));
+  return true;
+}
 
 // Any value by its own Python type (for Any and type variables).
 bool inferToIValue(py::handle obj, IValue* out, int depth) {
@@ -244,6 +324,8 @@ bool inferToIValue(py::handle obj, IValue* out, int depth) {
     *out = IValue(*t);
   } else if (py::isinstance<Device>(obj)) {
     *out = IValue(obj.cast<Device>());
+  } else if (PyDict_Check(p)) {
+    return dictToIValue(obj, nullptr, nullptr, out, depth);
   } else if (isSequence(obj)) {
     std::vector<IValue> elements;
     bool ok = forEachElement(obj, depth, [&](py::handle e, int d) {
@@ -446,9 +528,29 @@ bool tryToIValueAt(py::handle obj, const SchemaType& type,
     case Kind::Any:
     case Kind::Var:
       return inferToIValue(obj, out, depth);
+    case Kind::Dict: {
+      if (!PyDict_Check(p)) return false;
+      const auto& kv = type.containedTypes();
+      const Kind k = kv[0]->kind();
+      if (k != Kind::Str && k != Kind::Int && k != Kind::Float &&
+          k != Kind::Bool && k != Kind::Tensor && k != Kind::Var &&
+          k != Kind::Any) {
+        throw Error(ErrorKind::Type,
+                    "cannot convert a dict to " + type.toString() +
+                        ": turnout's dicts have str, int, float, bool or "
+                        "Tensor keys");
+      }
+      const bool infer_keys = k == Kind::Var || k == Kind::Any;
+      if (infer_keys) return dictToIValue(obj, nullptr, nullptr, out, depth);
+      return dictToIValue(obj, kv[0].get(), kv[1].get(), out, depth);
+    }
+    case Kind::Future:
+      if (!py::isinstance<jit::Future>(obj)) return false;
+      *out = IValue(obj.cast<std::shared_ptr<jit::Future>>());
+      return true;
     default:
-      // Generator, Dimname, Storage, Stream, QScheme, Complex, Dict, Future,
-      // RRef, AnyEnum, AnyClass: no Python form yet.
+      // Generator, Dimname, Storage, Stream, QScheme, Complex, RRef,
+      // AnyEnum, AnyClass: no Python form yet.
       return false;
   }
 }
@@ -491,6 +593,15 @@ std::string describeAt(py::handle obj, int depth, int* budget) {
       out += seen[i];
     }
     return out + "]";
+  }
+  if (PyDict_Check(p)) {
+    if (PyDict_Size(p) == 0) return "dict (empty)";
+    PyObject* key = nullptr;
+    PyObject* value = nullptr;
+    Py_ssize_t pos = 0;
+    PyDict_Next(p, &pos, &key, &value);
+    return "dict[" + describeAt(key, depth + 1, budget) + ", " +
+           describeAt(value, depth + 1, budget) + "]";
   }
   return py::str(obj.get_type().attr("__name__")).cast<std::string>();
 }
@@ -536,7 +647,7 @@ namespace {
 // is reached: IValue lists are shared by reference, so a small value (a
 // graph's ListConstruct(%l, %l), 60 times) may stand for a huge Python one.
 void checkIValueSize(const IValue& v, int depth, int64_t* left) {
-  if (!v.isList() && !v.isTuple()) return;
+  if (!v.isList() && !v.isTuple() && !v.isDict()) return;
   if (depth >= kMaxNestingDepth) return;  // toPyObjectAt's error
   size_t n = 0;
   switch (v.tag()) {
@@ -545,6 +656,7 @@ void checkIValueSize(const IValue& v, int depth, int64_t* left) {
     case IValue::Tag::BoolList: n = v.toBoolListRef().size(); break;
     case IValue::Tag::TensorList: n = v.toTensorListRef().size(); break;
     case IValue::Tag::GenericList: n = v.toListRef().size(); break;
+    case IValue::Tag::Dict: n = v.toDictRef().size(); break;
     default: n = v.toTupleRef().elements().size(); break;
   }
   *left -= static_cast<int64_t>(std::min<size_t>(n, kMaxConvertedElements + 1));
@@ -558,6 +670,10 @@ void checkIValueSize(const IValue& v, int depth, int64_t* left) {
   } else if (v.isTuple()) {
     for (const IValue& e : v.toTupleRef().elements()) {
       checkIValueSize(e, depth + 1, left);
+    }
+  } else if (v.isDict()) {
+    for (const auto& [key, value] : v.toDictRef().entries()) {
+      checkIValueSize(value, depth + 1, left);
     }
   }
 }
@@ -642,6 +758,23 @@ py::object toPyObjectAt(const IValue& v, const SchemaType* type, int depth) {
       }
       return std::move(out);
     }
+    case IValue::Tag::Dict: {
+      TURNOUT_CHECK(depth < kMaxNestingDepth, ErrorKind::Type,
+                    "a dict nested more than ", kMaxNestingDepth,
+                    " levels deep cannot be converted to Python");
+      const SchemaType* value_type = nullptr;
+      if (type != nullptr && type->kind() == Kind::Dict) {
+        value_type = type->containedTypes()[1].get();
+      }
+      py::dict out;
+      for (const auto& [key, value] : v.toDictRef().entries()) {
+        out[toPyObjectAt(key, nullptr, depth + 1)] =
+            toPyObjectAt(value, value_type, depth + 1);
+      }
+      return std::move(out);
+    }
+    case IValue::Tag::Future:
+      return py::cast(v.toFuture());
   }
   return py::none();
 }

@@ -429,13 +429,48 @@ py::object makeInstance(py::handle cls, Tensor t, const char* caller) {
   return out;
 }
 
+// The TensorImpl::python_custom mask for torch's dispatch_sizes_strides_policy
+// ("sizes" covers strides too), dispatch_device and dispatch_layout.
+uint8_t customMask(const char* caller, py::handle cls,
+                   const std::optional<std::string>& policy,
+                   bool dispatch_device, bool dispatch_layout) {
+  uint8_t mask = 0;
+  if (policy.has_value()) {
+    if (*policy == "sizes") {
+      mask |= TensorImpl::kCustomSizes | TensorImpl::kCustomStrides;
+    } else if (*policy == "strides") {
+      mask |= TensorImpl::kCustomStrides;
+    } else {
+      TURNOUT_CHECK(false, ErrorKind::InvalidArgument,
+                    "Unknown sizes_strides_policy: ", *policy,
+                    "; expected 'strides' or 'sizes' (", caller,
+                    "'s dispatch_sizes_strides_policy=)");
+    }
+  }
+  if (dispatch_device) mask |= TensorImpl::kCustomDevice;
+  if (dispatch_layout) mask |= TensorImpl::kCustomLayout;
+  TURNOUT_CHECK(mask == 0 || hasHandler(cls), ErrorKind::Type, caller,
+                "(cls, ...): dispatch_sizes_strides_policy, dispatch_device "
+                "and dispatch_layout ask cls.__turnout_dispatch__ for the "
+                "tensor's metadata, but ",
+                std::string(py::repr(cls)),
+                " has no __turnout_dispatch__ of its own; define one, or "
+                "leave those arguments out",
+                torchDispatchHint(cls));
+  return mask;
+}
+
 // cls._make_subclass(data): a tensor of class `cls` sharing `data`'s memory,
 // shape and version counter (a new TensorImpl, so `data` itself keeps
 // dispatching as before). `Python` joins its keys when cls has a handler.
 py::object makeSubclass(py::handle cls, const Tensor& data,
-                        bool requires_grad) {
+                        bool requires_grad,
+                        const std::optional<std::string>& policy,
+                        bool dispatch_device, bool dispatch_layout) {
   TURNOUT_CHECK(data.defined(), ErrorKind::InvalidArgument,
                 "_make_subclass(cls, data): data is an undefined tensor");
+  const uint8_t mask = customMask("_make_subclass", cls, policy,
+                                  dispatch_device, dispatch_layout);
   DispatchKeySet keys = data.key_set();
   if (hasHandler(cls)) {
     keys = keys.add(DispatchKey::Python).add(DispatchKey::PythonTLSSnapshot);
@@ -450,6 +485,7 @@ py::object makeSubclass(py::handle cls, const Tensor& data,
     impl->set_sizes_contiguous(src.sizes());
   }
   impl->set_version_counter(src.version_counter());
+  impl->set_python_custom(mask);
   Tensor t(std::move(impl));
   if (requires_grad) autograd::setRequiresGrad(t, true);
   return makeInstance(cls, std::move(t), "_make_subclass");
@@ -462,27 +498,35 @@ py::object makeSubclass(py::handle cls, const Tensor& data,
 // tensor does not have.
 py::object makeWrapperSubclass(py::handle cls, const std::vector<int64_t>& size,
                                std::optional<std::vector<int64_t>> strides,
-                               ScalarType dtype, Device device,
-                               bool requires_grad) {
+                               std::optional<int64_t> storage_offset,
+                               ScalarType dtype, Layout layout, Device device,
+                               bool requires_grad,
+                               const std::optional<std::string>& policy,
+                               bool dispatch_device, bool dispatch_layout) {
   TURNOUT_CHECK(
       hasHandler(cls), ErrorKind::Type,
       "_make_wrapper_subclass(cls, ...): ", std::string(py::repr(cls)),
       " has no __turnout_dispatch__ classmethod; a wrapper holds no data, so "
       "every operator on it must go to that handler", torchDispatchHint(cls));
+  const uint8_t mask = customMask("_make_wrapper_subclass", cls, policy,
+                                  dispatch_device, dispatch_layout);
   DispatchKeySet keys = TensorImpl::computeKeySet(dtype, Layout::Strided,
                                                   Device(DeviceType::Meta))
                             .add(DispatchKey::Python)
                             .add(DispatchKey::PythonTLSSnapshot);
   auto impl = make_intrusive<TensorImpl, UndefinedTensorImpl>(
-      Storage(), dtype, device, Layout::Strided, keys);
+      Storage(), dtype, device, layout, keys);
   if (strides.has_value()) {
     TURNOUT_CHECK(strides->size() == size.size(), ErrorKind::InvalidArgument,
                   "_make_wrapper_subclass(): ", size.size(), " sizes but ",
                   strides->size(), " strides; give one stride per dimension");
     impl->set_sizes_and_strides(size, *strides);
   } else {
+    // Contiguous: torch 1.13 takes memory_format= and does not use it.
     impl->set_sizes_contiguous(size);
   }
+  if (storage_offset.has_value()) impl->set_storage_offset(*storage_offset);
+  impl->set_python_custom(mask);
   Tensor t(std::move(impl));
   if (requires_grad) autograd::setRequiresGrad(t, true);
   return makeInstance(cls, std::move(t), "_make_wrapper_subclass");
@@ -578,6 +622,36 @@ IValue returnToIValue(py::handle value, const Argument& ret,
   return v;
 }
 
+// As torch's ADInplaceOrView kernels: a view a handler returns (a return
+// that aliases a tensor argument without writing it: detach, view, t, ...)
+// shares that argument's version counter, so that `w.detach().add_(2)`
+// bumps `w._version` for a wrapper subclass too.
+void shareViewVersionCounters(const FunctionSchema& schema, const Stack& stack,
+                              size_t first, const std::vector<IValue>& out) {
+  const std::vector<Argument>& returns = schema.returns();
+  const std::vector<Argument>& params = schema.arguments();
+  for (size_t r = 0; r < out.size() && r < returns.size(); ++r) {
+    const std::optional<AliasInfo>& ra = returns[r].alias_info();
+    if (!ra.has_value() || ra->isWrite() || !out[r].isTensor()) continue;
+    const Tensor& view = out[r].toTensor();
+    if (!view.defined()) continue;
+    for (size_t i = 0; i < params.size(); ++i) {
+      const std::optional<AliasInfo>& pa = params[i].alias_info();
+      const IValue& arg = stack[first + i];
+      if (!pa.has_value() || pa->beforeSets() != ra->beforeSets() ||
+          !arg.isTensor() || !arg.toTensor().defined()) {
+        continue;
+      }
+      TensorImpl* base = arg.toTensor().unsafeGetTensorImpl();
+      TensorImpl* impl = view.unsafeGetTensorImpl();
+      if (impl != base && impl->version_counter() != base->version_counter()) {
+        impl->set_version_counter(base->version_counter());
+      }
+      break;
+    }
+  }
+}
+
 // Replaces the arguments on `stack` by the handler's `result`, checked
 // against the schema's returns.
 void pushReturns(py::handle result, const FunctionSchema& schema,
@@ -607,6 +681,7 @@ void pushReturns(py::handle result, const FunctionSchema& schema,
                                        std::to_string(returns.size())));
     }
   }
+  shareViewVersionCounters(schema, *stack, first, out);
   stack->erase(stack->begin() + first, stack->end());
   for (IValue& v : out) stack->push_back(std::move(v));
 }
@@ -894,13 +969,24 @@ void initPythonMode(py::module_& m) {
       "This thread's active dispatch modes, innermost last.");
   m.def("_make_subclass", &makeSubclass, py::arg("cls"), py::arg("data"),
         py::arg("require_grad") = false,
+        py::arg("dispatch_sizes_strides_policy") = py::none(),
+        py::arg("dispatch_device") = false, py::arg("dispatch_layout") = false,
         "A tensor of class `cls` sharing `data`'s memory; operators on it go "
-        "to cls.__turnout_dispatch__ when cls defines one.");
+        "to cls.__turnout_dispatch__ when cls defines one. With "
+        "dispatch_sizes_strides_policy ('sizes' or 'strides'), "
+        "dispatch_device or dispatch_layout, that handler answers the "
+        "tensor's sizes / strides / device / layout (aten.sym_size, "
+        "aten.sym_stride, aten.dim, aten.is_contiguous, aten.sym_numel, "
+        "aten.sym_storage_offset, prim.device, prim.layout), as torch's.");
   m.def(
       "_make_wrapper_subclass",
       [](py::handle cls, const std::vector<int64_t>& size,
-         std::optional<std::vector<int64_t>> strides, py::handle dtype,
-         py::handle device, bool requires_grad) {
+         std::optional<std::vector<int64_t>> strides,
+         std::optional<int64_t> storage_offset, py::handle memory_format,
+         py::handle dtype, py::handle layout, py::handle device,
+         bool /*pin_memory: no memory to pin*/, bool requires_grad,
+         std::optional<std::string> policy, bool dispatch_device,
+         bool dispatch_layout) {
         std::optional<ScalarType> st =
             dtype.is_none() ? ScalarType::Float : toScalarType(dtype);
         TURNOUT_CHECK(st.has_value(), ErrorKind::Type,
@@ -913,14 +999,35 @@ void initPythonMode(py::module_& m) {
                       "_make_wrapper_subclass(): device must be a "
                       "turnout.device or a string like 'cpu', got ",
                       describePyType(device));
-        return makeWrapperSubclass(cls, size, std::move(strides), *st, *where,
-                                   requires_grad);
+        std::optional<Layout> lay =
+            layout.is_none() ? Layout::Strided : toLayout(layout);
+        TURNOUT_CHECK(lay.has_value(), ErrorKind::Type,
+                      "_make_wrapper_subclass(): layout must be a "
+                      "turnout.layout (e.g. turnout.strided), got ",
+                      describePyType(layout));
+        if (!memory_format.is_none()) {
+          TURNOUT_CHECK(toMemoryFormat(memory_format).has_value(),
+                        ErrorKind::Type,
+                        "_make_wrapper_subclass(): memory_format must be a "
+                        "turnout.memory_format (e.g. "
+                        "turnout.channels_last), got ",
+                        describePyType(memory_format));
+        }
+        return makeWrapperSubclass(cls, size, std::move(strides),
+                                   storage_offset, *st, *lay, *where,
+                                   requires_grad, policy, dispatch_device,
+                                   dispatch_layout);
       },
-      py::arg("cls"), py::arg("size"), py::arg("strides") = py::none(),
-      py::arg("dtype") = py::none(), py::arg("device") = py::none(),
-      py::arg("requires_grad") = false,
+      // Positional as well, in torch's order (its SymInt overload).
+      py::arg("cls"), py::arg("size"), py::arg("strides") = py::none(), py::arg("storage_offset") = py::none(),
+      py::arg("memory_format") = py::none(), py::arg("dtype") = py::none(),
+      py::arg("layout") = py::none(), py::arg("device") = py::none(),
+      py::arg("pin_memory") = false, py::arg("requires_grad") = false,
+      py::arg("dispatch_sizes_strides_policy") = py::none(),
+      py::arg("dispatch_device") = false, py::arg("dispatch_layout") = false,
       "A tensor of class `cls` with this metadata and no memory, for "
-      "subclasses that hold an inner tensor.");
+      "subclasses that hold an inner tensor (torch's arguments; the "
+      "dispatch_* ones as _make_subclass's).");
   py::class_<EnablePythonDispatcher>(
       m, "_EnablePythonDispatcher",
       "While alive (or in its `with` block): this thread's calls choose "

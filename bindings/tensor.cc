@@ -136,6 +136,14 @@ const char* numpyDtypeName(ScalarType t) {
 
 py::object toNumpy(py::handle self) {
   const Tensor& t = unpackTensor(self.ptr());
+  // As torch's: the data of a subclass with a handler may not be its
+  // memory (a wrapper's is none).
+  TURNOUT_CHECK(!t.key_set().has(DispatchKey::Python),
+                ErrorKind::InvalidArgument,
+                ".numpy() is not supported for tensor subclasses (",
+                std::string(py::str(self.get_type().attr("__name__"))),
+                " defines __turnout_dispatch__, so its data may not be its "
+                "memory); unwrap the tensor it holds first");
   TURNOUT_CHECK(t.device().is_cpu(), ErrorKind::Type,
                 "Tensor.numpy(): the tensor is on ", t.device().str(),
                 "; NumPy arrays live in CPU memory. Use tensor.cpu().numpy() "
@@ -450,6 +458,23 @@ void setTensorOperators(py::kwargs ops) {
 
 // ---- Binding helpers --------------------------------------------------------------
 
+// True when `t`'s Python subclass answers one of the `mask` metadata (see
+// TensorImpl::python_custom).
+inline bool custom(const Tensor& t, uint8_t mask) {
+  return __builtin_expect((t.unsafeGetTensorImpl()->python_custom() & mask) != 0,
+                          0);
+}
+
+// The answer of `t`'s handler to ns::op.default(t): the operator call torch
+// 1.13 makes for a subclass's Python-answered metadata.
+py::object askHandler(const Tensor& t, const char* ns, const char* op) {
+  return py::module_::import("turnout._ops")
+      .attr("ops")
+      .attr(ns)
+      .attr(op)
+      .attr("default")(wrapTensor(t));
+}
+
 template <class F, class... Extra>
 void method(py::handle type, const char* name, F&& f, const Extra&... extra) {
   py::cpp_function fn(std::forward<F>(f), py::name(name), py::is_method(type),
@@ -477,6 +502,20 @@ void property(py::handle type, const char* name, Get&& get, Set&& set,
 }
 
 }  // namespace
+
+// A node's saved non-tensor value as torch shows it: sizes as tuples.
+static py::object savedValueObject(const IValue& v) {
+  if (v.isIntList()) {
+    const std::vector<int64_t>& l = v.toIntListRef();
+    py::tuple out(l.size());
+    for (size_t i = 0; i < l.size(); ++i) out[i] = py::int_(l[i]);
+    return out;
+  }
+  if (v.isBool()) return py::bool_(v.toBool());
+  if (v.isInt()) return py::int_(v.toInt());
+  if (v.isDouble()) return py::float_(v.toDouble());
+  return py::none();
+}
 
 // Runs a Python hook of node `name` (Node::PostHook). Precondition: the
 // GIL is held.
@@ -596,18 +635,49 @@ void initTensor(py::module_& m) {
         "mul_Scalar, div_Tensor, div_Scalar, rtruediv); turnout._tensor "
         "passes the aten overloads.");
 
-  // Metadata.
-  method(base, "dim", [](const Tensor& t) { return t.dim(); });
-  method(base, "ndimension", [](const Tensor& t) { return t.dim(); });
-  method(base, "numel", [](const Tensor& t) { return t.numel(); });
-  method(base, "_sizes", [](const Tensor& t) {
-    return std::vector<int64_t>(t.sizes().begin(), t.sizes().end());
+  // Metadata. A tensor whose Python subclass answers some of it
+  // (TensorImpl::python_custom, set by _make_wrapper_subclass /
+  // _make_subclass's dispatch_* arguments) asks its handler through the
+  // operator torch 1.13 calls; every other tensor pays one byte's test.
+  method(base, "dim", [](const Tensor& t) -> py::object {
+    if (custom(t, TensorImpl::kCustomSizes)) return askHandler(t, "aten", "dim");
+    return py::int_(t.dim());
   });
-  method(base, "_strides", [](const Tensor& t) {
-    return std::vector<int64_t>(t.strides().begin(), t.strides().end());
+  method(base, "ndimension", [](const Tensor& t) -> py::object {
+    if (custom(t, TensorImpl::kCustomSizes)) return askHandler(t, "aten", "dim");
+    return py::int_(t.dim());
   });
-  method(base, "storage_offset", [](const Tensor& t) { return t.storage_offset(); });
-  method(base, "is_contiguous", [](const Tensor& t) { return t.is_contiguous(); });
+  method(base, "numel", [](const Tensor& t) -> py::object {
+    if (custom(t, TensorImpl::kCustomSizes)) {
+      return askHandler(t, "aten", "sym_numel");
+    }
+    return py::int_(t.numel());
+  });
+  method(base, "_sizes", [](const Tensor& t) -> py::object {
+    if (custom(t, TensorImpl::kCustomSizes)) {
+      return askHandler(t, "aten", "sym_size");
+    }
+    return py::cast(std::vector<int64_t>(t.sizes().begin(), t.sizes().end()));
+  });
+  method(base, "_strides", [](const Tensor& t) -> py::object {
+    if (custom(t, TensorImpl::kCustomStrides | TensorImpl::kCustomSizes)) {
+      return askHandler(t, "aten", "sym_stride");
+    }
+    return py::cast(
+        std::vector<int64_t>(t.strides().begin(), t.strides().end()));
+  });
+  method(base, "storage_offset", [](const Tensor& t) -> py::object {
+    if (custom(t, TensorImpl::kCustomSizes)) {
+      return askHandler(t, "aten", "sym_storage_offset");
+    }
+    return py::int_(t.storage_offset());
+  });
+  method(base, "is_contiguous", [](const Tensor& t) -> py::object {
+    if (custom(t, TensorImpl::kCustomStrides | TensorImpl::kCustomSizes)) {
+      return askHandler(t, "aten", "is_contiguous");
+    }
+    return py::bool_(t.is_contiguous());
+  });
   method(base, "element_size", [](const Tensor& t) { return t.itemsize(); });
   method(base, "data_ptr", [](const Tensor& t) {
     return reinterpret_cast<uintptr_t>(t.data_ptr());
@@ -618,14 +688,35 @@ void initTensor(py::module_& m) {
   });
   property(base, "dtype", [](const Tensor& t) { return dtypeObject(t.dtype()); },
            "The element type, e.g. turnout.float32.");
-  property(base, "device", [](const Tensor& t) { return deviceObject(t.device()); },
-           "Where the data lives, e.g. device(type='cpu').");
-  property(base, "layout", [](const Tensor& t) { return layoutObject(t.layout()); },
-           "The memory layout, e.g. turnout.strided.");
-  property(base, "is_cuda", [](const Tensor& t) { return t.is_cuda(); }, "On a CUDA device.");
-  property(base, "is_cpu", [](const Tensor& t) { return t.is_cpu(); }, "In CPU memory.");
-  property(base, "is_meta", [](const Tensor& t) { return t.is_meta(); },
-           "On the meta device (sizes, no data).");
+  property(base, "device", [](const Tensor& t) -> py::object {
+    if (custom(t, TensorImpl::kCustomDevice)) return askHandler(t, "prim", "device");
+    return deviceObject(t.device());
+  }, "Where the data lives, e.g. device(type='cpu').");
+  property(base, "layout", [](const Tensor& t) -> py::object {
+    if (custom(t, TensorImpl::kCustomLayout)) return askHandler(t, "prim", "layout");
+    return py::reinterpret_borrow<py::object>(layoutObject(t.layout()));
+  }, "The memory layout, e.g. turnout.strided.");
+  property(base, "is_cuda", [](const Tensor& t) -> py::object {
+    if (custom(t, TensorImpl::kCustomDevice)) {
+      return askHandler(t, "prim", "device").attr("type").attr("__eq__")(
+          py::str("cuda"));
+    }
+    return py::bool_(t.is_cuda());
+  }, "On a CUDA device.");
+  property(base, "is_cpu", [](const Tensor& t) -> py::object {
+    if (custom(t, TensorImpl::kCustomDevice)) {
+      return askHandler(t, "prim", "device").attr("type").attr("__eq__")(
+          py::str("cpu"));
+    }
+    return py::bool_(t.is_cpu());
+  }, "In CPU memory.");
+  property(base, "is_meta", [](const Tensor& t) -> py::object {
+    if (custom(t, TensorImpl::kCustomDevice)) {
+      return askHandler(t, "prim", "device").attr("type").attr("__eq__")(
+          py::str("meta"));
+    }
+    return py::bool_(t.is_meta());
+  }, "On the meta device (sizes, no data).");
   property(base, "_version", [](const Tensor& t) {
     return t.unsafeGetTensorImpl()->version();
   }, "The version counter, bumped by in-place operations.");
@@ -712,6 +803,40 @@ void initTensor(py::module_& m) {
           "those it received (None where undefined); a tuple it returns "
           "replaces grad_inputs. Returns a handle whose remove() takes the "
           "hook away.")
+      .def(
+          "__getattr__",
+          [](const std::shared_ptr<autograd::Node>& node,
+             const std::string& attr) -> py::object {
+            for (const autograd::Node::Saved& s : node->saved()) {
+              if (attr.size() != 7 + s.name.size() ||
+                  attr.compare(0, 7, "_saved_") != 0 ||
+                  attr.compare(7, std::string::npos, s.name) != 0) {
+                continue;
+              }
+              if (!s.is_tensor) return savedValueObject(s.value);
+              Tensor t = s.tensor.unpack(node.get());  // raises once freed
+              return t.defined() ? wrapTensor(std::move(t)) : py::none();
+            }
+            throw py::attribute_error("'" + node->name() +
+                                      "' object has no attribute '" + attr +
+                                      "'");
+          },
+          py::arg("name"),
+          "grad_fn._saved_<name>: a value the node keeps for backward, by "
+          "torch's names (_saved_self, _saved_other, _saved_alpha, "
+          "_saved_result, ...); None for a tensor it did not need. Raises "
+          "torch's error once backward freed it (retain_graph=False).")
+      .def("__dir__",
+           [](py::handle self) {
+             py::list out = py::module_::import("builtins")
+                                .attr("object")
+                                .attr("__dir__")(self);
+             for (const autograd::Node::Saved& s :
+                  self.cast<const autograd::Node&>().saved()) {
+               out.append(py::str("_saved_" + s.name));
+             }
+             return out;
+           })
       .def("__repr__", [](py::handle self) {
         return "<" + self.cast<const autograd::Node&>().name() +
                " object at " +
@@ -724,14 +849,15 @@ void initTensor(py::module_& m) {
            "The node that made this tensor, or None.");
   m.def(
       "_backward",
-      [](std::vector<Tensor> roots, std::vector<Tensor> grads) {
-        withoutGil([&] { autograd::backward(roots, grads); });
+      [](std::vector<Tensor> roots, std::vector<Tensor> grads,
+         bool retain_graph) {
+        withoutGil([&] { autograd::backward(roots, grads, retain_graph); });
       },
-      py::arg("roots"), py::arg("grad_roots"));
+      py::arg("roots"), py::arg("grad_roots"), py::arg("retain_graph") = false);
   m.def(
       "_autograd_grad",
       [](std::vector<Tensor> outputs, py::sequence grad_outputs,
-         std::vector<Tensor> inputs, bool create_graph) {
+         std::vector<Tensor> inputs, bool create_graph, bool retain_graph) {
         std::vector<Tensor> grads;
         for (py::handle g : grad_outputs) {
           TURNOUT_CHECK(g.is_none() || isTensor(g.ptr()), ErrorKind::Type,
@@ -741,14 +867,15 @@ void initTensor(py::module_& m) {
         }
         autograd::variable_list result;
         withoutGil([&] {
-          result = autograd::grad(outputs, grads, inputs, create_graph);
+          result = autograd::grad(outputs, grads, inputs, create_graph,
+                                  retain_graph);
         });
         py::list out;
         for (Tensor& t : result) out.append(wrapTensor(std::move(t)));
         return out;
       },
       py::arg("outputs"), py::arg("grad_outputs"), py::arg("inputs"),
-      py::arg("create_graph"),
+      py::arg("create_graph"), py::arg("retain_graph"),
       "The gradients of outputs with respect to inputs (None where none "
       "reaches an input); no leaf's .grad changes. turnout.autograd.grad "
       "wraps it.");
@@ -757,6 +884,27 @@ void initTensor(py::module_& m) {
         "True when operators record autograd history on this thread.");
   m.def("_dispatch_keys", [](const Tensor& t) { return t.key_set(); },
         "The key set of a tensor.");
+
+  m.def("_has_storage", [](const Tensor& t) { return t.has_storage(); },
+        py::arg("tensor"),
+        "False for a tensor without memory (a wrapper subclass's).");
+  m.def(
+      "_storage_as_tensor",
+      [](const Tensor& t) {
+        TURNOUT_CHECK(t.has_storage(), ErrorKind::NotImplemented,
+                      "Tensor.storage(): the tensor has no memory (a wrapper "
+                      "subclass's)");
+        const Storage& s = t.storage();
+        auto impl = make_intrusive<TensorImpl, UndefinedTensorImpl>(
+            s, t.dtype(), t.device());
+        impl->set_sizes_contiguous(
+            {static_cast<int64_t>(s.nbytes() / t.itemsize())});
+        impl->set_version_counter(t.unsafeGetTensorImpl()->version_counter());
+        return wrapTensor(Tensor(std::move(impl)));
+      },
+      py::arg("tensor"),
+      "A 1-d tensor of `tensor`'s dtype over all of its memory, from its "
+      "start (behind Tensor.storage()).");
 
   // Zero-copy exchange.
   method(base, "numpy", &toNumpy,

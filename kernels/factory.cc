@@ -201,6 +201,8 @@ Tensor empty_strided_kernel(IntArrayRef size, IntArrayRef stride, Dt dtype,
 Tensor filled(const char* op, IntArrayRef size, const Scalar& value,
               ScalarType dtype, Lo layout, Dv device, Pin pin) {
   Tensor out = allocate(op, size, dtype, device, layout, pin);
+  // Below autograd, as torch's: a new tensor starts at version 0.
+  AutoDispatchBelowAutograd below;
   fill_(out, value);  // also checks that the value fits (on Meta too)
   return out;
 }
@@ -343,9 +345,21 @@ Tensor empty_like_composite(const Tensor& self, Dt dtype, Lo layout, Dv device,
       layout.value_or(self.layout()), device.value_or(self.device()), pin);
 }
 
+// new_empty: uninitialised, of `size`, with self's dtype and device unless
+// given (torch's Tensor.new_empty; copy.deepcopy's first call on a tensor).
+Tensor new_empty_composite(const Tensor& self, IntArrayRef size, Dt dtype,
+                           Lo layout, Dv device, Pin pin) {
+  TURNOUT_CHECK(self.defined(), ErrorKind::InvalidArgument,
+                "new_empty(): expected a defined tensor");
+  return emptyStridedOp().call(
+      size, contiguousStrides(size), dtype.value_or(self.scalar_type()),
+      layout.value_or(self.layout()), device.value_or(self.device()), pin);
+}
+
 Tensor zeros_like_composite(const Tensor& self, Dt dtype, Lo layout, Dv device,
                             Pin pin, Mf mf) {
   Tensor out = empty_like_composite(self, dtype, layout, device, pin, mf);
+  AutoDispatchBelowAutograd below;  // version 0, as torch's
   fill_(out, 0);
   return out;
 }
@@ -353,6 +367,7 @@ Tensor zeros_like_composite(const Tensor& self, Dt dtype, Lo layout, Dv device,
 Tensor ones_like_composite(const Tensor& self, Dt dtype, Lo layout, Dv device,
                            Pin pin, Mf mf) {
   Tensor out = empty_like_composite(self, dtype, layout, device, pin, mf);
+  AutoDispatchBelowAutograd below;  // version 0, as torch's
   fill_(out, 1);
   return out;
 }
@@ -468,6 +483,10 @@ TURNOUT_LIBRARY(aten, m) {
       "layout=None, Device? device=None, bool? pin_memory=None, "
       "MemoryFormat? memory_format=None) -> Tensor");
   m.def(
+      "new_empty(Tensor self, SymInt[] size, *, ScalarType? dtype=None, "
+      "Layout? layout=None, Device? device=None, bool? pin_memory=None) -> "
+      "Tensor");
+  m.def(
       "zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? "
       "layout=None, Device? device=None, bool? pin_memory=None, "
       "MemoryFormat? memory_format=None) -> Tensor");
@@ -510,6 +529,7 @@ TURNOUT_LIBRARY_IMPL(aten, Meta, m) { TURNOUT_FACTORY_KERNELS(m); }
 
 TURNOUT_LIBRARY_IMPL(aten, CompositeExplicitAutograd, m) {
   m.impl("empty_like", TURNOUT_FN(turnout::empty_like_composite));
+  m.impl("new_empty", TURNOUT_FN(turnout::new_empty_composite));
   m.impl("zeros_like", TURNOUT_FN(turnout::zeros_like_composite));
   m.impl("ones_like", TURNOUT_FN(turnout::ones_like_composite));
 }

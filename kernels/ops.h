@@ -9,6 +9,8 @@
 #ifndef TURNOUT_KERNELS_OPS_H_
 #define TURNOUT_KERNELS_OPS_H_
 
+#include "kernels/batch_norm.h"
+#include "kernels/conv.h"
 #include "kernels/copy.h"
 #include "kernels/dim_ops.h"
 #include "kernels/elementwise.h"
@@ -16,6 +18,8 @@
 #include "kernels/indexing.h"
 #include "kernels/linalg.h"
 #include "kernels/linspace_addmv.h"
+#include "kernels/nn.h"
+#include "kernels/pool.h"
 #include "kernels/random.h"
 #include "kernels/reduce.h"
 #include "kernels/scalar_ops.h"

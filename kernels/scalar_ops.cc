@@ -15,6 +15,7 @@
 #include "kernels/aten_tags.h"
 #include "kernels/dtype_dispatch.h"
 #include "kernels/factory.h"
+#include "kernels/factory_utils.h"
 #include "kernels/tensor_utils.h"
 
 namespace turnout {
@@ -159,6 +160,24 @@ int64_t size_int(const Tensor& self, int64_t dim) {
 }
 int64_t dim_default(const Tensor& self) { return self.dim(); }
 
+// The metadata operators a Python tensor subclass answers in its handler
+// (dispatch_sizes_strides_policy, dispatch_device, dispatch_layout): below
+// the Python key they read the TensorImpl, as torch's defaults.
+std::vector<int64_t> sym_stride_default(const Tensor& self) {
+  IntArrayRef s = self.strides();
+  return std::vector<int64_t>(s.begin(), s.end());
+}
+int64_t sym_stride_int(const Tensor& self, int64_t dim) {
+  return self.stride(maybeWrapDim(dim, self.dim()));
+}
+int64_t sym_numel(const Tensor& self) { return self.numel(); }
+int64_t sym_storage_offset(const Tensor& self) { return self.storage_offset(); }
+bool is_contiguous_memory_format(const Tensor& self,
+                                 MemoryFormat memory_format) {
+  return isContiguousAs(self, memory_format);
+}
+Layout prim_layout(const Tensor& a) { return a.layout(); }
+
 // ---- Lists (boxed: t[] is any list)
 // -------------------------------------------------
 
@@ -254,6 +273,14 @@ TURNOUT_LIBRARY_FRAGMENT(aten, m) {
   m.def("size(Tensor self) -> int[]");
   m.def("size.int(Tensor self, int dim) -> int");
   m.def("dim(Tensor self) -> int");
+  m.def("sym_size(Tensor self) -> SymInt[]");
+  m.def("sym_size.int(Tensor self, int dim) -> SymInt");
+  m.def("sym_stride(Tensor self) -> SymInt[]");
+  m.def("sym_stride.int(Tensor self, int dim) -> SymInt");
+  m.def("sym_numel(Tensor self) -> SymInt");
+  m.def("sym_storage_offset(Tensor self) -> SymInt");
+  m.def("is_contiguous.memory_format(Tensor self, MemoryFormat memory_format) "
+        "-> bool");
   m.def("__not__(bool self) -> bool");
   m.def("__and__.bool(bool a, bool b) -> bool");
   m.def("__or__.bool(bool a, bool b) -> bool");
@@ -297,6 +324,14 @@ TURNOUT_LIBRARY_IMPL(aten, CompositeExplicitAutograd, m) {
   m.impl("size", TURNOUT_FN(turnout::size_default));
   m.impl("size.int", TURNOUT_FN(turnout::size_int));
   m.impl("dim", TURNOUT_FN(turnout::dim_default));
+  m.impl("sym_size", TURNOUT_FN(turnout::size_default));
+  m.impl("sym_size.int", TURNOUT_FN(turnout::size_int));
+  m.impl("sym_stride", TURNOUT_FN(turnout::sym_stride_default));
+  m.impl("sym_stride.int", TURNOUT_FN(turnout::sym_stride_int));
+  m.impl("sym_numel", TURNOUT_FN(turnout::sym_numel));
+  m.impl("sym_storage_offset", TURNOUT_FN(turnout::sym_storage_offset));
+  m.impl("is_contiguous.memory_format",
+         TURNOUT_FN(turnout::is_contiguous_memory_format));
   m.impl("__not__", TURNOUT_FN(turnout::not_bool));
   m.impl("__and__.bool", TURNOUT_FN(turnout::and_bool));
   m.impl("__or__.bool", TURNOUT_FN(turnout::or_bool));
@@ -304,8 +339,10 @@ TURNOUT_LIBRARY_IMPL(aten, CompositeExplicitAutograd, m) {
 
 TURNOUT_LIBRARY_FRAGMENT(prim, m) {
   m.def("NumToTensor.Scalar(Scalar a) -> Tensor");
+  m.def("layout(Tensor a) -> Layout");
 }
 
 TURNOUT_LIBRARY_IMPL(prim, CompositeExplicitAutograd, m) {
   m.impl("NumToTensor.Scalar", TURNOUT_FN(turnout::num_to_tensor));
+  m.impl("layout", TURNOUT_FN(turnout::prim_layout));
 }

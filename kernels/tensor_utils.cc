@@ -93,12 +93,9 @@ Tensor emptyTensor(IntArrayRef sizes, ScalarType dtype, Device device) {
         nbytes *= static_cast<uint64_t>(s);
       }
       if (ok) {
-        auto impl = make_intrusive<TensorImpl, UndefinedTensorImpl>(
-            Storage::allocate(nbytes, getAllocator(DeviceType::CPU),
-                              /*resizable=*/true),
-            dtype, device, Layout::Strided, key_set);
-        impl->set_sizes_contiguous(sizes);
-        return Tensor(std::move(impl));
+        return detail::makeContiguousTensor(sizes, nbytes,
+                                            getAllocator(DeviceType::CPU),
+                                            dtype, device, key_set);
       }
     }
   }

@@ -1,10 +1,13 @@
 #include "dispatcher/core/ivalue.h"
 
 #include <cstdio>
+#include <functional>
 
 namespace turnout {
 
 using ivalue::ConstantString;
+using ivalue::DictImpl;
+using ivalue::FutureHandle;
 using ivalue::ListImpl;
 using ivalue::Tuple;
 
@@ -61,12 +64,67 @@ IValue::IValue(intrusive_ptr<ListImpl<Tensor>> list)
 IValue::IValue(intrusive_ptr<ListImpl<IValue>> list)
     : IValue(Tag::GenericList, adopt(std::move(list), "list")) {}
 
+IValue::Tag IValue::listTagOf(const IValue& element) {
+  switch (element.tag()) {
+    case Tag::Int: return Tag::IntList;
+    case Tag::Double: return Tag::DoubleList;
+    case Tag::Bool: return Tag::BoolList;
+    case Tag::Tensor: return Tag::TensorList;
+    default: return Tag::GenericList;
+  }
+}
+
+namespace {
+
+template <class T, class Get>
+std::vector<T> unboxAll(const std::vector<IValue>& elements, Get get) {
+  std::vector<T> v;
+  v.reserve(elements.size());
+  for (const IValue& e : elements) v.push_back(get(e));
+  return v;
+}
+
+}  // namespace
+
+IValue IValue::makeList(Tag tag, std::vector<IValue> elements) {
+  switch (tag) {
+    case Tag::IntList:
+      return IValue(unboxAll<int64_t>(
+          elements, [](const IValue& e) { return e.toInt(); }));
+    case Tag::DoubleList:
+      return IValue(unboxAll<double>(
+          elements, [](const IValue& e) { return e.toDouble(); }));
+    case Tag::BoolList:
+      return IValue(unboxAll<bool>(
+          elements, [](const IValue& e) { return e.toBool(); }));
+    case Tag::TensorList:
+      return IValue(unboxAll<Tensor>(
+          elements, [](const IValue& e) { return e.toTensor(); }));
+    default:
+      return IValue(std::move(elements));
+  }
+}
+
 IValue IValue::makeTuple(std::vector<IValue> elements) {
   return IValue(Tuple::create(std::move(elements)));
 }
 
 IValue::IValue(intrusive_ptr<Tuple> tuple)
     : IValue(Tag::Tuple, adopt(std::move(tuple), "tuple")) {}
+
+IValue::IValue(intrusive_ptr<DictImpl> dict)
+    : IValue(Tag::Dict, adopt(std::move(dict), "dict")) {}
+
+namespace {
+IntrusivePtrTarget* newFutureHandle(std::shared_ptr<jit::Future> future) {
+  TURNOUT_CHECK(future != nullptr, ErrorKind::InvalidArgument,
+                "IValue(): null future pointer");
+  return make_intrusive<FutureHandle>(std::move(future)).release();
+}
+}  // namespace
+
+IValue::IValue(std::shared_ptr<jit::Future> future)
+    : IValue(Tag::Future, newFutureHandle(std::move(future))) {}
 
 // ---- Accessors
 // -----------------------------------------------------------------
@@ -185,6 +243,135 @@ intrusive_ptr<Tuple> IValue::toTuple() const {
   return countedPtr<Tuple>(Tag::Tuple, "Tuple");
 }
 
+const DictImpl& IValue::toDictRef() const {
+  return counted<DictImpl>(Tag::Dict, "Dict");
+}
+
+intrusive_ptr<DictImpl> IValue::toDict() const {
+  return countedPtr<DictImpl>(Tag::Dict, "Dict");
+}
+
+const std::shared_ptr<jit::Future>& IValue::toFuture() const {
+  return counted<FutureHandle>(Tag::Future, "Future").future();
+}
+
+// ---- Dict
+// ----------------------------------------------------------------------
+
+namespace ivalue {
+
+bool DictImpl::isKey(const IValue& key) noexcept {
+  switch (key.tag()) {
+    case IValue::Tag::String:
+    case IValue::Tag::Int:
+    case IValue::Tag::Double:
+    case IValue::Tag::Bool:
+      return true;
+    case IValue::Tag::Tensor:
+      return key.toTensor().defined();
+    default:
+      return false;
+  }
+}
+
+size_t DictImpl::KeyHash::operator()(const IValue& key) const noexcept {
+  switch (key.tag()) {
+    case IValue::Tag::String:
+      return std::hash<std::string>()(key.toStringRef());
+    case IValue::Tag::Int:
+      return std::hash<int64_t>()(key.toInt());
+    case IValue::Tag::Double:
+      return std::hash<double>()(key.toDouble());  // 0.0 and -0.0 alike
+    case IValue::Tag::Bool:
+      return std::hash<bool>()(key.toBool());
+    case IValue::Tag::Tensor:
+      return std::hash<const void*>()(key.toTensor().unsafeGetTensorImpl());
+    default:
+      return 0;
+  }
+}
+
+bool DictImpl::KeyEqual::operator()(const IValue& a,
+                                    const IValue& b) const noexcept {
+  return a.tag() == b.tag() && a.isSameIdentity(b);
+}
+
+namespace {
+void checkKey(const IValue& key) {
+  TURNOUT_CHECK(DictImpl::isKey(key), ErrorKind::Type,
+                "a dict key must be a str, int, float, bool or (defined) "
+                "Tensor, got ",
+                key.tagKind());
+}
+}  // namespace
+
+const IValue* DictImpl::find(const IValue& key) const {
+  checkKey(key);
+  auto it = index_.find(key);
+  return it == index_.end() ? nullptr : &entries_[it->second].second;
+}
+
+void DictImpl::insertOrAssign(IValue key, IValue value) {
+  checkKey(key);
+  auto it = index_.find(key);
+  if (it != index_.end()) {
+    entries_[it->second].second = std::move(value);
+    return;
+  }
+  entries_.emplace_back(key, std::move(value));
+  try {
+    index_.emplace(std::move(key), entries_.size() - 1);
+  } catch (...) {
+    entries_.pop_back();  // no half-changed dict
+    throw;
+  }
+}
+
+IValue DictImpl::setDefault(IValue key, IValue value) {
+  if (const IValue* found = find(key)) return *found;
+  insertOrAssign(std::move(key), value);
+  return value;
+}
+
+std::optional<IValue> DictImpl::erase(const IValue& key) {
+  checkKey(key);
+  auto it = index_.find(key);
+  if (it == index_.end()) return std::nullopt;
+  const size_t at = it->second;
+  IValue value = std::move(entries_[at].second);
+  index_.erase(it);
+  entries_.erase(entries_.begin() + static_cast<std::ptrdiff_t>(at));
+  for (auto& [k, position] : index_) {
+    if (position > at) --position;
+  }
+  return value;
+}
+
+void DictImpl::clear() {
+  index_.clear();
+  entries_.clear();
+}
+
+intrusive_ptr<DictImpl> DictImpl::copy() const {
+  auto out = create(key_list_tag_, value_list_tag_);
+  out->entries_ = entries_;
+  out->index_ = index_;
+  return out;
+}
+
+void DictImpl::checkInvariants() const {
+  TURNOUT_INTERNAL_ASSERT(index_.size() == entries_.size(), "dict index has ",
+                          index_.size(), " keys for ", entries_.size(),
+                          " entries");
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    auto it = index_.find(entries_[i].first);
+    TURNOUT_INTERNAL_ASSERT(it != index_.end() && it->second == i,
+                            "dict entry ", i, " is not indexed at its place");
+  }
+}
+
+}  // namespace ivalue
+
 // ---- Inspection
 // ----------------------------------------------------------------
 
@@ -216,6 +403,10 @@ const char* IValue::tagName(Tag tag) noexcept {
       return "GenericList";
     case Tag::Tuple:
       return "Tuple";
+    case Tag::Dict:
+      return "Dict";
+    case Tag::Future:
+      return "Future";
   }
   return "InvalidTag";
 }
@@ -291,6 +482,18 @@ bool operator==(const IValue& a, const IValue& b) {
       return a.toListRef() == b.toListRef();
     case Tag::Tuple:
       return a.toTupleRef().elements() == b.toTupleRef().elements();
+    case Tag::Dict: {
+      const DictImpl& x = a.toDictRef();
+      const DictImpl& y = b.toDictRef();
+      if (x.size() != y.size()) return false;
+      for (const auto& [key, value] : x.entries()) {
+        const IValue* other = y.find(key);
+        if (other == nullptr || !(*other == value)) return false;
+      }
+      return true;
+    }
+    case Tag::Future:
+      return a.toFuture() == b.toFuture();
   }
   return false;
 }
@@ -390,6 +593,14 @@ std::ostream& operator<<(std::ostream& out, const IValue& v) {
                     [&](const IValue& e) { out << e; });
       return out;
     }
+    case Tag::Dict:
+      printSequence(out, v.toDictRef().entries(), "{", "}",
+                    [&](const DictImpl::Entry& e) {
+                      out << e.first << ": " << e.second;
+                    });
+      return out;
+    case Tag::Future:
+      return out << "Future";
   }
   return out << "<invalid IValue>";
 }

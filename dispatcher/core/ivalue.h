@@ -19,18 +19,31 @@
 //
 // Thread safety: like a Tensor. Distinct IValues sharing a payload may be
 // used from any threads; one IValue must not be mutated from two threads.
-// Strings and Tuples are immutable; a list object's elements may be changed
-// only by a single owner (use_count() == 1) or under the caller's lock.
+// Strings and Tuples are immutable; a list or dict object's elements may be
+// changed only by a single owner (use_count() == 1) or under the caller's
+// lock.
+//
+// Dict: an ordered map shared by reference (as c10::Dict and Python's dict):
+// insertion order, keys of one kind each (str, int, float, bool, or Tensor
+// by identity), a mutation seen through every IValue holding it.
+//   auto d = ivalue::DictImpl::create(IValue::Tag::GenericList,
+//                                     IValue::Tag::IntList);
+//   d->insertOrAssign("a", 1);
+//   IValue v(d);  v.toDictRef().find(IValue("a"))->toInt();  // 1
+// Future: a counted handle to a jit::Future (jit/runtime/future.h, which
+// has the helpers); this layer only stores it.
 #ifndef TURNOUT_DISPATCHER_CORE_IVALUE_H_
 #define TURNOUT_DISPATCHER_CORE_IVALUE_H_
 
 #include <cstdint>
+#include <memory>
 #include <new>
 #include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -52,7 +65,13 @@ class ConstantString;
 class Tuple;
 template <class T>
 class ListImpl;
+class DictImpl;
+class FutureHandle;
 }  // namespace ivalue
+
+namespace jit {
+class Future;  // jit/runtime/future.h: stored here, used only above.
+}  // namespace jit
 
 namespace detail {
 template <class T>
@@ -76,6 +95,8 @@ class IValue {
     TensorList,
     GenericList,
     Tuple,
+    Dict,
+    Future,
   };
 
   // ---- None
@@ -216,6 +237,12 @@ class IValue {
   bool isList() const noexcept {
     return tag_ >= Tag::IntList && tag_ <= Tag::GenericList;
   }
+  /// The list kind that holds values like `element`: IntList for an Int,
+  /// DoubleList, BoolList, TensorList likewise, else GenericList.
+  static Tag listTagOf(const IValue& element);
+  /// A list of kind `tag` (a list tag) holding `elements`; throws
+  /// Error(Type) for an element that does not fit the kind.
+  static IValue makeList(Tag tag, std::vector<IValue> elements);
 
   /// The elements, without a copy. Valid while this IValue (or another
   /// reference to the same list) lives.
@@ -245,6 +272,22 @@ class IValue {
   bool isTuple() const noexcept { return tag_ == Tag::Tuple; }
   const ivalue::Tuple& toTupleRef() const;
   intrusive_ptr<ivalue::Tuple> toTuple() const;
+
+  // ---- Dict (shared, mutable, ordered)
+  // --------------------------------------------------------
+  IValue(intrusive_ptr<ivalue::DictImpl> dict);  // NOLINT
+  bool isDict() const noexcept { return tag_ == Tag::Dict; }
+  const ivalue::DictImpl& toDictRef() const;
+  /// A new reference to the shared dict object (mutable: see thread safety).
+  intrusive_ptr<ivalue::DictImpl> toDict() const;
+
+  // ---- Future (a shared handle to a jit::Future)
+  // ---------------------------------------------
+  /// Throws Error(InvalidArgument) for a null future.
+  explicit IValue(std::shared_ptr<jit::Future> future);
+  bool isFuture() const noexcept { return tag_ == Tag::Future; }
+  /// The held future (shared).
+  const std::shared_ptr<jit::Future>& toFuture() const;
 
   // ---- Optional
   // ---------------------------------------------------------------------
@@ -288,7 +331,7 @@ class IValue {
 
   /// c10's identity: None is None; Int, Double, Bool, Device and String
   /// compare by value; Tensors by impl (an undefined Tensor is None);
-  /// lists and tuples by object.
+  /// lists, tuples, dicts and futures by object.
   bool isSameIdentity(const IValue& other) const;
 
   void swap(IValue& other) noexcept {
@@ -365,13 +408,15 @@ static_assert(sizeof(IValue) == 16, "an IValue is a payload and a tag");
 
 /// Strict equality: the same tag and an equal value. Numbers compare by
 /// value within a tag (IValue(1) != IValue(1.0); NaN != NaN); strings,
-/// devices, lists and tuples by contents; Tensors by identity (there are no
+/// devices, lists and tuples by contents; dicts by contents whatever their
+/// order (as Python's); Tensors and futures by identity (there are no
 /// operators to compare elements here).
 bool operator==(const IValue& a, const IValue& b);
 inline bool operator!=(const IValue& a, const IValue& b) { return !(a == b); }
 
 /// A readable form: None, 3, 1.5, True, "text" (quoted, escaped), cuda:0,
-/// [1, 2], (1, "a"), (1,), Tensor(sizes=[2], dtype=Float, device=cpu).
+/// [1, 2], (1, "a"), (1,), {"a": 1, "b": 2}, Future,
+/// Tensor(sizes=[2], dtype=Float, device=cpu).
 std::ostream& operator<<(std::ostream& out, const IValue& v);
 std::ostream& operator<<(std::ostream& out, IValue::Tag tag);
 
@@ -420,6 +465,81 @@ class Tuple final : public IntrusivePtrTarget {
 
  private:
   const std::vector<IValue> elements_;
+};
+
+/// The object behind a Dict: entries in insertion order and an index from
+/// key to position. Keys are Str, Int, Double, Bool or Tensor IValues
+/// (isKey), compared as torch's dict keys: by value, Tensors by identity.
+/// key_list_tag / value_list_tag say which list kind keys() and values()
+/// make (IntList for int keys, ...) so that an empty dict's lists are typed
+/// too.
+///
+/// Invariant: index_ maps each key of entries_ to its position, and no two
+/// entries have equal keys.
+class DictImpl final : public IntrusivePtrTarget {
+ public:
+  using Entry = std::pair<IValue, IValue>;
+
+  DictImpl(IValue::Tag key_list_tag, IValue::Tag value_list_tag)
+      : key_list_tag_(key_list_tag), value_list_tag_(value_list_tag) {}
+  static intrusive_ptr<DictImpl> create(IValue::Tag key_list_tag,
+                                        IValue::Tag value_list_tag) {
+    return make_intrusive<DictImpl>(key_list_tag, value_list_tag);
+  }
+
+  /// Whether `key` may be a dict key (str, int, float, bool, Tensor).
+  static bool isKey(const IValue& key) noexcept;
+
+  size_t size() const { return entries_.size(); }
+  bool empty() const { return entries_.empty(); }
+  /// The entries in insertion order.
+  const std::vector<Entry>& entries() const { return entries_; }
+  IValue::Tag keyListTag() const { return key_list_tag_; }
+  IValue::Tag valueListTag() const { return value_list_tag_; }
+
+  /// The value of `key`, or null. Error(Type) when `key` cannot be a key.
+  const IValue* find(const IValue& key) const;
+  bool contains(const IValue& key) const { return find(key) != nullptr; }
+
+  // Mutation. Precondition: no other thread reads the dict.
+  /// d[key] = value: a new key goes last, an existing one keeps its place.
+  void insertOrAssign(IValue key, IValue value);
+  /// d.setdefault(key, value): inserts when absent; the value now held.
+  IValue setDefault(IValue key, IValue value);
+  /// Removes `key`; its value, or nullopt when absent. The others keep
+  /// their order.
+  std::optional<IValue> erase(const IValue& key);
+  void clear();
+  /// A new dict with the same entries (the values shared, not copied).
+  intrusive_ptr<DictImpl> copy() const;
+
+  /// Asserts the invariant (tests).
+  void checkInvariants() const;
+
+ private:
+  struct KeyHash {
+    size_t operator()(const IValue& key) const noexcept;
+  };
+  struct KeyEqual {
+    bool operator()(const IValue& a, const IValue& b) const noexcept;
+  };
+  void reindex();
+
+  std::vector<Entry> entries_;
+  std::unordered_map<IValue, size_t, KeyHash, KeyEqual> index_;
+  IValue::Tag key_list_tag_;
+  IValue::Tag value_list_tag_;
+};
+
+/// The object behind a Future IValue: one shared reference to the future.
+class FutureHandle final : public IntrusivePtrTarget {
+ public:
+  explicit FutureHandle(std::shared_ptr<jit::Future> future)
+      : future_(std::move(future)) {}
+  const std::shared_ptr<jit::Future>& future() const { return future_; }
+
+ private:
+  const std::shared_ptr<jit::Future> future_;
 };
 
 }  // namespace ivalue

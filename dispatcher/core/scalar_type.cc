@@ -23,30 +23,16 @@ bool isValidScalarType(int64_t value) {
   }
 }
 
-size_t elementSize(ScalarType t) {
-  switch (t) {
-    case ScalarType::Byte:
-    case ScalarType::Char:
-    case ScalarType::Bool:
-      return 1;
-    case ScalarType::Short:
-    case ScalarType::Half:
-    case ScalarType::BFloat16:
-      return 2;
-    case ScalarType::Int:
-    case ScalarType::Float:
-      return 4;
-    case ScalarType::Long:
-    case ScalarType::Double:
-      return 8;
-    case ScalarType::Undefined:
-      break;
-  }
+namespace detail {
+
+void throwNoElementSize(ScalarType t) {
   TURNOUT_CHECK(false, ErrorKind::InvalidArgument,
                 "elementSize(): ", toString(t), " (", static_cast<int>(t),
                 ") has no element size; pass a defined dtype");
-  return 0;
+  __builtin_unreachable();
 }
+
+}  // namespace detail
 
 namespace {
 

@@ -62,8 +62,8 @@ constexpr ScalarType kBFloat16 = ScalarType::BFloat16;
 bool isValidScalarType(int64_t value);
 
 /// Bytes per element: Float -> 4. Throws Error(InvalidArgument) for
-/// Undefined or an invalid value.
-size_t elementSize(ScalarType t);
+/// Undefined or an invalid value. Inline: every new tensor asks.
+inline size_t elementSize(ScalarType t);
 
 /// Half, Float, Double, BFloat16.
 constexpr bool isFloatingType(ScalarType t) {
@@ -241,6 +241,24 @@ TURNOUT_CPP_TYPE_TO_SCALAR_TYPE(double, Double)
 TURNOUT_CPP_TYPE_TO_SCALAR_TYPE(bool, Bool)
 TURNOUT_CPP_TYPE_TO_SCALAR_TYPE(BFloat16, BFloat16)
 #undef TURNOUT_CPP_TYPE_TO_SCALAR_TYPE
+
+namespace detail {
+// Bytes per element, indexed by the enumerator; 0 where it names no dtype.
+inline constexpr uint8_t kElementSizes[] = {1, 1, 2, 4, 8, 2, 4, 8, 0,
+                                            0, 0, 1, 0, 0, 0, 2, 0};
+[[noreturn]] void throwNoElementSize(ScalarType t);
+}  // namespace detail
+
+inline size_t elementSize(ScalarType t) {
+  // Through uint8_t: a negative value indexes past the table's end.
+  const auto i = static_cast<uint8_t>(t);
+  if (__builtin_expect(
+          i < sizeof(detail::kElementSizes) && detail::kElementSizes[i] != 0,
+          1)) {
+    return detail::kElementSizes[i];
+  }
+  detail::throwNoElementSize(t);
+}
 
 }  // namespace turnout
 

@@ -1,6 +1,9 @@
 #include "dispatcher/core/tensor.h"
 
+#include <atomic>
+#include <cstddef>
 #include <limits>
+#include <new>
 #include <sstream>
 
 #include "absl/strings/str_join.h"
@@ -57,7 +60,80 @@ void checkDtype(ScalarType dtype, const char* caller) {
                 ") is not a tensor dtype");
 }
 
+// makeContiguousTensor's block: a new tensor's three counted parts in one
+// allocation. Each part is the usual class with a deallocation function that
+// gives its share of the block back; the block is freed with the last share,
+// so a storage or counter that outlives its first tensor (a view holds them)
+// keeps the block's few hundred bytes until it goes.
+struct TensorBlock {
+  std::atomic<int> parts{3};
+  alignas(TensorImpl) unsigned char tensor[sizeof(TensorImpl)];
+  alignas(StorageImpl) unsigned char storage[sizeof(StorageImpl)];
+  alignas(VersionCounter) unsigned char counter[sizeof(VersionCounter)];
+
+  void releasePart() noexcept {
+    // acq_rel as decref: every part's destruction happens before the free.
+    if (parts.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+  }
+  static TensorBlock* of(void* part, size_t offset) {
+    return reinterpret_cast<TensorBlock*>(static_cast<char*>(part) - offset);
+  }
+};
+
+class BlockTensorImpl final : public TensorImpl {
+ public:
+  using TensorImpl::TensorImpl;
+  static void operator delete(void* p) {
+    TensorBlock::of(p, offsetof(TensorBlock, tensor))->releasePart();
+  }
+};
+
+class BlockStorageImpl final : public StorageImpl {
+ public:
+  using StorageImpl::StorageImpl;
+  static void operator delete(void* p) {
+    TensorBlock::of(p, offsetof(TensorBlock, storage))->releasePart();
+  }
+};
+
+class BlockVersionCounter final : public VersionCounter {
+ public:
+  static void operator delete(void* p) {
+    TensorBlock::of(p, offsetof(TensorBlock, counter))->releasePart();
+  }
+};
+
+static_assert(sizeof(BlockTensorImpl) == sizeof(TensorImpl) &&
+                  sizeof(BlockStorageImpl) == sizeof(StorageImpl) &&
+                  sizeof(BlockVersionCounter) == sizeof(VersionCounter),
+              "the block's parts add no members");
+
 }  // namespace
+
+Tensor makeContiguousTensor(IntArrayRef sizes, size_t nbytes,
+                            Allocator* allocator, ScalarType dtype,
+                            Device device, DispatchKeySet key_set) {
+  // The memory first: if it cannot be had, nothing was made.
+  DataPtr data = allocator->allocate(nbytes);
+  auto* block = new TensorBlock;
+  auto counter = intrusive_ptr<VersionCounter>::reclaim_copy(
+      new (block->counter) BlockVersionCounter);
+  Storage storage(intrusive_ptr<StorageImpl>::reclaim_copy(
+      new (block->storage) BlockStorageImpl(nbytes, std::move(data), allocator,
+                                            /*resizable=*/true)));
+  TensorImpl* impl = nullptr;
+  try {
+    impl = new (block->tensor)
+        BlockTensorImpl(std::move(storage), dtype, device, Layout::Strided,
+                        key_set, sizes, std::move(counter));
+  } catch (...) {
+    // The constructor's unwinding released the storage and counter parts;
+    // this releases the part that was never made.
+    block->releasePart();
+    throw;
+  }
+  return Tensor(intrusive_ptr<TensorImpl, UndefinedTensorImpl>::reclaim_copy(impl));
+}
 
 Tensor makeEmptyTensor(IntArrayRef sizes, ScalarType dtype, Device device,
                        Layout layout) {
@@ -90,10 +166,9 @@ Tensor makeEmptyTensor(IntArrayRef sizes, ScalarType dtype, Device device,
         " for a tensor requested on ", device);
     tensor_device = got.has_index() ? got : device;
   }
-  auto impl = make_intrusive<TensorImpl, UndefinedTensorImpl>(
-      std::move(storage), dtype, tensor_device, layout);
-  impl->set_sizes_contiguous(sizes);
-  return Tensor(std::move(impl));
+  return Tensor(make_intrusive<TensorImpl, UndefinedTensorImpl>(
+      std::move(storage), dtype, tensor_device, layout,
+      TensorImpl::computeKeySet(dtype, layout, tensor_device), sizes));
 }
 
 Tensor makeTensorWithKeySet(DispatchKeySet key_set, IntArrayRef sizes,

@@ -308,6 +308,16 @@ namespace detail {
 Tensor makeEmptyTensor(IntArrayRef sizes, ScalarType dtype, Device device,
                        Layout layout = Layout::Strided);
 
+/// A new contiguous Strided tensor of `sizes` (checked: non-negative, with
+/// nbytes = numel * elementSize(dtype)) over a resizable storage of `nbytes`
+/// from `allocator`, on `device` (the allocator's), with exactly `key_set`;
+/// its TensorImpl, StorageImpl and VersionCounter in one allocation (each
+/// still destroyed with its last reference; the block freed with the last
+/// of them). The path of every new kernel result on the CPU.
+Tensor makeContiguousTensor(IntArrayRef sizes, size_t nbytes,
+                            Allocator* allocator, ScalarType dtype,
+                            Device device, DispatchKeySet key_set);
+
 /// A tensor without storage whose key set is exactly `key_set`: for tests
 /// of dispatch that need arguments with chosen keys and no memory.
 Tensor makeTensorWithKeySet(DispatchKeySet key_set, IntArrayRef sizes = {},

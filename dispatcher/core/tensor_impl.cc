@@ -26,6 +26,31 @@ int64_t wrapDim(int64_t d, int64_t dims, const char* caller) {
   return d < 0 ? d + dims : d;
 }
 
+// contiguousNumel's errors, out of line: the message building would give
+// every new tensor's path a large frame.
+[[noreturn]] __attribute__((noinline, cold)) void throwBadSizes(
+    IntArrayRef sizes) {
+  for (int64_t s : sizes) {
+    TURNOUT_CHECK(s >= 0, ErrorKind::InvalidArgument,
+                  "set_sizes_contiguous(): sizes must be non-negative, got ",
+                  shapeString(sizes));
+  }
+  checkedNumel(sizes, "set_sizes_contiguous");  // throws: the count overflows
+  __builtin_unreachable();
+}
+
+// The element count of `sizes` for set_sizes_contiguous; throws for a
+// negative size or a count that overflows int64.
+int64_t contiguousNumel(IntArrayRef sizes) {
+  bool negative = false;
+  for (int64_t s : sizes) negative |= s < 0;
+  int64_t numel = 0;
+  if (__builtin_expect(negative || !tryNumel(sizes, &numel), 0)) {
+    throwBadSizes(sizes);
+  }
+  return numel;
+}
+
 }  // namespace
 
 DispatchKeySet TensorImpl::computeKeySet(ScalarType dtype, Layout layout,
@@ -51,17 +76,70 @@ TensorImpl::TensorImpl(Storage storage, ScalarType dtype, Device device,
       device_(device),
       layout_(layout),
       version_counter_(make_intrusive<VersionCounter>()) {
-  TURNOUT_CHECK(isValidLayout(static_cast<int64_t>(layout)),
-                ErrorKind::InvalidArgument, "TensorImpl(): invalid layout ",
-                static_cast<int>(layout));
-  TURNOUT_CHECK(!storage_.defined() || storage_.device_type() == device.type(),
-                ErrorKind::InvalidArgument, "TensorImpl(): the storage is on ",
-                storage_.device(), " but the tensor's device is ", device,
-                "; pass a storage from getAllocator(DeviceType::",
-                toString(device.type()), ")");
+  checkLayoutAndStorageDevice();
   sizes_.assign({0});
   if (layout_ == Layout::Strided) strides_.assign({1});
   refreshNumelAndContiguity();
+}
+
+TensorImpl::TensorImpl(Storage storage, ScalarType dtype, Device device,
+                       Layout layout, DispatchKeySet key_set, IntArrayRef sizes,
+                       intrusive_ptr<VersionCounter> version_counter)
+    : key_set_(key_set),
+      storage_(std::move(storage)),
+      sizes_(sizes.begin(), sizes.end()),
+      strides_(layout == Layout::Strided ? sizes.size() : 0),
+      numel_(contiguousNumel(sizes)),
+      itemsize_(elementSize(dtype)),
+      dtype_(dtype),
+      device_(device),
+      layout_(layout),
+      is_contiguous_(layout == Layout::Strided),
+      version_counter_(version_counter.defined()
+                           ? std::move(version_counter)
+                           : make_intrusive<VersionCounter>()) {
+  checkLayoutAndStorageDevice();
+  if (layout_ != Layout::Strided) return;
+  fillContiguousStrides();
+  // Contiguous from offset 0: the elements end at numel * itemsize bytes.
+  int64_t nbytes = 0;
+  if (storage_.defined() &&
+      (__builtin_mul_overflow(numel_, static_cast<int64_t>(itemsize_),
+                              &nbytes) ||
+       static_cast<uint64_t>(nbytes) > storage_.nbytes())) {
+    checkFitsInStorage("set_sizes_contiguous");
+  }
+}
+
+void TensorImpl::fillContiguousStrides() {
+  int64_t stride = 1;
+  for (size_t i = sizes_.size(); i-- > 0;) {
+    strides_[i] = stride;
+    // Saturates only when an inner size is 0 (numel fits int64).
+    stride = saturatingMul(stride, sizes_[i] == 0 ? 1 : sizes_[i]);
+  }
+}
+
+void TensorImpl::checkLayoutAndStorageDevice() const {
+  if (__builtin_expect(
+          isValidLayout(static_cast<int64_t>(layout_)) &&
+              (!storage_.defined() || storage_.device_type() == device_.type()),
+          1)) {
+    return;
+  }
+  throwBadLayoutOrStorageDevice();
+}
+
+void TensorImpl::throwBadLayoutOrStorageDevice() const {
+  TURNOUT_CHECK(isValidLayout(static_cast<int64_t>(layout_)),
+                ErrorKind::InvalidArgument, "TensorImpl(): invalid layout ",
+                static_cast<int>(layout_));
+  TURNOUT_CHECK(false, ErrorKind::InvalidArgument,
+                "TensorImpl(): the storage is on ", storage_.device(),
+                " but the tensor's device is ", device_,
+                "; pass a storage from getAllocator(DeviceType::",
+                toString(device_.type()), ")");
+  __builtin_unreachable();
 }
 
 TensorImpl::TensorImpl(UndefinedTag)
@@ -111,24 +189,14 @@ void TensorImpl::checkMutable(const char* caller) const {
 
 void TensorImpl::set_sizes_contiguous(IntArrayRef sizes) {
   checkMutable("set_sizes_contiguous");
-  for (int64_t s : sizes) {
-    TURNOUT_CHECK(s >= 0, ErrorKind::InvalidArgument,
-                  "set_sizes_contiguous(): sizes must be non-negative, got ",
-                  shapeString(sizes));
-  }
-  // Before any change: a shape whose element count overflows is refused.
-  const int64_t numel = checkedNumel(sizes, "set_sizes_contiguous");
+  // Before any change: a bad shape is refused.
+  const int64_t numel = contiguousNumel(sizes);
   DimVector old_sizes = sizes_;
   DimVector old_strides = strides_;
   sizes_.assign(sizes.begin(), sizes.end());
   if (layout_ == Layout::Strided) {
-    strides_.resize(sizes.size());
-    int64_t stride = 1;
-    for (size_t i = sizes.size(); i-- > 0;) {
-      strides_[i] = stride;
-      // Saturates only when an inner size is 0 (numel fits int64).
-      stride = saturatingMul(stride, sizes[i] == 0 ? 1 : sizes[i]);
-    }
+    strides_.resize(sizes_.size());
+    fillContiguousStrides();
   }
   numel_ = numel;
   is_contiguous_ = computeContiguous();

@@ -64,6 +64,16 @@ class TensorImpl : public IntrusivePtrTarget {
   /// The same, with exactly `key_set` (nothing added).
   TensorImpl(Storage storage, ScalarType dtype, Device device, Layout layout,
              DispatchKeySet key_set);
+  /// A new tensor of `sizes`, contiguous (strides only for Strided), over
+  /// `storage` from offset 0, with exactly `key_set`: what the previous
+  /// constructor and set_sizes_contiguous(sizes) make, in one step with no
+  /// undo copies (the path of every new kernel result). Throws as
+  /// set_sizes_contiguous does for negative sizes, an overflowing element
+  /// count, or a storage too small for the elements. `version_counter`, when
+  /// given, is the tensor's (else a new one).
+  TensorImpl(Storage storage, ScalarType dtype, Device device, Layout layout,
+             DispatchKeySet key_set, IntArrayRef sizes,
+             intrusive_ptr<VersionCounter> version_counter = {});
 
   /// The key set the first constructor gives a tensor of this kind.
   static DispatchKeySet computeKeySet(ScalarType dtype, Layout layout,
@@ -149,6 +159,23 @@ class TensorImpl : public IntrusivePtrTarget {
   PyObjectSlot& pyobj_slot() { return pyobj_slot_; }
   const PyObjectSlot& pyobj_slot() const { return pyobj_slot_; }
 
+  /// The metadata a Python tensor subclass answers in its handler rather
+  /// than this TensorImpl (torch's dispatch_sizes_strides_policy,
+  /// dispatch_device, dispatch_layout): a mask of PythonCustom bits, 0 for
+  /// every other tensor. Read only by the bindings' metadata methods, never
+  /// on the call path; C++ code keeps reading the stored values.
+  enum PythonCustom : uint8_t {
+    kCustomStrides = 1,  // strides, is_contiguous
+    kCustomSizes = 2,    // and sizes, dim, numel, storage_offset
+    kCustomDevice = 4,
+    kCustomLayout = 8,
+  };
+  uint8_t python_custom() const { return python_custom_; }
+  void set_python_custom(uint8_t mask) {
+    checkMutable("set_python_custom()");
+    python_custom_ = mask;
+  }
+
   /// Throws Error(Internal) when an invariant above does not hold.
   void checkInvariants() const;
 
@@ -161,6 +188,13 @@ class TensorImpl : public IntrusivePtrTarget {
   // Every mutator starts here: the undefined tensor is shared by all, so it
   // must never change. Throws Error(InvalidArgument).
   void checkMutable(const char* caller) const;
+  // The constructors' checks of the layout and the storage's device; the
+  // message building out of line, off every new tensor's path.
+  void checkLayoutAndStorageDevice() const;
+  [[noreturn]] __attribute__((noinline, cold)) void
+  throwBadLayoutOrStorageDevice() const;
+  // strides_ (already one per size): the contiguous strides for sizes_.
+  void fillContiguousStrides();
   void refreshNumelAndContiguity();
   int64_t computeNumel() const;
   bool computeContiguous() const;
@@ -182,6 +216,7 @@ class TensorImpl : public IntrusivePtrTarget {
   Device device_;
   Layout layout_;
   bool is_contiguous_ = true;
+  uint8_t python_custom_ = 0;  // in is_contiguous_'s padding
   intrusive_ptr<VersionCounter> version_counter_;
   std::unique_ptr<AutogradMetaInterface> autograd_meta_;
   // Last, so destroyed first: an owned binding object is released while the

@@ -48,6 +48,7 @@ std::optional<Type> tupleConstantType(const IValue& v) {
 
 bool isInterpreterPrim(std::string_view kind) {
   return kind == prim::kConstant || kind == prim::kListConstruct ||
+         kind == prim::kDictConstruct ||
          kind == prim::kListUnpack || kind == prim::kTupleConstruct ||
          kind == prim::kTupleUnpack || kind == prim::kIf ||
          kind == prim::kLoop || kind == prim::kRaiseException ||

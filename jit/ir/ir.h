@@ -63,6 +63,9 @@ inline constexpr std::string_view kParam = "prim::Param";
 inline constexpr std::string_view kReturn = "prim::Return";
 inline constexpr std::string_view kConstant = "prim::Constant";
 inline constexpr std::string_view kListConstruct = "prim::ListConstruct";
+/// A new dict from its inputs taken in (key, value) pairs, in that order;
+/// its output is a Dict(K, V).
+inline constexpr std::string_view kDictConstruct = "prim::DictConstruct";
 inline constexpr std::string_view kListUnpack = "prim::ListUnpack";
 inline constexpr std::string_view kTupleConstruct = "prim::TupleConstruct";
 inline constexpr std::string_view kTupleUnpack = "prim::TupleUnpack";
@@ -73,7 +76,8 @@ inline constexpr std::string_view kUninitialized = "prim::Uninitialized";
 /// Runs its one block (or its Subgraph, see kSubgraph) on the inter-op
 /// pool; its output is a Future[T].
 inline constexpr std::string_view kFork = "prim::fork";
-/// Waits for the Future made by a prim::fork and yields its value. Spelled
+/// Waits for a Future (made by a prim::fork, possibly stored in a list or
+/// passed in) and yields its value. Spelled
 /// with the aten namespace, as TorchScript does; the interpreter runs it.
 inline constexpr std::string_view kWait = "aten::wait";
 /// Calls the graph function its first input names (a Function constant,

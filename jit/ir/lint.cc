@@ -291,6 +291,29 @@ class Linter {
                   n);
         }
       }
+    } else if (n->is(prim::kDictConstruct)) {
+      needOutputs(n, 1);
+      const SchemaType& t = *n->output()->type().schemaType();
+      if (t.kind() != K::Dict) {
+        failUse("prim::DictConstruct makes a dict, not " +
+                    describe(n->output()),
+                n);
+      }
+      if (n->inputs().size() % 2 != 0) {
+        failUse("prim::DictConstruct takes keys and values in pairs; it has " +
+                    std::to_string(n->inputs().size()) + " inputs",
+                n);
+      }
+      for (size_t i = 0; i < n->inputs().size(); ++i) {
+        const SchemaType& want = *t.containedTypes()[i % 2];
+        if (!fits(n->inputs()[i], want)) {
+          failUse("input " + std::to_string(i) + " (" +
+                      describe(n->inputs()[i]) + ") does not fit the " +
+                      (i % 2 == 0 ? "key" : "value") + " type of " +
+                      describe(n->output()),
+                  n);
+        }
+      }
     } else if (n->is(prim::kTupleConstruct)) {
       needOutputs(n, 1);
       const SchemaType& t = *n->output()->type().schemaType();

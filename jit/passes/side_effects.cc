@@ -86,7 +86,7 @@ bool hasSideEffects(const Node* n) {
 bool isPure(const Node* n) {
   if (n->outputs().empty() || !n->blocks().empty()) return false;
   if (n->is(prim::kConstant) || n->is(prim::kListConstruct) ||
-      n->is(prim::kTupleConstruct) || n->is(prim::kListUnpack) ||
+      n->is(prim::kDictConstruct) || n->is(prim::kTupleConstruct) || n->is(prim::kListUnpack) ||
       n->is(prim::kTupleUnpack)) {
     return true;
   }

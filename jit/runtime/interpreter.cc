@@ -27,6 +27,7 @@ const char* toString(OpCode op) {
     case OpCode::LoopTest: return "LoopTest";
     case OpCode::Increment: return "Increment";
     case OpCode::ListConstruct: return "ListConstruct";
+    case OpCode::DictConstruct: return "DictConstruct";
     case OpCode::ListUnpack: return "ListUnpack";
     case OpCode::TupleConstruct: return "TupleConstruct";
     case OpCode::TupleUnpack: return "TupleUnpack";
@@ -40,6 +41,25 @@ const char* toString(OpCode op) {
   }
   return "?";
 }
+
+namespace {
+
+// DictConstruct's a: the input count in the low bits, then the key's and
+// the value's ListKind, 4 bits each.
+constexpr uint32_t kDictCountBits = 24;
+
+// The list tag of a ListKind (what a dict's keys() / values() make).
+IValue::Tag listTag(ListKind kind) {
+  switch (kind) {
+    case ListKind::Int: return IValue::Tag::IntList;
+    case ListKind::Double: return IValue::Tag::DoubleList;
+    case ListKind::Bool: return IValue::Tag::BoolList;
+    case ListKind::Tensor: return IValue::Tag::TensorList;
+    default: return IValue::Tag::GenericList;
+  }
+}
+
+}  // namespace
 
 // Lays a graph out as instructions. Registers: one per value, plus three
 // consecutive ones (cond, counter, max trip count) per prim::Loop.
@@ -205,7 +225,7 @@ class CodeBuilder {
   static bool isPrim(const std::string& k) {
     return k == prim::kConstant || k == prim::kIf || k == prim::kLoop ||
            k == prim::kListConstruct || k == prim::kTupleConstruct ||
-           k == prim::kListUnpack || k == prim::kTupleUnpack ||
+           k == prim::kDictConstruct || k == prim::kListUnpack || k == prim::kTupleUnpack ||
            k == prim::kRaiseException || k == prim::kFork ||
            k == prim::kWait || k == prim::kUninitialized ||
            k == prim::kCallFunction || k == prim::kIsInstance;
@@ -240,7 +260,12 @@ class CodeBuilder {
 
   static ListKind listKind(const Type& t) {
     if (t.kind() != SchemaType::Kind::List) return ListKind::Generic;
-    switch (t.schemaType()->elementType()->kind()) {
+    return elementListKind(*t.schemaType()->elementType());
+  }
+
+  // The list representation for elements of type `e`.
+  static ListKind elementListKind(const SchemaType& e) {
+    switch (e.kind()) {
       case SchemaType::Kind::Int: return ListKind::Int;
       case SchemaType::Kind::Float: return ListKind::Double;
       case SchemaType::Kind::Bool: return ListKind::Bool;
@@ -279,6 +304,8 @@ class CodeBuilder {
       emit(OpCode::ListConstruct, static_cast<uint32_t>(n->inputs().size()),
            static_cast<uint32_t>(listKind(n->output()->type())));
       storeOutputs(n->outputs());
+    } else if (k == prim::kDictConstruct) {
+      emitDictConstruct(n);
     } else if (k == prim::kTupleConstruct) {
       if (n->outputs().size() != 1) fail(n, "TupleConstruct has one output");
       pushInputs(n);
@@ -304,11 +331,13 @@ class CodeBuilder {
       if (n->inputs().size() != 1 || n->outputs().size() != 1) {
         fail(n, "aten::wait takes one Future and has one output");
       }
-      auto it = fork_slot_.find(n->inputs()[0]->node());
-      if (it == fork_slot_.end()) {
-        fail(n, "aten::wait's input must be the output of a prim::fork");
+      if (n->inputs()[0]->type().kind() != SchemaType::Kind::Future) {
+        fail(n, "aten::wait takes a Future, not %" +
+                    n->inputs()[0]->debugName() + " : " +
+                    n->inputs()[0]->type().toString());
       }
-      emit(OpCode::Wait, it->second, info(n, k));
+      pushInputs(n);
+      emit(OpCode::Wait, 0, info(n, k));
       storeOutputs(n->outputs());
     } else if (k == prim::kCallFunction) {
       emitCallFunction(n);
@@ -389,15 +418,6 @@ class CodeBuilder {
       fail(n, "prim::fork needs one output and one block taking the node's "
               "inputs and returning one value");
     }
-    for (const Use& u : n->output()->uses()) {
-      if (!u.user->is(prim::kWait)) {
-        fail(n, "the Future %" + n->output()->debugName() + " is used by " +
-                    u.user->kind() +
-                    "; the interpreter lets only aten::wait use a "
-                    "prim::fork's output (no returning, storing or passing "
-                    "futures)");
-      }
-    }
     const Block* body = n->blocks()[0];
     std::unordered_set<const Value*> defined;
     std::vector<Value*> free;
@@ -416,8 +436,8 @@ class CodeBuilder {
     pushInputs(n);
     const auto slot = static_cast<uint32_t>(code_.forks_.size());
     code_.forks_.push_back(std::move(code));
-    fork_slot_[n] = slot;
     emit(OpCode::Fork, slot, info(n, std::string(prim::kFork)));
+    storeOutputs(n->outputs());
   }
 
   // The emitters below are not inlined: emitNode recurses once per nested
@@ -504,7 +524,6 @@ class CodeBuilder {
       fail(n, "prim::fork's Subgraph must take the node's inputs and "
               "return one value");
     }
-    checkForkUses(n);
     std::shared_ptr<const Code> code;
     try {
       code = std::make_shared<const Code>(**g);
@@ -514,20 +533,40 @@ class CodeBuilder {
     pushInputs(n);
     const auto slot = static_cast<uint32_t>(code_.forks_.size());
     code_.forks_.push_back(std::move(code));
-    fork_slot_[n] = slot;
     emit(OpCode::Fork, slot, info(n, std::string(prim::kFork)));
+    storeOutputs(n->outputs());
   }
 
-  void checkForkUses(const Node* n) {
-    for (const Use& u : n->output()->uses()) {
-      if (!u.user->is(prim::kWait)) {
-        fail(n, "the Future %" + n->output()->debugName() + " is used by " +
-                    u.user->kind() +
-                    "; the interpreter lets only aten::wait use a "
-                    "prim::fork's output (no returning, storing or passing "
-                    "futures)");
-      }
+  // prim::DictConstruct(k0, v0, k1, v1, ...): a new dict whose key and
+  // value list kinds (what keys() and values() make) come from the
+  // output's Dict(K, V) type.
+  void emitDictConstruct(const Node* n) {
+    if (n->outputs().size() != 1) fail(n, "DictConstruct has one output");
+    const SchemaType& t = *n->output()->type().schemaType();
+    if (t.kind() != SchemaType::Kind::Dict) {
+      fail(n, "prim::DictConstruct's output must be a Dict, not %" +
+                  n->output()->debugName() + " : " +
+                  n->output()->type().toString());
     }
+    if (n->inputs().size() % 2 != 0) {
+      fail(n, "prim::DictConstruct takes keys and values in pairs (k0, v0, "
+              "k1, v1, ...); it has " +
+                  std::to_string(n->inputs().size()) + " inputs");
+    }
+    if (n->inputs().size() >= (size_t{1} << kDictCountBits)) {
+      fail(n, "prim::DictConstruct has too many inputs");
+    }
+    const auto key_kind =
+        static_cast<uint32_t>(elementListKind(*t.containedTypes()[0]));
+    const auto value_kind =
+        static_cast<uint32_t>(elementListKind(*t.containedTypes()[1]));
+    pushInputs(n);
+    emit(OpCode::DictConstruct,
+         static_cast<uint32_t>(n->inputs().size()) |
+             (key_kind << kDictCountBits) |
+             (value_kind << (kDictCountBits + 4)),
+         info(n, std::string(prim::kDictConstruct)));
+    storeOutputs(n->outputs());
   }
 
   void emitIf(const Node* n) {
@@ -593,7 +632,6 @@ class CodeBuilder {
   std::unordered_map<const Block*, int> block_loop_depth_;
   std::unordered_map<const Value*, UseSummary> summaries_;
   int next_pre_ = 0;
-  std::unordered_map<const Node*, uint32_t> fork_slot_;
   // Outputs left on the stack for the next node (forwardsOutput).
   std::unordered_set<const Value*> forwarded_;
   uint32_t next_register_ = 0;
@@ -665,6 +703,18 @@ bool isInstance(const IValue& v, const SchemaType& type) {
       }
       return true;
     }
+    case K::Dict: {
+      if (!v.isDict()) return false;
+      const auto& ts = type.containedTypes();
+      for (const auto& [key, value] : v.toDictRef().entries()) {
+        if (!isInstance(key, *ts[0]) || !isInstance(value, *ts[1])) {
+          return false;
+        }
+      }
+      return true;
+    }
+    case K::Future:
+      return v.isFuture();
     default:
       return false;
   }
@@ -689,8 +739,6 @@ void Code::run(Stack& stack) const {
     regs[input_registers_[i]] = std::move(stack[base + i]);
   }
   stack.resize(base);
-  // One slot per prim::fork node; empty (no allocation) for most graphs.
-  absl::InlinedVector<std::shared_ptr<Future>, 1> futures(forks_.size());
   const Instruction* code = instructions_.data();
   size_t pc = 0;
   try {
@@ -792,6 +840,24 @@ void Code::run(Stack& stack) const {
           stack.push_back(std::move(list));
           break;
         }
+        case OpCode::DictConstruct: {
+          const uint32_t count = ins.a & ((1u << kDictCountBits) - 1);
+          auto d = ivalue::DictImpl::create(
+              listTag(static_cast<ListKind>((ins.a >> kDictCountBits) & 15)),
+              listTag(
+                  static_cast<ListKind>((ins.a >> (kDictCountBits + 4)) & 15)));
+          const size_t first = stack.size() - count;
+          try {
+            for (size_t i = first; i < stack.size(); i += 2) {
+              d->insertOrAssign(std::move(stack[i]), std::move(stack[i + 1]));
+            }
+          } catch (const Error& e) {
+            rethrow(e, ins.b);
+          }
+          stack.resize(first);
+          stack.push_back(IValue(std::move(d)));
+          break;
+        }
         case OpCode::ListUnpack: {
           IValue list = std::move(stack.back());
           stack.pop_back();
@@ -858,17 +924,19 @@ void Code::run(Stack& stack) const {
           Stack args(std::make_move_iterator(stack.end() - n),
                      std::make_move_iterator(stack.end()));
           stack.resize(stack.size() - n);
-          futures[ins.a] = fork([sub, args = std::move(args)]() mutable {
+          stack.push_back(IValue(fork([sub, args = std::move(args)]() mutable {
             sub->run(args);
             return std::move(args[0]);
-          });
+          })));
           break;
         }
         case OpCode::Wait: {
-          Future& f = *futures[ins.a];
+          IValue f = std::move(stack.back());
+          stack.pop_back();
           try {
-            f.wait();
-            stack.push_back(f.value());
+            const std::shared_ptr<Future>& future = f.toFuture();
+            future->wait();
+            stack.push_back(future->value());
           } catch (const Error& e) {
             rethrow(e, ins.b);
           }

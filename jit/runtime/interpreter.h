@@ -18,10 +18,10 @@
 // MOVE), so a chain of calls runs as CALL, pushes of the other inputs,
 // CALL, ... FORK compiles a prim::fork's block into a
 // Code of its own and runs it on the inter-op pool (future.h) with the
-// caller's thread-local dispatch state; WAIT waits for that future. A
-// future lives in a per-run slot of its fork node, so a prim::fork's
-// output may be used only by aten::wait nodes (it cannot be returned,
-// stored in a list or passed through a block). CALL_FUNCTION runs the Code
+// caller's thread-local dispatch state; FORK pushes its Future as a value
+// (an IValue holding it): it may be stored in a list, passed to a callee
+// or waited on by aten::wait, which pops a Future and pushes its value.
+// DICT_CONSTRUCT builds a dict (ivalue::DictImpl) from key/value pairs. CALL_FUNCTION runs the Code
 // of a prim::CallFunction's callee (compiled with the caller, from the
 // graph's CompilationUnit: compilation_unit.h) on the stack; IS_INSTANCE
 // tests a value against prim::isinstance's types. Nothing is looked up by name
@@ -75,14 +75,16 @@ enum class OpCode : uint8_t {
                    // (b: cond, b+1: counter, b+2: max trip count)
   Increment,       // regs[a] = regs[a].toInt() + 1
   ListConstruct,   // pop a values into a list of kind b (ListKind)
+  DictConstruct,   // pop a & 0xffffff values (k0, v0, ...) into a new dict;
+                   // bits 24-27 / 28-31 of a: key / value ListKind; b: info
   ListUnpack,      // pop a list, check it has a elements, push them; b: info
   TupleConstruct,  // pop a values into a tuple
   TupleUnpack,     // pop a tuple, check it has a elements, push them; b: info
   Raise,           // pop a values (message[, class name]) and throw; b: info
   Uninitialized,   // push None
-  Fork,            // pop forks[a]'s inputs, run it on the pool into slot a;
-                   // b: info
-  Wait,            // wait for slot a, push its value; b: info
+  Fork,            // pop forks[a]'s inputs, run it on the pool, push its
+                   // Future; b: info
+  Wait,            // pop a Future, wait for it, push its value; b: info
   CallFunction,    // functions[a].run(stack) on its inputs; b: info
   IsInstance,      // pop a value, push whether it is one of
                    // instance_types[a]

@@ -351,6 +351,20 @@ void appendStr(std::string& out, const IValue& v, const char* op) {
       out += ')';
       return;
     }
+    case IValue::Tag::Dict: {
+      // {a: 1, b: 2}: keys and values as str() prints them, as torch's.
+      out += '{';
+      bool first = true;
+      for (const auto& [key, value] : v.toDictRef().entries()) {
+        if (!first) out += ", ";
+        first = false;
+        appendStr(out, key, op);
+        out += ": ";
+        appendStr(out, value, op);
+      }
+      out += '}';
+      return;
+    }
     case IValue::Tag::Tensor:
       throw Error(ErrorKind::NotImplemented,
                   std::string(op) +

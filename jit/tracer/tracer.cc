@@ -88,6 +88,17 @@ SchemaTypePtr typeOfValue(const IValue& v) {
       }
       return SchemaType::tuple(std::move(elements));
     }
+    case IValue::Tag::Dict: {
+      const auto& entries = v.toDictRef().entries();
+      if (entries.empty()) {
+        return SchemaType::dict(SchemaType::get(Kind::Any),
+                                SchemaType::get(Kind::Any));
+      }
+      return SchemaType::dict(typeOfValue(entries.front().first),
+                              typeOfValue(entries.front().second));
+    }
+    case IValue::Tag::Future:
+      return SchemaType::future(SchemaType::get(Kind::Any));
   }
   return SchemaType::get(Kind::Any);
 }
@@ -158,6 +169,14 @@ Value* valueFor(TracingState& s, const IValue& v,
       n->output()->setType(Type(typeOfValue(v)));
       return g.insertNode(n)->output();
     }
+    case IValue::Tag::Dict:
+    case IValue::Tag::Future:
+      throw Error(ErrorKind::Type,
+                  "trace(): cannot record " + where() + ": a " +
+                      v.tagKind() +
+                      " is not recorded by trace() (torch 1.13 records a "
+                      "dict output only with strict=False); return a tuple "
+                      "or a list instead");
     default:
       try {
         return g.insertConstant(v);

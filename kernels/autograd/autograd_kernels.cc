@@ -141,8 +141,11 @@ Tensor addSubTensor(const Tensor& self, const Tensor& other,
                 : turnout::add(self, other, alpha);
   });
   if (rec) {
-    record(kSub ? "SubBackward0" : "AddBackward0", {self, other}, out,
-           addSubTensorBackward(kSub ? negated(alpha) : alpha));
+    if (Node* n = record(kSub ? "SubBackward0" : "AddBackward0",
+                         {self, other}, out,
+                         addSubTensorBackward(kSub ? negated(alpha) : alpha))) {
+      n->addSaved("alpha", IValue(alpha));
+    }
   }
   return out;
 }
@@ -171,8 +174,11 @@ Tensor mulDivTensor(const Tensor& self, const Tensor& other) {
     // Both of div's gradients use other; only self's of mul's does.
     SavedVariable s(requiresGrad(other) ? self : Tensor());
     SavedVariable o(kDiv || requiresGrad(self) ? other : Tensor());
-    record(kDiv ? "DivBackward0" : "MulBackward0", {self, other}, out,
-           mulDivTensorBackward<kDiv>(s, o));
+    if (Node* n = record(kDiv ? "DivBackward0" : "MulBackward0",
+                         {self, other}, out, mulDivTensorBackward<kDiv>(s, o))) {
+      n->addSaved("other", o);
+      n->addSaved("self", s);
+    }
   }
   return out;
 }
@@ -184,8 +190,10 @@ Tensor mulDivScalar(const Tensor& self, const Scalar& other) {
     return kDiv ? turnout::div(self, other) : turnout::mul(self, other);
   });
   if (rec) {
-    record(kDiv ? "DivBackward1" : "MulBackward1", {self}, out,
-           mulDivScalarBackward<kDiv>(other));
+    if (Node* n = record(kDiv ? "DivBackward1" : "MulBackward1", {self}, out,
+                         mulDivScalarBackward<kDiv>(other))) {
+      n->addSaved("other", IValue(other));
+    }
   }
   return out;
 }
@@ -203,8 +211,11 @@ Tensor& addSubInplaceTensor(Tensor& self, const Tensor& other,
     }
   });
   if (rec) {
-    record(kSub ? "SubBackward0" : "AddBackward0", {self, other}, self,
-           addSubTensorBackward(kSub ? negated(alpha) : alpha));
+    if (Node* n = record(kSub ? "SubBackward0" : "AddBackward0",
+                         {self, other}, self,
+                         addSubTensorBackward(kSub ? negated(alpha) : alpha))) {
+      n->addSaved("alpha", IValue(alpha));
+    }
   }
   return self;
 }
@@ -254,8 +265,12 @@ Tensor& mulDivInplaceTensor(Tensor& self, const Tensor& other) {
   });
   bumpVersion(self);
   if (rec) {
-    record(kDiv ? "DivBackward0" : "MulBackward0", {self, other}, self,
-           mulDivTensorBackward<kDiv>(SavedVariable(original), o));
+    SavedVariable s(original);
+    if (Node* n = record(kDiv ? "DivBackward0" : "MulBackward0",
+                         {self, other}, self, mulDivTensorBackward<kDiv>(s, o))) {
+      n->addSaved("other", o);
+      n->addSaved("self", s);
+    }
   }
   return self;
 }
@@ -291,9 +306,12 @@ Tensor unary(const char* op, const char* name, const Tensor& self, Fwd fwd,
   if (rec) {
     SavedVariable s(save_self ? self : Tensor());
     SavedVariable r(save_result ? out : Tensor(), /*is_output=*/true);
-    record(name, {self}, out, [s, r, formula](const F& n, const Tensor& g) {
-      return variable_list{formula(g, s.unpack(&n), r.unpack(&n))};
-    });
+    Node* node =
+        record(name, {self}, out, [s, r, formula](const F& n, const Tensor& g) {
+          return variable_list{formula(g, s.unpack(&n), r.unpack(&n))};
+        });
+    if (node != nullptr && save_result) node->addSaved("result", r);
+    if (node != nullptr && save_self) node->addSaved("self", s);
   }
   return out;
 }
@@ -436,9 +454,11 @@ Tensor sumKernel(const Tensor& self, std::optional<ScalarType> dtype) {
   Tensor out = belowAutograd([&] { return turnout::sum(self, dtype); });
   if (rec) {
     DimVector sizes(self.sizes().begin(), self.sizes().end());
-    record("SumBackward0", {self}, out, [sizes](const F&, const Tensor& g) {
-      return variable_list{turnout::expand(g, sizes)};
-    });
+    Node* n = record("SumBackward0", {self}, out,
+                     [sizes](const F&, const Tensor& g) {
+                       return variable_list{turnout::expand(g, sizes)};
+                     });
+    if (n != nullptr) n->addSaved("self_sym_sizes", IValue(self.sizes()));
   }
   return out;
 }
@@ -450,11 +470,15 @@ Tensor meanKernel(const Tensor& self, std::optional<ScalarType> dtype) {
   if (rec) {
     DimVector sizes(self.sizes().begin(), self.sizes().end());
     const double count = static_cast<double>(self.numel());
-    record("MeanBackward0", {self}, out,
-           [sizes, count](const F&, const Tensor& g) {
-             return variable_list{
-                 turnout::div(turnout::expand(g, sizes), Scalar(count))};
-           });
+    Node* n = record("MeanBackward0", {self}, out,
+                     [sizes, count](const F&, const Tensor& g) {
+                       return variable_list{turnout::div(
+                           turnout::expand(g, sizes), Scalar(count))};
+                     });
+    if (n != nullptr) {
+      n->addSaved("self_numel", IValue(self.numel()));
+      n->addSaved("self_sizes", IValue(self.sizes()));
+    }
   }
   return out;
 }
@@ -475,13 +499,21 @@ Tensor sumMeanDim(const Tensor& self, DimList dim, bool keepdim,
     std::vector<int64_t> dims = reducedDims(dims_ref, self.dim());
     int64_t count = 1;
     for (int64_t d : dims) count *= sizes[d];
-    record(kMean ? "MeanBackward1" : "SumBackward1", {self}, out,
-           [sizes, dims, keepdim, count](const F&, const Tensor& g) {
-             Tensor r =
-                 turnout::expand(unsqueezeReduced(g, dims, keepdim), sizes);
-             if (kMean) r = turnout::div(r, Scalar(static_cast<double>(count)));
-             return variable_list{r};
-           });
+    Node* n = record(
+        kMean ? "MeanBackward1" : "SumBackward1", {self}, out,
+        [sizes, dims, keepdim, count](const F&, const Tensor& g) {
+          Tensor r = turnout::expand(unsqueezeReduced(g, dims, keepdim), sizes);
+          if (kMean) r = turnout::div(r, Scalar(static_cast<double>(count)));
+          return variable_list{r};
+        });
+    if (n != nullptr) {
+      // The dims as given (torch keeps them unwrapped).
+      n->addSaved("dim", IValue(std::vector<int64_t>(dims_ref.begin(),
+                                                     dims_ref.end())));
+      n->addSaved("keepdim", IValue(keepdim));
+      if (kMean) n->addSaved("self", SavedVariable(self));
+      n->addSaved("self_sym_sizes", IValue(self.sizes()));
+    }
   }
   return out;
 }
@@ -531,7 +563,8 @@ Tensor softmaxImpl(const Tensor& self, int64_t dim,
   });
   if (rec) {
     SavedVariable r(out, /*is_output=*/true);
-    record(kLog ? "LogSoftmaxBackward0" : "SoftmaxBackward0", {self}, out,
+    Node* node = record(
+        kLog ? "LogSoftmaxBackward0" : "SoftmaxBackward0", {self}, out,
            [r, dim](const F& n, const Tensor& g) {
              const Tensor res = r.unpack(&n);
              return variable_list{kLog ? turnout::_log_softmax_backward_data(
@@ -539,6 +572,10 @@ Tensor softmaxImpl(const Tensor& self, int64_t dim,
                                        : turnout::_softmax_backward_data(
                                              g, res, dim, res.scalar_type())};
            });
+    if (node != nullptr) {
+      node->addSaved("dim", IValue(dim));
+      node->addSaved("result", r);
+    }
   }
   return out;
 }
@@ -578,7 +615,8 @@ Tensor mmBmm(const Tensor& self, const Tensor& mat2) {
   if (rec) {
     SavedVariable a(requiresGrad(mat2) ? self : Tensor());
     SavedVariable b(requiresGrad(self) ? mat2 : Tensor());
-    record(kBatched ? "BmmBackward0" : "MmBackward0", {self, mat2}, out,
+    Node* node = record(
+        kBatched ? "BmmBackward0" : "MmBackward0", {self, mat2}, out,
            [a, b](const F& n, const Tensor& g) {
              Tensor ga, gb;
              if (n.needsGrad(0)) {
@@ -591,6 +629,18 @@ Tensor mmBmm(const Tensor& self, const Tensor& mat2) {
              }
              return variable_list{ga, gb};
            });
+    if (node != nullptr) {
+      node->addSaved("mat2", b);
+      if (!kBatched) {
+        node->addSaved("mat2_sym_sizes", IValue(mat2.sizes()));
+        node->addSaved("mat2_sym_strides", IValue(mat2.strides()));
+      }
+      node->addSaved("self", a);
+      if (!kBatched) {
+        node->addSaved("self_sym_sizes", IValue(self.sizes()));
+        node->addSaved("self_sym_strides", IValue(self.strides()));
+      }
+    }
   }
   return out;
 }
@@ -603,7 +653,8 @@ Tensor addmmKernel(const Tensor& self, const Tensor& mat1, const Tensor& mat2,
   if (rec) {
     SavedVariable a(requiresGrad(mat2) ? mat1 : Tensor());
     SavedVariable b(requiresGrad(mat1) ? mat2 : Tensor());
-    record("AddmmBackward0", {self, mat1, mat2}, out,
+    Node* node = record(
+        "AddmmBackward0", {self, mat1, mat2}, out,
            [a, b, beta, alpha](const F& n, const Tensor& g) {
              return variable_list{
                  n.needsGrad(0) ? turnout::mul(g, beta) : Tensor(),
@@ -614,6 +665,16 @@ Tensor addmmKernel(const Tensor& self, const Tensor& mat1, const Tensor& mat2,
                      ? scaled(turnout::mm(turnout::t(a.unpack(&n)), g), alpha)
                      : Tensor()};
            });
+    if (node != nullptr) {
+      node->addSaved("alpha", IValue(alpha));
+      node->addSaved("beta", IValue(beta));
+      node->addSaved("mat1", a);
+      node->addSaved("mat1_sym_sizes", IValue(mat1.sizes()));
+      node->addSaved("mat1_sym_strides", IValue(mat1.strides()));
+      node->addSaved("mat2", b);
+      node->addSaved("mat2_sym_sizes", IValue(mat2.sizes()));
+      node->addSaved("mat2_sym_strides", IValue(mat2.strides()));
+    }
   }
   return out;
 }
@@ -914,6 +975,9 @@ TURNOUT_LIBRARY_IMPL(aten, Autograd, m) {
         "lt.Scalar", "le.Tensor", "le.Scalar", "gt.Tensor", "gt.Scalar",
         "ge.Tensor", "ge.Scalar", "argmax", "item", "dim", "size", "size.int",
         "is_pinned", "detach", "empty_like", "zeros_like", "ones_like",
+        "new_empty", "sym_size", "sym_size.int", "sym_stride",
+        "sym_stride.int", "sym_numel", "sym_storage_offset",
+        "is_contiguous.memory_format",
         "Float.Tensor", "Int.Tensor", "ScalarImplicit"}) {
     m.impl(op, turnout::CppFunction::makeFallthrough());
   }

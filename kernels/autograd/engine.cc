@@ -35,7 +35,7 @@ namespace {
 // AccumulateGrad runs, so no leaf's .grad changes.
 void run(const variable_list& roots, const variable_list& grad_roots,
          const std::vector<Edge>* captures, variable_list* captured,
-         bool create_graph) {
+         bool create_graph, bool retain_graph) {
   TURNOUT_CHECK(grad_roots.empty() || grad_roots.size() == roots.size(),
                 ErrorKind::InvalidArgument, "backward: got ", roots.size(),
                 " tensors but ", grad_roots.size(), " gradients");
@@ -120,6 +120,7 @@ void run(const variable_list& roots, const variable_list& grad_roots,
     } else {
       outputs = node->apply(std::move(inputs));
     }
+    if (!retain_graph) node->releaseVariables();
     const std::vector<Edge>& edges = node->next_edges();
     TURNOUT_INTERNAL_ASSERT(outputs.size() == edges.size() || edges.empty(),
                             node->name(), " returned ", outputs.size(),
@@ -136,12 +137,15 @@ void run(const variable_list& roots, const variable_list& grad_roots,
 
 }  // namespace
 
-void backward(const variable_list& roots, const variable_list& grad_roots) {
-  run(roots, grad_roots, nullptr, nullptr, /*create_graph=*/false);
+void backward(const variable_list& roots, const variable_list& grad_roots,
+              bool retain_graph) {
+  run(roots, grad_roots, nullptr, nullptr, /*create_graph=*/false,
+      retain_graph);
 }
 
 variable_list grad(const variable_list& roots, const variable_list& grad_roots,
-                   const variable_list& inputs, bool create_graph) {
+                   const variable_list& inputs, bool create_graph,
+                   std::optional<bool> retain_graph) {
   std::vector<Edge> captures;
   for (size_t i = 0; i < inputs.size(); ++i) {
     Edge edge = inputs[i].defined() ? gradientEdge(inputs[i]) : Edge();
@@ -151,7 +155,8 @@ variable_list grad(const variable_list& roots, const variable_list& grad_roots,
     captures.push_back(std::move(edge));
   }
   variable_list captured(inputs.size());
-  run(roots, grad_roots, &captures, &captured, create_graph);
+  run(roots, grad_roots, &captures, &captured, create_graph,
+      retain_graph.value_or(create_graph));
   return captured;
 }
 

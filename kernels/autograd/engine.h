@@ -12,6 +12,8 @@
 #ifndef TURNOUT_KERNELS_AUTOGRAD_ENGINE_H_
 #define TURNOUT_KERNELS_AUTOGRAD_ENGINE_H_
 
+#include <optional>
+
 #include "kernels/autograd/node.h"
 
 namespace turnout {
@@ -21,16 +23,23 @@ namespace autograd {
 /// requires grad. `grad_roots[i]` is the gradient of `roots[i]`; when empty,
 /// each root must have one element and gets 1. Throws InvalidArgument when a
 /// root does not require grad, or needs an explicit gradient.
-void backward(const variable_list& roots, const variable_list& grad_roots = {});
+///
+/// As torch's, each Node's saved tensors are freed once it has run, unless
+/// `retain_graph`: a second backward through it then throws torch's "Trying
+/// to backward through the graph a second time" error.
+void backward(const variable_list& roots, const variable_list& grad_roots = {},
+              bool retain_graph = false);
 
 /// The gradients of `roots` with respect to `inputs` (torch.autograd.grad):
 /// one per input, undefined where no gradient reaches it. No leaf's .grad
 /// changes. `grad_roots` as for backward(). With `create_graph`, the
 /// backward formulas run with grad mode on, so that the results have a
 /// graph of their own (for higher derivatives). Throws InvalidArgument when
-/// an input does not require grad.
+/// an input does not require grad. Saved tensors are freed as backward()'s
+/// unless `retain_graph` (which defaults to `create_graph`, as torch's).
 variable_list grad(const variable_list& roots, const variable_list& grad_roots,
-                   const variable_list& inputs, bool create_graph = false);
+                   const variable_list& inputs, bool create_graph = false,
+                   std::optional<bool> retain_graph = std::nullopt);
 
 }  // namespace autograd
 }  // namespace turnout

@@ -104,11 +104,12 @@ bool shouldRecord(absl::Span<const Tensor> inputs, const char* op_name) {
   return any;
 }
 
-void record(const char* name, absl::Span<const Tensor> inputs,
-            const Tensor& output, FunctionNode::Formula formula, bool is_view) {
+Node* record(const char* name, absl::Span<const Tensor> inputs,
+             const Tensor& output, FunctionNode::Formula formula,
+             bool is_view) {
   // Only floating-point tensors carry gradients: an integer or bool result
   // (a cast, an argmax-like output) has no history and never requires grad.
-  if (!isFloatingType(output.scalar_type())) return;
+  if (!isFloatingType(output.scalar_type())) return nullptr;
   auto node = std::make_shared<FunctionNode>(name, inputs, std::move(formula));
   setHistory(output, node);
   if (is_view) {
@@ -116,6 +117,7 @@ void record(const char* name, absl::Span<const Tensor> inputs,
     meta->is_view = true;
     meta->view_version = output.unsafeGetTensorImpl()->version();
   }
+  return node.get();
 }
 
 void checkInplaceAllowed(const Tensor& self, bool recording,

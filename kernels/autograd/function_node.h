@@ -80,10 +80,10 @@ bool shouldRecord(const char* op_name, const Ts&... inputs) {
 /// Creates the FunctionNode of an operator over `inputs` and makes it the
 /// grad_fn of `output` (nothing for an `output` that is not floating-point:
 /// it cannot require grad). `is_view` marks `output` as a differentiable
-/// view.
-void record(const char* name, absl::Span<const Tensor> inputs,
-            const Tensor& output, FunctionNode::Formula formula,
-            bool is_view = false);
+/// view. Returns the node (null when none was made), for Node::addSaved.
+Node* record(const char* name, absl::Span<const Tensor> inputs,
+             const Tensor& output, FunctionNode::Formula formula,
+             bool is_view = false);
 
 /// The part of an in-place operator's work that autograd owns: checks that
 /// `self` may be modified (not a leaf that requires grad, not a view of a

@@ -63,10 +63,13 @@ Tensor functionalKernel(const UnaryGrad& d, const Tensor& self,
     SavedVariable s(d.save_self ? self : Tensor());
     SavedVariable r(d.save_result ? out : Tensor(), /*is_output=*/true);
     const Derivative derivative = d.derivative;
-    record(d.node, {self}, out,
-           [s, r, derivative](const F& n, const Tensor& g) {
-             return variable_list{derivative(g, s.unpack(&n), r.unpack(&n))};
-           });
+    Node* node = record(d.node, {self}, out,
+                        [s, r, derivative](const F& n, const Tensor& g) {
+                          return variable_list{
+                              derivative(g, s.unpack(&n), r.unpack(&n))};
+                        });
+    if (node != nullptr && d.save_result) node->addSaved("result", r);
+    if (node != nullptr && d.save_self) node->addSaved("self", s);
   }
   return out;
 }

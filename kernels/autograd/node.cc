@@ -47,5 +47,26 @@ variable_list Node::runPostHooks(variable_list grad_inputs,
   return grad_inputs;
 }
 
+void Node::addSaved(std::string name, SavedVariable tensor) {
+  Saved s;
+  s.name = std::move(name);
+  s.is_tensor = true;
+  s.tensor = std::move(tensor);
+  saved_.push_back(std::move(s));
+}
+
+void Node::addSaved(std::string name, IValue value) {
+  Saved s;
+  s.name = std::move(name);
+  s.value = std::move(value);
+  saved_.push_back(std::move(s));
+}
+
+void Node::releaseVariables() {
+  for (const Saved& s : saved_) {
+    if (s.is_tensor) s.tensor.release();
+  }
+}
+
 }  // namespace autograd
 }  // namespace turnout

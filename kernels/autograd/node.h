@@ -23,7 +23,9 @@
 #include <string>
 #include <vector>
 
+#include "dispatcher/core/ivalue.h"
 #include "dispatcher/core/tensor.h"
+#include "kernels/autograd/saved_variable.h"
 
 namespace turnout {
 namespace autograd {
@@ -78,7 +80,26 @@ class Node : public std::enable_shared_from_this<Node> {
   variable_list runPostHooks(variable_list grad_inputs,
                              const variable_list& grad_outputs);
 
+  /// A value the node keeps for backward, under torch's name ("self",
+  /// "other", "alpha", "result", "self_sym_sizes", ...): what Python shows
+  /// as grad_fn._saved_<name>. A tensor (`tensor`, undefined where none was
+  /// saved) or another value (`value`).
+  struct Saved {
+    std::string name;
+    bool is_tensor = false;
+    SavedVariable tensor;
+    IValue value;
+  };
+  /// Precondition (both): called while recording, before the node is shared.
+  void addSaved(std::string name, SavedVariable tensor);
+  void addSaved(std::string name, IValue value);
+  const std::vector<Saved>& saved() const { return saved_; }
+  /// Frees the saved tensors (backward without retain_graph): a later
+  /// backward through this node, or _saved_<name>, raises torch's error.
+  void releaseVariables();
+
  private:
+  std::vector<Saved> saved_;
   std::vector<std::pair<uint64_t, PostHook>> post_hooks_;
   uint64_t next_hook_key_ = 0;
   std::vector<Edge> next_edges_;

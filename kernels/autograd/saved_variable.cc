@@ -21,34 +21,52 @@ std::string describe(const Tensor& t) {
 
 SavedVariable::SavedVariable(const Tensor& t, bool is_output) {
   if (!t.defined()) return;
-  saved_version_ = t.unsafeGetTensorImpl()->version();
+  state_ = std::make_shared<State>();
+  state_->saved_version = t.unsafeGetTensorImpl()->version();
   // An output is kept as a tensor of its own over the same memory and
   // version counter, without autograd history: no cycle.
-  data_ = is_output ? Tensor(make_intrusive<TensorImpl, UndefinedTensorImpl>(
-                          t.storage(), t.scalar_type(), t.device(), t.layout(),
-                          t.key_set()))
-                    : t;
-  if (is_output) {
-    TensorImpl* impl = data_.unsafeGetTensorImpl();
-    impl->set_sizes_and_strides(t.sizes(), t.strides());
-    impl->set_storage_offset(t.storage_offset());
-    impl->set_version_counter(t.unsafeGetTensorImpl()->version_counter());
+  if (!is_output) {
+    state_->data = t;
+    return;
   }
+  state_->data = Tensor(make_intrusive<TensorImpl, UndefinedTensorImpl>(
+      t.storage(), t.scalar_type(), t.device(), t.layout(), t.key_set()));
+  TensorImpl* impl = state_->data.unsafeGetTensorImpl();
+  impl->set_sizes_and_strides(t.sizes(), t.strides());
+  impl->set_storage_offset(t.storage_offset());
+  impl->set_version_counter(t.unsafeGetTensorImpl()->version_counter());
+}
+
+void SavedVariable::release() const {
+  if (state_ == nullptr) return;
+  state_->released = true;
+  Tensor dropped = std::move(state_->data);
 }
 
 Tensor SavedVariable::unpack(const Node* saved_for) const {
-  if (!data_.defined()) return Tensor();
-  const uint32_t current = data_.unsafeGetTensorImpl()->version();
-  TURNOUT_CHECK(current == saved_version_, ErrorKind::InvalidArgument,
+  if (state_ == nullptr) return Tensor();
+  TURNOUT_CHECK(!state_->released, ErrorKind::InvalidArgument,
+                "Trying to backward through the graph a second time (or "
+                "directly access saved tensors after they have already been "
+                "freed). Saved intermediate values of the graph are freed "
+                "when you call .backward() or autograd.grad(). Specify "
+                "retain_graph=True if you need to backward through the graph "
+                "a second time or if you need to access saved tensors after "
+                "calling backward. (",
+                saved_for ? saved_for->name() : std::string("a node"),
+                "'s saved tensors were freed.)");
+  const Tensor& data = state_->data;
+  const uint32_t current = data.unsafeGetTensorImpl()->version();
+  TURNOUT_CHECK(current == state_->saved_version, ErrorKind::InvalidArgument,
                 "one of the variables needed for gradient computation has "
                 "been modified by an inplace operation: ",
-                describe(data_), ", which is saved by ",
+                describe(data), ", which is saved by ",
                 saved_for ? saved_for->name() : std::string("a node"),
                 ", is at version ", current, "; expected version ",
-                saved_version_,
+                state_->saved_version,
                 " instead. Hint: make the in-place operation out-of-place, or "
                 "clone() the tensor before modifying it.");
-  return data_;
+  return data;
 }
 
 }  // namespace autograd

@@ -9,11 +9,16 @@
 // (SavedVariable(out, /*is_output=*/true)) and unpack() gives it back
 // without history.
 //
+// Copies share one saved value: release() (the engine's, after backward
+// without retain_graph) frees the tensor for all of them, and unpack()
+// then raises torch's "backward through the graph a second time" error.
+//
 // Thread safety: as Node.
 #ifndef TURNOUT_KERNELS_AUTOGRAD_SAVED_VARIABLE_H_
 #define TURNOUT_KERNELS_AUTOGRAD_SAVED_VARIABLE_H_
 
 #include <cstdint>
+#include <memory>
 
 #include "dispatcher/core/tensor.h"
 
@@ -28,13 +33,22 @@ class SavedVariable {
   explicit SavedVariable(const Tensor& t, bool is_output = false);
 
   /// The saved tensor. Throws InvalidArgument when it was modified in place
-  /// after being saved, naming the Node and both versions.
+  /// after being saved, naming the Node and both versions, or when it was
+  /// released.
   Tensor unpack(const Node* saved_for) const;
-  bool defined() const { return data_.defined(); }
+  bool defined() const { return state_ != nullptr; }
+  /// Frees the tensor (every copy of this SavedVariable sees it freed).
+  void release() const;
+  bool released() const { return state_ != nullptr && state_->released; }
 
  private:
-  Tensor data_;
-  uint32_t saved_version_ = 0;
+  struct State {
+    Tensor data;
+    uint32_t saved_version = 0;
+    bool released = false;
+  };
+  // Null for an undefined tensor (nothing saved).
+  std::shared_ptr<State> state_;
 };
 
 }  // namespace autograd

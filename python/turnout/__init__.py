@@ -53,11 +53,12 @@ from turnout._C import (
     memory_format,
     preserve_format,
     short,
+    sparse_coo,
     strided,
     uint8,
 )
 from turnout._ops import ops
-from turnout._tensor import Size, Tensor
+from turnout._tensor import Size, Tensor, TypedStorage
 from turnout._factories import (
     arange,
     empty,
@@ -118,7 +119,8 @@ def __dir__():
 
 
 __all__ = [
-    "DispatchKey", "DispatchKeySet", "Size", "Tensor", "arange", "autograd",
+    "DispatchKey", "DispatchKeySet", "Size", "Tensor", "TypedStorage",
+    "arange", "autograd",
     "bfloat16",
     "bool", "channels_last", "contiguous_format", "cuda", "device", "double",
     "dtype",
@@ -126,6 +128,6 @@ __all__ = [
     "float64", "from_dlpack", "from_numpy", "full", "half", "int", "int8",
     "int16", "int32", "int64", "is_grad_enabled", "layout", "library", "long",
     "memory_format", "no_grad", "ones", "ones_like", "ops", "preserve_format",
-    "rand", "randn", "short", "linspace", "manual_seed", "randint", "randperm", "strided", "tensor", "uint8", "zeros",
+    "rand", "randn", "short", "linspace", "manual_seed", "randint", "randperm", "sparse_coo", "strided", "tensor", "uint8", "zeros",
     "zeros_like",
 ]

@@ -81,12 +81,27 @@ _INTERNAL = frozenset("""
 index slice _to_copy linear lift lift_fresh lift_fresh_copy
 _local_scalar_dense _reshape_alias _unsafe_view _index_put_impl
 _softmax_backward_data _log_softmax_backward_data
-count
-""".split())  # count: TorchScript's list.count (jit/runtime/script_builtins.cc)
+count sym_size sym_stride sym_numel sym_storage_offset
+max_pool2d_with_indices avg_pool2d adaptive_avg_pool2d
+_set_item clear copy dict get items keys len pop popitem setdefault update
+""".split())  # count: TorchScript's list.count (jit/runtime/script_builtins.cc);
+# _set_item ... update: its dict builtins (jit/runtime/dict_builtins.cc);
+# sym_*: metadata queries torch has no torch.<name> for; the pools:
+# torch.nn.functional's (torch._C._nn), not torch.<name>
+
+
+# torch 1.13's operators of torch._C._nn (`python_module: nn`): torch has
+# them in torch.nn.functional, not as torch.<name>.
+_NN_MODULE = frozenset("""
+cross_entropy_loss elu elu_ gelu gelu_ hardtanh hardtanh_ leaky_relu
+leaky_relu_ nll_loss nll_loss2d nll_loss2d_forward nll_loss_forward
+nll_loss_nd silu silu_ softplus
+""".split())
 
 
 def _excluded(name: str) -> bool:
-    return (name in _METHOD_ONLY or name in _INTERNAL or name.startswith("__")
+    return (name in _METHOD_ONLY or name in _INTERNAL or name in _NN_MODULE
+            or name.startswith("__")
             or name[:1].isupper() or name.endswith("_backward")
             or name.endswith("_backward_data"))
 

@@ -129,6 +129,11 @@ class OpOverload(_C._OpOverload):
         ns, name = self._overloadpacket._qualified_op_name.split("::", 1)
         return f"<OpOverload(op='{ns}.{name}', overload='{self._overloadname}')>"
 
+    def __str__(self) -> str:
+        # As torch's: "aten.add.Tensor", what logging handlers print.
+        ns, name = self._overloadpacket._qualified_op_name.split("::", 1)
+        return f"{ns}.{name}.{self._overloadname}"
+
 
 class OpOverloadPacket(_C._OpPacket):
     """Every overload of one operator name, e.g. ``turnout.ops.aten.add``.
@@ -170,6 +175,9 @@ class OpOverloadPacket(_C._OpPacket):
     def __repr__(self) -> str:
         ns, name = self._qualified_op_name.split("::", 1)
         return f"<OpOverloadPacket(op='{ns}.{name}')>"
+
+    def __str__(self) -> str:
+        return self._qualified_op_name.replace("::", ".", 1)
 
 
 class _OpNamespace(types.ModuleType):

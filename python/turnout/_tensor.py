@@ -29,7 +29,7 @@ from turnout import _C, _cuda_loader
 from turnout._ops import ops
 from turnout._tensor_str import tensor_repr
 
-__all__ = ["Size", "Tensor"]
+__all__ = ["Size", "Tensor", "TypedStorage"]
 
 _TensorBase = _C.TensorBase
 # The keys Tensor.__turnout_dispatch__ skips: the modes' and the handlers'.
@@ -86,6 +86,100 @@ def _same_device(a: _C.device, b: _C.device) -> bool:
                                  or a.index == b.index)
 
 
+def _refuse_python_dispatch(t: Any, what: str) -> None:
+    if _C._tensor_class_has_handler(type(t)):
+        raise _C.InvalidArgumentError(
+            f".{what}() is not supported for tensor subclasses "
+            f"({type(t).__name__} defines __turnout_dispatch__, so its data "
+            f"may not be its memory); unwrap the tensor it holds first")
+
+
+def _legacy_new(cls: type, args: Tuple[Any, ...], kwargs: Any) -> "Tensor":
+    from turnout import _factories
+
+    name = cls.__name__
+    device = kwargs.pop("device", None)
+    if kwargs:
+        raise TypeError(
+            f"{name}(): unexpected keyword argument(s) {sorted(kwargs)}; the "
+            f"legacy constructor takes sizes, a sequence of data or a tensor, "
+            f"and device= (use turnout.tensor(data, dtype=...) for a dtype)")
+    if device is not None and _C.device(device).type != "cpu":
+        raise _C.InvalidArgumentError(
+            f"{name}(): the legacy constructor makes CPU tensors, got "
+            f"device={device!r}; use turnout.empty(..., device=...) instead")
+    if len(args) == 1 and isinstance(args[0], _TensorBase):
+        base = args[0]
+        return _C._make_subclass(cls, base, base.requires_grad)
+    if len(args) == 1 and isinstance(args[0], Size):
+        args = tuple(args[0])
+    if all(_is_int(a) for a in args):
+        base = _factories.empty(*[operator.index(a) for a in args]) if args \
+            else _factories.empty(0)
+    elif len(args) == 1:
+        data = args[0]
+        if isinstance(data, (str, bytes)):
+            raise TypeError(f"{name}(): invalid data type "
+                            f"'{type(data).__name__}'")
+        if not hasattr(data, "__len__") and not hasattr(data, "__array__"):
+            raise TypeError(f"{name}(): data must be a sequence (got "
+                            f"{type(data).__name__})")
+        base = _factories.tensor(data, dtype=_C.float32)
+    else:
+        for i, a in enumerate(args):
+            if not _is_int(a):
+                raise TypeError(
+                    f"{name}(): sizes must be ints, but found element of type "
+                    f"{type(a).__name__} at pos {i}; pass sizes as ints, or "
+                    f"one sequence of data, or one tensor")
+    return _C._make_subclass(cls, base)
+
+
+class TypedStorage:
+    """The memory behind a tensor (``Tensor.storage()``), as torch 1.13's
+    ``TypedStorage``: elements of the tensor's dtype, from the start of
+    the memory (not the tensor's offset)."""
+
+    __module__ = "turnout"
+
+    def __init__(self, tensor: "Tensor") -> None:
+        self._flat = _C._storage_as_tensor(tensor)
+
+    @property
+    def dtype(self) -> Any:
+        return self._flat.dtype
+
+    @property
+    def device(self) -> Any:
+        return self._flat.device
+
+    def size(self) -> int:
+        """The number of elements."""
+        return self._flat.numel()
+
+    def __len__(self) -> int:
+        return self._flat.numel()
+
+    def element_size(self) -> int:
+        return self._flat.element_size()
+
+    def nbytes(self) -> int:
+        return self._flat.numel() * self._flat.element_size()
+
+    def data_ptr(self) -> int:
+        return self._flat.data_ptr()
+
+    def tolist(self) -> List[Any]:
+        return self._flat.tolist()
+
+    def __getitem__(self, i: int) -> Any:
+        return self._flat[i].item()
+
+    def __repr__(self) -> str:
+        return (f"turnout.TypedStorage(dtype={self.dtype!r}, "
+                f"device={self.device}) of size {self.size()}")
+
+
 class Tensor(_C.TensorBase):
     """A multi-dimensional array whose operations go through the dispatcher.
 
@@ -115,6 +209,24 @@ class Tensor(_C.TensorBase):
 
     __module__ = "turnout"
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> "Tensor":
+        """The legacy constructor, as torch 1.13's ``torch.Tensor(...)``:
+        ``Tensor()`` (empty), ``Tensor(2, 3)`` or ``Tensor(Size)``
+        (uninitialised float32 of that shape), ``Tensor([1, 2])`` (float32
+        data) or ``Tensor(t)`` (a tensor sharing `t`'s memory and version
+        counter), each an instance of `cls`; ``device=`` may only be the
+        CPU. Prefer :func:`turnout.tensor` / :func:`turnout.empty`.
+
+        Example::
+
+            >>> import turnout
+            >>> class Sub(turnout.Tensor):
+            ...     pass
+            >>> Sub(2, 3).shape, type(Sub([1, 2])).__name__, Sub([1, 2]).tolist()
+            (turnout.Size([2, 3]), 'Sub', [1.0, 2.0])
+        """
+        return _legacy_new(cls, args, kwargs)
+
     # ---- Shape -------------------------------------------------------------
     @property
     def shape(self) -> Size:
@@ -131,13 +243,20 @@ class Tensor(_C.TensorBase):
         the end)."""
         if dim is None:
             return Size(self._sizes())
-        return self._sizes()[self._wrap_dim(dim, "size")]
+        d = self._wrap_dim(dim, "size")  # dim() first, as torch asks
+        return self._sizes()[d]
 
     def stride(self, dim: Optional[int] = None) -> Union[Tuple[int, ...], int]:
         """The strides in elements, or the stride of dimension `dim`."""
+        strides = self._strides()
         if dim is None:
-            return tuple(self._strides())
-        return self._strides()[self._wrap_dim(dim, "stride")]
+            return tuple(strides)
+        n = len(strides)
+        if not -n <= dim < n:
+            raise IndexError(
+                f"Tensor.stride(): dimension out of range (expected to be in "
+                f"range of [{-n}, {n - 1}], but got {dim})")
+        return strides[dim]
 
     def _wrap_dim(self, dim: int, fn: str) -> int:
         n = self.dim()
@@ -163,7 +282,12 @@ class Tensor(_C.TensorBase):
         return ops.aten.item.default(self)
 
     def tolist(self) -> Any:
-        """The values as (nested) Python lists; a number for a 0-dim tensor."""
+        """The values as (nested) Python lists; a number for a 0-dim tensor.
+
+        Refused, as torch's, for a subclass with ``__turnout_dispatch__``
+        (its data may not be its own memory)."""
+        if type(self) is not Tensor:
+            _refuse_python_dispatch(self, "tolist")
         t = self.detach()
         if not t.is_cpu:
             t = t.cpu()
@@ -171,8 +295,112 @@ class Tensor(_C.TensorBase):
             t = t.to(_C.float32)
         return t.numpy().tolist()
 
-    def __repr__(self) -> str:
-        return tensor_repr(self)
+    def __repr__(self, *, tensor_contents: Any = None) -> str:
+        return tensor_repr(self, tensor_contents)
+
+    def __deepcopy__(self, memo: Any) -> "Tensor":
+        """``copy.deepcopy(t)``, as torch 1.13's: graph leaves only; the
+        values in new memory (a wrapper subclass: ``self.clone()``, through
+        its handler; another tensor: ``self.new_empty([])``, which must
+        return an instance of the same class, then a copy of the memory),
+        ``requires_grad``, ``.grad`` and the instance ``__dict__`` copied
+        deeply.
+
+        Example::
+
+            >>> import copy, turnout
+            >>> x = turnout.ones(2)
+            >>> x.note = ["kept"]
+            >>> y = copy.deepcopy(x)
+            >>> y.tolist(), y.note, y.note is x.note, y.data_ptr() != x.data_ptr()
+            ([1.0, 1.0], ['kept'], False, True)
+        """
+        import copy
+
+        from turnout._factories import no_grad
+
+        if not self.is_leaf:
+            raise RuntimeError(
+                "Only Tensors created explicitly by the user (graph leaves) "
+                "support the deepcopy protocol at the moment; deepcopy "
+                "t.detach() instead")
+        if id(self) in memo:
+            return memo[id(self)]
+        cls = type(self)
+        with no_grad():
+            if not _C._has_storage(self):
+                new = self.clone()
+                if type(new) is not cls:
+                    raise RuntimeError(
+                        "The default implementation of __deepcopy__() for "
+                        "wrapper subclasses only works for subclass types "
+                        "that implement clone() and for which that function "
+                        f"returns another instance of the same subclass "
+                        f"({cls.__name__}.clone() returned "
+                        f"{type(new).__name__}); implement clone(), or "
+                        f"override __deepcopy__()")
+            else:
+                probe = self.new_empty([])
+                if type(probe) is not cls:
+                    raise RuntimeError(
+                        "The default implementation of __deepcopy__() for "
+                        "non-wrapper subclasses only works for subclass types "
+                        "that implement new_empty() and for which that "
+                        "function returns another instance of the same "
+                        f"subclass ({cls.__name__}.new_empty() returned "
+                        f"{type(probe).__name__}); implement new_empty(), or "
+                        f"override __deepcopy__()")
+                with _C._ExcludeDispatchKeyGuard(_BELOW_PYTHON):
+                    flat = _C._storage_as_tensor(self).clone()
+                    data = ops.aten.as_strided.default(
+                        flat, list(_C.TensorBase._sizes(self)),
+                        list(_C.TensorBase._strides(self)),
+                        _C.TensorBase.storage_offset(self))
+                new = _C._make_subclass(cls, data)
+            if self.requires_grad:
+                new.requires_grad_(True)
+            if self.grad is not None:
+                new.grad = copy.deepcopy(self.grad, memo)
+            state = getattr(self, "__dict__", None)
+            if state:
+                new.__dict__ = copy.deepcopy(state, memo)
+        memo[id(self)] = new
+        return new
+
+    def new_empty(self, *size: Any, dtype: Any = None, layout: Any = None,
+                  device: Any = None, pin_memory: Any = None,
+                  requires_grad: bool = False) -> "Tensor":
+        """An uninitialised tensor of `size` (ints or one sequence) with this
+        tensor's dtype and device unless given (``aten.new_empty``)."""
+        out = ops.aten.new_empty.default(
+            self, _size_args("new_empty", size), dtype=dtype, layout=layout,
+            device=device, pin_memory=pin_memory)
+        if requires_grad:
+            out.requires_grad_(True)
+        return out
+
+    def storage(self) -> "TypedStorage":
+        """The memory this tensor views, as torch's ``TypedStorage``: its
+        ``size()`` in elements, ``data_ptr()``, ``element_size()``,
+        ``nbytes()``, ``dtype``, ``device``, ``tolist()``.
+
+        Raises NotImplementedError for a wrapper subclass (it has no
+        memory), as torch 1.13.
+
+        Example::
+
+            >>> import turnout
+            >>> x = turnout.zeros(2, 3)
+            >>> s = x[1].storage()
+            >>> s.size(), s.element_size(), s.data_ptr() == x.data_ptr()
+            (6, 4, True)
+        """
+        if not _C._has_storage(self):
+            raise NotImplementedError(
+                "Tensor.storage(): this tensor has no memory (made by "
+                "_make_wrapper_subclass); storage() of a wrapper subclass is "
+                "disabled, as torch's. Ask the tensor it wraps instead")
+        return TypedStorage(self)
 
     def __bool__(self) -> bool:
         if self.numel() != 1:
@@ -340,10 +568,14 @@ class Tensor(_C.TensorBase):
         (``"MulBackward0"``) and ``next_functions``, as torch's."""
         return self._grad_fn
 
-    def backward(self, gradient: Optional["Tensor"] = None) -> None:
+    def backward(self, gradient: Optional["Tensor"] = None,
+                 retain_graph: Optional[bool] = None,
+                 create_graph: bool = False, inputs: Any = None) -> None:
         """Accumulates the gradient of this tensor into the leaves' ``.grad``.
 
-        `gradient` may be omitted for a one-element tensor.
+        `gradient` may be omitted for a one-element tensor. As torch's, the
+        graph's saved tensors are freed afterwards unless `retain_graph`, so
+        a second backward through it raises.
 
         Example::
 
@@ -353,7 +585,13 @@ class Tensor(_C.TensorBase):
             >>> w.grad
             tensor([2., 4.])
         """
-        _C._backward([self], [] if gradient is None else [gradient])
+        if create_graph or inputs is not None:
+            raise NotImplementedError(
+                "Tensor.backward(): create_graph=True and inputs= are not "
+                "supported yet; use turnout.autograd.grad(outputs, inputs, "
+                "create_graph=True)")
+        _C._backward([self], [] if gradient is None else [gradient],
+                     bool(retain_graph))
 
     # ---- Views and copies --------------------------------------------------
     def view(self, *size: Any) -> "Tensor":
@@ -525,6 +763,9 @@ for _name in ["as_strided", "diagonal", "flatten", "index_put", "index_put_",
               "index_select", "masked_fill", "masked_fill_", "nonzero"]:
     setattr(Tensor, _name, _make_method(_name))
 del _name
+
+# kernels/nn.h's operator that is also a torch.Tensor method.
+Tensor.clamp_ = _make_method("clamp_")
 
 
 def _tuple_method(name: str) -> Any:

@@ -77,25 +77,32 @@ def _format(data: Any, fmt: Callable[[Any], str], width: int, indent: int,
     return "[" + sep.join(rows) + "]"
 
 
-def tensor_repr(t: Any) -> str:
-    """The repr of turnout tensor `t`."""
+def tensor_repr(t: Any, tensor_contents: Any = None) -> str:
+    """The repr of turnout tensor `t`; `tensor_contents` (a string), when
+    given, stands for the values, as torch's (a subclass that holds its
+    data elsewhere prints its own). A subclass prints its class name."""
     import turnout
 
-    prefix = "tensor("
+    prefix = ("tensor(" if type(t) is turnout.Tensor
+              else f"{type(t).__name__}(")
     suffixes = []
     if t.device.type != "cpu":
         suffixes.append(f"device='{t.device}'")
     default_dtype = t.dtype in (turnout.float32, turnout.int64, turnout.bool)
     if t.is_meta:
-        body = "..."
+        body = "..." if tensor_contents is None else str(tensor_contents)
         suffixes.append(f"size={tuple(t.shape)}")
         if not default_dtype:
             suffixes.append(f"dtype={t.dtype!r}")
     elif t.numel() == 0:
-        body = "[]"
+        body = "[]" if tensor_contents is None else str(tensor_contents)
         if tuple(t.shape) != (0,):
             suffixes.append(f"size={tuple(t.shape)}")
         if t.dtype is not turnout.float32:
+            suffixes.append(f"dtype={t.dtype!r}")
+    elif tensor_contents is not None:
+        body = str(tensor_contents)
+        if not default_dtype:
             suffixes.append(f"dtype={t.dtype!r}")
     else:
         summarize = t.numel() > _THRESHOLD

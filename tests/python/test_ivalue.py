@@ -101,3 +101,38 @@ def test_generic_list_return():
     # __getitem__.t(t[] list, int idx) -> t: a type variable takes any value.
     assert ops.aten.__getitem__.t([4, 5, 6], 1) == 5
     assert ops.aten.len.t(["a", "b"]) == 2
+
+
+# ---- Dict (Dict(K, V) arguments and returns; TorchScript's dict builtins) ----
+
+def test_dict_arguments_and_returns_keep_order_and_types():
+    d = {"b": 1, "a": 2}
+    assert ops.aten.keys.str(d) == ["b", "a"]
+    assert ops.aten.values.str(d) == [1, 2]
+    assert ops.aten.items.int({3: 1.5, 1: 2.5}) == [(3, 1.5), (1, 2.5)]
+    # A dict comes back as a dict, in its order; a copy, not the argument.
+    out = ops.aten.copy.Dict_str(d)
+    assert out == d and list(out) == ["b", "a"] and out is not d
+    x = t(1.0)
+    assert ops.aten.__contains__.Tensor({x: 1}, x) is True
+    assert ops.aten.__contains__.Tensor({x: 1}, t(1.0)) is False  # identity
+    assert ops.aten.len.Dict_bool({True: 1, False: 2}) == 2
+    assert ops.aten.dict.default() == {}
+
+
+def test_dict_argument_errors_name_the_type():
+    with pytest.raises(TypeError, match=r"Dict\(str, t\).*got dict\[int, int\]"):
+        ops.aten.keys.str({1: 2})
+    with pytest.raises(TypeError, match="got list"):
+        ops.aten.keys.str([1])
+    with pytest.raises(TypeError, match="dict key of type tuple cannot be converted"):
+        ops.aten.str({(1, 2): 3})
+    with pytest.raises(TypeError, match=r"keys of two types \(String and Int\)"):
+        ops.aten.str({"a": 1, 2: 3})
+
+
+def test_dict_key_error_as_torch():
+    with pytest.raises(IndexError, match="KeyError: missing"):
+        ops.aten.__getitem__.Dict_str({"a": 1}, "missing")
+    assert ops.aten.get.str({"a": 1}, "missing") is None
+    assert ops.aten.get.default_str({"a": 1}, "missing", 7) == 7

@@ -576,8 +576,8 @@ def test_trace_errors_leave_the_thread_as_it_was():
         raise Boom("from the traced function")
     with pytest.raises(Boom, match="from the traced function"):
         jit.trace(raises, (turnout.ones(1),))
-    with pytest.raises(TypeError, match="the traced function returned a "
-                                        "dict"):
+    with pytest.raises(TypeError, match="output 0 of the traced function: "
+                                        "a Dict is not recorded by trace"):
         jit.trace(lambda x: {"x": x}, (turnout.ones(1),))
     t = turnout.ones(1)
     with pytest.raises(ValueError, match="are the same tensor"):

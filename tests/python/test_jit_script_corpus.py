@@ -160,7 +160,8 @@ def tuple_loop_index(x: torch.Tensor):
     return s
 
 
-@case("containers", lambda: ())
+# (A graph's inputs carry no defaults: the argument is passed.)
+@case("containers", lambda: (1,))
 def dict_construct_set(x: int = 1):
     d = {"a": 1}
     d["b"] = 2
@@ -177,6 +178,145 @@ def dict_contains_getitem(x: int):
 def dict_keys_values(x: int):
     d = {"a": x, "b": 2}
     return list(d.keys()), list(d.values())
+
+
+# ---- containers: dicts --------------------------------------------------------
+
+@case("dicts", lambda: ({"a": 1, "b": 2},))
+def dict_str_keys_methods(d: Dict[str, int]):
+    d["c"] = 3
+    g = d.get("z")
+    h = d.get("a", 9)
+    p = d.pop("b")
+    q = d.pop("zz", -1)
+    s = d.setdefault("a", 100)
+    t = d.setdefault("n", 7)
+    return d, g, h, p, q, s, t, list(d.items()), list(d.values())
+
+
+@case("dicts", lambda: ({1: 1.5, 7: -2.0},))
+def dict_int_keys_float_values(d: Dict[int, float]):
+    d[3] = 0.25
+    total = 0.0
+    for k in d:
+        total += d[k] * k
+    return total, list(d.keys()), 7 in d, 8 in d, len(d)
+
+
+@case("dicts", lambda: (t23(),))
+def dict_tensor_values(x: torch.Tensor):
+    d: Dict[str, torch.Tensor] = {"x": x, "y": x * 2}
+    d["z"] = d["x"] + d["y"]
+    out = torch.zeros(3)
+    for k, v in d.items():
+        out = out + v.sum(0)
+    return d, out
+
+
+@case("dicts", lambda: (t23(),))
+def dict_tensor_keys_identity(x: torch.Tensor):
+    y = x.clone()
+    d = {x: 1}
+    d[y] = 2
+    return d[x], d[y], len(d), x in d
+
+
+@case("dicts", lambda: (1,))
+def dict_alias_mutation(x: int):
+    d = {"a": x}
+    e = d
+    e["b"] = 2
+    e.pop("a")
+    return d, len(d)
+
+
+def helper_fill(d: Dict[str, int], n: int) -> int:
+    for i in range(n):
+        d[str(i)] = i
+    return len(d)
+
+
+@case("dicts", lambda: (3,))
+def dict_mutation_seen_by_caller(n: int):
+    d: Dict[str, int] = {}
+    m = helper_fill(d, n)
+    return m, d
+
+
+@case("dicts", lambda: (2,))
+def dict_insertion_order(x: int):
+    d = {"b": 1, "a": 2, "c": 3}
+    del d["a"]
+    d["a"] = x
+    d["b"] = 10
+    return list(d.keys()), list(d.values()), str(d)
+
+
+@case("dicts", lambda: ({"a": 1},))
+def dict_update_clear_copy(d: Dict[str, int]):
+    e = d.copy()
+    f = dict(d)
+    d.update({"b": 2, "a": 5})
+    e.clear()
+    return d, e, f
+
+
+@case("dicts", lambda: (2.5, True))
+def dict_float_bool_keys(x: float, b: bool):
+    d = {1.0: "one", x: "x"}
+    e = {True: 1, False: 0}
+    return d[x], d[1.0], e[b], e[not b], list(e.items())
+
+
+@case("dicts", lambda: (3,))
+def dict_from_pairs(x: int):
+    d = dict([("a", x), ("b", 2), ("a", 4)])
+    return d
+
+
+@case("dicts", lambda: ({"a": 1},))
+def dict_missing_key_raises(d: Dict[str, int]):
+    return d["missing"]
+
+
+@case("dicts", lambda: ({1: 2},))
+def dict_pop_missing_raises(d: Dict[int, int]):
+    return d.pop(3)
+
+
+@case("dicts", lambda: ({"a": 1},))
+def dict_delete_missing_raises(d: Dict[str, int]):
+    del d["q"]
+    return d
+
+
+@case("dicts", lambda: (1,))
+def dict_popitem(x: int):
+    d = {"a": x, "b": 2}
+    k, v = d.popitem()
+    e: Dict[str, int] = {}
+    return k, v, d, e.popitem()
+
+
+@case("dicts", lambda: ({"a": 1, "b": 2},))
+def dict_isinstance_in_union(x: Union[Dict[str, int], int]):
+    if isinstance(x, Dict[str, int]):
+        return len(x)
+    return x
+
+
+@case("dicts", lambda: (5,))
+def dict_isinstance_in_union_int(x: Union[Dict[str, int], int]):
+    if isinstance(x, Dict[str, int]):
+        return len(x)
+    return x
+
+
+@case("dicts", lambda: ({"k": [1, 2]},))
+def dict_of_lists(d: Dict[str, List[int]]):
+    d["k"].append(3)
+    d["j"] = [0]
+    return d
 
 
 # ---- strings ----------------------------------------------------------------
@@ -436,15 +576,40 @@ def fork_list_of_futures(x: torch.Tensor):
     return torch.jit.wait(futs[0])
 
 
+@case("fork", lambda: (t23(),))
+def fork_futures_in_loop(x: torch.Tensor):
+    futs: List[torch.jit.Future[torch.Tensor]] = []
+    for i in range(3):
+        futs.append(torch.jit.fork(forked, x + i))
+    out = torch.zeros(2, 3)
+    for f in futs:
+        out = out + torch.jit.wait(f)
+    return out
+
+
+def forked_pair(x: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+    return x.neg(), x * 2
+
+
+@case("fork", lambda: (t23(),))
+def fork_tuple_result(x: torch.Tensor):
+    fut = torch.jit.fork(forked_pair, x)
+    a, b = torch.jit.wait(fut)
+    return a + b
+
+
+def wait_first(futs: List[torch.jit.Future[torch.Tensor]]) -> torch.Tensor:
+    return torch.jit.wait(futs[0])
+
+
+@case("fork", lambda: (t23(),))
+def fork_futures_passed_to_callee(x: torch.Tensor):
+    futs = [torch.jit.fork(forked, x), torch.jit.fork(forked, x * 3)]
+    return wait_first(futs) + torch.jit.wait(futs[1])
+
+
 # Why the others fail (strict xfails: one that passes must come off the list).
 KNOWN_FAILURES = {
-    "dict_construct_set": "Dict values: turnout's IValue has no Dict",
-    "dict_contains_getitem": "Dict values: turnout's IValue has no Dict",
-    "dict_keys_values": "Dict values: turnout's IValue has no Dict",
-    "call_layer_norm": "aten::layer_norm (not registered yet)",
-    "fork_list_of_futures": "futures in lists: the interpreter keeps a "
-                            "fork's future in a slot, only aten::wait may "
-                            "use it (a Future IValue is missing)",
 }
 
 
@@ -459,6 +624,8 @@ def to_turnout(v: Any) -> Any:
         return [to_turnout(e) for e in v]
     if isinstance(v, tuple):
         return tuple(to_turnout(e) for e in v)
+    if isinstance(v, dict):
+        return {to_turnout(k): to_turnout(e) for k, e in v.items()}
     return v
 
 
@@ -476,6 +643,9 @@ def normalize(v: Any) -> Any:
         return ("device", str(v))
     if isinstance(v, (list, tuple)):
         return type(v)(normalize(e) for e in v)
+    if isinstance(v, dict):  # in order: the order is part of the result
+        return ("dict", tuple((normalize(k), normalize(e))
+                              for k, e in v.items()))
     if isinstance(v, float) and math.isnan(v):
         return "nan"
     return v
@@ -609,6 +779,17 @@ BUILTINS = [
     "prim::unchecked_cast", "prim::TupleIndex", "prim::device", "prim::dtype",
     "prim::abs.int", "prim::min.int", "prim::max.self_int",
     "prim::min.int_list", "prim::max.float_int",
+    "aten::dict",
+] + [
+    # The dict builtins (jit/runtime/dict_builtins.cc), for every key type
+    # but complex.
+    f"aten::{name}{k}"
+    for k in ["str", "int", "bool", "float", "Tensor"]
+    for name in ["__getitem__.Dict_", "_set_item.", "__contains__.",
+                 "len.Dict_", "keys.", "values.", "items.", "get.",
+                 "get.default_", "pop.Dict_", "pop.Dict_default_", "popitem.",
+                 "Delete.Dict_", "setdefault.", "update.", "clear.",
+                 "copy.Dict_", "dict.", "dict.Dict_"]
 ]
 
 
@@ -623,3 +804,52 @@ def test_builtins_have_torchs_schemas():
         packet = getattr(getattr(turnout.ops, ns), name)
         op = getattr(packet, overload or "default")
         assert str(op._schema) == torch_schemas[qualified], qualified
+
+
+# torch 1.13's errors for dicts, message for message: torch's interpreter
+# ends its error with "RuntimeError: <message>"; turnout's names the node.
+DICT_ERRORS = [dict_missing_key_raises, dict_pop_missing_raises,
+               dict_delete_missing_raises]
+
+
+@pytest.mark.parametrize("fn", DICT_ERRORS, ids=lambda f: f.__name__)
+def test_dict_errors_as_torch(fn):
+    scripted = torch.jit.script(fn)
+    args = next(make for _, f, make in CASES if f is fn)
+    with pytest.raises(Exception) as torch_error:
+        scripted(*args())
+    torch_message = str(torch_error.value).strip().splitlines()[-1]
+    torch_message = torch_message.removeprefix("RuntimeError: ")
+    g = tj.Graph.parse(str(scripted.graph))
+    with pytest.raises(Exception) as ours:
+        tj.run(g, *to_turnout(args()))
+    text = str(ours.value)
+    assert torch_message in text, (torch_message, text)
+    # The position: the node that failed, as the graph prints it.
+    assert "aten::" in text, text
+
+
+def test_dict_popitem_empty_as_torch():
+    def popitem_empty(d: Dict[str, int]):
+        return d.popitem()
+    scripted = torch.jit.script(popitem_empty)
+    with pytest.raises(Exception) as torch_error:
+        scripted({})
+    torch_message = str(torch_error.value).strip().splitlines()[-1]
+    torch_message = torch_message.removeprefix("RuntimeError: ")
+    with pytest.raises(IndexError, match=re.escape(torch_message)):
+        tj.run(tj.Graph.parse(str(scripted.graph)), {})
+
+
+def test_dict_python_conversion_errors():
+    g = tj.Graph.parse(str(torch.jit.script(dict_missing_key_raises).graph))
+    # Wrong key type for Dict(str, int): refused before running, naming it.
+    with pytest.raises(TypeError, match=r"Dict\(str, int\)"):
+        tj.run(g, {1: 2})
+    # A key TorchScript dicts cannot have, through an untyped conversion.
+    with pytest.raises(TypeError, match="dict key of type tuple"):
+        turnout.ops.aten.str({(1, 2): 3})
+    with pytest.raises(TypeError, match="keys of two types"):
+        turnout.ops.aten.str({"a": 1, 2: 3})
+    # str() of a dict as torch's: {a: 1, b: 2}
+    assert turnout.ops.aten.str({"a": 1, "b": 2}) == "{a: 1, b: 2}"

@@ -90,7 +90,7 @@ def test_factory_size_errors():
 
 def test_tensor_base_cannot_be_constructed_directly():
     with pytest.raises(TypeError, match="cannot be constructed directly"):
-        turnout.Tensor()
+        _C.TensorBase()
 
 
 # ---- Metadata ------------------------------------------------------------------

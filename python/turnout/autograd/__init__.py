@@ -13,10 +13,18 @@ __all__ = ["Function", "FunctionCtx", "GradcheckError", "backward", "grad",
 
 
 def backward(tensors: Union[Tensor, Sequence[Tensor]],
-             grad_tensors: Union[None, Tensor, Sequence[Optional[Tensor]]] = None) -> None:
+             grad_tensors: Union[None, Tensor, Sequence[Optional[Tensor]]] = None,
+             retain_graph: Optional[bool] = None,
+             create_graph: bool = False) -> None:
     """Accumulates the gradients of ``tensors`` into the leaves' ``.grad``
     (``Tensor.backward`` for several roots at once); ``grad_tensors`` may be
-    omitted for one-element tensors."""
+    omitted for one-element tensors. As torch's, the graph's saved tensors
+    are freed unless ``retain_graph`` (default: ``create_graph``), so a
+    second backward through it raises."""
+    if create_graph:
+        raise NotImplementedError(
+            "backward(create_graph=True) is not supported yet; use "
+            "turnout.autograd.grad(..., create_graph=True)")
     roots = [tensors] if isinstance(tensors, Tensor) else list(tensors)
     if grad_tensors is None:
         grads = []
@@ -24,7 +32,8 @@ def backward(tensors: Union[Tensor, Sequence[Tensor]],
         grads = [grad_tensors]
     else:
         grads = list(grad_tensors)
-    _C._backward(roots, grads)
+    _C._backward(roots, grads,
+                 create_graph if retain_graph is None else bool(retain_graph))
 
 
 def grad(outputs: Union[Tensor, Sequence[Tensor]],
@@ -41,9 +50,9 @@ def grad(outputs: Union[Tensor, Sequence[Tensor]],
             require grad.
         grad_outputs: the gradient of each output; None (or a None entry)
             for a one-element output means 1.
-        retain_graph: accepted for torch's signature; turnout keeps a graph
-            until its tensors go, so backward may run through it again
-            whatever this says.
+        retain_graph: keep the graph's saved tensors for another backward
+            (default: ``create_graph``); without it they are freed, and a
+            second backward through the graph raises, as torch's.
         create_graph: run the backward formulas with grad mode on, so that
             the gradients have a graph of their own (higher derivatives).
         allow_unused: return None for an input no gradient reaches, instead
@@ -79,7 +88,9 @@ def grad(outputs: Union[Tensor, Sequence[Tensor]],
         raise RuntimeError(
             f"grad(): grad_outputs has {len(grads)} tensors but outputs has "
             f"{len(outs)}; give one gradient (or None) per output")
-    result = _C._autograd_grad(outs, grads, ins, create_graph)
+    result = _C._autograd_grad(outs, grads, ins, create_graph,
+                               create_graph if retain_graph is None
+                               else bool(retain_graph))
     if not allow_unused and any(g is None for g in result):
         raise RuntimeError(
             "One of the differentiated Tensors appears to not have been used "

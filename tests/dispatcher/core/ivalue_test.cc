@@ -529,5 +529,107 @@ TEST(IValue, ConcurrentCopiesOfSharedPayloads) {
   EXPECT_EQ(values[0].use_count(), 4u);  // t, values[0], the list, the tuple
 }
 
+TEST(IValueList, MakeListOfAKindAndTheKindOfAnElement) {
+  EXPECT_EQ(IValue::listTagOf(IValue(int64_t{1})), IValue::Tag::IntList);
+  EXPECT_EQ(IValue::listTagOf(IValue(1.5)), IValue::Tag::DoubleList);
+  EXPECT_EQ(IValue::listTagOf(IValue(true)), IValue::Tag::BoolList);
+  EXPECT_EQ(IValue::listTagOf(IValue(std::string("s"))),
+            IValue::Tag::GenericList);
+  IValue ints = IValue::makeList(IValue::Tag::IntList,
+                                 {IValue(int64_t{1}), IValue(int64_t{2})});
+  ASSERT_TRUE(ints.isIntList());
+  EXPECT_EQ(ints.toIntVector(), (std::vector<int64_t>{1, 2}));
+  IValue bools = IValue::makeList(IValue::Tag::BoolList, {IValue(true)});
+  ASSERT_TRUE(bools.isBoolList());
+  IValue generic = IValue::makeList(IValue::Tag::GenericList,
+                                    {IValue(int64_t{1}), IValue(1.5)});
+  ASSERT_TRUE(generic.isGenericList());
+  EXPECT_EQ(generic.toListRef().size(), 2u);
+  // An element that does not fit the kind is an error.
+  EXPECT_THROW(IValue::makeList(IValue::Tag::IntList, {IValue(1.5)}), Error);
+}
+
+TEST(IValueDict, InsertionOrderAndPythonSemantics) {
+  auto d = ivalue::DictImpl::create(Tag::GenericList, Tag::IntList);
+  d->insertOrAssign("b", 1);
+  d->insertOrAssign("a", 2);
+  d->insertOrAssign("c", 3);
+  d->insertOrAssign("b", 10);  // an existing key keeps its place
+  EXPECT_EQ(printed(IValue(d)), "{\"b\": 10, \"a\": 2, \"c\": 3}");
+  ASSERT_TRUE(d->erase(IValue("a")).has_value());
+  EXPECT_FALSE(d->erase(IValue("a")).has_value());
+  d->insertOrAssign("a", 4);  // re-inserted: last
+  EXPECT_EQ(printed(IValue(d)), "{\"b\": 10, \"c\": 3, \"a\": 4}");
+  EXPECT_EQ(d->setDefault("c", 99).toInt(), 3);
+  EXPECT_EQ(d->setDefault("z", 5).toInt(), 5);
+  EXPECT_EQ(d->size(), 4u);
+  d->checkInvariants();
+  EXPECT_EQ(d->find(IValue("q")), nullptr);
+  EXPECT_EQ(d->find(IValue("z"))->toInt(), 5);
+  d->clear();
+  EXPECT_TRUE(d->empty());
+  d->checkInvariants();
+}
+
+TEST(IValueDict, KeysAreComparedAsTorch) {
+  Tensor x = cpuTensor();
+  Tensor y = cpuTensor();
+  auto d = ivalue::DictImpl::create(Tag::TensorList, Tag::IntList);
+  d->insertOrAssign(x, 1);
+  d->insertOrAssign(y, 2);  // equal contents, another tensor: another key
+  EXPECT_EQ(d->size(), 2u);
+  EXPECT_EQ(d->find(IValue(x))->toInt(), 1);
+  auto n = ivalue::DictImpl::create(Tag::DoubleList, Tag::IntList);
+  n->insertOrAssign(0.0, 1);
+  n->insertOrAssign(-0.0, 2);  // 0.0 == -0.0, as Python
+  EXPECT_EQ(n->size(), 1u);
+  EXPECT_EQ(n->find(IValue(0.0))->toInt(), 2);
+  // Only str, int, float, bool and defined tensors are keys.
+  for (const IValue& bad : {IValue(), IValue(std::vector<int64_t>{1}),
+                            IValue(Tensor()), IValue::makeTuple({1})}) {
+    SCOPED_TRACE(printed(bad));
+    EXPECT_FALSE(ivalue::DictImpl::isKey(bad));
+    try {
+      d->insertOrAssign(bad, 3);
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::Type);
+      EXPECT_NE(e.message().find("a dict key must be a str, int, float, bool"),
+                std::string::npos)
+          << e.message();
+    }
+  }
+  EXPECT_EQ(d->size(), 2u);  // unchanged by the refused inserts
+  d->checkInvariants();
+}
+
+TEST(IValueDict, SharedEqualityAndCopies) {
+  auto d = ivalue::DictImpl::create(Tag::IntList, Tag::GenericList);
+  d->insertOrAssign(1, "a");
+  IValue a(d);
+  IValue alias = a;
+  alias.toDict()->insertOrAssign(2, "b");  // seen through every alias
+  EXPECT_EQ(a.toDictRef().size(), 2u);
+  EXPECT_TRUE(a.isSameIdentity(alias));
+  IValue copy(a.toDictRef().copy());
+  EXPECT_FALSE(a.isSameIdentity(copy));
+  EXPECT_EQ(a, copy);
+  // Equal whatever the order, as Python's dicts.
+  auto r = ivalue::DictImpl::create(Tag::IntList, Tag::GenericList);
+  r->insertOrAssign(2, "b");
+  r->insertOrAssign(1, "a");
+  EXPECT_EQ(a, IValue(r));
+  r->insertOrAssign(1, "c");
+  EXPECT_NE(a, IValue(r));
+  EXPECT_EQ(a.tagKind(), std::string("Dict"));
+  EXPECT_THROW(IValue(3).toDictRef(), Error);
+  EXPECT_THROW(IValue(intrusive_ptr<ivalue::DictImpl>()), Error);
+}
+
+TEST(IValueFuture, NullIsRefused) {
+  EXPECT_THROW(IValue(std::shared_ptr<jit::Future>()), Error);
+  EXPECT_THROW(IValue(3).toFuture(), Error);
+}
+
 }  // namespace
 }  // namespace turnout

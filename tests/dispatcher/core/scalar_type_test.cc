@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "dispatcher/core/error.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace turnout {
@@ -65,6 +66,19 @@ TEST(ScalarType, ElementSizeOfUndefinedIsAnError) {
     EXPECT_EQ(e.message(),
               "elementSize(): Undefined (16) has no element size; pass a "
               "defined dtype");
+  }
+}
+
+TEST(ScalarType, ElementSizeOfAnInvalidValueIsAnError) {
+  for (int value : {8, 9, 10, 12, 14, 17, 100, -1, -128}) {
+    SCOPED_TRACE(value);
+    try {
+      elementSize(static_cast<ScalarType>(value));
+      ADD_FAILURE() << "expected an error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+      EXPECT_THAT(e.message(), ::testing::HasSubstr("has no element size"));
+    }
   }
 }
 

@@ -541,6 +541,130 @@ TEST(Tensor, ImplRejectsStorageOnAnotherDevice) {
   }
 }
 
+// The constructor that takes the sizes (every new kernel result) makes what
+// the four-argument one followed by set_sizes_contiguous makes, and refuses
+// what set_sizes_contiguous refuses, with the same messages.
+TEST(Tensor, ImplWithSizesIsTheContiguousTensor) {
+  const DispatchKeySet keys =
+      TensorImpl::computeKeySet(kFloat, Layout::Strided, Device("cpu"));
+  for (const std::vector<int64_t>& sizes : std::vector<std::vector<int64_t>>{
+           {}, {0}, {1}, {2, 3}, {2, 0, 4}, {2, 3, 4, 5, 6, 7}}) {
+    SCOPED_TRACE(shapeString(sizes));
+    int64_t numel = 1;
+    for (int64_t s : sizes) numel *= s;
+    Storage storage =
+        Storage::allocate(static_cast<size_t>(numel) * 4,
+                          getAllocator(DeviceType::CPU), /*resizable=*/true);
+    TensorImpl made(storage, kFloat, Device("cpu"), Layout::Strided, keys,
+                    sizes);
+    TensorImpl reference(storage, kFloat, Device("cpu"), Layout::Strided,
+                         keys);
+    reference.set_sizes_contiguous(sizes);
+    made.checkInvariants();
+    EXPECT_EQ(made.sizes(), reference.sizes());
+    EXPECT_EQ(made.strides(), reference.strides());
+    EXPECT_EQ(made.numel(), reference.numel());
+    EXPECT_TRUE(made.is_contiguous());
+    EXPECT_EQ(made.key_set(), keys);
+  }
+}
+
+TEST(Tensor, ImplWithSizesErrors) {
+  const DispatchKeySet keys =
+      TensorImpl::computeKeySet(kFloat, Layout::Strided, Device("cpu"));
+  Storage small = Storage::allocate(16, getAllocator(DeviceType::CPU));
+  struct Case {
+    const char* name;
+    std::function<void()> make;
+    const char* message;
+  };
+  const std::vector<Case> cases = {
+      {"negative size",
+       [&] { TensorImpl(small, kFloat, Device("cpu"), Layout::Strided, keys,
+                        {2, -1}); },
+       "set_sizes_contiguous(): sizes must be non-negative, got [2, -1]"},
+      {"overflow",
+       [&] { TensorImpl(small, kFloat, Device("cpu"), Layout::Strided, keys,
+                        {int64_t{1} << 31, int64_t{1} << 31,
+                         int64_t{1} << 31}); },
+       "set_sizes_contiguous(): the number of elements of sizes "
+       "[2147483648, 2147483648, 2147483648] overflows int64"},
+      {"storage too small",
+       [&] { TensorImpl(small, kFloat, Device("cpu"), Layout::Strided, keys,
+                        {5}); },
+       "set_sizes_contiguous()"},
+      {"bytes overflow",
+       [&] { TensorImpl(small, kFloat, Device("cpu"), Layout::Strided, keys,
+                        {int64_t{1} << 62}); },
+       "set_sizes_contiguous()"},
+      {"storage on another device",
+       [&] { TensorImpl(small, kFloat, Device("meta"), Layout::Strided, keys,
+                        {2}); },
+       "TensorImpl(): the storage is on cpu but the tensor's device is meta"},
+      {"invalid layout",
+       [&] { TensorImpl(Storage(), kFloat, Device("cpu"),
+                        static_cast<Layout>(100), keys, {2}); },
+       "TensorImpl(): invalid layout 100"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    try {
+      c.make();
+      ADD_FAILURE() << "expected an error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+      EXPECT_THAT(e.message(), ::testing::HasSubstr(c.message));
+    }
+  }
+}
+
+// makeContiguousTensor puts TensorImpl, StorageImpl and VersionCounter in
+// one block: each part must stay usable for as long as anything holds it,
+// in any order of release (ASan reports a use after free or a leak), and a
+// refused shape must free everything.
+TEST(Tensor, ContiguousTensorPartsOutliveEachOther) {
+  const DispatchKeySet keys =
+      TensorImpl::computeKeySet(kFloat, Layout::Strided, Device("cpu"));
+  Allocator* cpu = getAllocator(DeviceType::CPU);
+  Tensor t = detail::makeContiguousTensor({2, 3}, 24, cpu, kFloat,
+                                          Device("cpu"), keys);
+  t.unsafeGetTensorImpl()->checkInvariants();
+  EXPECT_EQ(t.numel(), 6);
+  EXPECT_TRUE(t.is_contiguous());
+  EXPECT_EQ(t.key_set(), keys);
+  EXPECT_EQ(t.unsafeGetTensorImpl()->version(), 0u);
+  float* data = t.data_ptr<float>();
+  for (int i = 0; i < 6; ++i) data[i] = static_cast<float>(i);
+
+  // A second tensor sharing the storage and the counter, as a view does.
+  auto view = make_intrusive<TensorImpl, UndefinedTensorImpl>(
+      t.storage(), kFloat, Device("cpu"), Layout::Strided, keys);
+  view->set_sizes_contiguous({6});
+  view->set_version_counter(t.unsafeGetTensorImpl()->version_counter());
+  Storage storage = t.storage();
+  t = Tensor();  // the first tensor goes; its block stays for the others
+  view->bump_version();
+  EXPECT_EQ(view->version(), 1u);
+  EXPECT_EQ(static_cast<float*>(view->data())[5], 5.0f);
+  view.reset();  // the counter goes
+  EXPECT_EQ(static_cast<const float*>(storage.data())[4], 4.0f);
+  storage = Storage();  // the last part: the block is freed
+
+  try {
+    detail::makeContiguousTensor({2, -3}, 0, cpu, kFloat, Device("cpu"),
+                                 keys);
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.message(), ::testing::HasSubstr("must be non-negative"));
+  }
+  try {
+    detail::makeContiguousTensor({4}, 8, cpu, kFloat, Device("cpu"), keys);
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.message(), ::testing::HasSubstr("set_sizes_contiguous()"));
+  }
+}
+
 TEST(Tensor, ConcurrentCopiesAndKeyReads) {
   Tensor shared = makeEmptyTensor({8}, kFloat, Device("cpu"));
   const DispatchKeySet expected = shared.key_set();

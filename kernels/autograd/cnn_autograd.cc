@@ -1,0 +1,188 @@
+// The Autograd kernels of the convolution, pooling and batch-norm operators
+// (kernels/conv.h, pool.h, batch_norm.h): record when grad mode is on and an
+// input requires grad, call the operator below autograd, attach a
+// FunctionNode whose formula calls the operator's backward operator (as
+// torch's derivatives do). The backward operators themselves have no
+// autograd kernel yet: no double backward through them.
+//
+// Multi-output operators get their node on the differentiable output only
+// (max_pool2d_with_indices' values; native_batch_norm's output, not its
+// saved statistics), as torch's.
+#include <optional>
+#include <tuple>
+#include <vector>
+
+#include "dispatcher/core/error.h"
+#include "dispatcher/library.h"
+#include "kernels/autograd/function_node.h"
+#include "kernels/autograd/saved_variable.h"
+#include "kernels/batch_norm.h"
+#include "kernels/conv.h"
+#include "kernels/pool.h"
+
+namespace turnout {
+namespace autograd {
+namespace {
+
+using detail::belowAutograd;
+using detail::record;
+using detail::shouldRecord;
+using F = FunctionNode;
+using IntVec = std::vector<int64_t>;
+
+IntVec vec(IntArrayRef v) { return IntVec(v.begin(), v.end()); }
+
+Tensor orUndefined(const std::optional<Tensor>& t) {
+  return t.has_value() ? *t : Tensor();
+}
+
+Tensor convolutionKernel(const Tensor& input, const Tensor& weight,
+                         const std::optional<Tensor>& bias, IntArrayRef stride,
+                         IntArrayRef padding, IntArrayRef dilation,
+                         bool transposed, IntArrayRef output_padding,
+                         int64_t groups) {
+  const Tensor b = orUndefined(bias);
+  const bool rec = shouldRecord({input, weight, b}, "convolution");
+  Tensor out = belowAutograd([&] {
+    return turnout::convolution(input, weight, bias, stride, padding, dilation,
+                                transposed, output_padding, groups);
+  });
+  if (rec) {
+    SavedVariable si(input), sw(weight);
+    std::optional<std::vector<int64_t>> bias_sizes;
+    if (b.defined()) bias_sizes = vec(b.sizes());
+    record("ConvolutionBackward0", {input, weight, b}, out,
+           [si, sw, bias_sizes, s = vec(stride), p = vec(padding),
+            d = vec(dilation), transposed, op = vec(output_padding),
+            groups](const F& n, const Tensor& g) {
+             const std::vector<bool> mask = {
+                 n.needsGrad(0), n.needsGrad(1),
+                 n.needsGrad(2) && bias_sizes.has_value()};
+             auto [gi, gw, gb] = turnout::convolution_backward(
+                 g, si.unpack(&n), sw.unpack(&n), bias_sizes, s, p, d,
+                 transposed, op, groups, mask);
+             return variable_list{gi, gw, gb};
+           });
+  }
+  return out;
+}
+
+std::tuple<Tensor, Tensor> maxPool2dWithIndicesKernel(
+    const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
+    IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
+  const bool rec = shouldRecord("max_pool2d_with_indices", self);
+  auto result = belowAutograd([&] {
+    return turnout::max_pool2d_with_indices(self, kernel_size, stride, padding,
+                                            dilation, ceil_mode);
+  });
+  if (rec) {
+    SavedVariable ss(self), si(std::get<1>(result), /*is_output=*/true);
+    record("MaxPool2DWithIndicesBackward0", {self}, std::get<0>(result),
+           [ss, si, k = vec(kernel_size), s = vec(stride), p = vec(padding),
+            d = vec(dilation), ceil_mode](const F& n, const Tensor& g) {
+             return variable_list{turnout::max_pool2d_with_indices_backward(
+                 g, ss.unpack(&n), k, s, p, d, ceil_mode, si.unpack(&n))};
+           });
+  }
+  return result;
+}
+
+Tensor avgPool2dKernel(const Tensor& self, IntArrayRef kernel_size,
+                       IntArrayRef stride, IntArrayRef padding, bool ceil_mode,
+                       bool count_include_pad,
+                       std::optional<int64_t> divisor_override) {
+  const bool rec = shouldRecord("avg_pool2d", self);
+  Tensor out = belowAutograd([&] {
+    return turnout::avg_pool2d(self, kernel_size, stride, padding, ceil_mode,
+                               count_include_pad, divisor_override);
+  });
+  if (rec) {
+    SavedVariable ss(self);
+    record("AvgPool2DBackward0", {self}, out,
+           [ss, k = vec(kernel_size), s = vec(stride), p = vec(padding),
+            ceil_mode, count_include_pad,
+            divisor_override](const F& n, const Tensor& g) {
+             return variable_list{turnout::avg_pool2d_backward(
+                 g, ss.unpack(&n), k, s, p, ceil_mode, count_include_pad,
+                 divisor_override)};
+           });
+  }
+  return out;
+}
+
+Tensor adaptiveAvgPool2dKernel(const Tensor& self, IntArrayRef output_size) {
+  const bool rec = shouldRecord("_adaptive_avg_pool2d", self);
+  Tensor out = belowAutograd(
+      [&] { return turnout::_adaptive_avg_pool2d(self, output_size); });
+  if (rec) {
+    SavedVariable ss(self);
+    record("AdaptiveAvgPool2DBackward0", {self}, out,
+           [ss](const F& n, const Tensor& g) {
+             return variable_list{
+                 turnout::_adaptive_avg_pool2d_backward(g, ss.unpack(&n))};
+           });
+  }
+  return out;
+}
+
+std::tuple<Tensor, Tensor, Tensor> nativeBatchNormKernel(
+    const Tensor& input, const std::optional<Tensor>& weight,
+    const std::optional<Tensor>& bias, const std::optional<Tensor>& running_mean,
+    const std::optional<Tensor>& running_var, bool training, double momentum,
+    double eps) {
+  const Tensor w = orUndefined(weight), b = orUndefined(bias);
+  const bool rec = shouldRecord({input, w, b}, "native_batch_norm");
+  // As torch: the running statistics are buffers, never differentiable.
+  if (GradMode::is_enabled()) {
+    for (const auto& [name, t] : {std::pair{"running_mean", &running_mean},
+                                  std::pair{"running_var", &running_var}}) {
+      TURNOUT_CHECK(!t->has_value() || !requiresGrad(**t),
+                    ErrorKind::InvalidArgument,
+                    "The function 'native_batch_norm' is not differentiable "
+                    "with respect to argument '", name,
+                    "'. This input cannot have requires_grad True (pass ",
+                    name, ".detach(), or a buffer)");
+    }
+  }
+  auto result = belowAutograd([&] {
+    return turnout::native_batch_norm(input, weight, bias, running_mean,
+                                      running_var, training, momentum, eps);
+  });
+  if (rec) {
+    // The running statistics are read by an eval-mode backward only, and
+    // training mode updates them in place: keep the tensors, not copies
+    // (torch saves them the same way).
+    SavedVariable si(input), sw(w);
+    const Tensor rm = orUndefined(running_mean), rv = orUndefined(running_var);
+    const Tensor mean = std::get<1>(result), invstd = std::get<2>(result);
+    const bool has_weight = w.defined(), has_bias = b.defined();
+    record("NativeBatchNormBackward0", {input, w, b}, std::get<0>(result),
+           [si, sw, rm, rv, mean, invstd, training, eps, has_weight,
+            has_bias](const F& n, const Tensor& g) {
+             const std::vector<bool> mask = {n.needsGrad(0),
+                                             n.needsGrad(1) && has_weight,
+                                             n.needsGrad(2) && has_bias};
+             auto opt = [](const Tensor& t) {
+               return t.defined() ? std::optional<Tensor>(t) : std::nullopt;
+             };
+             auto [gi, gw, gb] = turnout::native_batch_norm_backward(
+                 g, si.unpack(&n), opt(sw.unpack(&n)), opt(rm), opt(rv),
+                 opt(mean), opt(invstd), training, eps, mask);
+             return variable_list{gi, gw, gb};
+           });
+  }
+  return result;
+}
+
+}  // namespace
+}  // namespace autograd
+}  // namespace turnout
+
+TURNOUT_LIBRARY_IMPL(aten, Autograd, m) {
+  using namespace turnout::autograd;  // NOLINT: the kernels above
+  m.impl("convolution", TURNOUT_FN(convolutionKernel));
+  m.impl("max_pool2d_with_indices", TURNOUT_FN(maxPool2dWithIndicesKernel));
+  m.impl("avg_pool2d", TURNOUT_FN(avgPool2dKernel));
+  m.impl("_adaptive_avg_pool2d", TURNOUT_FN(adaptiveAvgPool2dKernel));
+  m.impl("native_batch_norm", TURNOUT_FN(nativeBatchNormKernel));
+}

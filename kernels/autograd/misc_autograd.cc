@@ -1,0 +1,445 @@
+// The Autograd kernels of the operators of kernels/misc_ops.cc that have
+// CPU/Meta or CompositeExplicitAutograd kernels (the composite-implicit
+// ones get their gradients from the operators they call). Formulas as torch
+// 1.13's (derivatives.yaml), written over turnout's operators so that they
+// are differentiable again:
+//   maximum / minimum: the gradient goes to the larger (smaller) input, half
+//     to each on ties;
+//   fmod.Tensor: self: g; other: -g * trunc(self / other);
+//   floor_divide: recorded, and its backward fails as torch's does
+//     ("derivative for aten::floor_divide is not implemented");
+//   prod: g * (the product of the other elements), exact with zeros
+//     (exclusive cumulative products from both sides);
+//   gather: scatter_add of g into zeros; scatter_add: self: g, src:
+//     gather(g);
+//   logsumexp: g * exp(self - result);
+//   norm: torch's norm_backward for p = 0, 1, 2, inf, other p.
+// all, any, logical_not and bitwise_xor are not differentiable
+// (fallthrough).
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <utility>
+
+#include "dispatcher/core/error.h"
+#include "dispatcher/core/scalar.h"
+#include "dispatcher/dispatcher.h"
+#include "dispatcher/library.h"
+#include "dispatcher/operator_handle.h"
+#include "kernels/autograd/function_node.h"
+#include "kernels/autograd/saved_variable.h"
+#include "kernels/copy.h"
+#include "kernels/dim_ops.h"
+#include "kernels/elementwise.h"
+#include "kernels/factory.h"
+#include "kernels/indexing.h"
+#include "kernels/reduce.h"
+#include "kernels/shape.h"
+#include "kernels/tensor_utils.h"
+#include "kernels/unary_math.h"
+
+namespace turnout {
+namespace autograd {
+namespace {
+
+using detail::belowAutograd;
+using detail::checkInplaceAllowed;
+using detail::record;
+using detail::shouldRecord;
+using F = FunctionNode;
+
+template <class Sig>
+TypedOperatorHandle<Sig> lookup(const char* name, const char* overload) {
+  return Dispatcher::singleton().findSchemaOrThrow(name, overload).typed<Sig>();
+}
+
+using BinarySig = Tensor(const Tensor&, const Tensor&);
+using InplaceSig = Tensor&(Tensor&, const Tensor&);
+
+const TypedOperatorHandle<BinarySig>& maximumOp() {
+  static const auto op = lookup<BinarySig>("aten::maximum", "");
+  return op;
+}
+const TypedOperatorHandle<BinarySig>& minimumOp() {
+  static const auto op = lookup<BinarySig>("aten::minimum", "");
+  return op;
+}
+const TypedOperatorHandle<BinarySig>& fmodOp() {
+  static const auto op = lookup<BinarySig>("aten::fmod", "Tensor");
+  return op;
+}
+const TypedOperatorHandle<InplaceSig>& fmodInplaceOp() {
+  static const auto op = lookup<InplaceSig>("aten::fmod_", "Tensor");
+  return op;
+}
+const TypedOperatorHandle<BinarySig>& floorDivideOp() {
+  static const auto op = lookup<BinarySig>("aten::floor_divide", "");
+  return op;
+}
+const TypedOperatorHandle<InplaceSig>& floorDivideInplaceOp() {
+  static const auto op = lookup<InplaceSig>("aten::floor_divide_", "Tensor");
+  return op;
+}
+using GatherSig = Tensor(const Tensor&, int64_t, const Tensor&, bool);
+const TypedOperatorHandle<GatherSig>& gatherOp() {
+  static const auto op = lookup<GatherSig>("aten::gather", "");
+  return op;
+}
+using ScatterAddSig = Tensor(const Tensor&, int64_t, const Tensor&,
+                             const Tensor&);
+const TypedOperatorHandle<ScatterAddSig>& scatterAddOp() {
+  static const auto op = lookup<ScatterAddSig>("aten::scatter_add", "");
+  return op;
+}
+using ProdSig = Tensor(const Tensor&, std::optional<ScalarType>);
+const TypedOperatorHandle<ProdSig>& prodOp() {
+  static const auto op = lookup<ProdSig>("aten::prod", "");
+  return op;
+}
+using ProdDimSig = Tensor(const Tensor&, int64_t, bool,
+                          std::optional<ScalarType>);
+const TypedOperatorHandle<ProdDimSig>& prodDimOp() {
+  static const auto op = lookup<ProdDimSig>("aten::prod", "dim_int");
+  return op;
+}
+using LogsumexpSig = Tensor(const Tensor&, IntArrayRef, bool);
+const TypedOperatorHandle<LogsumexpSig>& logsumexpOp() {
+  static const auto op = lookup<LogsumexpSig>("aten::logsumexp", "");
+  return op;
+}
+using NormScalarSig = Tensor(const Tensor&, const Scalar&);
+const TypedOperatorHandle<NormScalarSig>& normScalarOp() {
+  static const auto op = lookup<NormScalarSig>("aten::norm", "Scalar");
+  return op;
+}
+using NormDimSig = Tensor(const Tensor&, const std::optional<Scalar>&,
+                          IntArrayRef, bool);
+const TypedOperatorHandle<NormDimSig>& normDimOp() {
+  static const auto op = lookup<NormDimSig>("aten::norm", "ScalarOpt_dim");
+  return op;
+}
+
+// ---- maximum, minimum ---------------------------------------------------------------
+
+template <bool kMax>
+Tensor maxMinKernel(const Tensor& self, const Tensor& other) {
+  const char* op = kMax ? "maximum" : "minimum";
+  const bool rec = shouldRecord(op, self, other);
+  Tensor out = belowAutograd([&] {
+    return kMax ? maximumOp().call(self, other) : minimumOp().call(self, other);
+  });
+  if (rec) {
+    SavedVariable a(self);
+    SavedVariable b(other);
+    record(kMax ? "MaximumBackward0" : "MinimumBackward0", {self, other}, out,
+           [a, b](const F& n, const Tensor& g) {
+             const Tensor x = a.unpack(&n);
+             const Tensor y = b.unpack(&n);
+             const Tensor shared = where(eq(x, y), div(g, 2), g);
+             // self loses where it is the smaller (larger) one.
+             const Tensor self_loses = kMax ? lt(x, y) : gt(x, y);
+             const Tensor other_loses = kMax ? gt(x, y) : lt(x, y);
+             return variable_list{masked_fill(shared, self_loses, 0),
+                                  masked_fill(shared, other_loses, 0)};
+           });
+  }
+  return out;
+}
+
+// ---- fmod, floor_divide ---------------------------------------------------------------
+
+variable_list fmodGrad(const F& n, const Tensor& g, const Tensor& x,
+                       const Tensor& y) {
+  Tensor gy;
+  if (n.needsGrad(1)) gy = neg(mul(g, turnout::trunc(div(x, y))));
+  return variable_list{g, gy};
+}
+
+Tensor fmodKernel(const Tensor& self, const Tensor& other) {
+  const bool rec = shouldRecord("fmod", self, other);
+  Tensor out = belowAutograd([&] { return fmodOp().call(self, other); });
+  if (rec) {
+    SavedVariable a(self);
+    SavedVariable b(other);
+    record("FmodBackward1", {self, other}, out,
+           [a, b](const F& n, const Tensor& g) {
+             return fmodGrad(n, g, a.unpack(&n), b.unpack(&n));
+           });
+  }
+  return out;
+}
+
+Tensor& fmodInplace(Tensor& self, const Tensor& other) {
+  const bool rec = shouldRecord("fmod_", self, other);
+  checkInplaceAllowed(self, rec, "fmod_");
+  Tensor original;
+  if (rec) original = belowAutograd([&] { return turnout::clone(self); });
+  belowAutograd([&] { fmodInplaceOp().call(self, other); });
+  self.unsafeGetTensorImpl()->bump_version();
+  if (rec) {
+    SavedVariable a(original);
+    SavedVariable b(other);
+    record("FmodBackward1", {self, other}, self,
+           [a, b](const F& n, const Tensor& g) {
+             return fmodGrad(n, g, a.unpack(&n), b.unpack(&n));
+           });
+  }
+  return self;
+}
+
+variable_list floorDivideGrad(const F&, const Tensor&) {
+  TURNOUT_CHECK(false, ErrorKind::NotImplemented,
+                "derivative for aten::floor_divide is not implemented");
+  return {};
+}
+
+Tensor floorDivideKernel(const Tensor& self, const Tensor& other) {
+  const bool rec = shouldRecord("floor_divide", self, other);
+  Tensor out = belowAutograd([&] { return floorDivideOp().call(self, other); });
+  if (rec) record("NotImplemented", {self, other}, out, floorDivideGrad);
+  return out;
+}
+
+Tensor& floorDivideInplace(Tensor& self, const Tensor& other) {
+  const bool rec = shouldRecord("floor_divide_", self, other);
+  detail::writeInplace(self, rec, "floor_divide_",
+                       [&] { floorDivideInplaceOp().call(self, other); });
+  if (rec) record("NotImplemented", {self, other}, self, floorDivideGrad);
+  return self;
+}
+
+// ---- prod ------------------------------------------------------------------------------
+
+Tensor flipDim(const Tensor& t, int64_t d) {
+  static const auto op =
+      lookup<Tensor(const Tensor&, IntArrayRef)>("aten::flip", "");
+  const int64_t dims[] = {d};
+  return op.call(t, dims);
+}
+
+// The product of every element of x along d but the one at each position:
+// exclusive cumulative products from the left and from the right, so zeros
+// need no division.
+Tensor prodOthers(const Tensor& x, int64_t d) {
+  const int64_t size = x.sizes()[d];
+  if (size == 0) return x;
+  const Tensor one = ones_like(slice(x, d, 0, 1, 1));
+  const Tensor left = cumprod(cat({one, slice(x, d, 0, size - 1, 1)}, d), d);
+  const Tensor right_rev =
+      cumprod(cat({one, flipDim(slice(x, d, 1, size, 1), d)}, d), d);
+  return mul(left, flipDim(right_rev, d));
+}
+
+Tensor prodDimBackward(const Tensor& g, const Tensor& x, int64_t d,
+                       bool keepdim) {
+  if (x.dim() == 0) return g;
+  const Tensor grad = keepdim ? g : turnout::unsqueeze(g, d);
+  return mul(grad, prodOthers(x, d));
+}
+
+Tensor prodAllKernel(const Tensor& self, std::optional<ScalarType> dtype) {
+  const bool rec = shouldRecord("prod", self);
+  Tensor out = belowAutograd([&] { return prodOp().call(self, dtype); });
+  if (rec) {
+    SavedVariable s(self);
+    record("ProdBackward0", {self}, out, [s](const F& n, const Tensor& g) {
+      const Tensor x = s.unpack(&n);
+      if (x.dim() == 0) return variable_list{g};
+      const Tensor flat = reshape(x, {-1});
+      const Tensor others = prodOthers(flat, 0);
+      return variable_list{reshape(mul(g, others), x.sizes())};
+    });
+  }
+  return out;
+}
+
+Tensor prodDimKernel(const Tensor& self, int64_t dim, bool keepdim,
+                     std::optional<ScalarType> dtype) {
+  const bool rec = shouldRecord("prod", self);
+  Tensor out =
+      belowAutograd([&] { return prodDimOp().call(self, dim, keepdim, dtype); });
+  if (rec) {
+    const int64_t d = maybeWrapDim(dim, self.dim());
+    SavedVariable s(self);
+    record("ProdBackward1", {self}, out,
+           [s, d, keepdim](const F& n, const Tensor& g) {
+             return variable_list{
+                 prodDimBackward(g, s.unpack(&n), d, keepdim)};
+           });
+  }
+  return out;
+}
+
+// ---- gather, scatter_add ------------------------------------------------------------
+
+Tensor gatherKernel(const Tensor& self, int64_t dim, const Tensor& index,
+                    bool sparse_grad) {
+  const bool rec = shouldRecord("gather", self);
+  Tensor out = belowAutograd(
+      [&] { return gatherOp().call(self, dim, index, sparse_grad); });
+  if (rec) {
+    const int64_t d = maybeWrapDim(dim, self.dim());
+    const DimVector sizes(self.sizes().begin(), self.sizes().end());
+    const ScalarType dtype = self.scalar_type();
+    SavedVariable ix(index);
+    record("GatherBackward0", {self, index}, out,
+           [ix, d, sizes, dtype](const F& n, const Tensor& g) {
+             const Tensor zero = zeros(sizes, TensorOptions(g.scalar_type())
+                                                  .device(g.device()));
+             (void)dtype;
+             return variable_list{
+                 scatterAddOp().call(zero, d, ix.unpack(&n), g), Tensor()};
+           });
+  }
+  return out;
+}
+
+Tensor scatterAddKernel(const Tensor& self, int64_t dim, const Tensor& index,
+                        const Tensor& src) {
+  const bool rec = shouldRecord("scatter_add", self, src);
+  Tensor out = belowAutograd(
+      [&] { return scatterAddOp().call(self, dim, index, src); });
+  if (rec) {
+    const int64_t d = maybeWrapDim(dim, self.dim());
+    SavedVariable ix(index);
+    record("ScatterAddBackward0", {self, index, src}, out,
+           [ix, d](const F& n, const Tensor& g) {
+             Tensor gsrc;
+             if (n.needsGrad(2)) gsrc = gatherOp().call(g, d, ix.unpack(&n), false);
+             return variable_list{g, Tensor(), gsrc};
+           });
+  }
+  return out;
+}
+
+// ---- logsumexp, norm ---------------------------------------------------------------
+
+// g and r (reduced over `dims`, keepdim or not) with the reduced dimensions
+// back as size 1, so that they broadcast against the input.
+Tensor unsqueezeReduced(const Tensor& t, const DimVector& dims, int64_t ndim,
+                        bool keepdim) {
+  if (keepdim || ndim == 0) return t;
+  DimVector sorted = dims;
+  if (sorted.empty()) {
+    for (int64_t i = 0; i < ndim; ++i) sorted.push_back(i);
+  }
+  std::sort(sorted.begin(), sorted.end());
+  Tensor out = t;
+  for (int64_t d : sorted) out = turnout::unsqueeze(out, d);
+  return out;
+}
+
+DimVector wrapAll(IntArrayRef dims, int64_t ndim) {
+  DimVector out;
+  for (int64_t d : dims) out.push_back(maybeWrapDim(d, ndim));
+  return out;
+}
+
+Tensor logsumexpKernel(const Tensor& self, IntArrayRef dim, bool keepdim) {
+  const bool rec = shouldRecord("logsumexp", self);
+  Tensor out =
+      belowAutograd([&] { return logsumexpOp().call(self, dim, keepdim); });
+  if (rec) {
+    const DimVector dims = wrapAll(dim, self.dim());
+    const int64_t ndim = self.dim();
+    SavedVariable s(self);
+    SavedVariable r(out, /*is_output=*/true);
+    record("LogsumexpBackward0", {self}, out,
+           [s, r, dims, ndim, keepdim](const F& n, const Tensor& g) {
+             const Tensor gu = unsqueezeReduced(g, dims, ndim, keepdim);
+             const Tensor ru = unsqueezeReduced(r.unpack(&n), dims, ndim, keepdim);
+             return variable_list{
+                 mul(gu, turnout::exp(sub(s.unpack(&n), ru)))};
+           });
+  }
+  return out;
+}
+
+// torch 1.13's norm_backward.
+Tensor normBackward(const Tensor& g_in, const Tensor& x, const Tensor& norm_in,
+                    double p, const DimVector& dims, bool keepdim) {
+  const int64_t ndim = x.dim();
+  const Tensor g = unsqueezeReduced(g_in, dims, ndim, keepdim);
+  const Tensor norm = unsqueezeReduced(norm_in, dims, ndim, keepdim);
+  const Tensor zero_norm = eq(norm, 0);
+  if (p == 0) return Tensor();  // torch 1.13: no gradient at all
+  if (p == 1) return mul(turnout::sign(x), g);
+  if (p == 2) return mul(x, masked_fill(div(g, norm), zero_norm, 0));
+  if (std::isinf(p)) {
+    const Tensor a = turnout::abs(x);
+    const Tensor mask = to(eq(a, norm), x.scalar_type());
+    const DimVector all = dims.empty() ? [&] {
+      DimVector v;
+      for (int64_t i = 0; i < ndim; ++i) v.push_back(i);
+      return v;
+    }() : dims;
+    const Tensor count = turnout::sum(mask, all, /*keepdim=*/true);
+    return mul(turnout::sign(x), mul(div(g, count), mask));
+  }
+  const Tensor a = turnout::abs(x);
+  Tensor self_scaled;
+  if (p < 2) {
+    self_scaled = mul(turnout::sign(x), pow(a, p - 1));
+  } else {
+    self_scaled = mul(x, pow(a, p - 2));
+  }
+  const Tensor scale = masked_fill(div(g, pow(norm, p - 1)), zero_norm, 0);
+  return mul(self_scaled, scale);
+}
+
+void recordNorm(const Tensor& self, const Tensor& out, double p,
+                DimVector dims, bool keepdim) {
+  SavedVariable s(self);
+  SavedVariable r(out, /*is_output=*/true);
+  record("NormBackward1", {self}, out,
+         [s, r, p, dims, keepdim](const F& n, const Tensor& g) {
+           return variable_list{
+               normBackward(g, s.unpack(&n), r.unpack(&n), p, dims, keepdim)};
+         });
+}
+
+Tensor normScalarKernel(const Tensor& self, const Scalar& p) {
+  const bool rec = shouldRecord("norm", self);
+  Tensor out = belowAutograd([&] { return normScalarOp().call(self, p); });
+  if (rec) recordNorm(self, out, p.toDouble(), {}, false);
+  return out;
+}
+
+Tensor normDimKernel(const Tensor& self, const std::optional<Scalar>& p,
+                     IntArrayRef dim, bool keepdim) {
+  const bool rec = shouldRecord("norm", self);
+  Tensor out =
+      belowAutograd([&] { return normDimOp().call(self, p, dim, keepdim); });
+  if (rec) {
+    recordNorm(self, out, p ? p->toDouble() : 2.0, wrapAll(dim, self.dim()),
+               keepdim);
+  }
+  return out;
+}
+
+}  // namespace
+}  // namespace autograd
+}  // namespace turnout
+
+TURNOUT_LIBRARY_IMPL(aten, Autograd, m) {
+  using namespace turnout::autograd;  // NOLINT: the kernels above
+  m.impl("maximum", TURNOUT_FN(maxMinKernel<true>));
+  m.impl("minimum", TURNOUT_FN(maxMinKernel<false>));
+  m.impl("fmod.Tensor", TURNOUT_FN(fmodKernel));
+  m.impl("fmod_.Tensor", TURNOUT_FN(fmodInplace));
+  m.impl("floor_divide", TURNOUT_FN(floorDivideKernel));
+  m.impl("floor_divide_.Tensor", TURNOUT_FN(floorDivideInplace));
+  m.impl("prod", TURNOUT_FN(prodAllKernel));
+  m.impl("prod.dim_int", TURNOUT_FN(prodDimKernel));
+  m.impl("gather", TURNOUT_FN(gatherKernel));
+  m.impl("scatter_add", TURNOUT_FN(scatterAddKernel));
+  m.impl("logsumexp", TURNOUT_FN(logsumexpKernel));
+  m.impl("norm.Scalar", TURNOUT_FN(normScalarKernel));
+  m.impl("norm.ScalarOpt_dim", TURNOUT_FN(normDimKernel));
+  // Not differentiable.
+  for (const char* name :
+       {"all", "all.dim", "any", "any.dim", "logical_not", "logical_not_",
+        "bitwise_xor.Tensor", "bitwise_xor_.Tensor"}) {
+    m.impl(name, turnout::CppFunction::makeFallthrough());
+  }
+}

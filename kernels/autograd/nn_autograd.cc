@@ -1,0 +1,317 @@
+// The Autograd kernels of the forward operators of kernels/nn.h (the
+// activations and clamp_, native_layer_norm, embedding, nll_loss_forward and
+// nll_loss2d_forward), registered at the Autograd alias key as
+// math_autograd.cc's are: record when grad mode is on and an input requires
+// grad, call the operator below autograd, attach a FunctionNode whose
+// formula calls the operator's backward operator (itself
+// CompositeImplicitAutograd, so gradients of gradients work).
+//
+// In-place forms save what their formula needs before the write (a copy of
+// self) or after it (the result), as torch's do: elu_ and leaky_relu_ use
+// the result (their backward refuses a negative slope, as torch's),
+// hardtanh_ too; gelu_, silu_ and clamp_ a copy of the input.
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
+
+#include "dispatcher/core/error.h"
+#include "dispatcher/library.h"
+#include "kernels/autograd/autograd_meta.h"
+#include "kernels/autograd/function_node.h"
+#include "kernels/autograd/grad_mode.h"
+#include "kernels/autograd/saved_variable.h"
+#include "kernels/copy.h"
+#include "kernels/elementwise.h"
+#include "kernels/factory.h"
+#include "kernels/nn.h"
+
+namespace turnout {
+namespace autograd {
+namespace {
+
+using detail::belowAutograd;
+using detail::record;
+using detail::shouldRecord;
+using detail::writeInplace;
+using F = FunctionNode;
+
+// The pattern every functional activation follows: save self, record.
+template <class Fwd, class Grad>
+Tensor recordUnary(const char* op, const char* node, const Tensor& self,
+                   Fwd fwd, Grad grad) {
+  const bool rec = shouldRecord(op, self);
+  Tensor out = belowAutograd(fwd);
+  if (rec) {
+    SavedVariable s(self);
+    record(node, {self}, out, [s, grad](const F& n, const Tensor& g) {
+      return variable_list{grad(g, s.unpack(&n))};
+    });
+  }
+  return out;
+}
+
+// The in-place pattern: save_input: the formula gets self's value before
+// the write (a copy); otherwise the result (self after it).
+template <class Write, class Grad>
+Tensor& recordUnaryInplace(const char* op, const char* node, Tensor& self,
+                           bool save_input, Write write, Grad grad) {
+  const bool rec = shouldRecord(op, self);
+  Tensor original;
+  if (rec && save_input) {
+    original = belowAutograd([&] { return turnout::clone(self); });
+  }
+  writeInplace(self, rec, op, write);
+  if (rec) {
+    SavedVariable s(save_input ? original : self, /*is_output=*/!save_input);
+    record(node, {self}, self, [s, grad](const F& n, const Tensor& g) {
+      return variable_list{grad(g, s.unpack(&n))};
+    });
+  }
+  return self;
+}
+
+// ---- Activations ------------------------------------------------------------------
+
+Tensor gelu(const Tensor& self, std::string_view approximate) {
+  const std::string approx(approximate);
+  return recordUnary(
+      "gelu", "GeluBackward0", self,
+      [&] { return turnout::gelu(self, approx); },
+      [approx](const Tensor& g, const Tensor& x) {
+        return turnout::gelu_backward(g, x, approx);
+      });
+}
+Tensor& gelu_(Tensor& self, std::string_view approximate) {
+  const std::string approx(approximate);
+  return recordUnaryInplace(
+      "gelu_", "GeluBackward0", self, true,
+      [&] { turnout::gelu_(self, approx); },
+      [approx](const Tensor& g, const Tensor& x) {
+        return turnout::gelu_backward(g, x, approx);
+      });
+}
+
+Tensor silu(const Tensor& self) {
+  return recordUnary("silu", "SiluBackward0", self,
+                     [&] { return turnout::silu(self); },
+                     [](const Tensor& g, const Tensor& x) {
+                       return turnout::silu_backward(g, x);
+                     });
+}
+Tensor& silu_(Tensor& self) {
+  return recordUnaryInplace("silu_", "SiluBackward0", self, true,
+                            [&] { turnout::silu_(self); },
+                            [](const Tensor& g, const Tensor& x) {
+                              return turnout::silu_backward(g, x);
+                            });
+}
+
+Tensor elu(const Tensor& self, const Scalar& alpha, const Scalar& scale,
+           const Scalar& input_scale) {
+  return recordUnary(
+      "elu", "EluBackward0", self,
+      [&] { return turnout::elu(self, alpha, scale, input_scale); },
+      [alpha, scale, input_scale](const Tensor& g, const Tensor& x) {
+        return turnout::elu_backward(g, alpha, scale, input_scale, false, x);
+      });
+}
+Tensor& elu_(Tensor& self, const Scalar& alpha, const Scalar& scale,
+             const Scalar& input_scale) {
+  return recordUnaryInplace(
+      "elu_", "EluBackward1", self, false,
+      [&] { turnout::elu_(self, alpha, scale, input_scale); },
+      [alpha, scale, input_scale](const Tensor& g, const Tensor& r) {
+        return turnout::elu_backward(g, alpha, scale, input_scale, true, r);
+      });
+}
+
+Tensor leakyRelu(const Tensor& self, const Scalar& slope) {
+  return recordUnary(
+      "leaky_relu", "LeakyReluBackward0", self,
+      [&] { return turnout::leaky_relu(self, slope); },
+      [slope](const Tensor& g, const Tensor& x) {
+        return turnout::leaky_relu_backward(g, x, slope, false);
+      });
+}
+Tensor& leakyRelu_(Tensor& self, const Scalar& slope) {
+  return recordUnaryInplace(
+      "leaky_relu_", "LeakyReluBackward1", self, false,
+      [&] { turnout::leaky_relu_(self, slope); },
+      [slope](const Tensor& g, const Tensor& r) {
+        return turnout::leaky_relu_backward(g, r, slope, true);
+      });
+}
+
+Tensor hardtanh(const Tensor& self, const Scalar& min_val,
+                const Scalar& max_val) {
+  return recordUnary(
+      "hardtanh", "HardtanhBackward0", self,
+      [&] { return turnout::hardtanh(self, min_val, max_val); },
+      [min_val, max_val](const Tensor& g, const Tensor& x) {
+        return turnout::hardtanh_backward(g, x, min_val, max_val);
+      });
+}
+Tensor& hardtanh_(Tensor& self, const Scalar& min_val, const Scalar& max_val) {
+  return recordUnaryInplace(
+      "hardtanh_", "HardtanhBackward1", self, false,
+      [&] { turnout::hardtanh_(self, min_val, max_val); },
+      [min_val, max_val](const Tensor& g, const Tensor& r) {
+        return turnout::hardtanh_backward(g, r, min_val, max_val);
+      });
+}
+
+Tensor softplus(const Tensor& self, const Scalar& beta,
+                const Scalar& threshold) {
+  return recordUnary(
+      "softplus", "SoftplusBackward0", self,
+      [&] { return turnout::softplus(self, beta, threshold); },
+      [beta, threshold](const Tensor& g, const Tensor& x) {
+        return turnout::softplus_backward(g, x, beta, threshold);
+      });
+}
+
+// clamp_: the gradient passes where min <= x <= max (x before the write).
+Tensor& clamp_(Tensor& self, const std::optional<Scalar>& min,
+               const std::optional<Scalar>& max) {
+  return recordUnaryInplace(
+      "clamp_", "ClampBackward1", self, true,
+      [&] { turnout::clamp_(self, min, max); },
+      [min, max](const Tensor& g, const Tensor& x) {
+        const Tensor z = turnout::zeros_like(g);
+        Tensor out = g;
+        if (min) out = turnout::where(turnout::lt(x, *min), z, out);
+        if (max) out = turnout::where(turnout::gt(x, *max), z, out);
+        return out;
+      });
+}
+
+// ---- native_layer_norm ---------------------------------------------------------------
+
+Tensor valueOr(const std::optional<Tensor>& t) {
+  return t.has_value() ? *t : Tensor();
+}
+
+std::tuple<Tensor, Tensor, Tensor> nativeLayerNorm(
+    const Tensor& input, IntArrayRef normalized_shape,
+    const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
+    double eps) {
+  const Tensor w = valueOr(weight), b = valueOr(bias);
+  const bool rec = shouldRecord("native_layer_norm", input, w, b);
+  auto result = belowAutograd([&] {
+    return turnout::native_layer_norm(input, normalized_shape, weight, bias,
+                                      eps);
+  });
+  if (rec) {
+    const Tensor& out = std::get<0>(result);
+    SavedVariable si(input), sw(w), sb(b);
+    SavedVariable smean(std::get<1>(result), /*is_output=*/true);
+    SavedVariable srstd(std::get<2>(result), /*is_output=*/true);
+    const DimVector shape(normalized_shape.begin(), normalized_shape.end());
+    record("NativeLayerNormBackward0", {input, w, b}, out,
+           [si, sw, sb, smean, srstd, shape](const F& n, const Tensor& g) {
+             const Tensor wt = sw.unpack(&n), bt = sb.unpack(&n);
+             auto grads = turnout::native_layer_norm_backward(
+                 g, si.unpack(&n), shape, smean.unpack(&n), srstd.unpack(&n),
+                 wt.defined() ? std::optional<Tensor>(wt) : std::nullopt,
+                 bt.defined() ? std::optional<Tensor>(bt) : std::nullopt,
+                 {n.needsGrad(0), n.needsGrad(1) && wt.defined(),
+                  n.needsGrad(2) && bt.defined()});
+             return variable_list{std::get<0>(grads), std::get<1>(grads),
+                                  std::get<2>(grads)};
+           });
+  }
+  return result;
+}
+
+// ---- embedding -----------------------------------------------------------------------------
+
+Tensor embedding(const Tensor& weight, const Tensor& indices,
+                 int64_t padding_idx, bool scale_grad_by_freq, bool sparse) {
+  const bool rec = shouldRecord("embedding", weight);
+  Tensor out = belowAutograd([&] {
+    return turnout::embedding(weight, indices, padding_idx, scale_grad_by_freq,
+                              sparse);
+  });
+  if (rec) {
+    SavedVariable si(indices);
+    const int64_t num_weights = weight.size(0);
+    record("EmbeddingBackward0", {weight}, out,
+           [si, num_weights, padding_idx, scale_grad_by_freq, sparse](
+               const F& n, const Tensor& g) {
+             return variable_list{turnout::embedding_backward(
+                 g, si.unpack(&n), num_weights, padding_idx,
+                 scale_grad_by_freq, sparse)};
+           });
+  }
+  return out;
+}
+
+// ---- nll_loss_forward, nll_loss2d_forward ---------------------------------------------------
+
+template <bool k2d>
+std::tuple<Tensor, Tensor> nllLossForward(const Tensor& self,
+                                          const Tensor& target,
+                                          const std::optional<Tensor>& weight,
+                                          int64_t reduction,
+                                          int64_t ignore_index) {
+  const char* op = k2d ? "nll_loss2d_forward" : "nll_loss_forward";
+  // As torch's: weight (like target) is not differentiable here.
+  TURNOUT_CHECK(!GradMode::is_enabled() || !weight.has_value() ||
+                    !requiresGrad(*weight),
+                ErrorKind::InvalidArgument, "The function '", op,
+                "' is not differentiable with respect to argument 'weight'. "
+                "This input cannot have requires_grad True.");
+  const bool rec = shouldRecord(op, self);
+  auto result = belowAutograd([&] {
+    return k2d ? turnout::nll_loss2d_forward(self, target, weight, reduction,
+                                             ignore_index)
+               : turnout::nll_loss_forward(self, target, weight, reduction,
+                                           ignore_index);
+  });
+  if (rec) {
+    // total_weight is not differentiable (torch's output_differentiability).
+    SavedVariable ss(self), st(target), sw(valueOr(weight));
+    SavedVariable stotal(std::get<1>(result), /*is_output=*/true);
+    record(k2d ? "NllLoss2DBackward0" : "NllLossBackward0", {self},
+           std::get<0>(result),
+           [ss, st, sw, stotal, reduction, ignore_index](const F& n,
+                                                         const Tensor& g) {
+             const Tensor w = sw.unpack(&n);
+             const std::optional<Tensor> wo =
+                 w.defined() ? std::optional<Tensor>(w) : std::nullopt;
+             const Tensor x = ss.unpack(&n), t = st.unpack(&n),
+                          total = stotal.unpack(&n);
+             return variable_list{
+                 k2d ? turnout::nll_loss2d_backward(g, x, t, wo, reduction,
+                                                    ignore_index, total)
+                     : turnout::nll_loss_backward(g, x, t, wo, reduction,
+                                                  ignore_index, total)};
+           });
+  }
+  return result;
+}
+
+}  // namespace
+}  // namespace autograd
+}  // namespace turnout
+
+TURNOUT_LIBRARY_IMPL(aten, Autograd, m) {
+  using namespace turnout::autograd;  // NOLINT: the kernels above
+  m.impl("gelu", TURNOUT_FN(gelu));
+  m.impl("gelu_", TURNOUT_FN(gelu_));
+  m.impl("silu", TURNOUT_FN(silu));
+  m.impl("silu_", TURNOUT_FN(silu_));
+  m.impl("elu", TURNOUT_FN(elu));
+  m.impl("elu_", TURNOUT_FN(elu_));
+  m.impl("leaky_relu", TURNOUT_FN(leakyRelu));
+  m.impl("leaky_relu_", TURNOUT_FN(leakyRelu_));
+  m.impl("hardtanh", TURNOUT_FN(hardtanh));
+  m.impl("hardtanh_", TURNOUT_FN(hardtanh_));
+  m.impl("softplus", TURNOUT_FN(softplus));
+  m.impl("clamp_", TURNOUT_FN(clamp_));
+  m.impl("native_layer_norm", TURNOUT_FN(nativeLayerNorm));
+  m.impl("embedding", TURNOUT_FN(embedding));
+  m.impl("nll_loss_forward", TURNOUT_FN(nllLossForward<false>));
+  m.impl("nll_loss2d_forward", TURNOUT_FN(nllLossForward<true>));
+}

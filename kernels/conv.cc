@@ -1,0 +1,616 @@
+// aten::convolution, convolution_backward (CPU and Meta kernels) and the
+// CompositeImplicitAutograd conv1d, conv2d, _convolution over them.
+//
+// Lowering: for each image n and group g, with K the kernel's elements and
+// L the output's spatial elements,
+//   cols[Cg*K, L]   = im2col(input[n, g])        (zeros where padded)
+//   out[n, g][Og, L] = weight[g][Og, Cg*K] @ cols
+// and backward
+//   grad_cols       = weight[g]^T @ grad_out[n, g];  col2im adds it up
+//   grad_weight[g] += grad_out[n, g] @ cols^T
+//   grad_bias       = sum of grad_out over n and L.
+// 1-d convolutions run as 2-d ones of height 1.
+#include "kernels/conv.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "dispatcher/dispatcher.h"
+#include "dispatcher/library.h"
+#include "kernels/aten_tags.h"
+#include "kernels/blas.h"
+#include "kernels/dtype_dispatch.h"
+#include "kernels/loops.h"
+#include "kernels/reduce_utils.h"
+#include "kernels/shape.h"
+#include "kernels/tensor_utils.h"
+
+namespace turnout {
+namespace {
+
+using reduce_internal::checkSameDevice;
+using reduce_internal::sizesToString;
+
+// The geometry of one convolution, as 2-d (a 1-d one has height 1).
+struct ConvGeometry {
+  int64_t nsp = 2;  // spatial dimensions of the call: 1 or 2
+  int64_t batch = 0, in_channels = 0, out_channels = 0, groups = 1;
+  int64_t ih = 1, iw = 1, kh = 1, kw = 1, oh = 1, ow = 1;
+  int64_t sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1;
+  DimVector out_sizes;
+
+  int64_t cg() const { return in_channels / groups; }
+  int64_t og() const { return out_channels / groups; }
+  int64_t kernelElems() const { return kh * kw; }
+  int64_t outElems() const { return oh * ow; }
+  int64_t inElems() const { return ih * iw; }
+  // A 1x1 kernel, stride 1, no padding: the input is its own im2col.
+  bool pointwise() const {
+    return kh == 1 && kw == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0;
+  }
+};
+
+std::string listString(IntArrayRef v) { return sizesToString(v); }
+
+// A parameter list of one value or one per spatial dimension.
+DimVector expandParam(const char* name, IntArrayRef v, int64_t nsp) {
+  TURNOUT_CHECK(static_cast<int64_t>(v.size()) == 1 ||
+                    static_cast<int64_t>(v.size()) == nsp,
+                ErrorKind::InvalidArgument, "convolution(): expected ", name,
+                " to be a single integer value or a list of ", nsp,
+                " values to match the convolution dimensions, but got ", name,
+                "=", listString(v));
+  DimVector out(nsp);
+  for (int64_t i = 0; i < nsp; ++i) out[i] = v.size() == 1 ? v[0] : v[i];
+  return out;
+}
+
+// torch 1.13's checks, in its order, with its messages.
+ConvGeometry checkConvolution(const Tensor& input, const Tensor& weight,
+                              const std::optional<Tensor>& bias,
+                              IntArrayRef stride, IntArrayRef padding,
+                              IntArrayRef dilation, bool transposed,
+                              int64_t groups) {
+  const char* op = "convolution()";
+  TURNOUT_CHECK(input.defined() && weight.defined(), ErrorKind::InvalidArgument,
+                op, ": input and weight must be defined tensors");
+  checkSameDevice(op, input, weight);
+  const bool has_bias = bias.has_value() && bias->defined();
+  if (has_bias) checkSameDevice(op, input, *bias);
+  TURNOUT_CHECK(!transposed, ErrorKind::NotImplemented, op,
+                ": transposed convolution is not implemented in turnout yet "
+                "(use transposed=False)");
+  const int64_t wd = weight.dim();
+  TURNOUT_CHECK(wd >= 3, ErrorKind::InvalidArgument, op,
+                ": expected weight to have 3 (1-d) or 4 (2-d) dimensions "
+                "[out_channels, in_channels / groups, *kernel_size], but got "
+                "weight of size ", sizesToString(weight.sizes()));
+  TURNOUT_CHECK(input.dim() == wd, ErrorKind::InvalidArgument, "Expected ", wd,
+                "-dimensional input for ", wd, "-dimensional weight ",
+                sizesToString(weight.sizes()), ", but got ", input.dim(),
+                "-dimensional input of size ", sizesToString(input.sizes()),
+                " instead");
+  TURNOUT_CHECK(wd <= 4, ErrorKind::NotImplemented, op,
+                ": only 1-d and 2-d convolutions are implemented in turnout, "
+                "but got a ", wd - 2, "-d one (weight of size ",
+                sizesToString(weight.sizes()), ")");
+  ConvGeometry g;
+  g.nsp = wd - 2;
+  const DimVector s = expandParam("stride", stride, g.nsp);
+  const DimVector p = expandParam("padding", padding, g.nsp);
+  const DimVector d = expandParam("dilation", dilation, g.nsp);
+  for (int64_t v : s) {
+    TURNOUT_CHECK(v > 0, ErrorKind::InvalidArgument,
+                  "non-positive stride is not supported (", op, " got stride=",
+                  listString(stride), ")");
+  }
+  for (int64_t v : p) {
+    TURNOUT_CHECK(v >= 0, ErrorKind::InvalidArgument,
+                  "negative padding is not supported (", op, " got padding=",
+                  listString(padding), ")");
+  }
+  for (int64_t v : d) {
+    TURNOUT_CHECK(v > 0, ErrorKind::InvalidArgument,
+                  "non-positive dilation is not supported (", op,
+                  " got dilation=", listString(dilation), ")");
+  }
+  TURNOUT_CHECK(groups > 0, ErrorKind::InvalidArgument,
+                "non-positive groups is not supported (", op, " got groups=",
+                groups, ")");
+  TURNOUT_CHECK(weight.size(0) >= groups, ErrorKind::InvalidArgument,
+                "Given groups=", groups, ", expected weight to be at least ",
+                groups, " at dimension 0, but got weight of size ",
+                sizesToString(weight.sizes()), " instead");
+  TURNOUT_CHECK(weight.size(0) % groups == 0, ErrorKind::InvalidArgument,
+                "Given groups=", groups, ", expected weight to be divisible by ",
+                groups, " at dimension 0, but got weight of size ",
+                sizesToString(weight.sizes()), " instead");
+  TURNOUT_CHECK(input.size(1) == weight.size(1) * groups,
+                ErrorKind::InvalidArgument, "Given groups=", groups,
+                ", weight of size ", sizesToString(weight.sizes()),
+                ", expected input", sizesToString(input.sizes()), " to have ",
+                weight.size(1) * groups, " channels, but got ", input.size(1),
+                " channels instead");
+  if (has_bias) {
+    TURNOUT_CHECK(bias->dim() == 1 && bias->size(0) == weight.size(0),
+                  ErrorKind::InvalidArgument, "Given weight of size ",
+                  sizesToString(weight.sizes()),
+                  ", expected bias to be 1-dimensional with ", weight.size(0),
+                  " elements, but got bias of size ",
+                  sizesToString(bias->sizes()), " instead");
+  }
+  // The padded input must hold the dilated kernel.
+  bool fits = true;
+  std::string padded, kernel;
+  for (int64_t i = 0; i < g.nsp; ++i) {
+    const int64_t in = input.size(2 + i) + 2 * p[i];
+    const int64_t k = d[i] * (weight.size(2 + i) - 1) + 1;
+    if (in < k) fits = false;
+    padded += (i ? " x " : "") + std::to_string(in);
+    kernel += (i ? " x " : "") + std::to_string(k);
+  }
+  TURNOUT_CHECK(fits, ErrorKind::InvalidArgument,
+                "Calculated padded input size per channel: (", padded,
+                "). Kernel size: (", kernel,
+                "). Kernel size can't be greater than actual input size");
+  TURNOUT_CHECK(input.scalar_type() == weight.scalar_type() &&
+                    (!has_bias || bias->scalar_type() == input.scalar_type()),
+                ErrorKind::InvalidArgument, op,
+                ": input, weight and bias must have the same dtype, but got "
+                "input ", input.scalar_type(), ", weight ",
+                weight.scalar_type(), has_bias ? ", bias " : "",
+                has_bias ? toString(bias->scalar_type()) : "");
+  TURNOUT_CHECK(input.scalar_type() == ScalarType::Float ||
+                    input.scalar_type() == ScalarType::Double,
+                ErrorKind::NotImplemented, op, ": not implemented for '",
+                input.scalar_type(),
+                "' in turnout (float32 and float64 only)");
+
+  g.batch = input.size(0);
+  g.in_channels = input.size(1);
+  g.out_channels = weight.size(0);
+  g.groups = groups;
+  // 2-d: dims (h, w); 1-d: h = 1 and the one dim is w.
+  const int64_t last = g.nsp - 1;
+  g.iw = input.size(2 + last);
+  g.kw = weight.size(2 + last);
+  g.sw = s[last];
+  g.pw = p[last];
+  g.dw = d[last];
+  if (g.nsp == 2) {
+    g.ih = input.size(2);
+    g.kh = weight.size(2);
+    g.sh = s[0];
+    g.ph = p[0];
+    g.dh = d[0];
+  }
+  g.oh = (g.ih + 2 * g.ph - g.dh * (g.kh - 1) - 1) / g.sh + 1;
+  g.ow = (g.iw + 2 * g.pw - g.dw * (g.kw - 1) - 1) / g.sw + 1;
+  g.out_sizes = {g.batch, g.out_channels};
+  if (g.nsp == 2) g.out_sizes.push_back(g.oh);
+  g.out_sizes.push_back(g.ow);
+  return g;
+}
+
+// cols[(c * kh + i) * kw + j][y * ow + x] = in[c][y*sh - ph + i*dh][x*sw - pw + j*dw]
+template <class T>
+void im2col(const ConvGeometry& g, const T* in, int64_t channels, T* cols) {
+  const int64_t L = g.outElems();
+  for (int64_t c = 0; c < channels; ++c) {
+    const T* plane = in + c * g.inElems();
+    for (int64_t i = 0; i < g.kh; ++i) {
+      for (int64_t j = 0; j < g.kw; ++j) {
+        T* row = cols + ((c * g.kh + i) * g.kw + j) * L;
+        for (int64_t y = 0; y < g.oh; ++y) {
+          T* dst = row + y * g.ow;
+          const int64_t iy = y * g.sh - g.ph + i * g.dh;
+          if (iy < 0 || iy >= g.ih) {
+            std::fill(dst, dst + g.ow, T(0));
+            continue;
+          }
+          const T* src = plane + iy * g.iw;
+          const int64_t x0 = j * g.dw - g.pw;  // ix = x * sw + x0
+          if (g.sw == 1 && x0 >= 0 && x0 + g.ow <= g.iw) {
+            std::copy(src + x0, src + x0 + g.ow, dst);
+            continue;
+          }
+          for (int64_t x = 0; x < g.ow; ++x) {
+            const int64_t ix = x * g.sw + x0;
+            dst[x] = (ix >= 0 && ix < g.iw) ? src[ix] : T(0);
+          }
+        }
+      }
+    }
+  }
+}
+
+// The adjoint of im2col: adds every column entry into its input element.
+template <class T>
+void col2imAdd(const ConvGeometry& g, const T* cols, int64_t channels, T* in) {
+  const int64_t L = g.outElems();
+  for (int64_t c = 0; c < channels; ++c) {
+    T* plane = in + c * g.inElems();
+    for (int64_t i = 0; i < g.kh; ++i) {
+      for (int64_t j = 0; j < g.kw; ++j) {
+        const T* row = cols + ((c * g.kh + i) * g.kw + j) * L;
+        for (int64_t y = 0; y < g.oh; ++y) {
+          const int64_t iy = y * g.sh - g.ph + i * g.dh;
+          if (iy < 0 || iy >= g.ih) continue;
+          const T* src = row + y * g.ow;
+          T* dst = plane + iy * g.iw;
+          const int64_t x0 = j * g.dw - g.pw;
+          for (int64_t x = 0; x < g.ow; ++x) {
+            const int64_t ix = x * g.sw + x0;
+            if (ix >= 0 && ix < g.iw) dst[ix] += src[x];
+          }
+        }
+      }
+    }
+  }
+}
+
+template <class T>
+void convForward(const ConvGeometry& g, const Tensor& input,
+                 const Tensor& weight, const std::optional<Tensor>& bias,
+                 Tensor& out) {
+  const Tensor x = contiguousCastTo(input, input.scalar_type());
+  const Tensor w = contiguousCastTo(weight, weight.scalar_type());
+  const T* xp = static_cast<const T*>(x.data_ptr());
+  const T* wp = static_cast<const T*>(w.data_ptr());
+  T* op = static_cast<T*>(out.data_ptr());
+  const int64_t cg = g.cg(), og = g.og(), K = g.kernelElems(),
+                L = g.outElems(), rows = cg * K;
+  std::vector<T> cols;
+  if (!g.pointwise()) cols.resize(static_cast<size_t>(rows * L));
+  for (int64_t n = 0; n < g.batch; ++n) {
+    for (int64_t gi = 0; gi < g.groups; ++gi) {
+      const T* in = xp + (n * g.in_channels + gi * cg) * g.inElems();
+      const T* b = in;
+      if (!g.pointwise()) {
+        im2col(g, in, cg, cols.data());
+        b = cols.data();
+      }
+      blas_internal::gemm<T, T>(og, L, rows, T(1), wp + gi * og * rows, rows,
+                                1, b, L, 1, T(0),
+                                op + (n * g.out_channels + gi * og) * L, L, 1);
+    }
+  }
+  if (bias.has_value() && bias->defined()) {
+    const Tensor bc = contiguousCastTo(*bias, bias->scalar_type());
+    const T* bp = static_cast<const T*>(bc.data_ptr());
+    for (int64_t n = 0; n < g.batch; ++n) {
+      for (int64_t c = 0; c < g.out_channels; ++c) {
+        T* row = op + (n * g.out_channels + c) * L;
+        const T v = bp[c];
+        for (int64_t i = 0; i < L; ++i) row[i] += v;
+      }
+    }
+  }
+}
+
+Tensor convolution_kernel(const Tensor& input, const Tensor& weight,
+                          const std::optional<Tensor>& bias, IntArrayRef stride,
+                          IntArrayRef padding, IntArrayRef dilation,
+                          bool transposed, IntArrayRef output_padding,
+                          int64_t groups) {
+  (void)output_padding;  // only transposed convolutions read it
+  const ConvGeometry g = checkConvolution(input, weight, bias, stride, padding,
+                                          dilation, transposed, groups);
+  Tensor out = emptyTensor(g.out_sizes, input.scalar_type(), input.device());
+  if (out.is_meta() || out.numel() == 0) return out;
+  if (input.scalar_type() == ScalarType::Float) {
+    convForward<float>(g, input, weight, bias, out);
+  } else {
+    convForward<double>(g, input, weight, bias, out);
+  }
+  return out;
+}
+
+Tensor& convolution_out_kernel(const Tensor& input, const Tensor& weight,
+                               const std::optional<Tensor>& bias,
+                               IntArrayRef stride, IntArrayRef padding,
+                               IntArrayRef dilation, bool transposed,
+                               IntArrayRef output_padding, int64_t groups,
+                               Tensor& out) {
+  return reduce_internal::copyToOut(
+      "convolution.out()",
+      convolution_kernel(input, weight, bias, stride, padding, dilation,
+                         transposed, output_padding, groups),
+      out);
+}
+
+template <class T>
+void convBackward(const ConvGeometry& g, const Tensor& grad_output,
+                  const Tensor& input, const Tensor& weight, Tensor& gi,
+                  Tensor& gw, Tensor& gb) {
+  const Tensor go = contiguousCastTo(grad_output, input.scalar_type());
+  const T* gop = static_cast<const T*>(go.data_ptr());
+  const int64_t cg = g.cg(), og = g.og(), K = g.kernelElems(),
+                L = g.outElems(), rows = cg * K;
+  std::vector<T> cols;
+  if (!g.pointwise()) cols.resize(static_cast<size_t>(rows * L));
+  if (gi.defined() && gi.numel() > 0) {
+    const Tensor w = contiguousCastTo(weight, weight.scalar_type());
+    const T* wp = static_cast<const T*>(w.data_ptr());
+    T* gip = static_cast<T*>(gi.data_ptr());
+    std::fill(gip, gip + gi.numel(), T(0));
+    for (int64_t n = 0; n < g.batch; ++n) {
+      for (int64_t gr = 0; gr < g.groups; ++gr) {
+        const T* a = wp + gr * og * rows;  // [og, rows], read transposed
+        const T* b = gop + (n * g.out_channels + gr * og) * L;
+        T* dst = gip + (n * g.in_channels + gr * cg) * g.inElems();
+        if (g.pointwise()) {
+          blas_internal::gemm<T, T>(rows, L, og, T(1), a, 1, rows, b, L, 1,
+                                    T(0), dst, L, 1);
+        } else {
+          blas_internal::gemm<T, T>(rows, L, og, T(1), a, 1, rows, b, L, 1,
+                                    T(0), cols.data(), L, 1);
+          col2imAdd(g, cols.data(), cg, dst);
+        }
+      }
+    }
+  }
+  if (gw.defined() && gw.numel() > 0) {
+    const Tensor x = contiguousCastTo(input, input.scalar_type());
+    const T* xp = static_cast<const T*>(x.data_ptr());
+    T* gwp = static_cast<T*>(gw.data_ptr());
+    for (int64_t n = 0; n < g.batch; ++n) {
+      for (int64_t gr = 0; gr < g.groups; ++gr) {
+        const T* in = xp + (n * g.in_channels + gr * cg) * g.inElems();
+        const T* b = in;
+        if (!g.pointwise()) {
+          im2col(g, in, cg, cols.data());
+          b = cols.data();
+        }
+        // gw[og, rows] (+)= go[og, L] @ cols^T
+        blas_internal::gemm<T, T>(og, rows, L, T(1),
+                                  gop + (n * g.out_channels + gr * og) * L, L,
+                                  1, b, 1, L, n == 0 ? T(0) : T(1),
+                                  gwp + gr * og * rows, rows, 1);
+      }
+    }
+    if (g.batch == 0) std::fill(gwp, gwp + gw.numel(), T(0));
+  }
+  if (gb.defined() && gb.numel() > 0) {
+    T* gbp = static_cast<T*>(gb.data_ptr());
+    for (int64_t c = 0; c < g.out_channels; ++c) {
+      double total = 0;
+      for (int64_t n = 0; n < g.batch; ++n) {
+        const T* row = gop + (n * g.out_channels + c) * L;
+        for (int64_t i = 0; i < L; ++i) total += row[i];
+      }
+      gbp[c] = static_cast<T>(total);
+    }
+  }
+}
+
+std::tuple<Tensor, Tensor, Tensor> convolution_backward_kernel(
+    const Tensor& grad_output, const Tensor& input, const Tensor& weight,
+    const std::optional<std::vector<int64_t>>& bias_sizes, IntArrayRef stride,
+    IntArrayRef padding, IntArrayRef dilation, bool transposed,
+    IntArrayRef output_padding, int64_t groups,
+    std::vector<bool> output_mask) {
+  (void)output_padding;
+  const char* op = "convolution_backward()";
+  TURNOUT_CHECK(output_mask.size() == 3, ErrorKind::InvalidArgument, op,
+                ": output_mask must have 3 entries, got ", output_mask.size());
+  const ConvGeometry g = checkConvolution(input, weight, std::nullopt, stride,
+                                          padding, dilation, transposed, groups);
+  TURNOUT_CHECK(grad_output.defined(), ErrorKind::InvalidArgument, op,
+                ": grad_output must be a defined tensor");
+  checkSameDevice(op, input, grad_output);
+  TURNOUT_CHECK(grad_output.sizes() == IntArrayRef(g.out_sizes),
+                ErrorKind::InvalidArgument, op, ": expected grad_output of size ",
+                sizesToString(g.out_sizes), " (the convolution's output), but "
+                "got ", sizesToString(grad_output.sizes()));
+  TURNOUT_CHECK(grad_output.scalar_type() == input.scalar_type(),
+                ErrorKind::InvalidArgument, op, ": grad_output has dtype ",
+                grad_output.scalar_type(), " but input has ",
+                input.scalar_type());
+  if (output_mask[2] && bias_sizes.has_value()) {
+    TURNOUT_CHECK(bias_sizes->size() == 1 && (*bias_sizes)[0] == g.out_channels,
+                  ErrorKind::InvalidArgument, op, ": expected bias_sizes [",
+                  g.out_channels, "], got ", sizesToString(*bias_sizes));
+  }
+  Tensor gi, gw, gb;
+  const ScalarType dt = input.scalar_type();
+  if (output_mask[0]) gi = emptyTensor(input.sizes(), dt, input.device());
+  if (output_mask[1]) gw = emptyTensor(weight.sizes(), dt, input.device());
+  if (output_mask[2]) gb = emptyTensor({g.out_channels}, dt, input.device());
+  if (input.is_meta()) return {gi, gw, gb};
+  if (dt == ScalarType::Float) {
+    convBackward<float>(g, grad_output, input, weight, gi, gw, gb);
+  } else {
+    convBackward<double>(g, grad_output, input, weight, gi, gw, gb);
+  }
+  return {gi, gw, gb};
+}
+
+// ---- CompositeImplicitAutograd ---------------------------------------------
+
+// conv1d / conv2d: an input of weight.dim() - 1 dimensions is one unbatched
+// image, as torch's.
+Tensor convNd(const char* name, int64_t nsp, const Tensor& input,
+              const Tensor& weight, const std::optional<Tensor>& bias,
+              IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
+              int64_t groups) {
+  TURNOUT_CHECK(input.defined() && weight.defined(), ErrorKind::InvalidArgument,
+                name, ": input and weight must be defined tensors");
+  TURNOUT_CHECK(input.dim() == nsp + 1 || input.dim() == nsp + 2,
+                ErrorKind::InvalidArgument, "Expected ", nsp + 1,
+                "D (unbatched) or ", nsp + 2, "D (batched) input to ", name,
+                ", but got input of size: ", sizesToString(input.sizes()));
+  const bool unbatched = input.dim() == nsp + 1;
+  const std::vector<int64_t> zeros(static_cast<size_t>(nsp), 0);
+  Tensor out = convolution(unbatched ? unsqueeze(input, 0) : input, weight,
+                           bias, stride, padding, dilation, false, zeros,
+                           groups);
+  return unbatched ? squeeze(out, 0) : out;
+}
+
+Tensor conv2d_composite(const Tensor& input, const Tensor& weight,
+                        const std::optional<Tensor>& bias, IntArrayRef stride,
+                        IntArrayRef padding, IntArrayRef dilation,
+                        int64_t groups) {
+  return convNd("conv2d", 2, input, weight, bias, stride, padding, dilation,
+                groups);
+}
+
+Tensor conv1d_composite(const Tensor& input, const Tensor& weight,
+                        const std::optional<Tensor>& bias, IntArrayRef stride,
+                        IntArrayRef padding, IntArrayRef dilation,
+                        int64_t groups) {
+  return convNd("conv1d", 1, input, weight, bias, stride, padding, dilation,
+                groups);
+}
+
+// _convolution (what traced graphs of nn.Conv2d call): the backend flags
+// choose among torch's implementations; here there is one.
+Tensor internal_convolution_composite(
+    const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+    IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
+    bool transposed, IntArrayRef output_padding, int64_t groups, bool benchmark,
+    bool deterministic, bool cudnn_enabled, bool allow_tf32) {
+  (void)benchmark, (void)deterministic, (void)cudnn_enabled, (void)allow_tf32;
+  return convolution(input, weight, bias, stride, padding, dilation, transposed,
+                     output_padding, groups);
+}
+
+Tensor internal_convolution_deprecated_composite(
+    const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+    IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
+    bool transposed, IntArrayRef output_padding, int64_t groups, bool benchmark,
+    bool deterministic, bool cudnn_enabled) {
+  (void)benchmark, (void)deterministic, (void)cudnn_enabled;
+  return convolution(input, weight, bias, stride, padding, dilation, transposed,
+                     output_padding, groups);
+}
+
+}  // namespace
+}  // namespace turnout
+
+// ---- Registration -----------------------------------------------------------
+
+TURNOUT_LIBRARY_FRAGMENT(aten, m) {
+  m.tagsFor(&turnout::atenTags);  // torch's tags (kernels/aten_tags.h)
+  m.def(
+      "convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, "
+      "int[] padding, int[] dilation, bool transposed, int[] output_padding, "
+      "int groups) -> Tensor");
+  m.def(
+      "convolution.out(Tensor input, Tensor weight, Tensor? bias, int[] "
+      "stride, int[] padding, int[] dilation, bool transposed, int[] "
+      "output_padding, int groups, *, Tensor(a!) out) -> Tensor(a!)");
+  m.def(
+      "convolution_backward(Tensor grad_output, Tensor input, Tensor weight, "
+      "SymInt[]? bias_sizes, int[] stride, int[] padding, int[] dilation, "
+      "bool transposed, int[] output_padding, int groups, bool[3] "
+      "output_mask) -> (Tensor, Tensor, Tensor)");
+  m.def(
+      "conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] "
+      "stride=1, int[2] padding=0, int[2] dilation=1, int groups=1) -> "
+      "Tensor");
+  m.def(
+      "conv1d(Tensor input, Tensor weight, Tensor? bias=None, int[1] "
+      "stride=[1], int[1] padding=[0], int[1] dilation=[1], int groups=1) -> "
+      "Tensor");
+  m.def(
+      "_convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, "
+      "int[] padding, int[] dilation, bool transposed, int[] output_padding, "
+      "int groups, bool benchmark, bool deterministic, bool cudnn_enabled, "
+      "bool allow_tf32) -> Tensor");
+  m.def(
+      "_convolution.deprecated(Tensor input, Tensor weight, Tensor? bias, "
+      "int[] stride, int[] padding, int[] dilation, bool transposed, int[] "
+      "output_padding, int groups, bool benchmark, bool deterministic, bool "
+      "cudnn_enabled) -> Tensor");
+}
+
+// One function per operator serves CPU and Meta: the checks and shapes come
+// first, the arithmetic is skipped for Meta tensors.
+#define TURNOUT_CONV_KERNELS(m)                                    \
+  m.impl("convolution", TURNOUT_FN(convolution_kernel));           \
+  m.impl("convolution.out", TURNOUT_FN(convolution_out_kernel));   \
+  m.impl("convolution_backward", TURNOUT_FN(convolution_backward_kernel))
+
+TURNOUT_LIBRARY_IMPL(aten, CPU, m) {
+  using namespace turnout;  // NOLINT: the kernels above
+  TURNOUT_CONV_KERNELS(m);
+}
+TURNOUT_LIBRARY_IMPL(aten, Meta, m) {
+  using namespace turnout;  // NOLINT: the kernels above
+  TURNOUT_CONV_KERNELS(m);
+}
+#undef TURNOUT_CONV_KERNELS
+
+TURNOUT_LIBRARY_IMPL(aten, CompositeImplicitAutograd, m) {
+  using namespace turnout;  // NOLINT: the kernels above
+  m.impl("conv2d", TURNOUT_FN(conv2d_composite));
+  m.impl("conv1d", TURNOUT_FN(conv1d_composite));
+  m.impl("_convolution", TURNOUT_FN(internal_convolution_composite));
+  m.impl("_convolution.deprecated",
+         TURNOUT_FN(internal_convolution_deprecated_composite));
+}
+
+// ---- Front end ----------------------------------------------------------------
+
+namespace turnout {
+
+Tensor convolution(const Tensor& input, const Tensor& weight,
+                   const std::optional<Tensor>& bias, IntArrayRef stride,
+                   IntArrayRef padding, IntArrayRef dilation, bool transposed,
+                   IntArrayRef output_padding, int64_t groups) {
+  static auto op =
+      Dispatcher::singleton()
+          .findSchemaOrThrow("aten::convolution", "")
+          .typed<Tensor(const Tensor&, const Tensor&,
+                        const std::optional<Tensor>&, IntArrayRef, IntArrayRef,
+                        IntArrayRef, bool, IntArrayRef, int64_t)>();
+  return op.call(input, weight, bias, stride, padding, dilation, transposed,
+                 output_padding, groups);
+}
+
+std::tuple<Tensor, Tensor, Tensor> convolution_backward(
+    const Tensor& grad_output, const Tensor& input, const Tensor& weight,
+    const std::optional<std::vector<int64_t>>& bias_sizes, IntArrayRef stride,
+    IntArrayRef padding, IntArrayRef dilation, bool transposed,
+    IntArrayRef output_padding, int64_t groups,
+    std::vector<bool> output_mask) {
+  static auto op =
+      Dispatcher::singleton()
+          .findSchemaOrThrow("aten::convolution_backward", "")
+          .typed<std::tuple<Tensor, Tensor, Tensor>(
+              const Tensor&, const Tensor&, const Tensor&,
+              const std::optional<std::vector<int64_t>>&, IntArrayRef,
+              IntArrayRef, IntArrayRef, bool, IntArrayRef, int64_t,
+              std::vector<bool>)>();
+  return op.call(grad_output, input, weight, bias_sizes, stride, padding,
+                 dilation, transposed, output_padding, groups, output_mask);
+}
+
+Tensor conv2d(const Tensor& input, const Tensor& weight,
+              const std::optional<Tensor>& bias, IntArrayRef stride,
+              IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
+  static auto op =
+      Dispatcher::singleton()
+          .findSchemaOrThrow("aten::conv2d", "")
+          .typed<Tensor(const Tensor&, const Tensor&,
+                        const std::optional<Tensor>&, IntArrayRef, IntArrayRef,
+                        IntArrayRef, int64_t)>();
+  return op.call(input, weight, bias, stride, padding, dilation, groups);
+}
+
+Tensor conv1d(const Tensor& input, const Tensor& weight,
+              const std::optional<Tensor>& bias, IntArrayRef stride,
+              IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
+  static auto op =
+      Dispatcher::singleton()
+          .findSchemaOrThrow("aten::conv1d", "")
+          .typed<Tensor(const Tensor&, const Tensor&,
+                        const std::optional<Tensor>&, IntArrayRef, IntArrayRef,
+                        IntArrayRef, int64_t)>();
+  return op.call(input, weight, bias, stride, padding, dilation, groups);
+}
+
+}  // namespace turnout
