@@ -851,7 +851,6 @@ void pythonFallback(const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
 void handleWithGil(const OperatorHandle& op, DispatchKeySet ks, Stack* stack,
                    size_t first) {
   const FunctionSchema& schema = op.schema();
-  const std::vector<Argument>& params = schema.arguments();
   std::vector<py::object> types = overloadedTypes(*stack, first);
   if (tls_modes.empty() && types.empty()) {
     // Nothing here wants the call (Python was included by a captured key set

@@ -301,8 +301,8 @@ Tensor nllLossNd(const Tensor& self, const Tensor& target,
   checkDefined(target, "nll_loss_nd", "target");
   TURNOUT_CHECK(self.dim() >= 1, ErrorKind::InvalidArgument,
                 "Expected 1 or more dimensions (got ", self.dim(), ")");
-  TURNOUT_CHECK(self.dim() == 1 || target.dim() >= 1 &&
-                                       self.size(0) == target.size(0),
+  TURNOUT_CHECK(self.dim() == 1 ||
+                    (target.dim() >= 1 && self.size(0) == target.size(0)),
                 ErrorKind::InvalidArgument, "Expected input batch_size (",
                 self.size(0), ") to match target batch_size (",
                 target.dim() >= 1 ? target.size(0) : 0, ").");

@@ -349,6 +349,8 @@ void reduceRows(const Rows& r, const Tensor& out) {
             using U = std::make_unsigned_t<M>;  // wraps, as torch's
             acc = static_cast<M>(static_cast<U>(acc) *
                                  static_cast<U>(M(in[i * r.inner + j])));
+          } else if constexpr (std::is_same_v<M, bool>) {
+            acc = acc && in[i * r.inner + j];
           } else {
             acc = acc * M(in[i * r.inner + j]);
           }
