@@ -12,6 +12,7 @@
 #include <typeindex>
 
 #include "dispatcher/boxing.h"
+#include "dispatcher/fallback_filter.h"
 
 namespace turnout {
 
@@ -22,18 +23,24 @@ class CppSignature {
   template <class FuncType>
   static CppSignature make() {
     using Sig = typename detail::RemoveKeySetArg<FuncType>::type;
-    return CppSignature(std::type_index(typeid(Sig)));
+    return CppSignature(std::type_index(typeid(Sig)),
+                        detail::unboxedFilteredFallbackEntry<Sig>());
   }
 
   /// The demangled C++ type.
   std::string name() const;
+  /// The unboxed entry point of a filtered backend fallback for this
+  /// signature (detail::UnboxedFilteredFallback<Sig>::call).
+  void* unboxedFilteredFallback() const { return filtered_fallback_; }
 
   bool operator==(const CppSignature& o) const { return type_ == o.type_; }
   bool operator!=(const CppSignature& o) const { return type_ != o.type_; }
 
  private:
-  explicit CppSignature(std::type_index type) : type_(type) {}
+  CppSignature(std::type_index type, void* filtered_fallback)
+      : type_(type), filtered_fallback_(filtered_fallback) {}
   std::type_index type_;
+  void* filtered_fallback_;
 };
 
 }  // namespace turnout

@@ -71,7 +71,7 @@ void Dispatcher::registerFrameworkFallthroughs() {
   // include set and fall through unless an operator registers for them.
   AnnotatedKernel fallthrough{KernelFunction::makeFallthrough(), std::nullopt,
                               std::nullopt,
-                              "registered in turnout framework"};
+                              "registered in turnout framework", std::nullopt};
   std::vector<int> slots = slotsFor(DispatchKey::Autograd);
   slots.push_back(getDispatchTableIndexForDispatchKey(DispatchKey::ADInplaceOrView));
   slots.push_back(getDispatchTableIndexForDispatchKey(DispatchKey::BackendSelect));
@@ -301,7 +301,7 @@ RegistrationHandleRAII Dispatcher::registerImpl(
     entry = e.entry;
     it = entry->registerKernel(
         k, AnnotatedKernel{std::move(kernel), std::move(inferred_schema),
-                           cpp_signature, std::move(debug)});
+                           cpp_signature, std::move(debug), std::nullopt});
     ++entry->def_and_impl_count_;
     publishLocked(e);
   }
@@ -362,7 +362,8 @@ RegistrationHandleRAII Dispatcher::registerFallback(DispatchKey key,
     }
     for (int slot : slots) {
       fallbacks_[slot].user =
-          AnnotatedKernel{kernel, std::nullopt, std::nullopt, debug};
+          AnnotatedKernel{kernel, std::nullopt, std::nullopt, debug,
+                          std::nullopt};
     }
     updateAllTablesLocked();
   }
@@ -378,7 +379,8 @@ RegistrationHandleRAII Dispatcher::registerFallback(DispatchKey key,
 }
 
 void Dispatcher::setFrameworkFallback(DispatchKey key, KernelFunction kernel,
-                                      std::string debug) {
+                                      std::string debug,
+                                      std::optional<FallbackFilter> filter) {
   TURNOUT_CHECK(isRuntimeDispatchKey(key) || isAliasDispatchKey(key),
                 ErrorKind::InvalidArgument, "setFrameworkFallback: ",
                 toString(key), " is not a runtime or alias key");
@@ -386,7 +388,16 @@ void Dispatcher::setFrameworkFallback(DispatchKey key, KernelFunction kernel,
   AnnotatedKernel framework{
       restore ? KernelFunction::makeFallthrough() : std::move(kernel),
       std::nullopt, std::nullopt,
-      restore ? std::string("registered in turnout framework") : std::move(debug)};
+      restore ? std::string("registered in turnout framework") : std::move(debug),
+      std::nullopt};
+  if (!restore && filter.has_value()) {
+    TURNOUT_CHECK(filter->active != nullptr && filter->selects != nullptr &&
+                      !framework.kernel.isFallthrough(),
+                  ErrorKind::InvalidArgument, "setFrameworkFallback(",
+                  toString(key), "): a filter needs a boxed fallback and both "
+                  "its tests (active, selects)");
+    framework.fallback_filter = filter;
+  }
   std::vector<int> slots = slotsFor(key);
   {
     std::lock_guard<std::mutex> lock(mu_);

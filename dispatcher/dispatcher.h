@@ -92,8 +92,12 @@ class Dispatcher {
   /// what operators without a kernel there do (kernels/autograd warns for
   /// differentiable operators with no autograd kernel). A user's fallback
   /// still comes first. An invalid `kernel` restores the fallthrough.
+  /// `filter` lets calls the fallback has nothing to do with pass it unboxed
+  /// (fallback_filter.h); InvalidArgument for a filter with a null test or
+  /// on a fallthrough.
   void setFrameworkFallback(DispatchKey key, KernelFunction kernel,
-                            std::string debug);
+                            std::string debug,
+                            std::optional<FallbackFilter> filter = std::nullopt);
   /// Claims namespace `ns` for one DEF library. A second claim is an error
   /// naming both sites.
   RegistrationHandleRAII registerLibrary(std::string ns, std::string debug);

@@ -77,6 +77,15 @@ class KernelFunction {
   /// What the computed table holds for a key with no kernel: calling it
   /// throws the "Could not run ..." error.
   static KernelFunction makeMissing();
+  /// A functor with entry points generated elsewhere: `unboxed` is a
+  /// `Return(*)(OperatorKernel*, DispatchKeySet, Args...)` of the operator's
+  /// signature, or null (a backend fallback specialised for one operator:
+  /// fallback_filter.h).
+  static KernelFunction makeFromEntryPoints(
+      std::unique_ptr<OperatorKernel> functor, BoxedKernelFn boxed,
+      void* unboxed) {
+    return KernelFunction(functor.release(), boxed, unboxed);
+  }
 
   // ---- Queries ---------------------------------------------------------------
   /// False for a default-constructed and for a missing kernel.
@@ -86,6 +95,8 @@ class KernelFunction {
   bool isAmbiguousAutogradOther() const;
   /// A value identifying the boxed entry point (tests, dumps).
   BoxedKernelFn boxedFunction() const { return boxed_fn_; }
+  /// The functor the entry points receive (null for the special kernels).
+  OperatorKernel* functor() const { return functor_; }
 
   // ---- Calls -----------------------------------------------------------------
   void callBoxed(const OperatorHandle& op, DispatchKeySet ks,

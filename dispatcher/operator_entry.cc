@@ -443,6 +443,21 @@ void OperatorEntry::computeKernelEntries(
   static const KernelFunction kAmbiguous =
       KernelFunction::makeAmbiguousAutogradOther();
 
+  // A filtered backend fallback becomes, in this operator's own table, an
+  // entry that knows the operator, this table and the unboxed entry point of
+  // its signature (fallback_filter.h); one functor serves every slot of the
+  // same fallback. The prototype (regs_ null) holds the plain fallback:
+  // its entries are copied into other tables.
+  const OperatorHandle handle(const_cast<OperatorEntry*>(this));
+  void* unboxed_filtered = nullptr;
+  if (regs_ != nullptr) {
+    if (auto sig = cppSignatureInUse()) {
+      unboxed_filtered = sig->first.unboxedFilteredFallback();
+    }
+  }
+  const AnnotatedKernel* filtered_source = nullptr;
+  KernelFunction filtered;
+
   uint64_t mask = ~uint64_t{0};
   uint64_t per_backend_clear[kNumBackends + 1] = {};
   int fallthroughs_per_group[kNumPerBackendFunctionalities] = {};
@@ -496,6 +511,18 @@ void OperatorEntry::computeKernelEntries(
       case EntryKind::AmbiguousAutogradOther:
         table->kernels[key.slot] = kAmbiguous;
         break;
+      case EntryKind::BackendFallback:
+        if (entry.source->fallback_filter.has_value() && regs_ != nullptr) {
+          if (filtered_source != entry.source) {
+            filtered_source = entry.source;
+            filtered = detail::makeFilteredFallbackEntry(
+                entry.source->kernel, *entry.source->fallback_filter, table,
+                handle, unboxed_filtered);
+          }
+          table->kernels[key.slot] = filtered;
+          break;
+        }
+        [[fallthrough]];
       default:
         table->kernels[key.slot] = entry.source->kernel;
         // Fallthrough masks: a fallthrough key's bit is cleared so that
@@ -691,6 +718,11 @@ void OperatorEntry::checkInvariants(const Dispatcher& dispatcher) const {
             info[slot].kind == computedEntry(k).kind &&
             info[slot].source == computedEntry(k).source,
         toString(name_), ": stale table entry for ", toString(k));
+    const DispatchTable* named =
+        detail::filteredFallbackTable(actual.kernels[slot]);
+    TURNOUT_INTERNAL_ASSERT(named == nullptr || named == &actual,
+                            toString(name_), ": the filtered fallback entry "
+                            "for ", toString(k), " names another table");
   }
   TURNOUT_INTERNAL_ASSERT(
       expected.non_fallthrough_keys == actual.non_fallthrough_keys &&

@@ -41,6 +41,7 @@
 #include "dispatcher/core/error.h"
 #include "dispatcher/cpp_signature.h"
 #include "dispatcher/dispatch_table.h"
+#include "dispatcher/fallback_filter.h"
 #include "dispatcher/kernel_function.h"
 #include "dispatcher/schema/function_schema.h"
 #include "dispatcher/schema/operator_name.h"
@@ -89,6 +90,9 @@ struct AnnotatedKernel {
   std::optional<std::string> inferred_schema;  // "(Tensor _0) -> Tensor _0"
   std::optional<CppSignature> cpp_signature;
   std::string debug;  // "registered at file.cc:12", or a kernel name
+  // Backend fallbacks only: the calls the fallback must see (the others
+  // pass it unboxed; fallback_filter.h).
+  std::optional<FallbackFilter> fallback_filter;
 };
 
 /// One computed table entry with its provenance, for dumps and explain().

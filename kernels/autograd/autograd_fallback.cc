@@ -9,6 +9,7 @@
 
 #include "dispatcher/core/error.h"
 #include "dispatcher/dispatcher.h"
+#include "dispatcher/fallback_filter.h"
 #include "dispatcher/kernel_function.h"
 #include "kernels/autograd/autograd_meta.h"
 #include "kernels/autograd/grad_mode.h"
@@ -17,7 +18,11 @@ namespace turnout {
 namespace autograd {
 namespace {
 
-std::atomic<AutogradFallbackMode> g_mode{AutogradFallbackMode::Nothing};
+std::atomic<AutogradFallbackMode> g_mode{AutogradFallbackMode::Warn};
+
+// What a call keeps of its key set below the autograd keys.
+constexpr DispatchKeySet kAfterAutograd(DispatchKeySet::FULL_AFTER,
+                                        DispatchKey::AutogradOther);
 
 struct WarnState {
   std::mutex mu;
@@ -98,8 +103,10 @@ void warnOnce(const OperatorHandle& op) {
 }
 
 // The boxed fallback at every autograd key. The call goes on below autograd
-// in every case; grad mode off, or no input that requires grad, costs no
-// more than the scan.
+// in every case. Its filter sends it only calls in grad mode with an input
+// that requires grad; a direct boxed call (callBoxedForDispatchKey, the
+// prototype table of an operator with no kernel) may still bring others,
+// hence the same test here.
 void autogradFallback(const OperatorHandle& op, DispatchKeySet ks,
                       Stack* stack) {
   bool check = false;
@@ -112,9 +119,7 @@ void autogradFallback(const OperatorHandle& op, DispatchKeySet ks,
       check = anyRequiresGrad((*stack)[i]);
     }
   }
-  static const DispatchKeySet after_autograd(DispatchKeySet::FULL_AFTER,
-                                             DispatchKey::AutogradOther);
-  op.redispatchBoxed(ks & after_autograd, stack);
+  op.redispatchBoxed(ks & kAfterAutograd, stack);
   if (!check) return;
   const size_t r = op.schema().returns().size();
   bool floating = false;
@@ -132,11 +137,19 @@ void setAutogradFallbackMode(AutogradFallbackMode mode) {
   if (mode == AutogradFallbackMode::Nothing) {
     d.setFrameworkFallback(DispatchKey::Autograd, KernelFunction(), "");
   } else {
+    // Only a call in grad mode with an input that requires grad can warn:
+    // every other call passes the autograd keys unboxed, as the fallback
+    // itself would (fallback_filter.h).
+    FallbackFilter filter;
+    filter.active = &GradMode::is_enabled;
+    filter.selects = &requiresGrad;
+    filter.pass_through = kAfterAutograd;
     d.setFrameworkFallback(
         DispatchKey::Autograd,
         KernelFunction::makeFromBoxedFunction(&autogradFallback),
         "autograd fallback (warns: no autograd kernel) registered in turnout "
-        "framework (kernels/autograd/autograd_fallback.cc)");
+        "framework (kernels/autograd/autograd_fallback.cc)",
+        filter);
   }
   g_mode.store(mode, std::memory_order_relaxed);
 }
@@ -161,24 +174,22 @@ void resetAutogradFallbackWarnings() {
 
 namespace {
 
-// The default mode, set when the runtime is loaded: Nothing, unless
-// TURNOUT_AUTOGRAD_FALLBACK_MODE=warn (or nothing) in the environment says
-// otherwise. Not Warn, torch 2.x's default: a boxed fallback at the autograd
-// keys boxes every call of every operator without an autograd kernel, warn
-// or not (dispatch_bench_shared, unboxed call of such an operator: 19.6 ns
-// in Nothing, 78.8 ns in Warn). TODO(issue 16): default to Warn once the
-// fallback costs nothing when no input requires grad. An unknown value is
-// reported (turnout::warn) and ignored.
+// The default mode, set when the runtime is loaded: Warn (torch 2.x's),
+// unless TURNOUT_AUTOGRAD_FALLBACK_MODE=nothing (or warn) in the environment
+// says otherwise. Warn costs a call of an operator without an autograd
+// kernel a grad-mode test and a requires_grad test per tensor argument, no
+// allocation (its filter: bench/README.md, "The autograd fallback"). An
+// unknown value is reported (turnout::warn) and ignored.
 AutogradFallbackMode defaultMode() {
   const char* env = std::getenv("TURNOUT_AUTOGRAD_FALLBACK_MODE");
-  if (env == nullptr || *env == '\0') return AutogradFallbackMode::Nothing;
+  if (env == nullptr || *env == '\0') return AutogradFallbackMode::Warn;
   const std::string value(env);
-  if (value == "warn") return AutogradFallbackMode::Warn;
-  if (value != "nothing") {
+  if (value == "nothing") return AutogradFallbackMode::Nothing;
+  if (value != "warn") {
     warn("TURNOUT_AUTOGRAD_FALLBACK_MODE=" + value +
-         " is neither \"warn\" nor \"nothing\"; using \"nothing\"");
+         " is neither \"warn\" nor \"nothing\"; using \"warn\"");
   }
-  return AutogradFallbackMode::Nothing;
+  return AutogradFallbackMode::Warn;
 }
 
 // Registered by this file's static initialization (the library is

@@ -4,22 +4,24 @@
 //
 //   autograd::setAutogradFallbackMode(autograd::AutogradFallbackMode::Warn);
 //
-// Warn: when grad mode is on, a Tensor argument requires grad and an output
-// is a floating-point Tensor, the first such call of each operator warns
-// that its outputs get no grad_fn, naming the operator and the fix; the call
-// then goes on below autograd. Without this, the mistake shows only later,
-// as backward()'s "element 0 of tensors does not require grad". Nothing
-// (the default): the autograd keys fall through (no call at all), as in
-// torch 1.13. TURNOUT_AUTOGRAD_FALLBACK_MODE=warn (or nothing) in the
-// environment, read once when the runtime is loaded, chooses the default.
-// Warn is not the default (torch 2.x's) because the fallback is boxed: it
-// makes every call of an operator without an autograd kernel a boxed call
-// (see autograd_fallback.cc for the figures). TODO(issue 16): Warn by
-// default once that costs nothing when no input requires grad.
+// Warn (the default, torch 2.x's): when grad mode is on, a Tensor argument
+// requires grad and an output is a floating-point Tensor, the first such
+// call of each operator warns that its outputs get no grad_fn, naming the
+// operator and the fix; the call then goes on below autograd. Without this,
+// the mistake shows only later, as backward()'s "element 0 of tensors does
+// not require grad". Nothing: the autograd keys fall through (no call at
+// all), as in torch 1.13, whose tables the table-comparison tests pin
+// (tests/python/torch113_tables.py). TURNOUT_AUTOGRAD_FALLBACK_MODE=nothing
+// (or warn) in the environment, read once when the runtime is loaded,
+// chooses the default.
 //
-// The cost is paid by operators without an autograd kernel only (a boxed
-// call through this fallback, and a scan of the arguments when grad mode is
-// on); operators with one never reach it.
+// The cost is paid by operators without an autograd kernel only; operators
+// with one never reach the fallback. The fallback is boxed, but filtered
+// (dispatcher/fallback_filter.h): a call out of grad mode, or with no input
+// that requires grad, tests that and goes on below autograd, unboxed if it
+// was, with no allocation and no lock (a few instructions over Nothing:
+// bench/README.md, "The autograd fallback"); only the calls that may warn
+// are boxed.
 //
 // Thread safety: the mode and the handler may be set from any thread;
 // setting the mode rebuilds the dispatch tables (a registration).

@@ -1,0 +1,81 @@
+#include "dispatcher/fallback_filter.h"
+
+#include <memory>
+
+#include "dispatcher/core/error.h"
+#include "dispatcher/operator_handle.h"
+
+namespace turnout {
+namespace detail {
+namespace {
+
+// The functor with the handle its `op` points at.
+struct FilteredFallbackForOperator final : FilteredFallback {
+  explicit FilteredFallbackForOperator(const OperatorHandle& handle)
+      : handle(handle) {
+    op = &this->handle;
+  }
+  const OperatorHandle handle;
+};
+
+bool stackSelects(const FallbackFilter& filter, const DispatchTable& table,
+                  const Stack& stack) {
+  const IValue* base = stack.data() + (stack.size() - table.num_arguments);
+  const TensorArgumentScan scan{filter.selects};
+  for (uint64_t args = table.dispatch_arg_mask; args != 0; args &= args - 1) {
+    const IValue& v = base[__builtin_ctzll(args)];
+    if (v.isTensor()) {
+      if (scan.scan(v.toTensor())) return true;
+    } else if (v.isTensorList()) {
+      if (scan.scan(v.toTensorListRef())) return true;
+    } else if (v.isList()) {
+      for (const IValue& e : v.toListRef()) {
+        if (e.isTensor() && scan.scan(e.toTensor())) return true;
+      }
+    }
+  }
+  return false;
+}
+
+// The boxed side: the same test on the stack's tensor arguments.
+void boxedFilteredFallback(OperatorKernel* functor, const OperatorHandle& op,
+                           DispatchKeySet ks, Stack* stack) {
+  const auto& self = *static_cast<const FilteredFallback*>(functor);
+  const DispatchTable& table = *self.table;
+  if (self.filter.active()) {
+    checkStackHasArguments(op, table.num_arguments, stack->size());
+    if (stackSelects(self.filter, table, *stack)) {
+      self.fallback.callBoxed(op, ks, stack);
+      return;
+    }
+  }
+  const DispatchKeySet next =
+      table.maskFallthrough(ks & self.filter.pass_through);
+  table.lookup(next).callBoxed(op, next, stack);
+}
+
+}  // namespace
+
+KernelFunction makeFilteredFallbackEntry(const KernelFunction& fallback,
+                                         const FallbackFilter& filter,
+                                         const DispatchTable* table,
+                                         const OperatorHandle& op,
+                                         void* unboxed) {
+  TURNOUT_INTERNAL_ASSERT(filter.active != nullptr && filter.selects != nullptr,
+                          "a fallback filter of ",
+                          toString(op.operator_name()), " has a null test");
+  auto functor = std::make_unique<FilteredFallbackForOperator>(op);
+  functor->table = table;
+  functor->filter = filter;
+  functor->fallback = fallback;
+  return KernelFunction::makeFromEntryPoints(
+      std::move(functor), &boxedFilteredFallback, unboxed);
+}
+
+const DispatchTable* filteredFallbackTable(const KernelFunction& kernel) {
+  if (kernel.boxedFunction() != &boxedFilteredFallback) return nullptr;
+  return static_cast<const FilteredFallback*>(kernel.functor())->table;
+}
+
+}  // namespace detail
+}  // namespace turnout
