@@ -574,8 +574,12 @@ class Tensor(_C.TensorBase):
         """Accumulates the gradient of this tensor into the leaves' ``.grad``.
 
         `gradient` may be omitted for a one-element tensor. As torch's, the
-        graph's saved tensors are freed afterwards unless `retain_graph`, so
-        a second backward through it raises.
+        graph's saved tensors are freed afterwards unless `retain_graph`
+        (default: `create_graph`), so a second backward through it raises.
+        With `create_graph` the accumulated gradients have a graph of their
+        own (double backward); with `inputs` (a tensor or a sequence) only
+        those tensors' ``.grad`` change. See
+        :func:`turnout.autograd.backward`.
 
         Example::
 
@@ -585,13 +589,8 @@ class Tensor(_C.TensorBase):
             >>> w.grad
             tensor([2., 4.])
         """
-        if create_graph or inputs is not None:
-            raise NotImplementedError(
-                "Tensor.backward(): create_graph=True and inputs= are not "
-                "supported yet; use turnout.autograd.grad(outputs, inputs, "
-                "create_graph=True)")
-        _C._backward([self], [] if gradient is None else [gradient],
-                     bool(retain_graph))
+        from turnout.autograd import backward
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     # ---- Views and copies --------------------------------------------------
     def view(self, *size: Any) -> "Tensor":
