@@ -741,6 +741,13 @@ Tensor viewKernel(const Tensor& self, IntArrayRef size) {
       savesSizes(self, "self_sym_sizes"));
 }
 
+Tensor aliasKernel(const Tensor& self) {
+  return viewOp(
+      "alias", "AliasBackward0", self,
+      [](const Tensor& x) { return turnout::alias(x); },
+      [](const Tensor& g, IntArrayRef) { return g; }, NoExtra{});
+}
+
 Tensor tKernel(const Tensor& self) {
   return viewOp(
       "t", "TBackward0", self, [](const Tensor& x) { return turnout::t(x); },
@@ -1006,6 +1013,7 @@ TURNOUT_LIBRARY_IMPL(aten, Autograd, m) {
   m.impl("addmm", TURNOUT_FN(addmmKernel));
   m.impl("view", TURNOUT_FN(viewKernel));
   m.impl("t", TURNOUT_FN(tKernel));
+  m.impl("alias", TURNOUT_FN(aliasKernel));
   m.impl("transpose.int", TURNOUT_FN(transposeKernel));
   m.impl("permute", TURNOUT_FN(permuteKernel));
   m.impl("expand", TURNOUT_FN(expandKernel));

@@ -109,8 +109,7 @@ def _legacy_new(cls: type, args: Tuple[Any, ...], kwargs: Any) -> "Tensor":
             f"{name}(): the legacy constructor makes CPU tensors, got "
             f"device={device!r}; use turnout.empty(..., device=...) instead")
     if len(args) == 1 and isinstance(args[0], _TensorBase):
-        base = args[0]
-        return _C._make_subclass(cls, base, base.requires_grad)
+        return _C._alias_subclass(cls, args[0])  # a view, as torch's
     if len(args) == 1 and isinstance(args[0], Size):
         args = tuple(args[0])
     if all(_is_int(a) for a in args):
@@ -213,8 +212,9 @@ class Tensor(_C.TensorBase):
         """The legacy constructor, as torch 1.13's ``torch.Tensor(...)``:
         ``Tensor()`` (empty), ``Tensor(2, 3)`` or ``Tensor(Size)``
         (uninitialised float32 of that shape), ``Tensor([1, 2])`` (float32
-        data) or ``Tensor(t)`` (a tensor sharing `t`'s memory and version
-        counter), each an instance of `cls`; ``device=`` may only be the
+        data) or ``Tensor(t)`` (``t.alias()``: a view of `t`, with
+        ``AliasBackward0`` history when `t` requires grad), each an instance
+        of `cls`; ``device=`` may only be the
         CPU. Prefer :func:`turnout.tensor` / :func:`turnout.empty`.
 
         Example::
