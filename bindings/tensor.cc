@@ -865,7 +865,8 @@ void initTensor(py::module_& m) {
         });
       },
       py::arg("roots"), py::arg("grad_roots"), py::arg("retain_graph") = false,
-      py::arg("create_graph") = false, py::arg("inputs") = std::vector<Tensor>());
+      py::arg("create_graph") = false,
+      py::arg("inputs") = std::vector<Tensor>());
   m.def(
       "_autograd_grad",
       [](std::vector<Tensor> outputs, py::sequence grad_outputs,

@@ -450,14 +450,14 @@ Tensor whereSelf(const Tensor& condition, const Tensor& self,
       belowAutograd([&] { return turnout::where(condition, self, other); });
   if (rec) {
     SavedVariable c(condition);
-    Node* node = record("WhereBackward0", {self, other}, out,
-           [c](const F& n, const Tensor& g) {
-             const Tensor cond = c.unpack(&n);
-             const Tensor z = zeroLike(g);
-             return variable_list{
-                 n.needsGrad(0) ? turnout::where(cond, g, z) : Tensor(),
-                 n.needsGrad(1) ? turnout::where(cond, z, g) : Tensor()};
-           });
+    Node* node = record(
+        "WhereBackward0", {self, other}, out, [c](const F& n, const Tensor& g) {
+          const Tensor cond = c.unpack(&n);
+          const Tensor z = zeroLike(g);
+          return variable_list{
+              n.needsGrad(0) ? turnout::where(cond, g, z) : Tensor(),
+              n.needsGrad(1) ? turnout::where(cond, z, g) : Tensor()};
+        });
     if (node != nullptr) node->addSaved("condition", c);
   }
   return out;
@@ -874,21 +874,21 @@ Tensor catKernel(absl::Span<const Tensor> tensors, int64_t dim) {
       const bool skipped = t.dim() == 1 && t.size(0) == 0;
       lengths.push_back(skipped ? -1 : t.size(d));
     }
-    Node* node = record("CatBackward0", tensors, out,
-           [lengths, d](const F&, const Tensor& g) {
-             variable_list grads;
-             int64_t offset = 0;
-             for (int64_t len : lengths) {
-               if (len < 0) {  // an empty gradient, as torch's
-                 grads.push_back(turnout::zeros(
-                     {0}, TensorOptions(g.scalar_type()).device(g.device())));
-                 continue;
-               }
-               grads.push_back(turnout::slice(g, d, offset, offset + len, 1));
-               offset += len;
-             }
-             return grads;
-           });
+    Node* node = record(
+        "CatBackward0", tensors, out, [lengths, d](const F&, const Tensor& g) {
+          variable_list grads;
+          int64_t offset = 0;
+          for (int64_t len : lengths) {
+            if (len < 0) {  // an empty gradient, as torch's
+              grads.push_back(turnout::zeros(
+                  {0}, TensorOptions(g.scalar_type()).device(g.device())));
+              continue;
+            }
+            grads.push_back(turnout::slice(g, d, offset, offset + len, 1));
+            offset += len;
+          }
+          return grads;
+        });
     if (node != nullptr) node->addSaved("dim", IValue(dim));  // as given
   }
   return out;
@@ -901,13 +901,13 @@ Tensor stackKernel(absl::Span<const Tensor> tensors, int64_t dim) {
     const int64_t d = maybeWrapDim(dim, out.dim());
     const int64_t count = static_cast<int64_t>(tensors.size());
     Node* node = record("StackBackward0", tensors, out,
-           [d, count](const F&, const Tensor& g) {
-             variable_list grads;
-             for (int64_t i = 0; i < count; ++i) {
-               grads.push_back(turnout::select(g, d, i));
-             }
-             return grads;
-           });
+                        [d, count](const F&, const Tensor& g) {
+                          variable_list grads;
+                          for (int64_t i = 0; i < count; ++i) {
+                            grads.push_back(turnout::select(g, d, i));
+                          }
+                          return grads;
+                        });
     if (node != nullptr) node->addSaved("dim", IValue(dim));
   }
   return out;

@@ -201,8 +201,9 @@ void backward(const variable_list& roots, const variable_list& grad_roots,
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Tensor& t = inputs[i];
     TURNOUT_CHECK(t.defined() && requiresGrad(t), ErrorKind::InvalidArgument,
-                  "backward: element ", i, " of inputs does not require "
-                  "grad; pass tensors that require grad (leaves or not)");
+                  "backward: element ", i,
+                  " of inputs does not require grad; pass tensors that "
+                  "require grad (leaves or not)");
     captures.push_back(gradientEdge(t));
   }
   variable_list captured(inputs.size());
@@ -212,8 +213,22 @@ void backward(const variable_list& roots, const variable_list& grad_roots,
   AutoGradMode grad_mode(create_graph);
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!captured[i].defined()) continue;  // no gradient reached it
+    bool repeated = false;  // an input given twice accumulates once
+    for (size_t j = 0; j < i; ++j) {
+      repeated |=
+          inputs[j].unsafeGetTensorImpl() == inputs[i].unsafeGetTensorImpl();
+    }
+    if (repeated) continue;
     if (isLeaf(inputs[i])) {
-      captures[i].function->apply({std::move(captured[i])});
+      Node* accumulate_grad = captures[i].function.get();
+      variable_list g{std::move(captured[i])};
+      if (accumulate_grad->hasPostHooks()) {
+        variable_list grad_outputs = g;
+        accumulate_grad->runPostHooks(accumulate_grad->apply(std::move(g)),
+                                      grad_outputs);
+      } else {
+        accumulate_grad->apply(std::move(g));
+      }
       continue;
     }
     const Tensor old = grad(inputs[i]);

@@ -89,11 +89,10 @@ Tensor& inplaceKernel(const UnaryGrad& d, const char* op, Tensor& self,
     SavedVariable s(original);
     SavedVariable r(d.save_result ? self : Tensor(), /*is_output=*/true);
     const Derivative derivative = d.derivative;
-    Node* node = record(d.node, {self}, self,
-                        [s, r, derivative](const F& n, const Tensor& g) {
-                          return variable_list{
-                              derivative(g, s.unpack(&n), r.unpack(&n))};
-                        });
+    Node* node = record(
+        d.node, {self}, self, [s, r, derivative](const F& n, const Tensor& g) {
+          return variable_list{derivative(g, s.unpack(&n), r.unpack(&n))};
+        });
     if (node != nullptr && d.save_result) node->addSaved("result", r);
     if (node != nullptr && d.save_self) node->addSaved("self", s);
   }
@@ -237,10 +236,10 @@ Tensor cumsumKernel(const Tensor& self, int64_t dim,
   Tensor out = belowAutograd([&] { return turnout::cumsum(self, dim, dtype); });
   if (rec) {
     const int64_t d = maybeWrapDim(dim, self.dim());
-    Node* n = record("CumsumBackward0", {self}, out,
-                     [d](const F&, const Tensor& g) {
-                       return variable_list{cumsumBackward(g, d)};
-                     });
+    Node* n =
+        record("CumsumBackward0", {self}, out, [d](const F&, const Tensor& g) {
+          return variable_list{cumsumBackward(g, d)};
+        });
     if (n != nullptr) n->addSaved("dim", IValue(dim));  // as given
   }
   return out;
@@ -262,11 +261,11 @@ Tensor cumprodKernel(const Tensor& self, int64_t dim,
   if (rec) {
     const int64_t d = maybeWrapDim(dim, self.dim());
     SavedVariable s(self);
-    Node* node = record("CumprodBackward0", {self}, out,
-                        [s, d](const F& n, const Tensor& g) {
-                          return variable_list{autograd_helpers::cumprodBackward(
-                              g, s.unpack(&n), d)};
-                        });
+    Node* node = record(
+        "CumprodBackward0", {self}, out, [s, d](const F& n, const Tensor& g) {
+          return variable_list{
+              autograd_helpers::cumprodBackward(g, s.unpack(&n), d)};
+        });
     if (node != nullptr) addCumprodSaved(node, dim, out, s);
   }
   return out;
@@ -281,10 +280,10 @@ Tensor& cumsumInplace(Tensor& self, int64_t dim,
   self.unsafeGetTensorImpl()->bump_version();
   if (rec) {
     const int64_t d = maybeWrapDim(dim, self.dim());
-    Node* n = record("CumsumBackward0", {self}, self,
-                     [d](const F&, const Tensor& g) {
-                       return variable_list{cumsumBackward(g, d)};
-                     });
+    Node* n =
+        record("CumsumBackward0", {self}, self, [d](const F&, const Tensor& g) {
+          return variable_list{cumsumBackward(g, d)};
+        });
     if (n != nullptr) n->addSaved("dim", IValue(dim));
   }
   return self;
@@ -301,11 +300,11 @@ Tensor& cumprodInplace(Tensor& self, int64_t dim,
   if (rec) {
     const int64_t d = maybeWrapDim(dim, self.dim());
     SavedVariable s(original);
-    Node* node = record("CumprodBackward0", {self}, self,
-                        [s, d](const F& n, const Tensor& g) {
-                          return variable_list{autograd_helpers::cumprodBackward(
-                              g, s.unpack(&n), d)};
-                        });
+    Node* node = record(
+        "CumprodBackward0", {self}, self, [s, d](const F& n, const Tensor& g) {
+          return variable_list{
+              autograd_helpers::cumprodBackward(g, s.unpack(&n), d)};
+        });
     if (node != nullptr) addCumprodSaved(node, dim, self, s);
   }
   return self;
@@ -326,8 +325,7 @@ Tensor minmaxAllKernel(const Tensor& self) {
         kMax ? "MaxBackward1" : "MinBackward1", {self}, out,
         [s, r](const F& n, const Tensor& g) {
           const Tensor x = s.unpack(&n);
-          const Tensor mask =
-              to(turnout::eq(x, r.unpack(&n)), g.scalar_type());
+          const Tensor mask = to(turnout::eq(x, r.unpack(&n)), g.scalar_type());
           return variable_list{div(mul(mask, g), turnout::sum(mask))};
         });
     if (node != nullptr) {
@@ -348,17 +346,18 @@ Node* recordPicked(const char* node, const Tensor& self, const Tensor& values,
   const DimVector sizes(self.sizes().begin(), self.sizes().end());
   SavedVariable ix(indices);
   const bool squeeze = !keepdim && self.dim() > 0;
-  Node* made = record(node, {self}, values,
-         [ix, d, sizes, squeeze](const F& n, const Tensor& g) {
-           Tensor grad = g;
-           Tensor index = ix.unpack(&n);
-           if (squeeze) {
-             grad = turnout::unsqueeze(grad, d);
-             index = turnout::unsqueeze(index, d);
-           }
-           return variable_list{autograd_helpers::indexAlongDimBackward(
-               grad, index, sizes, d)};
-         });
+  Node* made =
+      record(node, {self}, values,
+             [ix, d, sizes, squeeze](const F& n, const Tensor& g) {
+               Tensor grad = g;
+               Tensor index = ix.unpack(&n);
+               if (squeeze) {
+                 grad = turnout::unsqueeze(grad, d);
+                 index = turnout::unsqueeze(index, d);
+               }
+               return variable_list{autograd_helpers::indexAlongDimBackward(
+                   grad, index, sizes, d)};
+             });
   if (made != nullptr) {
     made->addSaved("dim", IValue(dim));
     made->addSaved("indices", ix);

@@ -131,18 +131,18 @@ Tensor maxMinKernel(const Tensor& self, const Tensor& other) {
   if (rec) {
     SavedVariable a(self);
     SavedVariable b(other);
-    Node* node = record(
-        kMax ? "MaximumBackward0" : "MinimumBackward0", {self, other}, out,
-           [a, b](const F& n, const Tensor& g) {
-             const Tensor x = a.unpack(&n);
-             const Tensor y = b.unpack(&n);
-             const Tensor shared = where(eq(x, y), div(g, 2), g);
-             // self loses where it is the smaller (larger) one.
-             const Tensor self_loses = kMax ? lt(x, y) : gt(x, y);
-             const Tensor other_loses = kMax ? gt(x, y) : lt(x, y);
-             return variable_list{masked_fill(shared, self_loses, 0),
-                                  masked_fill(shared, other_loses, 0)};
-           });
+    Node* node =
+        record(kMax ? "MaximumBackward0" : "MinimumBackward0", {self, other},
+               out, [a, b](const F& n, const Tensor& g) {
+                 const Tensor x = a.unpack(&n);
+                 const Tensor y = b.unpack(&n);
+                 const Tensor shared = where(eq(x, y), div(g, 2), g);
+                 // self loses where it is the smaller (larger) one.
+                 const Tensor self_loses = kMax ? lt(x, y) : gt(x, y);
+                 const Tensor other_loses = kMax ? gt(x, y) : lt(x, y);
+                 return variable_list{masked_fill(shared, self_loses, 0),
+                                      masked_fill(shared, other_loses, 0)};
+               });
     if (node != nullptr) {
       node->addSaved("other", b);
       node->addSaved("self", a);
@@ -261,12 +261,12 @@ Tensor prodAllKernel(const Tensor& self, std::optional<ScalarType> dtype) {
     SavedVariable s(self);
     Node* node =
         record("ProdBackward0", {self}, out, [s](const F& n, const Tensor& g) {
-      const Tensor x = s.unpack(&n);
-      if (x.dim() == 0) return variable_list{g};
-      const Tensor flat = reshape(x, {-1});
-      const Tensor others = prodOthers(flat, 0);
-      return variable_list{reshape(mul(g, others), x.sizes())};
-    });
+          const Tensor x = s.unpack(&n);
+          if (x.dim() == 0) return variable_list{g};
+          const Tensor flat = reshape(x, {-1});
+          const Tensor others = prodOthers(flat, 0);
+          return variable_list{reshape(mul(g, others), x.sizes())};
+        });
     if (node != nullptr) {
       node->addSaved("result", SavedVariable(out, /*is_output=*/true));
       node->addSaved("self", s);
@@ -283,11 +283,11 @@ Tensor prodDimKernel(const Tensor& self, int64_t dim, bool keepdim,
   if (rec) {
     const int64_t d = maybeWrapDim(dim, self.dim());
     SavedVariable s(self);
-    Node* node = record("ProdBackward1", {self}, out,
-                        [s, d, keepdim](const F& n, const Tensor& g) {
-                          return variable_list{
-                              prodDimBackward(g, s.unpack(&n), d, keepdim)};
-                        });
+    Node* node = record(
+        "ProdBackward1", {self}, out,
+        [s, d, keepdim](const F& n, const Tensor& g) {
+          return variable_list{prodDimBackward(g, s.unpack(&n), d, keepdim)};
+        });
     if (node != nullptr) {
       node->addSaved("dim", IValue(dim));
       node->addSaved("keepdim", IValue(keepdim));
@@ -310,14 +310,15 @@ Tensor gatherKernel(const Tensor& self, int64_t dim, const Tensor& index,
     const DimVector sizes(self.sizes().begin(), self.sizes().end());
     const ScalarType dtype = self.scalar_type();
     SavedVariable ix(index);
-    Node* node = record("GatherBackward0", {self, index}, out,
-           [ix, d, sizes, dtype](const F& n, const Tensor& g) {
-             const Tensor zero = zeros(sizes, TensorOptions(g.scalar_type())
-                                                  .device(g.device()));
-             (void)dtype;
-             return variable_list{
-                 scatterAddOp().call(zero, d, ix.unpack(&n), g), Tensor()};
-           });
+    Node* node =
+        record("GatherBackward0", {self, index}, out,
+               [ix, d, sizes, dtype](const F& n, const Tensor& g) {
+                 const Tensor zero = zeros(
+                     sizes, TensorOptions(g.scalar_type()).device(g.device()));
+                 (void)dtype;
+                 return variable_list{
+                     scatterAddOp().call(zero, d, ix.unpack(&n), g), Tensor()};
+               });
     if (node != nullptr) {
       node->addSaved("dim", IValue(dim));
       node->addSaved("index", ix);
@@ -337,11 +338,12 @@ Tensor scatterAddKernel(const Tensor& self, int64_t dim, const Tensor& index,
     const int64_t d = maybeWrapDim(dim, self.dim());
     SavedVariable ix(index);
     Node* node = record("ScatterAddBackward0", {self, index, src}, out,
-           [ix, d](const F& n, const Tensor& g) {
-             Tensor gsrc;
-             if (n.needsGrad(2)) gsrc = gatherOp().call(g, d, ix.unpack(&n), false);
-             return variable_list{g, Tensor(), gsrc};
-           });
+                        [ix, d](const F& n, const Tensor& g) {
+                          Tensor gsrc;
+                          if (n.needsGrad(2))
+                            gsrc = gatherOp().call(g, d, ix.unpack(&n), false);
+                          return variable_list{g, Tensor(), gsrc};
+                        });
     if (node != nullptr) {
       // torch shows the index only where src's gradient needs it.
       node->addSaved("dim", IValue(dim));
@@ -383,13 +385,13 @@ Tensor logsumexpKernel(const Tensor& self, IntArrayRef dim, bool keepdim) {
     const int64_t ndim = self.dim();
     SavedVariable s(self);
     SavedVariable r(out, /*is_output=*/true);
-    Node* node = record("LogsumexpBackward0", {self}, out,
-           [s, r, dims, ndim, keepdim](const F& n, const Tensor& g) {
-             const Tensor gu = unsqueezeReduced(g, dims, ndim, keepdim);
-             const Tensor ru = unsqueezeReduced(r.unpack(&n), dims, ndim, keepdim);
-             return variable_list{
-                 mul(gu, turnout::exp(sub(s.unpack(&n), ru)))};
-           });
+    Node* node = record(
+        "LogsumexpBackward0", {self}, out,
+        [s, r, dims, ndim, keepdim](const F& n, const Tensor& g) {
+          const Tensor gu = unsqueezeReduced(g, dims, ndim, keepdim);
+          const Tensor ru = unsqueezeReduced(r.unpack(&n), dims, ndim, keepdim);
+          return variable_list{mul(gu, turnout::exp(sub(s.unpack(&n), ru)))};
+        });
     if (node != nullptr) {
       node->addSaved("dim", IValue(dim));
       node->addSaved("keepdim", IValue(keepdim));

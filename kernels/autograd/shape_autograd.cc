@@ -65,8 +65,8 @@ DimVector sizesOf(const Tensor& t) {
 // `extra(node)` adds each node's saved values (torch's names).
 template <class Extra>
 void recordPieces(const char* name, const Tensor& self,
-                  const std::vector<Tensor>& pieces, int64_t dim,
-                  bool selects, Extra extra) {
+                  const std::vector<Tensor>& pieces, int64_t dim, bool selects,
+                  Extra extra) {
   const DimVector sizes = sizesOf(self);
   int64_t start = 0;
   for (size_t i = 0; i < pieces.size(); ++i) {
@@ -295,16 +295,17 @@ Tensor indexSelectKernel(const Tensor& self, int64_t dim, const Tensor& index) {
     const int64_t d = maybeWrapDim(dim, self.dim());
     const Tensor idx = to(index.dim() == 0 ? view(index, {1}) : index,
                           ScalarType::Long);
-    Node* node = record("IndexSelectBackward0", {self}, out,
-           [sizes, d, idx](const F&, const Tensor& g) {
-             if (sizes.empty()) return variable_list{reshape(g, {})};
-             Tensor z = zeros(sizes, optionsOf(g));
-             OptionalTensorList list(static_cast<size_t>(d), std::nullopt);
-             list.emplace_back(idx);
-             // A 0-dim index keeps its dimension (size 1) in g.
-             index_put_(z, list, g, /*accumulate=*/true);
-             return variable_list{z};
-           });
+    Node* node =
+        record("IndexSelectBackward0", {self}, out,
+               [sizes, d, idx](const F&, const Tensor& g) {
+                 if (sizes.empty()) return variable_list{reshape(g, {})};
+                 Tensor z = zeros(sizes, optionsOf(g));
+                 OptionalTensorList list(static_cast<size_t>(d), std::nullopt);
+                 list.emplace_back(idx);
+                 // A 0-dim index keeps its dimension (size 1) in g.
+                 index_put_(z, list, g, /*accumulate=*/true);
+                 return variable_list{z};
+               });
     if (node != nullptr) {
       node->addSaved("dim", IValue(dim));
       node->addSaved("index", SavedVariable(index));

@@ -324,6 +324,9 @@ def test_backward_inputs_accumulates_only_into_them():
         unused = L.ones(2, requires_grad=True)
         (x * w).sum().backward(inputs=[unused])
         out.append((unused.grad, grads()))
+        v = L.tensor([1.0, 2.0], requires_grad=True)
+        (v * 3).sum().backward(inputs=[v, v])  # once, not twice
+        out.append(v.grad.tolist())
         out.append(outcome(lambda: (x * w).sum().backward(inputs=[])))
         out.append(outcome(lambda: (x * w).sum().backward(
             inputs=[L.ones(2)])))

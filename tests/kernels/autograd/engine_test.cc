@@ -148,10 +148,9 @@ TEST(Engine, BackwardWithInputsAccumulatesOnlyIntoThem) {
   backward({y}, {}, false, false, {w});
   EXPECT_EQ(value(grad(w)), 9);
   EXPECT_EQ(runs, 1);
-  EXPECT_THAT(errorOf([&] {
-                backward({mul(x, x)}, {}, false, false, {scalar(1)});
-              }),
-              HasSubstr("element 0 of inputs does not require grad"));
+  EXPECT_THAT(
+      errorOf([&] { backward({mul(x, x)}, {}, false, false, {scalar(1)}); }),
+      HasSubstr("element 0 of inputs does not require grad"));
 }
 
 TEST(Engine, PostHooksSeeAndReplaceANodesGradients) {
