@@ -305,12 +305,13 @@ class PythonKernel final : public OperatorKernel {
 
 // ---- Autograd: a backward Node written in Python ---------------------------------
 
-// Invariant: backward_ holds one strong reference, dropped by releasePyObject.
+// Invariant: backward_ holds one strong reference, and release_ one or is
+// null; each dropped by releasePyObject.
 class PythonFunctionNode final : public autograd::Node {
  public:
   PythonFunctionNode(std::string name, const std::vector<Tensor>& inputs,
-                     PyObject* backward)
-      : name_(std::move(name)), backward_(backward) {
+                     PyObject* backward, PyObject* release)
+      : name_(std::move(name)), backward_(backward), release_(release) {
     std::vector<autograd::Edge> edges;
     edges.reserve(inputs.size());
     for (const Tensor& t : inputs) {
@@ -324,7 +325,21 @@ class PythonFunctionNode final : public autograd::Node {
     }
     set_next_edges(std::move(edges));
   }
-  ~PythonFunctionNode() override { releasePyObject(backward_); }
+  ~PythonFunctionNode() override {
+    releasePyObject(backward_);
+    if (release_ != nullptr) releasePyObject(release_);
+  }
+
+  // Calls release() (turnout.autograd.Function: frees ctx's saved tensors,
+  // so that a later saved_tensors raises torch's error).
+  void releaseVariables() override {
+    autograd::Node::releaseVariables();
+    if (release_ == nullptr) return;
+    GilAcquire gil;
+    PyObject* res = PyObject_CallNoArgs(release_);
+    if (res == nullptr) throw PythonError(py::error_already_set());
+    Py_DECREF(res);
+  }
 
   std::string name() const override { return name_; }
 
@@ -391,6 +406,7 @@ class PythonFunctionNode final : public autograd::Node {
   std::string name_;
   std::vector<InputInfo> inputs_;
   PyObject* backward_;
+  PyObject* release_;
 };
 
 // Makes a PythonFunctionNode the grad_fn of `outputs`. None inputs take no
@@ -399,10 +415,14 @@ class PythonFunctionNode final : public autograd::Node {
 // history is then rebased onto the node.
 void recordPythonNode(const std::string& name, const py::list& inputs,
                       const py::list& outputs, const py::object& backward,
-                      const py::list& dirty) {
+                      const py::list& dirty, const py::object& release) {
   TURNOUT_CHECK(PyCallable_Check(backward.ptr()), ErrorKind::Type, name,
                 ": the backward function must be callable, got ",
                 describePyType(backward));
+  TURNOUT_CHECK(release.is_none() || PyCallable_Check(release.ptr()),
+                ErrorKind::Type, name,
+                ": release must be callable or None, got ",
+                describePyType(release));
   std::vector<Tensor> ins;
   for (py::handle h : inputs) {
     if (h.is_none()) {
@@ -446,7 +466,9 @@ void recordPythonNode(const std::string& name, const py::list& inputs,
     }
     outs.push_back(t);
   }
-  auto node = std::make_shared<PythonFunctionNode>(name, ins, backward.inc_ref().ptr());
+  auto node = std::make_shared<PythonFunctionNode>(
+      name, ins, backward.inc_ref().ptr(),
+      release.is_none() ? nullptr : release.inc_ref().ptr());
   for (const Tensor& t : outs) autograd::setHistory(t, node);
 }
 
@@ -506,12 +528,13 @@ void initPythonKernel(py::module_& m) {
 
   m.def("_autograd_record_python_node", &recordPythonNode, py::arg("name"),
         py::arg("inputs"), py::arg("outputs"), py::arg("backward"),
-        py::arg("dirty") = py::list(),
+        py::arg("dirty") = py::list(), py::arg("release") = py::none(),
         "Makes a backward Node calling `backward(*grads)` the grad_fn of "
         "`outputs`; it returns one gradient (or None) per entry of `inputs`. "
         "Outputs in `dirty` may be inputs (modified in place): their history "
-        "is rebased onto the node. Used by turnout.library's "
-        "register_autograd and turnout.autograd.Function.");
+        "is rebased onto the node. `release()`, when given, is called when "
+        "backward frees the node's saved values (no retain_graph). Used by "
+        "turnout.library's register_autograd and turnout.autograd.Function.");
   m.def(
       "_bump_version",
       [](const Tensor& t) { t.unsafeGetTensorImpl()->bump_version(); },

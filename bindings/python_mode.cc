@@ -30,6 +30,7 @@
 #include "dispatcher/operator_handle.h"
 #include "dispatcher/schema/default_ivalue.h"
 #include "kernels/autograd/autograd_meta.h"
+#include "kernels/shape.h"
 
 namespace py = pybind11;
 
@@ -489,6 +490,20 @@ py::object makeSubclass(py::handle cls, const Tensor& data,
   Tensor t(std::move(impl));
   if (requires_grad) autograd::setRequiresGrad(t, true);
   return makeInstance(cls, std::move(t), "_make_subclass");
+}
+
+// The legacy constructor cls(data), as torch 1.13's: data.alias() (a view
+// of data, with AliasBackward0 history when data requires grad) as an
+// instance of `cls`; `Python` joins its keys when cls has a handler.
+py::object aliasSubclass(py::handle cls, const Tensor& data) {
+  TURNOUT_CHECK(data.defined(), ErrorKind::InvalidArgument,
+                "_alias_subclass(cls, data): data is an undefined tensor");
+  Tensor t = alias(data);
+  if (hasHandler(cls)) {
+    t.unsafeGetTensorImpl()->add_key(DispatchKey::Python);
+    t.unsafeGetTensorImpl()->add_key(DispatchKey::PythonTLSSnapshot);
+  }
+  return makeInstance(cls, std::move(t), "Tensor");
 }
 
 // cls._make_wrapper_subclass(size, ...): a tensor of class `cls` with the
@@ -966,6 +981,9 @@ void initPythonMode(py::module_& m) {
         return out;
       },
       "This thread's active dispatch modes, innermost last.");
+  m.def("_alias_subclass", &aliasSubclass, py::arg("cls"), py::arg("data"),
+        "cls(data) of the legacy constructor: data.alias() (a view with "
+        "AliasBackward0 history when data requires grad) as a `cls`.");
   m.def("_make_subclass", &makeSubclass, py::arg("cls"), py::arg("data"),
         py::arg("require_grad") = false,
         py::arg("dispatch_sizes_strides_policy") = py::none(),

@@ -514,6 +514,7 @@ static py::object savedValueObject(const IValue& v) {
   if (v.isBool()) return py::bool_(v.toBool());
   if (v.isInt()) return py::int_(v.toInt());
   if (v.isDouble()) return py::float_(v.toDouble());
+  if (v.isString()) return py::str(v.toStringRef());
   return py::none();
 }
 
@@ -813,6 +814,14 @@ void initTensor(py::module_& m) {
                   attr.compare(7, std::string::npos, s.name) != 0) {
                 continue;
               }
+              if (s.is_tensor_list) {  // a tuple, None for a None entry
+                py::tuple out(s.tensors.size());
+                for (size_t i = 0; i < s.tensors.size(); ++i) {
+                  Tensor t = s.tensors[i].unpack(node.get());
+                  out[i] = t.defined() ? wrapTensor(std::move(t)) : py::none();
+                }
+                return out;
+              }
               if (!s.is_tensor) return savedValueObject(s.value);
               Tensor t = s.tensor.unpack(node.get());  // raises once freed
               return t.defined() ? wrapTensor(std::move(t)) : py::none();
@@ -850,10 +859,14 @@ void initTensor(py::module_& m) {
   m.def(
       "_backward",
       [](std::vector<Tensor> roots, std::vector<Tensor> grads,
-         bool retain_graph) {
-        withoutGil([&] { autograd::backward(roots, grads, retain_graph); });
+         bool retain_graph, bool create_graph, std::vector<Tensor> inputs) {
+        withoutGil([&] {
+          autograd::backward(roots, grads, retain_graph, create_graph, inputs);
+        });
       },
-      py::arg("roots"), py::arg("grad_roots"), py::arg("retain_graph") = false);
+      py::arg("roots"), py::arg("grad_roots"), py::arg("retain_graph") = false,
+      py::arg("create_graph") = false,
+      py::arg("inputs") = std::vector<Tensor>());
   m.def(
       "_autograd_grad",
       [](std::vector<Tensor> outputs, py::sequence grad_outputs,

@@ -173,6 +173,13 @@ Tensor select_composite(const Tensor& self, int64_t dim, int64_t index) {
   return makeView(self, sizes, strides, offset);
 }
 
+// alias: a view of all of `self` (its autograd kernel records
+// AliasBackward0, as torch's; detach's cuts the history).
+Tensor alias_composite(const Tensor& self) {
+  checkDefined(self, "alias");
+  return makeView(self, self.sizes(), self.strides(), self.storage_offset());
+}
+
 Tensor detach_composite(const Tensor& self) {
   checkDefined(self, "detach");
   return makeView(self, self.sizes(), self.strides(), self.storage_offset());
@@ -374,6 +381,13 @@ Tensor detach(const Tensor& self) {
   return op.call(self);
 }
 
+Tensor alias(const Tensor& self) {
+  static const auto op = Dispatcher::singleton()
+                             .findSchemaOrThrow("aten::alias", "")
+                             .typed<Tensor(const Tensor&)>();
+  return op.call(self);
+}
+
 }  // namespace turnout
 
 TURNOUT_LIBRARY_FRAGMENT(aten, m) {
@@ -398,6 +412,7 @@ TURNOUT_LIBRARY_FRAGMENT(aten, m) {
       "contiguous(Tensor(a) self, *, MemoryFormat memory_format=0) -> "
       "Tensor(a)");
   m.def("detach(Tensor(a) self) -> Tensor(a)");
+  m.def("alias(Tensor(a) self) -> Tensor(a)");
 }
 
 TURNOUT_LIBRARY_IMPL(aten, CPU, m) {
@@ -420,6 +435,7 @@ TURNOUT_LIBRARY_IMPL(aten, CompositeExplicitAutograd, m) {
   m.impl("slice.Tensor", TURNOUT_FN(turnout::slice_composite));
   m.impl("select.int", TURNOUT_FN(turnout::select_composite));
   m.impl("detach", TURNOUT_FN(turnout::detach_composite));
+  m.impl("alias", TURNOUT_FN(turnout::alias_composite));
   m.impl("stack", TURNOUT_FN(turnout::stack_composite));
 }
 

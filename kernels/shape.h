@@ -67,6 +67,9 @@ Tensor contiguous(const Tensor& self,
                   MemoryFormat memory_format = MemoryFormat::Contiguous);
 /// aten::detach: a view of `self` (the autograd kernel cuts the history).
 Tensor detach(const Tensor& self);
+/// aten::alias: a view of all of `self`, with history (AliasBackward0) when
+/// `self` requires grad: what the legacy constructor `Sub(t)` returns.
+Tensor alias(const Tensor& self);
 
 }  // namespace turnout
 

@@ -298,9 +298,14 @@ Tensor& mulDivInplaceScalar(Tensor& self, const Scalar& other) {
 // The common shape of a unary operator: `fwd` computes the output below
 // autograd; `formula(g, self, result)` the gradient, from the saved input
 // and/or output (each saved only when its flag says so).
-template <class Fwd, class Formula>
+// `extra(node)` adds the node's other saved values (torch's names).
+struct NoExtra {
+  void operator()(Node*) const {}
+};
+template <class Fwd, class Formula, class Extra = NoExtra>
 Tensor unary(const char* op, const char* name, const Tensor& self, Fwd fwd,
-             bool save_self, bool save_result, Formula formula) {
+             bool save_self, bool save_result, Formula formula,
+             Extra extra = {}) {
   const bool rec = shouldRecord(op, self);
   Tensor out = belowAutograd([&] { return fwd(self); });
   if (rec) {
@@ -312,8 +317,13 @@ Tensor unary(const char* op, const char* name, const Tensor& self, Fwd fwd,
         });
     if (node != nullptr && save_result) node->addSaved("result", r);
     if (node != nullptr && save_self) node->addSaved("self", s);
+    if (node != nullptr) extra(node);
   }
   return out;
+}
+
+IValue optionalValue(const std::optional<Scalar>& s) {
+  return s ? IValue(*s) : IValue();
 }
 
 Tensor negKernel(const Tensor& self) {
@@ -410,7 +420,8 @@ Tensor powTensorScalar(const Tensor& self, const Scalar& exponent) {
                               ? Scalar(exponent.toLong() - 1)
                               : Scalar(exponent.toDouble() - 1.0);
         return turnout::mul(turnout::mul(g, exponent), turnout::pow(x, e1));
-      });
+      },
+      [exponent](Node* n) { n->addSaved("exponent", IValue(exponent)); });
 }
 
 Tensor clampKernel(const Tensor& self, const std::optional<Scalar>& min,
@@ -425,6 +436,10 @@ Tensor clampKernel(const Tensor& self, const std::optional<Scalar>& min,
         if (min) out = turnout::where(turnout::lt(x, *min), z, out);
         if (max) out = turnout::where(turnout::gt(x, *max), z, out);
         return out;
+      },
+      [&](Node* n) {
+        n->addSaved("max", optionalValue(max));
+        n->addSaved("min", optionalValue(min));
       });
 }
 
@@ -435,14 +450,15 @@ Tensor whereSelf(const Tensor& condition, const Tensor& self,
       belowAutograd([&] { return turnout::where(condition, self, other); });
   if (rec) {
     SavedVariable c(condition);
-    record("WhereBackward0", {self, other}, out,
-           [c](const F& n, const Tensor& g) {
-             const Tensor cond = c.unpack(&n);
-             const Tensor z = zeroLike(g);
-             return variable_list{
-                 n.needsGrad(0) ? turnout::where(cond, g, z) : Tensor(),
-                 n.needsGrad(1) ? turnout::where(cond, z, g) : Tensor()};
-           });
+    Node* node = record(
+        "WhereBackward0", {self, other}, out, [c](const F& n, const Tensor& g) {
+          const Tensor cond = c.unpack(&n);
+          const Tensor z = zeroLike(g);
+          return variable_list{
+              n.needsGrad(0) ? turnout::where(cond, g, z) : Tensor(),
+              n.needsGrad(1) ? turnout::where(cond, z, g) : Tensor()};
+        });
+    if (node != nullptr) node->addSaved("condition", c);
   }
   return out;
 }
@@ -532,7 +548,7 @@ Tensor aminmax(const Tensor& self, IntArrayRef dim, bool keepdim) {
     std::vector<int64_t> dims = reducedDims(dim, self.dim());
     SavedVariable s(self);
     SavedVariable r(out, /*is_output=*/true);
-    record(
+    Node* node = record(
         kMax ? "AmaxBackward0" : "AminBackward0", {self}, out,
         [s, r, dims, keepdim](const F& n, const Tensor& g) {
           const Tensor x = s.unpack(&n);
@@ -542,6 +558,12 @@ Tensor aminmax(const Tensor& self, IntArrayRef dim, bool keepdim) {
           return variable_list{turnout::mul(
               turnout::div(unsqueezeReduced(g, dims, keepdim), count), mask)};
         });
+    if (node != nullptr) {
+      node->addSaved("dim", IValue(dim));  // as given
+      node->addSaved("keepdim", IValue(keepdim));
+      node->addSaved("result", r);
+      node->addSaved("self", s);
+    }
   }
   return out;
 }
@@ -685,21 +707,27 @@ Tensor addmmKernel(const Tensor& self, const Tensor& mat1, const Tensor& mat2,
 // after its base was modified in place, fail instead of giving wrong
 // gradients).
 
-template <class Fwd, class Formula>
+// `extra(node)` adds the saved values torch's node shows (sizes, dims, ...).
+template <class Fwd, class Formula, class Extra>
 Tensor viewOp(const char* op, const char* name, const Tensor& self, Fwd fwd,
-              Formula formula) {
+              Formula formula, Extra extra) {
   const bool rec = shouldRecord(op, self);
   Tensor out = belowAutograd([&] { return fwd(self); });
   if (rec) {
     DimVector sizes(self.sizes().begin(), self.sizes().end());
-    record(
+    Node* node = record(
         name, {self}, out,
         [sizes, formula](const F&, const Tensor& g) {
           return variable_list{formula(g, IntArrayRef(sizes))};
         },
         /*is_view=*/true);
+    if (node != nullptr) extra(node);
   }
   return out;
+}
+// The extra of a view whose node shows self's sizes under `name`.
+auto savesSizes(const Tensor& self, const char* name) {
+  return [&self, name](Node* n) { n->addSaved(name, IValue(self.sizes())); };
 }
 
 Tensor reshapeTo(const Tensor& g, IntArrayRef sizes) {
@@ -709,13 +737,21 @@ Tensor reshapeTo(const Tensor& g, IntArrayRef sizes) {
 Tensor viewKernel(const Tensor& self, IntArrayRef size) {
   return viewOp(
       "view", "ViewBackward0", self,
-      [size](const Tensor& x) { return turnout::view(x, size); }, reshapeTo);
+      [size](const Tensor& x) { return turnout::view(x, size); }, reshapeTo,
+      savesSizes(self, "self_sym_sizes"));
+}
+
+Tensor aliasKernel(const Tensor& self) {
+  return viewOp(
+      "alias", "AliasBackward0", self,
+      [](const Tensor& x) { return turnout::alias(x); },
+      [](const Tensor& g, IntArrayRef) { return g; }, NoExtra{});
 }
 
 Tensor tKernel(const Tensor& self) {
   return viewOp(
       "t", "TBackward0", self, [](const Tensor& x) { return turnout::t(x); },
-      [](const Tensor& g, IntArrayRef) { return turnout::t(g); });
+      [](const Tensor& g, IntArrayRef) { return turnout::t(g); }, NoExtra{});
 }
 
 Tensor transposeKernel(const Tensor& self, int64_t dim0, int64_t dim1) {
@@ -724,6 +760,10 @@ Tensor transposeKernel(const Tensor& self, int64_t dim0, int64_t dim1) {
       [=](const Tensor& x) { return turnout::transpose(x, dim0, dim1); },
       [=](const Tensor& g, IntArrayRef) {
         return turnout::transpose(g, dim0, dim1);
+      },
+      [=](Node* n) {
+        n->addSaved("dim0", IValue(dim0));
+        n->addSaved("dim1", IValue(dim1));
       });
 }
 
@@ -738,12 +778,13 @@ Tensor permuteKernel(const Tensor& self, IntArrayRef dims) {
       inverse[static_cast<size_t>(maybeWrapDim(dims[i], n))] =
           static_cast<int64_t>(i);
     }
-    record(
+    Node* node = record(
         "PermuteBackward0", {self}, out,
         [inverse](const F&, const Tensor& g) {
           return variable_list{turnout::permute(g, inverse)};
         },
         /*is_view=*/true);
+    if (node != nullptr) node->addSaved("dims", IValue(dims));  // as given
   }
   return out;
 }
@@ -753,19 +794,25 @@ Tensor expandKernel(const Tensor& self, IntArrayRef size, bool implicit) {
   return viewOp(
       "expand", "ExpandBackward0", self,
       [=](const Tensor& x) { return turnout::expand(x, size, implicit); },
-      [](const Tensor& g, IntArrayRef) { return g; });
+      [](const Tensor& g, IntArrayRef) { return g; },
+      savesSizes(self, "self_sym_sizes"));
 }
 
 Tensor squeezeKernel(const Tensor& self, int64_t dim) {
   return viewOp(
       "squeeze", "SqueezeBackward1", self,
-      [dim](const Tensor& x) { return turnout::squeeze(x, dim); }, reshapeTo);
+      [dim](const Tensor& x) { return turnout::squeeze(x, dim); }, reshapeTo,
+      [&self, dim](Node* n) {
+        n->addSaved("dim", IValue(dim));
+        n->addSaved("self_sizes", IValue(self.sizes()));
+      });
 }
 
 Tensor unsqueezeKernel(const Tensor& self, int64_t dim) {
   return viewOp(
       "unsqueeze", "UnsqueezeBackward0", self,
-      [dim](const Tensor& x) { return turnout::unsqueeze(x, dim); }, reshapeTo);
+      [dim](const Tensor& x) { return turnout::unsqueeze(x, dim); }, reshapeTo,
+      [dim](Node* n) { n->addSaved("dim", IValue(dim)); });
 }
 
 // The gradient of a slice or select: zeros of the input's shape with `g`
@@ -788,6 +835,13 @@ Tensor sliceKernel(const Tensor& self, int64_t dim,
         return scatterInto(g, sizes, [=](const Tensor& z) {
           return turnout::slice(z, dim, start, end, step);
         });
+      },
+      [&](Node* n) {
+        n->addSaved("dim", IValue(dim));
+        n->addSaved("end", end ? IValue(*end) : IValue());
+        n->addSaved("self_sym_sizes", IValue(self.sizes()));
+        n->addSaved("start", start ? IValue(*start) : IValue());
+        n->addSaved("step", IValue(step));
       });
 }
 
@@ -799,6 +853,11 @@ Tensor selectKernel(const Tensor& self, int64_t dim, int64_t index) {
         return scatterInto(g, sizes, [=](const Tensor& z) {
           return turnout::select(z, dim, index);
         });
+      },
+      [&](Node* n) {
+        n->addSaved("dim", IValue(dim));
+        n->addSaved("index", IValue(index));
+        n->addSaved("self_sizes", IValue(self.sizes()));
       });
 }
 
@@ -815,21 +874,22 @@ Tensor catKernel(absl::Span<const Tensor> tensors, int64_t dim) {
       const bool skipped = t.dim() == 1 && t.size(0) == 0;
       lengths.push_back(skipped ? -1 : t.size(d));
     }
-    record("CatBackward0", tensors, out,
-           [lengths, d](const F&, const Tensor& g) {
-             variable_list grads;
-             int64_t offset = 0;
-             for (int64_t len : lengths) {
-               if (len < 0) {  // an empty gradient, as torch's
-                 grads.push_back(turnout::zeros(
-                     {0}, TensorOptions(g.scalar_type()).device(g.device())));
-                 continue;
-               }
-               grads.push_back(turnout::slice(g, d, offset, offset + len, 1));
-               offset += len;
-             }
-             return grads;
-           });
+    Node* node = record(
+        "CatBackward0", tensors, out, [lengths, d](const F&, const Tensor& g) {
+          variable_list grads;
+          int64_t offset = 0;
+          for (int64_t len : lengths) {
+            if (len < 0) {  // an empty gradient, as torch's
+              grads.push_back(turnout::zeros(
+                  {0}, TensorOptions(g.scalar_type()).device(g.device())));
+              continue;
+            }
+            grads.push_back(turnout::slice(g, d, offset, offset + len, 1));
+            offset += len;
+          }
+          return grads;
+        });
+    if (node != nullptr) node->addSaved("dim", IValue(dim));  // as given
   }
   return out;
 }
@@ -840,14 +900,15 @@ Tensor stackKernel(absl::Span<const Tensor> tensors, int64_t dim) {
   if (rec) {
     const int64_t d = maybeWrapDim(dim, out.dim());
     const int64_t count = static_cast<int64_t>(tensors.size());
-    record("StackBackward0", tensors, out,
-           [d, count](const F&, const Tensor& g) {
-             variable_list grads;
-             for (int64_t i = 0; i < count; ++i) {
-               grads.push_back(turnout::select(g, d, i));
-             }
-             return grads;
-           });
+    Node* node = record("StackBackward0", tensors, out,
+                        [d, count](const F&, const Tensor& g) {
+                          variable_list grads;
+                          for (int64_t i = 0; i < count; ++i) {
+                            grads.push_back(turnout::select(g, d, i));
+                          }
+                          return grads;
+                        });
+    if (node != nullptr) node->addSaved("dim", IValue(dim));
   }
   return out;
 }
@@ -896,7 +957,8 @@ Tensor& fillKernel(Tensor& self, const Scalar& value) {
   const bool rec = shouldRecord("fill_", self);
   writeInplace(self, rec, "fill_", [&] { turnout::fill_(self, value); });
   if (rec) {
-    record("FillBackward0", {self}, self, [](const F&, const Tensor& g) {
+    // torch 1.13's name for fill_.Scalar's node.
+    record("FillBackward2", {self}, self, [](const F&, const Tensor& g) {
       return variable_list{turnout::zeros_like(g)};
     });
   }
@@ -951,6 +1013,7 @@ TURNOUT_LIBRARY_IMPL(aten, Autograd, m) {
   m.impl("addmm", TURNOUT_FN(addmmKernel));
   m.impl("view", TURNOUT_FN(viewKernel));
   m.impl("t", TURNOUT_FN(tKernel));
+  m.impl("alias", TURNOUT_FN(aliasKernel));
   m.impl("transpose.int", TURNOUT_FN(transposeKernel));
   m.impl("permute", TURNOUT_FN(permuteKernel));
   m.impl("expand", TURNOUT_FN(expandKernel));

@@ -2,6 +2,7 @@
 
 #include <queue>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "dispatcher/core/error.h"
@@ -30,9 +31,52 @@ void accumulate(variable_list& buffer, uint32_t input_nr, Tensor grad) {
 
 namespace {
 
-// The engine behind backward() and grad(). With `captures` (grad()): the
-// gradient arriving at each captured edge is stored in `captured`, and no
-// AccumulateGrad runs, so no leaf's .grad changes.
+// Which reachable Nodes must run so that a gradient reaches some node of
+// `targets`: those with a path (of one edge or more) to one, as torch's
+// engine prunes for grad() and backward(inputs=). `dependencies` counts, per
+// reachable node, the edges into it (the roots have none).
+std::unordered_set<Node*> nodesToRun(
+    const std::vector<Node*>& roots,
+    std::unordered_map<Node*, int> dependencies,
+    const std::unordered_set<Node*>& targets) {
+  // A topological order (every node after those sending it gradients),
+  // walked backwards: a node must run when one of its next nodes is a
+  // target or must run.
+  std::vector<Node*> order;
+  std::vector<Node*> ready;
+  for (Node* r : roots) {
+    if (dependencies[r] == 0) {
+      dependencies[r] = -1;
+      ready.push_back(r);
+    }
+  }
+  while (!ready.empty()) {
+    Node* node = ready.back();
+    ready.pop_back();
+    order.push_back(node);
+    for (const Edge& next : node->next_edges()) {
+      if (next.isValid() && --dependencies[next.function.get()] == 0) {
+        ready.push_back(next.function.get());
+      }
+    }
+  }
+  std::unordered_set<Node*> run;
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    for (const Edge& next : (*it)->next_edges()) {
+      Node* n = next.function.get();
+      if (n != nullptr && (targets.count(n) != 0 || run.count(n) != 0)) {
+        run.insert(*it);
+        break;
+      }
+    }
+  }
+  return run;
+}
+
+// The engine behind backward() and grad(). With `captures` (grad(),
+// backward(inputs=)): the gradient arriving at each captured edge is stored
+// in `captured`, no AccumulateGrad runs, so no leaf's .grad changes, and
+// only the nodes on a path to a captured edge run.
 void run(const variable_list& roots, const variable_list& grad_roots,
          const std::vector<Edge>* captures, variable_list* captured,
          bool create_graph, bool retain_graph) {
@@ -79,6 +123,15 @@ void run(const variable_list& roots, const variable_list& grad_roots,
     }
   }
 
+  std::unordered_set<Node*> to_run;
+  if (captures != nullptr) {
+    std::vector<Node*> root_nodes;
+    for (const Edge& e : root_edges) root_nodes.push_back(e.function.get());
+    std::unordered_set<Node*> targets;
+    for (const Edge& c : *captures) targets.insert(c.function.get());
+    to_run = nodesToRun(root_nodes, dependencies, targets);
+  }
+
   std::unordered_map<Node*, variable_list> buffers;
   auto bufferOf = [&buffers](Node* node) -> variable_list& {
     variable_list& b = buffers[node];
@@ -111,7 +164,7 @@ void run(const variable_list& roots, const variable_list& grad_roots,
           (*captured)[j] = inputs[c.input_nr];
         }
       }
-      if (dynamic_cast<AccumulateGrad*>(node) != nullptr) continue;
+      if (to_run.count(node) == 0) continue;
     }
     variable_list outputs;
     if (__builtin_expect(node->hasPostHooks(), 0)) {
@@ -138,9 +191,50 @@ void run(const variable_list& roots, const variable_list& grad_roots,
 }  // namespace
 
 void backward(const variable_list& roots, const variable_list& grad_roots,
-              bool retain_graph) {
-  run(roots, grad_roots, nullptr, nullptr, /*create_graph=*/false,
-      retain_graph);
+              bool retain_graph, bool create_graph,
+              const variable_list& inputs) {
+  if (inputs.empty()) {
+    run(roots, grad_roots, nullptr, nullptr, create_graph, retain_graph);
+    return;
+  }
+  std::vector<Edge> captures;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& t = inputs[i];
+    TURNOUT_CHECK(t.defined() && requiresGrad(t), ErrorKind::InvalidArgument,
+                  "backward: element ", i,
+                  " of inputs does not require grad; pass tensors that "
+                  "require grad (leaves or not)");
+    captures.push_back(gradientEdge(t));
+  }
+  variable_list captured(inputs.size());
+  run(roots, grad_roots, &captures, &captured, create_graph, retain_graph);
+  // Into each input's .grad: a leaf's through its AccumulateGrad, a
+  // non-leaf's directly (as torch's backward(inputs=) does for both).
+  AutoGradMode grad_mode(create_graph);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!captured[i].defined()) continue;  // no gradient reached it
+    bool repeated = false;  // an input given twice accumulates once
+    for (size_t j = 0; j < i; ++j) {
+      repeated |=
+          inputs[j].unsafeGetTensorImpl() == inputs[i].unsafeGetTensorImpl();
+    }
+    if (repeated) continue;
+    if (isLeaf(inputs[i])) {
+      Node* accumulate_grad = captures[i].function.get();
+      variable_list g{std::move(captured[i])};
+      if (accumulate_grad->hasPostHooks()) {
+        variable_list grad_outputs = g;
+        accumulate_grad->runPostHooks(accumulate_grad->apply(std::move(g)),
+                                      grad_outputs);
+      } else {
+        accumulate_grad->apply(std::move(g));
+      }
+      continue;
+    }
+    const Tensor old = grad(inputs[i]);
+    setGrad(inputs[i], old.defined() ? detail::addGrads(old, captured[i])
+                                     : std::move(captured[i]));
+  }
 }
 
 variable_list grad(const variable_list& roots, const variable_list& grad_roots,

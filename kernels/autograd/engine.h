@@ -27,8 +27,15 @@ namespace autograd {
 /// As torch's, each Node's saved tensors are freed once it has run, unless
 /// `retain_graph`: a second backward through it then throws torch's "Trying
 /// to backward through the graph a second time" error.
+///
+/// With `create_graph`, the backward formulas run with grad mode on, so that
+/// the accumulated gradients have a graph of their own (double backward).
+/// With `inputs` (each must require grad), the gradients accumulate into
+/// those tensors' .grad only (a non-leaf's too), and only the nodes on a
+/// path to them run.
 void backward(const variable_list& roots, const variable_list& grad_roots = {},
-              bool retain_graph = false);
+              bool retain_graph = false, bool create_graph = false,
+              const variable_list& inputs = {});
 
 /// The gradients of `roots` with respect to `inputs` (torch.autograd.grad):
 /// one per input, undefined where no gradient reaches it. No leaf's .grad

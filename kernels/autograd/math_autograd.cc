@@ -89,10 +89,12 @@ Tensor& inplaceKernel(const UnaryGrad& d, const char* op, Tensor& self,
     SavedVariable s(original);
     SavedVariable r(d.save_result ? self : Tensor(), /*is_output=*/true);
     const Derivative derivative = d.derivative;
-    record(d.node, {self}, self,
-           [s, r, derivative](const F& n, const Tensor& g) {
-             return variable_list{derivative(g, s.unpack(&n), r.unpack(&n))};
-           });
+    Node* node = record(
+        d.node, {self}, self, [s, r, derivative](const F& n, const Tensor& g) {
+          return variable_list{derivative(g, s.unpack(&n), r.unpack(&n))};
+        });
+    if (node != nullptr && d.save_result) node->addSaved("result", r);
+    if (node != nullptr && d.save_self) node->addSaved("self", s);
   }
   return self;
 }
@@ -234,11 +236,22 @@ Tensor cumsumKernel(const Tensor& self, int64_t dim,
   Tensor out = belowAutograd([&] { return turnout::cumsum(self, dim, dtype); });
   if (rec) {
     const int64_t d = maybeWrapDim(dim, self.dim());
-    record("CumsumBackward0", {self}, out, [d](const F&, const Tensor& g) {
-      return variable_list{cumsumBackward(g, d)};
-    });
+    Node* n =
+        record("CumsumBackward0", {self}, out, [d](const F&, const Tensor& g) {
+          return variable_list{cumsumBackward(g, d)};
+        });
+    if (n != nullptr) n->addSaved("dim", IValue(dim));  // as given
   }
   return out;
+}
+
+// What torch's CumprodBackward0 shows: dim as given, the result (kept as an
+// output: no cycle) and self's value before the operation.
+void addCumprodSaved(Node* node, int64_t dim, const Tensor& result,
+                     const SavedVariable& self) {
+  node->addSaved("dim", IValue(dim));
+  node->addSaved("result", SavedVariable(result, /*is_output=*/true));
+  node->addSaved("self", self);
 }
 
 Tensor cumprodKernel(const Tensor& self, int64_t dim,
@@ -248,10 +261,12 @@ Tensor cumprodKernel(const Tensor& self, int64_t dim,
   if (rec) {
     const int64_t d = maybeWrapDim(dim, self.dim());
     SavedVariable s(self);
-    record("CumprodBackward0", {self}, out, [s, d](const F& n, const Tensor& g) {
-      return variable_list{
-          autograd_helpers::cumprodBackward(g, s.unpack(&n), d)};
-    });
+    Node* node = record(
+        "CumprodBackward0", {self}, out, [s, d](const F& n, const Tensor& g) {
+          return variable_list{
+              autograd_helpers::cumprodBackward(g, s.unpack(&n), d)};
+        });
+    if (node != nullptr) addCumprodSaved(node, dim, out, s);
   }
   return out;
 }
@@ -265,9 +280,11 @@ Tensor& cumsumInplace(Tensor& self, int64_t dim,
   self.unsafeGetTensorImpl()->bump_version();
   if (rec) {
     const int64_t d = maybeWrapDim(dim, self.dim());
-    record("CumsumBackward0", {self}, self, [d](const F&, const Tensor& g) {
-      return variable_list{cumsumBackward(g, d)};
-    });
+    Node* n =
+        record("CumsumBackward0", {self}, self, [d](const F&, const Tensor& g) {
+          return variable_list{cumsumBackward(g, d)};
+        });
+    if (n != nullptr) n->addSaved("dim", IValue(dim));
   }
   return self;
 }
@@ -283,11 +300,12 @@ Tensor& cumprodInplace(Tensor& self, int64_t dim,
   if (rec) {
     const int64_t d = maybeWrapDim(dim, self.dim());
     SavedVariable s(original);
-    record("CumprodBackward0", {self}, self,
-           [s, d](const F& n, const Tensor& g) {
-             return variable_list{
-                 autograd_helpers::cumprodBackward(g, s.unpack(&n), d)};
-           });
+    Node* node = record(
+        "CumprodBackward0", {self}, self, [s, d](const F& n, const Tensor& g) {
+          return variable_list{
+              autograd_helpers::cumprodBackward(g, s.unpack(&n), d)};
+        });
+    if (node != nullptr) addCumprodSaved(node, dim, self, s);
   }
   return self;
 }
@@ -303,35 +321,50 @@ Tensor minmaxAllKernel(const Tensor& self) {
   if (rec) {
     SavedVariable s(self);
     SavedVariable r(out, /*is_output=*/true);
-    record(kMax ? "MaxBackward1" : "MinBackward1", {self}, out,
-           [s, r](const F& n, const Tensor& g) {
-             const Tensor x = s.unpack(&n);
-             const Tensor mask = to(turnout::eq(x, r.unpack(&n)), g.scalar_type());
-             return variable_list{
-                 div(mul(mask, g), turnout::sum(mask))};
-           });
+    Node* node = record(
+        kMax ? "MaxBackward1" : "MinBackward1", {self}, out,
+        [s, r](const F& n, const Tensor& g) {
+          const Tensor x = s.unpack(&n);
+          const Tensor mask = to(turnout::eq(x, r.unpack(&n)), g.scalar_type());
+          return variable_list{div(mul(mask, g), turnout::sum(mask))};
+        });
+    if (node != nullptr) {
+      node->addSaved("result", r);
+      node->addSaved("self", s);
+    }
   }
   return out;
 }
 
 // max.dim / min.dim / sort / topk: the gradient goes to the picked indices.
-void recordPicked(const char* node, const Tensor& self, const Tensor& values,
-                  const Tensor& indices, int64_t dim, bool keepdim) {
+// Saves what torch's nodes show: dim as given, the indices, self's sizes
+// (and keepdim, for max.dim / min.dim: `show_keepdim`).
+Node* recordPicked(const char* node, const Tensor& self, const Tensor& values,
+                   const Tensor& indices, int64_t dim, bool keepdim,
+                   bool show_keepdim = false) {
   const int64_t d = self.dim() == 0 ? 0 : maybeWrapDim(dim, self.dim());
   const DimVector sizes(self.sizes().begin(), self.sizes().end());
   SavedVariable ix(indices);
   const bool squeeze = !keepdim && self.dim() > 0;
-  record(node, {self}, values,
-         [ix, d, sizes, squeeze](const F& n, const Tensor& g) {
-           Tensor grad = g;
-           Tensor index = ix.unpack(&n);
-           if (squeeze) {
-             grad = turnout::unsqueeze(grad, d);
-             index = turnout::unsqueeze(index, d);
-           }
-           return variable_list{autograd_helpers::indexAlongDimBackward(
-               grad, index, sizes, d)};
-         });
+  Node* made =
+      record(node, {self}, values,
+             [ix, d, sizes, squeeze](const F& n, const Tensor& g) {
+               Tensor grad = g;
+               Tensor index = ix.unpack(&n);
+               if (squeeze) {
+                 grad = turnout::unsqueeze(grad, d);
+                 index = turnout::unsqueeze(index, d);
+               }
+               return variable_list{autograd_helpers::indexAlongDimBackward(
+                   grad, index, sizes, d)};
+             });
+  if (made != nullptr) {
+    made->addSaved("dim", IValue(dim));
+    made->addSaved("indices", ix);
+    if (show_keepdim) made->addSaved("keepdim", IValue(keepdim));
+    made->addSaved("self_sizes", IValue(self.sizes()));
+  }
+  return made;
 }
 
 template <bool kMax>
@@ -345,7 +378,8 @@ std::tuple<Tensor, Tensor> minmaxDimKernel(const Tensor& self, int64_t dim,
   });
   if (rec) {
     recordPicked(kMax ? "MaxBackward0" : "MinBackward0", self,
-                 std::get<0>(result), std::get<1>(result), dim, keepdim);
+                 std::get<0>(result), std::get<1>(result), dim, keepdim,
+                 /*show_keepdim=*/true);
   }
   return result;
 }

@@ -131,17 +131,22 @@ Tensor maxMinKernel(const Tensor& self, const Tensor& other) {
   if (rec) {
     SavedVariable a(self);
     SavedVariable b(other);
-    record(kMax ? "MaximumBackward0" : "MinimumBackward0", {self, other}, out,
-           [a, b](const F& n, const Tensor& g) {
-             const Tensor x = a.unpack(&n);
-             const Tensor y = b.unpack(&n);
-             const Tensor shared = where(eq(x, y), div(g, 2), g);
-             // self loses where it is the smaller (larger) one.
-             const Tensor self_loses = kMax ? lt(x, y) : gt(x, y);
-             const Tensor other_loses = kMax ? gt(x, y) : lt(x, y);
-             return variable_list{masked_fill(shared, self_loses, 0),
-                                  masked_fill(shared, other_loses, 0)};
-           });
+    Node* node =
+        record(kMax ? "MaximumBackward0" : "MinimumBackward0", {self, other},
+               out, [a, b](const F& n, const Tensor& g) {
+                 const Tensor x = a.unpack(&n);
+                 const Tensor y = b.unpack(&n);
+                 const Tensor shared = where(eq(x, y), div(g, 2), g);
+                 // self loses where it is the smaller (larger) one.
+                 const Tensor self_loses = kMax ? lt(x, y) : gt(x, y);
+                 const Tensor other_loses = kMax ? gt(x, y) : lt(x, y);
+                 return variable_list{masked_fill(shared, self_loses, 0),
+                                      masked_fill(shared, other_loses, 0)};
+               });
+    if (node != nullptr) {
+      node->addSaved("other", b);
+      node->addSaved("self", a);
+    }
   }
   return out;
 }
@@ -155,16 +160,27 @@ variable_list fmodGrad(const F& n, const Tensor& g, const Tensor& x,
   return variable_list{g, gy};
 }
 
+// torch's FmodBackward1 shows self and other only where other's gradient
+// needs them (None otherwise).
+void addFmodSaved(Node* node, const Tensor& other, const SavedVariable& a,
+                  const SavedVariable& b) {
+  if (node == nullptr) return;
+  const bool shown = requiresGrad(other);
+  node->addSaved("other", shown ? b : SavedVariable());
+  node->addSaved("self", shown ? a : SavedVariable());
+}
+
 Tensor fmodKernel(const Tensor& self, const Tensor& other) {
   const bool rec = shouldRecord("fmod", self, other);
   Tensor out = belowAutograd([&] { return fmodOp().call(self, other); });
   if (rec) {
     SavedVariable a(self);
     SavedVariable b(other);
-    record("FmodBackward1", {self, other}, out,
-           [a, b](const F& n, const Tensor& g) {
-             return fmodGrad(n, g, a.unpack(&n), b.unpack(&n));
-           });
+    Node* node = record("FmodBackward1", {self, other}, out,
+                        [a, b](const F& n, const Tensor& g) {
+                          return fmodGrad(n, g, a.unpack(&n), b.unpack(&n));
+                        });
+    addFmodSaved(node, other, a, b);
   }
   return out;
 }
@@ -179,10 +195,11 @@ Tensor& fmodInplace(Tensor& self, const Tensor& other) {
   if (rec) {
     SavedVariable a(original);
     SavedVariable b(other);
-    record("FmodBackward1", {self, other}, self,
-           [a, b](const F& n, const Tensor& g) {
-             return fmodGrad(n, g, a.unpack(&n), b.unpack(&n));
-           });
+    Node* node = record("FmodBackward1", {self, other}, self,
+                        [a, b](const F& n, const Tensor& g) {
+                          return fmodGrad(n, g, a.unpack(&n), b.unpack(&n));
+                        });
+    addFmodSaved(node, other, a, b);
   }
   return self;
 }
@@ -242,13 +259,18 @@ Tensor prodAllKernel(const Tensor& self, std::optional<ScalarType> dtype) {
   Tensor out = belowAutograd([&] { return prodOp().call(self, dtype); });
   if (rec) {
     SavedVariable s(self);
-    record("ProdBackward0", {self}, out, [s](const F& n, const Tensor& g) {
-      const Tensor x = s.unpack(&n);
-      if (x.dim() == 0) return variable_list{g};
-      const Tensor flat = reshape(x, {-1});
-      const Tensor others = prodOthers(flat, 0);
-      return variable_list{reshape(mul(g, others), x.sizes())};
-    });
+    Node* node =
+        record("ProdBackward0", {self}, out, [s](const F& n, const Tensor& g) {
+          const Tensor x = s.unpack(&n);
+          if (x.dim() == 0) return variable_list{g};
+          const Tensor flat = reshape(x, {-1});
+          const Tensor others = prodOthers(flat, 0);
+          return variable_list{reshape(mul(g, others), x.sizes())};
+        });
+    if (node != nullptr) {
+      node->addSaved("result", SavedVariable(out, /*is_output=*/true));
+      node->addSaved("self", s);
+    }
   }
   return out;
 }
@@ -261,11 +283,17 @@ Tensor prodDimKernel(const Tensor& self, int64_t dim, bool keepdim,
   if (rec) {
     const int64_t d = maybeWrapDim(dim, self.dim());
     SavedVariable s(self);
-    record("ProdBackward1", {self}, out,
-           [s, d, keepdim](const F& n, const Tensor& g) {
-             return variable_list{
-                 prodDimBackward(g, s.unpack(&n), d, keepdim)};
-           });
+    Node* node = record(
+        "ProdBackward1", {self}, out,
+        [s, d, keepdim](const F& n, const Tensor& g) {
+          return variable_list{prodDimBackward(g, s.unpack(&n), d, keepdim)};
+        });
+    if (node != nullptr) {
+      node->addSaved("dim", IValue(dim));
+      node->addSaved("keepdim", IValue(keepdim));
+      node->addSaved("result", SavedVariable(out, /*is_output=*/true));
+      node->addSaved("self", s);
+    }
   }
   return out;
 }
@@ -282,14 +310,21 @@ Tensor gatherKernel(const Tensor& self, int64_t dim, const Tensor& index,
     const DimVector sizes(self.sizes().begin(), self.sizes().end());
     const ScalarType dtype = self.scalar_type();
     SavedVariable ix(index);
-    record("GatherBackward0", {self, index}, out,
-           [ix, d, sizes, dtype](const F& n, const Tensor& g) {
-             const Tensor zero = zeros(sizes, TensorOptions(g.scalar_type())
-                                                  .device(g.device()));
-             (void)dtype;
-             return variable_list{
-                 scatterAddOp().call(zero, d, ix.unpack(&n), g), Tensor()};
-           });
+    Node* node =
+        record("GatherBackward0", {self, index}, out,
+               [ix, d, sizes, dtype](const F& n, const Tensor& g) {
+                 const Tensor zero = zeros(
+                     sizes, TensorOptions(g.scalar_type()).device(g.device()));
+                 (void)dtype;
+                 return variable_list{
+                     scatterAddOp().call(zero, d, ix.unpack(&n), g), Tensor()};
+               });
+    if (node != nullptr) {
+      node->addSaved("dim", IValue(dim));
+      node->addSaved("index", ix);
+      node->addSaved("self", SavedVariable(self));
+      node->addSaved("sparse_grad", IValue(sparse_grad));
+    }
   }
   return out;
 }
@@ -302,12 +337,18 @@ Tensor scatterAddKernel(const Tensor& self, int64_t dim, const Tensor& index,
   if (rec) {
     const int64_t d = maybeWrapDim(dim, self.dim());
     SavedVariable ix(index);
-    record("ScatterAddBackward0", {self, index, src}, out,
-           [ix, d](const F& n, const Tensor& g) {
-             Tensor gsrc;
-             if (n.needsGrad(2)) gsrc = gatherOp().call(g, d, ix.unpack(&n), false);
-             return variable_list{g, Tensor(), gsrc};
-           });
+    Node* node = record("ScatterAddBackward0", {self, index, src}, out,
+                        [ix, d](const F& n, const Tensor& g) {
+                          Tensor gsrc;
+                          if (n.needsGrad(2))
+                            gsrc = gatherOp().call(g, d, ix.unpack(&n), false);
+                          return variable_list{g, Tensor(), gsrc};
+                        });
+    if (node != nullptr) {
+      // torch shows the index only where src's gradient needs it.
+      node->addSaved("dim", IValue(dim));
+      node->addSaved("index", requiresGrad(src) ? ix : SavedVariable());
+    }
   }
   return out;
 }
@@ -344,13 +385,19 @@ Tensor logsumexpKernel(const Tensor& self, IntArrayRef dim, bool keepdim) {
     const int64_t ndim = self.dim();
     SavedVariable s(self);
     SavedVariable r(out, /*is_output=*/true);
-    record("LogsumexpBackward0", {self}, out,
-           [s, r, dims, ndim, keepdim](const F& n, const Tensor& g) {
-             const Tensor gu = unsqueezeReduced(g, dims, ndim, keepdim);
-             const Tensor ru = unsqueezeReduced(r.unpack(&n), dims, ndim, keepdim);
-             return variable_list{
-                 mul(gu, turnout::exp(sub(s.unpack(&n), ru)))};
-           });
+    Node* node = record(
+        "LogsumexpBackward0", {self}, out,
+        [s, r, dims, ndim, keepdim](const F& n, const Tensor& g) {
+          const Tensor gu = unsqueezeReduced(g, dims, ndim, keepdim);
+          const Tensor ru = unsqueezeReduced(r.unpack(&n), dims, ndim, keepdim);
+          return variable_list{mul(gu, turnout::exp(sub(s.unpack(&n), ru)))};
+        });
+    if (node != nullptr) {
+      node->addSaved("dim", IValue(dim));
+      node->addSaved("keepdim", IValue(keepdim));
+      node->addSaved("result", r);
+      node->addSaved("self", s);
+    }
   }
   return out;
 }

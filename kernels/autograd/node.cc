@@ -55,6 +55,14 @@ void Node::addSaved(std::string name, SavedVariable tensor) {
   saved_.push_back(std::move(s));
 }
 
+void Node::addSaved(std::string name, std::vector<SavedVariable> tensors) {
+  Saved s;
+  s.name = std::move(name);
+  s.is_tensor_list = true;
+  s.tensors = std::move(tensors);
+  saved_.push_back(std::move(s));
+}
+
 void Node::addSaved(std::string name, IValue value) {
   Saved s;
   s.name = std::move(name);
@@ -65,6 +73,7 @@ void Node::addSaved(std::string name, IValue value) {
 void Node::releaseVariables() {
   for (const Saved& s : saved_) {
     if (s.is_tensor) s.tensor.release();
+    for (const SavedVariable& t : s.tensors) t.release();
   }
 }
 

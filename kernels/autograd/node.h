@@ -81,22 +81,30 @@ class Node : public std::enable_shared_from_this<Node> {
                              const variable_list& grad_outputs);
 
   /// A value the node keeps for backward, under torch's name ("self",
-  /// "other", "alpha", "result", "self_sym_sizes", ...): what Python shows
-  /// as grad_fn._saved_<name>. A tensor (`tensor`, undefined where none was
-  /// saved) or another value (`value`).
+  /// "other", "alpha", "result", "self_sym_sizes", "indices", ...): what
+  /// Python shows as grad_fn._saved_<name>. A tensor (`tensor`, undefined
+  /// where none was saved), a list of tensors (`tensors`, as index's
+  /// "indices"; an undefined entry is a None index) or another value
+  /// (`value`).
   struct Saved {
     std::string name;
     bool is_tensor = false;
+    bool is_tensor_list = false;
     SavedVariable tensor;
+    std::vector<SavedVariable> tensors;
     IValue value;
   };
-  /// Precondition (both): called while recording, before the node is shared.
+  /// Precondition (all three): called while recording, before the node is
+  /// shared.
   void addSaved(std::string name, SavedVariable tensor);
+  void addSaved(std::string name, std::vector<SavedVariable> tensors);
   void addSaved(std::string name, IValue value);
   const std::vector<Saved>& saved() const { return saved_; }
   /// Frees the saved tensors (backward without retain_graph): a later
   /// backward through this node, or _saved_<name>, raises torch's error.
-  void releaseVariables();
+  /// A node that keeps tensors elsewhere (a Python Function's ctx) frees
+  /// them too, after calling this.
+  virtual void releaseVariables();
 
  private:
   std::vector<Saved> saved_;

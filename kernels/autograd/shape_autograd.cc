@@ -62,15 +62,17 @@ DimVector sizesOf(const Tensor& t) {
 
 // Records one view node per piece: piece i covers [starts[i], starts[i] +
 // pieces[i].size(dim)) of `dim` (or, for unbind, index i).
+// `extra(node)` adds each node's saved values (torch's names).
+template <class Extra>
 void recordPieces(const char* name, const Tensor& self,
-                  const std::vector<Tensor>& pieces, int64_t dim,
-                  bool selects) {
+                  const std::vector<Tensor>& pieces, int64_t dim, bool selects,
+                  Extra extra) {
   const DimVector sizes = sizesOf(self);
   int64_t start = 0;
   for (size_t i = 0; i < pieces.size(); ++i) {
     const int64_t at = selects ? static_cast<int64_t>(i) : start;
     const int64_t len = selects ? 1 : pieces[i].size(dim);
-    record(
+    Node* node = record(
         name, {self}, pieces[i],
         [sizes, dim, at, len, selects](const F&, const Tensor& g) {
           return variable_list{scatterInto(g, sizes, [&](const Tensor& z) {
@@ -78,6 +80,7 @@ void recordPieces(const char* name, const Tensor& self,
           })};
         },
         /*is_view=*/true);
+    if (node != nullptr) extra(node);
     start += len;
   }
 }
@@ -89,7 +92,11 @@ std::vector<Tensor> splitKernel(const Tensor& self, int64_t split_size,
       belowAutograd([&] { return split(self, split_size, dim); });
   if (rec) {
     recordPieces("SplitBackward0", self, out, maybeWrapDim(dim, self.dim()),
-                 false);
+                 false, [&](Node* n) {
+                   n->addSaved("dim", IValue(dim));  // as given
+                   n->addSaved("self_sizes", IValue(self.sizes()));
+                   n->addSaved("split_size", IValue(split_size));
+                 });
   }
   return out;
 }
@@ -101,7 +108,11 @@ std::vector<Tensor> splitWithSizesKernel(const Tensor& self,
       belowAutograd([&] { return split_with_sizes(self, split_sizes, dim); });
   if (rec) {
     recordPieces("SplitWithSizesBackward0", self, out,
-                 maybeWrapDim(dim, self.dim()), false);
+                 maybeWrapDim(dim, self.dim()), false, [&](Node* n) {
+                   n->addSaved("dim", IValue(dim));
+                   n->addSaved("self_sizes", IValue(self.sizes()));
+                   n->addSaved("split_sizes", IValue(split_sizes));
+                 });
   }
   return out;
 }
@@ -111,7 +122,7 @@ std::vector<Tensor> unbindKernel(const Tensor& self, int64_t dim) {
   std::vector<Tensor> out = belowAutograd([&] { return unbind(self, dim); });
   if (rec) {
     recordPieces("UnbindBackward0", self, out, maybeWrapDim(dim, self.dim()),
-                 true);
+                 true, [dim](Node* n) { n->addSaved("dim", IValue(dim)); });
   }
   return out;
 }
@@ -124,7 +135,7 @@ Tensor diagonalKernel(const Tensor& self, int64_t offset, int64_t dim1,
   Tensor out = belowAutograd([&] { return diagonal(self, offset, dim1, dim2); });
   if (rec) {
     const DimVector sizes = sizesOf(self);
-    record(
+    Node* node = record(
         "DiagonalBackward0", {self}, out,
         [sizes, offset, dim1, dim2](const F&, const Tensor& g) {
           return variable_list{scatterInto(g, sizes, [&](const Tensor& z) {
@@ -132,6 +143,12 @@ Tensor diagonalKernel(const Tensor& self, int64_t offset, int64_t dim1,
           })};
         },
         /*is_view=*/true);
+    if (node != nullptr) {
+      node->addSaved("dim1", IValue(dim1));
+      node->addSaved("dim2", IValue(dim2));
+      node->addSaved("offset", IValue(offset));
+      node->addSaved("self_sym_sizes", IValue(self.sizes()));
+    }
   }
   return out;
 }
@@ -155,7 +172,7 @@ Tensor asStridedKernel(const Tensor& self, IntArrayRef size,
     const DimVector out_sizes = sizesOf(out);
     const DimVector out_strides(out.strides().begin(), out.strides().end());
     const int64_t out_offset = out.storage_offset();
-    record(
+    Node* node = record(
         "AsStridedBackward0", {self}, out,
         [=](const F&, const Tensor& g) {
           if (numelOf(in_sizes) == 0 || numelOf(out_sizes) == 0) {
@@ -179,23 +196,44 @@ Tensor asStridedKernel(const Tensor& self, IntArrayRef size,
                     MemoryFormat::Contiguous)};
         },
         /*is_view=*/true);
+    if (node != nullptr) {
+      node->addSaved("size", IValue(size));
+      node->addSaved("storage_offset",
+                     storage_offset ? IValue(*storage_offset) : IValue());
+      node->addSaved("stride", IValue(stride));
+    }
   }
   return out;
 }
 
 // ---- Indexing --------------------------------------------------------------------
 
+// The index tensors as torch's nodes show them (`_saved_indices`: a tuple,
+// None for a None index).
+std::vector<SavedVariable> savedIndices(const OptionalTensorList& indices) {
+  std::vector<SavedVariable> out;
+  out.reserve(indices.size());
+  for (const std::optional<Tensor>& t : indices) {
+    out.emplace_back(t ? *t : Tensor());
+  }
+  return out;
+}
+
 Tensor indexKernel(const Tensor& self, const OptionalTensorList& indices) {
   const bool rec = shouldRecord("index", self);
   Tensor out = belowAutograd([&] { return index(self, indices); });
   if (rec) {
     const DimVector sizes = sizesOf(self);
-    record("IndexBackward0", {self}, out,
-           [sizes, indices](const F&, const Tensor& g) {
-             Tensor z = zeros(sizes, optionsOf(g));
-             index_put_(z, indices, g, /*accumulate=*/true);
-             return variable_list{z};
-           });
+    Node* node = record("IndexBackward0", {self}, out,
+                        [sizes, indices](const F&, const Tensor& g) {
+                          Tensor z = zeros(sizes, optionsOf(g));
+                          index_put_(z, indices, g, /*accumulate=*/true);
+                          return variable_list{z};
+                        });
+    if (node != nullptr) {
+      node->addSaved("indices", savedIndices(indices));
+      node->addSaved("self_sizes", IValue(self.sizes()));
+    }
   }
   return out;
 }
@@ -216,14 +254,22 @@ F::Formula indexPutBackward(OptionalTensorList indices, bool accumulate) {
   };
 }
 
+void addIndexPutSaved(Node* node, const OptionalTensorList& indices,
+                      bool accumulate) {
+  if (node == nullptr) return;
+  node->addSaved("accumulate", IValue(accumulate));
+  node->addSaved("indices", savedIndices(indices));
+}
+
 Tensor& indexPutInplaceKernel(Tensor& self, const OptionalTensorList& indices,
                               const Tensor& values, bool accumulate) {
   const bool rec = shouldRecord("index_put_", self, values);
   writeInplace(self, rec, "index_put_",
                [&] { index_put_(self, indices, values, accumulate); });
   if (rec) {
-    record("IndexPutBackward0", {self, values}, self,
-           indexPutBackward(indices, accumulate));
+    addIndexPutSaved(record("IndexPutBackward0", {self, values}, self,
+                            indexPutBackward(indices, accumulate)),
+                     indices, accumulate);
   }
   return self;
 }
@@ -234,8 +280,9 @@ Tensor indexPutKernel(const Tensor& self, const OptionalTensorList& indices,
   Tensor out =
       belowAutograd([&] { return index_put(self, indices, values, accumulate); });
   if (rec) {
-    record("IndexPutBackward0", {self, values}, out,
-           indexPutBackward(indices, accumulate));
+    addIndexPutSaved(record("IndexPutBackward0", {self, values}, out,
+                            indexPutBackward(indices, accumulate)),
+                     indices, accumulate);
   }
   return out;
 }
@@ -248,16 +295,22 @@ Tensor indexSelectKernel(const Tensor& self, int64_t dim, const Tensor& index) {
     const int64_t d = maybeWrapDim(dim, self.dim());
     const Tensor idx = to(index.dim() == 0 ? view(index, {1}) : index,
                           ScalarType::Long);
-    record("IndexSelectBackward0", {self}, out,
-           [sizes, d, idx](const F&, const Tensor& g) {
-             if (sizes.empty()) return variable_list{reshape(g, {})};
-             Tensor z = zeros(sizes, optionsOf(g));
-             OptionalTensorList list(static_cast<size_t>(d), std::nullopt);
-             list.emplace_back(idx);
-             // A 0-dim index keeps its dimension (size 1) in g.
-             index_put_(z, list, g, /*accumulate=*/true);
-             return variable_list{z};
-           });
+    Node* node =
+        record("IndexSelectBackward0", {self}, out,
+               [sizes, d, idx](const F&, const Tensor& g) {
+                 if (sizes.empty()) return variable_list{reshape(g, {})};
+                 Tensor z = zeros(sizes, optionsOf(g));
+                 OptionalTensorList list(static_cast<size_t>(d), std::nullopt);
+                 list.emplace_back(idx);
+                 // A 0-dim index keeps its dimension (size 1) in g.
+                 index_put_(z, list, g, /*accumulate=*/true);
+                 return variable_list{z};
+               });
+    if (node != nullptr) {
+      node->addSaved("dim", IValue(dim));
+      node->addSaved("index", SavedVariable(index));
+      node->addSaved("self_sizes", IValue(self.sizes()));
+    }
   }
   return out;
 }
@@ -276,12 +329,19 @@ F::Formula maskedFillBackward(Tensor mask, bool with_value) {
   };
 }
 
+void addMaskSaved(Node* node, const Tensor& mask) {
+  if (node != nullptr) node->addSaved("mask", SavedVariable(mask));
+}
+
 Tensor maskedFillScalar(const Tensor& self, const Tensor& mask,
                         const Scalar& value) {
   const bool rec = shouldRecord("masked_fill", self);
   Tensor out = belowAutograd([&] { return masked_fill(self, mask, value); });
-  if (rec) record("MaskedFillBackward0", {self}, out,
-                 maskedFillBackward(mask, false));
+  if (rec) {
+    addMaskSaved(record("MaskedFillBackward0", {self}, out,
+                        maskedFillBackward(mask, false)),
+                 mask);
+  }
   return out;
 }
 
@@ -290,8 +350,9 @@ Tensor maskedFillTensor(const Tensor& self, const Tensor& mask,
   const bool rec = shouldRecord("masked_fill", self, value);
   Tensor out = belowAutograd([&] { return masked_fill(self, mask, value); });
   if (rec) {
-    record("MaskedFillBackward1", {self, value}, out,
-           maskedFillBackward(mask, true));
+    addMaskSaved(record("MaskedFillBackward1", {self, value}, out,
+                        maskedFillBackward(mask, true)),
+                 mask);
   }
   return out;
 }
@@ -302,8 +363,9 @@ Tensor& maskedFillInplaceScalar(Tensor& self, const Tensor& mask,
   writeInplace(self, rec, "masked_fill_",
                [&] { masked_fill_(self, mask, value); });
   if (rec) {
-    record("MaskedFillBackward0", {self}, self,
-           maskedFillBackward(mask, false));
+    addMaskSaved(record("MaskedFillBackward0", {self}, self,
+                        maskedFillBackward(mask, false)),
+                 mask);
   }
   return self;
 }
@@ -314,8 +376,9 @@ Tensor& maskedFillInplaceTensor(Tensor& self, const Tensor& mask,
   writeInplace(self, rec, "masked_fill_",
                [&] { masked_fill_(self, mask, value); });
   if (rec) {
-    record("MaskedFillBackward1", {self, value}, self,
-           maskedFillBackward(mask, true));
+    addMaskSaved(record("MaskedFillBackward1", {self, value}, self,
+                        maskedFillBackward(mask, true)),
+                 mask);
   }
   return self;
 }

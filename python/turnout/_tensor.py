@@ -109,8 +109,7 @@ def _legacy_new(cls: type, args: Tuple[Any, ...], kwargs: Any) -> "Tensor":
             f"{name}(): the legacy constructor makes CPU tensors, got "
             f"device={device!r}; use turnout.empty(..., device=...) instead")
     if len(args) == 1 and isinstance(args[0], _TensorBase):
-        base = args[0]
-        return _C._make_subclass(cls, base, base.requires_grad)
+        return _C._alias_subclass(cls, args[0])  # a view, as torch's
     if len(args) == 1 and isinstance(args[0], Size):
         args = tuple(args[0])
     if all(_is_int(a) for a in args):
@@ -213,8 +212,9 @@ class Tensor(_C.TensorBase):
         """The legacy constructor, as torch 1.13's ``torch.Tensor(...)``:
         ``Tensor()`` (empty), ``Tensor(2, 3)`` or ``Tensor(Size)``
         (uninitialised float32 of that shape), ``Tensor([1, 2])`` (float32
-        data) or ``Tensor(t)`` (a tensor sharing `t`'s memory and version
-        counter), each an instance of `cls`; ``device=`` may only be the
+        data) or ``Tensor(t)`` (``t.alias()``: a view of `t`, with
+        ``AliasBackward0`` history when `t` requires grad), each an instance
+        of `cls`; ``device=`` may only be the
         CPU. Prefer :func:`turnout.tensor` / :func:`turnout.empty`.
 
         Example::
@@ -574,8 +574,12 @@ class Tensor(_C.TensorBase):
         """Accumulates the gradient of this tensor into the leaves' ``.grad``.
 
         `gradient` may be omitted for a one-element tensor. As torch's, the
-        graph's saved tensors are freed afterwards unless `retain_graph`, so
-        a second backward through it raises.
+        graph's saved tensors are freed afterwards unless `retain_graph`
+        (default: `create_graph`), so a second backward through it raises.
+        With `create_graph` the accumulated gradients have a graph of their
+        own (double backward); with `inputs` (a tensor or a sequence) only
+        those tensors' ``.grad`` change. See
+        :func:`turnout.autograd.backward`.
 
         Example::
 
@@ -585,13 +589,8 @@ class Tensor(_C.TensorBase):
             >>> w.grad
             tensor([2., 4.])
         """
-        if create_graph or inputs is not None:
-            raise NotImplementedError(
-                "Tensor.backward(): create_graph=True and inputs= are not "
-                "supported yet; use turnout.autograd.grad(outputs, inputs, "
-                "create_graph=True)")
-        _C._backward([self], [] if gradient is None else [gradient],
-                     bool(retain_graph))
+        from turnout.autograd import backward
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     # ---- Views and copies --------------------------------------------------
     def view(self, *size: Any) -> "Tensor":

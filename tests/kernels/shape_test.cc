@@ -111,6 +111,7 @@ TEST(Views, SizesStridesOffsetsOnCpuAndMeta) {
        {3},
        2},
       {"detach", [](const Tensor& x) { return detach(x); }, {2, 3}, {3, 1}, 0},
+      {"alias", [](const Tensor& x) { return alias(x); }, {2, 3}, {3, 1}, 0},
   };
   for (const char* device : {"cpu", "meta"}) {
     for (const Case& c : cases) {

@@ -802,6 +802,8 @@ add(OpInfo("aten::slice.Tensor", lambda: [
     S(T((4, 3)), 2, 0, 1, error=True)]))
 add(OpInfo("aten::detach", lambda: [S(T((2, 3))), S(T(())),
                                     S(T((3, 4), layout="transposed"))], grad=False))
+add(OpInfo("aten::alias", lambda: [S(T((2, 3))), S(T(())),
+                                   S(T((3, 4), layout="transposed"))]))
 add(OpInfo("aten::contiguous", lambda: [
     S(T((2, 3))), S(T((3, 4), layout="transposed")), S(T((2, 6), "int64", layout="strided")),
     S(T(())), S(T((0, 2)))]))

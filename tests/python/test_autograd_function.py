@@ -561,3 +561,59 @@ def test_autograd_backward_with_gradients():
         return values(x.grad)
 
     assert run(torch) == run(turnout) == [3.0, 30.0]
+
+
+def first_line(e):
+    return str(e).split(". Saved")[0]
+
+
+def test_backward_frees_saved_tensors_unless_retain_graph():
+    # As torch's: backward without retain_graph frees what the function
+    # saved; saved_tensors then raises (from backward or directly), even
+    # for a function that saved nothing, and a second backward through it
+    # raises torch's error. retain_graph keeps them.
+    def run(lib, base):
+        ctxs = []
+
+        class Square(base):
+            @staticmethod
+            def forward(ctx, x, keep):
+                ctxs.append(ctx)
+                if keep:
+                    ctx.save_for_backward(x)
+                ctx.k = 2
+                return x * x
+
+            @staticmethod
+            def backward(ctx, grad):
+                saved = ctx.saved_tensors
+                x = saved[0] if saved else None
+                return (grad * 2 * x if x is not None else grad), None
+
+        x = leaf(lib, [1.0, 3.0])
+        out = []
+        y = Square.apply(x, True).sum()
+        y.backward(retain_graph=True)
+        out.append(len(ctxs[0].saved_tensors))
+        y.backward()
+        out.append(values(x.grad))
+        for fn in (lambda: ctxs[0].saved_tensors, lambda: y.backward()):
+            with pytest.raises(RuntimeError) as e:
+                fn()
+            out.append(first_line(e.value))
+        out.append(ctxs[0].k)  # other attributes stay
+        z = Square.apply(x, False).sum()
+        z.backward()
+        with pytest.raises(RuntimeError) as e:
+            z.backward()
+        out.append(first_line(e.value))
+        (g,) = lib.autograd.grad(Square.apply(x, True).sum(), [x])
+        with pytest.raises(RuntimeError) as e:
+            ctxs[-1].saved_tensors  # noqa: B018
+        out.append((values(g), first_line(e.value)))
+        return out
+
+    r = both(run)
+    assert r["turnout"] == r["torch"]
+    assert r["torch"][2].startswith("Trying to backward through the graph a "
+                                    "second time")

@@ -473,3 +473,34 @@ def test_legacy_constructor_on_subclasses():
         return out, log
     theirs, ours = both(case)
     assert ours == theirs
+
+
+def test_legacy_constructor_of_a_tensor_is_an_alias():
+    # torch 1.13's Sub(t) and Tensor(t) are t.alias(): a view of t with an
+    # AliasBackward0 grad_fn when t requires grad (a leaf otherwise), that
+    # shares t's memory and version counter and passes gradients back to t.
+    def case(api):
+        L = api.lib
+        P = type("P", (api.Tensor,), dict(api.extra))
+        x = L.ones(2, 3, requires_grad=True)
+        p = P(x)
+        fn = p.grad_fn
+        out = [type(p).__name__, fn.name(), p.is_leaf, p.requires_grad,
+               # torch's AccumulateGrad is named with its C++ namespace
+               [f.name().split("::")[-1] for f, _ in fn.next_functions],
+               sorted(n for n in dir(fn) if n.startswith("_saved_")),
+               p.data_ptr() == x.data_ptr(), list(p.shape)]
+        (p * L.arange(6.0).view(2, 3)).sum().backward()
+        out.append(x.grad.tolist())
+        plain = L.ones(2)
+        q = P(plain)
+        q.add_(1)
+        out += [q.grad_fn, q.is_leaf, q.requires_grad, plain._version,
+                q._version, plain.tolist()]
+        t = api.Tensor(x)
+        out += [type(t).__name__, t.grad_fn.name(), t is x]
+        y = x.exp()
+        out.append(P(y).grad_fn.next_functions[0][0].name())
+        return out
+    theirs, ours = both(case)
+    assert ours == theirs

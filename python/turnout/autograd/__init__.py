@@ -15,16 +15,41 @@ __all__ = ["Function", "FunctionCtx", "GradcheckError", "backward", "grad",
 def backward(tensors: Union[Tensor, Sequence[Tensor]],
              grad_tensors: Union[None, Tensor, Sequence[Optional[Tensor]]] = None,
              retain_graph: Optional[bool] = None,
-             create_graph: bool = False) -> None:
+             create_graph: bool = False,
+             inputs: Union[None, Tensor, Sequence[Tensor]] = None) -> None:
     """Accumulates the gradients of ``tensors`` into the leaves' ``.grad``
-    (``Tensor.backward`` for several roots at once); ``grad_tensors`` may be
-    omitted for one-element tensors. As torch's, the graph's saved tensors
-    are freed unless ``retain_graph`` (default: ``create_graph``), so a
-    second backward through it raises."""
-    if create_graph:
-        raise NotImplementedError(
-            "backward(create_graph=True) is not supported yet; use "
-            "turnout.autograd.grad(..., create_graph=True)")
+    (``Tensor.backward`` for several roots at once), as
+    ``torch.autograd.backward``.
+
+    Args:
+        tensors: the tensors to differentiate (one, or a sequence).
+        grad_tensors: the gradient of each tensor; may be omitted for
+            one-element tensors.
+        retain_graph: keep the graph's saved tensors for another backward
+            (default: ``create_graph``); without it they are freed, so a
+            second backward through the graph raises, as torch's.
+        create_graph: run the backward formulas with grad mode on, so that
+            the accumulated gradients have a graph of their own (double
+            backward).
+        inputs: accumulate into these tensors' ``.grad`` only (leaves or
+            not; each must require grad); by default every leaf reached.
+
+    Raises:
+        RuntimeError: ``inputs`` is empty, or one of them does not require
+            grad.
+
+    Example::
+
+        >>> import turnout
+        >>> x = turnout.tensor([1.0, 2.0], requires_grad=True)
+        >>> w = turnout.tensor([3.0, 4.0], requires_grad=True)
+        >>> turnout.autograd.backward((x * x * w).sum(), inputs=[x],
+        ...                           create_graph=True)
+        >>> x.grad.tolist(), w.grad
+        ([6.0, 16.0], None)
+        >>> x.grad.requires_grad
+        True
+    """
     roots = [tensors] if isinstance(tensors, Tensor) else list(tensors)
     if grad_tensors is None:
         grads = []
@@ -32,8 +57,21 @@ def backward(tensors: Union[Tensor, Sequence[Tensor]],
         grads = [grad_tensors]
     else:
         grads = list(grad_tensors)
+    if inputs is None:
+        ins = []
+    else:
+        ins = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+        if not ins:
+            raise RuntimeError("'inputs' argument to backward() cannot be "
+                               "empty.")
+        for i, t in enumerate(ins):
+            if not isinstance(t, Tensor) or not t.requires_grad:
+                raise RuntimeError(
+                    f"backward(inputs=...): element {i} of inputs does not "
+                    f"require grad; pass tensors that require grad")
     _C._backward(roots, grads,
-                 create_graph if retain_graph is None else bool(retain_graph))
+                 create_graph if retain_graph is None else bool(retain_graph),
+                 bool(create_graph), ins)
 
 
 def grad(outputs: Union[Tensor, Sequence[Tensor]],

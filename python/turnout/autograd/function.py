@@ -55,6 +55,7 @@ class FunctionCtx:
         self._dirty: Tuple[Tensor, ...] = ()
         self._non_differentiable: Tuple[Tensor, ...] = ()
         self._materialize_grads = True
+        self._freed = False  # backward freed the saved tensors
 
     def save_for_backward(self, *tensors: Optional[Tensor]) -> None:
         """Saves tensors (or None) for backward, where
@@ -73,8 +74,12 @@ class FunctionCtx:
         """The tensors given to :meth:`save_for_backward`, in order.
 
         Raises:
-            RuntimeError: one was modified in place after forward returned.
+            RuntimeError: one was modified in place after forward returned,
+                or backward already freed them (no ``retain_graph``), as
+                torch's.
         """
+        if self._freed:
+            raise RuntimeError(_FREED_MESSAGE)
         if self._saved is None:
             return ()
         out = []
@@ -109,6 +114,11 @@ class FunctionCtx:
         the outputs that got no gradient."""
         self._materialize_grads = bool(value)
 
+    def _release(self) -> None:
+        # Backward ran through this function without retain_graph.
+        self._saved = None
+        self._freed = True
+
     def _save(self) -> None:
         # Detached, so that an output saved here makes no cycle through C++
         # (output -> node -> backward -> ctx -> output) that Python's garbage
@@ -116,6 +126,15 @@ class FunctionCtx:
         self._saved = [None if t is None else (t.detach(), t._version)
                        for t in (self._to_save or ())]
         self._to_save = None
+
+
+_FREED_MESSAGE = (
+    "Trying to backward through the graph a second time (or directly access "
+    "saved tensors after they have already been freed). Saved intermediate "
+    "values of the graph are freed when you call .backward() or "
+    "autograd.grad(). Specify retain_graph=True if you need to backward "
+    "through the graph a second time or if you need to access saved tensors "
+    "after calling backward.")
 
 
 def _is(a: Any, b: Any) -> bool:
@@ -256,7 +275,8 @@ def _wrap_outputs(cls: type, ctx: FunctionCtx, name: str,
         # Checks the dirty inputs before any history changes.
         _C._autograd_record_python_node(name, node_inputs,
                                         [outputs[i] for i in attached],
-                                        node_backward, dirty=dirty)
+                                        node_backward, dirty=dirty,
+                                        release=ctx._release)
     for d in ctx._dirty:
         _C._bump_version(d)
     ctx._save()

@@ -179,6 +179,7 @@ TEST(AutogradKernels, ViewsGetAGradFnAndPassGradientsToTheirBase) {
   EXPECT_EQ(v.storage().data(), x.storage().data());  // still a view
   Tensor tv = turnout::t(x);
   EXPECT_EQ(fnName(tv), "TBackward0");
+  EXPECT_EQ(fnName(turnout::alias(x)), "AliasBackward0");
   backward({turnout::sum(turnout::mul(v, v))});
   EXPECT_THAT(valuesOf(grad(x)), ElementsAre(0, 0, 0, 8, 10, 12));
 }

@@ -114,6 +114,45 @@ TEST(Engine, GradReturnsInputGradientsAndLeavesDotGradAlone) {
   EXPECT_EQ(value(grad(x)), 12);
 }
 
+// Counts its runs: a node on no path to the requested inputs must not run.
+struct CountingBackward final : Node {
+  explicit CountingBackward(const Tensor& a, int* runs)
+      : Node({gradientEdge(a)}), runs_(runs) {}
+  variable_list apply(variable_list&& grads) override {
+    ++*runs_;
+    return {grads[0]};
+  }
+  std::string name() const override { return "CountingBackward"; }
+  int* runs_;
+};
+
+TEST(Engine, BackwardWithInputsAccumulatesOnlyIntoThem) {
+  Tensor x = scalar(3), w = scalar(4), unused = scalar(1);
+  setRequiresGrad(x, true);
+  setRequiresGrad(w, true);
+  setRequiresGrad(unused, true);
+  int runs = 0;
+  Tensor wc = scalar(4);
+  setHistory(wc, std::make_shared<CountingBackward>(w, &runs));
+  Tensor z = mul(x, wc);  // a non-leaf input
+  Tensor y = mul(z, x);   // y = x*x*w
+  backward({y}, {}, /*retain_graph=*/true, /*create_graph=*/false, {x});
+  EXPECT_EQ(value(grad(x)), 24);
+  EXPECT_FALSE(grad(w).defined());
+  EXPECT_EQ(runs, 0);  // w's branch leads to no input: pruned
+  backward({y}, {}, true, false, {z, unused});
+  EXPECT_EQ(value(grad(z)), 3);  // a non-leaf's .grad, and nothing past it
+  EXPECT_EQ(value(grad(x)), 24);
+  EXPECT_FALSE(grad(unused).defined());  // not reached
+  EXPECT_EQ(runs, 0);
+  backward({y}, {}, false, false, {w});
+  EXPECT_EQ(value(grad(w)), 9);
+  EXPECT_EQ(runs, 1);
+  EXPECT_THAT(
+      errorOf([&] { backward({mul(x, x)}, {}, false, false, {scalar(1)}); }),
+      HasSubstr("element 0 of inputs does not require grad"));
+}
+
 TEST(Engine, PostHooksSeeAndReplaceANodesGradients) {
   Tensor x = scalar(3), w = scalar(4);
   setRequiresGrad(x, true);
