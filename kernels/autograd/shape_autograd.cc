@@ -62,9 +62,11 @@ DimVector sizesOf(const Tensor& t) {
 
 // Records one view node per piece: piece i covers [starts[i], starts[i] +
 // pieces[i].size(dim)) of `dim` (or, for unbind, index i).
+// `views`: false for unsafe_split's pieces (results that may be modified in
+// place, as torch's).
 void recordPieces(const char* name, const Tensor& self,
                   const std::vector<Tensor>& pieces, int64_t dim,
-                  bool selects) {
+                  bool selects, bool views = true) {
   const DimVector sizes = sizesOf(self);
   int64_t start = 0;
   for (size_t i = 0; i < pieces.size(); ++i) {
@@ -77,7 +79,7 @@ void recordPieces(const char* name, const Tensor& self,
             return selects ? select(z, dim, at) : slice(z, dim, at, at + len, 1);
           })};
         },
-        /*is_view=*/true);
+        /*is_view=*/views);
     start += len;
   }
 }
@@ -102,6 +104,31 @@ std::vector<Tensor> splitWithSizesKernel(const Tensor& self,
   if (rec) {
     recordPieces("SplitWithSizesBackward0", self, out,
                  maybeWrapDim(dim, self.dim()), false);
+  }
+  return out;
+}
+
+std::vector<Tensor> unsafeSplitKernel(const Tensor& self, int64_t split_size,
+                                      int64_t dim) {
+  const bool rec = shouldRecord("unsafe_split", self);
+  std::vector<Tensor> out =
+      belowAutograd([&] { return unsafe_split(self, split_size, dim); });
+  if (rec) {
+    recordPieces("UnsafeSplitBackward0", self, out,
+                 maybeWrapDim(dim, self.dim()), false, /*views=*/false);
+  }
+  return out;
+}
+
+std::vector<Tensor> unsafeSplitWithSizesKernel(const Tensor& self,
+                                               IntArrayRef split_sizes,
+                                               int64_t dim) {
+  const bool rec = shouldRecord("unsafe_split_with_sizes", self);
+  std::vector<Tensor> out = belowAutograd(
+      [&] { return unsafe_split_with_sizes(self, split_sizes, dim); });
+  if (rec) {
+    recordPieces("UnsafeSplitWithSizesBackward0", self, out,
+                 maybeWrapDim(dim, self.dim()), false, /*views=*/false);
   }
   return out;
 }
@@ -329,6 +356,8 @@ TURNOUT_LIBRARY_IMPL(aten, Autograd, m) {
   m.impl("split.Tensor", TURNOUT_FN(splitKernel));
   m.impl("split_with_sizes", TURNOUT_FN(splitWithSizesKernel));
   m.impl("unbind.int", TURNOUT_FN(unbindKernel));
+  m.impl("unsafe_split.Tensor", TURNOUT_FN(unsafeSplitKernel));
+  m.impl("unsafe_split_with_sizes", TURNOUT_FN(unsafeSplitWithSizesKernel));
   m.impl("diagonal", TURNOUT_FN(diagonalKernel));
   m.impl("as_strided", TURNOUT_FN(asStridedKernel));
   m.impl("index.Tensor", TURNOUT_FN(indexKernel));
