@@ -7,7 +7,8 @@
 //
 //   gates = linear(input, w_ih, b_ih) + linear(hx, w_hh, b_hh)
 //   lstm:  i, f, g, o = chunk(gates, 4, 1)
-//          cy = sigmoid(f) * cx + sigmoid(i) * tanh(g);  hy = sigmoid(o) * tanh(cy)
+//          cy = sigmoid(f) * cx + sigmoid(i) * tanh(g);  hy = sigmoid(o) *
+//          tanh(cy)
 //   gru:   r = sigmoid(i_r + h_r);  z = sigmoid(i_z + h_z)
 //          n = tanh(i_n + r * h_n);  hy = (hx - n) * z + n
 //
@@ -42,8 +43,8 @@ TypedOperatorHandle<Sig> lookup(const char* name, const char* overload) {
 }
 
 void checkDefined(const Tensor& t, const char* op, const char* arg) {
-  TURNOUT_CHECK(t.defined(), ErrorKind::InvalidArgument, op, ": expected ",
-                arg, " to be a defined tensor");
+  TURNOUT_CHECK(t.defined(), ErrorKind::InvalidArgument, op, ": expected ", arg,
+                " to be a defined tensor");
 }
 
 // size(d) with torch's "Dimension out of range" for a tensor with too few
@@ -161,7 +162,8 @@ TURNOUT_LIBRARY_IMPL(aten, CompositeImplicitAutograd, m) {
   m.impl("rnn_relu_cell", TURNOUT_FN(rnnReluCell));
 }
 
-// ---- Front end ----------------------------------------------------------------
+// ---- Front end
+// ----------------------------------------------------------------
 
 using CellSig = Tensor(const Tensor&, const Tensor&, const Tensor&,
                        const Tensor&, const std::optional<Tensor>&,

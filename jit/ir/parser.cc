@@ -941,10 +941,17 @@ class Parser {
     if (text_.substr(pos_, 9) == ", scope: ") {
       size_t begin = pos_ + 9;
       size_t end = begin;
-      while (end < text_.size() && text_[end] != '\n' && text_[end] != '#') ++end;
+      while (end < text_.size() && text_[end] != '\n' && text_[end] != '#') {
+        ++end;
+      }
       size_t trimmed = end;
-      while (trimmed > begin && (text_[trimmed - 1] == ' ' || text_[trimmed - 1] == '\r')) --trimmed;
-      if (trimmed == begin) failAt(begin, "expected a scope name after 'scope:'");
+      while (trimmed > begin &&
+             (text_[trimmed - 1] == ' ' || text_[trimmed - 1] == '\r')) {
+        --trimmed;
+      }
+      if (trimmed == begin) {
+        failAt(begin, "expected a scope name after 'scope:'");
+      }
       n->setScope(std::string(text_.substr(begin, trimmed - begin)));
       pos_ = trimmed;
     }

@@ -6,7 +6,9 @@
 // Operators that return several views (split.Tensor, split_with_sizes,
 // unbind.int) record one node per piece, each a view of `self` whose
 // gradient is the piece's gradient written into zeros of self's shape (the
-// pieces' gradients add up in self's). as_strided's gradient assumes that
+// pieces' gradients add up in self's). unsafe_split's pieces are recorded
+// the same way but as results, not views, so that they may be modified in
+// place (torch's lstm_cell does). as_strided's gradient assumes that
 // self's own elements do not overlap (no expanded input), which is every
 // case but torch's most general one.
 //

@@ -25,7 +25,7 @@ import torch
 import turnout
 import turnout.jit as tj
 
-SEEDS_PER_CATEGORY = 12
+SEEDS_PER_CATEGORY = 20
 TOL = dict(rtol=1e-5, atol=1e-6)
 
 

@@ -403,3 +403,25 @@ def test_cell_errors_as_torch() -> None:
         with pytest.raises(Exception) as mine:
             getattr(turnout.ops.aten, op)(*mine_args)
         assert str(theirs.value).splitlines()[0] in str(mine.value), (op, mine.value)
+
+
+def test_unsafe_chunk_pieces_modified_in_place_as_torch() -> None:
+    # Regression: a traced nn.LSTMCell runs sigmoid_ on each piece of
+    # unsafe_chunk; turnout refused the in-place change of a view, then
+    # reported the pieces' shared version counter as a modified saved value.
+    def step(lib: Any, x: Any) -> List[Any]:
+        pieces = lib.ops.aten.unsafe_chunk.default(x * 2.0, 3, 1)
+        a = pieces[0].sigmoid_()
+        b = pieces[1].tanh_()
+        c = pieces[2].sigmoid_()
+        return [a * b + c, a]
+
+    x = torch.randn(2, 6)
+    ours_x = to_turnout(x, requires_grad=True)
+    theirs_x = x.clone().requires_grad_()
+    ours, theirs = step(turnout, ours_x), step(torch, theirs_x)
+    for o, t in zip(ours, theirs):
+        close(o, t, "unsafe_chunk pieces", OUT_TOL)
+    (ours[0] * ours[1]).sum().backward()
+    (theirs[0] * theirs[1]).sum().backward()
+    close(ours_x.grad, theirs_x.grad, "gradient through the pieces", GRAD_TOL)
