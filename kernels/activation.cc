@@ -1,6 +1,6 @@
 // The activation operators of kernels/nn.h: gelu, silu, elu, leaky_relu,
 // hardtanh, softplus (with their in-place forms and backward operators),
-// clamp_, dropout and dropout_.
+// clamp_, clamp_min(_), clamp_max(_), dropout and dropout_.
 //
 // The forward operators are CompositeExplicitAutograd kernels written over
 // the elementwise operators, so one kernel serves CPU, Meta and CUDA; their
@@ -289,6 +289,28 @@ Tensor softplusBackward(const Tensor& grad_output, const Tensor& self,
                mul(grad_output, turnout::sigmoid(xb)));
 }
 
+// ---- clamp_min, clamp_max (CompositeImplicitAutograd over clamp) -----------------------
+// F.normalize calls clamp_min; values, promotion and gradient are clamp's
+// with one bound.
+
+Tensor clampMin(const Tensor& self, const Scalar& min) {
+  return clamp(self, min, std::nullopt);
+}
+
+Tensor clampMax(const Tensor& self, const Scalar& max) {
+  return clamp(self, std::nullopt, max);
+}
+
+Tensor& clampMinInplace(Tensor& self, const Scalar& min) {
+  turnout::clamp_(self, min, std::nullopt);
+  return self;
+}
+
+Tensor& clampMaxInplace(Tensor& self, const Scalar& max) {
+  turnout::clamp_(self, std::nullopt, max);
+  return self;
+}
+
 // ---- clamp_ ---------------------------------------------------------------------------
 
 Tensor& clampInplace(Tensor& self, const std::optional<Scalar>& min,
@@ -511,6 +533,10 @@ TURNOUT_LIBRARY_FRAGMENT(aten, m) {
       "softplus.out(Tensor self, Scalar beta=1, Scalar threshold=20, *, "
       "Tensor(a!) out) -> Tensor(a!)");
   m.def("dropout(Tensor input, float p, bool train) -> Tensor");
+  m.def("clamp_min(Tensor self, Scalar min) -> Tensor");
+  m.def("clamp_max(Tensor self, Scalar max) -> Tensor");
+  m.def("clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)");
+  m.def("clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)");
   m.def("dropout_(Tensor(a!) self, float p, bool train) -> Tensor(a!)");
 }
 
@@ -575,4 +601,8 @@ TURNOUT_LIBRARY_IMPL(aten, CompositeImplicitAutograd, m) {
   m.impl("softplus_backward", TURNOUT_FN(softplusBackward));
   m.impl("dropout", TURNOUT_FN(dropoutKernel));
   m.impl("dropout_", TURNOUT_FN(dropoutInplace));
+  m.impl("clamp_min", TURNOUT_FN(clampMin));
+  m.impl("clamp_max", TURNOUT_FN(clampMax));
+  m.impl("clamp_min_", TURNOUT_FN(clampMinInplace));
+  m.impl("clamp_max_", TURNOUT_FN(clampMaxInplace));
 }

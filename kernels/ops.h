@@ -20,6 +20,7 @@
 #include "kernels/linspace_addmv.h"
 #include "kernels/nn.h"
 #include "kernels/pool.h"
+#include "kernels/rnn_cell.h"
 #include "kernels/random.h"
 #include "kernels/reduce.h"
 #include "kernels/scalar_ops.h"

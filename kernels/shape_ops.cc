@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/strings/str_join.h"
+#include "dispatcher/core/autograd_meta_interface.h"
 #include "dispatcher/core/error.h"
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/library.h"
@@ -105,9 +106,15 @@ std::vector<Tensor> split_sizes_composite(const Tensor& self,
   return split_with_sizes(self, split_size, dim);
 }
 
-std::vector<Tensor> chunk_composite(const Tensor& self, int64_t chunks,
-                                    int64_t dim) {
-  checkDefined(self, "chunk");
+using SplitFn = std::vector<Tensor> (*)(const Tensor&, int64_t, int64_t);
+using SplitSizesFn = std::vector<Tensor> (*)(const Tensor&, IntArrayRef,
+                                             int64_t);
+
+// chunk through the given split operators (split's or unsafe_split's).
+std::vector<Tensor> chunkWith(const Tensor& self, int64_t chunks, int64_t dim,
+                              const char* op, SplitFn split_fn,
+                              SplitSizesFn split_sizes_fn) {
+  checkDefined(self, op);
   TURNOUT_CHECK(self.dim() > 0, ErrorKind::InvalidArgument,
                 "chunk expects at least a 1-dimensional tensor");
   TURNOUT_CHECK(chunks > 0, ErrorKind::InvalidArgument,
@@ -116,10 +123,15 @@ std::vector<Tensor> chunk_composite(const Tensor& self, int64_t chunks,
   const int64_t split_size = size / chunks + (size % chunks != 0);
   if (size == 0) {
     // `chunks` empty pieces: split would give one.
-    return split_with_sizes(self, DimVector(static_cast<size_t>(chunks), 0),
-                            dim);
+    return split_sizes_fn(self, DimVector(static_cast<size_t>(chunks), 0),
+                          dim);
   }
-  return split(self, split_size, dim);
+  return split_fn(self, split_size, dim);
+}
+
+std::vector<Tensor> chunk_composite(const Tensor& self, int64_t chunks,
+                                    int64_t dim) {
+  return chunkWith(self, chunks, dim, "chunk", &split, &split_with_sizes);
 }
 
 std::vector<Tensor> unbind_kernel(const Tensor& self, int64_t dim) {
@@ -487,4 +499,82 @@ TURNOUT_LIBRARY_IMPL(aten, CompositeImplicitAutograd, m) {
   m.impl("where.ScalarOther", TURNOUT_FN(turnout::where_scalar_other));
   m.impl("where.Scalar", TURNOUT_FN(turnout::where_scalar));
   m.impl("where", TURNOUT_FN(turnout::where_condition));
+}
+
+// ---- unsafe_split, unsafe_split_with_sizes, unsafe_chunk --------------------------
+// What a traced nn.LSTMCell / nn.GRUCell records: torch's lstm_cell calls
+// unsafe_chunk, then sigmoid_ on each piece. The pieces share self's memory
+// as split's do, but each has a version counter of its own (writing to one
+// does not invalidate what autograd saved of another), and autograd records
+// them as results, not views (kernels/autograd/shape_autograd.cc), so they
+// may be modified in place: torch 1.13's semantics.
+
+namespace turnout {
+namespace {
+
+std::vector<Tensor> ownVersionCounters(std::vector<Tensor> pieces) {
+  for (Tensor& t : pieces) {
+    t.unsafeGetTensorImpl()->set_version_counter(
+        make_intrusive<VersionCounter>());
+  }
+  return pieces;
+}
+
+std::vector<Tensor> unsafe_split_kernel(const Tensor& self, int64_t split_size,
+                                        int64_t dim) {
+  return ownVersionCounters(split(self, split_size, dim));
+}
+
+std::vector<Tensor> unsafe_split_with_sizes_kernel(const Tensor& self,
+                                                   IntArrayRef split_sizes,
+                                                   int64_t dim) {
+  return ownVersionCounters(split_with_sizes(self, split_sizes, dim));
+}
+
+std::vector<Tensor> unsafe_chunk_composite(const Tensor& self, int64_t chunks,
+                                           int64_t dim) {
+  return chunkWith(self, chunks, dim, "unsafe_chunk", &unsafe_split,
+                   &unsafe_split_with_sizes);
+}
+
+}  // namespace
+
+std::vector<Tensor> unsafe_split(const Tensor& self, int64_t split_size,
+                                 int64_t dim) {
+  static const auto op =
+      Dispatcher::singleton()
+          .findSchemaOrThrow("aten::unsafe_split", "Tensor")
+          .typed<std::vector<Tensor>(const Tensor&, int64_t, int64_t)>();
+  return op.call(self, split_size, dim);
+}
+
+std::vector<Tensor> unsafe_split_with_sizes(const Tensor& self,
+                                            IntArrayRef split_sizes,
+                                            int64_t dim) {
+  static const auto op =
+      Dispatcher::singleton()
+          .findSchemaOrThrow("aten::unsafe_split_with_sizes", "")
+          .typed<std::vector<Tensor>(const Tensor&, IntArrayRef, int64_t)>();
+  return op.call(self, split_sizes, dim);
+}
+
+}  // namespace turnout
+
+TURNOUT_LIBRARY_FRAGMENT(aten, m) {
+  m.tagsFor(&turnout::atenTags);
+  m.def("unsafe_split.Tensor(Tensor self, int split_size, int dim=0) -> Tensor[]");
+  m.def(
+      "unsafe_split_with_sizes(Tensor self, int[] split_sizes, int dim=0) -> "
+      "Tensor[]");
+  m.def("unsafe_chunk(Tensor self, int chunks, int dim=0) -> Tensor[]");
+}
+
+TURNOUT_LIBRARY_IMPL(aten, CompositeExplicitAutograd, m) {
+  m.impl("unsafe_split.Tensor", TURNOUT_FN(turnout::unsafe_split_kernel));
+  m.impl("unsafe_split_with_sizes",
+         TURNOUT_FN(turnout::unsafe_split_with_sizes_kernel));
+}
+
+TURNOUT_LIBRARY_IMPL(aten, CompositeImplicitAutograd, m) {
+  m.impl("unsafe_chunk", TURNOUT_FN(turnout::unsafe_chunk_composite));
 }

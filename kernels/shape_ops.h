@@ -46,6 +46,14 @@ std::vector<Tensor> split(const Tensor& self, int64_t split_size,
 /// the size of `dim`).
 std::vector<Tensor> split_with_sizes(const Tensor& self,
                                      IntArrayRef split_sizes, int64_t dim = 0);
+/// aten::unsafe_split.Tensor and unsafe_split_with_sizes: split's pieces,
+/// which autograd records as results rather than views, so that they may be
+/// modified in place (torch's lstm_cell does).
+std::vector<Tensor> unsafe_split(const Tensor& self, int64_t split_size,
+                                 int64_t dim = 0);
+std::vector<Tensor> unsafe_split_with_sizes(const Tensor& self,
+                                            IntArrayRef split_sizes,
+                                            int64_t dim = 0);
 /// aten::chunk: `chunks` (or fewer) views of equal size along `dim`.
 std::vector<Tensor> chunk(const Tensor& self, int64_t chunks, int64_t dim = 0);
 /// aten::unbind.int: the selects of every index of `dim`.

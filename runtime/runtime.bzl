@@ -64,6 +64,7 @@ RUNTIME_LIBRARIES = [
     "//kernels:parallel",
     "//kernels:reduce",
     "//kernels:reduce_utils",
+    "//kernels:rnn_cell",
     "//kernels:scalar_ops",
     "//kernels:shape",
     "//kernels:shape_autograd",

@@ -630,6 +630,7 @@ Node* Graph::createCloneUnchecked(
     env[out] = n->addOutput(out->type());
   }
   n->attributes_ = src->attributes_;
+  n->scope_ = src->scope_;
   n->source_location_ = src->source_location_;
   n->op_ = src->op_;
   n->print_overload_ = src->print_overload_;

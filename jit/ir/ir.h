@@ -255,6 +255,15 @@ class Node {
     return attributes_;
   }
 
+  /// The module scope torch's tracer records ("__module.l1", nested scopes
+  /// joined by "/"): printed as ", scope: ..." after the inputs; may be
+  /// empty. Kept for the text form only.
+  const std::string& scope() const { return scope_; }
+  Node* setScope(std::string scope) {
+    scope_ = std::move(scope);
+    return this;
+  }
+
   /// "model.py:5:8": printed as a trailing "# ..." comment; may be empty.
   const std::string& sourceLocation() const { return source_location_; }
   Node* setSourceLocation(std::string location) {
@@ -291,6 +300,7 @@ class Node {
   std::vector<Value*> outputs_;
   std::vector<Block*> blocks_;
   std::vector<std::pair<std::string, AttributeValue>> attributes_;
+  std::string scope_;
   std::string source_location_;
   std::optional<OperatorHandle> op_;
   bool print_overload_ = false;

@@ -619,6 +619,28 @@ class Parser {
     char c = text_[pos_];
     if (c == '"' || c == '\'') return parseStringLiteral();
     if (c == '(') return parseTupleConstant();
+    // An empty list constant as torch prints it.
+    if (peekIdent() == "annotate") {
+      pos_ += 8;
+      expect('(');
+      expectWord("List");
+      expect('[');
+      skipSpace();
+      const size_t type_at = pos_;
+      const std::string_view element = peekIdent();
+      if (element != "int" && element != "float") {
+        failAt(type_at, "expected int or float as the element type of an "
+                        "empty list constant, annotate(List[int], [])");
+      }
+      pos_ += element.size();
+      expect(']');
+      expect(',');
+      expect('[');
+      expect(']');
+      expect(')');
+      if (element == "int") return std::vector<int64_t>{};
+      return std::vector<double>{};
+    }
     if (c == '<') {
       failAt(at, "a tensor constant printed as <Tensor> has lost its "
                  "contents and cannot be read back; only 0-dim tensors "
@@ -914,6 +936,25 @@ class Parser {
     expect('(');
     for (Value* v : parseRefs()) n->addInput(v);
     expect(')');
+    // The tracer's module scope: ", scope: __module.l1" (to the comment or
+    // the end of the line).
+    if (text_.substr(pos_, 9) == ", scope: ") {
+      size_t begin = pos_ + 9;
+      size_t end = begin;
+      while (end < text_.size() && text_[end] != '\n' && text_[end] != '#') {
+        ++end;
+      }
+      size_t trimmed = end;
+      while (trimmed > begin &&
+             (text_[trimmed - 1] == ' ' || text_[trimmed - 1] == '\r')) {
+        --trimmed;
+      }
+      if (trimmed == begin) {
+        failAt(begin, "expected a scope name after 'scope:'");
+      }
+      n->setScope(std::string(text_.substr(begin, trimmed - begin)));
+      pos_ = trimmed;
+    }
     // Source location: a comment on the same line.
     size_t p = pos_;
     while (p < text_.size() && (text_[p] == ' ' || text_[p] == '\t')) ++p;

@@ -68,6 +68,19 @@ void appendValueDecls(std::string& out, const std::vector<Value*>& values,
 // Subgraph), printed after the graph as `with KIND_N = graph(...)`.
 using Subgraphs = std::vector<std::pair<std::string, const Graph*>>;
 
+// A constant's empty list as torch prints it: the element type cannot be
+// read from "[]", so torch writes annotate(List[int], []).
+std::string constantOrAttributeToString(const Node* n, const std::string& name,
+                                        const AttributeValue& value) {
+  if (n->kind() == prim::kConstant && name == "value") {
+    const auto* is = std::get_if<std::vector<int64_t>>(&value);
+    if (is != nullptr && is->empty()) return "annotate(List[int], [])";
+    const auto* ds = std::get_if<std::vector<double>>(&value);
+    if (ds != nullptr && ds->empty()) return "annotate(List[float], [])";
+  }
+  return attributeToString(value);
+}
+
 // Not inlined: appendNode recurses once per nested block and keeps its
 // frame small.
 [[gnu::noinline]] void appendNodeLine(std::string& out, const Node* n,
@@ -107,13 +120,17 @@ using Subgraphs = std::vector<std::pair<std::string, const Graph*>>;
       first = false;
       out += name;
       out += '=';
-      out += attributeToString(value);
+      out += constantOrAttributeToString(n, name, value);
     }
     out += ']';
   }
   out += '(';
   appendValueRefs(out, n->inputs());
   out += ')';
+  if (!n->scope().empty()) {
+    out += ", scope: ";
+    out += n->scope();
+  }
   if (!n->sourceLocation().empty()) {
     out += " # ";
     out += n->sourceLocation();

@@ -6,7 +6,9 @@
 // Operators that return several views (split.Tensor, split_with_sizes,
 // unbind.int) record one node per piece, each a view of `self` whose
 // gradient is the piece's gradient written into zeros of self's shape (the
-// pieces' gradients add up in self's). as_strided's gradient assumes that
+// pieces' gradients add up in self's). unsafe_split's pieces are recorded
+// the same way but as results, not views, so that they may be modified in
+// place (torch's lstm_cell does). as_strided's gradient assumes that
 // self's own elements do not overlap (no expanded input), which is every
 // case but torch's most general one.
 //
@@ -62,11 +64,13 @@ DimVector sizesOf(const Tensor& t) {
 
 // Records one view node per piece: piece i covers [starts[i], starts[i] +
 // pieces[i].size(dim)) of `dim` (or, for unbind, index i).
-// `extra(node)` adds each node's saved values (torch's names).
+// `extra(node)` adds each node's saved values (torch's names). `views`:
+// false for unsafe_split's pieces (results that may be modified in place, as
+// torch's).
 template <class Extra>
 void recordPieces(const char* name, const Tensor& self,
                   const std::vector<Tensor>& pieces, int64_t dim, bool selects,
-                  Extra extra) {
+                  Extra extra, bool views = true) {
   const DimVector sizes = sizesOf(self);
   int64_t start = 0;
   for (size_t i = 0; i < pieces.size(); ++i) {
@@ -79,7 +83,7 @@ void recordPieces(const char* name, const Tensor& self,
             return selects ? select(z, dim, at) : slice(z, dim, at, at + len, 1);
           })};
         },
-        /*is_view=*/true);
+        /*is_view=*/views);
     if (node != nullptr) extra(node);
     start += len;
   }
@@ -113,6 +117,45 @@ std::vector<Tensor> splitWithSizesKernel(const Tensor& self,
                    n->addSaved("self_sizes", IValue(self.sizes()));
                    n->addSaved("split_sizes", IValue(split_sizes));
                  });
+  }
+  return out;
+}
+
+std::vector<Tensor> unsafeSplitKernel(const Tensor& self, int64_t split_size,
+                                      int64_t dim) {
+  const bool rec = shouldRecord("unsafe_split", self);
+  std::vector<Tensor> out =
+      belowAutograd([&] { return unsafe_split(self, split_size, dim); });
+  if (rec) {
+    recordPieces(
+        "UnsafeSplitBackward0", self, out, maybeWrapDim(dim, self.dim()),
+        false,
+        [&](Node* n) {
+          n->addSaved("dim", IValue(dim));  // as given
+          n->addSaved("self_sizes", IValue(self.sizes()));
+          n->addSaved("split_size", IValue(split_size));
+        },
+        /*views=*/false);
+  }
+  return out;
+}
+
+std::vector<Tensor> unsafeSplitWithSizesKernel(const Tensor& self,
+                                               IntArrayRef split_sizes,
+                                               int64_t dim) {
+  const bool rec = shouldRecord("unsafe_split_with_sizes", self);
+  std::vector<Tensor> out = belowAutograd(
+      [&] { return unsafe_split_with_sizes(self, split_sizes, dim); });
+  if (rec) {
+    recordPieces(
+        "UnsafeSplitWithSizesBackward0", self, out,
+        maybeWrapDim(dim, self.dim()), false,
+        [&](Node* n) {
+          n->addSaved("dim", IValue(dim));
+          n->addSaved("self_sizes", IValue(self.sizes()));
+          n->addSaved("split_sizes", IValue(split_sizes));
+        },
+        /*views=*/false);
   }
   return out;
 }
@@ -392,6 +435,8 @@ TURNOUT_LIBRARY_IMPL(aten, Autograd, m) {
   m.impl("split.Tensor", TURNOUT_FN(splitKernel));
   m.impl("split_with_sizes", TURNOUT_FN(splitWithSizesKernel));
   m.impl("unbind.int", TURNOUT_FN(unbindKernel));
+  m.impl("unsafe_split.Tensor", TURNOUT_FN(unsafeSplitKernel));
+  m.impl("unsafe_split_with_sizes", TURNOUT_FN(unsafeSplitWithSizesKernel));
   m.impl("diagonal", TURNOUT_FN(diagonalKernel));
   m.impl("as_strided", TURNOUT_FN(asStridedKernel));
   m.impl("index.Tensor", TURNOUT_FN(indexKernel));

@@ -218,6 +218,38 @@ TEST(LintTypes, SubtypesAreAccepted) {
   }
 }
 
+// prim::unchecked_cast claims a type without a check: torch's passes leave
+// a cast of a None constant to bool in a branch that never runs (inlined
+// F.cross_entropy: `if size_average is not None` on a None argument). It
+// lints, runs (the branch is not taken) and the executor's passes fold it.
+TEST(LintTypes, UncheckedCastOfNoneToAnyTypeLints) {
+  const char* ir = R"IR(graph(%x : Tensor):
+  %n : NoneType = prim::Constant()
+  %f : bool = prim::Constant[value=0]()
+  %c : bool = aten::__isnot__(%n, %n)
+  %r : Tensor = prim::If(%c)
+    block0():
+      %b : bool = prim::unchecked_cast(%n)
+      %t : Tensor = prim::unchecked_cast(%n)
+      %u : Tensor = aten::mul(%t, %b)
+      -> (%u)
+    block1():
+      %v : Tensor = aten::neg(%x)
+      -> (%v)
+  return (%r))IR";
+  std::unique_ptr<Graph> g = parseIR(ir);
+  const Tensor x = turnout::testing::tensorOf({1., -2.}, {2});
+  Stack a{IValue(x)};
+  Stack b{IValue(x)};
+  Code(*g).run(a);
+  GraphExecutor ex(*g);
+  ex.run(b);
+  EXPECT_EQ(turnout::testing::valuesOf(a[0].toTensor()),
+            (std::vector<double>{-1., 2.}));
+  EXPECT_EQ(turnout::testing::valuesOf(b[0].toTensor()),
+            (std::vector<double>{-1., 2.}));
+}
+
 // Constant propagation itself unpacks only what the interpreter would: a
 // list with ListUnpack, a tuple with TupleUnpack (it folded either with
 // either).

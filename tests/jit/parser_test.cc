@@ -224,6 +224,53 @@ TEST(Parser, SourceLocationsAreKept) {
             "/some/dir/model.py:12:34");
 }
 
+// Traced module graphs print the tracer's scope between the inputs and the
+// source comment; it is kept and printed back, with or without a comment.
+TEST(Parser, ScopesAreKeptAndPrintedBack) {
+  const std::string text =
+      "graph(%x : Tensor):\n"
+      "  %1 : int = prim::Constant[value=1](), scope: __module.l1\n"
+      "  %r : Tensor = aten::add(%x, %x, %1), scope: __module.l1/__module.l1.a"
+      " # /some/dir/model.py:12:0\n"
+      "  return (%r)\n";
+  std::unique_ptr<Graph> g = parseIR(text);
+  const Node* add = g->outputs()[0]->node();
+  EXPECT_EQ(add->scope(), "__module.l1/__module.l1.a");
+  EXPECT_EQ(add->sourceLocation(), "/some/dir/model.py:12:0");
+  EXPECT_EQ(add->inputs()[2]->node()->scope(), "__module.l1");
+  EXPECT_EQ(g->toString(), text);
+  EXPECT_THAT(errorOf([] {
+                parseIR("graph(%x : Tensor):\n"
+                        "  %r : Tensor = aten::neg(%x), scope:  # f.py:1:0\n"
+                        "  return (%r)\n");
+              }),
+              HasSubstr("parse error at 2:39: expected a scope name after "
+                        "'scope:'"));
+}
+
+// torch prints an empty list constant with its element type; it reads back
+// as an empty list and prints as torch's again.
+TEST(Parser, EmptyListConstantsAsTorchPrintsThem) {
+  const std::string text =
+      "graph(%x : Tensor):\n"
+      "  %e : int[] = prim::Constant[value=annotate(List[int], [])]()\n"
+      "  %f : float[] = prim::Constant[value=annotate(List[float], [])]()\n"
+      "  %n : int = aten::len(%e)\n"
+      "  %m : int = aten::len(%f)\n"
+      "  %s : int = aten::add(%n, %m)\n"
+      "  return (%s)\n";
+  std::unique_ptr<Graph> g = parseIR(text);
+  EXPECT_EQ(g->toString(), text);
+  EXPECT_THAT(errorOf([] {
+                parseIR("graph():\n"
+                        "  %e : str[] = prim::Constant[value=annotate("
+                        "List[str], [])]()\n"
+                        "  return (%e)\n");
+              }),
+              HasSubstr("parse error at 2:51: expected int or float as the "
+                        "element type of an empty list constant"));
+}
+
 // Each bad text, the line:column of the error and what it says.
 TEST(Parser, ErrorsGiveLineColumnAndWhatWasExpected) {
   struct Case {

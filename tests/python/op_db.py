@@ -2190,3 +2190,68 @@ for _name in ("max.dim_max", "min.dim_min", "sort.values", "sort.values_stable",
               # generator), so the test compares ranges and moments.
               "normal_", "uniform_", "bernoulli_.float"):
     NOT_YET_SAMPLED[f"aten::{_name}"] = "tests/python/test_ops_math_torch.py"
+
+
+# ---- Recurrent cells (kernels/rnn_cell.cc) ------------------------------------
+
+
+def _rnn_cell(gates: int, lstm: bool) -> Callable[[], List[Sample]]:
+    """Samples of one cell: batch 3, input 5, hidden 4 (gates * 4 rows)."""
+    def hx(shape: Sequence[int] = (3, 4), dtype: str = "float32") -> Any:
+        return [T(shape, dtype), T(shape, dtype)] if lstm else T(shape, dtype)
+
+    def gen() -> List[Sample]:
+        g = gates * 4
+        return [
+            S(T((3, 5)), hx(), T((g, 5)), T((g, 4)), T((g,)), T((g,))),
+            S(T((3, 5), "float64"), hx(dtype="float64"), T((g, 5), "float64"),
+              T((g, 4), "float64"), T((g,), "float64"), T((g,), "float64")),
+            S(T((3, 5)), hx(), T((g, 5)), T((g, 4)), desc="no biases"),
+            S(T((3, 5)), hx(), T((g, 5)), T((g, 4)), None, T((g,)), desc="b_hh only"),
+            S(T((3, 5), layout="transposed"), hx(), T((g, 5)),
+              T((g, 4), layout="transposed"), T((g,)), T((g,))),
+            S(T((0, 5)), hx((0, 4)), T((g, 5)), T((g, 4)), desc="empty batch"),
+            S(T((3, 6)), hx(), T((g, 5)), T((g, 4)), desc="input_size", error=True),
+            S(T((3, 5)), hx((2, 4)), T((g, 5)), T((g, 4)), desc="batch", error=True),
+            S(T((3, 5)), hx((3, 3)), T((g, 5)), T((g, 4)), desc="hidden_size", error=True),
+            S(T((5,)), hx(), T((g, 5)), T((g, 4)), desc="1-d input", error=True),
+            S(T((3, 5), "float64"), hx(), T((g, 5)), T((g, 4)), desc="dtypes", error=True),
+            S(T((3, 5)), hx(), T((g, 5)), T((g, 4)), T((5,)), None, desc="b_ih",
+              error=True),
+        ] + ([S(T((3, 5)), [T((3, 4))], T((g, 5)), T((g, 4)), desc="one state",
+                error=True),
+              S(T((3, 5)), [T((3, 4)), T((2, 4))], T((g, 5)), T((g, 4)),
+                desc="cell batch", error=True)] if lstm else [])
+    return gen
+
+
+add(OpInfo("aten::lstm_cell", _rnn_cell(4, True), atol=1e-4))
+add(OpInfo("aten::gru_cell", _rnn_cell(3, False), atol=1e-4))
+add(OpInfo("aten::rnn_tanh_cell", _rnn_cell(1, False), atol=1e-4))
+add(OpInfo("aten::rnn_relu_cell", _rnn_cell(1, False), atol=1e-4))
+# What a traced cell records for torch's lstm_cell / gru_cell (kernels/shape_ops.cc).
+# The pieces share self's memory though torch 1.13's schemas do not say so
+# (that is the "unsafe"): opcheck's schema test would refuse them.
+_UNSAFE_SPLIT = dict(opcheck=("test_autograd_registration", "test_faketensor", "test_graph"),
+                     skip_opcheck="torch 1.13's schema leaves the pieces' aliasing of self "
+                     "unannotated")
+add(OpInfo("aten::unsafe_chunk", lambda: [
+    S(T((5, 3)), 2), S(T((5, 8)), 4, 1), S(T((3, 4), layout="transposed"), 2, -1),
+    S(T((0, 3)), 2), S(T((5, 3)), 0, error=True), S(T(()), 1, error=True)], **_UNSAFE_SPLIT))
+add(OpInfo("aten::unsafe_split.Tensor", lambda: [
+    S(T((5, 3)), 2), S(T((5, 3)), 1, 1), S(T((3, 4), layout="transposed"), 3, -1),
+    S(T((5, 3)), -1, error=True)], **_UNSAFE_SPLIT))
+add(OpInfo("aten::unsafe_split_with_sizes", _SPLIT_SIZES, **_UNSAFE_SPLIT))
+# F.normalize's clamp_min (kernels/activation.cc), and clamp_max.
+_CLAMP_ONE = lambda: [  # noqa: E731
+    S(T((2, 3)), 0.5), S(T((2, 3), "float64"), -1), S(T((3, 4), layout="transposed"), 0),
+    S(T((2, 3), "int64"), 1), S(T((2, 3), "int64"), 1.5, desc="int tensor, float bound"),
+    S(T(()), 2.0), S(T((0, 2)), 1.0)]
+add(OpInfo("aten::clamp_min", _CLAMP_ONE))
+add(OpInfo("aten::clamp_max", _CLAMP_ONE))
+_CLAMP_ONE_INPLACE = lambda: [  # noqa: E731
+    S(T((2, 3)), 0.5), S(T((2, 3), "float64"), -1), S(T((3, 4), layout="transposed"), 0),
+    S(T((2, 3), "int64"), 1), S(T(()), 2.0), S(T((0, 2)), 1.0),
+    S(T((2, 3), "int64"), 1.5, desc="float result into an int tensor", error=True)]
+add(OpInfo("aten::clamp_min_", _CLAMP_ONE_INPLACE))
+add(OpInfo("aten::clamp_max_", _CLAMP_ONE_INPLACE))
