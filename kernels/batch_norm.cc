@@ -10,6 +10,7 @@
 #include <cmath>
 #include <functional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -102,6 +103,38 @@ void parallelChannels(const BnShape& b, const std::function<void(int64_t)>& fn) 
   });
 }
 
+// Eval mode on a contiguous float or double input: y = x * scale + shift
+// per channel (scale and shift from the running statistics, in double),
+// written straight into `out` in the input's dtype. The general path
+// converts the input to double and the result back, two more passes and
+// two tensors; this one is ~10x faster on a CNN block (bench/README.md).
+void evalInDtype(const BnShape& b, const Tensor& input, Tensor& out,
+                 const std::optional<Tensor>& weight,
+                 const std::optional<Tensor>& bias, const Tensor& running_mean,
+                 const Tensor& running_var, double eps) {
+  const std::vector<double> w = channelValues(weight, b.c, 1.0);
+  const std::vector<double> bb = channelValues(bias, b.c, 0.0);
+  const std::vector<double> rm = channelValues(running_mean, b.c, 0.0);
+  const std::vector<double> rv = channelValues(running_var, b.c, 1.0);
+  auto run = [&](auto* xp, auto* yp) {
+    using T = std::remove_pointer_t<decltype(yp)>;
+    parallelChannels(b, [&](int64_t ch) {
+      const double scale = w[ch] / std::sqrt(rv[ch] + eps);
+      const T s = static_cast<T>(scale);
+      const T t = static_cast<T>(bb[ch] - rm[ch] * scale);
+      for (int64_t i = 0; i < b.n; ++i) {
+        const int64_t off = (i * b.c + ch) * b.s;
+        for (int64_t k = 0; k < b.s; ++k) yp[off + k] = xp[off + k] * s + t;
+      }
+    });
+  };
+  if (input.scalar_type() == ScalarType::Float) {
+    run(input.data_ptr<float>(), out.data_ptr<float>());
+  } else {
+    run(input.data_ptr<double>(), out.data_ptr<double>());
+  }
+}
+
 std::tuple<Tensor, Tensor, Tensor> native_batch_norm_kernel(
     const Tensor& input, const std::optional<Tensor>& weight,
     const std::optional<Tensor>& bias, const std::optional<Tensor>& running_mean,
@@ -126,6 +159,12 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_kernel(
   if (input.is_meta()) {
     return {out, emptyTensor({stats}, dt, input.device()),
             emptyTensor({stats}, dt, input.device())};
+  }
+  if (!training && input.is_contiguous() &&
+      (dt == ScalarType::Float || dt == ScalarType::Double)) {
+    evalInDtype(b, input, out, weight, bias, *running_mean, *running_var, eps);
+    return {out, emptyTensor({0}, dt, input.device()),
+            emptyTensor({0}, dt, input.device())};
   }
   const Tensor x = contiguousCastTo(input, ScalarType::Double);
   const double* xp = x.data_ptr<double>();

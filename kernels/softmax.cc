@@ -1,12 +1,14 @@
 // aten::softmax.int, log_softmax.int (and their int_out variants): schemas,
 // CPU and Meta kernels, and their front end (declared in reduce.h).
 //
-// Each slice along `dim` is done in three passes in double (the maximum,
-// the sum of exp(x - max), the output), so that large logits neither
-// overflow nor lose precision, whatever the storage dtype. Slices are
+// Each slice along `dim` is done in three passes (the maximum, the sum of
+// exp(x - max), the output), so that large logits do not overflow: in
+// double for every dtype, except contiguous float and double slices, which
+// stay in their dtype with the sum in double (softmaxContiguousSlice). Slices are
 // spread over parallel_for's threads when there is enough work.
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/library.h"
@@ -22,6 +24,38 @@ namespace turnout {
 namespace {
 
 using reduce_internal::copyToOut;
+
+// One contiguous slice of a float or double softmax, in its own dtype (as
+// ATen's CPU kernel): one exp per element, written to the output while
+// summing (in double), then scaled. The general path below converts every
+// element to double and takes its exp twice; this one is ~5x faster on
+// the attention scores of a transformer block (bench/README.md).
+template <bool kLog, class T>
+void softmaxContiguousSlice(const T* x, T* y, int64_t n) {
+  T max = -std::numeric_limits<T>::infinity();
+  bool nan = false;
+  for (int64_t i = 0; i < n; ++i) {
+    nan |= std::isnan(x[i]);
+    max = x[i] > max ? x[i] : max;
+  }
+  if (nan) max = std::numeric_limits<T>::quiet_NaN();
+  double total = 0;
+  if constexpr (kLog) {
+    for (int64_t i = 0; i < n; ++i) total += std::exp(x[i] - max);
+    // (x - max) first: max + log(total) rounded to T would lose the small
+    // log(total) next to large logits.
+    const T log_total = static_cast<T>(std::log(total));
+    for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - max) - log_total;
+  } else {
+    for (int64_t i = 0; i < n; ++i) {
+      const T e = std::exp(x[i] - max);
+      y[i] = e;
+      total += e;
+    }
+    const T inv = static_cast<T>(1.0 / total);
+    for (int64_t i = 0; i < n; ++i) y[i] *= inv;
+  }
+}
 
 template <bool kLog>
 Tensor softmaxImpl(const char* op, const Tensor& self, int64_t dim,
@@ -57,6 +91,12 @@ Tensor softmaxImpl(const char* op, const Tensor& self, int64_t dim,
         sizes, in_strides, out_strides, 3 * n, [&](int64_t io, int64_t oo) {
           const T* x = ib + io;
           T* y = ob + oo;
+          if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+            if (is == 1 && os == 1) {
+              softmaxContiguousSlice<kLog>(x, y, n);
+              return;
+            }
+          }
           double max = -std::numeric_limits<double>::infinity();
           bool nan = false;
           for (int64_t i = 0; i < n; ++i) {

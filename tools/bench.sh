@@ -6,9 +6,9 @@
 # Builds the benchmarks optimised (--config=opt), installs the optimised
 # Python package into a scratch folder, runs the dispatch (with c10 1.13 in
 # the same binary), kernels (with ATen 1.13), jit (with TorchScript 1.13),
-# registry memory and Python benchmarks with fixed settings: one pinned core
-# (the last one; the thread-scaling benchmark gets the last two), BLAS,
-# OpenMP and turnout's pool single-threaded. Then prints one line per
+# registry memory, Python and small-model benchmarks with fixed settings:
+# one pinned core (the last one; the thread-scaling benchmark gets the last
+# two), BLAS, OpenMP and turnout's pool single-threaded. Then prints one line per
 # headline figure with its baseline from the same run and the ratio
 # (tools/bench_summary.py). Installs Debian's libtorch-dev (the c10, ATen and
 # TorchScript baselines) and python3-torch when missing.
@@ -45,10 +45,12 @@ python=/usr/bin/python3
 if [ "$quick" = 1 ]; then
   gbench=(--benchmark_min_time=0.1)
   pybench=(--number 2000 --repeat 3)
+  modelbench=(--rounds 2 --seconds 0.05)
 else
   gbench=(--benchmark_min_time=0.5 --benchmark_repetitions=5
           --benchmark_report_aggregates_only=true)
   pybench=()
+  modelbench=()
 fi
 
 ncpu="$(nproc)"
@@ -92,6 +94,14 @@ for b in python jit_python; do
     rm -f "$out/$b.json"
   fi
 done
+
+# Issue 20's small models (a transformer block and a CNN block, batch 1 and
+# larger) in turnout's GraphExecutor and TorchScript 1.13, same process.
+echo "tools/bench.sh: jit_models_bench.py" >&2
+if ! PYTHONPATH="$pkg" "${pin[@]}" "$python" bench/jit_models_bench.py "${modelbench[@]}" \
+    --json "$out/jit_models.json" >"$out/jit_models.log" 2>&1; then
+  echo "tools/bench.sh: jit_models_bench.py failed or skipped a model (log: $out/jit_models.log)" >&2
+fi
 
 echo "tools/bench.sh: figures in $out; load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 "$python" tools/bench_summary.py "$out"

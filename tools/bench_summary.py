@@ -5,9 +5,9 @@
 DIR holds what tools/bench.sh wrote: Google Benchmark JSON files
 (dispatch.json, kernels.json, aten.json, jit.json, memory.json,
 threads.json) and the Python benchmarks' JSON (python.json,
-jit_python.json). Each line gives turnout's figure, its baseline from the
-same run (the direct call, memcpy, BLAS, or torch 1.13 / c10), their ratio,
-and the target from bench/README.md. A file that is missing (its benchmark
+jit_python.json, jit_models.json). Each line gives turnout's figure, its
+baseline from the same run (the direct call, memcpy, BLAS, or torch 1.13 /
+c10 / TorchScript), their ratio, and the target from bench/README.md. A file that is missing (its benchmark
 was skipped or failed) leaves its lines out with a note; the summary never
 invents a figure.
 """
@@ -163,6 +163,24 @@ def jit_python_lines(s, data):
               "TorchScript")
 
 
+def jit_models_lines(s, data):
+    """Issue 20's small models: one line per block, input size and graph form
+    (scripted or traced), turnout's executor against TorchScript's time."""
+    for model, label in (("transformer", "transformer block"), ("cnn", "CNN block")):
+        for size, inputs in (("small", "batch 1"), ("large", "large")):
+            for how in ("scripted", "traced"):
+                row = data.get(f"{model} {size} {how}")
+                if row is None:
+                    continue
+                figure = f"{label}, {inputs}, {how}"
+                if "error" in row:
+                    s.add(figure, None, "us")
+                    s.note(row["error"].splitlines()[0][:100])
+                    continue
+                s.add(figure, row["turnout_us"], "us", row["torch_us"], "TorchScript",
+                      f"<= {row['target']} of TorchScript")
+
+
 def main(argv):
     if len(argv) != 2:
         sys.exit("usage: bench_summary.py DIR (the folder tools/bench.sh wrote)")
@@ -177,6 +195,7 @@ def main(argv):
         ("memory.json", load_gbench, memory_lines),
         ("python.json", lambda p: json.load(open(p)), python_lines),
         ("jit_python.json", lambda p: json.load(open(p)), jit_python_lines),
+        ("jit_models.json", lambda p: json.load(open(p)), jit_models_lines),
     ]
     for file, loader, lines in sections:
         path = os.path.join(folder, file)

@@ -122,6 +122,19 @@ TEST(Softmax, LargeLogitsInfinitiesAndDtype) {
   EXPECT_EQ(p[0], 1.0);
   EXPECT_EQ(p[1], 0.0);
   EXPECT_TRUE(std::isnan(p[2]) && std::isnan(p[3]));
+  // A NaN makes its own slice NaN and no other (the contiguous float and
+  // double slices have their own loop: both dtypes, both dims).
+  const double kNan = std::numeric_limits<double>::quiet_NaN();
+  for (ScalarType dtype : {ScalarType::Float, ScalarType::Double}) {
+    for (bool log : {false, true}) {
+      SCOPED_TRACE(::testing::Message() << dtype << " log " << log);
+      Tensor x = tensorOf({0, kNan, 1000, 1000}, {2, 2}, dtype);
+      std::vector<double> y = valuesOf(log ? log_softmax(x, 1) : softmax(x, 1));
+      EXPECT_TRUE(std::isnan(y[0]) && std::isnan(y[1]));
+      EXPECT_NEAR(y[2], log ? -std::log(2.0) : 0.5, 1e-6);
+      EXPECT_NEAR(y[3], log ? -std::log(2.0) : 0.5, 1e-6);
+    }
+  }
   // dtype converts the input first: an integer input works with a float dtype.
   Tensor y = softmax(tensorOf({0, 0, 0, 0}, {4}, ScalarType::Long), 0,
                      ScalarType::Double);
@@ -140,14 +153,16 @@ TEST(Softmax, ThreadedSlicesMatchReference) {
     for (bool log : {false, true}) {
       SCOPED_TRACE(::testing::Message() << "dim " << dim << " log " << log);
       Tensor x = rangeOf({700, 60}, ScalarType::Float, 0.001, -20.0);
-      Tensor y =
-          log ? log_softmax(stridedCopy(x), dim) : softmax(stridedCopy(x), dim);
       const std::vector<double> want =
           referenceSoftmax(valuesOf(x), {700, 60}, dim, log);
-      const std::vector<double> got = valuesOf(y);
-      ASSERT_EQ(got.size(), want.size());
-      for (size_t i = 0; i < got.size(); ++i) {
-        ASSERT_NEAR(got[i], want[i], 1e-6 * (1 + std::abs(want[i]))) << i;
+      // Strided, and contiguous (whose dim-1 slices take the float loop).
+      for (const Tensor& in : {stridedCopy(x), x}) {
+        Tensor y = log ? log_softmax(in, dim) : softmax(in, dim);
+        const std::vector<double> got = valuesOf(y);
+        ASSERT_EQ(got.size(), want.size());
+        for (size_t i = 0; i < got.size(); ++i) {
+          ASSERT_NEAR(got[i], want[i], 1e-6 * (1 + std::abs(want[i]))) << i;
+        }
       }
     }
   }

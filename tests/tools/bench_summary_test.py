@@ -75,6 +75,29 @@ def test_thread_scaling_and_memory(tmp_path):
     assert "0.25 MB" in line(lines, "100k define/remove cycles, parked reader")
 
 
+def test_small_models_against_torchscript(tmp_path):
+    (tmp_path / "jit_models.json").write_text(json.dumps({
+        "transformer small scripted": {"turnout_us": 60.0, "turnout_us_sd": 2.0,
+                                       "torch_us": 200.0, "torch_us_sd": 5.0,
+                                       "ratio": 0.3, "ratio_sd": 0.01, "target": 0.5},
+        "cnn large traced": {"turnout_us": 9000.0, "turnout_us_sd": 100.0,
+                             "torch_us": 7500.0, "torch_us_sd": 90.0,
+                             "ratio": 1.2, "ratio_sd": 0.02, "target": 1.0},
+        "cnn small scripted": {"error": "ValueError: no operator aten::foo\nmore"},
+    }))
+    lines = summarize(tmp_path)
+    small = line(lines, "transformer block, batch 1, scripted")
+    assert "60.00 us" in small and "TorchScript 200.00 us  ratio 0.30" in small
+    assert "[target <= 0.5 of TorchScript]" in small
+    large = line(lines, "CNN block, large, traced")
+    assert "ratio 1.20" in large and "[target <= 1.0 of TorchScript]" in large
+    # A form that did not run says why, and invents no figure.
+    assert "(not measured)" in line(lines, "CNN block, batch 1, scripted")
+    assert "  (ValueError: no operator aten::foo)" in lines
+    # Forms absent from the file print nothing.
+    assert not any(l.startswith("transformer block, large") for l in lines)
+
+
 def test_missing_and_broken_files_are_reported_not_invented(tmp_path):
     (tmp_path / "kernels.json").write_text("{ not json")
     lines = summarize(tmp_path)
