@@ -37,11 +37,6 @@ namespace turnout {
 namespace cuda {
 namespace {
 
-template <class Sig>
-TypedOperatorHandle<Sig> typedOp(const char* name, const char* overload) {
-  return Dispatcher::singleton().findSchemaOrThrow(name, overload).typed<Sig>();
-}
-
 using Scalars = std::initializer_list<std::optional<ScalarArg>>;
 
 // The end of an out= kernel whose Meta kernel accepted the call on the

@@ -26,11 +26,6 @@ namespace {
 using DimList = std::optional<std::vector<int64_t>>;
 using Dt = std::optional<ScalarType>;
 
-template <class Sig>
-TypedOperatorHandle<Sig> typedOp(const char* name, const char* overload) {
-  return Dispatcher::singleton().findSchemaOrThrow(name, overload).typed<Sig>();
-}
-
 // Launches reduce.cu on `rows` ([outer, inner], contiguous, `compute`)
 // into `out`, with the scratch memory the two-pass reduction of few long
 // rows needs. The scratch comes from the caching allocator and goes back
@@ -139,18 +134,20 @@ Tensor aminKernel(const Tensor& self, IntArrayRef dim, bool keepdim) {
   return reduceCuda("amin()", ReduceOp::Min, self, dim, self.scalar_type(), m);
 }
 
-Tensor argmaxKernel(const Tensor& self, std::optional<int64_t> dim,
-                    bool keepdim) {
+// argmax and argmin (kMax: argmax). With no dim they index the flattened
+// (row-major) tensor: reducing every dimension in order gives exactly that
+// index.
+template <bool kMax>
+Tensor argKernel(const Tensor& self, std::optional<int64_t> dim,
+                 bool keepdim) {
   static const auto op =
       typedOp<Tensor(const Tensor&, std::optional<int64_t>, bool)>(
-          "aten::argmax", "");
+          kMax ? "aten::argmax" : "aten::argmin", "");
   const Tensor m = op.redispatch(metaKeys(), metaLike(self), dim, keepdim);
-  // With no dim, argmax indexes the flattened (row-major) tensor: reducing
-  // every dimension in order gives exactly that index.
   std::vector<int64_t> dims;
-  if (dim) dims.push_back(*dim);
-  if (self.dim() == 0) dims.clear();
-  return reduceCuda("argmax()", ReduceOp::ArgMax, self, dims,
+  if (dim && self.dim() > 0) dims.push_back(*dim);
+  return reduceCuda(kMax ? "argmax()" : "argmin()",
+                    kMax ? ReduceOp::ArgMax : ReduceOp::ArgMin, self, dims,
                     self.scalar_type(), m);
 }
 
@@ -210,17 +207,20 @@ TURNOUT_CUDA_MINMAX_OUT(amax, amaxKernel)
 TURNOUT_CUDA_MINMAX_OUT(amin, aminKernel)
 #undef TURNOUT_CUDA_MINMAX_OUT
 
-Tensor& argmaxOut(const Tensor& self, std::optional<int64_t> dim, bool keepdim,
-                  Tensor& out) {
-  static const auto op = typedOp<Tensor&(const Tensor&, std::optional<int64_t>,
-                                         bool, Tensor&)>("aten::argmax", "out");
-  checkCudaDevices("argmax.out()", {&self}, &out);
+template <bool kMax>
+Tensor& argOut(const Tensor& self, std::optional<int64_t> dim, bool keepdim,
+               Tensor& out) {
+  static const auto op =
+      typedOp<Tensor&(const Tensor&, std::optional<int64_t>, bool, Tensor&)>(
+          kMax ? "aten::argmax" : "aten::argmin", "out");
+  const char* name = kMax ? "argmax.out()" : "argmin.out()";
+  checkCudaDevices(name, {&self}, &out);
   Tensor mo = metaLike(out);
   op.redispatch(metaKeys(), metaLike(self), dim, keepdim, mo);
-  return finishOut("argmax.out()", mo, argmaxKernel(self, dim, keepdim), out);
+  return finishOut(name, mo, argKernel<kMax>(self, dim, keepdim), out);
 }
 
-// ---- all, any, prod (issue 20), argmin, max and min (issue 18) ----------------
+// ---- all, any, prod (issue 20), max and min (issue 18) ------------------------
 
 // all and any fold the input as Bool with Min and Max, into Bool, copied
 // into the Meta result's dtype (uint8 for uint8 inputs). An empty row folds
@@ -275,29 +275,6 @@ Tensor prodDimKernel(const Tensor& self, int64_t dim, bool keepdim, Dt dtype) {
       op.redispatch(metaKeys(), metaLike(self), dim, keepdim, dtype);
   return reduceCuda("prod()", ReduceOp::Prod, self, oneDim(self, dim),
                     m.scalar_type(), m);
-}
-
-Tensor argminKernel(const Tensor& self, std::optional<int64_t> dim,
-                    bool keepdim) {
-  static const auto op =
-      typedOp<Tensor(const Tensor&, std::optional<int64_t>, bool)>(
-          "aten::argmin", "");
-  const Tensor m = op.redispatch(metaKeys(), metaLike(self), dim, keepdim);
-  // As argmax: no dim indexes the flattened tensor.
-  std::vector<int64_t> dims;
-  if (dim) dims = oneDim(self, *dim);
-  return reduceCuda("argmin()", ReduceOp::ArgMin, self, dims,
-                    self.scalar_type(), m);
-}
-
-Tensor& argminOut(const Tensor& self, std::optional<int64_t> dim, bool keepdim,
-                  Tensor& out) {
-  static const auto op = typedOp<Tensor&(const Tensor&, std::optional<int64_t>,
-                                         bool, Tensor&)>("aten::argmin", "out");
-  checkCudaDevices("argmin.out()", {&self}, &out);
-  Tensor mo = metaLike(out);
-  op.redispatch(metaKeys(), metaLike(self), dim, keepdim, mo);
-  return finishOut("argmin.out()", mo, argminKernel(self, dim, keepdim), out);
 }
 
 // max() and min() of every element (NaN propagates).
@@ -361,7 +338,7 @@ TURNOUT_LIBRARY_IMPL(aten, CUDA, m) {
   m.impl("mean.out", TURNOUT_FN(::turnout::cuda::meanOut));
   m.impl("amax.out", TURNOUT_FN(::turnout::cuda::amaxOut));
   m.impl("amin.out", TURNOUT_FN(::turnout::cuda::aminOut));
-  m.impl("argmax.out", TURNOUT_FN(::turnout::cuda::argmaxOut));
+  m.impl("argmax.out", TURNOUT_FN(::turnout::cuda::argOut<true>));
   using namespace ::turnout::cuda;
   m.impl("sum", TURNOUT_FN(sumKernel));
   m.impl("sum.dim_IntList", TURNOUT_FN(sumDimKernel));
@@ -369,15 +346,15 @@ TURNOUT_LIBRARY_IMPL(aten, CUDA, m) {
   m.impl("mean.dim", TURNOUT_FN(meanDimKernel));
   m.impl("amax", TURNOUT_FN(amaxKernel));
   m.impl("amin", TURNOUT_FN(aminKernel));
-  m.impl("argmax", TURNOUT_FN(argmaxKernel));
+  m.impl("argmax", TURNOUT_FN(argKernel<true>));
   m.impl("all", TURNOUT_FN(logicalAll<true>));
   m.impl("all.dim", TURNOUT_FN(logicalDim<true>));
   m.impl("any", TURNOUT_FN(logicalAll<false>));
   m.impl("any.dim", TURNOUT_FN(logicalDim<false>));
   m.impl("prod", TURNOUT_FN(prodKernel));
   m.impl("prod.dim_int", TURNOUT_FN(prodDimKernel));
-  m.impl("argmin", TURNOUT_FN(argminKernel));
-  m.impl("argmin.out", TURNOUT_FN(argminOut));
+  m.impl("argmin", TURNOUT_FN(argKernel<false>));
+  m.impl("argmin.out", TURNOUT_FN(argOut<false>));
   m.impl("max", TURNOUT_FN(minmaxAll<true>));
   m.impl("min", TURNOUT_FN(minmaxAll<false>));
   m.impl("max.dim", TURNOUT_FN(minmaxDim<true>));

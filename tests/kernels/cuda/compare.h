@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "dispatcher/core/tensor.h"
+#include "dispatcher/dispatcher.h"
 #include "kernels/cuda/cuda_utils.h"
 #include "kernels/ops.h"
 #include "tests/kernels/testing.h"
@@ -43,6 +44,13 @@ class CudaTest : public ::testing::Test {
     }
   }
 };
+
+/// The typed handle of operator `name` and `overload`, for the operators
+/// that have no C++ front end: op<Tensor(const Tensor&)>("aten::erf").
+template <class Sig>
+TypedOperatorHandle<Sig> op(const char* name, const char* overload = "") {
+  return Dispatcher::singleton().findSchemaOrThrow(name, overload).typed<Sig>();
+}
 
 /// Runs `f` on the CPU and on CUDA and compares the results.
 inline void expectSame(const std::string& name, const OnDevice& f,

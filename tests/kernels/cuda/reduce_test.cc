@@ -8,13 +8,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "dispatcher/core/error.h"
-#include "dispatcher/dispatcher.h"
 #include "kernels/ops.h"
 #include "tests/error_of.h"
 #include "tests/kernels/cuda/compare.h"
@@ -30,16 +30,12 @@ using testing::expectSame;
 using testing::isReduced;
 using testing::mixed;
 using testing::on;
+using testing::op;
 using testing::stridedOn;
 using testing::tensorOf;
 using testing::transposed;
 
 class CudaReductions : public testing::CudaTest {};
-
-template <class Sig>
-TypedOperatorHandle<Sig> op(const char* name, const char* overload = "") {
-  return Dispatcher::singleton().findSchemaOrThrow(name, overload).typed<Sig>();
-}
 
 using Dt = std::optional<ScalarType>;
 
@@ -124,8 +120,8 @@ TEST_F(CudaReductions, OutOverloadsOfExtremaMatchCpu) {
       return part == 0 ? v : i;
     });
     expectSame("min.dim_min keepdim", [&](Device d) {
-      Tensor v = empty({4, 1}, TensorOptions(kFloat).device(d));
-      Tensor i = empty({4, 1}, TensorOptions(kLong).device(d));
+      Tensor v = empty({1, 4}, TensorOptions(kFloat).device(d));
+      Tensor i = empty({1, 4}, TensorOptions(kLong).device(d));
       min_out.call(transposed(on(d, x), 0, 1), 0, true, v, i);
       return part == 0 ? v : i;
     });
