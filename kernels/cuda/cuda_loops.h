@@ -26,10 +26,18 @@
 #include "dispatcher/core/scalar.h"
 #include "dispatcher/core/scalar_type.h"
 #include "dispatcher/core/tensor.h"
+#include "dispatcher/dispatcher.h"
 #include "kernels/cuda/launch.h"
 
 namespace turnout {
 namespace cuda {
+
+/// The typed handle of operator `name` (e.g. "aten::add") and `overload`,
+/// for a kernel's redispatch. Throws when the operator has no schema.
+template <class Sig>
+TypedOperatorHandle<Sig> typedOp(const char* name, const char* overload) {
+  return Dispatcher::singleton().findSchemaOrThrow(name, overload).typed<Sig>();
+}
 
 /// The key set that reaches an operator's Meta kernel.
 inline DispatchKeySet metaKeys() { return DispatchKeySet(DispatchKey::Meta); }

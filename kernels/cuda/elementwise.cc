@@ -20,11 +20,6 @@ namespace turnout {
 namespace cuda {
 namespace {
 
-template <class Sig>
-TypedOperatorHandle<Sig> typedOp(const char* name, const char* overload) {
-  return Dispatcher::singleton().findSchemaOrThrow(name, overload).typed<Sig>();
-}
-
 constexpr bool isComparison(ElementwiseOp k) {
   return k >= ElementwiseOp::Eq && k <= ElementwiseOp::Ge;
 }

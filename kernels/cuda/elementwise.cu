@@ -113,7 +113,117 @@ __device__ __forceinline__ M floatingFn(ElementwiseOp op, M x) {
     case ElementwiseOp::Log: return static_cast<M>(log(v));
     case ElementwiseOp::Sqrt: return static_cast<M>(sqrt(v));
     case ElementwiseOp::Tanh: return static_cast<M>(tanh(v));
+    case ElementwiseOp::Sin: return static_cast<M>(sin(v));
+    case ElementwiseOp::Cos: return static_cast<M>(cos(v));
+    case ElementwiseOp::Tan: return static_cast<M>(tan(v));
+    case ElementwiseOp::Asin: return static_cast<M>(asin(v));
+    case ElementwiseOp::Acos: return static_cast<M>(acos(v));
+    case ElementwiseOp::Atan: return static_cast<M>(atan(v));
+    case ElementwiseOp::Sinh: return static_cast<M>(sinh(v));
+    case ElementwiseOp::Cosh: return static_cast<M>(cosh(v));
+    case ElementwiseOp::Expm1: return static_cast<M>(expm1(v));
+    case ElementwiseOp::Log2: return static_cast<M>(log2(v));
+    case ElementwiseOp::Log10: return static_cast<M>(log10(v));
+    case ElementwiseOp::Log1p: return static_cast<M>(log1p(v));
+    // As the CPU kernels: 1 / sqrt(x), 1 / x (not rsqrt's approximation).
+    case ElementwiseOp::Rsqrt: return static_cast<M>(F(1) / sqrt(v));
+    case ElementwiseOp::Reciprocal: return static_cast<M>(F(1) / v);
+    case ElementwiseOp::Erf: return static_cast<M>(erf(v));
     default: return static_cast<M>(F(1) / (F(1) + exp(-v)));  // Sigmoid
+  }
+}
+
+// sign, floor, ceil, round (half to even), trunc, round.decimals in the
+// input's dtype: integers are whole already, and sign is 0 for NaN and for
+// signed zeros.
+template <class M>
+__device__ __forceinline__ M roundingFn(const ElementwiseArgs& a, M x) {
+  if constexpr (std::is_floating_point_v<M>) {
+    switch (a.op) {
+      case ElementwiseOp::Floor: return floor(x);
+      case ElementwiseOp::Ceil: return ceil(x);
+      case ElementwiseOp::Round: return rint(x);
+      case ElementwiseOp::Trunc: return trunc(x);
+      case ElementwiseOp::RoundDecimals: {
+        const M ten_pow = static_cast<M>(a.scalar[0].f);
+        return a.scalar[0].i != 0 ? rint(x / ten_pow) * ten_pow
+                                  : rint(x * ten_pow) / ten_pow;
+      }
+      default:  // Sign
+        return static_cast<M>(int(M(0) < x) - int(x < M(0)));
+    }
+  } else if constexpr (std::is_same_v<M, bool>) {
+    return x;  // sign of Bool; the others are refused on the host
+  } else if constexpr (std::is_unsigned_v<M>) {
+    return a.op == ElementwiseOp::Sign ? (x > 0 ? M(1) : M(0)) : x;
+  } else {
+    return a.op == ElementwiseOp::Sign
+               ? static_cast<M>(int(M(0) < x) - int(x < M(0)))
+               : x;
+  }
+}
+
+// maximum, minimum, fmod, floor_divide, bitwise_xor on compute values.
+// Device code cannot raise the CPU kernels' ZeroDivisionError for an
+// integer divisor of 0: fmod and floor_divide give 0 there.
+template <class M>
+__device__ __forceinline__ M binaryFn(ElementwiseOp op, M a, M b) {
+  switch (op) {
+    case ElementwiseOp::Maximum:
+    case ElementwiseOp::Minimum:
+      if constexpr (std::is_floating_point_v<M>) {
+        if (isnan(a)) return a;
+        if (isnan(b)) return b;
+      }
+      if (op == ElementwiseOp::Maximum) return a < b ? b : a;
+      return b < a ? b : a;
+    case ElementwiseOp::Fmod:
+      if constexpr (std::is_floating_point_v<M>) {
+        return fmod(a, b);
+      } else if constexpr (std::is_same_v<M, bool>) {
+        return a;  // refused on the host
+      } else {
+        if (b == 0) return M(0);
+        if constexpr (std::is_signed_v<M>) {
+          if (b == M(-1)) return M(0);  // INT_MIN % -1 overflows
+        }
+        return static_cast<M>(a % b);
+      }
+    case ElementwiseOp::FloorDivide:
+      if constexpr (std::is_floating_point_v<M>) {
+        // The CPU kernel's formula, so that both round alike.
+        if (b == M(0)) return a / b;
+        const M mod = fmod(a, b);
+        M div = (a - mod) / b;
+        if (mod != M(0) && ((b < M(0)) != (mod < M(0)))) div -= M(1);
+        if (div != M(0)) {
+          M floordiv = floor(div);
+          if (div - floordiv > M(0.5)) floordiv += M(1);
+          return floordiv;
+        }
+        return copysign(M(0), a / b);
+      } else if constexpr (std::is_same_v<M, bool>) {
+        return a;  // refused on the host
+      } else {
+        if (b == 0) return M(0);
+        if constexpr (std::is_signed_v<M>) {
+          if (b == M(-1)) return wrapNeg<M>(a);
+          M q = static_cast<M>(a / b);
+          const M r = static_cast<M>(a % b);
+          if (r != 0 && ((r < 0) != (b < 0))) --q;
+          return q;
+        } else {
+          return static_cast<M>(a / b);
+        }
+      }
+    default:  // BitwiseXor
+      if constexpr (std::is_same_v<M, bool>) {
+        return a != b;
+      } else if constexpr (std::is_integral_v<M>) {
+        return static_cast<M>(a ^ b);
+      } else {
+        return a;  // refused on the host
+      }
   }
 }
 
@@ -200,6 +310,52 @@ __device__ __forceinline__ void applyOp(const ElementwiseArgs& a, Input&& input,
     }
     case ElementwiseOp::Where:
       store(cond() ? input(1) : input(2));
+      break;
+    case ElementwiseOp::Sin:
+    case ElementwiseOp::Cos:
+    case ElementwiseOp::Tan:
+    case ElementwiseOp::Asin:
+    case ElementwiseOp::Acos:
+    case ElementwiseOp::Atan:
+    case ElementwiseOp::Sinh:
+    case ElementwiseOp::Cosh:
+    case ElementwiseOp::Expm1:
+    case ElementwiseOp::Log2:
+    case ElementwiseOp::Log10:
+    case ElementwiseOp::Log1p:
+    case ElementwiseOp::Rsqrt:
+    case ElementwiseOp::Reciprocal:
+    case ElementwiseOp::Erf:
+      store(floatingFn<M>(a.op, input(0)));
+      break;
+    case ElementwiseOp::Sign:
+    case ElementwiseOp::Floor:
+    case ElementwiseOp::Ceil:
+    case ElementwiseOp::Round:
+    case ElementwiseOp::Trunc:
+    case ElementwiseOp::RoundDecimals:
+      store(roundingFn<M>(a, input(0)));
+      break;
+    case ElementwiseOp::BitwiseNot: {
+      const M x = input(0);
+      if constexpr (std::is_same_v<M, bool>) {
+        store(!x);
+      } else if constexpr (std::is_integral_v<M>) {
+        store(static_cast<M>(~x));
+      } else {
+        store(x);  // refused on the host
+      }
+      break;
+    }
+    case ElementwiseOp::LogicalNot:
+      storeBool(input(0) == M(0));
+      break;
+    case ElementwiseOp::Maximum:
+    case ElementwiseOp::Minimum:
+    case ElementwiseOp::Fmod:
+    case ElementwiseOp::FloorDivide:
+    case ElementwiseOp::BitwiseXor:
+      store(binaryFn<M>(a.op, input(0), input(1)));
       break;
   }
 }

@@ -26,11 +26,6 @@ using Pin = std::optional<bool>;
 using Mf = std::optional<MemoryFormat>;
 using SizeSig = Tensor(IntArrayRef, Dt, Lo, Dv, Pin);
 
-template <class Sig>
-TypedOperatorHandle<Sig> typedOp(const char* name, const char* overload) {
-  return Dispatcher::singleton().findSchemaOrThrow(name, overload).typed<Sig>();
-}
-
 void checkOptions(const char* op, Lo layout, Pin pin) {
   TURNOUT_CHECK(layout.value_or(Layout::Strided) == Layout::Strided,
                 ErrorKind::NotImplemented, op, "(): layout ", *layout,

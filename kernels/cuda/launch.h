@@ -46,6 +46,21 @@ enum class ElementwiseOp : int {
   Pow,    // in0 ** scalar0
   Clamp,  // scalar0 = min (if has_scalar[0]), scalar1 = max (if has_scalar[1])
   Where,  // in0 (Bool) ? in1 : in2
+  // Unary, floating compute only (the host computes integral and Bool
+  // inputs in the default float dtype).
+  Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Expm1, Log2, Log10, Log1p,
+  Rsqrt, Reciprocal, Erf,
+  // Unary in the input's dtype.
+  Sign,
+  Floor, Ceil, Round, Trunc,  // integral inputs are copied
+  RoundDecimals,  // scalar0.f = 10^|decimals|, scalar0.i = decimals < 0
+  BitwiseNot,     // integral and Bool compute only
+  LogicalNot,     // Bool result: in0 == 0
+  // Binary, both inputs converted to the compute dtype.
+  Maximum, Minimum,  // NaN propagates (the first NaN operand)
+  Fmod,              // C's fmod; integers: sign of in0, 0 for a 0 divisor
+  FloorDivide,       // Python's //; integers: 0 for a 0 divisor
+  BitwiseXor,        // integral and Bool compute only
 };
 
 /// One operand: data at element 0, dtype, and strides in elements over the
@@ -83,7 +98,7 @@ struct ElementwiseArgs {
 int launchElementwise(const ElementwiseArgs& args, int compute_dtype,
                       CUstream_st* stream);
 
-enum class ReduceOp : int { Sum, Mean, Max, Min, ArgMax };
+enum class ReduceOp : int { Sum, Mean, Max, Min, ArgMax, Prod, ArgMin };
 
 /// Bytes of device scratch memory launchReduce needs for `outer` rows of
 /// `inner` elements of `dtype` on the current device: 0 when each row is
@@ -93,9 +108,10 @@ int64_t reduceScratchBytes(int dtype, int64_t outer, int64_t inner);
 
 /// Reduces a contiguous [outer, inner] array of `dtype` along `inner` into
 /// `outer` elements of `out` (contiguous): `dtype` for Sum, Mean, Max, Min
-/// (accumulated in double for floating dtypes, int64 for the others), Long
-/// indices for ArgMax (the first maximum; a NaN is the maximum). An empty
-/// row sums to 0 and averages to NaN. `scratch`: device memory of at least
+/// and Prod (accumulated in double for floating dtypes, int64 for the
+/// others, whose products wrap), Long indices for ArgMax and ArgMin (the
+/// first maximum or minimum; a NaN is both). An empty row sums to 0,
+/// multiplies to 1 and averages to NaN. `scratch`: device memory of at least
 /// reduceScratchBytes(dtype, outer, inner) bytes, 8-byte aligned (nullptr
 /// when that is 0), used by work queued on `stream`. Returns 0 or a
 /// cudaError_t.

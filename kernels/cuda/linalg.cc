@@ -33,11 +33,6 @@ namespace turnout {
 namespace cuda {
 namespace {
 
-template <class Sig>
-TypedOperatorHandle<Sig> typedOp(const char* name, const char* overload) {
-  return Dispatcher::singleton().findSchemaOrThrow(name, overload).typed<Sig>();
-}
-
 void checkCublas(cublasStatus_t status, const char* op) {
   TURNOUT_CHECK(status == CUBLAS_STATUS_SUCCESS, ErrorKind::Internal, op,
                 ": cuBLAS error ", cublasGetStatusName(status), ": ",

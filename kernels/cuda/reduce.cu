@@ -25,8 +25,8 @@ constexpr int kThreads = 256;
 template <class T>
 using AccType = std::conditional_t<kIsFloating<T>, double, int64_t>;
 
-// Folds (value, index) pairs. For ArgMax a NaN beats everything and the
-// lower index wins a tie; Max and Min propagate NaN.
+// Folds (value, index) pairs. For ArgMax and ArgMin a NaN beats everything
+// and the lower index wins a tie; Max and Min propagate NaN.
 template <class A>
 struct Partial {
   A value;
@@ -55,7 +55,16 @@ __device__ __forceinline__ Partial<A> combine(ReduceOp op, Partial<A> x,
     case ReduceOp::Min:
       if (isNan(x.value) || isNan(y.value)) return {x.value + y.value, 0};
       return {y.value < x.value ? y.value : x.value, 0};
-    default: {  // ArgMax; index -1 is "nothing seen"
+    case ReduceOp::Prod:
+      if constexpr (std::is_integral_v<A>) {  // wraps, as the CPU kernel's
+        using U = std::make_unsigned_t<A>;
+        return {static_cast<A>(static_cast<U>(x.value) *
+                               static_cast<U>(y.value)),
+                0};
+      } else {
+        return {x.value * y.value, 0};
+      }
+    default: {  // ArgMax, ArgMin; index -1 is "nothing seen"
       if (x.index < 0) return y;
       if (y.index < 0) return x;
       const bool xn = isNan(x.value), yn = isNan(y.value);
@@ -63,7 +72,10 @@ __device__ __forceinline__ Partial<A> combine(ReduceOp op, Partial<A> x,
         if (xn && yn) return x.index < y.index ? x : y;
         return xn ? x : y;
       }
-      if (x.value != y.value) return x.value > y.value ? x : y;
+      if (x.value != y.value) {
+        if (op == ReduceOp::ArgMin) return x.value < y.value ? x : y;
+        return x.value > y.value ? x : y;
+      }
       return x.index < y.index ? x : y;
     }
   }
@@ -85,7 +97,10 @@ __device__ __forceinline__ Partial<A> identity(ReduceOp op) {
         return {static_cast<A>(0x7fffffffffffffffULL), 0};
       }
     case ReduceOp::ArgMax:
+    case ReduceOp::ArgMin:
       return {A(0), -1};
+    case ReduceOp::Prod:
+      return {A(1), 0};
     default:
       return {A(0), 0};
   }
@@ -159,14 +174,15 @@ __device__ Partial<A> blockCombine(ReduceOp op, Partial<A> acc) {
   return Partial<A>{values[0], indices[0]};
 }
 
-// Writes row `row`'s result: the index for ArgMax (0 for an empty row), the
-// sum divided by `inner` for Mean, the value in T otherwise.
+// Writes row `row`'s result: the index for ArgMax and ArgMin (0 for an
+// empty row), the sum divided by `inner` for Mean, the value in T
+// otherwise.
 template <class T>
 __device__ __forceinline__ void writeResult(ReduceOp op, void* out,
                                             int64_t row,
                                             Partial<AccType<T>> r,
                                             int64_t inner) {
-  if (op == ReduceOp::ArgMax) {
+  if (op == ReduceOp::ArgMax || op == ReduceOp::ArgMin) {
     static_cast<int64_t*>(out)[row] = r.index < 0 ? 0 : r.index;
   } else if (op == ReduceOp::Mean) {
     static_cast<T*>(out)[row] =
@@ -191,9 +207,10 @@ __global__ void reduceRowsKernel(ReduceOp op, const T* in, void* out,
 // Two passes (few long rows): gridDim.x blocks per row (blockIdx.y) each
 // fold a share of the row into one partial, at values/indices[row *
 // gridDim.x + blockIdx.x]; reduceFinishKernel folds each row's partials.
-// combine selects by a total order for Max, Min and ArgMax (NaN first, then
-// the lower index on ties) and adds for Sum, so the grouping changes no
-// result but a sum's rounding.
+// combine selects by a total order for Max, Min, ArgMax and ArgMin (NaN
+// first, then the lower index on ties) and adds for Sum (multiplies for
+// Prod), so the grouping changes no result but a sum's or product's
+// rounding.
 template <ReduceOp kFold, class T>
 __global__ void reducePartialsKernel(const T* in, int64_t inner,
                                      AccType<T>* values, int64_t* indices) {
@@ -376,6 +393,12 @@ void visitFold(ReduceOp op, F&& f) {
       break;
     case ReduceOp::ArgMax:
       f(std::integral_constant<ReduceOp, ReduceOp::ArgMax>{});
+      break;
+    case ReduceOp::Prod:
+      f(std::integral_constant<ReduceOp, ReduceOp::Prod>{});
+      break;
+    case ReduceOp::ArgMin:
+      f(std::integral_constant<ReduceOp, ReduceOp::ArgMin>{});
       break;
   }
 }

@@ -15,11 +15,6 @@ namespace turnout {
 namespace cuda {
 namespace {
 
-template <class Sig>
-TypedOperatorHandle<Sig> typedOp(const char* name, const char* overload) {
-  return Dispatcher::singleton().findSchemaOrThrow(name, overload).typed<Sig>();
-}
-
 Tensor viewKernel(const Tensor& self, IntArrayRef size) {
   static const auto op =
       typedOp<Tensor(const Tensor&, IntArrayRef)>("aten::view", "");

@@ -21,11 +21,6 @@ namespace {
 
 using Dt = std::optional<ScalarType>;
 
-template <class Sig>
-TypedOperatorHandle<Sig> typedOp(const char* name, const char* overload) {
-  return Dispatcher::singleton().findSchemaOrThrow(name, overload).typed<Sig>();
-}
-
 // t's sizes and strides with `dim` moved last (nothing moves for dim < 0).
 void moveLast(const Tensor& t, int64_t dim, DimVector* sizes,
               DimVector* strides) {

@@ -1,0 +1,335 @@
+// CUDA kernels of the pointwise operators of issues 18 and 20, registered
+// at the CUDA key: the unary math operators (sin ... erf, sign, floor,
+// ceil, round, round.decimals, trunc, bitwise_not: functional, in-place and
+// out=), the in-place and out= overloads of exp, log, sqrt, tanh, sigmoid,
+// neg, abs and relu (their functional forms are in elementwise.cc),
+// maximum, minimum, fmod.Tensor, floor_divide, bitwise_xor.Tensor (with
+// their in-place forms), logical_not (logical_not_), masked_fill_ (.Scalar,
+// .Tensor) and where.self_out.
+//
+// As elementwise.cc's: each kernel redispatches to the operator's Meta
+// kernel on meta stand-ins for sizes, dtype and every check, then runs
+// elementwise.cu (cuda_loops.h's runElementwise) in the dtype the
+// functional Meta kernel gives. The activations (gelu, silu, elu,
+// leaky_relu, hardtanh, softplus and their backward operators), clamp_,
+// masked_fill, the Scalar overloads of fmod, floor_divide and bitwise_xor,
+// logsumexp, norm, var and std are composite kernels over these and
+// elementwise.cc's, so they run on CUDA through them.
+//
+// One difference from the CPU kernels: an integer fmod or floor_divide by
+// zero gives 0 instead of raising ZeroDivisionError (device code cannot
+// throw, and torch's CUDA kernels do not raise either).
+#include <cmath>
+#include <initializer_list>
+#include <optional>
+#include <string_view>
+
+#include "dispatcher/core/error.h"
+#include "dispatcher/dispatcher.h"
+#include "dispatcher/library.h"
+#include "kernels/cuda/cuda_loops.h"
+#include "kernels/factory.h"
+#include "kernels/mem_overlap.h"
+#include "kernels/tensor_utils.h"
+#include "kernels/type_promotion.h"
+
+namespace turnout {
+namespace cuda {
+namespace {
+
+using Scalars = std::initializer_list<std::optional<ScalarArg>>;
+
+// The end of an out= kernel whose Meta kernel accepted the call on the
+// stand-in `meta_out`: computes straight into `out` when its shape stays,
+// else into a new tensor that finishOut copies into the resized out.
+Tensor& computeOut(std::string_view op, ElementwiseOp kind, ScalarType compute,
+                   const Tensor& meta_out, Tensor& out,
+                   std::initializer_list<Tensor> inputs, Scalars scalars = {},
+                   int scalar_input = -1) {
+  if (out.sizes() == meta_out.sizes()) {
+    int k = 0;
+    for (const Tensor& in : inputs) {
+      if (k++ != scalar_input && !isCpuScalar(in)) {
+        checkNoPartialOverlap(out, in, op);
+      }
+    }
+    runElementwise(op, kind, compute, out, inputs, scalars, scalar_input);
+    return out;
+  }
+  const Tensor result = emptyTensor(meta_out.sizes(), compute, out.device());
+  runElementwise(op, kind, compute, result, inputs, scalars, scalar_input);
+  return finishOut(op, meta_out, result, out);
+}
+
+// ---- Unary operators ---------------------------------------------------------
+
+// One unary operator: its schema names and its element operation.
+#define TURNOUT_CUDA_UNARY_SPEC(name, Kind)                      \
+  struct Kind##Spec {                                            \
+    static constexpr const char* kOp = "aten::" #name;           \
+    static constexpr const char* kInplaceOp = "aten::" #name "_"; \
+    static constexpr const char* kName = #name;                  \
+    static constexpr const char* kInplaceName = #name "_";       \
+    static constexpr const char* kOutName = #name ".out";        \
+    static constexpr ElementwiseOp kKind = ElementwiseOp::Kind;  \
+  };
+
+// Those whose functional form is registered here, then those whose
+// functional form is elementwise.cc's.
+#define TURNOUT_CUDA_UNARY_NEW(X)                                          \
+  X(sin, Sin) X(cos, Cos) X(tan, Tan) X(asin, Asin) X(acos, Acos)          \
+  X(atan, Atan) X(sinh, Sinh) X(cosh, Cosh) X(expm1, Expm1) X(log2, Log2)  \
+  X(log10, Log10) X(log1p, Log1p) X(rsqrt, Rsqrt)                          \
+  X(reciprocal, Reciprocal) X(erf, Erf) X(sign, Sign) X(floor, Floor)      \
+  X(ceil, Ceil) X(round, Round) X(trunc, Trunc) X(bitwise_not, BitwiseNot)
+#define TURNOUT_CUDA_UNARY_OLD(X)                                          \
+  X(exp, Exp) X(log, Log) X(sqrt, Sqrt) X(tanh, Tanh) X(sigmoid, Sigmoid)  \
+  X(neg, Neg) X(abs, Abs) X(relu, Relu)
+
+TURNOUT_CUDA_UNARY_NEW(TURNOUT_CUDA_UNARY_SPEC)
+TURNOUT_CUDA_UNARY_OLD(TURNOUT_CUDA_UNARY_SPEC)
+#undef TURNOUT_CUDA_UNARY_SPEC
+
+// The dtype the operator computes in: its functional Meta kernel's result
+// (the default float dtype for integral inputs of the floating operators).
+template <class S>
+ScalarType unaryCompute(const Tensor& self) {
+  static const auto op = typedOp<Tensor(const Tensor&)>(S::kOp, "");
+  return op.redispatch(metaKeys(), metaLike(self)).scalar_type();
+}
+
+template <class S>
+Tensor unaryFunctional(const Tensor& self) {
+  static const auto op = typedOp<Tensor(const Tensor&)>(S::kOp, "");
+  const Device device = checkCudaDevices(S::kName, {&self});
+  const Tensor m = op.redispatch(metaKeys(), metaLike(self));
+  Tensor out = emptyTensor(m.sizes(), m.scalar_type(), device);
+  runElementwise(S::kName, S::kKind, m.scalar_type(), out, {self});
+  return out;
+}
+
+template <class S>
+Tensor& unaryInplace(Tensor& self) {
+  static const auto op = typedOp<Tensor&(Tensor&)>(S::kInplaceOp, "");
+  checkCudaDevices(S::kInplaceName, {}, &self);
+  Tensor ms = metaLike(self);
+  op.redispatch(metaKeys(), ms);  // castability and internal overlap
+  runElementwise(S::kInplaceName, S::kKind, unaryCompute<S>(self), self,
+                 {self});
+  return self;
+}
+
+template <class S>
+Tensor& unaryOut(const Tensor& self, Tensor& out) {
+  static const auto op =
+      typedOp<Tensor&(const Tensor&, Tensor&)>(S::kOp, "out");
+  checkCudaDevices(S::kOutName, {&self}, &out);
+  Tensor mo = metaLike(out);
+  op.redispatch(metaKeys(), metaLike(self), mo);
+  return computeOut(S::kOutName, S::kKind, unaryCompute<S>(self), mo, out,
+                    {self});
+}
+
+// round.decimals: x * 10^d rounded half to even, divided back (d < 0:
+// divided by 10^-d, rounded, multiplied back), as the CPU kernel.
+ScalarArg roundDecimalsArg(int64_t decimals) {
+  ScalarArg arg;
+  arg.f = std::pow(10.0, static_cast<double>(decimals < 0 ? -decimals
+                                                          : decimals));
+  arg.i = decimals < 0 ? 1 : 0;
+  return arg;
+}
+
+Tensor roundDecimals(const Tensor& self, int64_t decimals) {
+  static const auto op =
+      typedOp<Tensor(const Tensor&, int64_t)>("aten::round", "decimals");
+  const Device device = checkCudaDevices("round", {&self});
+  const Tensor m = op.redispatch(metaKeys(), metaLike(self), decimals);
+  Tensor out = emptyTensor(m.sizes(), m.scalar_type(), device);
+  runElementwise("round", ElementwiseOp::RoundDecimals, m.scalar_type(), out,
+                 {self}, {roundDecimalsArg(decimals)});
+  return out;
+}
+
+Tensor& roundDecimalsInplace(Tensor& self, int64_t decimals) {
+  static const auto op =
+      typedOp<Tensor&(Tensor&, int64_t)>("aten::round_", "decimals");
+  checkCudaDevices("round_", {}, &self);
+  Tensor ms = metaLike(self);
+  op.redispatch(metaKeys(), ms, decimals);
+  runElementwise("round_", ElementwiseOp::RoundDecimals, self.scalar_type(),
+                 self, {self}, {roundDecimalsArg(decimals)});
+  return self;
+}
+
+Tensor& roundDecimalsOut(const Tensor& self, int64_t decimals, Tensor& out) {
+  static const auto op = typedOp<Tensor&(const Tensor&, int64_t, Tensor&)>(
+      "aten::round", "decimals_out");
+  checkCudaDevices("round.decimals_out", {&self}, &out);
+  Tensor mo = metaLike(out);
+  op.redispatch(metaKeys(), metaLike(self), decimals, mo);
+  return computeOut("round.decimals_out", ElementwiseOp::RoundDecimals,
+                    self.scalar_type(), mo, out, {self},
+                    {roundDecimalsArg(decimals)});
+}
+
+// ---- Binary operators ------------------------------------------------------------
+
+// One binary operator: its functional overload and, where it has one, its
+// in-place overload (both take (self, Tensor other)).
+#define TURNOUT_CUDA_BINARY_SPEC(name, overload, Kind)             \
+  struct Kind##Spec {                                              \
+    static constexpr const char* kOp = "aten::" #name;             \
+    static constexpr const char* kOverload = overload;             \
+    static constexpr const char* kInplaceOp = "aten::" #name "_";  \
+    static constexpr const char* kName = #name;                    \
+    static constexpr const char* kInplaceName = #name "_";         \
+    static constexpr ElementwiseOp kKind = ElementwiseOp::Kind;    \
+  };
+TURNOUT_CUDA_BINARY_SPEC(maximum, "", Maximum)
+TURNOUT_CUDA_BINARY_SPEC(minimum, "", Minimum)
+TURNOUT_CUDA_BINARY_SPEC(fmod, "Tensor", Fmod)
+TURNOUT_CUDA_BINARY_SPEC(floor_divide, "", FloorDivide)
+TURNOUT_CUDA_BINARY_SPEC(bitwise_xor, "Tensor", BitwiseXor)
+#undef TURNOUT_CUDA_BINARY_SPEC
+
+template <class S>
+Tensor binaryFunctional(const Tensor& self, const Tensor& other) {
+  static const auto op =
+      typedOp<Tensor(const Tensor&, const Tensor&)>(S::kOp, S::kOverload);
+  const Device device = checkCudaDevices(S::kName, {&self, &other});
+  const Tensor m = op.redispatch(metaKeys(), metaLike(self), metaLike(other));
+  Tensor out = emptyTensor(m.sizes(), m.scalar_type(), device);
+  runElementwise(S::kName, S::kKind, m.scalar_type(), out, {self, other});
+  return out;
+}
+
+// The in-place forms compute in the promoted dtype of self and other, as
+// the functional ones, and write self's dtype (the Meta kernel checked
+// that it holds the result). An `other` that overlaps self in another
+// layout is read from a copy (runElementwise), as the CPU kernels compute
+// aside.
+template <class S>
+Tensor& binaryInplace(Tensor& self, const Tensor& other) {
+  static const auto op =
+      typedOp<Tensor&(Tensor&, const Tensor&)>(S::kInplaceOp, "Tensor");
+  checkCudaDevices(S::kInplaceName, {&other}, &self);
+  Tensor ms = metaLike(self);
+  op.redispatch(metaKeys(), ms, metaLike(other));
+  runElementwise(S::kInplaceName, S::kKind, resultType(self, other), self,
+                 {self, other});
+  return self;
+}
+
+// ---- logical_not, masked_fill_, where.self_out -----------------------------------
+
+// logical_not reads its input in the input's own dtype (x == 0), so a NaN
+// is true and its negation false, as the CPU kernel's cast to Bool.
+Tensor logicalNot(const Tensor& self) {
+  static const auto op =
+      typedOp<Tensor(const Tensor&)>("aten::logical_not", "");
+  const Device device = checkCudaDevices("logical_not", {&self});
+  const Tensor m = op.redispatch(metaKeys(), metaLike(self));
+  Tensor out = emptyTensor(m.sizes(), m.scalar_type(), device);
+  runElementwise("logical_not", ElementwiseOp::LogicalNot, self.scalar_type(),
+                 out, {self});
+  return out;
+}
+
+Tensor& logicalNotInplace(Tensor& self) {
+  static const auto op = typedOp<Tensor&(Tensor&)>("aten::logical_not_", "");
+  checkCudaDevices("logical_not_", {}, &self);
+  Tensor ms = metaLike(self);
+  op.redispatch(metaKeys(), ms);
+  runElementwise("logical_not_", ElementwiseOp::LogicalNot, self.scalar_type(),
+                 self, {self});
+  return self;
+}
+
+// self = mask ? value : self. The value is first converted to self's dtype
+// as the CPU kernel converts it (through a 0-dim tensor of that dtype, which
+// also range-checks it), then passed exactly.
+Tensor& maskedFillScalar(Tensor& self, const Tensor& mask, const Scalar& value) {
+  static const auto op =
+      typedOp<Tensor&(Tensor&, const Tensor&, const Scalar&)>(
+          "aten::masked_fill_", "Scalar");
+  checkCudaDevices("masked_fill_", {&mask}, &self);
+  Tensor ms = metaLike(self);
+  op.redispatch(metaKeys(), ms, metaLike(mask), value);
+  const ScalarType dtype = self.scalar_type();
+  const Scalar exact = full({}, value, TensorOptions(dtype)).item();
+  runElementwise("masked_fill_", ElementwiseOp::Where, dtype, self,
+                 {mask, self, self},
+                 {std::nullopt, scalarArg(exact, dtype, "masked_fill_")},
+                 /*scalar_input=*/1);
+  return self;
+}
+
+Tensor& maskedFillTensor(Tensor& self, const Tensor& mask, const Tensor& value) {
+  static const auto op =
+      typedOp<Tensor&(Tensor&, const Tensor&, const Tensor&)>(
+          "aten::masked_fill_", "Tensor");
+  checkCudaDevices("masked_fill_", {&mask, &value}, &self);
+  Tensor ms = metaLike(self);
+  op.redispatch(metaKeys(), ms, metaLike(mask), metaLike(value));
+  runElementwise("masked_fill_", ElementwiseOp::Where, self.scalar_type(),
+                 self, {mask, value, self});
+  return self;
+}
+
+Tensor& whereSelfOut(const Tensor& condition, const Tensor& self,
+                     const Tensor& other, Tensor& out) {
+  static const auto op =
+      typedOp<Tensor&(const Tensor&, const Tensor&, const Tensor&, Tensor&)>(
+          "aten::where", "self_out");
+  static const auto fn =
+      typedOp<Tensor(const Tensor&, const Tensor&, const Tensor&)>(
+          "aten::where", "self");
+  checkCudaDevices("where.self_out", {&condition, &self, &other}, &out);
+  Tensor mo = metaLike(out);
+  op.redispatch(metaKeys(), metaLike(condition), metaLike(self),
+                metaLike(other), mo);
+  const ScalarType compute =
+      fn.redispatch(metaKeys(), metaLike(condition), metaLike(self),
+                    metaLike(other))
+          .scalar_type();
+  return computeOut("where.self_out", ElementwiseOp::Where, compute, mo, out,
+                    {condition, self, other});
+}
+
+}  // namespace
+}  // namespace cuda
+}  // namespace turnout
+
+#define TURNOUT_CUDA_IMPL_FN(name, Kind) \
+  m.impl(#name, TURNOUT_FN(unaryFunctional<Kind##Spec>));
+#define TURNOUT_CUDA_IMPL_INPLACE_OUT(name, Kind)              \
+  m.impl(#name "_", TURNOUT_FN(unaryInplace<Kind##Spec>));      \
+  m.impl(#name ".out", TURNOUT_FN(unaryOut<Kind##Spec>));
+
+TURNOUT_LIBRARY_IMPL(aten, CUDA, m) {
+  using namespace ::turnout::cuda;
+  TURNOUT_CUDA_UNARY_NEW(TURNOUT_CUDA_IMPL_FN)
+  TURNOUT_CUDA_UNARY_NEW(TURNOUT_CUDA_IMPL_INPLACE_OUT)
+  TURNOUT_CUDA_UNARY_OLD(TURNOUT_CUDA_IMPL_INPLACE_OUT)
+  m.impl("round.decimals", TURNOUT_FN(roundDecimals));
+  m.impl("round_.decimals", TURNOUT_FN(roundDecimalsInplace));
+  m.impl("round.decimals_out", TURNOUT_FN(roundDecimalsOut));
+  m.impl("maximum", TURNOUT_FN(binaryFunctional<MaximumSpec>));
+  m.impl("minimum", TURNOUT_FN(binaryFunctional<MinimumSpec>));
+  m.impl("fmod.Tensor", TURNOUT_FN(binaryFunctional<FmodSpec>));
+  m.impl("fmod_.Tensor", TURNOUT_FN(binaryInplace<FmodSpec>));
+  m.impl("floor_divide", TURNOUT_FN(binaryFunctional<FloorDivideSpec>));
+  m.impl("floor_divide_.Tensor", TURNOUT_FN(binaryInplace<FloorDivideSpec>));
+  m.impl("bitwise_xor.Tensor", TURNOUT_FN(binaryFunctional<BitwiseXorSpec>));
+  m.impl("bitwise_xor_.Tensor", TURNOUT_FN(binaryInplace<BitwiseXorSpec>));
+  m.impl("logical_not", TURNOUT_FN(logicalNot));
+  m.impl("logical_not_", TURNOUT_FN(logicalNotInplace));
+  m.impl("masked_fill_.Scalar", TURNOUT_FN(maskedFillScalar));
+  m.impl("masked_fill_.Tensor", TURNOUT_FN(maskedFillTensor));
+  m.impl("where.self_out", TURNOUT_FN(whereSelfOut));
+}
+#undef TURNOUT_CUDA_IMPL_FN
+#undef TURNOUT_CUDA_IMPL_INPLACE_OUT
+#undef TURNOUT_CUDA_UNARY_NEW
+#undef TURNOUT_CUDA_UNARY_OLD
