@@ -157,8 +157,9 @@ void checkGradShape(const char* op, const Tensor& grad_output,
 // The max pool of every plane of contiguous `xp` into `vp` and `ip`, in T.
 // Comparisons in float or double give the same winner, so a contiguous
 // float or double input runs in its own dtype (no conversion to double and
-// back: twice as fast on a CNN block, bench/README.md), any other through
-// a double copy.
+// back, two passes and two tensors fewer), any other through a double copy.
+// The window loop itself (bounds checks for padding and dilation on every
+// element) is most of the time that is left (bench/README.md).
 template <class T>
 void maxPoolPlanes(const PoolGeometry& g, const T* xp, T* vp, int64_t* ip) {
   forEachPlane(g, g.oh * g.ow * g.kh * g.kw, [&](int64_t p) {
