@@ -107,7 +107,8 @@ void parallelChannels(const BnShape& b, const std::function<void(int64_t)>& fn) 
 // per channel (scale and shift from the running statistics, in double),
 // written straight into `out` in the input's dtype. The general path
 // converts the input to double and the result back, two more passes and
-// two tensors; this one is ~10x faster on a CNN block (bench/README.md).
+// two tensors; this one is 2.6-2.9x faster on a CNN block's shapes
+// (bench/README.md).
 void evalInDtype(const BnShape& b, const Tensor& input, Tensor& out,
                  const std::optional<Tensor>& weight,
                  const std::optional<Tensor>& bias, const Tensor& running_mean,

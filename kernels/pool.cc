@@ -154,22 +154,16 @@ void checkGradShape(const char* op, const Tensor& grad_output,
 
 // ---- max_pool2d_with_indices -------------------------------------------------
 
-std::tuple<Tensor, Tensor> max_pool2d_with_indices_kernel(
-    const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
-    IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
-  const PoolGeometry g = checkPool("max_pool2d", self, kernel_size, stride,
-                                   padding, dilation, ceil_mode);
-  checkFloating("max_pool2d", self);
-  Tensor out = emptyTensor(g.out_sizes, self.scalar_type(), self.device());
-  Tensor indices = emptyTensor(g.out_sizes, ScalarType::Long, self.device());
-  if (self.is_meta() || out.numel() == 0) return {out, indices};
-  const Tensor x = contiguousCastTo(self, ScalarType::Double);
-  Tensor values = emptyTensor(g.out_sizes, ScalarType::Double, self.device());
-  const double* xp = x.data_ptr<double>();
-  double* vp = values.data_ptr<double>();
-  int64_t* ip = indices.data_ptr<int64_t>();
+// The max pool of every plane of contiguous `xp` into `vp` and `ip`, in T.
+// Comparisons in float or double give the same winner, so a contiguous
+// float or double input runs in its own dtype (no conversion to double and
+// back, two passes and two tensors fewer), any other through a double copy.
+// The window loop itself (bounds checks for padding and dilation on every
+// element) is most of the time that is left (bench/README.md).
+template <class T>
+void maxPoolPlanes(const PoolGeometry& g, const T* xp, T* vp, int64_t* ip) {
   forEachPlane(g, g.oh * g.ow * g.kh * g.kw, [&](int64_t p) {
-    const double* in = xp + p * g.ih * g.iw;
+    const T* in = xp + p * g.ih * g.iw;
     for (int64_t y = 0; y < g.oh; ++y) {
       for (int64_t x0 = 0; x0 < g.ow; ++x0) {
         const int64_t hs = y * g.sh - g.ph, ws = x0 * g.sw - g.pw;
@@ -178,7 +172,7 @@ std::tuple<Tensor, Tensor> max_pool2d_with_indices_kernel(
         int64_t y0 = hs, x1 = ws;
         while (y0 < 0) y0 += g.dh;
         while (x1 < 0) x1 += g.dw;
-        double best = -std::numeric_limits<double>::infinity();
+        T best = -std::numeric_limits<T>::infinity();
         int64_t best_i = y0 * g.iw + x1;
         for (int64_t i = 0; i < g.kh; ++i) {
           const int64_t iy = hs + i * g.dh;
@@ -186,7 +180,7 @@ std::tuple<Tensor, Tensor> max_pool2d_with_indices_kernel(
           for (int64_t j = 0; j < g.kw; ++j) {
             const int64_t ix = ws + j * g.dw;
             if (ix < 0 || ix >= g.iw) continue;
-            const double v = in[iy * g.iw + ix];
+            const T v = in[iy * g.iw + ix];
             if (v > best || std::isnan(v)) {
               best = v;
               best_i = iy * g.iw + ix;
@@ -199,6 +193,29 @@ std::tuple<Tensor, Tensor> max_pool2d_with_indices_kernel(
       }
     }
   });
+}
+
+std::tuple<Tensor, Tensor> max_pool2d_with_indices_kernel(
+    const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
+    IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
+  const PoolGeometry g = checkPool("max_pool2d", self, kernel_size, stride,
+                                   padding, dilation, ceil_mode);
+  checkFloating("max_pool2d", self);
+  Tensor out = emptyTensor(g.out_sizes, self.scalar_type(), self.device());
+  Tensor indices = emptyTensor(g.out_sizes, ScalarType::Long, self.device());
+  if (self.is_meta() || out.numel() == 0) return {out, indices};
+  int64_t* ip = indices.data_ptr<int64_t>();
+  if (self.is_contiguous() && self.scalar_type() == ScalarType::Float) {
+    maxPoolPlanes(g, self.data_ptr<float>(), out.data_ptr<float>(), ip);
+    return {out, indices};
+  }
+  if (self.is_contiguous() && self.scalar_type() == ScalarType::Double) {
+    maxPoolPlanes(g, self.data_ptr<double>(), out.data_ptr<double>(), ip);
+    return {out, indices};
+  }
+  const Tensor x = contiguousCastTo(self, ScalarType::Double);
+  Tensor values = emptyTensor(g.out_sizes, ScalarType::Double, self.device());
+  maxPoolPlanes(g, x.data_ptr<double>(), values.data_ptr<double>(), ip);
   copyCast(out, values);
   return {out, indices};
 }

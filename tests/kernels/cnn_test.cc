@@ -191,6 +191,40 @@ TEST(Pool, BackwardsAreAdjoints) {
   }
 }
 
+TEST(Pool, MaxPoolSameInEveryLayoutAndDtype) {
+  // Contiguous float and double inputs are pooled in their own dtype, a
+  // strided one through double: the same values and indices, NaN included.
+  std::vector<double> v = valuesOf(pseudoRandom({2, 3, 7, 6}, 18));
+  v[5] = std::nan("");
+  const Tensor ref = tensorOf(v, {2, 3, 7, 6}, ScalarType::Double);
+  auto [want, want_idx] =
+      max_pool2d_with_indices(stridedCopy(ref), {3, 3}, {2, 2}, {1, 1}, {1, 2}, true);
+  for (ScalarType dtype : {ScalarType::Float, ScalarType::Double}) {
+    const Tensor x = tensorOf(v, {2, 3, 7, 6}, dtype);
+    for (const Tensor& in : {x, stridedCopy(x)}) {
+      SCOPED_TRACE(::testing::Message()
+                   << dtype << (in.is_contiguous() ? " contiguous" : " strided"));
+      auto [y, idx] =
+          max_pool2d_with_indices(in, {3, 3}, {2, 2}, {1, 1}, {1, 2}, true);
+      EXPECT_EQ(y.scalar_type(), dtype);
+      EXPECT_EQ(valuesOf(idx), valuesOf(want_idx));
+      const std::vector<double> got = valuesOf(y), exp = valuesOf(want);
+      ASSERT_EQ(got.size(), exp.size());
+      for (size_t i = 0; i < got.size(); ++i) {
+        if (std::isnan(exp[i])) {
+          EXPECT_TRUE(std::isnan(got[i])) << i;
+        } else {
+          EXPECT_EQ(got[i], static_cast<double>(
+                                dtype == ScalarType::Float
+                                    ? static_cast<double>(static_cast<float>(exp[i]))
+                                    : exp[i]))
+              << i;
+        }
+      }
+    }
+  }
+}
+
 TEST(Pool, Errors) {
   const Tensor x = pseudoRandom({1, 2, 4, 4}, 13);
   EXPECT_THAT(errorOf([&] { max_pool2d(x, {5, 5}); }),
