@@ -2173,6 +2173,16 @@ for _name in (
         "sub.float_int", "sub.int_float", "tensor", "tensor.bool", "tensor.float",
         "tensor.int", "warn"):
     NOT_YET_SAMPLED[f"aten::{_name}"] = _BUILTINS_TEST
+# TorchScript's math functions of numbers (jit/runtime/math_builtins.cc).
+_MATH_TEST = "tests/python/test_jit_script_corpus.py"
+for _name in ("acos", "acosh", "angle", "asin", "asinh", "atan", "atanh", "cos",
+              "cosh", "degrees", "erf", "erfc", "exp", "expm1", "fabs", "gamma",
+              "lgamma", "log", "log10", "log1p", "radians", "round", "sin", "sinh",
+              "sqrt", "tan", "tanh"):
+    NOT_YET_SAMPLED[f"aten::{_name}.int"] = _MATH_TEST
+    NOT_YET_SAMPLED[f"aten::{_name}.float"] = _MATH_TEST
+for _name in ("isnan.float", "isinf.float", "isfinite.float", "factorial.int"):
+    NOT_YET_SAMPLED[f"aten::{_name}"] = _MATH_TEST
 # The dict builtins (jit/runtime/dict_builtins.cc), each key type but complex.
 _DICT_TEST = ("tests/python/test_jit_script_corpus.py, "
               "tests/jit/dict_builtins_test.cc")

@@ -430,6 +430,34 @@ def floor_ceil(a: float, b: float):
     return math.floor(a), math.floor(b), math.ceil(a), math.ceil(b)
 
 
+@case("scalars", lambda: (0.75, 3))
+def math_functions_of_numbers(x: float, n: int):
+    return (math.sqrt(x), math.sqrt(n), math.exp(x), math.exp(n), math.log(x),
+            math.log(n), math.log10(x), math.log1p(n), math.expm1(x),
+            math.sin(x), math.cos(n), math.tan(x), math.asin(x), math.acos(x),
+            math.atan(n), math.sinh(x), math.cosh(x), math.tanh(n),
+            math.asinh(x), math.acosh(n), math.atanh(x), math.erf(x),
+            math.erfc(n), math.fabs(-n), math.gamma(x), math.lgamma(n),
+            math.degrees(x), math.radians(n), round(x), round(n),
+            math.isnan(x), math.isinf(x), math.isfinite(x),
+            math.factorial(n), torch.angle(x), torch.angle(-n))
+
+
+@case("scalars", lambda: (-1.0, 21))
+def math_domain_errors_are_nan_or_inf(x: float, n: int):
+    # C's semantics, as TorchScript's: nan and inf, not ValueError; round
+    # half to even; factorial past 20 wraps around int64.
+    return (math.sqrt(x), math.log(x + 1.0), math.log(0.0 * x), math.acos(-2.0 * x),
+            math.gamma(0.0 * x), round(-0.5 * x), round(2.5), round(-2.5),
+            torch.angle(0.0 * x), math.isnan(math.sqrt(x)),
+            math.isinf(math.exp(-1000.0 * x)), math.factorial(n))
+
+
+@case("scalars", lambda: (-3,))
+def math_factorial_of_negative_raises(n: int):
+    return math.factorial(n)
+
+
 @case("scalars", lambda: (-3, -2.5))
 def abs_min_max_numbers(a: int, b: float):
     return abs(a), abs(b), min(a, 2), max(b, 1.0), min(a, b), max(a, b)
@@ -781,6 +809,15 @@ BUILTINS = [
     "prim::min.int_list", "prim::max.float_int",
     "aten::dict",
 ] + [
+    # TorchScript's math functions of numbers (jit/runtime/math_builtins.cc).
+    f"aten::{name}.{t}"
+    for name in ["acos", "acosh", "angle", "asin", "asinh", "atan", "atanh",
+                 "cos", "cosh", "degrees", "erf", "erfc", "exp", "expm1",
+                 "fabs", "gamma", "lgamma", "log", "log10", "log1p",
+                 "radians", "round", "sin", "sinh", "sqrt", "tan", "tanh"]
+    for t in ["int", "float"]
+] + ["aten::isnan.float", "aten::isinf.float", "aten::isfinite.float",
+     "aten::factorial.int"] + [ + [
     # The dict builtins (jit/runtime/dict_builtins.cc), for every key type
     # but complex.
     f"aten::{name}{k}"
