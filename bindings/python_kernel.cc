@@ -572,9 +572,10 @@ void initPythonKernel(py::module_& m) {
       },
       py::arg("mode"),
       "What calls of operators with no autograd kernel do at the autograd "
-      "keys: \"warn\" (warn once per operator when an input requires grad, "
-      "as torch 2.x) or \"nothing\" (the default: fall through, as torch "
-      "1.13). TURNOUT_AUTOGRAD_FALLBACK_MODE sets the default at load.");
+      "keys: \"warn\" (the default, as torch 2.x: a UserWarning once per "
+      "operator when grad mode is on, an input requires grad and an output "
+      "is floating-point) or \"nothing\" (fall through, as torch 1.13's "
+      "tables). TURNOUT_AUTOGRAD_FALLBACK_MODE sets the default at load.");
   m.def("_get_autograd_fallback_mode", [] {
     return autograd::autogradFallbackMode() ==
                    autograd::AutogradFallbackMode::Warn

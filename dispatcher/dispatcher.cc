@@ -391,11 +391,11 @@ void Dispatcher::setFrameworkFallback(DispatchKey key, KernelFunction kernel,
       restore ? std::string("registered in turnout framework") : std::move(debug),
       std::nullopt};
   if (!restore && filter.has_value()) {
-    TURNOUT_CHECK(filter->active != nullptr && filter->selects != nullptr &&
+    TURNOUT_CHECK(filter->selects != nullptr && filter->active != nullptr &&
                       !framework.kernel.isFallthrough(),
                   ErrorKind::InvalidArgument, "setFrameworkFallback(",
                   toString(key), "): a filter needs a boxed fallback and both "
-                  "its tests (active, selects)");
+                  "its tests (selects, active)");
     framework.fallback_filter = filter;
   }
   std::vector<int> slots = slotsFor(key);

@@ -42,12 +42,10 @@ void boxedFilteredFallback(OperatorKernel* functor, const OperatorHandle& op,
                            DispatchKeySet ks, Stack* stack) {
   const auto& self = *static_cast<const FilteredFallback*>(functor);
   const DispatchTable& table = *self.table;
-  if (self.filter.active()) {
-    checkStackHasArguments(op, table.num_arguments, stack->size());
-    if (stackSelects(self.filter, table, *stack)) {
-      self.fallback.callBoxed(op, ks, stack);
-      return;
-    }
+  checkStackHasArguments(op, table.num_arguments, stack->size());
+  if (stackSelects(self.filter, table, *stack) && self.filter.active()) {
+    self.fallback.callBoxed(op, ks, stack);
+    return;
   }
   const DispatchKeySet next =
       table.maskFallthrough(ks & self.filter.pass_through);
@@ -61,7 +59,7 @@ KernelFunction makeFilteredFallbackEntry(const KernelFunction& fallback,
                                          const DispatchTable* table,
                                          const OperatorHandle& op,
                                          void* unboxed) {
-  TURNOUT_INTERNAL_ASSERT(filter.active != nullptr && filter.selects != nullptr,
+  TURNOUT_INTERNAL_ASSERT(filter.selects != nullptr && filter.active != nullptr,
                           "a fallback filter of ",
                           toString(op.operator_name()), " has a null test");
   auto functor = std::make_unique<FilteredFallbackForOperator>(op);

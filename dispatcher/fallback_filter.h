@@ -2,8 +2,8 @@
 // most calls pass those calls on unboxed, with no Stack.
 //
 //   FallbackFilter filter;
-//   filter.active = &GradMode::is_enabled;      // once per call
-//   filter.selects = &requiresGrad;             // per tensor argument
+//   filter.selects = &requiresGrad;             // per tensor with autograd state
+//   filter.active = &GradMode::is_enabled;      // once a tensor is selected
 //   filter.pass_through = DispatchKeySet(DispatchKeySet::FULL_AFTER,
 //                                        DispatchKey::AutogradOther);
 //   dispatcher.setFrameworkFallback(DispatchKey::Autograd, kernel, debug,
@@ -13,15 +13,18 @@
 // Stack allocated per call), even where it only passes the call on. With a
 // filter, the table entry of such a key in an operator's own table is the
 // fallback specialised for that operator and that table: a call goes to the
-// fallback only when `active()` and `selects` holds for one of its tensor
-// arguments (a Tensor, a defined Tensor?, any tensor of a list); every other
-// call goes on at `ks & pass_through`, looked up in the same table, unboxed
-// for a typed call: no allocation, no lock, no second HazardGuard. The
-// unboxed entry point is generated for the operator's C++ signature, Sig,
-// wherever a kernel of Sig is registered (CppSignature::make<Sig> takes its
-// address); an operator with no typed kernel gets only the boxed side.
-// Boxed calls test the same condition on the stack (their stack exists
-// already), then pass on or call the fallback.
+// fallback only when `selects` holds for one of its tensor arguments (a
+// Tensor, a defined Tensor?, any tensor of a list) and then `active()`;
+// every other call goes on at `ks & pass_through`, looked up in the same
+// table, unboxed for a typed call: no allocation, no lock, no second
+// HazardGuard. The filter serves fallbacks about autograd: `selects` is
+// asked only about tensors with autograd state (TensorImpl::autograd_meta()
+// non-null), so a call on plain tensors costs a load and a test per tensor
+// and the table lookup. The unboxed entry point is generated for the
+// operator's C++ signature, Sig, wherever a kernel of Sig is registered
+// (CppSignature::make<Sig> takes its address); an operator with no typed
+// kernel gets only the boxed side. Boxed calls test the same on the stack
+// (their stack exists already), then pass on or call the fallback.
 //
 // The filter must be exact: a call that it passes on must be one the
 // fallback would only have passed on to `ks & pass_through`. Dumps and
@@ -30,7 +33,7 @@
 // Invariant: a filtered entry's functor names the table that holds it
 // (OperatorEntry::checkInvariants asserts it); tables that copy another's
 // entries (the fallback-only prototype) hold the plain fallback instead.
-// Thread safety: immutable once built; `active` and `selects` run on the
+// Thread safety: immutable once built; `selects` and `active` run on the
 // calling thread and must take no lock.
 #ifndef TURNOUT_DISPATCHER_FALLBACK_FILTER_H_
 #define TURNOUT_DISPATCHER_FALLBACK_FILTER_H_
@@ -54,12 +57,12 @@ class OperatorHandle;
 
 /// When a filtered backend fallback must see a call (see the file comment).
 struct FallbackFilter {
-  /// Once per call: false means the fallback has nothing to do with any call
-  /// now (e.g. grad mode is off). Never null.
-  bool (*active)() = nullptr;
-  /// Per tensor argument, while active: true sends the call to the fallback.
-  /// Never null.
+  /// Per tensor argument with autograd state: true when the fallback may
+  /// have to see the call. Never null.
   bool (*selects)(const Tensor&) = nullptr;
+  /// Asked once a tensor was selected: false passes the call on all the
+  /// same (e.g. grad mode is off). Never null.
+  bool (*active)() = nullptr;
   /// What a call that is passed on keeps of its key set: the keys below the
   /// fallback's.
   DispatchKeySet pass_through;
@@ -92,7 +95,11 @@ const DispatchTable* filteredFallbackTable(const KernelFunction& kernel);
 // Whether `selects` holds for one tensor of the typed arguments.
 struct TensorArgumentScan {
   bool (*selects)(const Tensor&);
-  bool scan(const Tensor& t) const { return t.defined() && selects(t); }
+  bool scan(const Tensor& t) const {
+    const TensorImpl* impl = t.unsafeGetTensorImpl();
+    return impl != nullptr &&
+           __builtin_expect(impl->autograd_meta() != nullptr, 0) && selects(t);
+  }
   bool scan(const std::optional<Tensor>& t) const {
     return t.has_value() && scan(*t);
   }
@@ -125,13 +132,12 @@ template <class R, class... A>
 struct UnboxedFilteredFallback<R(A...)> {
   static R call(OperatorKernel* functor, DispatchKeySet ks, A... args) {
     const auto& self = *static_cast<const FilteredFallback*>(functor);
-    if (__builtin_expect(self.filter.active(), 1)) {
-      const TensorArgumentScan scan{self.filter.selects};
-      if (__builtin_expect((scan.scan(args) || ...), 0)) {
-        // The fallback is boxed: this boxes the arguments.
-        return self.fallback.template call<R, A...>(
-            *self.op, ks, std::forward<A>(args)...);
-      }
+    const TensorArgumentScan scan{self.filter.selects};
+    if (__builtin_expect((scan.scan(args) || ...), 0) &&
+        self.filter.active()) {
+      // The fallback is boxed: this boxes the arguments.
+      return self.fallback.template call<R, A...>(*self.op, ks,
+                                                  std::forward<A>(args)...);
     }
     const DispatchTable& table = *self.table;
     const DispatchKeySet next =

@@ -141,8 +141,8 @@ void setAutogradFallbackMode(AutogradFallbackMode mode) {
     // every other call passes the autograd keys unboxed, as the fallback
     // itself would (fallback_filter.h).
     FallbackFilter filter;
-    filter.active = &GradMode::is_enabled;
     filter.selects = &requiresGrad;
+    filter.active = &GradMode::is_enabled;
     filter.pass_through = kAfterAutograd;
     d.setFrameworkFallback(
         DispatchKey::Autograd,

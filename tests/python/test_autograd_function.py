@@ -455,8 +455,7 @@ def test_autograd_backward():
 
 @pytest.fixture
 def no_autograd_op():
-    assert _C._get_autograd_fallback_mode() == "nothing"  # the default
-    _C._set_autograd_fallback_mode("warn")
+    assert _C._get_autograd_fallback_mode() == "warn"  # the default
     _C._reset_autograd_fallback_warnings()
     lib = turnout.library.Library("autograd_fb_test", "DEF")
     lib.define("twice(Tensor x) -> Tensor")
@@ -467,7 +466,7 @@ def no_autograd_op():
     try:
         yield turnout.ops.autograd_fb_test
     finally:
-        _C._set_autograd_fallback_mode("nothing")
+        _C._set_autograd_fallback_mode("warn")
         lib._destroy()
 
 
@@ -494,6 +493,41 @@ def test_no_autograd_kernel_warns_once_at_the_call(no_autograd_op):
         with turnout.no_grad():
             no_autograd_op.twice.default(x)
         (x > 0, x.detach(), turnout.zeros_like(x), x.argmax(), x * 2)
+
+
+def test_custom_op_without_autograd_warns_at_the_call(no_autograd_op):
+    import warnings
+    from turnout.library import custom_op
+
+    @custom_op("autograd_fb_test2::scaled", mutates_args=())
+    def scaled(x: turnout.Tensor, alpha: float) -> turnout.Tensor:
+        return x * alpha
+
+    try:
+        x = turnout.tensor([1.0, 2.0], requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert scaled(turnout.tensor([1.0]), 2.0).tolist() == [2.0]
+            with turnout.no_grad():
+                scaled(x, 2.0)
+        with pytest.warns(UserWarning, match=r"^autograd_fb_test2::scaled has "
+                          "no autograd kernel") as record:
+            y = scaled(x, 3.0)
+        # (Given where the operator is called: in CustomOpDef.__call__.)
+        assert len(record) == 1
+        assert "register_autograd" in str(record[0].message)
+        assert y.tolist() == [3.0, 6.0]
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            scaled(x, 3.0)  # once per operator
+        # With an autograd kernel it is silent and differentiable.
+        scaled.register_autograd(lambda ctx, g: (g * 3.0, None))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            scaled(x, 3.0).sum().backward()
+        assert x.grad.tolist() == [3.0, 3.0]
+    finally:
+        scaled._destroy()
 
 
 def test_no_autograd_kernel_warning_as_error(no_autograd_op):
@@ -524,11 +558,11 @@ def test_autograd_fallback_mode_nothing(no_autograd_op):
 
 
 @pytest.mark.parametrize("env, mode, warning", [
-    (None, "nothing", ""),
+    (None, "warn", ""),
     ("warn", "warn", ""),
     ("nothing", "nothing", ""),
-    ("loud", "nothing", 'TURNOUT_AUTOGRAD_FALLBACK_MODE=loud is neither "warn" nor '
-                        '"nothing"; using "nothing"'),
+    ("loud", "warn", 'TURNOUT_AUTOGRAD_FALLBACK_MODE=loud is neither "warn" nor '
+                     '"nothing"; using "warn"'),
 ])
 def test_autograd_fallback_mode_from_the_environment(env, mode, warning):
     import os

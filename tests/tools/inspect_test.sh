@@ -35,7 +35,7 @@ check ops_all 0 '^aten::relu$' -- ops
 check schema 0 '^aten::add\.Tensor\(Tensor self, Tensor other, \*, Scalar alpha=1\) -> Tensor$' -- schema aten::add.Tensor
 check dump 0 '^CPU: registered at kernels/' -- dump aten::relu
 check table 0 '^AutogradCPU: registered at .* \[autograd kernel\]$' -- table aten::mul.Tensor
-check keys 0 '^AutogradCPU +runtime \(per backend\) +fallback: fallthrough registered in turnout framework' -- keys
+check keys 0 '^AutogradCPU +runtime \(per backend\) +fallback: autograd fallback \(warns: no autograd kernel\) registered in turnout framework' -- keys
 check keys_alias 0 '^CompositeImplicitAutograd +alias$' -- keys
 check registrations 0 '^aten::mm$' -- registrations CPU
 
