@@ -84,8 +84,10 @@ _softmax_backward_data _log_softmax_backward_data
 count sym_size sym_stride sym_numel sym_storage_offset
 max_pool2d_with_indices avg_pool2d adaptive_avg_pool2d
 _set_item clear copy dict get items keys len pop popitem setdefault update
+alias
 """.split())  # count: TorchScript's list.count (jit/runtime/script_builtins.cc);
 # _set_item ... update: its dict builtins (jit/runtime/dict_builtins.cc);
+# alias: Tensor(t)'s view, torch.ops.aten.alias only;
 # sym_*: metadata queries torch has no torch.<name> for; the pools:
 # torch.nn.functional's (torch._C._nn), not torch.<name>
 

@@ -817,7 +817,7 @@ BUILTINS = [
                  "radians", "round", "sin", "sinh", "sqrt", "tan", "tanh"]
     for t in ["int", "float"]
 ] + ["aten::isnan.float", "aten::isinf.float", "aten::isfinite.float",
-     "aten::factorial.int"] + [ + [
+     "aten::factorial.int"] + [
     # The dict builtins (jit/runtime/dict_builtins.cc), for every key type
     # but complex.
     f"aten::{name}{k}"
