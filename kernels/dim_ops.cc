@@ -593,8 +593,14 @@ namespace autograd_helpers {
 
 Tensor indexAlongDimBackward(const Tensor& grad, const Tensor& indices,
                              IntArrayRef self_sizes, int64_t dim) {
+  if (!grad.is_cpu() && !grad.is_meta()) {  // CUDA: computed on the host
+    const Device cpu(DeviceType::CPU);
+    return to(indexAlongDimBackward(to(grad, cpu), to(indices, cpu),
+                                    self_sizes, dim),
+              grad.device());
+  }
   Tensor out = emptyTensor(self_sizes, grad.scalar_type(), grad.device());
-  if (!out.is_cpu()) return out;  // Meta: the shape only
+  if (out.is_meta()) return out;  // the shape only
   const Tensor g = contiguousCastTo(grad, grad.scalar_type());
   const Tensor ix = contiguousCastTo(indices, ScalarType::Long);
   const int64_t d = self_sizes.empty() ? 0 : dim;
@@ -621,8 +627,12 @@ Tensor indexAlongDimBackward(const Tensor& grad, const Tensor& indices,
 }
 
 Tensor cumprodBackward(const Tensor& grad, const Tensor& self, int64_t dim) {
+  if (!grad.is_cpu() && !grad.is_meta()) {  // CUDA: computed on the host
+    const Device cpu(DeviceType::CPU);
+    return to(cumprodBackward(to(grad, cpu), to(self, cpu), dim), grad.device());
+  }
   Tensor out = emptyTensor(self.sizes(), grad.scalar_type(), grad.device());
-  if (!out.is_cpu() || out.numel() == 0) return out;
+  if (out.is_meta() || out.numel() == 0) return out;
   const Tensor g = contiguousCastTo(grad, grad.scalar_type());
   const Tensor x = contiguousCastTo(self, grad.scalar_type());
   const Rows r = rowsOf(self.sizes(), self.dim() == 0 ? 0 : dim);

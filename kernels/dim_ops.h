@@ -72,12 +72,14 @@ namespace autograd_helpers {
 /// `self_sizes` along `dim` (max.dim, min.dim, sort, topk): a new tensor of
 /// `self_sizes`, zero except that grad[.., j, ..] is added at index
 /// indices[.., j, ..] along `dim`. `grad` and `indices` have one shape (the
-/// input's with `dim` of any length; keepdim form). CPU and Meta.
+/// input's with `dim` of any length; keepdim form). CPU and Meta; other
+/// devices compute on host copies.
 Tensor indexAlongDimBackward(const Tensor& grad, const Tensor& indices,
                              IntArrayRef self_sizes, int64_t dim);
 
 /// The gradient of cumprod along `dim` for input `self` and upstream
-/// gradient `grad` (exact where `self` has zeros). CPU and Meta.
+/// gradient `grad` (exact where `self` has zeros). CPU and Meta; other
+/// devices compute on host copies.
 Tensor cumprodBackward(const Tensor& grad, const Tensor& self, int64_t dim);
 
 }  // namespace autograd_helpers

@@ -37,6 +37,12 @@ LoopGeometry makeLoopGeometry(const Tensor& out,
                                                         DimVector(ndim, 0));
   for (int k = 0; k < g.num_operands; ++k) {
     const Tensor& t = k == 0 ? out : *inputs[k - 1];
+    // A CPU loop reads and writes host memory: a tensor of another device
+    // here (a composite kernel's CPU helper given CUDA tensors) would crash.
+    TURNOUT_CHECK(t.is_cpu(), ErrorKind::NotImplemented,
+                  "a CPU loop was given a tensor on ", t.device(),
+                  ": this operation has no kernel for that device yet; "
+                  "move the tensors to the CPU (.cpu()) to run it");
     const IntArrayRef sizes = t.sizes();
     const IntArrayRef strides = t.strides();
     const int64_t item = static_cast<int64_t>(t.itemsize());
@@ -93,6 +99,12 @@ LoopGeometry makeLoopGeometry(const Tensor& out,
 
 void copyCast(const Tensor& dst, const Tensor& src) {
   if (dst.is_meta() || src.is_meta() || dst.numel() == 0) return;
+  // Another device's memory (a CUDA out= tensor of a composite kernel): the
+  // device's own copy_ kernel, through the dispatcher.
+  if (!dst.is_cpu() || !src.is_cpu()) {
+    dst.copy_(src);
+    return;
+  }
   // Same dtype, both contiguous and as many elements (src then differs from
   // dst's shape at most by size-1 dimensions): one block of bytes.
   if (dst.scalar_type() == src.scalar_type() && dst.is_contiguous() &&

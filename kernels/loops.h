@@ -21,6 +21,8 @@
 //   - out does not partially overlap an input (being the same memory with
 //     the same strides, as in-place operators do, is fine);
 //   - f is pure: it runs concurrently on disjoint ranges, and must not throw.
+//   - every tensor is on the CPU (else NotImplemented: a composite kernel's
+//     CPU helper reached with another device's tensors).
 // Works for 0-dim and empty tensors. Thread safety: as parallel_for.
 #ifndef TURNOUT_KERNELS_LOOPS_H_
 #define TURNOUT_KERNELS_LOOPS_H_
@@ -58,8 +60,9 @@ void cpuKernel(const Tensor& out, const Tensor& a, const Tensor& b,
 
 /// Writes src, broadcast to dst's shape and converted to dst's dtype (with
 /// convertElement), into dst (any strides): the one converting copy of the
-/// CPU kernels, copy_'s included. Nothing happens when either is on Meta.
-/// Preconditions: both on the CPU (or Meta); src broadcasts to dst.sizes();
+/// CPU kernels, copy_'s included. Nothing happens when either is on Meta;
+/// when either is on another device (CUDA), the call is dst.copy_(src),
+/// that device's kernel. Preconditions: src broadcasts to dst.sizes();
 /// dst does not partially overlap src and has no two elements at one
 /// address (the overlap check throws InvalidArgument).
 void copyCast(const Tensor& dst, const Tensor& src);

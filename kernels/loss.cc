@@ -83,11 +83,14 @@ int64_t checkCommon(const Tensor& self, const Tensor& target,
   return classes;
 }
 
-// On CPU: every target is ignore_index or a class in [0, classes).
+// Every target is ignore_index or a class in [0, classes). Meta: no values;
+// CUDA: the targets are read back (a synchronisation, where torch's CUDA
+// kernel stops the process with a device-side assert instead).
 void checkTargetsInRange(const Tensor& target, int64_t classes,
                          int64_t ignore_index) {
-  if (!target.is_cpu()) return;  // Meta: no values; CUDA: not read back
-  const Tensor t = contiguous(target);
+  if (target.is_meta()) return;
+  const Tensor t = contiguous(
+      target.is_cpu() ? target : to(target, Device(DeviceType::CPU)));
   const int64_t* data = t.data_ptr<int64_t>();
   for (int64_t i = 0, n = t.numel(); i < n; ++i) {
     const int64_t v = data[i];

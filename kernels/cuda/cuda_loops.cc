@@ -161,25 +161,28 @@ Tensor contiguousAs(const Tensor& t, ScalarType dtype, Device device) {
   return out;
 }
 
+void resizeOut(std::string_view op, Tensor& out, IntArrayRef sizes) {
+  if (out.sizes() == sizes) return;
+  const std::string name(op);
+  const size_t needed =
+      static_cast<size_t>(numelOf(sizes) + out.storage_offset()) *
+      out.itemsize();
+  // Growing keeps the old bytes: only an out tensor whose storage is empty
+  // or large enough is resized.
+  TURNOUT_CHECK(!out.has_storage() || out.storage().nbytes() == 0 ||
+                    needed <= out.storage().nbytes(),
+                ErrorKind::InvalidArgument, name,
+                ": cannot grow a CUDA out tensor of shape [",
+                absl::StrJoin(out.sizes(), ", "), "] that holds data to [",
+                absl::StrJoin(sizes, ", "),
+                "]; pass an out tensor with zero elements or the right "
+                "shape");
+  reduce_internal::resizeOutput(out, sizes, name.c_str());
+}
+
 Tensor& finishOut(std::string_view op, const Tensor& meta_out,
                   const Tensor& result, Tensor& out) {
-  const std::string name(op);
-  if (out.sizes() != meta_out.sizes()) {
-    const size_t needed =
-        static_cast<size_t>(numelOf(meta_out.sizes()) + out.storage_offset()) *
-        out.itemsize();
-    // resizeOutput copies the old bytes on the host: only an out tensor
-    // whose storage is empty or large enough can go through it.
-    TURNOUT_CHECK(!out.has_storage() || out.storage().nbytes() == 0 ||
-                      needed <= out.storage().nbytes(),
-                  ErrorKind::InvalidArgument, name,
-                  ": cannot grow a CUDA out tensor of shape [",
-                  absl::StrJoin(out.sizes(), ", "), "] that holds data to [",
-                  absl::StrJoin(meta_out.sizes(), ", "),
-                  "]; pass an out tensor with zero elements or the right "
-                  "shape");
-    reduce_internal::resizeOutput(out, meta_out.sizes(), name.c_str());
-  }
+  resizeOut(op, out, meta_out.sizes());
   runElementwise(op, ElementwiseOp::Copy, out.scalar_type(), out, {result});
   return out;
 }

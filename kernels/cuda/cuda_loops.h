@@ -79,6 +79,12 @@ void runElementwise(std::string_view op, ElementwiseOp kind,
 /// already one). Precondition: t is on CUDA or a CPU scalar.
 Tensor contiguousAs(const Tensor& t, ScalarType dtype, Device device);
 
+/// Gives `out` the sizes `sizes` that an out= kernel's Meta kernel gave its
+/// stand-in (nothing when they already match). Growing an out tensor that
+/// already holds device memory is refused with InvalidArgument (pass one
+/// with zero elements or the right shape).
+void resizeOut(std::string_view op, Tensor& out, IntArrayRef sizes);
+
 /// The end of an out= kernel whose Meta kernel accepted the call on the
 /// stand-in `meta_out` (and resized it when out= may be resized): gives
 /// `out` the stand-in's sizes, then copies `result` (same sizes) into it,

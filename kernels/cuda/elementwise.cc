@@ -116,6 +116,7 @@ using Out = Tensor&(const Tensor&, const Tensor&, Tensor&);
     checkCudaDevices(#name ".out", {&self, &other}, &out);                     \
     Tensor mo = metaLike(out);                                                 \
     op.redispatch(metaKeys(), metaLike(self), metaLike(other), alpha, mo);     \
+    resizeOut(#name ".out", out, mo.sizes());                                  \
     runBinary<ElementwiseOp::Kind>(#name ".out", out, self, &other, nullptr,   \
                                    &alpha);                                    \
     return out;                                                                \
@@ -166,6 +167,7 @@ using Out = Tensor&(const Tensor&, const Tensor&, Tensor&);
     checkCudaDevices(#name ".out", {&self, &other}, &out);                     \
     Tensor mo = metaLike(out);                                                 \
     op.redispatch(metaKeys(), metaLike(self), metaLike(other), mo);            \
+    resizeOut(#name ".out", out, mo.sizes());                                  \
     runBinary<ElementwiseOp::Kind>(#name ".out", out, self, &other, nullptr,   \
                                    nullptr);                                   \
     return out;                                                                \

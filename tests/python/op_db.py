@@ -154,9 +154,11 @@ def S(*args: Any, desc: str = "", error: bool = False, grad: bool = True,
 # ---- Building both libraries' arguments ------------------------------------
 
 
-def _tensor(lib: Any, spec: T) -> Any:
+def _tensor(lib: Any, spec: T, device: Optional[str] = None) -> Any:
     # clone: storage of the library's own (resizable, as an out= needs).
     x = lib.from_numpy(spec.data.copy()).clone()
+    if device is not None:
+        x = x.to(device)
     if spec.dtype in ("float16", "bfloat16"):
         x = x.to(getattr(lib, spec.dtype))
     if spec.layout == "transposed":
@@ -167,12 +169,13 @@ def _tensor(lib: Any, spec: T) -> Any:
 
 
 def build(value: Any, lib: Any, *, requires_grad: bool = False,
-          leaves: Optional[List[Any]] = None) -> Any:
+          leaves: Optional[List[Any]] = None, device: Optional[str] = None) -> Any:
     """``value`` with its placeholders made for ``lib`` (the turnout or the
     torch module). With requires_grad, floating-point tensors are leaves
-    that require grad, appended to ``leaves`` in argument order."""
+    that require grad, appended to ``leaves`` in argument order. device:
+    tensors (same layout) and Dev placeholders on that device instead."""
     if isinstance(value, T):
-        x = _tensor(lib, value)
+        x = _tensor(lib, value, device)
         if requires_grad and value.is_float():
             x = x.detach().requires_grad_()
             leaves.append(x)
@@ -180,20 +183,24 @@ def build(value: Any, lib: Any, *, requires_grad: bool = False,
     if isinstance(value, D):
         return getattr(lib, value.name)
     if isinstance(value, Dev):
-        return lib.device(value.name)
+        return lib.device(device or value.name)
     if isinstance(value, MF):
         return getattr(lib, value.name)
     if isinstance(value, (list, tuple)):
         return type(value)(build(v, lib, requires_grad=requires_grad,
-                                 leaves=leaves) for v in value)
+                                 leaves=leaves, device=device) for v in value)
     return value
 
 
-def build_call(sample: Sample, lib: Any, requires_grad: bool = False):
-    """(args, kwargs, leaves) of ``sample`` for ``lib``."""
+def build_call(sample: Sample, lib: Any, requires_grad: bool = False,
+               device: Optional[str] = None):
+    """(args, kwargs, leaves) of ``sample`` for ``lib`` (on ``device``:
+    see :func:`build`)."""
     leaves: List[Any] = []
-    args = build(list(sample.args), lib, requires_grad=requires_grad, leaves=leaves)
-    kwargs = {k: build(v, lib, requires_grad=requires_grad, leaves=leaves)
+    args = build(list(sample.args), lib, requires_grad=requires_grad, leaves=leaves,
+                 device=device)
+    kwargs = {k: build(v, lib, requires_grad=requires_grad, leaves=leaves,
+                       device=device)
               for k, v in sample.kwargs.items()}
     return tuple(args), kwargs, leaves
 
@@ -491,11 +498,14 @@ for _name, _low in (("abs", -3), ("neg", -3), ("exp", -3), ("relu", -3),
 # torch.ops passes a Python bool as an int Scalar (torch.sub(t, True) raises,
 # torch.ops.aten.sub.Scalar(t, True) does not): the Scalar overloads are
 # compared with torch's public functions, which keep it a bool.
+# torch is imported at the call: op_db itself needs no torch (the CUDA test).
 def _scalar_ref(fn: str, alpha: bool = False) -> Callable[..., Any]:
-    import torch
+    def torch_fn():
+        import torch
+        return getattr(torch, fn)
     if alpha:
-        return lambda self, other, alpha=1: getattr(torch, fn)(self, other, alpha=alpha)
-    return lambda self, other: getattr(torch, fn)(self, other)
+        return lambda self, other, alpha=1: torch_fn()(self, other, alpha=alpha)
+    return lambda self, other: torch_fn()(self, other)
 
 
 for _name in ("add", "sub"):

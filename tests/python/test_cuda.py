@@ -113,6 +113,36 @@ def test_operators_match_the_cpu():
 
 
 @needs_gpu
+def test_operators_without_a_cuda_kernel_round_trip_through_the_cpu():
+    # cumsum, sort, index_put_, nonzero, batch norm have no CUDA kernel yet:
+    # kernels/cuda/cpu_round_trip.cc runs the CPU kernel on host copies.
+    assert "cpu_round_trip.cc" in [
+        line for line in _C._dispatch_dump_table("aten::cumsum").split("\n")
+        if line.startswith("CUDA:")][0]
+    x = turnout.tensor([[3.0, 1.0, 2.0], [0.5, -1.0, 4.0]])
+    g = x.cuda()
+    y = g.cumsum(1)
+    assert y.is_cuda and y.cpu().tolist() == x.cumsum(1).tolist()
+    values, indices = g.sort(1)
+    assert values.is_cuda and indices.is_cuda
+    assert indices.cpu().tolist() == x.sort(1)[1].tolist()
+    # In place: the caller's CUDA tensor is written and returned.
+    z = g.clone()
+    r = turnout.ops.aten.cumsum_(z, 0)
+    assert r is z and z.cpu().tolist() == x.cumsum(0).tolist()
+    # out=: resized on the device, with the CPU kernel's strides.
+    out = turnout.empty(0, dtype=turnout.int64, device="cuda")
+    turnout.ops.aten.nonzero.out(g > 1.0, out=out)
+    assert out.is_cuda and out.cpu().tolist() == (x > 1.0).nonzero().tolist()
+    assert out.stride() == (x > 1.0).nonzero().stride()
+    # Running statistics (written though the schema does not mark them).
+    mean, var = turnout.zeros(3, device="cuda"), turnout.ones(3, device="cuda")
+    turnout.ops.aten.native_batch_norm(g, None, None, mean, var, True, 0.5, 1e-5)
+    assert mean.cpu().tolist() == pytest.approx(
+        (x.mean(0) * 0.5).tolist(), rel=1e-5)
+
+
+@needs_gpu
 def test_autograd_on_cuda_matches_the_cpu():
     def run(device):
         w = turnout.tensor([[0.5, -1.0], [2.0, 0.25]], device=device,

@@ -29,7 +29,7 @@ case "${1:-}" in
     echo "=== python ==="
     (cd "$here/tests" &&
      "$py" run_pytest.py -rs --junitxml="$reports/python.xml" \
-       test_cuda.py test_tensor.py test_docstrings.py) || status=1
+       test_cuda.py test_tensor.py test_docstrings.py test_op_db_cuda.py) || status=1
     # Sum the JUnit reports: skipped counts as failed (see above).
     read -r passed failed < <("$py" - "$reports" <<'EOF'
 import glob, sys, xml.etree.ElementTree as ET
