@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "dispatcher/dispatcher.h"
 #include "kernels/tensor_utils.h"
 
 namespace turnout {
@@ -102,7 +103,12 @@ void copyCast(const Tensor& dst, const Tensor& src) {
   // Another device's memory (a CUDA out= tensor of a composite kernel): the
   // device's own copy_ kernel, through the dispatcher.
   if (!dst.is_cpu() || !src.is_cpu()) {
-    dst.copy_(src);
+    static const auto copy =
+        Dispatcher::singleton()
+            .findSchemaOrThrow("aten::copy_", "")
+            .typed<Tensor&(Tensor&, const Tensor&, bool)>();
+    Tensor out = dst;
+    copy.call(out, src, /*non_blocking=*/false);
     return;
   }
   // Same dtype, both contiguous and as many elements (src then differs from

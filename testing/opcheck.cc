@@ -163,8 +163,11 @@ const StorageImpl* storageOf(const Tensor& t) {
 
 // Copies of the arguments' tensors on the CPU or the Meta device: the same
 // sizes, strides, storage offset and dtype over a copy of the storage, so
-// that arguments that share memory share the copy too. Other devices get a
-// copy through copy_ (sharing and strides of overlapping layouts are lost).
+// that arguments that share memory share the copy too. A Meta copy reads no
+// bytes, so it is made so from any device (CUDA too). A "CPU" copy of
+// another device's tensor stays on that device, through copy_ (sharing and
+// strides of overlapping layouts are lost): the real kernel runs where the
+// caller's tensors are.
 class Copier {
  public:
   explicit Copier(DeviceType target) : target_(target) {}
@@ -172,7 +175,8 @@ class Copier {
   Tensor copy(const Tensor& t) {
     if (!t.defined()) return t;
     const DeviceType from = t.device().type();
-    const bool raw = from == DeviceType::CPU || from == DeviceType::Meta;
+    const bool raw = from == DeviceType::CPU || from == DeviceType::Meta ||
+                     target_ == DeviceType::Meta;
     if (!raw || !t.has_storage() ||
         (target_ == DeviceType::CPU && from == DeviceType::Meta)) {
       autograd::NoGradGuard no_grad;
@@ -210,9 +214,10 @@ Stack copyArgs(const Stack& args, DeviceType target = DeviceType::CPU) {
   return Copier(target).copy(args);
 }
 
-// The bytes of every element of a CPU tensor, in row-major order.
+// The bytes of every element of a CPU (or CUDA) tensor, in row-major order.
 std::string elementBytes(const Tensor& t) {
   std::string out;
+  if (t.is_cuda()) return elementBytes(turnout::to(t, Device(DeviceType::CPU)));
   if (!t.is_cpu() || t.numel() == 0) return out;
   const size_t item = t.itemsize();
   out.reserve(static_cast<size_t>(t.numel()) * item);
@@ -233,6 +238,7 @@ std::vector<double> valuesOf(const Tensor& t) {
   autograd::NoGradGuard no_grad;
   AutoDispatchBelowAutograd below;
   Tensor d = turnout::contiguous(turnout::to(turnout::detach(t), kDouble));
+  if (d.is_cuda()) d = turnout::to(d, Device(DeviceType::CPU));
   const double* p = d.numel() ? d.data_ptr<double>() : nullptr;
   return std::vector<double>(p, p + d.numel());
 }
@@ -284,7 +290,7 @@ struct Snapshot {
     while (first < now.size() && now[first] == bytes[first]) ++first;
     const size_t element = first / item;
     std::string was, is;
-    if (t.is_cpu()) {
+    if (!t.is_meta()) {
       // The old value, decoded from the snapshot's bytes.
       Tensor old = turnout::empty({1}, TensorOptions(dtype));
       std::memcpy(old.data_ptr(), bytes.data() + element * item, item);
@@ -599,7 +605,7 @@ std::vector<size_t> differentiableArgs(const FunctionSchema& schema,
   for (size_t i = 0; i < args.size(); ++i) {
     if (schema.arguments()[i].is_out()) continue;
     for (const Tensor& t : tensorsOf(args[i])) {
-      if (isFloatingType(t.scalar_type()) && t.is_cpu()) {
+      if (isFloatingType(t.scalar_type()) && (t.is_cpu() || t.is_cuda())) {
         out.push_back(i);
         break;
       }
@@ -787,7 +793,7 @@ void testAutogradRegistration(const OperatorHandle& op, const Stack& args,
 // ---- test_graph -----------------------------------------------------------------
 
 bool sameValues(const Tensor& a, const Tensor& b) {
-  if (!a.is_cpu() || !b.is_cpu()) return true;  // meta: nothing to compare
+  if (a.is_meta() || b.is_meta()) return true;  // meta: nothing to compare
   const std::vector<double> x = valuesOf(a), y = valuesOf(b);
   if (x.size() != y.size()) return false;
   for (size_t i = 0; i < x.size(); ++i) {

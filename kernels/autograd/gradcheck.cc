@@ -13,6 +13,7 @@
 #include "kernels/copy.h"
 #include "kernels/factory.h"
 #include "kernels/shape.h"
+#include "kernels/tensor_utils.h"
 
 namespace turnout {
 namespace autograd {
@@ -24,6 +25,7 @@ using Values = std::vector<double>;
 Values valuesOf(const Tensor& t) {
   NoGradGuard no_grad;
   Tensor d = turnout::contiguous(turnout::to(turnout::detach(t), kDouble));
+  if (!d.is_cpu()) d = turnout::to(d, Device(DeviceType::CPU));
   const double* p = d.numel() ? d.data_ptr<double>() : nullptr;
   return Values(p, p + d.numel());
 }
@@ -39,13 +41,25 @@ int64_t offsetOf(const Tensor& t, int64_t flat) {
   return offset;
 }
 
+// Element `flat` of `t` as a 0-dim view: how a CUDA tensor's elements are
+// read and written (a copy each, with a synchronisation).
+Tensor elementOf(const Tensor& t, int64_t flat) {
+  return makeView(t, {}, {}, offsetOf(t, flat));
+}
+
 double getElement(const Tensor& t, int64_t flat) {
+  if (!t.is_cpu()) return valuesOf(elementOf(t, flat))[0];
   const int64_t off = offsetOf(t, flat) - t.storage_offset();
   if (t.scalar_type() == kDouble) return t.data_ptr<double>()[off];
   return t.data_ptr<float>()[off];
 }
 
 void setElement(const Tensor& t, int64_t flat, double v) {
+  if (!t.is_cpu()) {
+    NoGradGuard no_grad;
+    elementOf(t, flat).copy_(turnout::full({}, v, TensorOptions(t.scalar_type())));
+    return;
+  }
   const int64_t off = offsetOf(t, flat) - t.storage_offset();
   if (t.scalar_type() == kDouble) {
     t.data_ptr<double>()[off] = v;
@@ -122,12 +136,13 @@ GradcheckResult gradcheck(const GradcheckFunction& fn,
     const Tensor& t = inputs[i];
     if (!t.defined() || !requiresGrad(t)) continue;
     TURNOUT_CHECK(
-        t.is_cpu() && (t.scalar_type() == kDouble || t.scalar_type() == kFloat),
+        (t.is_cpu() || t.is_cuda()) &&
+            (t.scalar_type() == kDouble || t.scalar_type() == kFloat),
         ErrorKind::InvalidArgument, "gradcheck: input ", i,
         " requires grad but is a ", toString(t.scalar_type()), " tensor on ",
         t.device().str(),
-        "; gradcheck perturbs Double (or Float) CPU tensors: convert it with "
-        ".to(turnout::kDouble)");
+        "; gradcheck perturbs Double (or Float) CPU or CUDA tensors: convert "
+        "it with .to(turnout::kDouble)");
     {
       NoGradGuard no_grad;
       leaves[i] = turnout::clone(turnout::detach(t));

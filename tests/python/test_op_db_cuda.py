@@ -2,7 +2,8 @@
 CUDA kernels (and the composite ones over them) give the CPU kernels'
 dtypes, shapes, strides and values (within float tolerances: the GPU sums
 in another order), write the same arguments, raise where the CPU raises,
-and give the same gradients. An operator with no kernel for CUDA (the
+and give the same gradients; and turnout.library.opcheck passes on every
+sample with its tensors on CUDA. An operator with no kernel for CUDA (the
 table says so) must refuse CUDA tensors with an error, never crash.
 
 Needs no torch: the CPU kernels are the oracle here, and
@@ -22,6 +23,8 @@ import pytest
 
 import turnout
 from turnout import _C
+from turnout._opcheck import DEFAULT_TEST_UTILS
+from turnout.library import opcheck
 from op_db import OP_DB, OpInfo, Sample, build_call, has_float_tensor
 
 pytestmark = pytest.mark.skipif(not turnout.cuda.is_available(),
@@ -211,3 +214,19 @@ def test_cuda_gradients_as_cpu(info: OpInfo, sample: Sample):
         assert g.grad is not None, f"input {i}: no gradient on CUDA"
         assert g.grad.is_cuda, f"input {i}: the gradient is on {g.grad.device}"
         _same(g.grad, c.grad, f"gradient of input {i}", info)
+
+
+@pytest.mark.parametrize("info, sample", _params(
+    [c for c in CASES if not c[2].error and c[0].opcheck != ()
+     and _reaches_cuda(c[0], c[2]) and _on_cuda(c[0])
+     and c[0].name not in _REFUSED_ON_CUDA]))
+def test_opcheck_on_cuda(info: OpInfo, sample: Sample):
+    """turnout.library.opcheck with the sample's tensors on CUDA: the
+    schema, the autograd registration, the Meta kernel against the CUDA
+    one, and the rest of test_op_db_opcheck.py's checks."""
+    args, kwargs, _ = build_call(sample, turnout, device="cuda")
+    kwargs = _with_device(info, kwargs)
+    tests = DEFAULT_TEST_UTILS if info.opcheck is None else info.opcheck
+    if not sample.grad:
+        tests = tuple(t for t in tests if t != "test_autograd_registration")
+    opcheck(info.op(turnout), args, kwargs, test_utils=tests)
