@@ -164,10 +164,9 @@ const StorageImpl* storageOf(const Tensor& t) {
 // Copies of the arguments' tensors on the CPU or the Meta device: the same
 // sizes, strides, storage offset and dtype over a copy of the storage, so
 // that arguments that share memory share the copy too. A Meta copy reads no
-// bytes, so it is made so from any device (CUDA too). A "CPU" copy of
-// another device's tensor stays on that device, through copy_ (sharing and
-// strides of overlapping layouts are lost): the real kernel runs where the
-// caller's tensors are.
+// bytes, so it is made so from any device (CUDA too). A "CPU" copy of a
+// CUDA tensor is made the same way on its own device (the real kernel runs
+// where the caller's tensors are); one of a Meta tensor is a clone.
 class Copier {
  public:
   explicit Copier(DeviceType target) : target_(target) {}
@@ -175,8 +174,11 @@ class Copier {
   Tensor copy(const Tensor& t) {
     if (!t.defined()) return t;
     const DeviceType from = t.device().type();
+    const Device to = target_ == DeviceType::Meta ? Device(DeviceType::Meta)
+                      : from == DeviceType::CUDA  ? t.device()
+                                                  : Device(target_);
     const bool raw = from == DeviceType::CPU || from == DeviceType::Meta ||
-                     target_ == DeviceType::Meta;
+                     from == DeviceType::CUDA || target_ == DeviceType::Meta;
     if (!raw || !t.has_storage() ||
         (target_ == DeviceType::CPU && from == DeviceType::Meta)) {
       autograd::NoGradGuard no_grad;
@@ -185,12 +187,15 @@ class Copier {
     Storage& s = storages_[storageOf(t)];
     if (!s.defined()) {
       const size_t nbytes = t.storage().nbytes();
-      s = Storage::allocate(nbytes, getAllocator(target_), /*resizable=*/true);
-      if (target_ == DeviceType::CPU && nbytes > 0) {
+      s = Storage::allocate(nbytes, getAllocator(to.type()), /*resizable=*/true);
+      if (to.is_cpu() && nbytes > 0) {
         std::memcpy(s.mutable_data(), t.storage().data(), nbytes);
+      } else if (to.is_cuda() && nbytes > 0) {
+        autograd::NoGradGuard no_grad;
+        bytesOf(s, to).copy_(bytesOf(t.storage(), to));
       }
     }
-    Tensor out(make_intrusive<TensorImpl>(s, t.scalar_type(), Device(target_)));
+    Tensor out(make_intrusive<TensorImpl>(s, t.scalar_type(), to));
     out.unsafeGetTensorImpl()->set_sizes_and_strides(t.sizes(), t.strides());
     out.unsafeGetTensorImpl()->set_storage_offset(t.storage_offset());
     return out;
@@ -206,6 +211,14 @@ class Copier {
   }
 
  private:
+  // A storage's bytes as a 1-d Byte tensor on `device`.
+  static Tensor bytesOf(const Storage& storage, Device device) {
+    Tensor b(make_intrusive<TensorImpl>(storage, ScalarType::Byte, device));
+    b.unsafeGetTensorImpl()->set_sizes_contiguous(
+        {static_cast<int64_t>(storage.nbytes())});
+    return b;
+  }
+
   DeviceType target_;
   std::map<const StorageImpl*, Storage> storages_;
 };
