@@ -8,6 +8,10 @@
 // Multi-output operators get their node on the differentiable output only
 // (max_pool2d_with_indices' values; native_batch_norm's output, not its
 // saved statistics), as torch's.
+//
+// Every node exposes the values it keeps under torch 1.13's names
+// (Node::addSaved, Python's grad_fn._saved_<name>), the int lists as given
+// (max_pool2d's default stride is []).
 #include <optional>
 #include <tuple>
 #include <vector>
@@ -51,18 +55,31 @@ Tensor convolutionKernel(const Tensor& input, const Tensor& weight,
     SavedVariable si(input), sw(weight);
     std::optional<std::vector<int64_t>> bias_sizes;
     if (b.defined()) bias_sizes = vec(b.sizes());
-    record("ConvolutionBackward0", {input, weight, b}, out,
-           [si, sw, bias_sizes, s = vec(stride), p = vec(padding),
-            d = vec(dilation), transposed, op = vec(output_padding),
-            groups](const F& n, const Tensor& g) {
-             const std::vector<bool> mask = {
-                 n.needsGrad(0), n.needsGrad(1),
-                 n.needsGrad(2) && bias_sizes.has_value()};
-             auto [gi, gw, gb] = turnout::convolution_backward(
-                 g, si.unpack(&n), sw.unpack(&n), bias_sizes, s, p, d,
-                 transposed, op, groups, mask);
-             return variable_list{gi, gw, gb};
-           });
+    Node* node =
+        record("ConvolutionBackward0", {input, weight, b}, out,
+               [si, sw, bias_sizes, s = vec(stride), p = vec(padding),
+                d = vec(dilation), transposed, op = vec(output_padding),
+                groups](const F& n, const Tensor& g) {
+                 const std::vector<bool> mask = {
+                     n.needsGrad(0), n.needsGrad(1),
+                     n.needsGrad(2) && bias_sizes.has_value()};
+                 auto [gi, gw, gb] = turnout::convolution_backward(
+                     g, si.unpack(&n), sw.unpack(&n), bias_sizes, s, p, d,
+                     transposed, op, groups, mask);
+                 return variable_list{gi, gw, gb};
+               });
+    if (node != nullptr) {
+      node->addSaved("bias_sym_sizes_opt",
+                     bias_sizes.has_value() ? IValue(*bias_sizes) : IValue());
+      node->addSaved("dilation", IValue(dilation));
+      node->addSaved("groups", IValue(groups));
+      node->addSaved("input", si);
+      node->addSaved("output_padding", IValue(output_padding));
+      node->addSaved("padding", IValue(padding));
+      node->addSaved("stride", IValue(stride));
+      node->addSaved("transposed", IValue(transposed));
+      node->addSaved("weight", sw);
+    }
   }
   return out;
 }
@@ -77,12 +94,22 @@ std::tuple<Tensor, Tensor> maxPool2dWithIndicesKernel(
   });
   if (rec) {
     SavedVariable ss(self), si(std::get<1>(result), /*is_output=*/true);
-    record("MaxPool2DWithIndicesBackward0", {self}, std::get<0>(result),
-           [ss, si, k = vec(kernel_size), s = vec(stride), p = vec(padding),
-            d = vec(dilation), ceil_mode](const F& n, const Tensor& g) {
-             return variable_list{turnout::max_pool2d_with_indices_backward(
-                 g, ss.unpack(&n), k, s, p, d, ceil_mode, si.unpack(&n))};
-           });
+    Node* node =
+        record("MaxPool2DWithIndicesBackward0", {self}, std::get<0>(result),
+               [ss, si, k = vec(kernel_size), s = vec(stride), p = vec(padding),
+                d = vec(dilation), ceil_mode](const F& n, const Tensor& g) {
+                 return variable_list{turnout::max_pool2d_with_indices_backward(
+                     g, ss.unpack(&n), k, s, p, d, ceil_mode, si.unpack(&n))};
+               });
+    if (node != nullptr) {
+      node->addSaved("ceil_mode", IValue(ceil_mode));
+      node->addSaved("dilation", IValue(dilation));
+      node->addSaved("kernel_size", IValue(kernel_size));
+      node->addSaved("padding", IValue(padding));
+      node->addSaved("result1", si);
+      node->addSaved("self", ss);
+      node->addSaved("stride", IValue(stride));
+    }
   }
   return result;
 }
@@ -98,14 +125,23 @@ Tensor avgPool2dKernel(const Tensor& self, IntArrayRef kernel_size,
   });
   if (rec) {
     SavedVariable ss(self);
-    record("AvgPool2DBackward0", {self}, out,
-           [ss, k = vec(kernel_size), s = vec(stride), p = vec(padding),
-            ceil_mode, count_include_pad,
-            divisor_override](const F& n, const Tensor& g) {
-             return variable_list{turnout::avg_pool2d_backward(
-                 g, ss.unpack(&n), k, s, p, ceil_mode, count_include_pad,
-                 divisor_override)};
-           });
+    Node* node = record(
+        "AvgPool2DBackward0", {self}, out,
+        [ss, k = vec(kernel_size), s = vec(stride), p = vec(padding), ceil_mode,
+         count_include_pad, divisor_override](const F& n, const Tensor& g) {
+          return variable_list{turnout::avg_pool2d_backward(
+              g, ss.unpack(&n), k, s, p, ceil_mode, count_include_pad,
+              divisor_override)};
+        });
+    if (node != nullptr) {
+      node->addSaved("ceil_mode", IValue(ceil_mode));
+      node->addSaved("count_include_pad", IValue(count_include_pad));
+      node->addSaved("divisor_override", IValue(divisor_override));
+      node->addSaved("kernel_size", IValue(kernel_size));
+      node->addSaved("padding", IValue(padding));
+      node->addSaved("self", ss);
+      node->addSaved("stride", IValue(stride));
+    }
   }
   return out;
 }
@@ -116,11 +152,13 @@ Tensor adaptiveAvgPool2dKernel(const Tensor& self, IntArrayRef output_size) {
       [&] { return turnout::_adaptive_avg_pool2d(self, output_size); });
   if (rec) {
     SavedVariable ss(self);
-    record("AdaptiveAvgPool2DBackward0", {self}, out,
-           [ss](const F& n, const Tensor& g) {
-             return variable_list{
-                 turnout::_adaptive_avg_pool2d_backward(g, ss.unpack(&n))};
-           });
+    Node* node =
+        record("AdaptiveAvgPool2DBackward0", {self}, out,
+               [ss](const F& n, const Tensor& g) {
+                 return variable_list{
+                     turnout::_adaptive_avg_pool2d_backward(g, ss.unpack(&n))};
+               });
+    if (node != nullptr) node->addSaved("self", ss);
   }
   return out;
 }
@@ -151,25 +189,39 @@ std::tuple<Tensor, Tensor, Tensor> nativeBatchNormKernel(
   if (rec) {
     // The running statistics are read by an eval-mode backward only, and
     // training mode updates them in place: keep the tensors, not copies
-    // (torch saves them the same way).
+    // (torch saves them the same way; the kernel's update does not bump
+    // their version, so a later training step does not invalidate them).
     SavedVariable si(input), sw(w);
-    const Tensor rm = orUndefined(running_mean), rv = orUndefined(running_var);
-    const Tensor mean = std::get<1>(result), invstd = std::get<2>(result);
+    SavedVariable srm(orUndefined(running_mean)), srv(orUndefined(running_var));
+    SavedVariable smean(std::get<1>(result), /*is_output=*/true);
+    SavedVariable sinvstd(std::get<2>(result), /*is_output=*/true);
     const bool has_weight = w.defined(), has_bias = b.defined();
-    record("NativeBatchNormBackward0", {input, w, b}, std::get<0>(result),
-           [si, sw, rm, rv, mean, invstd, training, eps, has_weight,
-            has_bias](const F& n, const Tensor& g) {
-             const std::vector<bool> mask = {n.needsGrad(0),
-                                             n.needsGrad(1) && has_weight,
-                                             n.needsGrad(2) && has_bias};
-             auto opt = [](const Tensor& t) {
-               return t.defined() ? std::optional<Tensor>(t) : std::nullopt;
-             };
-             auto [gi, gw, gb] = turnout::native_batch_norm_backward(
-                 g, si.unpack(&n), opt(sw.unpack(&n)), opt(rm), opt(rv),
-                 opt(mean), opt(invstd), training, eps, mask);
-             return variable_list{gi, gw, gb};
-           });
+    Node* node =
+        record("NativeBatchNormBackward0", {input, w, b}, std::get<0>(result),
+               [si, sw, srm, srv, smean, sinvstd, training, eps, has_weight,
+                has_bias](const F& n, const Tensor& g) {
+                 const std::vector<bool> mask = {n.needsGrad(0),
+                                                 n.needsGrad(1) && has_weight,
+                                                 n.needsGrad(2) && has_bias};
+                 auto opt = [](const Tensor& t) {
+                   return t.defined() ? std::optional<Tensor>(t) : std::nullopt;
+                 };
+                 auto [gi, gw, gb] = turnout::native_batch_norm_backward(
+                     g, si.unpack(&n), opt(sw.unpack(&n)), opt(srm.unpack(&n)),
+                     opt(srv.unpack(&n)), opt(smean.unpack(&n)),
+                     opt(sinvstd.unpack(&n)), training, eps, mask);
+                 return variable_list{gi, gw, gb};
+               });
+    if (node != nullptr) {
+      node->addSaved("eps", IValue(eps));
+      node->addSaved("input", si);
+      node->addSaved("result1", smean);
+      node->addSaved("result2", sinvstd);
+      node->addSaved("running_mean", srm);
+      node->addSaved("running_var", srv);
+      node->addSaved("training", IValue(training));
+      node->addSaved("weight", sw);
+    }
   }
   return result;
 }
