@@ -1,9 +1,9 @@
-// The Autograd kernels of the convolution, pooling and batch-norm operators
-// (kernels/conv.h, pool.h, batch_norm.h): record when grad mode is on and an
-// input requires grad, call the operator below autograd, attach a
-// FunctionNode whose formula calls the operator's backward operator (as
-// torch's derivatives do). The backward operators themselves have no
-// autograd kernel yet: no double backward through them.
+// The Autograd kernels of the convolution (and _convolution), pooling and
+// batch-norm operators (kernels/conv.h, pool.h, batch_norm.h): record when
+// grad mode is on and an input requires grad, call the operator below
+// autograd, attach a FunctionNode whose formula calls the operator's
+// backward operator (as torch's derivatives do). The backward operators
+// themselves have no autograd kernel yet: no double backward through them.
 //
 // Multi-output operators get their node on the differentiable output only
 // (max_pool2d_with_indices' values; native_batch_norm's output, not its
@@ -40,23 +40,26 @@ Tensor orUndefined(const std::optional<Tensor>& t) {
   return t.has_value() ? *t : Tensor();
 }
 
-Tensor convolutionKernel(const Tensor& input, const Tensor& weight,
+// convolution and _convolution: the same gradient, under torch's two nodes
+// (ConvolutionBackward0 keeps the bias's sizes as "bias_sym_sizes_opt",
+// ConvolutionBackward1 as "bias_sizes_opt"). `fwd()` runs the operator.
+template <class Fwd>
+Tensor recordConvolution(const char* op_name, const char* node_name,
+                         const char* bias_sizes_name, const Tensor& input,
+                         const Tensor& weight,
                          const std::optional<Tensor>& bias, IntArrayRef stride,
                          IntArrayRef padding, IntArrayRef dilation,
                          bool transposed, IntArrayRef output_padding,
-                         int64_t groups) {
+                         int64_t groups, Fwd fwd) {
   const Tensor b = orUndefined(bias);
-  const bool rec = shouldRecord({input, weight, b}, "convolution");
-  Tensor out = belowAutograd([&] {
-    return turnout::convolution(input, weight, bias, stride, padding, dilation,
-                                transposed, output_padding, groups);
-  });
+  const bool rec = shouldRecord({input, weight, b}, op_name);
+  Tensor out = belowAutograd(fwd);
   if (rec) {
     SavedVariable si(input), sw(weight);
     std::optional<std::vector<int64_t>> bias_sizes;
     if (b.defined()) bias_sizes = vec(b.sizes());
     Node* node =
-        record("ConvolutionBackward0", {input, weight, b}, out,
+        record(node_name, {input, weight, b}, out,
                [si, sw, bias_sizes, s = vec(stride), p = vec(padding),
                 d = vec(dilation), transposed, op = vec(output_padding),
                 groups](const F& n, const Tensor& g) {
@@ -69,8 +72,14 @@ Tensor convolutionKernel(const Tensor& input, const Tensor& weight,
                  return variable_list{gi, gw, gb};
                });
     if (node != nullptr) {
-      node->addSaved("bias_sym_sizes_opt",
-                     bias_sizes.has_value() ? IValue(*bias_sizes) : IValue());
+      // torch 1.13 shows a bias that is present but undefined (conv2d's and
+      // conv1d's None reach convolution so) by an undefined tensor's sizes,
+      // (0,); a None bias as None.
+      IValue saved_bias_sizes;
+      if (bias.has_value()) {
+        saved_bias_sizes = IValue(bias_sizes.value_or(std::vector<int64_t>{0}));
+      }
+      node->addSaved(bias_sizes_name, std::move(saved_bias_sizes));
       node->addSaved("dilation", IValue(dilation));
       node->addSaved("groups", IValue(groups));
       node->addSaved("input", si);
@@ -82,6 +91,38 @@ Tensor convolutionKernel(const Tensor& input, const Tensor& weight,
     }
   }
   return out;
+}
+
+Tensor convolutionKernel(const Tensor& input, const Tensor& weight,
+                         const std::optional<Tensor>& bias, IntArrayRef stride,
+                         IntArrayRef padding, IntArrayRef dilation,
+                         bool transposed, IntArrayRef output_padding,
+                         int64_t groups) {
+  return recordConvolution("convolution", "ConvolutionBackward0",
+                           "bias_sym_sizes_opt", input, weight, bias, stride,
+                           padding, dilation, transposed, output_padding,
+                           groups, [&] {
+                             return turnout::convolution(
+                                 input, weight, bias, stride, padding, dilation,
+                                 transposed, output_padding, groups);
+                           });
+}
+
+Tensor internalConvolutionKernel(const Tensor& input, const Tensor& weight,
+                                 const std::optional<Tensor>& bias,
+                                 IntArrayRef stride, IntArrayRef padding,
+                                 IntArrayRef dilation, bool transposed,
+                                 IntArrayRef output_padding, int64_t groups,
+                                 bool benchmark, bool deterministic,
+                                 bool cudnn_enabled, bool allow_tf32) {
+  return recordConvolution(
+      "_convolution", "ConvolutionBackward1", "bias_sizes_opt", input, weight,
+      bias, stride, padding, dilation, transposed, output_padding, groups, [&] {
+        return turnout::_convolution(input, weight, bias, stride, padding,
+                                     dilation, transposed, output_padding,
+                                     groups, benchmark, deterministic,
+                                     cudnn_enabled, allow_tf32);
+      });
 }
 
 std::tuple<Tensor, Tensor> maxPool2dWithIndicesKernel(
@@ -233,6 +274,7 @@ std::tuple<Tensor, Tensor, Tensor> nativeBatchNormKernel(
 TURNOUT_LIBRARY_IMPL(aten, Autograd, m) {
   using namespace turnout::autograd;  // NOLINT: the kernels above
   m.impl("convolution", TURNOUT_FN(convolutionKernel));
+  m.impl("_convolution", TURNOUT_FN(internalConvolutionKernel));
   m.impl("max_pool2d_with_indices", TURNOUT_FN(maxPool2dWithIndicesKernel));
   m.impl("avg_pool2d", TURNOUT_FN(avgPool2dKernel));
   m.impl("_adaptive_avg_pool2d", TURNOUT_FN(adaptiveAvgPool2dKernel));

@@ -396,6 +396,16 @@ NN_CASES = {
     "convolution no bias": lambda a, v: a.convolution(
         v.img, v.k, None, [2, 1], [0, 1], [1, 1], False, [0, 0], 1),
     "conv2d": lambda a, v: a.conv2d(v.img, v.k, v.b, [1, 1], [1, 1]),
+    "conv2d no bias": lambda a, v: a.conv2d(v.img, v.k),
+    "conv2d unbatched": lambda a, v: a.conv2d(v.img[0], v.k, v.b),
+    "conv1d": lambda a, v: a.conv1d(v.img.view(1, 2, 16), v.k[:, :, 0], None,
+                                    [2]),
+    "_convolution": lambda a, v: a._convolution(
+        v.img, v.k, None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1, False,
+        False, True, True),
+    "_convolution deprecated": lambda a, v: a._convolution.deprecated(
+        v.img, v.k, v.b, [2, 1], [0, 1], [1, 1], False, [0, 0], 1, True, True,
+        False),
     "max_pool2d": lambda a, v: a.max_pool2d(v.img, [2, 2]),
     "max_pool2d_with_indices": lambda a, v: a.max_pool2d_with_indices(
         v.img, [3, 3], [1, 2], [1, 1], [1, 1], True)[0],
@@ -431,7 +441,8 @@ def test_nn_saved_values_as_torchs(name):
 
 @pytest.mark.parametrize("name", [
     "gelu", "elu_", "hardtanh_", "embedding", "native_layer_norm", "nll_loss",
-    "nll_loss2d", "norm dim", "convolution", "max_pool2d_with_indices",
+    "nll_loss2d", "norm dim", "convolution", "_convolution",
+    "max_pool2d_with_indices",
     "avg_pool2d", "adaptive_avg_pool2d", "native_batch_norm",
     "native_batch_norm eval"])
 def test_saved_tensors_of_nn_nodes_are_freed(name):
