@@ -488,7 +488,8 @@ Tensor internal_convolution_deprecated_composite(
     IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
     bool transposed, IntArrayRef output_padding, int64_t groups, bool benchmark,
     bool deterministic, bool cudnn_enabled) {
-  // As torch's: the deprecated overload is _convolution's with allow_tf32.
+  // As torch's: _convolution's, with allow_tf32 (torch passes its global
+  // TF32 setting; the flags do not matter here).
   return _convolution(input, weight, bias, stride, padding, dilation,
                       transposed, output_padding, groups, benchmark,
                       deterministic, cudnn_enabled, /*allow_tf32=*/true);

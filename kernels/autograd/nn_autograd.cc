@@ -8,7 +8,7 @@
 //
 // In-place forms save what their formula needs before the write (a copy of
 // self) or after it (the result), as torch's do: elu_ and leaky_relu_ use
-// the result (their backward refuses a negative slope, as torch's),
+// the result (their backward refuses a negative slope, as torch's);
 // hardtanh_, gelu_, silu_ and clamp_ a copy of the input.
 //
 // Every node exposes the values it keeps under torch 1.13's names

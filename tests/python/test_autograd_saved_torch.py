@@ -364,11 +364,11 @@ NN_CASES = {
     "silu": lambda a, v: a.silu(v.x),
     "silu_": lambda a, v: a.silu_(v.x.clone()),
     "elu": lambda a, v: a.elu(v.x, 0.5),
-    "elu all": lambda a, v: a.elu(v.x - 4, 0.5, 2, 1.5),
-    "elu_": lambda a, v: a.elu_(v.x.clone() - 3),
+    "elu all": lambda a, v: a.elu(a.sub.Scalar(v.x, 4), 0.5, 2, 1.5),
+    "elu_": lambda a, v: a.elu_(a.sub.Scalar(v.x, 3)),
     "leaky_relu": lambda a, v: a.leaky_relu(v.x, 0.2),
     "leaky_relu default": lambda a, v: a.leaky_relu(v.x),
-    "leaky_relu_": lambda a, v: a.leaky_relu_(v.x.clone() - 3, 0.2),
+    "leaky_relu_": lambda a, v: a.leaky_relu_(a.sub.Scalar(v.x, 3), 0.2),
     "hardtanh": lambda a, v: a.hardtanh(v.x, -1.0, 2.0),
     "hardtanh default": lambda a, v: a.hardtanh(v.x),
     "hardtanh_": lambda a, v: a.hardtanh_(v.x.clone(), 1.5, 4.5),
@@ -413,6 +413,14 @@ NN_CASES = {
     "avg_pool2d divisor": lambda a, v: a.avg_pool2d(
         v.img, [3, 3], [1, 1], [1, 1], True, False, 2),
     "adaptive_avg_pool2d": lambda a, v: a.adaptive_avg_pool2d(v.img, [2, 3]),
+    "adaptive_avg_pool2d 1x1": lambda a, v: a.adaptive_avg_pool2d(
+        v.img, [1, 1]),
+    "max_pool2d unbatched": lambda a, v: a.max_pool2d(v.img[0], [2, 2]),
+    "avg_pool2d unbatched": lambda a, v: a.avg_pool2d(v.img[0], [2, 2]),
+    "nll_loss_nd 3d": lambda a, v: a.nll_loss_nd(v.img.view(1, 2, 16),
+                                                 v.t2d.view(1, 16)),
+    "cross_entropy_loss": lambda a, v: a.cross_entropy_loss(v.x, v.t),
+    "layer_norm bias only": lambda a, v: a.layer_norm(v.x, [3], None, v.b),
     "native_batch_norm": lambda a, v: a.native_batch_norm(
         v.img, v.gamma, v.beta, v.rm, v.rv, True, 0.1, 1e-5)[0],
     "native_batch_norm eval": lambda a, v: a.native_batch_norm(
@@ -429,7 +437,10 @@ def nn_saved_values(api, expr):
     y = expr(api.lib.ops.aten, v)
     g = y.grad_fn
     names = sorted(n for n in dir(g) if n.startswith("_saved_"))
-    return (g.name(), names,
+    # The graph's shape one step down (torch 1.13 calls a leaf's node
+    # "torch::autograd::AccumulateGrad", turnout "AccumulateGrad").
+    below = [f and f.name().split("::")[-1] for f, _ in g.next_functions]
+    return (g.name(), below, names,
             {n: describe(api, getattr(g, n), vars(v)) for n in names})
 
 
