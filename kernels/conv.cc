@@ -1,5 +1,6 @@
 // aten::convolution, convolution_backward (CPU and Meta kernels) and the
-// CompositeImplicitAutograd conv1d, conv2d, _convolution over them.
+// CompositeImplicitAutograd conv1d, conv2d, _convolution.deprecated and the
+// CompositeExplicitAutograd _convolution over them.
 //
 // Lowering: for each image n and group g, with K the kernel's elements and
 // L the output's spatial elements,
@@ -443,9 +444,12 @@ Tensor convNd(const char* name, int64_t nsp, const Tensor& input,
                 ", but got input of size: ", sizesToString(input.sizes()));
   const bool unbatched = input.dim() == nsp + 1;
   const std::vector<int64_t> zeros(static_cast<size_t>(nsp), 0);
+  // As torch's: a None bias reaches convolution as an undefined tensor (its
+  // autograd node shows it so: grad_fn._saved_bias_sym_sizes_opt is (0,)).
+  const std::optional<Tensor> bias_or_undefined(bias.value_or(Tensor()));
   Tensor out = convolution(unbatched ? unsqueeze(input, 0) : input, weight,
-                           bias, stride, padding, dilation, false, zeros,
-                           groups);
+                           bias_or_undefined, stride, padding, dilation, false,
+                           zeros, groups);
   return unbatched ? squeeze(out, 0) : out;
 }
 
@@ -465,8 +469,10 @@ Tensor conv1d_composite(const Tensor& input, const Tensor& weight,
                 groups);
 }
 
-// _convolution (what traced graphs of nn.Conv2d call): the backend flags
-// choose among torch's implementations; here there is one.
+// _convolution (what traced graphs of nn.Conv2d call;
+// CompositeExplicitAutograd, as torch's, so that it gets its own autograd
+// node): the backend flags choose among torch's implementations; here there
+// is one.
 Tensor internal_convolution_composite(
     const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
     IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
@@ -482,9 +488,11 @@ Tensor internal_convolution_deprecated_composite(
     IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
     bool transposed, IntArrayRef output_padding, int64_t groups, bool benchmark,
     bool deterministic, bool cudnn_enabled) {
-  (void)benchmark, (void)deterministic, (void)cudnn_enabled;
-  return convolution(input, weight, bias, stride, padding, dilation, transposed,
-                     output_padding, groups);
+  // As torch's: _convolution's, with allow_tf32 (torch passes its global
+  // TF32 setting; the flags do not matter here).
+  return _convolution(input, weight, bias, stride, padding, dilation,
+                      transposed, output_padding, groups, benchmark,
+                      deterministic, cudnn_enabled, /*allow_tf32=*/true);
 }
 
 }  // namespace
@@ -548,9 +556,13 @@ TURNOUT_LIBRARY_IMPL(aten, CompositeImplicitAutograd, m) {
   using namespace turnout;  // NOLINT: the kernels above
   m.impl("conv2d", TURNOUT_FN(conv2d_composite));
   m.impl("conv1d", TURNOUT_FN(conv1d_composite));
-  m.impl("_convolution", TURNOUT_FN(internal_convolution_composite));
   m.impl("_convolution.deprecated",
          TURNOUT_FN(internal_convolution_deprecated_composite));
+}
+
+TURNOUT_LIBRARY_IMPL(aten, CompositeExplicitAutograd, m) {
+  using namespace turnout;  // NOLINT: the kernel above
+  m.impl("_convolution", TURNOUT_FN(internal_convolution_composite));
 }
 
 // ---- Front end ----------------------------------------------------------------
@@ -599,6 +611,23 @@ Tensor conv2d(const Tensor& input, const Tensor& weight,
                         const std::optional<Tensor>&, IntArrayRef, IntArrayRef,
                         IntArrayRef, int64_t)>();
   return op.call(input, weight, bias, stride, padding, dilation, groups);
+}
+
+Tensor _convolution(const Tensor& input, const Tensor& weight,
+                    const std::optional<Tensor>& bias, IntArrayRef stride,
+                    IntArrayRef padding, IntArrayRef dilation, bool transposed,
+                    IntArrayRef output_padding, int64_t groups, bool benchmark,
+                    bool deterministic, bool cudnn_enabled, bool allow_tf32) {
+  static auto op =
+      Dispatcher::singleton()
+          .findSchemaOrThrow("aten::_convolution", "")
+          .typed<Tensor(const Tensor&, const Tensor&,
+                        const std::optional<Tensor>&, IntArrayRef, IntArrayRef,
+                        IntArrayRef, bool, IntArrayRef, int64_t, bool, bool,
+                        bool, bool)>();
+  return op.call(input, weight, bias, stride, padding, dilation, transposed,
+                 output_padding, groups, benchmark, deterministic,
+                 cudnn_enabled, allow_tf32);
 }
 
 Tensor conv1d(const Tensor& input, const Tensor& weight,

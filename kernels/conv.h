@@ -44,6 +44,15 @@ Tensor conv2d(const Tensor& input, const Tensor& weight,
               IntArrayRef stride = {1, 1}, IntArrayRef padding = {0, 0},
               IntArrayRef dilation = {1, 1}, int64_t groups = 1);
 
+/// aten::_convolution (CompositeExplicitAutograd over convolution, as
+/// torch 1.13's: it has its own autograd node, ConvolutionBackward1). The
+/// backend flags are ignored: turnout has one implementation.
+Tensor _convolution(const Tensor& input, const Tensor& weight,
+                    const std::optional<Tensor>& bias, IntArrayRef stride,
+                    IntArrayRef padding, IntArrayRef dilation, bool transposed,
+                    IntArrayRef output_padding, int64_t groups, bool benchmark,
+                    bool deterministic, bool cudnn_enabled, bool allow_tf32);
+
 /// aten::conv1d (the same for 1-d).
 Tensor conv1d(const Tensor& input, const Tensor& weight,
               const std::optional<Tensor>& bias = std::nullopt,

@@ -1,13 +1,17 @@
-// The Autograd kernels of the convolution, pooling and batch-norm operators
-// (kernels/conv.h, pool.h, batch_norm.h): record when grad mode is on and an
-// input requires grad, call the operator below autograd, attach a
-// FunctionNode whose formula calls the operator's backward operator (as
-// torch's derivatives do). The backward operators themselves have no
-// autograd kernel yet: no double backward through them.
+// The Autograd kernels of the convolution (and _convolution), pooling and
+// batch-norm operators (kernels/conv.h, pool.h, batch_norm.h): record when
+// grad mode is on and an input requires grad, call the operator below
+// autograd, attach a FunctionNode whose formula calls the operator's
+// backward operator (as torch's derivatives do). The backward operators
+// themselves have no autograd kernel yet: no double backward through them.
 //
 // Multi-output operators get their node on the differentiable output only
 // (max_pool2d_with_indices' values; native_batch_norm's output, not its
 // saved statistics), as torch's.
+//
+// Every node exposes the values it keeps under torch 1.13's names
+// (Node::addSaved, Python's grad_fn._saved_<name>), the int lists as given
+// (max_pool2d's default stride is []).
 #include <optional>
 #include <tuple>
 #include <vector>
@@ -36,35 +40,89 @@ Tensor orUndefined(const std::optional<Tensor>& t) {
   return t.has_value() ? *t : Tensor();
 }
 
+// convolution and _convolution: the same gradient, under torch's two nodes
+// (ConvolutionBackward0 keeps the bias's sizes as "bias_sym_sizes_opt",
+// ConvolutionBackward1 as "bias_sizes_opt"). `fwd()` runs the operator.
+template <class Fwd>
+Tensor recordConvolution(const char* op_name, const char* node_name,
+                         const char* bias_sizes_name, const Tensor& input,
+                         const Tensor& weight,
+                         const std::optional<Tensor>& bias, IntArrayRef stride,
+                         IntArrayRef padding, IntArrayRef dilation,
+                         bool transposed, IntArrayRef output_padding,
+                         int64_t groups, Fwd fwd) {
+  const Tensor b = orUndefined(bias);
+  const bool rec = shouldRecord({input, weight, b}, op_name);
+  Tensor out = belowAutograd(fwd);
+  if (rec) {
+    SavedVariable si(input), sw(weight);
+    std::optional<std::vector<int64_t>> bias_sizes;
+    if (b.defined()) bias_sizes = vec(b.sizes());
+    Node* node =
+        record(node_name, {input, weight, b}, out,
+               [si, sw, bias_sizes, s = vec(stride), p = vec(padding),
+                d = vec(dilation), transposed, op = vec(output_padding),
+                groups](const F& n, const Tensor& g) {
+                 const std::vector<bool> mask = {
+                     n.needsGrad(0), n.needsGrad(1),
+                     n.needsGrad(2) && bias_sizes.has_value()};
+                 auto [gi, gw, gb] = turnout::convolution_backward(
+                     g, si.unpack(&n), sw.unpack(&n), bias_sizes, s, p, d,
+                     transposed, op, groups, mask);
+                 return variable_list{gi, gw, gb};
+               });
+    if (node != nullptr) {
+      // torch 1.13 shows a bias that is present but undefined (conv2d's and
+      // conv1d's None reach convolution so) by an undefined tensor's sizes,
+      // (0,); a None bias as None.
+      IValue saved_bias_sizes;
+      if (bias.has_value()) {
+        saved_bias_sizes = IValue(bias_sizes.value_or(std::vector<int64_t>{0}));
+      }
+      node->addSaved(bias_sizes_name, std::move(saved_bias_sizes));
+      node->addSaved("dilation", IValue(dilation));
+      node->addSaved("groups", IValue(groups));
+      node->addSaved("input", si);
+      node->addSaved("output_padding", IValue(output_padding));
+      node->addSaved("padding", IValue(padding));
+      node->addSaved("stride", IValue(stride));
+      node->addSaved("transposed", IValue(transposed));
+      node->addSaved("weight", sw);
+    }
+  }
+  return out;
+}
+
 Tensor convolutionKernel(const Tensor& input, const Tensor& weight,
                          const std::optional<Tensor>& bias, IntArrayRef stride,
                          IntArrayRef padding, IntArrayRef dilation,
                          bool transposed, IntArrayRef output_padding,
                          int64_t groups) {
-  const Tensor b = orUndefined(bias);
-  const bool rec = shouldRecord({input, weight, b}, "convolution");
-  Tensor out = belowAutograd([&] {
-    return turnout::convolution(input, weight, bias, stride, padding, dilation,
-                                transposed, output_padding, groups);
-  });
-  if (rec) {
-    SavedVariable si(input), sw(weight);
-    std::optional<std::vector<int64_t>> bias_sizes;
-    if (b.defined()) bias_sizes = vec(b.sizes());
-    record("ConvolutionBackward0", {input, weight, b}, out,
-           [si, sw, bias_sizes, s = vec(stride), p = vec(padding),
-            d = vec(dilation), transposed, op = vec(output_padding),
-            groups](const F& n, const Tensor& g) {
-             const std::vector<bool> mask = {
-                 n.needsGrad(0), n.needsGrad(1),
-                 n.needsGrad(2) && bias_sizes.has_value()};
-             auto [gi, gw, gb] = turnout::convolution_backward(
-                 g, si.unpack(&n), sw.unpack(&n), bias_sizes, s, p, d,
-                 transposed, op, groups, mask);
-             return variable_list{gi, gw, gb};
-           });
-  }
-  return out;
+  return recordConvolution("convolution", "ConvolutionBackward0",
+                           "bias_sym_sizes_opt", input, weight, bias, stride,
+                           padding, dilation, transposed, output_padding,
+                           groups, [&] {
+                             return turnout::convolution(
+                                 input, weight, bias, stride, padding, dilation,
+                                 transposed, output_padding, groups);
+                           });
+}
+
+Tensor internalConvolutionKernel(const Tensor& input, const Tensor& weight,
+                                 const std::optional<Tensor>& bias,
+                                 IntArrayRef stride, IntArrayRef padding,
+                                 IntArrayRef dilation, bool transposed,
+                                 IntArrayRef output_padding, int64_t groups,
+                                 bool benchmark, bool deterministic,
+                                 bool cudnn_enabled, bool allow_tf32) {
+  return recordConvolution(
+      "_convolution", "ConvolutionBackward1", "bias_sizes_opt", input, weight,
+      bias, stride, padding, dilation, transposed, output_padding, groups, [&] {
+        return turnout::_convolution(input, weight, bias, stride, padding,
+                                     dilation, transposed, output_padding,
+                                     groups, benchmark, deterministic,
+                                     cudnn_enabled, allow_tf32);
+      });
 }
 
 std::tuple<Tensor, Tensor> maxPool2dWithIndicesKernel(
@@ -77,12 +135,22 @@ std::tuple<Tensor, Tensor> maxPool2dWithIndicesKernel(
   });
   if (rec) {
     SavedVariable ss(self), si(std::get<1>(result), /*is_output=*/true);
-    record("MaxPool2DWithIndicesBackward0", {self}, std::get<0>(result),
-           [ss, si, k = vec(kernel_size), s = vec(stride), p = vec(padding),
-            d = vec(dilation), ceil_mode](const F& n, const Tensor& g) {
-             return variable_list{turnout::max_pool2d_with_indices_backward(
-                 g, ss.unpack(&n), k, s, p, d, ceil_mode, si.unpack(&n))};
-           });
+    Node* node =
+        record("MaxPool2DWithIndicesBackward0", {self}, std::get<0>(result),
+               [ss, si, k = vec(kernel_size), s = vec(stride), p = vec(padding),
+                d = vec(dilation), ceil_mode](const F& n, const Tensor& g) {
+                 return variable_list{turnout::max_pool2d_with_indices_backward(
+                     g, ss.unpack(&n), k, s, p, d, ceil_mode, si.unpack(&n))};
+               });
+    if (node != nullptr) {
+      node->addSaved("ceil_mode", IValue(ceil_mode));
+      node->addSaved("dilation", IValue(dilation));
+      node->addSaved("kernel_size", IValue(kernel_size));
+      node->addSaved("padding", IValue(padding));
+      node->addSaved("result1", si);
+      node->addSaved("self", ss);
+      node->addSaved("stride", IValue(stride));
+    }
   }
   return result;
 }
@@ -98,14 +166,23 @@ Tensor avgPool2dKernel(const Tensor& self, IntArrayRef kernel_size,
   });
   if (rec) {
     SavedVariable ss(self);
-    record("AvgPool2DBackward0", {self}, out,
-           [ss, k = vec(kernel_size), s = vec(stride), p = vec(padding),
-            ceil_mode, count_include_pad,
-            divisor_override](const F& n, const Tensor& g) {
-             return variable_list{turnout::avg_pool2d_backward(
-                 g, ss.unpack(&n), k, s, p, ceil_mode, count_include_pad,
-                 divisor_override)};
-           });
+    Node* node = record(
+        "AvgPool2DBackward0", {self}, out,
+        [ss, k = vec(kernel_size), s = vec(stride), p = vec(padding), ceil_mode,
+         count_include_pad, divisor_override](const F& n, const Tensor& g) {
+          return variable_list{turnout::avg_pool2d_backward(
+              g, ss.unpack(&n), k, s, p, ceil_mode, count_include_pad,
+              divisor_override)};
+        });
+    if (node != nullptr) {
+      node->addSaved("ceil_mode", IValue(ceil_mode));
+      node->addSaved("count_include_pad", IValue(count_include_pad));
+      node->addSaved("divisor_override", IValue(divisor_override));
+      node->addSaved("kernel_size", IValue(kernel_size));
+      node->addSaved("padding", IValue(padding));
+      node->addSaved("self", ss);
+      node->addSaved("stride", IValue(stride));
+    }
   }
   return out;
 }
@@ -116,11 +193,13 @@ Tensor adaptiveAvgPool2dKernel(const Tensor& self, IntArrayRef output_size) {
       [&] { return turnout::_adaptive_avg_pool2d(self, output_size); });
   if (rec) {
     SavedVariable ss(self);
-    record("AdaptiveAvgPool2DBackward0", {self}, out,
-           [ss](const F& n, const Tensor& g) {
-             return variable_list{
-                 turnout::_adaptive_avg_pool2d_backward(g, ss.unpack(&n))};
-           });
+    Node* node =
+        record("AdaptiveAvgPool2DBackward0", {self}, out,
+               [ss](const F& n, const Tensor& g) {
+                 return variable_list{
+                     turnout::_adaptive_avg_pool2d_backward(g, ss.unpack(&n))};
+               });
+    if (node != nullptr) node->addSaved("self", ss);
   }
   return out;
 }
@@ -151,25 +230,39 @@ std::tuple<Tensor, Tensor, Tensor> nativeBatchNormKernel(
   if (rec) {
     // The running statistics are read by an eval-mode backward only, and
     // training mode updates them in place: keep the tensors, not copies
-    // (torch saves them the same way).
+    // (torch saves them the same way; the kernel's update does not bump
+    // their version, so a later training step does not invalidate them).
     SavedVariable si(input), sw(w);
-    const Tensor rm = orUndefined(running_mean), rv = orUndefined(running_var);
-    const Tensor mean = std::get<1>(result), invstd = std::get<2>(result);
+    SavedVariable srm(orUndefined(running_mean)), srv(orUndefined(running_var));
+    SavedVariable smean(std::get<1>(result), /*is_output=*/true);
+    SavedVariable sinvstd(std::get<2>(result), /*is_output=*/true);
     const bool has_weight = w.defined(), has_bias = b.defined();
-    record("NativeBatchNormBackward0", {input, w, b}, std::get<0>(result),
-           [si, sw, rm, rv, mean, invstd, training, eps, has_weight,
-            has_bias](const F& n, const Tensor& g) {
-             const std::vector<bool> mask = {n.needsGrad(0),
-                                             n.needsGrad(1) && has_weight,
-                                             n.needsGrad(2) && has_bias};
-             auto opt = [](const Tensor& t) {
-               return t.defined() ? std::optional<Tensor>(t) : std::nullopt;
-             };
-             auto [gi, gw, gb] = turnout::native_batch_norm_backward(
-                 g, si.unpack(&n), opt(sw.unpack(&n)), opt(rm), opt(rv),
-                 opt(mean), opt(invstd), training, eps, mask);
-             return variable_list{gi, gw, gb};
-           });
+    Node* node =
+        record("NativeBatchNormBackward0", {input, w, b}, std::get<0>(result),
+               [si, sw, srm, srv, smean, sinvstd, training, eps, has_weight,
+                has_bias](const F& n, const Tensor& g) {
+                 const std::vector<bool> mask = {n.needsGrad(0),
+                                                 n.needsGrad(1) && has_weight,
+                                                 n.needsGrad(2) && has_bias};
+                 auto opt = [](const Tensor& t) {
+                   return t.defined() ? std::optional<Tensor>(t) : std::nullopt;
+                 };
+                 auto [gi, gw, gb] = turnout::native_batch_norm_backward(
+                     g, si.unpack(&n), opt(sw.unpack(&n)), opt(srm.unpack(&n)),
+                     opt(srv.unpack(&n)), opt(smean.unpack(&n)),
+                     opt(sinvstd.unpack(&n)), training, eps, mask);
+                 return variable_list{gi, gw, gb};
+               });
+    if (node != nullptr) {
+      node->addSaved("eps", IValue(eps));
+      node->addSaved("input", si);
+      node->addSaved("result1", smean);
+      node->addSaved("result2", sinvstd);
+      node->addSaved("running_mean", srm);
+      node->addSaved("running_var", srv);
+      node->addSaved("training", IValue(training));
+      node->addSaved("weight", sw);
+    }
   }
   return result;
 }
@@ -181,6 +274,7 @@ std::tuple<Tensor, Tensor, Tensor> nativeBatchNormKernel(
 TURNOUT_LIBRARY_IMPL(aten, Autograd, m) {
   using namespace turnout::autograd;  // NOLINT: the kernels above
   m.impl("convolution", TURNOUT_FN(convolutionKernel));
+  m.impl("_convolution", TURNOUT_FN(internalConvolutionKernel));
   m.impl("max_pool2d_with_indices", TURNOUT_FN(maxPool2dWithIndicesKernel));
   m.impl("avg_pool2d", TURNOUT_FN(avgPool2dKernel));
   m.impl("_adaptive_avg_pool2d", TURNOUT_FN(adaptiveAvgPool2dKernel));

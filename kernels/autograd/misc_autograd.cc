@@ -434,21 +434,33 @@ Tensor normBackward(const Tensor& g_in, const Tensor& x, const Tensor& norm_in,
   return mul(self_scaled, scale);
 }
 
-void recordNorm(const Tensor& self, const Tensor& out, double p,
-                DimVector dims, bool keepdim) {
+// `name`: torch's, NormBackward0 for norm.Scalar, NormBackward1 for
+// norm.ScalarOpt_dim. Returns the node (null when none was made) for the
+// caller's saved values besides self and result.
+Node* recordNorm(const char* name, const Tensor& self, const Tensor& out,
+                 double p, DimVector dims, bool keepdim) {
   SavedVariable s(self);
   SavedVariable r(out, /*is_output=*/true);
-  record("NormBackward1", {self}, out,
-         [s, r, p, dims, keepdim](const F& n, const Tensor& g) {
-           return variable_list{
-               normBackward(g, s.unpack(&n), r.unpack(&n), p, dims, keepdim)};
-         });
+  Node* node = record(
+      name, {self}, out, [s, r, p, dims, keepdim](const F& n, const Tensor& g) {
+        return variable_list{
+            normBackward(g, s.unpack(&n), r.unpack(&n), p, dims, keepdim)};
+      });
+  if (node != nullptr) {
+    node->addSaved("result", r);
+    node->addSaved("self", s);
+  }
+  return node;
 }
 
 Tensor normScalarKernel(const Tensor& self, const Scalar& p) {
   const bool rec = shouldRecord("norm", self);
   Tensor out = belowAutograd([&] { return normScalarOp().call(self, p); });
-  if (rec) recordNorm(self, out, p.toDouble(), {}, false);
+  if (rec) {
+    Node* node =
+        recordNorm("NormBackward0", self, out, p.toDouble(), {}, false);
+    if (node != nullptr) node->addSaved("p", IValue(p));
+  }
   return out;
 }
 
@@ -458,8 +470,13 @@ Tensor normDimKernel(const Tensor& self, const std::optional<Scalar>& p,
   Tensor out =
       belowAutograd([&] { return normDimOp().call(self, p, dim, keepdim); });
   if (rec) {
-    recordNorm(self, out, p ? p->toDouble() : 2.0, wrapAll(dim, self.dim()),
-               keepdim);
+    Node* node = recordNorm("NormBackward1", self, out, p ? p->toDouble() : 2.0,
+                            wrapAll(dim, self.dim()), keepdim);
+    if (node != nullptr) {
+      node->addSaved("dim", IValue(dim));  // as given
+      node->addSaved("keepdim", IValue(keepdim));
+      node->addSaved("p", p ? IValue(*p) : IValue());
+    }
   }
   return out;
 }

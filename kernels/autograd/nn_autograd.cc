@@ -8,8 +8,12 @@
 //
 // In-place forms save what their formula needs before the write (a copy of
 // self) or after it (the result), as torch's do: elu_ and leaky_relu_ use
-// the result (their backward refuses a negative slope, as torch's),
-// hardtanh_ too; gelu_, silu_ and clamp_ a copy of the input.
+// the result (their backward refuses a negative slope, as torch's);
+// hardtanh_, gelu_, silu_ and clamp_ a copy of the input.
+//
+// Every node exposes the values it keeps under torch 1.13's names
+// (Node::addSaved, Python's grad_fn._saved_<name>): the saved tensors and
+// the operator's other arguments as given.
 #include <optional>
 #include <string>
 #include <string_view>
@@ -37,25 +41,33 @@ using detail::writeInplace;
 using F = FunctionNode;
 
 // The pattern every functional activation follows: save self, record.
-template <class Fwd, class Grad>
+// `extra(node)` adds the node's other saved values (torch's names).
+template <class Fwd, class Grad, class Extra>
 Tensor recordUnary(const char* op, const char* node, const Tensor& self,
-                   Fwd fwd, Grad grad) {
+                   Fwd fwd, Grad grad, Extra extra) {
   const bool rec = shouldRecord(op, self);
   Tensor out = belowAutograd(fwd);
   if (rec) {
     SavedVariable s(self);
-    record(node, {self}, out, [s, grad](const F& n, const Tensor& g) {
-      return variable_list{grad(g, s.unpack(&n))};
-    });
+    Node* made =
+        record(node, {self}, out, [s, grad](const F& n, const Tensor& g) {
+          return variable_list{grad(g, s.unpack(&n))};
+        });
+    if (made != nullptr) {
+      made->addSaved("self", s);
+      extra(made);
+    }
   }
   return out;
 }
 
 // The in-place pattern: save_input: the formula gets self's value before
 // the write (a copy); otherwise the result (self after it).
-template <class Write, class Grad>
+// The saved tensor shows as "self" (the copy) or "result", as torch's.
+template <class Write, class Grad, class Extra>
 Tensor& recordUnaryInplace(const char* op, const char* node, Tensor& self,
-                           bool save_input, Write write, Grad grad) {
+                           bool save_input, Write write, Grad grad,
+                           Extra extra) {
   const bool rec = shouldRecord(op, self);
   Tensor original;
   if (rec && save_input) {
@@ -64,14 +76,47 @@ Tensor& recordUnaryInplace(const char* op, const char* node, Tensor& self,
   writeInplace(self, rec, op, write);
   if (rec) {
     SavedVariable s(save_input ? original : self, /*is_output=*/!save_input);
-    record(node, {self}, self, [s, grad](const F& n, const Tensor& g) {
-      return variable_list{grad(g, s.unpack(&n))};
-    });
+    Node* made =
+        record(node, {self}, self, [s, grad](const F& n, const Tensor& g) {
+          return variable_list{grad(g, s.unpack(&n))};
+        });
+    if (made != nullptr) {
+      made->addSaved(save_input ? "self" : "result", s);
+      extra(made);
+    }
   }
   return self;
 }
 
 // ---- Activations ------------------------------------------------------------------
+
+// The saved values besides the tensor, by torch's names.
+auto savedApproximate(const std::string& approx) {
+  return [approx](Node* n) { n->addSaved("approximate", IValue(approx)); };
+}
+auto noOtherSaved() {
+  return [](Node*) {};
+}
+auto savedElu(const Scalar& alpha, const Scalar& scale,
+              const Scalar& input_scale) {
+  return [=](Node* n) {
+    n->addSaved("alpha", IValue(alpha));
+    n->addSaved("input_scale", IValue(input_scale));
+    n->addSaved("scale", IValue(scale));
+  };
+}
+auto savedSlope(const Scalar& slope) {
+  return [slope](Node* n) { n->addSaved("negative_slope", IValue(slope)); };
+}
+auto savedHardtanh(const Scalar& min_val, const Scalar& max_val) {
+  return [=](Node* n) {
+    n->addSaved("max_val", IValue(max_val));
+    n->addSaved("min_val", IValue(min_val));
+  };
+}
+IValue optionalValue(const std::optional<Scalar>& s) {
+  return s ? IValue(*s) : IValue();
+}
 
 Tensor gelu(const Tensor& self, std::string_view approximate) {
   const std::string approx(approximate);
@@ -80,7 +125,8 @@ Tensor gelu(const Tensor& self, std::string_view approximate) {
       [&] { return turnout::gelu(self, approx); },
       [approx](const Tensor& g, const Tensor& x) {
         return turnout::gelu_backward(g, x, approx);
-      });
+      },
+      savedApproximate(approx));
 }
 Tensor& gelu_(Tensor& self, std::string_view approximate) {
   const std::string approx(approximate);
@@ -89,22 +135,25 @@ Tensor& gelu_(Tensor& self, std::string_view approximate) {
       [&] { turnout::gelu_(self, approx); },
       [approx](const Tensor& g, const Tensor& x) {
         return turnout::gelu_backward(g, x, approx);
-      });
+      },
+      savedApproximate(approx));
 }
 
 Tensor silu(const Tensor& self) {
-  return recordUnary("silu", "SiluBackward0", self,
-                     [&] { return turnout::silu(self); },
-                     [](const Tensor& g, const Tensor& x) {
-                       return turnout::silu_backward(g, x);
-                     });
+  return recordUnary(
+      "silu", "SiluBackward0", self, [&] { return turnout::silu(self); },
+      [](const Tensor& g, const Tensor& x) {
+        return turnout::silu_backward(g, x);
+      },
+      noOtherSaved());
 }
 Tensor& silu_(Tensor& self) {
-  return recordUnaryInplace("silu_", "SiluBackward0", self, true,
-                            [&] { turnout::silu_(self); },
-                            [](const Tensor& g, const Tensor& x) {
-                              return turnout::silu_backward(g, x);
-                            });
+  return recordUnaryInplace(
+      "silu_", "SiluBackward0", self, true, [&] { turnout::silu_(self); },
+      [](const Tensor& g, const Tensor& x) {
+        return turnout::silu_backward(g, x);
+      },
+      noOtherSaved());
 }
 
 Tensor elu(const Tensor& self, const Scalar& alpha, const Scalar& scale,
@@ -114,7 +163,8 @@ Tensor elu(const Tensor& self, const Scalar& alpha, const Scalar& scale,
       [&] { return turnout::elu(self, alpha, scale, input_scale); },
       [alpha, scale, input_scale](const Tensor& g, const Tensor& x) {
         return turnout::elu_backward(g, alpha, scale, input_scale, false, x);
-      });
+      },
+      savedElu(alpha, scale, input_scale));
 }
 Tensor& elu_(Tensor& self, const Scalar& alpha, const Scalar& scale,
              const Scalar& input_scale) {
@@ -123,7 +173,8 @@ Tensor& elu_(Tensor& self, const Scalar& alpha, const Scalar& scale,
       [&] { turnout::elu_(self, alpha, scale, input_scale); },
       [alpha, scale, input_scale](const Tensor& g, const Tensor& r) {
         return turnout::elu_backward(g, alpha, scale, input_scale, true, r);
-      });
+      },
+      savedElu(alpha, scale, input_scale));
 }
 
 Tensor leakyRelu(const Tensor& self, const Scalar& slope) {
@@ -132,7 +183,8 @@ Tensor leakyRelu(const Tensor& self, const Scalar& slope) {
       [&] { return turnout::leaky_relu(self, slope); },
       [slope](const Tensor& g, const Tensor& x) {
         return turnout::leaky_relu_backward(g, x, slope, false);
-      });
+      },
+      savedSlope(slope));
 }
 Tensor& leakyRelu_(Tensor& self, const Scalar& slope) {
   return recordUnaryInplace(
@@ -140,7 +192,8 @@ Tensor& leakyRelu_(Tensor& self, const Scalar& slope) {
       [&] { turnout::leaky_relu_(self, slope); },
       [slope](const Tensor& g, const Tensor& r) {
         return turnout::leaky_relu_backward(g, r, slope, true);
-      });
+      },
+      savedSlope(slope));
 }
 
 Tensor hardtanh(const Tensor& self, const Scalar& min_val,
@@ -150,15 +203,20 @@ Tensor hardtanh(const Tensor& self, const Scalar& min_val,
       [&] { return turnout::hardtanh(self, min_val, max_val); },
       [min_val, max_val](const Tensor& g, const Tensor& x) {
         return turnout::hardtanh_backward(g, x, min_val, max_val);
-      });
+      },
+      savedHardtanh(min_val, max_val));
 }
+// As torch 1.13's: the same node as hardtanh's, over a copy of the input
+// (hardtanh_backward gives the same gradient from the input as from the
+// result).
 Tensor& hardtanh_(Tensor& self, const Scalar& min_val, const Scalar& max_val) {
   return recordUnaryInplace(
-      "hardtanh_", "HardtanhBackward1", self, false,
+      "hardtanh_", "HardtanhBackward0", self, true,
       [&] { turnout::hardtanh_(self, min_val, max_val); },
-      [min_val, max_val](const Tensor& g, const Tensor& r) {
-        return turnout::hardtanh_backward(g, r, min_val, max_val);
-      });
+      [min_val, max_val](const Tensor& g, const Tensor& x) {
+        return turnout::hardtanh_backward(g, x, min_val, max_val);
+      },
+      savedHardtanh(min_val, max_val));
 }
 
 Tensor softplus(const Tensor& self, const Scalar& beta,
@@ -168,6 +226,10 @@ Tensor softplus(const Tensor& self, const Scalar& beta,
       [&] { return turnout::softplus(self, beta, threshold); },
       [beta, threshold](const Tensor& g, const Tensor& x) {
         return turnout::softplus_backward(g, x, beta, threshold);
+      },
+      [beta, threshold](Node* n) {
+        n->addSaved("beta", IValue(beta));
+        n->addSaved("threshold", IValue(threshold));
       });
 }
 
@@ -183,6 +245,10 @@ Tensor& clamp_(Tensor& self, const std::optional<Scalar>& min,
         if (min) out = turnout::where(turnout::lt(x, *min), z, out);
         if (max) out = turnout::where(turnout::gt(x, *max), z, out);
         return out;
+      },
+      [min, max](Node* n) {
+        n->addSaved("max", optionalValue(max));
+        n->addSaved("min", optionalValue(min));
       });
 }
 
@@ -208,18 +274,27 @@ std::tuple<Tensor, Tensor, Tensor> nativeLayerNorm(
     SavedVariable smean(std::get<1>(result), /*is_output=*/true);
     SavedVariable srstd(std::get<2>(result), /*is_output=*/true);
     const DimVector shape(normalized_shape.begin(), normalized_shape.end());
-    record("NativeLayerNormBackward0", {input, w, b}, out,
-           [si, sw, sb, smean, srstd, shape](const F& n, const Tensor& g) {
-             const Tensor wt = sw.unpack(&n), bt = sb.unpack(&n);
-             auto grads = turnout::native_layer_norm_backward(
-                 g, si.unpack(&n), shape, smean.unpack(&n), srstd.unpack(&n),
-                 wt.defined() ? std::optional<Tensor>(wt) : std::nullopt,
-                 bt.defined() ? std::optional<Tensor>(bt) : std::nullopt,
-                 {n.needsGrad(0), n.needsGrad(1) && wt.defined(),
-                  n.needsGrad(2) && bt.defined()});
-             return variable_list{std::get<0>(grads), std::get<1>(grads),
-                                  std::get<2>(grads)};
-           });
+    Node* node = record(
+        "NativeLayerNormBackward0", {input, w, b}, out,
+        [si, sw, sb, smean, srstd, shape](const F& n, const Tensor& g) {
+          const Tensor wt = sw.unpack(&n), bt = sb.unpack(&n);
+          auto grads = turnout::native_layer_norm_backward(
+              g, si.unpack(&n), shape, smean.unpack(&n), srstd.unpack(&n),
+              wt.defined() ? std::optional<Tensor>(wt) : std::nullopt,
+              bt.defined() ? std::optional<Tensor>(bt) : std::nullopt,
+              {n.needsGrad(0), n.needsGrad(1) && wt.defined(),
+               n.needsGrad(2) && bt.defined()});
+          return variable_list{std::get<0>(grads), std::get<1>(grads),
+                               std::get<2>(grads)};
+        });
+    if (node != nullptr) {
+      node->addSaved("bias", sb);
+      node->addSaved("input", si);
+      node->addSaved("normalized_shape", IValue(normalized_shape));
+      node->addSaved("result1", smean);
+      node->addSaved("result2", srstd);
+      node->addSaved("weight", sw);
+    }
   }
   return result;
 }
@@ -236,13 +311,21 @@ Tensor embedding(const Tensor& weight, const Tensor& indices,
   if (rec) {
     SavedVariable si(indices);
     const int64_t num_weights = weight.size(0);
-    record("EmbeddingBackward0", {weight}, out,
-           [si, num_weights, padding_idx, scale_grad_by_freq, sparse](
-               const F& n, const Tensor& g) {
-             return variable_list{turnout::embedding_backward(
-                 g, si.unpack(&n), num_weights, padding_idx,
-                 scale_grad_by_freq, sparse)};
-           });
+    Node* node = record("EmbeddingBackward0", {weight}, out,
+                        [si, num_weights, padding_idx, scale_grad_by_freq,
+                         sparse](const F& n, const Tensor& g) {
+                          return variable_list{turnout::embedding_backward(
+                              g, si.unpack(&n), num_weights, padding_idx,
+                              scale_grad_by_freq, sparse)};
+                        });
+    if (node != nullptr) {
+      // torch 1.13 keeps the weight too (its backward reads only its size).
+      node->addSaved("indices", si);
+      node->addSaved("padding_idx", IValue(padding_idx));
+      node->addSaved("scale_grad_by_freq", IValue(scale_grad_by_freq));
+      node->addSaved("sparse", IValue(sparse));
+      node->addSaved("weight", SavedVariable(weight));
+    }
   }
   return out;
 }
@@ -273,21 +356,30 @@ std::tuple<Tensor, Tensor> nllLossForward(const Tensor& self,
     // total_weight is not differentiable (torch's output_differentiability).
     SavedVariable ss(self), st(target), sw(valueOr(weight));
     SavedVariable stotal(std::get<1>(result), /*is_output=*/true);
-    record(k2d ? "NllLoss2DBackward0" : "NllLossBackward0", {self},
-           std::get<0>(result),
-           [ss, st, sw, stotal, reduction, ignore_index](const F& n,
-                                                         const Tensor& g) {
-             const Tensor w = sw.unpack(&n);
-             const std::optional<Tensor> wo =
-                 w.defined() ? std::optional<Tensor>(w) : std::nullopt;
-             const Tensor x = ss.unpack(&n), t = st.unpack(&n),
-                          total = stotal.unpack(&n);
-             return variable_list{
-                 k2d ? turnout::nll_loss2d_backward(g, x, t, wo, reduction,
-                                                    ignore_index, total)
-                     : turnout::nll_loss_backward(g, x, t, wo, reduction,
-                                                  ignore_index, total)};
-           });
+    Node* node =
+        record(k2d ? "NllLoss2DBackward0" : "NllLossBackward0", {self},
+               std::get<0>(result),
+               [ss, st, sw, stotal, reduction, ignore_index](const F& n,
+                                                             const Tensor& g) {
+                 const Tensor w = sw.unpack(&n);
+                 const std::optional<Tensor> wo =
+                     w.defined() ? std::optional<Tensor>(w) : std::nullopt;
+                 const Tensor x = ss.unpack(&n), t = st.unpack(&n),
+                              total = stotal.unpack(&n);
+                 return variable_list{
+                     k2d ? turnout::nll_loss2d_backward(g, x, t, wo, reduction,
+                                                        ignore_index, total)
+                         : turnout::nll_loss_backward(g, x, t, wo, reduction,
+                                                      ignore_index, total)};
+               });
+    if (node != nullptr) {
+      node->addSaved("ignore_index", IValue(ignore_index));
+      node->addSaved("reduction", IValue(reduction));
+      node->addSaved("self", ss);
+      node->addSaved("target", st);
+      node->addSaved("total_weight", stotal);
+      node->addSaved("weight", sw);
+    }
   }
   return result;
 }

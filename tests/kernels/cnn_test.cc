@@ -9,12 +9,14 @@
 #include <vector>
 
 #include "dispatcher/core/error.h"
-#include "gtest/gtest.h"
 #include "gmock/gmock.h"
+#include "gtest/gtest.h"
 #include "kernels/batch_norm.h"
 #include "kernels/conv.h"
 #include "kernels/pool.h"
+#include "kernels/reduce.h"
 #include "tests/error_of.h"
+#include "tests/kernels/autograd/autograd_testing.h"
 #include "tests/kernels/testing.h"
 
 namespace turnout {
@@ -318,6 +320,45 @@ TEST(BatchNorm, EvalUsesRunningStatsInEveryLayoutAndDtype) {
       EXPECT_EQ(valuesOf(rm), (std::vector<double>{0.25, -0.5, 1.0}));
     }
   }
+}
+
+// What the nodes keep, by torch 1.13's names (values against torch itself:
+// tests/python/test_autograd_saved_torch.py).
+TEST(CnnAutograd, NodesKeepTheirSavedValuesUntilBackward) {
+  Tensor x = testing::rangeOf({1, 2, 4, 4}, ScalarType::Double);
+  x.requires_grad_(true);
+  Tensor w = testing::rangeOf({3, 2, 3, 3}, ScalarType::Double);
+  w.requires_grad_(true);
+  using Sizes = std::vector<int64_t>;
+  // conv2d's None bias reaches convolution undefined: torch shows (0,).
+  const Tensor y = conv2d(x, w);
+  EXPECT_EQ(testing::fnName(y), "ConvolutionBackward0");
+  EXPECT_EQ(testing::savedOf(y, "bias_sym_sizes_opt")->value.toIntListRef(),
+            (Sizes{0}));
+  // _convolution has its own node; a None bias stays None.
+  const Tensor z = _convolution(x, w, std::nullopt, {2, 1}, {0, 1}, {1, 1},
+                                false, {0, 0}, 1, false, false, true, true);
+  EXPECT_EQ(testing::fnName(z), "ConvolutionBackward1");
+  EXPECT_EQ(testing::savedNames(z),
+            (std::vector<std::string>{"bias_sizes_opt", "dilation", "groups",
+                                      "input", "output_padding", "padding",
+                                      "stride", "transposed", "weight"}));
+  EXPECT_TRUE(testing::savedOf(z, "bias_sizes_opt")->value.isNone());
+  EXPECT_EQ(testing::savedOf(z, "stride")->value.toIntListRef(), (Sizes{2, 1}));
+  const autograd::Node::Saved* input = testing::savedOf(z, "input");
+  ASSERT_NE(input, nullptr);
+  EXPECT_FALSE(input->tensor.released());
+  sum(z).backward();
+  EXPECT_TRUE(input->tensor.released());
+
+  // max_pool2d keeps its stride as given ([] for the default).
+  const Tensor p = max_pool2d(x, {2, 2});
+  EXPECT_EQ(testing::fnName(p), "MaxPool2DWithIndicesBackward0");
+  EXPECT_EQ(testing::savedOf(p, "stride")->value.toIntListRef(), Sizes{});
+  EXPECT_EQ(testing::savedOf(p, "result1")
+                ->tensor.unpack(autograd::gradFn(p).get())
+                .scalar_type(),
+            ScalarType::Long);
 }
 
 TEST(BatchNorm, Errors) {

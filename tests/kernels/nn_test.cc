@@ -13,10 +13,12 @@
 #include "gtest/gtest.h"
 #include "kernels/autograd/autograd_meta.h"
 #include "kernels/autograd/engine.h"
+#include "kernels/copy.h"
 #include "kernels/elementwise.h"
 #include "kernels/random.h"
 #include "kernels/reduce.h"
 #include "tests/error_of.h"
+#include "tests/kernels/autograd/autograd_testing.h"
 #include "tests/kernels/testing.h"
 
 namespace turnout {
@@ -167,6 +169,43 @@ TEST(NnLayerNorm, GradientSumsToZeroPerRow) {
   const std::vector<double> g = valuesOf(x.grad());
   EXPECT_NEAR(g[0] + g[1] + g[2], 0, 1e-9);
   EXPECT_NEAR(g[3] + g[4] + g[5], 0, 1e-9);
+}
+
+// What the nodes keep, by torch 1.13's names (values against torch itself:
+// tests/python/test_autograd_saved_torch.py).
+TEST(NnAutograd, NodesKeepTheirSavedValuesUntilBackward) {
+  Tensor x = tensorOf({-2, 0.5, 3}, {3}, ScalarType::Double);
+  x.requires_grad_(true);
+  // hardtanh_ keeps the input before the write, as torch's.
+  Tensor y = clone(x);
+  hardtanh_(y, -1, 1);
+  EXPECT_EQ(fnName(y), "HardtanhBackward0");
+  EXPECT_EQ(savedNames(y),
+            (std::vector<std::string>{"self", "max_val", "min_val"}));
+  const autograd::Node* node = autograd::gradFn(y).get();
+  const autograd::Node::Saved* self = savedOf(y, "self");
+  ASSERT_NE(self, nullptr);
+  expectNear(valuesOf(self->tensor.unpack(node)), {-2, 0.5, 3});
+  EXPECT_EQ(savedOf(y, "min_val")->value.toScalar().toDouble(), -1);
+  sum(y).backward();
+  expectNear(valuesOf(x.grad()), {0, 1, 0});
+  EXPECT_TRUE(self->tensor.released());
+  EXPECT_THAT(errorOf([&] { self->tensor.unpack(node); }),
+              HasSubstr("backward through the graph a second time"));
+
+  // native_layer_norm: an absent bias is kept as undefined, the shape as
+  // given.
+  Tensor w = tensorOf({1, 2, 3}, {3}, ScalarType::Double);
+  w.requires_grad_(true);
+  const Tensor z =
+      std::get<0>(native_layer_norm(x, {3}, w, std::nullopt, 1e-5));
+  EXPECT_EQ(fnName(z), "NativeLayerNormBackward0");
+  EXPECT_EQ(savedNames(z),
+            (std::vector<std::string>{"bias", "input", "normalized_shape",
+                                      "result1", "result2", "weight"}));
+  EXPECT_FALSE(savedOf(z, "bias")->tensor.defined());
+  EXPECT_EQ(savedOf(z, "normalized_shape")->value.toIntListRef(),
+            (std::vector<int64_t>{3}));
 }
 
 TEST(NnEmbedding, ForwardAndBackwardWithPadding) {

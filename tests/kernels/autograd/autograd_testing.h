@@ -1,7 +1,7 @@
 // Helpers of the autograd tests: leaves that require grad, the name of a
-// tensor's grad_fn, deterministic inputs for gradcheck, and the public
-// autograd::gradcheck (kernels/autograd/gradcheck.h) as a GoogleTest
-// assertion:
+// tensor's grad_fn and the values it keeps, deterministic inputs for gradcheck,
+// and the public autograd::gradcheck (kernels/autograd/gradcheck.h) as a
+// GoogleTest assertion:
 //
 //   EXPECT_TRUE(gradcheck([](const std::vector<Tensor>& in) {
 //     return mul(in[0], in[1]); }, {randomOf({2, 3}), randomOf({3})}));
@@ -29,6 +29,29 @@ inline Tensor leaf(const std::vector<double>& values, IntArrayRef sizes,
   Tensor t = tensorOf(values, sizes, dtype);
   autograd::setRequiresGrad(t, true);
   return t;
+}
+
+/// The names of the values `t`'s grad_fn keeps (Node::saved(), Python's
+/// grad_fn._saved_<name>), in the order they were added; empty without one.
+inline std::vector<std::string> savedNames(const Tensor& t) {
+  std::vector<std::string> out;
+  if (std::shared_ptr<autograd::Node> fn = autograd::gradFn(t)) {
+    for (const autograd::Node::Saved& s : fn->saved()) out.push_back(s.name);
+  }
+  return out;
+}
+
+/// The value `t`'s grad_fn keeps under `name`; fails the test (and returns
+/// null) when there is none.
+inline const autograd::Node::Saved* savedOf(const Tensor& t,
+                                            const std::string& name) {
+  if (std::shared_ptr<autograd::Node> fn = autograd::gradFn(t)) {
+    for (const autograd::Node::Saved& s : fn->saved()) {
+      if (s.name == name) return &s;
+    }
+  }
+  ADD_FAILURE() << "no saved value '" << name << "'";
+  return nullptr;
 }
 
 /// The name of `t`'s grad_fn ("MulBackward0"), or "(none)".
