@@ -215,6 +215,17 @@ def has_float_tensor(sample: Sample) -> bool:
     return any(walk(v) for v in list(sample.args) + list(sample.kwargs.values()))
 
 
+def assert_values(a: np.ndarray, b: np.ndarray, rtol: float, atol: float,
+                  err_msg: str) -> None:
+    """``a`` equals ``b``: within rtol/atol for floating-point values (NaN
+    equal to NaN), exactly for the others."""
+    if a.dtype.kind in "fc":
+        np.testing.assert_allclose(a, b, rtol=rtol, atol=atol, equal_nan=True,
+                                   err_msg=err_msg)
+    else:
+        np.testing.assert_array_equal(a, b, err_msg=err_msg)
+
+
 # ---- Operators --------------------------------------------------------------
 
 

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import turnout
-from op_db import OP_DB, OpInfo, Sample
+from op_db import OP_DB, OpInfo, Sample, assert_values
 
 # (OpInfo, index, Sample) for every sample of every operator.
 CASES: List[Tuple[OpInfo, int, Sample]] = [
@@ -76,14 +76,9 @@ def assert_same(ours: Any, theirs: Any, where: str, info: OpInfo, *,
                 f"(shape {tuple(theirs.shape)})")
         if not values:
             return
-        a, b = to_numpy(ours), to_numpy(theirs)
-        if a.dtype.kind in "fc":
-            rtol, atol = _TOLERANCE.get(dtype_name(theirs.dtype), (info.rtol, info.atol))
-            np.testing.assert_allclose(a, b, rtol=rtol, atol=atol, equal_nan=True,
-                                       err_msg=f"{where}: values differ from torch's")
-        else:
-            np.testing.assert_array_equal(a, b, err_msg=f"{where}: values differ "
-                                          "from torch's")
+        rtol, atol = _TOLERANCE.get(dtype_name(theirs.dtype), (info.rtol, info.atol))
+        assert_values(to_numpy(ours), to_numpy(theirs), rtol, atol,
+                      f"{where}: values differ from torch's")
         return
     if isinstance(theirs, (list, tuple)):
         assert isinstance(ours, (list, tuple)) and len(ours) == len(theirs), (

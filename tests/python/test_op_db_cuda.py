@@ -25,7 +25,8 @@ import turnout
 from turnout import _C
 from turnout._opcheck import DEFAULT_TEST_UTILS
 from turnout.library import opcheck
-from op_db import OP_DB, OpInfo, Sample, build_call, has_float_tensor
+from op_db import (OP_DB, OpInfo, Sample, assert_values, build_call,
+                   has_float_tensor)
 
 pytestmark = pytest.mark.skipif(not turnout.cuda.is_available(),
                                 reason="no CUDA device")
@@ -113,15 +114,9 @@ def _same(gpu: Any, cpu: Any, where: str, info: OpInfo, values: bool = True) -> 
             f"{where}: strides {gpu.stride()}, CPU {cpu.stride()}")
         if not values:
             return
-        a, b = _numpy(gpu), _numpy(cpu)
-        if a.dtype.kind in "fc":
-            rtol, atol = _TOLERANCE.get(str(cpu.dtype).split(".")[-1], (1e-4, 1e-5))
-            rtol, atol = max(rtol, info.rtol), max(atol, info.atol)
-            np.testing.assert_allclose(a, b, rtol=rtol, atol=atol, equal_nan=True,
-                                       err_msg=f"{where}: CUDA differs from the CPU")
-        else:
-            np.testing.assert_array_equal(a, b, err_msg=f"{where}: CUDA differs "
-                                          "from the CPU")
+        rtol, atol = _TOLERANCE.get(str(cpu.dtype).split(".")[-1], (1e-4, 1e-5))
+        assert_values(_numpy(gpu), _numpy(cpu), max(rtol, info.rtol),
+                      max(atol, info.atol), f"{where}: CUDA differs from the CPU")
         return
     if isinstance(cpu, (list, tuple)):
         assert isinstance(gpu, (list, tuple)) and len(gpu) == len(cpu), (
