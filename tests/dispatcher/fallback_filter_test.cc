@@ -12,6 +12,7 @@
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/fallback_filter.h"
 #include "dispatcher/library.h"
+#include "dispatcher/operator_entry.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/dispatcher/testing.h"
@@ -216,6 +217,17 @@ TEST_F(FallbackFilterTest, BoxedOnlyOperatorsAreFilteredToo) {
 // that keeps more (Sparse, Conjugate) or whose table has a fallthrough for
 // some backends only.
 TEST_F(FallbackFilterTest, PassingOnReachesTheKernelBelow) {
+  // Which of the two paths the cases below take (the entry's precomputed
+  // mask: 0 turns the shortcut off).
+  const auto densePassMask = [](const char* name) {
+    const DispatchTable& table = op(name).entry()->table();
+    const KernelFunction& entry = table.kernels[
+        getDispatchTableIndexForDispatchKey(DispatchKey::AutogradCPU)];
+    return static_cast<const detail::FilteredFallback*>(entry.functor())
+        ->dense_pass_mask;
+  };
+  EXPECT_NE(densePassMask("ff_test::per_backend"), 0u);
+  EXPECT_EQ(densePassMask("ff_test::per_backend_fallthrough"), 0u);
   const auto plain = [](DispatchKey backend, DispatchKey autograd) {
     return testing::tensorWith(
         {backend, autograd, DispatchKey::ADInplaceOrView});
