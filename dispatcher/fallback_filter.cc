@@ -21,7 +21,7 @@ struct FilteredFallbackForOperator final : FilteredFallback {
 bool stackSelects(const FallbackFilter& filter, const DispatchTable& table,
                   const Stack& stack) {
   const IValue* base = stack.data() + (stack.size() - table.num_arguments);
-  const TensorArgumentScan scan{filter.selects};
+  const TensorArgumentScan<Selects> scan{{filter.selects}};
   for (uint64_t args = table.dispatch_arg_mask; args != 0; args &= args - 1) {
     const IValue& v = base[__builtin_ctzll(args)];
     if (v.isTensor()) {
@@ -37,7 +37,8 @@ bool stackSelects(const FallbackFilter& filter, const DispatchTable& table,
   return false;
 }
 
-// The boxed side: the same test on the stack's tensor arguments.
+// The boxed side: the same test on the stack's tensor arguments, and the
+// same pass-through.
 void boxedFilteredFallback(OperatorKernel* functor, const OperatorHandle& op,
                            DispatchKeySet ks, Stack* stack) {
   const auto& self = *static_cast<const FilteredFallback*>(functor);
@@ -47,9 +48,21 @@ void boxedFilteredFallback(OperatorKernel* functor, const OperatorHandle& op,
     self.fallback.callBoxed(op, ks, stack);
     return;
   }
-  const DispatchKeySet next =
-      table.maskFallthrough(ks & self.filter.pass_through);
+  const uint64_t dense_next = ks.raw_repr() & self.dense_pass_mask;
+  if (const KernelFunction* kernel = self.denseKernelBelow(dense_next)) {
+    kernel->callBoxed(op, DispatchKeySet(DispatchKeySet::RAW, dense_next),
+                      stack);
+    return;
+  }
+  const DispatchKeySet next = self.passOnKeySet(ks);
   table.lookup(next).callBoxed(op, next, stack);
+}
+
+// What dense_pass_mask must be for `table` (FilteredFallback's invariant).
+uint64_t densePassMask(const FallbackFilter& filter,
+                       const DispatchTable& table) {
+  if (table.per_backend_fallthrough) return 0;
+  return filter.pass_through.raw_repr() & table.non_fallthrough_keys;
 }
 
 }  // namespace
@@ -63,6 +76,7 @@ KernelFunction makeFilteredFallbackEntry(const KernelFunction& fallback,
                           "a fallback filter of ",
                           toString(op.operator_name()), " has a null test");
   auto functor = std::make_unique<FilteredFallbackForOperator>(op);
+  functor->dense_pass_mask = densePassMask(filter, *table);
   functor->table = table;
   functor->filter = filter;
   functor->fallback = fallback;
@@ -70,9 +84,12 @@ KernelFunction makeFilteredFallbackEntry(const KernelFunction& fallback,
       std::move(functor), &boxedFilteredFallback, unboxed);
 }
 
-const DispatchTable* filteredFallbackTable(const KernelFunction& kernel) {
-  if (kernel.boxedFunction() != &boxedFilteredFallback) return nullptr;
-  return static_cast<const FilteredFallback*>(kernel.functor())->table;
+bool filteredFallbackAgreesWith(const KernelFunction& kernel,
+                                const DispatchTable& table) {
+  if (kernel.boxedFunction() != &boxedFilteredFallback) return true;
+  const auto& self = *static_cast<const FilteredFallback*>(kernel.functor());
+  return self.table == &table &&
+         self.dense_pass_mask == densePassMask(self.filter, table);
 }
 
 }  // namespace detail

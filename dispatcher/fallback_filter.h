@@ -20,7 +20,9 @@
 // HazardGuard. The filter serves fallbacks about autograd: `selects` is
 // asked only about tensors with autograd state (TensorImpl::autograd_meta()
 // non-null), so a call on plain tensors costs a load and a test per tensor
-// and the table lookup. The unboxed entry point is generated for the
+// and the lookup below, which the entry precomputes when the table is built
+// for the usual case (only Dense left: one bit scan for the backend, no
+// functionality scan). The unboxed entry point is generated for the
 // operator's C++ signature, Sig, wherever a kernel of Sig is registered
 // (CppSignature::make<Sig> takes its address); an operator with no typed
 // kernel gets only the boxed side. Boxed calls test the same on the stack
@@ -30,14 +32,17 @@
 // fallback would only have passed on to `ks & pass_through`. Dumps and
 // explain() show the entry as the fallback ("backend fallback").
 //
-// Invariant: a filtered entry's functor names the table that holds it
-// (OperatorEntry::checkInvariants asserts it); tables that copy another's
+// Invariant: a filtered entry's functor names the table that holds it, and
+// what it precomputed agrees with that table's fallthrough masks
+// (OperatorEntry::checkInvariants asserts both); tables that copy another's
 // entries (the fallback-only prototype) hold the plain fallback instead.
 // Thread safety: immutable once built; `selects` and `active` run on the
 // calling thread and must take no lock.
 #ifndef TURNOUT_DISPATCHER_FALLBACK_FILTER_H_
 #define TURNOUT_DISPATCHER_FALLBACK_FILTER_H_
 
+#include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -73,7 +78,27 @@ namespace detail {
 /// The functor of a filtered table entry: the fallback, its filter, and the
 /// table and operator the entry belongs to. Built by
 /// makeFilteredFallbackEntry (registration side); read by calls.
+///
+/// Invariant: `dense_pass_mask` is `filter.pass_through` masked by the
+/// table's non-fallthrough keys when those masks do not depend on the
+/// backend, else 0 (OperatorEntry::checkInvariants asserts it). The table is
+/// immutable and every registration builds a new one with new functors, so
+/// what is precomputed here is never stale for the table that holds it.
 struct FilteredFallback : OperatorKernel {
+  /// Where a passed-on call goes when the only functionality it keeps is
+  /// Dense (a plain tensor of one backend: the usual call): its kernel in
+  /// `table`, skipping the general lookup's functionality scan and offset
+  /// load; null for every other call (passOnKeySet and DispatchTable::lookup
+  /// then). `next` is the call's key set & dense_pass_mask, which is then
+  /// also what the kernel gets.
+  const KernelFunction* denseKernelBelow(uint64_t next) const;
+  /// The key set a passed-on call keeps, for every call (the general path).
+  DispatchKeySet passOnKeySet(DispatchKeySet ks) const {
+    return table->maskFallthrough(ks & filter.pass_through);
+  }
+
+  // The fields the pass-through reads first.
+  uint64_t dense_pass_mask = 0;
   const DispatchTable* table = nullptr;  // the table holding this entry
   const OperatorHandle* op = nullptr;    // this entry's operator
   FallbackFilter filter;
@@ -83,23 +108,25 @@ struct FilteredFallback : OperatorKernel {
 /// The entry for one slot of `table`, the table of operator `op`: calls
 /// `fallback` when `filter` selects the call, else passes it on in `table`.
 /// `unboxed` is the operator's UnboxedFilteredFallback<Sig>::call (from its
-/// CppSignature), or null when it has no typed kernel.
+/// CppSignature), or null when it has no typed kernel. Precondition: the
+/// table's fallthrough masks are final (the entry precomputes from them).
 KernelFunction makeFilteredFallbackEntry(const KernelFunction& fallback,
                                          const FallbackFilter& filter,
                                          const DispatchTable* table,
                                          const OperatorHandle& op,
                                          void* unboxed);
-/// The table a filtered entry names, or null when `kernel` is not one.
-const DispatchTable* filteredFallbackTable(const KernelFunction& kernel);
+/// Whether `kernel`, an entry of `table`, is either no filtered entry or
+/// one that names `table` and whose precomputed pass-through agrees with
+/// the table's fallthrough masks (for checkInvariants).
+bool filteredFallbackAgreesWith(const KernelFunction& kernel,
+                                const DispatchTable& table);
 
-// Whether `selects` holds for one tensor of the typed arguments.
+// Whether `pred` holds for one tensor of the typed arguments (a Tensor, a
+// defined Tensor?, any tensor of a list).
+template <class Pred>
 struct TensorArgumentScan {
-  bool (*selects)(const Tensor&);
-  bool scan(const Tensor& t) const {
-    const TensorImpl* impl = t.unsafeGetTensorImpl();
-    return impl != nullptr &&
-           __builtin_expect(impl->autograd_meta() != nullptr, 0) && selects(t);
-  }
+  Pred pred;
+  bool scan(const Tensor& t) const { return pred(t); }
   bool scan(const std::optional<Tensor>& t) const {
     return t.has_value() && scan(*t);
   }
@@ -124,28 +151,100 @@ struct TensorArgumentScan {
   }
 };
 
+// A tensor's impl is never null (an undefined tensor points at the
+// UndefinedTensorImpl singleton, which has no autograd state).
+struct HasAutogradState {
+  bool operator()(const Tensor& t) const {
+    return __builtin_expect(
+        t.unsafeGetTensorImpl()->autograd_meta() != nullptr, 0);
+  }
+};
+// The filter's test, asked only about tensors with autograd state.
+struct Selects {
+  bool (*selects)(const Tensor&);
+  bool operator()(const Tensor& t) const {
+    return HasAutogradState()(t) && selects(t);
+  }
+};
+
 /// The unboxed entry point of a filtered entry for an operator whose typed
 /// kernels have signature `Sig` (callers' form: no leading DispatchKeySet).
+///
+/// `call` is the hot path: a load and a test per tensor argument, then the
+/// kernel below found by denseKernelBelow, called unboxed. Everything else
+/// is out of line, so that `call` keeps nothing in registers across a call
+/// but what returning needs: a tensor with autograd state
+/// (withAutogradState; the boxing for the fallback is in the cold
+/// callFallback), and a call that keeps more than Dense or whose kernel
+/// below is boxed only (passOn). Where `R` is returned in registers the
+/// kernel is tail-called; GCC 12 does not tail-call a function returning
+/// in memory (a Tensor), so there `call` keeps a small frame.
 template <class Sig>
 struct UnboxedFilteredFallback;
 template <class R, class... A>
 struct UnboxedFilteredFallback<R(A...)> {
   static R call(OperatorKernel* functor, DispatchKeySet ks, A... args) {
     const auto& self = *static_cast<const FilteredFallback*>(functor);
-    const TensorArgumentScan scan{self.filter.selects};
-    if (__builtin_expect((scan.scan(args) || ...), 0) &&
-        self.filter.active()) {
-      // The fallback is boxed: this boxes the arguments.
-      return self.fallback.template call<R, A...>(*self.op, ks,
-                                                  std::forward<A>(args)...);
+    const TensorArgumentScan<HasAutogradState> scan{};
+    if (__builtin_expect((scan.scan(args) || ...), 0)) {
+      return withAutogradState(self, ks, std::forward<A>(args)...);
     }
-    const DispatchTable& table = *self.table;
-    const DispatchKeySet next =
-        table.maskFallthrough(ks & self.filter.pass_through);
-    return table.lookup(next).template call<R, A...>(
+    const uint64_t next = ks.raw_repr() & self.dense_pass_mask;
+    const KernelFunction* kernel = self.denseKernelBelow(next);
+    if (__builtin_expect(kernel != nullptr && kernel->isValidUnboxed(), 1)) {
+      return kernel->template callUnboxed<R, A...>(
+          DispatchKeySet(DispatchKeySet::RAW, next), std::forward<A>(args)...);
+    }
+    return passOn(self, ks, std::forward<A>(args)...);
+  }
+
+ private:
+  // The general pass-through: any key set, any kernel below (a boxed-only
+  // one is called boxed).
+  __attribute__((noinline)) static R passOn(const FilteredFallback& self,
+                                            DispatchKeySet ks, A... args) {
+    const DispatchKeySet next = self.passOnKeySet(ks);
+    return self.table->lookup(next).template call<R, A...>(
         *self.op, next, std::forward<A>(args)...);
   }
+  // Some tensor argument has autograd state: ask the filter.
+  __attribute__((noinline)) static R withAutogradState(
+      const FilteredFallback& self, DispatchKeySet ks, A... args) {
+    const TensorArgumentScan<Selects> scan{{self.filter.selects}};
+    if ((scan.scan(args) || ...) && self.filter.active()) {
+      return callFallback(self, ks, std::forward<A>(args)...);
+    }
+    return passOn(self, ks, std::forward<A>(args)...);
+  }
+  // The fallback is boxed: this boxes the arguments (a Stack per call).
+  __attribute__((noinline, cold)) static R callFallback(
+      const FilteredFallback& self, DispatchKeySet ks, A... args) {
+    return self.fallback.template call<R, A...>(*self.op, ks,
+                                                std::forward<A>(args)...);
+  }
 };
+
+// Implementation details.
+
+inline const KernelFunction* FilteredFallback::denseKernelBelow(
+    uint64_t next) const {
+  // `next` keeps Dense and no other functionality exactly when removing the
+  // Dense bit leaves backend bits only (an absent Dense bit wraps around).
+  constexpr uint64_t kDenseBit = DispatchKeySet(DispatchKey::Dense).raw_repr();
+  constexpr int kDenseOffset =
+      kOffsetsAndMasks.entries[static_cast<int>(DispatchKey::Dense)].offset;
+  const uint64_t backends = next - kDenseBit;
+  if (__builtin_expect(backends > DispatchKeySet::kBackendMask, 0)) {
+    return nullptr;
+  }
+  // The slot DispatchKeySet::getDispatchTableIndexForDispatchKeySet gives:
+  // Dense's first slot + the highest backend's index (0 for none). The
+  // "63 ^" form compiles to one bit scan.
+  const auto backend_index =
+      static_cast<size_t>(63 ^ __builtin_clzll((backends << 1) | 1));
+  const KernelFunction* first = &table->kernels[kDenseOffset];
+  return first + backend_index;
+}
 
 /// The address CppSignature keeps for signature `Sig`.
 template <class Sig>

@@ -445,18 +445,11 @@ void OperatorEntry::computeKernelEntries(
 
   // A filtered backend fallback becomes, in this operator's own table, an
   // entry that knows the operator, this table and the unboxed entry point of
-  // its signature (fallback_filter.h); one functor serves every slot of the
-  // same fallback. The prototype (regs_ null) holds the plain fallback:
-  // its entries are copied into other tables.
-  const OperatorHandle handle(const_cast<OperatorEntry*>(this));
-  void* unboxed_filtered = nullptr;
-  if (regs_ != nullptr) {
-    if (auto sig = cppSignatureInUse()) {
-      unboxed_filtered = sig->first.unboxedFilteredFallback();
-    }
-  }
-  const AnnotatedKernel* filtered_source = nullptr;
-  KernelFunction filtered;
+  // its signature (fallback_filter.h). Those entries are made last, once the
+  // fallthrough masks are final: they precompute their pass-through from
+  // them. The prototype (regs_ null) holds the plain fallback: its entries
+  // are copied into other tables.
+  std::array<const AnnotatedKernel*, kNumRuntimeEntries> filtered_at{};
 
   uint64_t mask = ~uint64_t{0};
   uint64_t per_backend_clear[kNumBackends + 1] = {};
@@ -513,13 +506,7 @@ void OperatorEntry::computeKernelEntries(
         break;
       case EntryKind::BackendFallback:
         if (entry.source->fallback_filter.has_value() && regs_ != nullptr) {
-          if (filtered_source != entry.source) {
-            filtered_source = entry.source;
-            filtered = detail::makeFilteredFallbackEntry(
-                entry.source->kernel, *entry.source->fallback_filter, table,
-                handle, unboxed_filtered);
-          }
-          table->kernels[key.slot] = filtered;
+          filtered_at[key.slot] = entry.source;  // made below
           break;
         }
         [[fallthrough]];
@@ -555,6 +542,29 @@ void OperatorEntry::computeKernelEntries(
   table->per_backend_fallthrough = per_backend;
   for (int b = 0; b <= kNumBackends; ++b) {
     table->non_fallthrough_keys_per_backend[b] = mask & ~per_backend_clear[b];
+  }
+
+  // The filtered entries: one functor serves every slot of the same
+  // fallback.
+  const OperatorHandle handle(const_cast<OperatorEntry*>(this));
+  void* unboxed_filtered = nullptr;
+  if (regs_ != nullptr) {
+    if (auto sig = cppSignatureInUse()) {
+      unboxed_filtered = sig->first.unboxedFilteredFallback();
+    }
+  }
+  const AnnotatedKernel* filtered_source = nullptr;
+  KernelFunction filtered;
+  for (int slot = 0; slot < kNumRuntimeEntries; ++slot) {
+    const AnnotatedKernel* source = filtered_at[slot];
+    if (source == nullptr) continue;
+    if (source != filtered_source) {
+      filtered_source = source;
+      filtered = detail::makeFilteredFallbackEntry(
+          source->kernel, *source->fallback_filter, table, handle,
+          unboxed_filtered);
+    }
+    table->kernels[slot] = filtered;
   }
 }
 
@@ -718,11 +728,11 @@ void OperatorEntry::checkInvariants(const Dispatcher& dispatcher) const {
             info[slot].kind == computedEntry(k).kind &&
             info[slot].source == computedEntry(k).source,
         toString(name_), ": stale table entry for ", toString(k));
-    const DispatchTable* named =
-        detail::filteredFallbackTable(actual.kernels[slot]);
-    TURNOUT_INTERNAL_ASSERT(named == nullptr || named == &actual,
-                            toString(name_), ": the filtered fallback entry "
-                            "for ", toString(k), " names another table");
+    TURNOUT_INTERNAL_ASSERT(
+        detail::filteredFallbackAgreesWith(actual.kernels[slot], actual),
+        toString(name_), ": the filtered fallback entry for ", toString(k),
+        " names another table, or its precomputed pass-through disagrees "
+        "with the table's fallthrough masks");
   }
   TURNOUT_INTERNAL_ASSERT(
       expected.non_fallthrough_keys == actual.non_fallthrough_keys &&

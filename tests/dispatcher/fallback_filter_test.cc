@@ -2,6 +2,7 @@
 // sees only the calls its filter selects; the others pass its key, unboxed
 // for a typed call, as if it were not there.
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <string>
 #include <thread>
@@ -11,6 +12,7 @@
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/fallback_filter.h"
 #include "dispatcher/library.h"
+#include "dispatcher/operator_entry.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/dispatcher/testing.h"
@@ -56,17 +58,55 @@ Tensor firstOf(const std::vector<Tensor>& xs) {
 }
 void boxedIdentity(const OperatorHandle&, Stack*) { ++g_kernel_calls; }
 
+// Kernels that record which of them ran last.
+std::atomic<int> g_ran{0};
+template <int kId>
+Tensor recording(const Tensor& x) {
+  g_ran = kId;
+  return x;
+}
+template <int kId>
+void boxedRecording(const OperatorHandle&, Stack*) {
+  g_ran = kId;
+}
+
 TURNOUT_LIBRARY(ff_test, m) {
   m.def("id(Tensor x) -> Tensor");
   m.def("first(Tensor[] xs) -> Tensor");
   m.def("boxed_only(Tensor x) -> Tensor");
   m.def("with_autograd(Tensor x) -> Tensor");
+  m.def("per_backend(Tensor x) -> Tensor");
+  m.def("per_backend_fallthrough(Tensor x) -> Tensor");
+  m.def("swap_me(Tensor x) -> Tensor");
 }
 TURNOUT_LIBRARY_IMPL(ff_test, CPU, m) {
   m.impl("id", TURNOUT_FN(identity));
   m.impl("first", TURNOUT_FN(firstOf));
   m.impl("boxed_only", CppFunction::makeFromBoxedFunction(&boxedIdentity));
   m.impl("with_autograd", TURNOUT_FN(identity));
+  m.impl("per_backend", TURNOUT_FN(recording<1>));
+  m.impl("per_backend_fallthrough", TURNOUT_FN(recording<1>));
+  m.impl("swap_me", TURNOUT_FN(recording<1>));
+}
+TURNOUT_LIBRARY_IMPL(ff_test, CUDA, m) {
+  m.impl("per_backend", CppFunction::makeFromBoxedFunction(&boxedRecording<2>));
+}
+TURNOUT_LIBRARY_IMPL(ff_test, Meta, m) {
+  m.impl("per_backend", TURNOUT_FN(recording<3>));
+}
+TURNOUT_LIBRARY_IMPL(ff_test, PrivateUse1, m) {
+  m.impl("per_backend", TURNOUT_FN(recording<4>));
+}
+TURNOUT_LIBRARY_IMPL(ff_test, SparseCPU, m) {
+  m.impl("per_backend", TURNOUT_FN(recording<5>));
+}
+TURNOUT_LIBRARY_IMPL(ff_test, Conjugate, m) {
+  m.impl("per_backend", TURNOUT_FN(recording<6>));
+}
+// A fallthrough for one backend only: the table's fallthrough masks then
+// depend on the backend, and the pass-through takes the general lookup.
+TURNOUT_LIBRARY_IMPL(ff_test, QuantizedCPU, m) {
+  m.impl("per_backend_fallthrough", CppFunction::makeFallthrough());
 }
 TURNOUT_LIBRARY_IMPL(ff_test, Autograd, m) {
   m.impl("with_autograd", TURNOUT_FN(identity));
@@ -107,11 +147,14 @@ Tensor marked(bool selected) {
   return t;
 }
 
-Tensor callId(const Tensor& x, bool boxed) {
-  if (!boxed) return op("ff_test::id").typed<Tensor(const Tensor&)>().call(x);
+Tensor call(const char* name, const Tensor& x, bool boxed) {
+  if (!boxed) return op(name).typed<Tensor(const Tensor&)>().call(x);
   Stack stack{IValue(x)};
-  op("ff_test::id").callBoxed(stack);
+  op(name).callBoxed(stack);
   return stack.at(0).toTensor();
+}
+Tensor callId(const Tensor& x, bool boxed) {
+  return call("ff_test::id", x, boxed);
 }
 
 // Which calls reach the fallback, in both call forms: plain tensors and
@@ -166,6 +209,154 @@ TEST_F(FallbackFilterTest, BoxedOnlyOperatorsAreFilteredToo) {
   typed.call(marked(true));
   EXPECT_EQ(g_fallback_calls, 1);
   EXPECT_EQ(g_kernel_calls, 2);
+}
+
+// A call passed on reaches the kernel the keys below autograd select, in
+// both call forms: on the shortcut for a call that keeps Dense alone (one
+// backend, several, a boxed-only kernel), and on the general lookup for one
+// that keeps more (Sparse, Conjugate) or whose table has a fallthrough for
+// some backends only.
+TEST_F(FallbackFilterTest, PassingOnReachesTheKernelBelow) {
+  // Which of the two paths the cases below take (the entry's precomputed
+  // mask: 0 turns the shortcut off).
+  const auto densePassMask = [](const char* name) {
+    const DispatchTable& table = op(name).entry()->table();
+    const KernelFunction& entry = table.kernels[
+        getDispatchTableIndexForDispatchKey(DispatchKey::AutogradCPU)];
+    return static_cast<const detail::FilteredFallback*>(entry.functor())
+        ->dense_pass_mask;
+  };
+  EXPECT_NE(densePassMask("ff_test::per_backend"), 0u);
+  EXPECT_EQ(densePassMask("ff_test::per_backend_fallthrough"), 0u);
+  const auto plain = [](DispatchKey backend, DispatchKey autograd) {
+    return testing::tensorWith(
+        {backend, autograd, DispatchKey::ADInplaceOrView});
+  };
+  struct Case {
+    const char* name;
+    const char* op;
+    Tensor x;
+    int ran;
+  };
+  const std::vector<Case> cases = {
+      {"CPU", "ff_test::per_backend", cpuTensor(), 1},
+      {"CUDA, boxed-only kernel", "ff_test::per_backend",
+       plain(DispatchKey::CUDA, DispatchKey::AutogradCUDA), 2},
+      {"Meta", "ff_test::per_backend",
+       plain(DispatchKey::Meta, DispatchKey::AutogradMeta), 3},
+      {"PrivateUse1", "ff_test::per_backend",
+       plain(DispatchKey::PrivateUse1, DispatchKey::AutogradPrivateUse1), 4},
+      {"CPU and Meta: the highest backend", "ff_test::per_backend",
+       testing::tensorWith({DispatchKey::CPU, DispatchKey::Meta,
+                            DispatchKey::AutogradCPU}),
+       3},
+      {"SparseCPU", "ff_test::per_backend",
+       testing::tensorWith({DispatchKey::SparseCPU, DispatchKey::AutogradCPU}),
+       5},
+      {"Conjugate", "ff_test::per_backend",
+       testing::tensorWith({DispatchKey::CPU, DispatchKey::Conjugate,
+                            DispatchKey::AutogradCPU}),
+       6},
+      {"fallthrough for one backend", "ff_test::per_backend_fallthrough",
+       cpuTensor(), 1},
+  };
+  for (const bool boxed : {false, true}) {
+    for (const Case& c : cases) {
+      SCOPED_TRACE(std::string(c.name) + (boxed ? ", boxed" : ", unboxed"));
+      g_ran = 0;
+      EXPECT_TRUE(call(c.op, c.x, boxed).is_same(c.x));
+      EXPECT_EQ(g_ran, c.ran);
+      EXPECT_EQ(g_fallback_calls, 0);
+    }
+  }
+  Dispatcher::singleton().checkInvariants();
+}
+
+// What a filtered entry precomputes belongs to its table: a kernel
+// registered below autograd after calls were made, and its removal, are
+// seen by the next call through the same handle, in both call forms.
+TEST_F(FallbackFilterTest, PassingOnSeesKernelsRegisteredLater) {
+  Dispatcher& d = Dispatcher::singleton();
+  const auto swap_me = op("ff_test::swap_me").typed<Tensor(const Tensor&)>();
+  const Tensor x = cpuTensor();
+  const auto ran = [&](bool boxed) {
+    g_ran = 0;
+    EXPECT_TRUE(call("ff_test::swap_me", x, boxed).is_same(x));
+    return g_ran.load();
+  };
+  for (const bool boxed : {false, true}) {
+    SCOPED_TRACE(boxed ? "boxed" : "unboxed");
+    EXPECT_EQ(ran(boxed), 1);
+    {
+      Library lib(Library::IMPL, "ff_test", DispatchKey::CPU, __FILE__,
+                  __LINE__);
+      lib.impl("swap_me", TURNOUT_FN(recording<7>));
+      d.checkInvariants();
+      EXPECT_EQ(ran(boxed), 7);
+      g_ran = 0;
+      swap_me.call(x);  // the handle taken before
+      EXPECT_EQ(g_ran, 7);
+    }
+    d.checkInvariants();
+    EXPECT_EQ(ran(boxed), 1);
+    {
+      // A Conjugate kernel: a call that keeps Conjugate goes there now.
+      Library lib(Library::IMPL, "ff_test", DispatchKey::Conjugate, __FILE__,
+                  __LINE__);
+      lib.impl("swap_me", TURNOUT_FN(recording<8>));
+      g_ran = 0;
+      swap_me.call(testing::tensorWith(
+          {DispatchKey::CPU, DispatchKey::Conjugate, DispatchKey::AutogradCPU}));
+      EXPECT_EQ(g_ran, 8);
+      EXPECT_EQ(ran(boxed), 1);
+    }
+  }
+  EXPECT_EQ(g_fallback_calls, 0);
+}
+
+// A thread that keeps calling sees each registration and removal of a
+// kernel below autograd made by another thread, with no new handle
+// (ThreadSanitizer checks the publication).
+TEST_F(FallbackFilterTest, ACallingThreadSeesKernelsRegisteredMeanwhile) {
+  std::atomic<bool> stop{false};
+  std::atomic<int> seen{0};
+  std::thread caller([&stop, &seen] {
+    const auto swap_me = op("ff_test::swap_me").typed<Tensor(const Tensor&)>();
+    const OperatorHandle boxed = op("ff_test::swap_me");
+    const Tensor x = cpuTensor();
+    for (uint64_t i = 0; !stop.load(); ++i) {
+      if (i % 2 == 0) {
+        EXPECT_TRUE(swap_me.call(x).is_same(x));
+      } else {
+        Stack stack{IValue(x)};
+        boxed.callBoxed(stack);
+      }
+      seen = g_ran.load();
+    }
+  });
+  // Waits (a few seconds at most) until the caller has run kernel `id`.
+  const auto waitUntilSeen = [&seen](int id) {
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (seen.load() != id && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::yield();
+    }
+    return seen.load() == id;
+  };
+  EXPECT_TRUE(waitUntilSeen(1));
+  for (int round = 0; round < 20; ++round) {
+    {
+      Library lib(Library::IMPL, "ff_test", DispatchKey::CPU, __FILE__,
+                  __LINE__);
+      lib.impl("swap_me", TURNOUT_FN(recording<7>));
+      EXPECT_TRUE(waitUntilSeen(7)) << "round " << round;
+    }
+    EXPECT_TRUE(waitUntilSeen(1)) << "round " << round;
+  }
+  stop = true;
+  caller.join();
+  EXPECT_EQ(g_fallback_calls, 0);
+  Dispatcher::singleton().checkInvariants();
 }
 
 // An operator with an autograd kernel never reaches the fallback.
