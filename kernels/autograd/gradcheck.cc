@@ -25,7 +25,7 @@ using Values = std::vector<double>;
 Values valuesOf(const Tensor& t) {
   NoGradGuard no_grad;
   Tensor d = turnout::contiguous(turnout::to(turnout::detach(t), kDouble));
-  if (!d.is_cpu()) d = turnout::to(d, Device(DeviceType::CPU));
+  if (d.is_cuda()) d = turnout::to(d, Device(DeviceType::CPU));
   const double* p = d.numel() ? d.data_ptr<double>() : nullptr;
   return Values(p, p + d.numel());
 }
