@@ -137,6 +137,17 @@ def turnout_deps(register_python_toolchain = True):
         linkopts = ["-lopenblas", "-lpthread"],
     )
 
+    # SLEEF's vectorised float math (erf, exp, tanh): the contiguous fast
+    # paths of GELU and softmax (kernels/vec_math.h). `#include <sleef.h>`.
+    _maybe(
+        system_library,
+        "sleef",
+        apt_package = "libsleef-dev",
+        headers = ["sleef.h"],
+        include_root = "/usr/include/{multiarch}",
+        linkopts = ["-lsleef"],
+    )
+
     # nlohmann/json 3.11 (header-only): the registry snapshot's reader and
     # writer and the profiler's Chrome trace. `#include "nlohmann/json.hpp"`.
     _maybe(

@@ -11,6 +11,14 @@
 //   grad_weight[g] += grad_out[n, g] @ cols^T
 //   grad_bias       = sum of grad_out over n and L.
 // 1-d convolutions run as 2-d ones of height 1.
+//
+// A transposed convolution is the adjoint of the ordinary convolution whose
+// input has the transposed one's output shape and whose output has its
+// input shape, with the same weight ([in, out / groups, *kernel] is that
+// convolution's [out, in / groups, *kernel]). So its forward is that
+// convolution's input gradient (plus the bias), its input gradient is that
+// convolution's forward, and its weight gradient is that convolution's
+// weight gradient with the roles of input and grad_output exchanged.
 #include "kernels/conv.h"
 
 #include <algorithm>
@@ -33,13 +41,23 @@ namespace {
 using reduce_internal::checkSameDevice;
 using reduce_internal::sizesToString;
 
-// The geometry of one convolution, as 2-d (a 1-d one has height 1).
+// The geometry of one ordinary convolution, as 2-d (a 1-d one has height
+// 1). For a transposed convolution it is the ordinary one it is the adjoint
+// of (see the top of this file): `in_*` describe the transposed call's
+// output and `out_*`/`oh`, `ow` its input.
 struct ConvGeometry {
   int64_t nsp = 2;  // spatial dimensions of the call: 1 or 2
+  bool transposed = false;
   int64_t batch = 0, in_channels = 0, out_channels = 0, groups = 1;
   int64_t ih = 1, iw = 1, kh = 1, kw = 1, oh = 1, ow = 1;
   int64_t sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1;
-  DimVector out_sizes;
+  DimVector out_sizes;  // the ordinary convolution's output
+  DimVector in_sizes;   // and its input
+
+  // What aten::convolution returns: out_sizes, or in_sizes when transposed.
+  const DimVector& resultSizes() const {
+    return transposed ? in_sizes : out_sizes;
+  }
 
   int64_t cg() const { return in_channels / groups; }
   int64_t og() const { return out_channels / groups; }
@@ -72,21 +90,20 @@ ConvGeometry checkConvolution(const Tensor& input, const Tensor& weight,
                               const std::optional<Tensor>& bias,
                               IntArrayRef stride, IntArrayRef padding,
                               IntArrayRef dilation, bool transposed,
-                              int64_t groups) {
+                              IntArrayRef output_padding, int64_t groups) {
   const char* op = "convolution()";
   TURNOUT_CHECK(input.defined() && weight.defined(), ErrorKind::InvalidArgument,
                 op, ": input and weight must be defined tensors");
   checkSameDevice(op, input, weight);
   const bool has_bias = bias.has_value() && bias->defined();
   if (has_bias) checkSameDevice(op, input, *bias);
-  TURNOUT_CHECK(!transposed, ErrorKind::NotImplemented, op,
-                ": transposed convolution is not implemented in turnout yet "
-                "(use transposed=False)");
   const int64_t wd = weight.dim();
   TURNOUT_CHECK(wd >= 3, ErrorKind::InvalidArgument, op,
                 ": expected weight to have 3 (1-d) or 4 (2-d) dimensions "
-                "[out_channels, in_channels / groups, *kernel_size], but got "
-                "weight of size ", sizesToString(weight.sizes()));
+                "[", transposed ? "in_channels, out_channels / groups"
+                                : "out_channels, in_channels / groups",
+                ", *kernel_size], but got weight of size ",
+                sizesToString(weight.sizes()));
   TURNOUT_CHECK(input.dim() == wd, ErrorKind::InvalidArgument, "Expected ", wd,
                 "-dimensional input for ", wd, "-dimensional weight ",
                 sizesToString(weight.sizes()), ", but got ", input.dim(),
@@ -98,6 +115,7 @@ ConvGeometry checkConvolution(const Tensor& input, const Tensor& weight,
                 sizesToString(weight.sizes()), ")");
   ConvGeometry g;
   g.nsp = wd - 2;
+  g.transposed = transposed;
   const DimVector s = expandParam("stride", stride, g.nsp);
   const DimVector p = expandParam("padding", padding, g.nsp);
   const DimVector d = expandParam("dilation", dilation, g.nsp);
@@ -110,6 +128,15 @@ ConvGeometry checkConvolution(const Tensor& input, const Tensor& weight,
     TURNOUT_CHECK(v >= 0, ErrorKind::InvalidArgument,
                   "negative padding is not supported (", op, " got padding=",
                   listString(padding), ")");
+  }
+  DimVector op_pad(g.nsp, 0);
+  if (transposed) {
+    op_pad = expandParam("output_padding", output_padding, g.nsp);
+    for (int64_t v : op_pad) {
+      TURNOUT_CHECK(v >= 0, ErrorKind::InvalidArgument,
+                    "negative output_padding is not supported (", op,
+                    " got output_padding=", listString(output_padding), ")");
+    }
   }
   for (int64_t v : d) {
     TURNOUT_CHECK(v > 0, ErrorKind::InvalidArgument,
@@ -127,34 +154,71 @@ ConvGeometry checkConvolution(const Tensor& input, const Tensor& weight,
                 "Given groups=", groups, ", expected weight to be divisible by ",
                 groups, " at dimension 0, but got weight of size ",
                 sizesToString(weight.sizes()), " instead");
-  TURNOUT_CHECK(input.size(1) == weight.size(1) * groups,
-                ErrorKind::InvalidArgument, "Given groups=", groups,
-                ", weight of size ", sizesToString(weight.sizes()),
+  // The channels: an ordinary convolution's input has weight.size(1) *
+  // groups of them and its output weight.size(0); a transposed one the
+  // other way round.
+  const int64_t in_ch = transposed ? weight.size(0) : weight.size(1) * groups;
+  const int64_t out_ch = transposed ? weight.size(1) * groups : weight.size(0);
+  const char* given = transposed ? "Given transposed=1, weight of size "
+                                 : "Given groups=";
+  TURNOUT_CHECK(input.size(1) == in_ch, ErrorKind::InvalidArgument, given,
+                transposed ? sizesToString(weight.sizes())
+                           : std::to_string(groups) + ", weight of size " +
+                                 sizesToString(weight.sizes()),
                 ", expected input", sizesToString(input.sizes()), " to have ",
-                weight.size(1) * groups, " channels, but got ", input.size(1),
+                in_ch, " channels, but got ", input.size(1),
                 " channels instead");
   if (has_bias) {
-    TURNOUT_CHECK(bias->dim() == 1 && bias->size(0) == weight.size(0),
-                  ErrorKind::InvalidArgument, "Given weight of size ",
+    TURNOUT_CHECK(bias->dim() == 1 && bias->size(0) == out_ch,
+                  ErrorKind::InvalidArgument,
+                  transposed ? "Given transposed=1, weight of size "
+                             : "Given weight of size ",
                   sizesToString(weight.sizes()),
-                  ", expected bias to be 1-dimensional with ", weight.size(0),
+                  ", expected bias to be 1-dimensional with ", out_ch,
                   " elements, but got bias of size ",
                   sizesToString(bias->sizes()), " instead");
   }
-  // The padded input must hold the dilated kernel.
-  bool fits = true;
-  std::string padded, kernel;
-  for (int64_t i = 0; i < g.nsp; ++i) {
-    const int64_t in = input.size(2 + i) + 2 * p[i];
-    const int64_t k = d[i] * (weight.size(2 + i) - 1) + 1;
-    if (in < k) fits = false;
-    padded += (i ? " x " : "") + std::to_string(in);
-    kernel += (i ? " x " : "") + std::to_string(k);
+  // Spatial sizes: the ordinary convolution's input (`full`) and output.
+  DimVector full(g.nsp), reduced(g.nsp);
+  if (!transposed) {
+    // The padded input must hold the dilated kernel.
+    bool fits = true;
+    std::string padded, kernel;
+    for (int64_t i = 0; i < g.nsp; ++i) {
+      const int64_t in = input.size(2 + i) + 2 * p[i];
+      const int64_t k = d[i] * (weight.size(2 + i) - 1) + 1;
+      if (in < k) fits = false;
+      padded += (i ? " x " : "") + std::to_string(in);
+      kernel += (i ? " x " : "") + std::to_string(k);
+      full[i] = input.size(2 + i);
+      reduced[i] = (in - k) / s[i] + 1;
+    }
+    TURNOUT_CHECK(fits, ErrorKind::InvalidArgument,
+                  "Calculated padded input size per channel: (", padded,
+                  "). Kernel size: (", kernel,
+                  "). Kernel size can't be greater than actual input size");
+  } else {
+    bool small_padding = true, positive = true;
+    std::string in_text, out_text;
+    for (int64_t i = 0; i < g.nsp; ++i) {
+      if (op_pad[i] >= s[i] && op_pad[i] >= d[i]) small_padding = false;
+      reduced[i] = input.size(2 + i);
+      full[i] = (reduced[i] - 1) * s[i] - 2 * p[i] +
+                d[i] * (weight.size(2 + i) - 1) + op_pad[i] + 1;
+      if (full[i] <= 0) positive = false;
+      in_text += (i ? " x " : "") + std::to_string(reduced[i]);
+      out_text += (i ? " x " : "") + std::to_string(full[i]);
+    }
+    TURNOUT_CHECK(small_padding, ErrorKind::InvalidArgument,
+                  "output padding must be smaller than either stride or "
+                  "dilation, but got output_padding=",
+                  listString(output_padding), ", stride=", listString(stride),
+                  ", dilation=", listString(dilation));
+    TURNOUT_CHECK(positive, ErrorKind::InvalidArgument,
+                  "Given input size per channel: (", in_text,
+                  "). Calculated output size per channel: (", out_text,
+                  "). Output size is too small");
   }
-  TURNOUT_CHECK(fits, ErrorKind::InvalidArgument,
-                "Calculated padded input size per channel: (", padded,
-                "). Kernel size: (", kernel,
-                "). Kernel size can't be greater than actual input size");
   TURNOUT_CHECK(input.scalar_type() == weight.scalar_type() &&
                     (!has_bias || bias->scalar_type() == input.scalar_type()),
                 ErrorKind::InvalidArgument, op,
@@ -169,28 +233,31 @@ ConvGeometry checkConvolution(const Tensor& input, const Tensor& weight,
                 "' in turnout (float32 and float64 only)");
 
   g.batch = input.size(0);
-  g.in_channels = input.size(1);
-  g.out_channels = weight.size(0);
+  g.in_channels = transposed ? out_ch : in_ch;
+  g.out_channels = transposed ? in_ch : out_ch;
   g.groups = groups;
   // 2-d: dims (h, w); 1-d: h = 1 and the one dim is w.
   const int64_t last = g.nsp - 1;
-  g.iw = input.size(2 + last);
+  g.iw = full[last];
+  g.ow = reduced[last];
   g.kw = weight.size(2 + last);
   g.sw = s[last];
   g.pw = p[last];
   g.dw = d[last];
   if (g.nsp == 2) {
-    g.ih = input.size(2);
+    g.ih = full[0];
+    g.oh = reduced[0];
     g.kh = weight.size(2);
     g.sh = s[0];
     g.ph = p[0];
     g.dh = d[0];
   }
-  g.oh = (g.ih + 2 * g.ph - g.dh * (g.kh - 1) - 1) / g.sh + 1;
-  g.ow = (g.iw + 2 * g.pw - g.dw * (g.kw - 1) - 1) / g.sw + 1;
   g.out_sizes = {g.batch, g.out_channels};
-  if (g.nsp == 2) g.out_sizes.push_back(g.oh);
-  g.out_sizes.push_back(g.ow);
+  g.in_sizes = {g.batch, g.in_channels};
+  for (int64_t i = 0; i < g.nsp; ++i) {
+    g.out_sizes.push_back(reduced[i]);
+    g.in_sizes.push_back(full[i]);
+  }
   return g;
 }
 
@@ -251,6 +318,23 @@ void col2imAdd(const ConvGeometry& g, const T* cols, int64_t channels, T* in) {
   }
 }
 
+// out[N, C, L] += bias[C].
+template <class T>
+void addBias(const Tensor& bias, int64_t batch, int64_t channels, int64_t L,
+             T* op) {
+  const Tensor bc = contiguousCastTo(bias, bias.scalar_type());
+  const T* bp = static_cast<const T*>(bc.data_ptr());
+  for (int64_t n = 0; n < batch; ++n) {
+    for (int64_t c = 0; c < channels; ++c) {
+      T* row = op + (n * channels + c) * L;
+      const T v = bp[c];
+      for (int64_t i = 0; i < L; ++i) row[i] += v;
+    }
+  }
+}
+
+// out[N, out_channels, oh, ow] = the ordinary convolution of `input`
+// (shaped in_sizes), plus the bias when given.
 template <class T>
 void convForward(const ConvGeometry& g, const Tensor& input,
                  const Tensor& weight, const std::optional<Tensor>& bias,
@@ -278,15 +362,106 @@ void convForward(const ConvGeometry& g, const Tensor& input,
     }
   }
   if (bias.has_value() && bias->defined()) {
-    const Tensor bc = contiguousCastTo(*bias, bias->scalar_type());
-    const T* bp = static_cast<const T*>(bc.data_ptr());
-    for (int64_t n = 0; n < g.batch; ++n) {
-      for (int64_t c = 0; c < g.out_channels; ++c) {
-        T* row = op + (n * g.out_channels + c) * L;
-        const T v = bp[c];
-        for (int64_t i = 0; i < L; ++i) row[i] += v;
+    addBias<T>(*bias, g.batch, g.out_channels, L, op);
+  }
+}
+
+// gi (shaped in_sizes) = the ordinary convolution's input gradient for
+// `grad_output` (shaped out_sizes): weight^T @ grad_output, then col2im.
+template <class T>
+void convInputGrad(const ConvGeometry& g, const Tensor& grad_output,
+                   const Tensor& weight, Tensor& gi) {
+  const Tensor go = contiguousCastTo(grad_output, grad_output.scalar_type());
+  const Tensor w = contiguousCastTo(weight, weight.scalar_type());
+  const T* gop = static_cast<const T*>(go.data_ptr());
+  const T* wp = static_cast<const T*>(w.data_ptr());
+  T* gip = static_cast<T*>(gi.data_ptr());
+  const int64_t cg = g.cg(), og = g.og(), K = g.kernelElems(),
+                L = g.outElems(), rows = cg * K;
+  std::vector<T> cols;
+  if (!g.pointwise()) cols.resize(static_cast<size_t>(rows * L));
+  std::fill(gip, gip + gi.numel(), T(0));
+  for (int64_t n = 0; n < g.batch; ++n) {
+    for (int64_t gr = 0; gr < g.groups; ++gr) {
+      const T* a = wp + gr * og * rows;  // [og, rows], read transposed
+      const T* b = gop + (n * g.out_channels + gr * og) * L;
+      T* dst = gip + (n * g.in_channels + gr * cg) * g.inElems();
+      if (g.pointwise()) {
+        blas_internal::gemm<T, T>(rows, L, og, T(1), a, 1, rows, b, L, 1, T(0),
+                                  dst, L, 1);
+      } else {
+        blas_internal::gemm<T, T>(rows, L, og, T(1), a, 1, rows, b, L, 1, T(0),
+                                  cols.data(), L, 1);
+        col2imAdd(g, cols.data(), cg, dst);
       }
     }
+  }
+}
+
+// gw (weight's shape) = the ordinary convolution's weight gradient:
+// the sum over images of grad_output @ im2col(input)^T.
+template <class T>
+void convWeightGrad(const ConvGeometry& g, const Tensor& grad_output,
+                    const Tensor& input, Tensor& gw) {
+  const Tensor go = contiguousCastTo(grad_output, grad_output.scalar_type());
+  const Tensor x = contiguousCastTo(input, input.scalar_type());
+  const T* gop = static_cast<const T*>(go.data_ptr());
+  const T* xp = static_cast<const T*>(x.data_ptr());
+  T* gwp = static_cast<T*>(gw.data_ptr());
+  const int64_t cg = g.cg(), og = g.og(), K = g.kernelElems(),
+                L = g.outElems(), rows = cg * K;
+  std::vector<T> cols;
+  if (!g.pointwise()) cols.resize(static_cast<size_t>(rows * L));
+  for (int64_t n = 0; n < g.batch; ++n) {
+    for (int64_t gr = 0; gr < g.groups; ++gr) {
+      const T* in = xp + (n * g.in_channels + gr * cg) * g.inElems();
+      const T* b = in;
+      if (!g.pointwise()) {
+        im2col(g, in, cg, cols.data());
+        b = cols.data();
+      }
+      // gw[og, rows] (+)= go[og, L] @ cols^T
+      blas_internal::gemm<T, T>(og, rows, L, T(1),
+                                gop + (n * g.out_channels + gr * og) * L, L, 1,
+                                b, 1, L, n == 0 ? T(0) : T(1),
+                                gwp + gr * og * rows, rows, 1);
+    }
+  }
+  if (g.batch == 0) std::fill(gwp, gwp + gw.numel(), T(0));
+}
+
+// gb[C] = the sum of grad[N, C, L] over N and L, in double.
+template <class T>
+void biasGrad(const Tensor& grad, Tensor& gb) {
+  const Tensor go = contiguousCastTo(grad, grad.scalar_type());
+  const T* gop = static_cast<const T*>(go.data_ptr());
+  T* gbp = static_cast<T*>(gb.data_ptr());
+  const int64_t batch = go.size(0), channels = go.size(1),
+                L = channels == 0 || batch == 0
+                        ? 0
+                        : go.numel() / (batch * channels);
+  for (int64_t c = 0; c < channels; ++c) {
+    double total = 0;
+    for (int64_t n = 0; n < batch; ++n) {
+      const T* row = gop + (n * channels + c) * L;
+      for (int64_t i = 0; i < L; ++i) total += row[i];
+    }
+    gbp[c] = static_cast<T>(total);
+  }
+}
+
+template <class T>
+void convolutionFloating(const ConvGeometry& g, const Tensor& input,
+                         const Tensor& weight,
+                         const std::optional<Tensor>& bias, Tensor& out) {
+  if (!g.transposed) {
+    convForward<T>(g, input, weight, bias, out);
+    return;
+  }
+  convInputGrad<T>(g, input, weight, out);
+  if (bias.has_value() && bias->defined()) {
+    addBias<T>(*bias, g.batch, g.in_channels, g.inElems(),
+               static_cast<T*>(out.data_ptr()));
   }
 }
 
@@ -295,15 +470,16 @@ Tensor convolution_kernel(const Tensor& input, const Tensor& weight,
                           IntArrayRef padding, IntArrayRef dilation,
                           bool transposed, IntArrayRef output_padding,
                           int64_t groups) {
-  (void)output_padding;  // only transposed convolutions read it
-  const ConvGeometry g = checkConvolution(input, weight, bias, stride, padding,
-                                          dilation, transposed, groups);
-  Tensor out = emptyTensor(g.out_sizes, input.scalar_type(), input.device());
+  const ConvGeometry g =
+      checkConvolution(input, weight, bias, stride, padding, dilation,
+                       transposed, output_padding, groups);
+  Tensor out =
+      emptyTensor(g.resultSizes(), input.scalar_type(), input.device());
   if (out.is_meta() || out.numel() == 0) return out;
   if (input.scalar_type() == ScalarType::Float) {
-    convForward<float>(g, input, weight, bias, out);
+    convolutionFloating<float>(g, input, weight, bias, out);
   } else {
-    convForward<double>(g, input, weight, bias, out);
+    convolutionFloating<double>(g, input, weight, bias, out);
   }
   return out;
 }
@@ -321,69 +497,30 @@ Tensor& convolution_out_kernel(const Tensor& input, const Tensor& weight,
       out);
 }
 
+// The gradients of aten::convolution (ordinary or transposed) that
+// output_mask asks for, into gi, gw and gb (defined exactly when asked).
 template <class T>
-void convBackward(const ConvGeometry& g, const Tensor& grad_output,
-                  const Tensor& input, const Tensor& weight, Tensor& gi,
-                  Tensor& gw, Tensor& gb) {
-  const Tensor go = contiguousCastTo(grad_output, input.scalar_type());
-  const T* gop = static_cast<const T*>(go.data_ptr());
-  const int64_t cg = g.cg(), og = g.og(), K = g.kernelElems(),
-                L = g.outElems(), rows = cg * K;
-  std::vector<T> cols;
-  if (!g.pointwise()) cols.resize(static_cast<size_t>(rows * L));
+void convolutionBackwardFloating(const ConvGeometry& g,
+                                 const Tensor& grad_output,
+                                 const Tensor& input, const Tensor& weight,
+                                 Tensor& gi, Tensor& gw, Tensor& gb) {
   if (gi.defined() && gi.numel() > 0) {
-    const Tensor w = contiguousCastTo(weight, weight.scalar_type());
-    const T* wp = static_cast<const T*>(w.data_ptr());
-    T* gip = static_cast<T*>(gi.data_ptr());
-    std::fill(gip, gip + gi.numel(), T(0));
-    for (int64_t n = 0; n < g.batch; ++n) {
-      for (int64_t gr = 0; gr < g.groups; ++gr) {
-        const T* a = wp + gr * og * rows;  // [og, rows], read transposed
-        const T* b = gop + (n * g.out_channels + gr * og) * L;
-        T* dst = gip + (n * g.in_channels + gr * cg) * g.inElems();
-        if (g.pointwise()) {
-          blas_internal::gemm<T, T>(rows, L, og, T(1), a, 1, rows, b, L, 1,
-                                    T(0), dst, L, 1);
-        } else {
-          blas_internal::gemm<T, T>(rows, L, og, T(1), a, 1, rows, b, L, 1,
-                                    T(0), cols.data(), L, 1);
-          col2imAdd(g, cols.data(), cg, dst);
-        }
-      }
+    if (g.transposed) {
+      convForward<T>(g, grad_output, weight, std::nullopt, gi);
+    } else {
+      convInputGrad<T>(g, grad_output, weight, gi);
     }
   }
   if (gw.defined() && gw.numel() > 0) {
-    const Tensor x = contiguousCastTo(input, input.scalar_type());
-    const T* xp = static_cast<const T*>(x.data_ptr());
-    T* gwp = static_cast<T*>(gw.data_ptr());
-    for (int64_t n = 0; n < g.batch; ++n) {
-      for (int64_t gr = 0; gr < g.groups; ++gr) {
-        const T* in = xp + (n * g.in_channels + gr * cg) * g.inElems();
-        const T* b = in;
-        if (!g.pointwise()) {
-          im2col(g, in, cg, cols.data());
-          b = cols.data();
-        }
-        // gw[og, rows] (+)= go[og, L] @ cols^T
-        blas_internal::gemm<T, T>(og, rows, L, T(1),
-                                  gop + (n * g.out_channels + gr * og) * L, L,
-                                  1, b, 1, L, n == 0 ? T(0) : T(1),
-                                  gwp + gr * og * rows, rows, 1);
-      }
-    }
-    if (g.batch == 0) std::fill(gwp, gwp + gw.numel(), T(0));
-  }
-  if (gb.defined() && gb.numel() > 0) {
-    T* gbp = static_cast<T*>(gb.data_ptr());
-    for (int64_t c = 0; c < g.out_channels; ++c) {
-      double total = 0;
-      for (int64_t n = 0; n < g.batch; ++n) {
-        const T* row = gop + (n * g.out_channels + c) * L;
-        for (int64_t i = 0; i < L; ++i) total += row[i];
-      }
-      gbp[c] = static_cast<T>(total);
+    // Transposed: the ordinary convolution's input is grad_output, and its
+    // output gradient is the transposed call's input.
+    if (g.transposed) {
+      convWeightGrad<T>(g, input, grad_output, gw);
+    } else {
+      convWeightGrad<T>(g, grad_output, input, gw);
     }
   }
+  if (gb.defined() && gb.numel() > 0) biasGrad<T>(grad_output, gb);
 }
 
 std::tuple<Tensor, Tensor, Tensor> convolution_backward_kernel(
@@ -392,38 +529,42 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward_kernel(
     IntArrayRef padding, IntArrayRef dilation, bool transposed,
     IntArrayRef output_padding, int64_t groups,
     std::vector<bool> output_mask) {
-  (void)output_padding;
   const char* op = "convolution_backward()";
   TURNOUT_CHECK(output_mask.size() == 3, ErrorKind::InvalidArgument, op,
                 ": output_mask must have 3 entries, got ", output_mask.size());
-  const ConvGeometry g = checkConvolution(input, weight, std::nullopt, stride,
-                                          padding, dilation, transposed, groups);
+  const ConvGeometry g =
+      checkConvolution(input, weight, std::nullopt, stride, padding, dilation,
+                       transposed, output_padding, groups);
   TURNOUT_CHECK(grad_output.defined(), ErrorKind::InvalidArgument, op,
                 ": grad_output must be a defined tensor");
   checkSameDevice(op, input, grad_output);
-  TURNOUT_CHECK(grad_output.sizes() == IntArrayRef(g.out_sizes),
+  TURNOUT_CHECK(grad_output.sizes() == IntArrayRef(g.resultSizes()),
                 ErrorKind::InvalidArgument, op, ": expected grad_output of size ",
-                sizesToString(g.out_sizes), " (the convolution's output), but "
-                "got ", sizesToString(grad_output.sizes()));
+                sizesToString(g.resultSizes()), " (the convolution's output), "
+                "but got ", sizesToString(grad_output.sizes()));
   TURNOUT_CHECK(grad_output.scalar_type() == input.scalar_type(),
                 ErrorKind::InvalidArgument, op, ": grad_output has dtype ",
                 grad_output.scalar_type(), " but input has ",
                 input.scalar_type());
+  const int64_t result_channels = grad_output.size(1);
   if (output_mask[2] && bias_sizes.has_value()) {
-    TURNOUT_CHECK(bias_sizes->size() == 1 && (*bias_sizes)[0] == g.out_channels,
-                  ErrorKind::InvalidArgument, op, ": expected bias_sizes [",
-                  g.out_channels, "], got ", sizesToString(*bias_sizes));
+    TURNOUT_CHECK(
+        bias_sizes->size() == 1 && (*bias_sizes)[0] == result_channels,
+        ErrorKind::InvalidArgument, op, ": expected bias_sizes [",
+        result_channels, "], got ", sizesToString(*bias_sizes));
   }
   Tensor gi, gw, gb;
   const ScalarType dt = input.scalar_type();
   if (output_mask[0]) gi = emptyTensor(input.sizes(), dt, input.device());
   if (output_mask[1]) gw = emptyTensor(weight.sizes(), dt, input.device());
-  if (output_mask[2]) gb = emptyTensor({g.out_channels}, dt, input.device());
+  if (output_mask[2]) gb = emptyTensor({result_channels}, dt, input.device());
   if (input.is_meta()) return {gi, gw, gb};
   if (dt == ScalarType::Float) {
-    convBackward<float>(g, grad_output, input, weight, gi, gw, gb);
+    convolutionBackwardFloating<float>(g, grad_output, input, weight, gi, gw,
+                                       gb);
   } else {
-    convBackward<double>(g, grad_output, input, weight, gi, gw, gb);
+    convolutionBackwardFloating<double>(g, grad_output, input, weight, gi, gw,
+                                        gb);
   }
   return {gi, gw, gb};
 }
@@ -435,7 +576,8 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward_kernel(
 Tensor convNd(const char* name, int64_t nsp, const Tensor& input,
               const Tensor& weight, const std::optional<Tensor>& bias,
               IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
-              int64_t groups) {
+              int64_t groups, bool transposed = false,
+              IntArrayRef output_padding = {}) {
   TURNOUT_CHECK(input.defined() && weight.defined(), ErrorKind::InvalidArgument,
                 name, ": input and weight must be defined tensors");
   TURNOUT_CHECK(input.dim() == nsp + 1 || input.dim() == nsp + 2,
@@ -448,8 +590,10 @@ Tensor convNd(const char* name, int64_t nsp, const Tensor& input,
   // autograd node shows it so: grad_fn._saved_bias_sym_sizes_opt is (0,)).
   const std::optional<Tensor> bias_or_undefined(bias.value_or(Tensor()));
   Tensor out = convolution(unbatched ? unsqueeze(input, 0) : input, weight,
-                           bias_or_undefined, stride, padding, dilation, false,
-                           zeros, groups);
+                           bias_or_undefined, stride, padding, dilation,
+                           transposed,
+                           transposed ? output_padding : IntArrayRef(zeros),
+                           groups);
   return unbatched ? squeeze(out, 0) : out;
 }
 
@@ -467,6 +611,26 @@ Tensor conv1d_composite(const Tensor& input, const Tensor& weight,
                         int64_t groups) {
   return convNd("conv1d", 1, input, weight, bias, stride, padding, dilation,
                 groups);
+}
+
+// conv_transpose1d / conv_transpose2d: torch's argument order (groups
+// before dilation).
+Tensor conv_transpose2d_composite(const Tensor& input, const Tensor& weight,
+                                  const std::optional<Tensor>& bias,
+                                  IntArrayRef stride, IntArrayRef padding,
+                                  IntArrayRef output_padding, int64_t groups,
+                                  IntArrayRef dilation) {
+  return convNd("conv_transpose2d", 2, input, weight, bias, stride, padding,
+                dilation, groups, /*transposed=*/true, output_padding);
+}
+
+Tensor conv_transpose1d_composite(const Tensor& input, const Tensor& weight,
+                                  const std::optional<Tensor>& bias,
+                                  IntArrayRef stride, IntArrayRef padding,
+                                  IntArrayRef output_padding, int64_t groups,
+                                  IntArrayRef dilation) {
+  return convNd("conv_transpose1d", 1, input, weight, bias, stride, padding,
+                dilation, groups, /*transposed=*/true, output_padding);
 }
 
 // _convolution (what traced graphs of nn.Conv2d call;
@@ -524,6 +688,14 @@ TURNOUT_LIBRARY_FRAGMENT(aten, m) {
       "stride=[1], int[1] padding=[0], int[1] dilation=[1], int groups=1) -> "
       "Tensor");
   m.def(
+      "conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, "
+      "int[1] stride=[1], int[1] padding=[0], int[1] output_padding=[0], int "
+      "groups=1, int[1] dilation=[1]) -> Tensor");
+  m.def(
+      "conv_transpose2d.input(Tensor input, Tensor weight, Tensor? bias=None, "
+      "int[2] stride=1, int[2] padding=0, int[2] output_padding=0, int "
+      "groups=1, int[2] dilation=1) -> Tensor");
+  m.def(
       "_convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, "
       "int[] padding, int[] dilation, bool transposed, int[] output_padding, "
       "int groups, bool benchmark, bool deterministic, bool cudnn_enabled, "
@@ -556,6 +728,8 @@ TURNOUT_LIBRARY_IMPL(aten, CompositeImplicitAutograd, m) {
   using namespace turnout;  // NOLINT: the kernels above
   m.impl("conv2d", TURNOUT_FN(conv2d_composite));
   m.impl("conv1d", TURNOUT_FN(conv1d_composite));
+  m.impl("conv_transpose1d", TURNOUT_FN(conv_transpose1d_composite));
+  m.impl("conv_transpose2d.input", TURNOUT_FN(conv_transpose2d_composite));
   m.impl("_convolution.deprecated",
          TURNOUT_FN(internal_convolution_deprecated_composite));
 }
@@ -640,6 +814,34 @@ Tensor conv1d(const Tensor& input, const Tensor& weight,
                         const std::optional<Tensor>&, IntArrayRef, IntArrayRef,
                         IntArrayRef, int64_t)>();
   return op.call(input, weight, bias, stride, padding, dilation, groups);
+}
+
+Tensor conv_transpose2d(const Tensor& input, const Tensor& weight,
+                        const std::optional<Tensor>& bias, IntArrayRef stride,
+                        IntArrayRef padding, IntArrayRef output_padding,
+                        int64_t groups, IntArrayRef dilation) {
+  static auto op =
+      Dispatcher::singleton()
+          .findSchemaOrThrow("aten::conv_transpose2d", "input")
+          .typed<Tensor(const Tensor&, const Tensor&,
+                        const std::optional<Tensor>&, IntArrayRef, IntArrayRef,
+                        IntArrayRef, int64_t, IntArrayRef)>();
+  return op.call(input, weight, bias, stride, padding, output_padding, groups,
+                 dilation);
+}
+
+Tensor conv_transpose1d(const Tensor& input, const Tensor& weight,
+                        const std::optional<Tensor>& bias, IntArrayRef stride,
+                        IntArrayRef padding, IntArrayRef output_padding,
+                        int64_t groups, IntArrayRef dilation) {
+  static auto op =
+      Dispatcher::singleton()
+          .findSchemaOrThrow("aten::conv_transpose1d", "")
+          .typed<Tensor(const Tensor&, const Tensor&,
+                        const std::optional<Tensor>&, IntArrayRef, IntArrayRef,
+                        IntArrayRef, int64_t, IntArrayRef)>();
+  return op.call(input, weight, bias, stride, padding, output_padding, groups,
+                 dilation);
 }
 
 }  // namespace turnout

@@ -1,6 +1,7 @@
-// Convolution (issue 20): aten::convolution and its backward, with the
-// composite aten::conv1d / conv2d / _convolution over it, torch 1.13's
-// schemas and error messages. C++ front end:
+// Convolution (issue 20): aten::convolution and its backward, ordinary and
+// transposed, with the composite aten::conv1d / conv2d / conv_transpose1d /
+// conv_transpose2d / _convolution over it, torch 1.13's schemas and error
+// messages. C++ front end:
 //
 //   Tensor y = turnout::conv2d(x, w, b, /*stride=*/{2, 2}, /*padding=*/{1, 1});
 //   auto [gx, gw, gb] = turnout::convolution_backward(
@@ -9,8 +10,9 @@
 //
 // The CPU kernel lowers each (image, group) to one matrix product (im2col,
 // then the BLAS gemm of kernels/blas.h); a 1x1 kernel with stride 1 and no
-// padding multiplies the input in place. 1-d and 2-d, float32 and float64;
-// transposed convolution is refused (NotImplemented).
+// padding multiplies the input in place; a transposed convolution runs as
+// the adjoint of an ordinary one (conv.cc). 1-d and 2-d, float32 and
+// float64; 3-d is refused (NotImplemented).
 #ifndef TURNOUT_KERNELS_CONV_H_
 #define TURNOUT_KERNELS_CONV_H_
 
@@ -58,6 +60,23 @@ Tensor conv1d(const Tensor& input, const Tensor& weight,
               const std::optional<Tensor>& bias = std::nullopt,
               IntArrayRef stride = {1}, IntArrayRef padding = {0},
               IntArrayRef dilation = {1}, int64_t groups = 1);
+
+/// aten::conv_transpose2d.input (CompositeImplicitAutograd over
+/// convolution with transposed=true; weight is [in_channels, out_channels /
+/// groups, kh, kw]; a 3-d input is one unbatched image).
+Tensor conv_transpose2d(const Tensor& input, const Tensor& weight,
+                        const std::optional<Tensor>& bias = std::nullopt,
+                        IntArrayRef stride = {1, 1},
+                        IntArrayRef padding = {0, 0},
+                        IntArrayRef output_padding = {0, 0}, int64_t groups = 1,
+                        IntArrayRef dilation = {1, 1});
+
+/// aten::conv_transpose1d (the same for 1-d).
+Tensor conv_transpose1d(const Tensor& input, const Tensor& weight,
+                        const std::optional<Tensor>& bias = std::nullopt,
+                        IntArrayRef stride = {1}, IntArrayRef padding = {0},
+                        IntArrayRef output_padding = {0}, int64_t groups = 1,
+                        IntArrayRef dilation = {1});
 
 }  // namespace turnout
 

@@ -158,8 +158,8 @@ void checkGradShape(const char* op, const Tensor& grad_output,
 // Comparisons in float or double give the same winner, so a contiguous
 // float or double input runs in its own dtype (no conversion to double and
 // back, two passes and two tensors fewer), any other through a double copy.
-// The window loop itself (bounds checks for padding and dilation on every
-// element) is most of the time that is left (bench/README.md).
+// A window that lies wholly inside the input (every window when there is no
+// padding and no ceil_mode overhang) skips the bounds checks.
 template <class T>
 void maxPoolPlanes(const PoolGeometry& g, const T* xp, T* vp, int64_t* ip) {
   forEachPlane(g, g.oh * g.ow * g.kh * g.kw, [&](int64_t p) {
@@ -167,6 +167,26 @@ void maxPoolPlanes(const PoolGeometry& g, const T* xp, T* vp, int64_t* ip) {
     for (int64_t y = 0; y < g.oh; ++y) {
       for (int64_t x0 = 0; x0 < g.ow; ++x0) {
         const int64_t hs = y * g.sh - g.ph, ws = x0 * g.sw - g.pw;
+        const int64_t o = (p * g.oh + y) * g.ow + x0;
+        if (hs >= 0 && ws >= 0 && hs + (g.kh - 1) * g.dh < g.ih &&
+            ws + (g.kw - 1) * g.dw < g.iw) {
+          T best = -std::numeric_limits<T>::infinity();
+          int64_t best_i = hs * g.iw + ws;
+          for (int64_t i = 0; i < g.kh; ++i) {
+            const int64_t row = (hs + i * g.dh) * g.iw;
+            for (int64_t j = 0; j < g.kw; ++j) {
+              const int64_t k = row + ws + j * g.dw;
+              const T v = in[k];
+              if (v > best || std::isnan(v)) {
+                best = v;
+                best_i = k;
+              }
+            }
+          }
+          vp[o] = best;
+          ip[o] = best_i;
+          continue;
+        }
         // torch's rule: start at the window's first element inside the
         // input with -inf; a larger value or a NaN (the last one) wins.
         int64_t y0 = hs, x1 = ws;
@@ -187,7 +207,6 @@ void maxPoolPlanes(const PoolGeometry& g, const T* xp, T* vp, int64_t* ip) {
             }
           }
         }
-        const int64_t o = (p * g.oh + y) * g.ow + x0;
         vp[o] = best;
         ip[o] = best_i;
       }

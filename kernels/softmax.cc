@@ -19,6 +19,7 @@
 #include "kernels/reduce_utils.h"
 #include "kernels/strided_walk.h"
 #include "kernels/tensor_utils.h"
+#include "kernels/vec_math.h"
 
 namespace turnout {
 namespace {
@@ -40,18 +41,23 @@ void softmaxContiguousSlice(const T* x, T* y, int64_t n) {
   }
   if (nan) max = std::numeric_limits<T>::quiet_NaN();
   double total = 0;
-  if constexpr (kLog) {
+  if constexpr (std::is_same_v<T, float>) {
+    // Four lanes at a time (SLEEF); log_softmax overwrites y below.
+    total = vec_math::expShiftedSum(x, y, n, max);
+  } else if constexpr (kLog) {
     for (int64_t i = 0; i < n; ++i) total += std::exp(x[i] - max);
+  } else {
+    for (int64_t i = 0; i < n; ++i) {
+      y[i] = std::exp(x[i] - max);
+      total += y[i];
+    }
+  }
+  if constexpr (kLog) {
     // (x - max) first: max + log(total) rounded to T would lose the small
     // log(total) next to large logits.
     const T log_total = static_cast<T>(std::log(total));
     for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - max) - log_total;
   } else {
-    for (int64_t i = 0; i < n; ++i) {
-      const T e = std::exp(x[i] - max);
-      y[i] = e;
-      total += e;
-    }
     const T inv = static_cast<T>(1.0 / total);
     for (int64_t i = 0; i < n; ++i) y[i] *= inv;
   }

@@ -74,6 +74,7 @@ RUNTIME_LIBRARIES = [
     "//kernels:tensor_methods",
     "//kernels:tensor_utils",
     "//kernels:type_promotion",
+    "//kernels:vec_math",
     "//testing:opcheck",
 ]
 

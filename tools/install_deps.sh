@@ -17,6 +17,7 @@ packages=(
   libgmock-dev
   libbenchmark-dev
   libopenblas-dev   # CBLAS for mm/bmm/addmm/matmul
+  libsleef-dev      # vectorised erf/exp/tanh (GELU, softmax)
   nlohmann-json3-dev  # JSON of registry snapshots and Chrome traces
   pybind11-dev
   python3-dev

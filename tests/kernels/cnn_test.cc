@@ -130,6 +130,49 @@ TEST(Conv, ForwardMatchesDirectLoopAndBackwardIsItsAdjoint) {
   }
 }
 
+// A transposed convolution is the adjoint of the ordinary one with the same
+// weight: <conv(x), y> = <x, conv_transpose(y)>, and its gradients follow.
+TEST(Conv, TransposedIsTheAdjoint) {
+  const Tensor x = pseudoRandom({2, 4, 7, 6}, 11);
+  const Tensor w = pseudoRandom({6, 2, 3, 3}, 12);  // groups 2
+  const std::vector<int64_t> stride{2, 1}, padding{1, 0}, dilation{1, 2};
+  const Tensor y0 = conv2d(x, w, std::nullopt, stride, padding, dilation, 2);
+  const Tensor y = pseudoRandom(y0.sizes(), 13);
+  const Tensor xt = conv_transpose2d(y, w, std::nullopt, stride, padding,
+                                     {0, 0}, 2, dilation);
+  ASSERT_EQ(xt.sizes(), x.sizes());
+  EXPECT_NEAR(dot(y0, y), dot(x, xt), 1e-10);
+  // Its backward: grad_input is the ordinary convolution of grad_output;
+  // the output is linear in the weight; grad_bias sums grad_output.
+  const Tensor gy = pseudoRandom(xt.sizes(), 14);
+  auto [gi, gw, gb] = convolution_backward(
+      gy, y, w, std::vector<int64_t>{4}, stride, padding, dilation, true,
+      {0, 0}, 2, {true, true, true});
+  const std::vector<double> want =
+      valuesOf(conv2d(gy, w, std::nullopt, stride, padding, dilation, 2));
+  const std::vector<double> got = valuesOf(gi);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-12);
+  EXPECT_NEAR(dot(xt, gy), dot(w, gw), 1e-10);
+  EXPECT_EQ(gb.sizes(), IntArrayRef({4}));
+  const std::vector<double> gyv = valuesOf(gy), gbv = valuesOf(gb);
+  const int64_t per = 7 * 6;
+  for (int64_t c = 0; c < 4; ++c) {
+    double total = 0;
+    for (int64_t n = 0; n < 2; ++n)
+      for (int64_t i = 0; i < per; ++i) total += gyv[(n * 4 + c) * per + i];
+    EXPECT_NEAR(gbv[c], total, 1e-12);
+  }
+  // The bias is added per output channel.
+  const Tensor b = pseudoRandom({4}, 15);
+  const std::vector<double> with_bias = valuesOf(conv_transpose2d(
+      y, w, b, stride, padding, {0, 0}, 2, dilation));
+  const std::vector<double> plain = valuesOf(xt), bv = valuesOf(b);
+  for (size_t i = 0; i < plain.size(); ++i) {
+    EXPECT_NEAR(with_bias[i], plain[i] + bv[(i / per) % 4], 1e-12);
+  }
+}
+
 TEST(Conv, Conv1dAndFloat) {
   const Tensor x = pseudoRandom({2, 3, 9}, 5, ScalarType::Float);
   const Tensor w = pseudoRandom({4, 3, 3}, 6, ScalarType::Float);
@@ -153,9 +196,19 @@ TEST(Conv, Errors) {
   EXPECT_THAT(errorOf([&] { convolution(x, pseudoRandom({4, 3}, 1), std::nullopt,
                                         {1}, {0}, {1}, false, {0}, 1); }),
               HasSubstr("expected weight to have 3 (1-d) or 4 (2-d) dimensions"));
-  EXPECT_THAT(errorOf([&] { convolution(x, w, std::nullopt, {1}, {0}, {1}, true,
+  EXPECT_THAT(errorOf([&] { convolution(pseudoRandom({1, 4, 6, 6}, 1), w,
+                                        std::nullopt, {1}, {0}, {1}, true,
+                                        {1}, 1); }),
+              HasSubstr("output padding must be smaller than either stride or "
+                        "dilation"));
+  EXPECT_THAT(errorOf([&] { conv_transpose2d(x, w); }),
+              HasSubstr("Given transposed=1, weight of size [4, 3, 3, 3], "
+                        "expected input[1, 3, 6, 6] to have 4 channels"));
+  EXPECT_THAT(errorOf([&] { convolution(pseudoRandom({1, 3, 4, 4, 4}, 1),
+                                        pseudoRandom({2, 3, 2, 2, 2}, 1),
+                                        std::nullopt, {1}, {0}, {1}, false,
                                         {0}, 1); }),
-              HasSubstr("transposed convolution is not implemented"));
+              HasSubstr("only 1-d and 2-d convolutions"));
   EXPECT_THAT(errorOf([&] {
                 convolution_backward(pseudoRandom({1, 4, 3, 3}, 1), x, w, {{4}},
                                      {1}, {0}, {1}, false, {0}, 1,

@@ -720,7 +720,9 @@ def _softmax(internal: bool) -> Callable[[], List[Sample]]:
         out = [S(T((2, 3)), 1, third), S(T((2, 3, 4), "float64"), 0, third),
                S(T((3, 4), layout="transposed"), -1, third),
                S(T((2, 6), layout="strided"), 1, third), S(T(()), 0, third),
-               S(T((0, 3)), 1, third), S(T((2, 3)), 2, third, error=True)]
+               S(T((0, 3)), 1, third),
+               S(T((3, 45), low=-30, high=30), 1, third, desc="wide"),
+               S(T((2, 3)), 2, third, error=True)]
         if not internal:
             out.append(S(T((2, 3)), 1, D("float64")))
             out.append(S(T((2, 3), "int64"), 1, error=True, desc="int input"))
@@ -1294,6 +1296,12 @@ def _conv() -> List[Sample]:
           desc="unbatched", error=True),
         S(T((1, 3, 6, 6)), T((4, 3, 3, 3)), None, [1, 1, 1], z2, [1, 1], False, z2, 1,
           desc="stride length", error=True),
+        S(T((2, 4, 3, 4)), T((4, 3, 3, 2)), T((3,)), [2, 1], [1, 0], [1, 1], True, [1, 0],
+          1, desc="transposed"),
+        S(T((1, 4, 5)), T((4, 2, 3)), None, [3], [1], [2], True, [2], 2,
+          desc="transposed 1-d, groups, dilation"),
+        S(T((1, 4, 5, 5)), T((4, 3, 3, 3)), None, [1, 1], z2, [1, 1], True, [1, 1], 1,
+          desc="transposed output_padding", error=True),
     ]
 
 
@@ -1319,6 +1327,16 @@ add(OpInfo("aten::conv1d", lambda: [
     S(T((2, 3, 8)), T((4, 3, 3))),
     S(T((3, 8)), T((4, 3, 3)), T((4,)), [2], [1], desc="unbatched"),
     S(T((2, 3, 8)), T((4, 2, 3)), desc="channels", error=True)], **_CNN_TOL))
+add(OpInfo("aten::conv_transpose2d.input", lambda: [
+    S(T((2, 4, 3, 3)), T((4, 3, 3, 3)), T((3,)), 2, 1, 1),
+    S(T((4, 3, 3)), T((4, 1, 2, 2)), None, [1, 2], [0, 1], [0, 1], 2, [2, 1],
+      desc="unbatched, groups"),
+    S(T((2, 4, 3, 3)), T((3, 3, 3, 3)), desc="channels", error=True)], **_CNN_TOL))
+add(OpInfo("aten::conv_transpose1d", lambda: [
+    S(T((2, 3, 6)), T((3, 2, 3)), T((2,)), [2], [1], [1]),
+    S(T((3, 6), "float64"), T((3, 4, 2), "float64"), desc="unbatched"),
+    S(T((2, 3, 6)), T((3, 2, 3)), None, [1], [4], desc="output too small",
+      error=True)], **_CNN_TOL))
 add(OpInfo("aten::convolution_backward", lambda: [
     S(T((2, 4, 4, 4)), T((2, 3, 6, 6)), T((4, 3, 3, 3)), [4], [1, 1], [0, 0], [1, 1],
       False, [0, 0], 1, [True, True, True]),
@@ -1329,6 +1347,10 @@ add(OpInfo("aten::convolution_backward", lambda: [
       [False, True, True], desc="1-d, dilation"),
     S(T((2, 5, 3, 3)), T((2, 4, 3, 3)), T((5, 4, 1, 1)), [5], [1, 1], [0, 0], [1, 1],
       False, [0, 0], 1, [True, False, True], desc="1x1"),
+    S(T((2, 3, 8, 6)), T((2, 4, 3, 3)), T((4, 3, 3, 2)), [3], [2, 2], [0, 0], [1, 1],
+      True, [1, 0], 1, [True, True, True], desc="transposed"),
+    S(T((1, 4, 12), "float64"), T((1, 4, 5), "float64"), T((4, 2, 3), "float64"), [4],
+      [2], [1], [2], True, [1], 2, [True, True, True], desc="transposed 1-d, groups"),
     S(T((2, 4, 5, 5)), T((2, 3, 6, 6)), T((4, 3, 3, 3)), [4], [1, 1], [0, 0], [1, 1],
       False, [0, 0], 1, [True, True, True], desc="grad_output size", error=True)],
     **_MASKED_BACKWARD))
@@ -1553,7 +1575,12 @@ def _act_backward(*extra: Any, **kw: Any) -> Callable[[], List[Sample]]:
     return gen
 
 
+# The wide samples go through the contiguous CPU kernel's vector lanes
+# (kernels/vec_math.h) and its tail, over erf's and tanh's whole range.
 _GELU = lambda: [S(T((2, 3)), approximate="tanh"),  # noqa: E731
+                 S(T((3, 43), low=-9, high=9), desc="wide"),
+                 S(T((3, 43), low=-9, high=9), approximate="tanh", desc="wide tanh"),
+                 S(T((2, 21), "float64", low=-9, high=9), desc="wide double"),
                  S(T((2, 3)), approximate="exact", error=True, desc="bad approximate")]
 for _name in ("gelu", "gelu_"):
     add(OpInfo(f"aten::{_name}", _activation(_GELU, inplace=_name.endswith("_"))))
@@ -1637,6 +1664,10 @@ def _layer_norm(native: bool) -> Callable[[], List[Sample]]:
                S(T((4, 3), "float64", "transposed"), [3], T((3,), "float64"),
                  T((3,), "float64"), 1e-5),
                S(T((5,)), [5], *rest, desc="1-d"),
+               S(T((3, 2, 40), low=-5, high=7), [40], T((40,)), T((40,)), 1e-5,
+                 desc="wide"),
+               S(T((2, 3, 5), "float64"), [3, 5], T((3, 5), "float64"), None, 1e-6,
+                 desc="double"),
                S(T((2, 3)), [2, 3], *rest, desc="all dims"),
                S(T((2, 3)), [], *rest, desc="empty normalized_shape", error=True),
                S(T((2, 3)), [4], *rest, desc="wrong normalized_shape", error=True),

@@ -14,7 +14,7 @@ import torch
 import turnout
 
 OPS = ["convolution", "convolution.out", "convolution_backward", "conv2d",
-       "conv1d", "_convolution", "_convolution.deprecated", "max_pool2d",
+       "conv1d", "conv_transpose1d", "conv_transpose2d.input", "_convolution", "_convolution.deprecated", "max_pool2d",
        "max_pool2d_with_indices", "max_pool2d_with_indices.out",
        "max_pool2d_with_indices_backward",
        "max_pool2d_with_indices_backward.grad_input", "avg_pool2d",
@@ -177,10 +177,98 @@ def test_errors(i):
     assert message in str(info.value)
 
 
-def test_transposed_is_refused_clearly():
-    with pytest.raises(NotImplementedError, match="transposed convolution"):
-        _A.convolution.default(_x(1, 3, 6, 6), _x(3, 4, 3, 3), None, [1, 1], [0, 0],
+# (stride, padding, output_padding, dilation, groups) of a transposed
+# convolution; output_padding is below the stride or the dilation.
+_TRANSPOSED_GRID = [(1, 0, 0, 1, 1), (2, 1, 1, 1, 1), (2, 0, 1, 2, 2),
+                    (3, 2, 2, 1, 1), (1, 1, 1, 2, 1), (2, 1, 0, 1, 3)]
+
+
+@pytest.mark.parametrize("stride,padding,output_padding,dilation,groups",
+                         _TRANSPOSED_GRID)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("nsp", [1, 2])
+def test_conv_transpose_forward_backward(stride, padding, output_padding, dilation,
+                                         groups, dtype, nsp):
+    g = torch.Generator().manual_seed(stride * 1000 + padding * 100 + output_padding * 10
+                                      + dilation + groups * 7 + nsp)
+    spatial = (5, 4)[:nsp] if nsp == 2 else (7,)
+    kernel = (3, 2)[:nsp] if nsp == 2 else (3,)
+    x = torch.randn(2, 3 * groups, *spatial, generator=g, dtype=dtype)
+    w = torch.randn(3 * groups, 2, *kernel, generator=g, dtype=dtype) * 0.3
+    b = torch.randn(2 * groups, generator=g, dtype=dtype)
+    leaves_t = [t.clone().requires_grad_() for t in (x, w, b)]
+    leaves_u = [_tt(t, requires_grad=True) for t in (x, w, b)]
+    name = "conv_transpose2d" if nsp == 2 else "conv_transpose1d"
+
+    def call(lib, leaves):
+        op = getattr(lib.ops.aten, name)
+        op = op.input if nsp == 2 else op.default
+        return op(*leaves, [stride] * nsp, [padding] * nsp, [output_padding] * nsp,
+                  groups, [dilation] * nsp)
+
+    tol = 1e-4 if dtype == torch.float32 else 1e-9
+    out_t = call(torch, leaves_t)
+    out_u = call(turnout, leaves_u)
+    _close(out_u, out_t, tol)
+    assert out_u.grad_fn.name() == out_t.grad_fn.name()
+    weights = torch.randn(out_t.shape, generator=g, dtype=dtype)
+    (out_t * weights).sum().backward()
+    (out_u * _tt(weights)).sum().backward()
+    for mine, theirs in zip(leaves_u, leaves_t):
+        _close(mine.grad, theirs.grad, 10 * tol)
+
+
+def test_conv_transpose_unbatched_and_module():
+    m = torch.nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1,
+                                 groups=2)
+    x = torch.randn(4, 5, 5)
+    y = turnout.ops.aten.conv_transpose2d.input(
+        _tt(x), _tt(m.weight), _tt(m.bias), [2, 2], [1, 1], [1, 1], 2)
+    _close(y, m(x), 1e-5)
+
+
+_TRANSPOSED_ERRORS = [
+    ((1, 1), (0, 0), (1, 1), (1, 1), 1, (4, 3, 3, 3), (1, 4, 5, 5),
+     "output padding must be smaller than either stride or dilation"),
+    ((1, 1), (5, 5), (0, 0), (1, 1), 1, (4, 3, 3, 3), (1, 4, 5, 5),
+     "Given input size per channel: (5 x 5). Calculated output size per channel: "
+     "(-3 x -3). Output size is too small"),
+    ((1, 1), (0, 0), (0, 0), (1, 1), 1, (4, 3, 3, 3), (1, 5, 5, 5),
+     "Given transposed=1, weight of size [4, 3, 3, 3], expected input[1, 5, 5, 5] "
+     "to have 4 channels, but got 5 channels instead"),
+    ((1, 1), (0, 0), (-1, 0), (1, 1), 1, (4, 3, 3, 3), (1, 4, 5, 5),
+     "negative output_padding is not supported"),
+    ((1, 1), (0, 0), (0, 0), (1, 1), 3, (4, 3, 3, 3), (1, 4, 5, 5),
+     "expected weight to be divisible by 3 at dimension 0"),
+]
+
+
+@pytest.mark.parametrize("i", range(len(_TRANSPOSED_ERRORS)))
+def test_conv_transpose_errors_are_torchs(i):
+    stride, padding, output_padding, dilation, groups, wshape, xshape, message = (
+        _TRANSPOSED_ERRORS[i])
+    for lib, make in ((torch, torch.ones), (turnout, turnout.ones)):
+        with pytest.raises(RuntimeError) as info:
+            lib.ops.aten.convolution.default(make(*xshape), make(*wshape), None,
+                                             list(stride), list(padding),
+                                             list(dilation), True,
+                                             list(output_padding), groups)
+        # torch prints the weight's size in double brackets in the groups
+        # message; the words are the same.
+        assert message in str(info.value).replace("[[", "[").replace("]]", "]")
+
+
+def test_conv_transpose_bias_size_is_checked():
+    with pytest.raises(RuntimeError, match="expected bias to be 1-dimensional with 3 "
+                       "elements, but got bias of size \\[4\\]"):
+        _A.convolution.default(_x(1, 4, 5, 5), _x(4, 3, 3, 3), _x(4), [1, 1], [0, 0],
                                [1, 1], True, [0, 0], 1)
+
+
+def test_three_d_is_refused_clearly():
+    with pytest.raises(NotImplementedError, match="only 1-d and 2-d convolutions"):
+        _A.convolution.default(_x(1, 3, 4, 4, 4), _x(2, 3, 2, 2, 2), None, [1], [0],
+                               [1], False, [0], 1)
 
 
 def test_meta_shapes():
@@ -201,6 +289,8 @@ def test_meta_shapes():
         [0, 0], 1, [True, True, True])
     assert tuple(gi.shape) == (2, 3, 9, 8) and tuple(gw.shape) == (4, 3, 3, 3)
     assert tuple(gb.shape) == (4,)
+    yt = _A.conv_transpose2d.input(y, w, None, [2, 2], [1, 1], [1, 0])
+    assert yt.device.type == "meta" and tuple(yt.shape) == (2, 3, 10, 7)
 
 
 @pytest.mark.parametrize("training", [False, True])

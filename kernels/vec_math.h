@@ -1,0 +1,31 @@
+// Vectorised float math for the CPU kernels' contiguous fast paths: GELU
+// (erf and tanh forms) and the shifted exp of softmax, four floats at a time
+// through SLEEF (Debian's libsleef: 1.0-ULP erf, exp and tanh; it picks the
+// instructions the CPU has when first called). glibc's scalar erff alone
+// made turnout's GELU three times slower than ATen's (bench/README.md,
+// "transformer block").
+//
+// Every function takes contiguous arrays of n elements; y may be x. Values
+// are those of the scalar formulas to SLEEF's 1.0 ULP per call (NaN and
+// infinities as the scalar ones). Thread safety: pure functions.
+#ifndef TURNOUT_KERNELS_VEC_MATH_H_
+#define TURNOUT_KERNELS_VEC_MATH_H_
+
+#include <cstdint>
+
+namespace turnout::vec_math {
+
+/// y[i] = x[i] / 2 * (1 + erf(x[i] / sqrt 2)): GELU, approximate="none".
+void geluErf(const float* x, float* y, int64_t n);
+
+/// y[i] = x[i] / 2 * (1 + tanh(sqrt(2/pi) (x[i] + 0.044715 x[i]^3))):
+/// GELU, approximate="tanh".
+void geluTanh(const float* x, float* y, int64_t n);
+
+/// y[i] = exp(x[i] - shift); returns the sum of the y[i], accumulated in
+/// double (softmax's denominator).
+double expShiftedSum(const float* x, float* y, int64_t n, float shift);
+
+}  // namespace turnout::vec_math
+
+#endif  // TURNOUT_KERNELS_VEC_MATH_H_
