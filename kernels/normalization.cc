@@ -112,8 +112,23 @@ bool present(const std::optional<Tensor>& t) {
 // absent) in two passes over each row, with no temporary tensor: the
 // composite below makes eight passes and allocates seven tensors, which
 // dominated a transformer block's layer_norm at small sizes. Same
-// arithmetic: mean and biased variance accumulated in double, then
+// arithmetic: mean and biased variance accumulated in double (four
+// independent partial sums, so that the additions overlap), then
 // ((x - mean) * rstd) * weight + bias in the tensor's dtype.
+template <class T, class F>
+double sumInDouble(int64_t n, F term) {
+  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    s0 += term(i);
+    s1 += term(i + 1);
+    s2 += term(i + 2);
+    s3 += term(i + 3);
+  }
+  for (; i < n; ++i) s0 += term(i);
+  return (s0 + s1) + (s2 + s3);
+}
+
 template <class T>
 void layerNormRows(const T* x, const T* w, const T* b, T* y, T* mean_out,
                    T* rstd_out, int64_t rows, int64_t n, double eps) {
@@ -122,21 +137,26 @@ void layerNormRows(const T* x, const T* w, const T* b, T* y, T* mean_out,
     for (int64_t r = begin; r < end; ++r) {
       const T* xr = x + r * n;
       T* yr = y + r * n;
-      double sum = 0;
-      for (int64_t i = 0; i < n; ++i) sum += xr[i];
+      const double sum = sumInDouble<T>(
+          n, [&](int64_t i) { return static_cast<double>(xr[i]); });
       const T mean = static_cast<T>(sum / static_cast<double>(n));
-      double sq = 0;
-      for (int64_t i = 0; i < n; ++i) {
+      const double sq = sumInDouble<T>(n, [&](int64_t i) {
         const T c = xr[i] - mean;
-        sq += static_cast<double>(c * c);
-      }
+        return static_cast<double>(c * c);
+      });
       const T var = static_cast<T>(sq / static_cast<double>(n));
       const T rstd = static_cast<T>(1) / std::sqrt(var + static_cast<T>(eps));
-      for (int64_t i = 0; i < n; ++i) {
-        T v = (xr[i] - mean) * rstd;
-        if (w != nullptr) v = v * w[i];
-        if (b != nullptr) v = v + b[i];
-        yr[i] = v;
+      if (w != nullptr && b != nullptr) {
+        for (int64_t i = 0; i < n; ++i) {
+          yr[i] = (xr[i] - mean) * rstd * w[i] + b[i];
+        }
+      } else {
+        for (int64_t i = 0; i < n; ++i) {
+          T v = (xr[i] - mean) * rstd;
+          if (w != nullptr) v = v * w[i];
+          if (b != nullptr) v = v + b[i];
+          yr[i] = v;
+        }
       }
       mean_out[r] = mean;
       rstd_out[r] = rstd;

@@ -1,13 +1,15 @@
 // Vectorised float math for the CPU kernels' contiguous fast paths: GELU
-// (erf and tanh forms) and the shifted exp of softmax, four floats at a time
-// through SLEEF (Debian's libsleef: 1.0-ULP erf, exp and tanh; it picks the
-// instructions the CPU has when first called). glibc's scalar erff alone
-// made turnout's GELU three times slower than ATen's (bench/README.md,
-// "transformer block").
+// (erf and tanh forms) and the shifted exp of softmax, four floats at a time,
+// with exp from SLEEF (Debian's libsleef, 1.0 ULP; it picks the instructions
+// the CPU has when first called). glibc's scalar erff alone made turnout's
+// GELU three times slower than ATen's (bench/README.md, "transformer
+// block").
 //
-// Every function takes contiguous arrays of n elements; y may be x. Values
-// are those of the scalar formulas to SLEEF's 1.0 ULP per call (NaN and
-// infinities as the scalar ones). Thread safety: pure functions.
+// Every function takes contiguous arrays of n elements; y may be x. exp is
+// within 1.0 ULP; erf within 1.5e-7 absolute (a rational-polynomial form,
+// as ATen's vectorised GELU); tanh through exp. NaN propagates, infinities
+// give the scalar formulas' limits. The n % 4 tail takes the scalar
+// formulas. Thread safety: pure functions.
 #ifndef TURNOUT_KERNELS_VEC_MATH_H_
 #define TURNOUT_KERNELS_VEC_MATH_H_
 
