@@ -937,8 +937,8 @@ def _apply_index(self: Tensor, key: Any) -> Tuple[Tensor, Optional[list]]:
 # then costs one global load instead of three attribute lookups. Their
 # Tensor arguments take Python numbers (as torch 1.13's wrapped numbers).
 _add_Tensor = ops.aten.add.Tensor
-_add_Scalar = ops.aten.add.Scalar
 _sub_Tensor = ops.aten.sub.Tensor
+_rsub_Scalar = ops.aten.rsub.Scalar
 _mul_Tensor = ops.aten.mul.Tensor
 _div_Tensor = ops.aten.div.Tensor
 _floor_divide = ops.aten.floor_divide.default
@@ -953,11 +953,9 @@ _matmul_default = ops.aten.matmul.default
 
 
 def _rsub(self: Tensor, other: Any) -> Tensor:
-    """``other - self`` for a non-tensor `other`.
-
-    torch 1.13 calls rsub.Scalar, which turnout does not have yet (issue
-    18): -self + other instead."""
-    return _add_Scalar(_neg_default(self), other)
+    """``other - self`` for a non-tensor `other`: rsub.Scalar, as torch
+    1.13's."""
+    return _rsub_Scalar(self, other)
 
 
 def _rtruediv(self: Tensor, other: Any) -> Tensor:

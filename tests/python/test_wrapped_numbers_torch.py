@@ -52,7 +52,8 @@ def recording_mode(api, log):
 # requires grad, i an int64 one, y a fresh float tensor for the in-place
 # forms.
 EXPRESSIONS = [
-    "x + 4", "4 + x", "x - 4", "x * 4", "4 * x", "x / 4", "4 / x",
+    "x + 4", "4 + x", "x - 4", "4 - x", "2.5 - i", "x * 4", "4 * x", "x / 4",
+    "4 / x", "lib.rsub(x, x, alpha=2)", "lib.ops.aten.rsub(x, 3, 2)",
     "x // 4", "4 // x", "x + True", "x * 2.5", "2.5 * x", "i * 2.5",
     "i / 2", "i // 2", "7 // i", "x - i", "x * i", "x + x",
     "x.mul(4)", "x.add(4)", "x.sub(4)", "x.div(4)", "x.add(4, alpha=2)",
@@ -130,7 +131,7 @@ DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16",
 NUMBERS = [True, False, 0, 3, -2, 1000, 2.5, -0.5, 1e10]
 OPERATORS = {
     "add": lambda t, n: t + n, "radd": lambda t, n: n + t,
-    "sub": lambda t, n: t - n,
+    "sub": lambda t, n: t - n, "rsub": lambda t, n: n - t,
     "mul": lambda t, n: t * n, "rmul": lambda t, n: n * t,
     "div": lambda t, n: t / n, "rdiv": lambda t, n: n / t,
     "floordiv": lambda t, n: t // n, "rfloordiv": lambda t, n: n // t,
@@ -194,6 +195,7 @@ def test_in_place_dtypes_as_torchs(dtype):
 # ---- Gradients -----------------------------------------------------------------
 
 GRADIENTS = ["x * 4", "4 * x", "x / 4", "4 / x", "x + 4", "4 + x", "x - 4",
+             "4 - x", "lib.rsub(x, x * x, alpha=3)", "lib.rsub(x, 2.5, 2)",
              "x * 2.5 + x / True", "(x * x) * 3", "x.mul(4)", "x.div(2)"]
 
 
@@ -272,3 +274,18 @@ def test_overload_listing_is_unchanged():
     # Only the order in which a packet tries them changed.
     names = turnout.ops.aten.mul.overloads()
     assert names == sorted(names, key=lambda n: (n != "default", n))
+
+
+def test_rsub_nodes_save_alpha_as_torchs():
+    def case(api):
+        x = api.lib.ones(2, requires_grad=True)
+        out = []
+        for r in [4 - x, api.lib.rsub(x, x * 2, alpha=3)]:
+            fn = r.grad_fn
+            out.append((fn.name(), sorted(n for n in dir(fn)
+                                          if n.startswith("_saved_")),
+                        fn._saved_alpha))
+        return out
+    theirs, ours = both(case)
+    assert ours == theirs == [("RsubBackward1", ["_saved_alpha"], 1),
+                              ("RsubBackward0", ["_saved_alpha"], 3)]
