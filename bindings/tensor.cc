@@ -26,6 +26,7 @@
 #include "kernels/autograd/engine.h"
 #include "kernels/autograd/grad_mode.h"
 #include "kernels/autograd/node.h"
+#include "kernels/tensor_utils.h"
 
 namespace py = pybind11;
 
@@ -572,42 +573,20 @@ py::object wrapTensor(Tensor t) {
 }
 
 Tensor wrapNumber(PyObject* obj) {
-  ScalarType dtype;
-  bool b = false;
-  int64_t i = 0;
-  double d = 0;
-  if (PyBool_Check(obj)) {
-    dtype = ScalarType::Bool;
-    b = obj == Py_True;
-  } else if (PyFloat_Check(obj)) {
-    dtype = ScalarType::Double;
-    d = PyFloat_AS_DOUBLE(obj);
-  } else if (PyLong_Check(obj) || PyIndex_Check(obj)) {
-    py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(obj));
-    if (!index) {
-      PyErr_Clear();
-      return Tensor();
-    }
-    int overflow = 0;
-    i = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
-    if (overflow != 0) return Tensor();
-    dtype = ScalarType::Long;
-  } else {
+  if (PyBool_Check(obj)) return wrappedScalarTensor(Scalar(obj == Py_True));
+  if (PyFloat_Check(obj)) {
+    return wrappedScalarTensor(Scalar(PyFloat_AS_DOUBLE(obj)));
+  }
+  if (!PyLong_Check(obj) && !PyIndex_Check(obj)) return Tensor();
+  py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(obj));
+  if (!index) {
+    PyErr_Clear();
     return Tensor();
   }
-  const Device cpu(DeviceType::CPU);
-  auto impl = make_intrusive<TensorImpl, UndefinedTensorImpl>(
-      Storage::allocate(elementSize(dtype), getAllocator(DeviceType::CPU)),
-      dtype, cpu, Layout::Strided,
-      TensorImpl::computeKeySet(dtype, Layout::Strided, cpu), IntArrayRef{});
-  void* data = impl->data();
-  switch (dtype) {
-    case ScalarType::Bool: *static_cast<bool*>(data) = b; break;
-    case ScalarType::Long: *static_cast<int64_t*>(data) = i; break;
-    default: *static_cast<double*>(data) = d; break;
-  }
-  impl->set_wrapped_number(true);
-  return Tensor(std::move(impl));
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+  if (overflow != 0) return Tensor();
+  return wrappedScalarTensor(Scalar(static_cast<int64_t>(v)));
 }
 
 py::object unwrapNumber(const Tensor& t) {
