@@ -22,6 +22,7 @@
 
 #include "bindings/bindings.h"
 #include "bindings/ivalue.h"
+#include "bindings/tensor.h"
 #include "dispatcher/core/error.h"
 #include "dispatcher/debug/counters.h"
 #include "dispatcher/debug/dispatch_trace.h"
@@ -51,6 +52,7 @@ Stack bindArguments(const OperatorHandle& op, const py::tuple& args,
                 args.size(), " were given");
   size_t used = 0;
   Stack stack;
+  const bool numbers_as_tensors = allowsNumbersAsTensors(schema.name());
   for (size_t i = 0; i < params.size(); ++i) {
     const Argument& arg = params[i];
     py::object obj;
@@ -69,6 +71,14 @@ Stack bindArguments(const OperatorHandle& op, const py::tuple& args,
                     "' (position ", i + 1, ")");
       stack.push_back(defaultToIValue(arg));
       continue;
+    }
+    if (numbers_as_tensors && arg.type()->kind() == SchemaType::Kind::Tensor &&
+        !isTensor(obj.ptr())) {
+      Tensor wrapped = wrapNumber(obj.ptr());  // as a call binds it
+      if (wrapped.defined()) {
+        stack.push_back(IValue(std::move(wrapped)));
+        continue;
+      }
     }
     stack.push_back(toIValue(obj, schema, arg, i));  // 0-based: it adds 1
   }

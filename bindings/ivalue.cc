@@ -608,6 +608,20 @@ std::string describeAt(py::handle obj, int depth, int* budget) {
 
 }  // namespace
 
+bool allowsNumbersAsTensors(const std::string& qualname) {
+  static const char* const kNames[] = {
+      "add",         "add_",          "div",      "div_",      "divide",
+      "divide_",     "mul",           "mul_",     "multiply",  "multiply_",
+      "sub",         "sub_",          "subtract", "subtract_", "true_divide",
+      "true_divide_", "to",           "_to_copy", "copy_",     "floor_divide",
+      "floor_divide_"};
+  if (qualname.compare(0, 6, "aten::") != 0) return false;
+  for (const char* n : kNames) {
+    if (qualname.compare(6, std::string::npos, n) == 0) return true;
+  }
+  return false;
+}
+
 bool tryToIValue(py::handle obj, const SchemaType& type,
                  std::optional<int32_t> N, IValue* out,
                  std::string_view name) {
@@ -687,8 +701,15 @@ py::object toPyObjectAt(const IValue& v, const SchemaType* type, int depth) {
   switch (v.tag()) {
     case IValue::Tag::None:
       return py::none();
-    case IValue::Tag::Tensor:
-      return wrapTensor(v.toTensor());
+    case IValue::Tag::Tensor: {
+      // As torch's toPyObject: a wrapped number goes back to Python as the
+      // number it was (a handler sees mul.Tensor(x, 4)).
+      const Tensor& t = v.toTensor();
+      if (__builtin_expect(t.unsafeGetTensorImpl()->is_wrapped_number(), 0)) {
+        return unwrapNumber(t);
+      }
+      return wrapTensor(t);
+    }
     case IValue::Tag::Double:
       return py::float_(v.toDouble());
     case IValue::Tag::Int:

@@ -82,6 +82,14 @@ Stack bindArguments(const OperatorHandle& op, const pybind11::tuple& args,
 /// memory_format objects. An undefined Tensor is None.
 pybind11::object toPyObject(const IValue& v, const SchemaType* type = nullptr);
 
+/// Whether the Tensor arguments of operator `qualname` ("aten::mul", no
+/// overload) take Python numbers, as wrapped numbers (wrapNumber in
+/// tensor.h): torch 1.13's list, the aten arithmetic operators add, sub,
+/// mul, div, floor_divide (with their aliases and in-place forms), to,
+/// _to_copy and copy_. A call's binding asks only when an argument is no
+/// tensor.
+bool allowsNumbersAsTensors(const std::string& qualname);
+
 /// Pops the schema's returns off `stack`: None for no return, the value for
 /// one, a tuple for several.
 pybind11::object returnsToPython(Stack& stack, const FunctionSchema& schema);

@@ -102,6 +102,7 @@ class OpOverload {
       }
     }
     name_ = qualifiedName(schema_.operator_name());
+    numbers_as_tensors_ = allowsNumbersAsTensors(schema_.name());
     arg_names_.reserve(args.size());
     for (const Argument& a : args) {
       PyObject* n = PyUnicode_InternFromString(a.name().c_str());
@@ -174,6 +175,15 @@ class OpOverload {
         if (e.kind() != ErrorKind::Type) throw;
         throw e.withPrefix(name_ + "(): argument '" + arg.name() +
                            "' (position " + std::to_string(i + 1) + "): ");
+      }
+      if (!converted && numbers_as_tensors_ &&
+          arg.type()->kind() == SchemaType::Kind::Tensor) {
+        // Off the tensor-tensor path: reached only when obj is no tensor.
+        Tensor wrapped = wrapNumber(obj);
+        if (wrapped.defined()) {
+          v = IValue(std::move(wrapped));
+          converted = true;
+        }
       }
       if (!converted) {
         if (why) {
@@ -268,6 +278,7 @@ class OpOverload {
   size_t max_positional_;
   std::string name_;
   std::vector<py::object> arg_names_;  // interned str, one per argument
+  bool numbers_as_tensors_ = false;    // allowsNumbersAsTensors(name)
 };
 
 // Every overload of one name.
@@ -276,6 +287,16 @@ class OpPacket {
   explicit OpPacket(const std::string& qualname) : qualname_(qualname) {
     for (const std::string& o : listOverloadNames(qualname)) {
       overloads_.push_back(std::make_unique<OpOverload>(qualname, o));
+    }
+    for (const auto& o : overloads_) try_order_.push_back(o.get());
+    if (allowsNumbersAsTensors(qualname)) {
+      // torch 1.13 tries these in its registration order, the Tensor
+      // overloads before the Scalar ones: mul(x, 4) is mul.Tensor(x, <4>).
+      std::stable_partition(
+          try_order_.begin(), try_order_.end(), [](const OpOverload* o) {
+            return o->schema().overload_name().find("Scalar") ==
+                   std::string::npos;
+          });
     }
     TURNOUT_CHECK(!overloads_.empty(), ErrorKind::InvalidArgument,
                   "no operator named ", qualname,
@@ -288,7 +309,7 @@ class OpPacket {
     if (overloads_.size() == 1)
       return overloads_[0]->call(args, nargs, kwnames);
     Stack stack;
-    for (const auto& o : overloads_) {
+    for (const OpOverload* o : try_order_) {
       stack.clear();
       if (o->bind(args, nargs, kwnames, &stack, nullptr)) {
         return o->callBound(stack);
@@ -307,7 +328,7 @@ class OpPacket {
     }
     std::string msg = qualname_ + "(): no overload matches the arguments (" +
                       types + "). Tried:";
-    for (const auto& o : overloads_) {
+    for (const OpOverload* o : try_order_) {
       std::string why;
       stack.clear();
       o->bind(args, nargs, kwnames, &stack, &why);
@@ -328,7 +349,8 @@ class OpPacket {
 
  private:
   std::string qualname_;
-  std::vector<std::unique_ptr<OpOverload>> overloads_;
+  std::vector<std::unique_ptr<OpOverload>> overloads_;  // default, sorted
+  std::vector<const OpOverload*> try_order_;  // the order call() binds in
 };
 
 // ---- Raising a C++ exception as a Python one
@@ -832,6 +854,10 @@ void initOps(py::module_& m) {
       .def("__eq__", [](const FunctionSchema& a, const FunctionSchema& b) {
         return a == b;
       });
+  m.def("_allows_numbers_as_tensors", &allowsNumbersAsTensors,
+        py::arg("qualname"),
+        "Whether the Tensor arguments of operator `qualname` (\"aten::mul\") "
+        "take Python numbers, as wrapped numbers (torch 1.13's list).");
   m.def(
       "parse_schema", [](const std::string& text) { return parseSchema(text); },
       py::arg("schema"),

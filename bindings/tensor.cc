@@ -26,6 +26,7 @@
 #include "kernels/autograd/engine.h"
 #include "kernels/autograd/grad_mode.h"
 #include "kernels/autograd/node.h"
+#include "kernels/tensor_utils.h"
 
 namespace py = pybind11;
 
@@ -384,28 +385,29 @@ py::object fromDLPack(py::handle obj) {
 
 // ---- Arithmetic operators --------------------------------------------------
 //
-// `a + b`, `a - b`, `a * b` and `a / b` as number slots of TensorBase: one
-// C call straight into the operator's vectorcall, no Python frame. The
+// `a + b`, `a - b`, `a * b`, `a / b` and `a // b` as number slots of
+// TensorBase: one C call straight into the operator's vectorcall, no
+// Python frame. As torch 1.13, a Python number operand goes to the Tensor
+// overload, which takes it as a wrapped number (wrapNumber): `x * 4` and
+// `4 * x` are mul.Tensor(x, 4), `4 // x` is floor_divide(4, x). The
 // overloads (and the Python functions for the reflected `x - t` and
-// `x / t`) come from turnout._tensor through _set_tensor_operators; until
-// then the slots answer NotImplemented.
+// `x / t`, which torch computes as rsub and reciprocal-then-mul) come from
+// turnout._tensor through _set_tensor_operators; until then the slots
+// answer NotImplemented.
 
 enum BinaryOp {
-  kAddTensor,
-  kAddScalar,
-  kSubTensor,
-  kSubScalar,
+  kAdd,
+  kSub,
   kRSub,  // rsub(tensor, other): other - tensor
-  kMulTensor,
-  kMulScalar,
-  kDivTensor,
-  kDivScalar,
+  kMul,
+  kDiv,
   kRDiv,  // rtruediv(tensor, other): other / tensor
+  kFloorDivide,
   kNumBinaryOps
 };
 const char* const kBinaryOpNames[kNumBinaryOps] = {
-    "add_Tensor", "add_Scalar", "sub_Tensor", "sub_Scalar", "rsub",
-    "mul_Tensor", "mul_Scalar", "div_Tensor", "div_Scalar", "rtruediv"};
+    "add_Tensor", "sub_Tensor", "rsub", "mul_Tensor",
+    "div_Tensor", "rtruediv",   "floor_divide"};
 // One strong reference each, or null. Read and written with the GIL held.
 PyObject* g_binary_ops[kNumBinaryOps] = {};
 
@@ -418,16 +420,20 @@ PyObject* callBinary(BinaryOp which, PyObject* self, PyObject* other) {
 
 // A commutative operator: `tensor op other` and `other op tensor` are the
 // same call with the tensor first.
-template <BinaryOp kTensor, BinaryOp kScalar>
+template <BinaryOp kOp>
 PyObject* commutativeSlot(PyObject* a, PyObject* b) {
-  if (isTensor(a)) return callBinary(isTensor(b) ? kTensor : kScalar, a, b);
-  return callBinary(kScalar, b, a);
+  return isTensor(a) ? callBinary(kOp, a, b) : callBinary(kOp, b, a);
 }
 
-template <BinaryOp kTensor, BinaryOp kScalar, BinaryOp kReflected>
+template <BinaryOp kOp, BinaryOp kReflected>
 PyObject* nonCommutativeSlot(PyObject* a, PyObject* b) {
-  if (isTensor(a)) return callBinary(isTensor(b) ? kTensor : kScalar, a, b);
-  return callBinary(kReflected, b, a);
+  return isTensor(a) ? callBinary(kOp, a, b) : callBinary(kReflected, b, a);
+}
+
+// An operator whose Tensor overload takes a number on either side.
+template <BinaryOp kOp>
+PyObject* inOrderSlot(PyObject* a, PyObject* b) {
+  return callBinary(kOp, a, b);
 }
 
 // Checks every keyword before changing anything: a bad call leaves the
@@ -440,9 +446,8 @@ void setTensorOperators(py::kwargs ops) {
     while (i < kNumBinaryOps && name != kBinaryOpNames[i]) ++i;
     TURNOUT_CHECK(i < kNumBinaryOps, ErrorKind::Type,
                   "_set_tensor_operators(): unknown operator '", name,
-                  "'; expected keywords among add_Tensor, add_Scalar, "
-                  "sub_Tensor, sub_Scalar, rsub, mul_Tensor, mul_Scalar, "
-                  "div_Tensor, div_Scalar, rtruediv");
+                  "'; expected keywords among add_Tensor, sub_Tensor, rsub, "
+                  "mul_Tensor, div_Tensor, rtruediv, floor_divide");
     TURNOUT_CHECK(
         PyCallable_Check(item.second.ptr()), ErrorKind::Type,
         "_set_tensor_operators(): '", name, "' must be callable, got ",
@@ -567,6 +572,38 @@ py::object wrapTensor(Tensor t) {
   return py::reinterpret_steal<py::object>(obj);
 }
 
+Tensor wrapNumber(PyObject* obj) {
+  if (PyBool_Check(obj)) return wrappedScalarTensor(Scalar(obj == Py_True));
+  if (PyFloat_Check(obj)) {
+    return wrappedScalarTensor(Scalar(PyFloat_AS_DOUBLE(obj)));
+  }
+  if (!PyLong_Check(obj) && !PyIndex_Check(obj)) return Tensor();
+  py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(obj));
+  if (!index) {
+    PyErr_Clear();
+    return Tensor();
+  }
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+  if (overflow != 0) return Tensor();
+  return wrappedScalarTensor(Scalar(static_cast<int64_t>(v)));
+}
+
+py::object unwrapNumber(const Tensor& t) {
+  const void* data = t.data_ptr();
+  switch (t.scalar_type()) {
+    case ScalarType::Bool: return py::bool_(*static_cast<const bool*>(data));
+    case ScalarType::Long: return py::int_(*static_cast<const int64_t*>(data));
+    case ScalarType::Double:
+      return py::float_(*static_cast<const double*>(data));
+    default:
+      TURNOUT_INTERNAL_ASSERT(false, "a wrapped number of dtype ",
+                              dtypeName(t.scalar_type()),
+                              "; wrapNumber makes bool, int64 and float64 ones");
+  }
+  return py::none();
+}
+
 // pybind11 loads NumPy's C API on first use into a function-local static,
 // and importing NumPy lets go of the GIL: two threads making their first
 // array at once would deadlock (one holds the GIL and waits on the static,
@@ -586,15 +623,14 @@ void initTensor(py::module_& m) {
   static PyType_Slot slots[] = {
       {Py_tp_dealloc, reinterpret_cast<void*>(&tensorDealloc)},
       {Py_tp_new, reinterpret_cast<void*>(&tensorNew)},
-      {Py_nb_add,
-       reinterpret_cast<void*>(&commutativeSlot<kAddTensor, kAddScalar>)},
-      {Py_nb_multiply,
-       reinterpret_cast<void*>(&commutativeSlot<kMulTensor, kMulScalar>)},
-      {Py_nb_subtract, reinterpret_cast<void*>(
-                           &nonCommutativeSlot<kSubTensor, kSubScalar, kRSub>)},
+      {Py_nb_add, reinterpret_cast<void*>(&commutativeSlot<kAdd>)},
+      {Py_nb_multiply, reinterpret_cast<void*>(&commutativeSlot<kMul>)},
+      {Py_nb_subtract,
+       reinterpret_cast<void*>(&nonCommutativeSlot<kSub, kRSub>)},
       {Py_nb_true_divide,
-       reinterpret_cast<void*>(
-           &nonCommutativeSlot<kDivTensor, kDivScalar, kRDiv>)},
+       reinterpret_cast<void*>(&nonCommutativeSlot<kDiv, kRDiv>)},
+      {Py_nb_floor_divide,
+       reinterpret_cast<void*>(&inOrderSlot<kFloorDivide>)},
       {Py_tp_doc, const_cast<char*>(
                       "The C++ tensor behind turnout.Tensor; use turnout.Tensor.")},
       {0, nullptr}};
@@ -631,10 +667,10 @@ void initTensor(py::module_& m) {
       "Makes `cls` the class of the tensors that turnout returns.");
 
   m.def("_set_tensor_operators", &setTensorOperators,
-        "Sets the callables behind TensorBase's +, -, * and / (keywords "
-        "add_Tensor, add_Scalar, sub_Tensor, sub_Scalar, rsub, mul_Tensor, "
-        "mul_Scalar, div_Tensor, div_Scalar, rtruediv); turnout._tensor "
-        "passes the aten overloads.");
+        "Sets the callables behind TensorBase's +, -, *, / and // "
+        "(keywords add_Tensor, sub_Tensor, rsub, mul_Tensor, div_Tensor, "
+        "rtruediv, floor_divide); turnout._tensor passes the aten "
+        "overloads.");
 
   // Metadata. A tensor whose Python subclass answers some of it
   // (TensorImpl::python_custom, set by _make_wrapper_subclass /

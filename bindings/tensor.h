@@ -43,6 +43,17 @@ inline const Tensor& unpackTensor(PyObject* obj) {
 /// A new Python tensor holding `t`; None when `t` is undefined.
 pybind11::object wrapTensor(Tensor t);
 
+/// The wrapped number (TensorImpl::is_wrapped_number) torch 1.13 makes of a
+/// Python number given for a Tensor argument (`x * 4`, mul.Tensor(x, 4)): a
+/// 0-dim CPU tensor of dtype bool for a bool, int64 for an int (or an
+/// object with __index__), float64 for a float (kernels' wrappedScalarTensor).
+/// Made outside the dispatcher, so a mode sees no call. An undefined Tensor for any other object (and
+/// for an int outside int64).
+Tensor wrapNumber(PyObject* obj);
+/// The Python number `t` holds, as torch hands a wrapped number to a Python
+/// handler. Precondition: t.unsafeGetTensorImpl()->is_wrapped_number().
+pybind11::object unwrapNumber(const Tensor& t);
+
 }  // namespace bindings
 }  // namespace turnout
 

@@ -48,6 +48,12 @@ Tensor sub(const Tensor& self, const Tensor& other, const Scalar& alpha) {
 Tensor sub(const Tensor& self, const Scalar& other, const Scalar& alpha) {
   TURNOUT_CALL("sub", "Scalar", BinaryScalarAlphaSig, self, other, alpha);
 }
+Tensor rsub(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+  TURNOUT_CALL("rsub", "Tensor", BinaryAlphaSig, self, other, alpha);
+}
+Tensor rsub(const Tensor& self, const Scalar& other, const Scalar& alpha) {
+  TURNOUT_CALL("rsub", "Scalar", BinaryScalarAlphaSig, self, other, alpha);
+}
 Tensor mul(const Tensor& self, const Tensor& other) {
   TURNOUT_CALL("mul", "Tensor", BinarySig, self, other);
 }

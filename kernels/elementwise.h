@@ -30,6 +30,9 @@ Tensor add(const Tensor& self, const Scalar& other, const Scalar& alpha = 1);
 /// self - alpha * other. Not for Bool.
 Tensor sub(const Tensor& self, const Tensor& other, const Scalar& alpha = 1);
 Tensor sub(const Tensor& self, const Scalar& other, const Scalar& alpha = 1);
+/// other - alpha * self (aten::rsub; `4 - x` in Python, as torch's).
+Tensor rsub(const Tensor& self, const Tensor& other, const Scalar& alpha = 1);
+Tensor rsub(const Tensor& self, const Scalar& other, const Scalar& alpha = 1);
 Tensor mul(const Tensor& self, const Tensor& other);
 Tensor mul(const Tensor& self, const Scalar& other);
 /// True division: integral and Bool inputs give a Float result.

@@ -1,6 +1,7 @@
 // CPU and Meta kernels of the elementwise operators (aten::add, sub, mul,
 // div, neg, abs, exp, log, sqrt, tanh, sigmoid, relu, pow.Tensor_Scalar,
-// clamp, where.self, eq/ne/lt/le/gt/ge), and their schemas.
+// clamp, where.self, eq/ne/lt/le/gt/ge), and their schemas; rsub's
+// CompositeExplicitAutograd kernel (sub with the operands swapped).
 //
 // Each operator is one function template over kCpu: the Meta kernel
 // (kCpu = false) runs the same checks and allocates the same output as the
@@ -20,6 +21,7 @@
 #include "dispatcher/core/tensor.h"
 #include "dispatcher/library.h"
 #include "kernels/aten_tags.h"
+#include "kernels/elementwise.h"
 #include "kernels/loops.h"
 #include "kernels/mem_overlap.h"
 #include "kernels/reduce_utils.h"
@@ -714,6 +716,8 @@ TURNOUT_LIBRARY_FRAGMENT(aten, m) {
   m.def("sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)");
   m.def("sub_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)");
   m.def("sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)");
+  m.def("rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor");
+  m.def("rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor");
   m.def("mul.Tensor(Tensor self, Tensor other) -> Tensor");
   m.def("mul.Scalar(Tensor self, Scalar other) -> Tensor");
   m.def("mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)");
@@ -795,6 +799,27 @@ TURNOUT_LIBRARY_FRAGMENT(aten, m) {
   m.impl("gt.Scalar", TURNOUT_FN(gtScalar<kCpu>));                            \
   m.impl("ge.Tensor", TURNOUT_FN(geTensor<kCpu>));                            \
   m.impl("ge.Scalar", TURNOUT_FN(geScalar<kCpu>))
+
+// rsub (other - alpha * self) as sub with the operands swapped, on every
+// backend (a Scalar other as a wrapped number, as torch 1.13's); its own
+// Autograd kernel records RsubBackward0/1.
+namespace turnout {
+namespace {
+Tensor rsubTensor(const Tensor& self, const Tensor& other,
+                  const Scalar& alpha) {
+  return sub(other, self, alpha);
+}
+Tensor rsubScalar(const Tensor& self, const Scalar& other,
+                  const Scalar& alpha) {
+  return sub(wrappedScalarTensor(other), self, alpha);
+}
+}  // namespace
+}  // namespace turnout
+
+TURNOUT_LIBRARY_IMPL(aten, CompositeExplicitAutograd, m) {
+  m.impl("rsub.Tensor", TURNOUT_FN(turnout::rsubTensor));
+  m.impl("rsub.Scalar", TURNOUT_FN(turnout::rsubScalar));
+}
 
 TURNOUT_LIBRARY_IMPL(aten, CPU, m) { TURNOUT_ELEMENTWISE_IMPLS(m, true); }
 TURNOUT_LIBRARY_IMPL(aten, Meta, m) { TURNOUT_ELEMENTWISE_IMPLS(m, false); }

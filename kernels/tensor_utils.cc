@@ -102,6 +102,22 @@ Tensor emptyTensor(IntArrayRef sizes, ScalarType dtype, Device device) {
   return detail::makeEmptyTensor(sizes, dtype, device);
 }
 
+Tensor wrappedScalarTensor(const Scalar& s) {
+  const ScalarType dtype = s.isBoolean()         ? ScalarType::Bool
+                           : s.isIntegral(false) ? ScalarType::Long
+                                                 : ScalarType::Double;
+  Tensor t = emptyTensor({}, dtype, Device(DeviceType::CPU));
+  if (dtype == ScalarType::Bool) {
+    *t.data_ptr<bool>() = s.toBool();
+  } else if (dtype == ScalarType::Long) {
+    *t.data_ptr<int64_t>() = s.toLong();
+  } else {
+    *t.data_ptr<double>() = s.toDouble();
+  }
+  t.unsafeGetTensorImpl()->set_wrapped_number(true);
+  return t;
+}
+
 Tensor makeView(const Tensor& base, IntArrayRef sizes, IntArrayRef strides,
                 int64_t storage_offset) {
   auto impl = make_intrusive<TensorImpl, UndefinedTensorImpl>(

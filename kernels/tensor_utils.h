@@ -40,6 +40,11 @@ int64_t maybeWrapDim(int64_t dim, int64_t ndim);
 /// A new contiguous tensor (no data on Meta).
 Tensor emptyTensor(IntArrayRef sizes, ScalarType dtype, Device device);
 
+/// The wrapped number of `s` (c10's wrapped_scalar_tensor): a 0-dim CPU
+/// tensor of Bool, Long or Double that type promotion counts as the Scalar
+/// (TensorImpl::is_wrapped_number). Made outside the dispatcher.
+Tensor wrappedScalarTensor(const Scalar& s);
+
 /// A view of `base`'s storage with other sizes, strides and offset: shares
 /// the memory (writes through one are seen through the other) and the
 /// version counter. Checks that the view fits the storage.

@@ -30,6 +30,11 @@ ResultTypeState updateResultTypeState(const Tensor& tensor,
   const ScalarType t = tensor.scalar_type();
   if (tensor.dim() > 0) {
     out.dim_result = promoteSkipUndefined(state.dim_result, t);
+  } else if (tensor.unsafeGetTensorImpl()->is_wrapped_number()) {
+    // A Python number: counts as a Scalar does (a float one as the
+    // default dtype, not as the Double it is stored in).
+    out.wrapped_result = promoteSkipUndefined(
+        state.wrapped_result, isFloatingType(t) ? kDefaultFloatType : t);
   } else {
     out.zero_result = promoteSkipUndefined(state.zero_result, t);
   }
@@ -52,6 +57,11 @@ ScalarType resultType(const ResultTypeState& state) {
 }
 
 ScalarType resultType(const Tensor& a, const Tensor& b) {
+  // Operands of one dtype compute in it, with no promotion (torch 1.13's
+  // TensorIterator): two wrapped floats stay Double. Also the cheap path.
+  if (a.defined() && b.defined() && a.scalar_type() == b.scalar_type()) {
+    return a.scalar_type();
+  }
   return resultType(updateResultTypeState(b, updateResultTypeState(a, {})));
 }
 

@@ -1,7 +1,8 @@
 // PyTorch's type promotion for operator arguments (c10's result_type):
 // dimensioned tensors decide the result's dtype; a 0-dim tensor or a Scalar
 // changes it only when it is of a higher category (bool < integral <
-// floating).
+// floating). A wrapped number (TensorImpl::is_wrapped_number, the tensor
+// the Python bindings make of `4` in `x * 4`) counts as a Scalar.
 //
 //   resultType(int_tensor, float_tensor);        // Float
 //   resultType(int_tensor, Scalar(2.5));         // Float (the default dtype)
@@ -32,7 +33,8 @@ struct ResultTypeState {
   ScalarType wrapped_result = ScalarType::Undefined;  // Scalars
 };
 
-/// Adds a tensor to `state` (an undefined tensor is skipped).
+/// Adds a tensor to `state` (an undefined tensor is skipped); a wrapped
+/// number is added as the Scalar it holds.
 ResultTypeState updateResultTypeState(const Tensor& tensor,
                                       const ResultTypeState& state);
 /// Adds a Scalar: a floating Scalar counts as kDefaultFloatType, an integral
@@ -42,7 +44,9 @@ ResultTypeState updateResultTypeState(const Scalar& scalar,
 /// The result dtype of everything added to `state`.
 ScalarType resultType(const ResultTypeState& state);
 
-/// Shorthands for the common cases.
+/// Shorthands for the common cases. Two defined tensors of one dtype give
+/// that dtype (as torch's TensorIterator: even two wrapped float numbers,
+/// which the general rule would make kDefaultFloatType, stay Double).
 ScalarType resultType(const Tensor& a, const Tensor& b);
 ScalarType resultType(const Tensor& a, const Scalar& b);
 ScalarType resultType(std::initializer_list<Tensor> tensors);

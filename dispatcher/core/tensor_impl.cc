@@ -187,6 +187,14 @@ void TensorImpl::checkMutable(const char* caller) const {
                 "(): called on an undefined Tensor");
 }
 
+void TensorImpl::set_wrapped_number(bool value) {
+  checkMutable("set_wrapped_number");
+  TURNOUT_CHECK(!value || dim() == 0, ErrorKind::InvalidArgument,
+                "set_wrapped_number(true): a wrapped number is a 0-dim "
+                "tensor, this one has sizes ", shapeString(sizes_));
+  is_wrapped_number_ = value;
+}
+
 void TensorImpl::set_sizes_contiguous(IntArrayRef sizes) {
   checkMutable("set_sizes_contiguous");
   // Before any change: a bad shape is refused.

@@ -176,6 +176,16 @@ class TensorImpl : public IntrusivePtrTarget {
     python_custom_ = mask;
   }
 
+  /// A wrapped number (c10's is_wrapped_number): a 0-dim CPU tensor the
+  /// Python bindings made from a Python number given for a Tensor argument
+  /// (`x * 4` calls mul.Tensor(x, <4>)). Type promotion (resultType) counts
+  /// it as a number, not as a tensor, and the bindings give it to a Python
+  /// handler as the number again. One byte in existing padding; read only
+  /// by the promotion and the bindings, never by the call path.
+  bool is_wrapped_number() const { return is_wrapped_number_; }
+  /// Precondition (checked): a 0-dim tensor.
+  void set_wrapped_number(bool value);
+
   /// Throws Error(Internal) when an invariant above does not hold.
   void checkInvariants() const;
 
@@ -217,6 +227,7 @@ class TensorImpl : public IntrusivePtrTarget {
   Layout layout_;
   bool is_contiguous_ = true;
   uint8_t python_custom_ = 0;  // in is_contiguous_'s padding
+  bool is_wrapped_number_ = false;  // likewise
   intrusive_ptr<VersionCounter> version_counter_;
   std::unique_ptr<AutogradMetaInterface> autograd_meta_;
   // Last, so destroyed first: an owned binding object is released while the

@@ -164,6 +164,40 @@ Tensor addSubScalar(const Tensor& self, const Scalar& other,
   return out;
 }
 
+// rsub.Tensor: other - alpha * self, so -alpha * g for self, g for other.
+Tensor rsubTensor(const Tensor& self, const Tensor& other,
+                  const Scalar& alpha) {
+  const bool rec = shouldRecord("rsub", self, other);
+  Tensor out = belowAutograd([&] { return turnout::rsub(self, other, alpha); });
+  if (rec) {
+    const Scalar minus_alpha = negated(alpha);
+    if (Node* n = record("RsubBackward0", {self, other}, out,
+                         [minus_alpha](const F&, const Tensor& g) {
+                           return variable_list{scaled(g, minus_alpha), g};
+                         })) {
+      n->addSaved("alpha", IValue(alpha));
+    }
+  }
+  return out;
+}
+
+// rsub.Scalar (`4 - x`): -alpha * g for self.
+Tensor rsubScalar(const Tensor& self, const Scalar& other,
+                  const Scalar& alpha) {
+  const bool rec = shouldRecord("rsub", self);
+  Tensor out = belowAutograd([&] { return turnout::rsub(self, other, alpha); });
+  if (rec) {
+    const Scalar minus_alpha = negated(alpha);
+    if (Node* n = record("RsubBackward1", {self}, out,
+                         [minus_alpha](const F&, const Tensor& g) {
+                           return variable_list{scaled(g, minus_alpha)};
+                         })) {
+      n->addSaved("alpha", IValue(alpha));
+    }
+  }
+  return out;
+}
+
 template <bool kDiv>
 Tensor mulDivTensor(const Tensor& self, const Tensor& other) {
   const bool rec = shouldRecord(kDiv ? "div" : "mul", self, other);
@@ -974,6 +1008,8 @@ TURNOUT_LIBRARY_IMPL(aten, Autograd, m) {
   m.impl("add.Tensor", TURNOUT_FN(addSubTensor<false>));
   m.impl("add.Scalar", TURNOUT_FN(addSubScalar<false>));
   m.impl("sub.Tensor", TURNOUT_FN(addSubTensor<true>));
+  m.impl("rsub.Tensor", TURNOUT_FN(rsubTensor));
+  m.impl("rsub.Scalar", TURNOUT_FN(rsubScalar));
   m.impl("sub.Scalar", TURNOUT_FN(addSubScalar<true>));
   m.impl("mul.Tensor", TURNOUT_FN(mulDivTensor<false>));
   m.impl("mul.Scalar", TURNOUT_FN(mulDivScalar<false>));

@@ -73,7 +73,10 @@ class AccumulateGrad final : public Node {
  public:
   explicit AccumulateGrad(Tensor variable) : variable_(std::move(variable)) {}
   variable_list apply(variable_list&& grads) override;
-  std::string name() const override { return "AccumulateGrad"; }
+  // As torch 1.13 names it, with its C++ namespace.
+  std::string name() const override {
+    return "torch::autograd::AccumulateGrad";
+  }
   const Tensor& variable() const { return variable_; }
 
  private:

@@ -20,6 +20,7 @@
 #include <cmath>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "dispatcher/core/error.h"
 #include "dispatcher/core/scalar.h"
@@ -204,6 +205,20 @@ Tensor& fmodInplace(Tensor& self, const Tensor& other) {
   return self;
 }
 
+// torch 1.13's name for the node of an operator without a derivative.
+constexpr const char* kNotImplementedNode = "torch::autograd::NotImplemented";
+
+// torch 1.13's NotImplemented node has an edge for each input that
+// requires grad, and none for the others: x // 4 has one.
+Node* recordNotImplemented(const Tensor& self, const Tensor& other,
+                           const Tensor& output, F::Formula formula) {
+  std::vector<Tensor> inputs;
+  for (const Tensor* t : {&self, &other}) {
+    if (requiresGrad(*t)) inputs.push_back(*t);
+  }
+  return record(kNotImplementedNode, inputs, output, std::move(formula));
+}
+
 variable_list floorDivideGrad(const F&, const Tensor&) {
   TURNOUT_CHECK(false, ErrorKind::NotImplemented,
                 "derivative for aten::floor_divide is not implemented");
@@ -213,7 +228,7 @@ variable_list floorDivideGrad(const F&, const Tensor&) {
 Tensor floorDivideKernel(const Tensor& self, const Tensor& other) {
   const bool rec = shouldRecord("floor_divide", self, other);
   Tensor out = belowAutograd([&] { return floorDivideOp().call(self, other); });
-  if (rec) record("NotImplemented", {self, other}, out, floorDivideGrad);
+  if (rec) recordNotImplemented(self, other, out, floorDivideGrad);
   return out;
 }
 
@@ -221,7 +236,7 @@ Tensor& floorDivideInplace(Tensor& self, const Tensor& other) {
   const bool rec = shouldRecord("floor_divide_", self, other);
   detail::writeInplace(self, rec, "floor_divide_",
                        [&] { floorDivideInplaceOp().call(self, other); });
-  if (rec) record("NotImplemented", {self, other}, self, floorDivideGrad);
+  if (rec) recordNotImplemented(self, other, self, floorDivideGrad);
   return self;
 }
 

@@ -34,7 +34,7 @@ Example::
     >>> with Count() as c:
     ...     y = x * 2 + x
     >>> c.names
-    ['aten::mul.Scalar', 'aten::add.Tensor']
+    ['aten::mul.Tensor', 'aten::add.Tensor']
     >>> y
     tensor([3., 3.])
 """

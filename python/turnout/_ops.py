@@ -139,7 +139,11 @@ class OpOverloadPacket(_C._OpPacket):
     """Every overload of one operator name, e.g. ``turnout.ops.aten.add``.
 
     Calling the packet picks the first overload (the default one first, then
-    the others by name) whose schema accepts the arguments' types.
+    the others by name) whose schema accepts the arguments' types. As in
+    torch 1.13, the Tensor arguments of add, sub, mul, div, floor_divide (and
+    their aliases and in-place forms), to, _to_copy and copy_ also take a
+    Python number, as a wrapped number, and those packets try their Tensor
+    overloads before their Scalar ones: ``mul(x, 3)`` is ``mul.Tensor``.
 
     Example::
 

@@ -641,34 +641,28 @@ class Tensor(_C.TensorBase):
         _index_put_(view, indices, value)
 
     # ---- Operators ---------------------------------------------------------
-    # +, -, * and / (and their reflected forms) are TensorBase's number
-    # slots, in C: see _set_tensor_operators at the end of this module.
+    # +, -, *, / and // (and their reflected forms) are TensorBase's number
+    # slots, in C: see _set_tensor_operators at the end of this module. As
+    # torch 1.13, a Python number goes to the Tensor overload as a wrapped
+    # number: ``x += 4`` is add_.Tensor(x, 4).
     def __iadd__(self, other: Any) -> "Tensor":
-        if isinstance(other, _TensorBase):
-            ops.aten.add_.Tensor(self, other)
-        else:
-            ops.aten.add_.Scalar(self, other)
+        _add__Tensor(self, other)
         return self
 
     def __isub__(self, other: Any) -> "Tensor":
-        if isinstance(other, _TensorBase):
-            ops.aten.sub_.Tensor(self, other)
-        else:
-            ops.aten.sub_.Scalar(self, other)
+        _sub__Tensor(self, other)
         return self
 
     def __imul__(self, other: Any) -> "Tensor":
-        if isinstance(other, _TensorBase):
-            ops.aten.mul_.Tensor(self, other)
-        else:
-            ops.aten.mul_.Scalar(self, other)
+        _mul__Tensor(self, other)
         return self
 
     def __itruediv__(self, other: Any) -> "Tensor":
-        if isinstance(other, _TensorBase):
-            ops.aten.div_.Tensor(self, other)
-        else:
-            ops.aten.div_.Scalar(self, other)
+        _div__Tensor(self, other)
+        return self
+
+    def __ifloordiv__(self, other: Any) -> "Tensor":
+        _floor_divide__Tensor(self, other)
         return self
 
     def __matmul__(self, other: Any) -> "Tensor":
@@ -940,36 +934,40 @@ def _apply_index(self: Tensor, key: Any) -> Tuple[Tensor, Optional[list]]:
 
 
 # The overloads behind the arithmetic operators, looked up once: `a + b`
-# then costs one global load instead of three attribute lookups.
+# then costs one global load instead of three attribute lookups. Their
+# Tensor arguments take Python numbers (as torch 1.13's wrapped numbers).
 _add_Tensor = ops.aten.add.Tensor
-_add_Scalar = ops.aten.add.Scalar
 _sub_Tensor = ops.aten.sub.Tensor
-_sub_Scalar = ops.aten.sub.Scalar
+_rsub_Scalar = ops.aten.rsub.Scalar
 _mul_Tensor = ops.aten.mul.Tensor
-_mul_Scalar = ops.aten.mul.Scalar
 _div_Tensor = ops.aten.div.Tensor
-_div_Scalar = ops.aten.div.Scalar
+_floor_divide = ops.aten.floor_divide.default
+_add__Tensor = ops.aten.add_.Tensor
+_sub__Tensor = ops.aten.sub_.Tensor
+_mul__Tensor = ops.aten.mul_.Tensor
+_div__Tensor = ops.aten.div_.Tensor
+_floor_divide__Tensor = ops.aten.floor_divide_.Tensor
 _neg_default = ops.aten.neg.default
+_reciprocal_default = ops.aten.reciprocal.default
 _matmul_default = ops.aten.matmul.default
 
 
-
 def _rsub(self: Tensor, other: Any) -> Tensor:
-    """``other - self`` for a non-tensor `other`."""
-    return _add_Scalar(_neg_default(self), other)
+    """``other - self`` for a non-tensor `other`: rsub.Scalar, as torch
+    1.13's."""
+    return _rsub_Scalar(self, other)
 
 
 def _rtruediv(self: Tensor, other: Any) -> Tensor:
-    """``other / self`` for a non-tensor `other`."""
-    numerator = ops.aten.full.default([], other, device=self.device)
-    return _div_Tensor(numerator, self)
+    """``other / self`` for a non-tensor `other`: as torch 1.13,
+    ``self.reciprocal() * other`` (reciprocal, then mul.Tensor)."""
+    return _mul_Tensor(_reciprocal_default(self), other)
 
 
 _C._set_tensor_operators(
-    add_Tensor=_add_Tensor, add_Scalar=_add_Scalar, sub_Tensor=_sub_Tensor,
-    sub_Scalar=_sub_Scalar, rsub=_rsub, mul_Tensor=_mul_Tensor,
-    mul_Scalar=_mul_Scalar, div_Tensor=_div_Tensor, div_Scalar=_div_Scalar,
-    rtruediv=_rtruediv)
+    add_Tensor=_add_Tensor, sub_Tensor=_sub_Tensor, rsub=_rsub,
+    mul_Tensor=_mul_Tensor, div_Tensor=_div_Tensor, rtruediv=_rtruediv,
+    floor_divide=_floor_divide)
 # As torch's _TensorBase: the tensor methods live on the base class too, so
 # that a subclass of turnout._C.TensorBase has them.
 _NOT_ON_BASE = {"__module__", "__doc__", "__dict__", "__weakref__",

@@ -96,6 +96,10 @@ def explain(op: Any, *args: Any, **kwargs: Any) -> DispatchExplanation:
 
     ref = _resolve_op(op, "explain(op, ...)", several=True)
     qualname, overloads = ref.name, ref.overloads
+    if len(overloads) > 1 and _C._allows_numbers_as_tensors(qualname):
+        # In the order a call tries them: Tensor overloads (which take
+        # numbers) before Scalar ones, as torch 1.13.
+        overloads = tuple(sorted(overloads, key=lambda o: "Scalar" in o))
     if len(overloads) == 1:
         return _C._debug_explain(qualname, overloads[0], tuple(args), dict(kwargs))
     reasons = []

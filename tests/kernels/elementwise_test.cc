@@ -206,6 +206,87 @@ TEST(Elementwise, ScalarOverloadsPromoteByCategory) {
   expectValues(div(zero_dim_double, make(kFloat, {2}, {2, 4})), {0.25, 0.125});
 }
 
+// The 0-dim CPU tensor the Python bindings make of a number (`x * 4` is
+// mul.Tensor(x, <4>)): bool, int64 or float64, flagged as a number.
+Tensor wrappedNumber(ScalarType dtype, double value) {
+  Tensor t = make(dtype, {}, {value});
+  t.unsafeGetTensorImpl()->set_wrapped_number(true);
+  return t;
+}
+
+// The Tensor overloads with a wrapped number give what the Scalar
+// overloads give (torch 1.13: int tensor * 2.5 is float32, int8 + 1000
+// stays int8), on either side; a plain 0-dim tensor does not.
+TEST(Elementwise, WrappedNumbersPromoteAsScalars) {
+  Tensor i = make(kInt, {3}, {1, 2, 3});
+  Tensor c = make(kChar, {2}, {1, -2});
+  Tensor h = make(kHalf, {2}, {1, 2});
+  Tensor b = make(kBool, {2}, {0, 1});
+  struct Case {
+    const char* name;
+    Tensor out;
+    Tensor expected;
+  };
+  const std::vector<Case> cases = {
+      {"int * 2.5", mul(i, wrappedNumber(kDouble, 2.5)), mul(i, 2.5)},
+      {"2.5 * int", mul(wrappedNumber(kDouble, 2.5), i), mul(i, 2.5)},
+      {"int / 2", div(i, wrappedNumber(kLong, 2)), div(i, 2)},
+      {"int8 - 3 alpha 2", sub(c, wrappedNumber(kLong, 3), 2), sub(c, 3, 2)},
+      {"half * 0.1", mul(h, wrappedNumber(kDouble, 0.1)), mul(h, 0.1)},
+      {"bool + true", add(b, wrappedNumber(kBool, 1)), add(b, true)},
+      {"bool * 3", mul(b, wrappedNumber(kLong, 3)), mul(b, 3)},
+      {"int + true", add(i, wrappedNumber(kBool, 1)), add(i, true)},
+  };
+  for (const Case& k : cases) {
+    SCOPED_TRACE(k.name);
+    EXPECT_EQ(k.out.scalar_type(), k.expected.scalar_type());
+    expectValues(k.out, values(k.expected));
+  }
+  EXPECT_EQ(mul(i, wrappedNumber(kDouble, 2.5)).scalar_type(), kFloat);
+  // int8 + 1000 stays int8 and wraps, as torch's (the Scalar overload
+  // refuses 1000 for int8 instead).
+  Tensor wrapped_sum = add(c, wrappedNumber(kLong, 1000));
+  EXPECT_EQ(wrapped_sum.scalar_type(), kChar);
+  expectValues(wrapped_sum, {-23, -26});
+  EXPECT_THAT(errorOf([&] { add(c, 1000); }), HasSubstr("overflow"));
+  // The same values as plain 0-dim tensors promote as tensors.
+  EXPECT_EQ(mul(i, make(kDouble, {}, {2.5})).scalar_type(), kDouble);
+  // Number on the left of a non-commutative operator.
+  Tensor f = make(kFloat, {2}, {2, 4});
+  Tensor q = div(wrappedNumber(kLong, 1), f);
+  EXPECT_EQ(q.scalar_type(), kFloat);
+  expectValues(q, {0.5, 0.25});
+  // In place: the wrapped number does not promote self.
+  Tensor x = make(kInt, {2}, {1, 2});
+  add_(x, wrappedNumber(kLong, 5));
+  expectValues(x, {6, 7});
+  EXPECT_THAT(errorOf([&] { mul_(x, wrappedNumber(kDouble, 1.5)); }),
+              HasSubstr("result type Float can't be cast to the desired "
+                        "output type Int"));
+  expectValues(x, {6, 7});
+}
+
+// A wrapped number is a CPU tensor while the other operand may be on any
+// device, as the CUDA kernels take it: the Meta kernels (which the CUDA
+// kernels run for their shapes and dtypes, with CPU scalars passed as they
+// are) accept it and put the result on the other operand's device.
+TEST(Elementwise, WrappedNumbersGoWithTensorsOnAnyDevice) {
+  Tensor m = emptyTensor({3}, kInt, kMetaDevice);
+  for (const Tensor& out :
+       {mul(m, wrappedNumber(kDouble, 2.5)), mul(wrappedNumber(kDouble, 2.5), m),
+        add(m, wrappedNumber(kDouble, 0.5)), div(wrappedNumber(kLong, 1), m)}) {
+    EXPECT_EQ(out.device(), kMetaDevice);
+    EXPECT_EQ(out.scalar_type(), kFloat);
+    EXPECT_EQ(sizesOf(out), Sizes({3}));
+  }
+  Tensor mi = emptyTensor({3}, kInt, kMetaDevice);
+  add_(mi, wrappedNumber(kLong, 1));  // in place, self on the other device
+  EXPECT_EQ(mi.device(), kMetaDevice);
+  // A 1-dim CPU tensor is no number: refused, as torch refuses it.
+  EXPECT_THAT(errorOf([&] { mul(m, make(kLong, {1}, {2})); }),
+              HasSubstr("Expected all tensors to be on the same device"));
+}
+
 TEST(Elementwise, Broadcasting) {
   struct Case {
     Sizes a, b, out;

@@ -73,6 +73,54 @@ TEST(TypePromotion, ScalarsParticipateByCategory) {
   EXPECT_EQ(resultType(meta(kByte, {}), Scalar(2)), kByte);
 }
 
+// The 0-dim CPU tensor the Python bindings make of a number (`x * 4`).
+Tensor wrapped(ScalarType dtype) {
+  Tensor t = emptyTensor({}, dtype, Device(DeviceType::CPU));
+  t.unsafeGetTensorImpl()->set_wrapped_number(true);
+  return t;
+}
+
+// A wrapped number promotes exactly as the Scalar it holds (c10's rule,
+// torch.result_type(t, 2.5)), not as a 0-dim tensor of its dtype.
+TEST(TypePromotion, WrappedNumbersCountAsScalars) {
+  struct Number {
+    ScalarType stored;  // what the bindings store it as
+    Scalar scalar;
+  };
+  const Number numbers[] = {{kBool, Scalar(true)},
+                            {kLong, Scalar(int64_t{1000})},
+                            {kDouble, Scalar(2.5)}};
+  for (ScalarType t : kAllScalarTypes) {
+    for (const Number& n : numbers) {
+      for (std::vector<int64_t> sizes : {std::vector<int64_t>{3},
+                                         std::vector<int64_t>{}}) {
+        SCOPED_TRACE(testing::Message() << t << " of dim " << sizes.size()
+                                        << " with " << n.scalar);
+        const ScalarType expected = resultType(meta(t, sizes), n.scalar);
+        EXPECT_EQ(resultType(meta(t, sizes), wrapped(n.stored)), expected);
+        EXPECT_EQ(resultType(wrapped(n.stored), meta(t, sizes)), expected);
+      }
+    }
+  }
+  // torch 1.13's answers for the cases the issue names.
+  EXPECT_EQ(resultType(meta(kChar, {1}), wrapped(kLong)), kChar);  // + 1000
+  EXPECT_EQ(resultType(meta(kInt, {2}), wrapped(kDouble)), kFloat);
+  EXPECT_EQ(resultType(meta(kFloat, {2}), wrapped(kDouble)), kFloat);
+  EXPECT_EQ(resultType(meta(kBool, {2}), wrapped(kLong)), kLong);
+  EXPECT_EQ(resultType(meta(kBool, {2}), wrapped(kBool)), kBool);
+  // ... where a plain 0-dim tensor of the same dtype decides otherwise.
+  EXPECT_EQ(resultType(meta(kInt, {2}), meta(kDouble, {})), kDouble);
+  EXPECT_EQ(resultType(meta(kInt, {}), wrapped(kDouble)), kFloat);
+  EXPECT_EQ(resultType(meta(kInt, {}), meta(kDouble, {})), kDouble);
+  // Two numbers: int and float give the default dtype; two floats stay
+  // Double, as torch's TensorIterator computes operands of one dtype in it.
+  EXPECT_EQ(resultType(wrapped(kLong), wrapped(kDouble)), kFloat);
+  EXPECT_EQ(resultType(wrapped(kDouble), wrapped(kDouble)), kDouble);
+  EXPECT_EQ(resultType({wrapped(kDouble), wrapped(kDouble)}), kFloat);
+  EXPECT_EQ(resultType(wrapped(kLong), wrapped(kLong)), kLong);
+  EXPECT_EQ(resultType(wrapped(kBool), wrapped(kBool)), kBool);
+}
+
 TEST(TypePromotion, ManyOperandsAndState) {
   EXPECT_EQ(resultType({meta(kInt, {2}), meta(kLong, {}), meta(kFloat, {})}),
             kFloat);

@@ -526,6 +526,10 @@ for _name in ("add", "sub"):
     add(OpInfo(f"aten::{_name}.out", out_variant(alpha=True)))
     add(OpInfo(f"aten::{_name}_.Tensor", inplace(alpha=True)))
     add(OpInfo(f"aten::{_name}_.Scalar", inplace_scalar(alpha=True)))
+# rsub: other - alpha * self (`4 - x` is rsub.Scalar(x, 4), as torch's).
+add(OpInfo("aten::rsub.Tensor", binary(alpha=True)))
+add(OpInfo("aten::rsub.Scalar", binary_scalar(alpha=True, bool_error=True),
+           ref=_scalar_ref("rsub", alpha=True)))
 add(OpInfo("aten::mul.Tensor", binary()))
 add(OpInfo("aten::mul.Scalar", binary_scalar(), ref=_scalar_ref("mul")))
 add(OpInfo("aten::mul.out", out_variant()))

@@ -437,9 +437,9 @@ def nn_saved_values(api, expr):
     y = expr(api.lib.ops.aten, v)
     g = y.grad_fn
     names = sorted(n for n in dir(g) if n.startswith("_saved_"))
-    # The graph's shape one step down (torch 1.13 calls a leaf's node
-    # "torch::autograd::AccumulateGrad", turnout "AccumulateGrad").
-    below = [f and f.name().split("::")[-1] for f, _ in g.next_functions]
+    # The graph's shape one step down (a leaf's node is
+    # "torch::autograd::AccumulateGrad" in both).
+    below = [f and f.name() for f, _ in g.next_functions]
     return (g.name(), below, names,
             {n: describe(api, getattr(g, n), vars(v)) for n in names})
 

@@ -104,7 +104,10 @@ def test_explain_backend_fallback_and_missing():
 
 def test_explain_picks_the_overload_of_a_packet_and_takes_kwargs():
     x = turnout.ones(2)
-    assert turnout.debug.explain(aten.add, x, 2.0).op == "aten::add.Scalar"
+    # As a call (and torch 1.13): the Tensor overload, 2.0 a wrapped number.
+    e = turnout.debug.explain(aten.add, x, 2.0)
+    assert e.op == "aten::add.Tensor"
+    assert turnout.debug.explain(aten.add.Scalar, x, 2.0).op == "aten::add.Scalar"
     assert turnout.debug.explain(aten.add, x, x, alpha=2).op == "aten::add.Tensor"
     assert turnout.debug.explain("aten::add", x, x).op == "aten::add.Tensor"
 

@@ -94,10 +94,18 @@ def test_binding_errors(call, match):
 def test_packet_resolves_overload_from_argument_types():
     a = turnout.tensor([1, 2])
     assert ops.aten.add(a, a).tolist() == [2, 4]          # add.Tensor
-    assert ops.aten.add(a, 5).tolist() == [6, 7]          # add.Scalar
-    assert ops.aten.add(2, 3) == 5                        # add.int
-    assert ops.aten.add(2.5, 1.0) == 3.5                  # add.float
-    assert ops.aten.div(7, 2) == 3.5                      # div.int
+    # As torch 1.13, add, sub, mul, div and floor_divide try their Tensor
+    # overloads first, and those take numbers (as wrapped numbers).
+    assert ops.aten.add(a, 5).tolist() == [6, 7]          # add.Tensor
+    assert ops.aten.add.Scalar(a, 5).tolist() == [6, 7]
+    three = ops.aten.add(2, 3)                            # add.Tensor too
+    assert (three.dim(), three.dtype, three.item()) == (0, turnout.int64, 5)
+    assert ops.aten.add.int(2, 3) == 5
+    assert ops.aten.add.float(2.5, 1.0) == 3.5
+    half = ops.aten.div(7, 2)                             # div.Tensor
+    assert (half.dtype, half.item()) == (turnout.float32, 3.5)
+    assert ops.aten.div.int(7, 2) == 3.5
+    assert ops.aten.neg(2) == -2                          # neg.int
     out = turnout.empty(2, dtype=turnout.int64)
     ops.aten.add(a, a, out=out)                           # add.out
     assert out.tolist() == [2, 4]
@@ -111,6 +119,8 @@ def test_packet_with_no_match_lists_every_overload():
     assert msg.startswith("aten::mul(): no overload matches the arguments (Tensor, str). Tried:")
     assert "aten::mul.Tensor(Tensor self, Tensor other) -> Tensor\n" in msg
     assert "aten::mul.Scalar(): argument 'other' (position 2) must be Scalar, but got str" in msg
+    assert ("aten::mul.Tensor(): argument 'other' (position 2) must be Tensor, "
+            "but got str") in msg
 
 
 def test_unknown_names_are_attribute_errors():

@@ -419,13 +419,17 @@ def test_arithmetic_operators_promote_broadcast_and_record_grad():
 
 def test_arithmetic_operator_errors_name_the_operator():
     a = turnout.tensor([1.0])
-    with pytest.raises(TypeError, match=r"aten::add.Scalar\(\): argument 'other' "
-                                        r"\(position 2\) must be Scalar, but got str"):
+    # As torch 1.13's, the operators call the Tensor overloads, which take
+    # tensors and Python numbers.
+    with pytest.raises(TypeError, match=r"aten::add.Tensor\(\): argument 'other' "
+                                        r"\(position 2\) must be Tensor, but got str"):
         a + "x"
-    with pytest.raises(TypeError, match=r"aten::mul.Scalar\(\): argument 'other'"):
+    with pytest.raises(TypeError, match=r"aten::mul.Tensor\(\): argument 'other'"):
         [1] * a
-    with pytest.raises(TypeError, match=r"aten::div.Scalar\(\): argument 'other'"):
+    with pytest.raises(TypeError, match=r"aten::div.Tensor\(\): argument 'other'"):
         a / None
+    with pytest.raises(TypeError, match=r"aten::floor_divide\(\): argument 'self'"):
+        "x" // a
 
 
 def test_set_tensor_operators_errors():

@@ -305,9 +305,9 @@ def trace(fn: Callable[..., Any], example_inputs: Any,
               %y : Tensor):
           %2 : Tensor = aten::mul.Tensor(%x, %y)
           %3 : Tensor = aten::relu(%2)
-          %4 : int = prim::Constant[value=1]()
+          %4 : Long(requires_grad=0, device=cpu) = prim::Constant[value={1}]()
           %5 : int = prim::Constant[value=1]()
-          %6 : Tensor = aten::add.Scalar(%3, %4, %5)
+          %6 : Tensor = aten::add.Tensor(%3, %4, %5)
           return (%6)
         <BLANKLINE>
         >>> turnout.jit.run(g, x, y)

@@ -449,6 +449,37 @@ TEST(Tensor, KeySetCanBeChanged) {
   EXPECT_EQ(t.key_set(), DispatchKeySet(DispatchKey::CPU));
 }
 
+TEST(Tensor, WrappedNumberFlag) {
+  Tensor n = makeEmptyTensor({}, kLong, Device("cpu"));
+  TensorImpl* impl = n.unsafeGetTensorImpl();
+  EXPECT_FALSE(impl->is_wrapped_number());
+  impl->set_wrapped_number(true);
+  EXPECT_TRUE(impl->is_wrapped_number());
+  // A flag only: the keys and the metadata stay a 0-dim CPU tensor's.
+  EXPECT_EQ(n.key_set(), makeEmptyTensor({}, kLong, Device("cpu")).key_set());
+  EXPECT_EQ(n.dim(), 0);
+  impl->checkInvariants();
+  impl->set_wrapped_number(false);
+  EXPECT_FALSE(impl->is_wrapped_number());
+
+  // Only a 0-dim tensor is a number; nothing changes on a refusal.
+  Tensor v = makeEmptyTensor({2}, kLong, Device("cpu"));
+  try {
+    v.unsafeGetTensorImpl()->set_wrapped_number(true);
+    FAIL() << "a 1-dim tensor was made a wrapped number";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+    EXPECT_THAT(e.message(), ::testing::HasSubstr(
+                                 "a wrapped number is a 0-dim tensor, this "
+                                 "one has sizes [2]"));
+  }
+  EXPECT_FALSE(v.unsafeGetTensorImpl()->is_wrapped_number());
+  v.unsafeGetTensorImpl()->set_wrapped_number(false);  // always allowed
+  EXPECT_THROW(Tensor().unsafeGetTensorImpl()->set_wrapped_number(true),
+               Error);
+  EXPECT_FALSE(UndefinedTensorImpl::singleton()->is_wrapped_number());
+}
+
 TEST(Tensor, MakeTensorWithKeySetUsesExactlyThoseKeys) {
   DispatchKeySet keys({DispatchKey::PrivateUse1, DispatchKey::Python});
   Tensor t = detail::makeTensorWithKeySet(keys, {3, 4});
