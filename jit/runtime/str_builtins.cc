@@ -27,6 +27,7 @@
 //     over torch's window (its start/end normalised as above);
 //   - replace() with an empty `old` and max < 0: Python's result;
 //   - rsplit() with an empty separator and max != 0: Python's ValueError;
+//   - center() with a negative width: Python's result (the string);
 //   - a result over kMaxResultBytes (1 GiB): an error that names the op.
 // All are boxed kernels registered at CompositeExplicitAutograd, as
 // script_builtins.cc's.
@@ -418,6 +419,8 @@ std::vector<IValue> justify_(const Args& a) {
   const int64_t width = a.integer(1);
   const char fill = fillChar(a, 2);
   const int64_t n = static_cast<int64_t>(s.size());
+  // (torch 1.13's center() loops for ever on a negative width; this gives
+  // Python's result, the string itself.)
   if (width <= n) return one(IValue(s));
   checkResultSize(static_cast<uint64_t>(width), a);
   const int64_t pad = width - n;
@@ -443,7 +446,9 @@ std::vector<IValue> zfill_(const Args& a) {
   return one(IValue(out + s));
 }
 
-// aten::expandtabs(str self, int tabsize=8) -> str
+// aten::expandtabs(str self, int tabsize=8) -> str: tabs to the next
+// multiple of tabsize, counted from the start of the string (not of the
+// line, as torch's); tabsize <= 0 drops them.
 std::vector<IValue> expandtabs_(const Args& a) {
   const std::string& s = a.str(0);
   const int64_t tabsize = a.integer(1);
@@ -460,7 +465,7 @@ std::vector<IValue> expandtabs_(const Args& a) {
       continue;
     }
     out += c;
-    column = (c == '\n' || c == '\r') ? 0 : column + 1;
+    ++column;  // torch 1.13 does not restart the column at a line break
   }
   return one(IValue(std::move(out)));
 }
