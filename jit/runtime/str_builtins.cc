@@ -573,6 +573,8 @@ std::vector<IValue> slice_(const Args& a) {
   const int64_t step = a.integer(3);
   TURNOUT_CHECK(step != 0, ErrorKind::InvalidArgument, a.op(),
                 ": slice step cannot be zero");
+  TURNOUT_CHECK(step != INT64_MIN, ErrorKind::InvalidArgument, a.op(),
+                ": slice step is out of bounds (", step, ")");
   // Python's PySlice_AdjustIndices.
   auto clamp = [&](const IValue& v, int64_t dflt) {
     if (v.isNone()) return dflt;
@@ -587,12 +589,13 @@ std::vector<IValue> slice_(const Args& a) {
   };
   const int64_t start = clamp(a.value(1), step < 0 ? n - 1 : 0);
   const int64_t stop = clamp(a.value(2), step < 0 ? -1 : n);
+  // The element count first, so that start + k * step never overflows.
+  int64_t count = 0;
+  if (step > 0 && start < stop) count = (stop - start - 1) / step + 1;
+  if (step < 0 && stop < start) count = (start - stop - 1) / -step + 1;
   std::string out;
-  if (step > 0) {
-    for (int64_t i = start; i < stop; i += step) out += s[i];
-  } else {
-    for (int64_t i = start; i > stop; i += step) out += s[i];
-  }
+  out.reserve(static_cast<size_t>(count));
+  for (int64_t k = 0; k < count; ++k) out += s[start + k * step];
   return one(IValue(std::move(out)));
 }
 
@@ -647,9 +650,9 @@ std::vector<IValue> float_str(const Args& a) {
                       static_cast<size_t>(end - s.c_str()) == s.size();
   TURNOUT_CHECK(parsed, ErrorKind::InvalidArgument, a.op(),
                 ": could not convert string to float: '", s, "'");
-  TURNOUT_CHECK(errno != ERANGE || (v != HUGE_VAL && v != -HUGE_VAL),
-                ErrorKind::InvalidArgument, a.op(), ": '", s,
-                "' is out of range for a float");
+  // Underflow too (1e-400), as torch 1.13's std::stod.
+  TURNOUT_CHECK(errno != ERANGE, ErrorKind::InvalidArgument, a.op(), ": '",
+                s, "' is out of range for a float");
   return one(IValue(v));
 }
 

@@ -104,7 +104,9 @@ case("slice", "s: str, a: int, b: int",
      list(itertools.product(S[:12], IDX, IDX)))
 case("slice_step", "s: str, a: int, b: int, c: int", "s[a:b:c]",
      list(itertools.product(["", "abcdef"], [-7, -1, 0, 2, 9],
-                            [-7, -1, 0, 4, 9], [-3, -2, -1, 0, 1, 2, 3])))
+                            [-7, -1, 0, 4, 9],
+                            [-3, -2, -1, 0, 1, 2, 3, 1 << 62, (1 << 63) - 1,
+                             -(1 << 63), -(1 << 63) + 1])))
 case("ord", "s: str", "ord(s)", [(s,) for s in S + ["\x7f", " "]])
 case("ord_bytes", "s: str", "(ord(s[0]), ord(s[-1]), len(s))",
      [("\u00e9",), ("\u20ac",), ("a",)])
@@ -136,7 +138,7 @@ case("int_of_str", "s: str", "int(s)",
                          "99999999999999999999", "-9223372036854775808"]])
 case("float_of_str", "s: str", "float(s)",
      [(s,) for s in S + [" 1.5", "1.5 ", "inf", "-inf", "nan", "1e5", "0x10",
-                         "+5", "1_0", ".5", "1e999"]])
+                         "+5", "1_0", ".5", "1e999", "1e-400", "4e-320", "1e-300"]])
 case("chars", "s: str", "(list(s), [s[i] for i in range(len(s))])",
      [(s,) for s in S])
 
