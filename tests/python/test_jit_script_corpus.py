@@ -347,6 +347,18 @@ def str_ops(a: str, b: str):
     return c, len(c), a == b, a != b, a < b
 
 
+@case("strings", lambda: ("  Hello, World , x ", ","))
+def str_methods(s: str, sep: str):
+    t = s.strip()
+    out: List[str] = []
+    for p in t.split(sep):
+        if not p.isspace():
+            out.append(p.strip().lower())
+    return ("-".join(out), t.startswith("Hello"), t.find("o"), t[1:4],
+            t.replace("l", "L", 2), ord(t[0]), "lo" in t, t.zfill(20),
+            t.count("o"), t.split(), t.upper().center(21, "*"))
+
+
 @case("strings", lambda: (3,))
 def warn_runs(x: int):
     warnings.warn("careful")
