@@ -639,6 +639,8 @@ bool is_floating_point_(const Tensor& a) {
   return isFloatingType(a.scalar_type());
 }
 bool is_grad_enabled_() { return autograd::GradMode::is_enabled(); }
+// turnout has no autocast: never enabled.
+bool is_autocast_enabled_() { return false; }
 
 // aten::all.{int,float,bool}(T[] self) -> bool and aten::any.{...}: Python's
 // all() and any() over a list (str elements: non-empty is true).
@@ -858,6 +860,7 @@ TURNOUT_LIBRARY_FRAGMENT(aten, m) {
   // Tensor facts and grad mode.
   m.def("is_floating_point(Tensor self) -> bool");
   m.def("is_grad_enabled() -> bool");
+  m.def("is_autocast_enabled() -> bool");
   // Strings.
   m.def("find(str self, str substr, int start=0, int end=-1) -> int");
   m.def("str(t elem) -> str");
@@ -1000,6 +1003,7 @@ TURNOUT_LIBRARY_IMPL(aten, CompositeExplicitAutograd, m) {
   m.impl("slice.t", boxed(&turnout::slice_t));
   m.impl("is_floating_point", TURNOUT_FN(turnout::is_floating_point_));
   m.impl("is_grad_enabled", TURNOUT_FN(turnout::is_grad_enabled_));
+  m.impl("is_autocast_enabled", TURNOUT_FN(turnout::is_autocast_enabled_));
   m.impl("find", TURNOUT_FN(turnout::find_str));
   m.impl("numel", TURNOUT_FN(turnout::numel_));
   m.impl("is_contiguous", TURNOUT_FN(turnout::is_contiguous_));
