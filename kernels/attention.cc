@@ -14,9 +14,10 @@
 //   operators they call): baddbmm, constant_pad_nd (cat of constant blocks
 //   and narrow for negative pads), pad (mode "constant"; the other modes
 //   are refused with NotImplemented), and _native_multi_head_attention,
-//   nn.MultiheadAttention's fast path (batch first; the mask is a bool key
-//   padding mask, mask_type 1, or attention mask, mask_type 0; a row whose
-//   keys are all masked gets zero weights, as torch's masked softmax).
+//   nn.MultiheadAttention's fast path (batch first, query, key and value
+//   of one shape; a key padding mask, mask_type 1, or none: the other mask
+//   types are refused with NotImplemented; a row whose keys are all masked
+//   is NaN, as torch 1.13's). Unlike torch 1.13's it is differentiable.
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -253,21 +254,19 @@ std::tuple<Tensor, Tensor> nativeMultiHeadAttention(
         {proj_bias, "proj_bias"}}) {
     checkDefined(kOp, t, what);
   }
-  TURNOUT_CHECK(query.dim() == 3 && key.dim() == 3 && value.dim() == 3,
-                ErrorKind::InvalidArgument, kOp,
-                ": expected query, key and value to be 3-D (batch, sequence, "
-                "embedding; batch first), got ",
-                query.dim(), "-D, ", key.dim(), "-D and ", value.dim(), "-D");
-  TURNOUT_CHECK(num_head > 0 && embed_dim % num_head == 0,
-                ErrorKind::InvalidArgument, kOp, ": embed_dim ", embed_dim,
-                " is not divisible by num_head ", num_head);
+  TURNOUT_CHECK(query.dim() == 3, ErrorKind::InvalidArgument, kOp,
+                ": expected query to be 3-D (batch, sequence, embedding; "
+                "batch first), got ",
+                query.dim(), "-D");
+  TURNOUT_CHECK(query.sizes() == key.sizes() && key.sizes() == value.sizes(),
+                ErrorKind::InvalidArgument,
+                "expected `query`/`key`/`value` shapes to match");
   TURNOUT_CHECK(query.sizes()[2] == embed_dim, ErrorKind::InvalidArgument,
-                kOp, ": query's embedding size ", query.sizes()[2],
-                " is not embed_dim ", embed_dim);
-  TURNOUT_CHECK(key.sizes() == value.sizes(), ErrorKind::InvalidArgument, kOp,
-                ": key of shape ", shapeString(key.sizes()),
-                " and value of shape ", shapeString(value.sizes()),
-                " differ");
+                "passed-in embed_dim ", embed_dim,
+                " didn't match last dim of query ", query.sizes()[2]);
+  TURNOUT_CHECK(num_head > 0 && embed_dim % num_head == 0,
+                ErrorKind::InvalidArgument,
+                "`embed_dim` must divide evenly by `num_heads`");
   TURNOUT_CHECK(qkv_weight.dim() == 2 && qkv_weight.sizes()[0] == 3 * embed_dim &&
                     qkv_weight.sizes()[1] == embed_dim,
                 ErrorKind::InvalidArgument, kOp,
@@ -279,7 +278,7 @@ std::tuple<Tensor, Tensor> nativeMultiHeadAttention(
                 shapeString(qkv_bias.sizes()));
   const int64_t b = query.sizes()[0];
   const int64_t t = query.sizes()[1];
-  const int64_t s = key.sizes()[1];
+  const int64_t s = t;
   const int64_t dh = embed_dim / num_head;
   const std::vector<Tensor> w = chunk(qkv_weight, 3, 0);
   const std::vector<Tensor> bias = chunk(qkv_bias, 3, 0);
@@ -292,48 +291,37 @@ std::tuple<Tensor, Tensor> nativeMultiHeadAttention(
   const Tensor k = heads(linear(key, w[1], bias[1]), s);
   const Tensor v = heads(linear(value, w[2], bias[2]), s);
   Tensor scores = matmul(q, transpose(k, -2, -1));  // (B, heads, T, S)
-  Tensor full_mask;
   if (mask.has_value() && mask->defined()) {
-    TURNOUT_CHECK(mask->scalar_type() == ScalarType::Bool,
+    TURNOUT_CHECK(mask_type.has_value(), ErrorKind::InvalidArgument,
+                  "Mask Type should be defined");
+    // nn.MultiheadAttention's fast path passes a key padding mask
+    // (mask_type 1) or none.
+    TURNOUT_CHECK(*mask_type == 1, ErrorKind::NotImplemented, kOp,
+                  ": mask_type ", *mask_type,
+                  " is not implemented by turnout; only a key padding mask "
+                  "(mask_type 1, shape [batch, sequence]) is, as "
+                  "nn.MultiheadAttention's fast path passes");
+    TURNOUT_CHECK(mask->dim() == 2 && mask->sizes()[0] == b &&
+                      mask->sizes()[1] == s,
                   ErrorKind::InvalidArgument, kOp,
-                  ": the mask must be a bool tensor (True masks a key out), "
-                  "got ",
-                  toString(mask->scalar_type()));
-    if (mask_type == 1) {
-      TURNOUT_CHECK(mask->dim() == 2 && mask->sizes()[0] == b &&
-                        mask->sizes()[1] == s,
-                    ErrorKind::InvalidArgument, kOp,
-                    ": a key padding mask (mask_type 1) has shape [", b, ", ",
-                    s, "], got ", shapeString(mask->sizes()));
-      full_mask = view(*mask, {b, 1, 1, s});
-    } else if (mask_type == 0) {
-      TURNOUT_CHECK(mask->dim() == 2 && mask->sizes()[0] == t &&
-                        mask->sizes()[1] == s,
-                    ErrorKind::InvalidArgument, kOp,
-                    ": an attention mask (mask_type 0) has shape [", t, ", ",
-                    s, "], got ", shapeString(mask->sizes()));
-      full_mask = view(*mask, {1, 1, t, s});
-    } else {
-      full_mask = *mask;  // broadcast to (B, heads, T, S) by masked_fill
-    }
-    full_mask = expand(full_mask, scores.sizes());
-    scores = masked_fill(scores, full_mask,
+                  ": a key padding mask (mask_type 1) has shape [", b, ", ", s,
+                  "], got ", shapeString(mask->sizes()));
+    // A mask of another dtype counts as bool (nonzero masks), as torch's.
+    const Tensor m = mask->scalar_type() == ScalarType::Bool
+                         ? *mask
+                         : ne(*mask, Scalar(0));
+    scores = masked_fill(scores, view(m, {b, 1, 1, s}),
                          -std::numeric_limits<double>::infinity());
   }
-  Tensor attn = softmax(scores, -1);
-  // A row whose keys are all masked is NaN after softmax: zero, as torch's
-  // masked softmax.
-  if (full_mask.defined()) attn = masked_fill(attn, full_mask, 0.0);
+  // A row whose keys are all masked is NaN, as torch 1.13's.
+  const Tensor attn = softmax(scores, -1);
   const Tensor ctx = reshape(transpose(matmul(attn, v), 1, 2), {b, t, embed_dim});
   Tensor out = linear(ctx, proj_weight, proj_bias);
-  Tensor weights;
-  if (!need_weights) {
-    weights = empty({0}, TensorOptions().dtype(query.scalar_type())
-                             .device(query.device()));
-  } else if (average_attn_weights) {
+  Tensor weights;  // undefined (None) without need_weights, as torch's
+  if (need_weights && average_attn_weights) {
     const int64_t dims[] = {1};
     weights = mean(attn, dims);
-  } else {
+  } else if (need_weights) {
     weights = attn;
   }
   return {out, weights};

@@ -24,6 +24,7 @@ or traced module:
 from __future__ import annotations
 
 import copy
+import io
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -447,6 +448,63 @@ def test_lower_graph_as_torchs() -> None:
     expected = fn(x, *their_values)
     got = tj.GraphExecutor(mine)(to_turnout(x), *[v for _, v in params])
     close(got, expected, "lowered by turnout and by torch", OUT_TOL)
+
+
+class FastPathAttention(nn.Module):
+    """Self-attention that nn.MultiheadAttention's fast path takes when no
+    gradient is wanted: batch first, dropout 0, an even number of heads."""
+
+    def __init__(self, need_weights: bool) -> None:
+        super().__init__()
+        self.need_weights = need_weights
+        self.attn = nn.MultiheadAttention(8, 2, batch_first=True)
+
+    def forward(self, x: torch.Tensor, key_padding_mask: Optional[torch.Tensor]
+                ) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
+        return self.attn(x, x, x, key_padding_mask=key_padding_mask,
+                         need_weights=self.need_weights)
+
+
+@pytest.mark.parametrize("need_weights", [True, False])
+def test_mha_fast_path_as_torch(need_weights: bool) -> None:
+    # Without grad, the scripted graph calls aten::_native_multi_head_attention
+    # in turnout (the dispatch trace shows it), as torch's module does; with
+    # grad, it does not. Outputs as torch's, a row whose keys are all masked
+    # NaN in both (then the weights too).
+    torch.manual_seed(11)
+    module = FastPathAttention(need_weights).eval()
+    scripted = torch.jit.script(module)
+    graph, params = lower(str(scripted.inlined_graph), module)
+    executor = tj.GraphExecutor(graph)
+    x = torch.randn(3, 5, 8)
+    mask = torch.zeros(3, 5, dtype=torch.bool)
+    mask[0, 3:] = True
+    mask[2, :] = True  # every key of the third sequence masked
+    # torch's eager module is the reference: torch 1.13's scripted fast path
+    # fails without a mask or without weights ("strides() called on an
+    # undefined Tensor").
+    state = module.state_dict()
+    for kpm in (None, mask):
+        with torch.no_grad():
+            expected = module(x, kpm)
+        args = [to_turnout(x), None if kpm is None else to_turnout(kpm)]
+        for grad in (False, True):
+            # With grad, the parameters require it (no fast path).
+            ps = [to_turnout(state[n], grad) for n, _ in params]
+            with turnout.debug.dispatch_trace(io.StringIO()) as trace:
+                if grad:
+                    got = executor(*args, *ps)
+                else:
+                    with turnout.no_grad():
+                        got = executor(*args, *ps)
+            ops = {e["op"] for e in trace.events}
+            assert ("aten::_native_multi_head_attention" in ops) == (not grad), ops
+            label = f"need_weights={need_weights}, mask={kpm is not None}, grad={grad}"
+            close(got[0], expected[0], label, OUT_TOL)
+            if need_weights:
+                close(got[1], expected[1], label + ": weights", OUT_TOL)
+            else:
+                assert expected[1] is None and got[1] is None, label
 
 
 def test_unchecked_cast_of_none_in_cross_entropy_parses() -> None:
