@@ -207,7 +207,13 @@ struct GraphInputs {
                     std::string(where) + ": input " + std::to_string(i) +
                         " (%" + names[i] + " : " + types[i].toString() +
                         ") must be " + types[i].unrefined().toString() +
-                        ", but got " + describePyType(arg));
+                        ", but got " + describePyType(arg) +
+                        (types[i].isClass()
+                             ? " (turnout holds no module objects: lower the "
+                               "graph first with "
+                               "turnout.jit.passes.lower_graph(graph, "
+                               "module))"
+                             : ""));
       }
       stack.push_back(std::move(v));
     }
