@@ -378,8 +378,8 @@ def lower_graph(graph: _jit.Graph, self: Any) -> Tuple[_jit.Graph, List[Any]]:
         >>> print(lowered)
         graph(%x : Tensor,
               %l_weight : Tensor):
-          %y : Tensor = aten::mul(%x, %l_weight)
           %k : int = prim::Constant[value=3]()
+          %y : Tensor = aten::mul(%x, %l_weight)
           %z : Tensor = aten::mul(%y, %k)
           return (%z)
         <BLANKLINE>
