@@ -160,10 +160,14 @@ Tensor baddbmmKernel(const Tensor& self, const Tensor& batch1,
                 " cannot be broadcast to the shape of batch1 @ batch2, ",
                 shapeString(out));
   if (!(alpha.isIntegral(true) && alpha.toLong() == 1)) prod = mul(prod, alpha);
-  // beta == 0: self is not read (its NaN and inf do not propagate), as
-  // torch's.
+  // beta == 0: self's values are not read (its NaN and inf do not
+  // propagate), but it gets a zero gradient, as torch's: where() picks 0
+  // everywhere.
   if (beta.isIntegral(true) ? beta.toLong() == 0 : beta.toDouble() == 0.0) {
-    return prod;
+    const Tensor none =
+        zeros(self.sizes(), TensorOptions().dtype(ScalarType::Bool)
+                                .device(self.device()));
+    return add(prod, where(none, self, Scalar(0)));
   }
   const Tensor scaled =
       beta.isIntegral(true) && beta.toLong() == 1 ? self : mul(self, beta);
