@@ -2346,12 +2346,13 @@ def _logical_or_inplace() -> List[Sample]:
 add(OpInfo("aten::logical_or", _logical_or))
 add(OpInfo("aten::logical_or_", _logical_or_inplace))
 
+# No beta=0 sample: torch 1.13's result then holds NaN at random (from
+# memory it did not initialise), depending on what ran before.
 add(OpInfo("aten::baddbmm", lambda: [
     S(T((2, 3, 5)), T((2, 3, 4)), T((2, 4, 5))),
     S(T((5,)), T((2, 3, 4)), T((2, 4, 5)), desc="broadcast self"),
     S(T((1, 3, 1), "float64"), T((2, 3, 4), "float64", "transposed"), T((2, 4, 5), "float64"),
       beta=0.5, alpha=2, desc="beta, alpha"),
-    S(T((2, 3, 5)), T((2, 3, 4)), T((2, 4, 5)), beta=0, desc="beta 0"),
     S(T((2, 3, 5)), T((2, 3, 0)), T((2, 0, 5)), desc="empty inner dimension"),
     S(T((4, 5)), T((3, 3, 4)), T((2, 4, 5)), desc="batches differ", error=True),
     S(T((2, 3, 4)), T((2, 3, 4)), T((2, 4, 5)), desc="self not broadcastable", error=True),
