@@ -16,6 +16,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -36,6 +37,7 @@
 #include "jit/passes/dead_code_elimination.h"
 #include "jit/passes/inline.h"
 #include "jit/passes/inline_constant_branches.h"
+#include "jit/passes/lower_graph.h"
 #include "jit/passes/peephole.h"
 #include "jit/passes/shape_propagation.h"
 #include "jit/runtime/future.h"
@@ -205,7 +207,13 @@ struct GraphInputs {
                     std::string(where) + ": input " + std::to_string(i) +
                         " (%" + names[i] + " : " + types[i].toString() +
                         ") must be " + types[i].unrefined().toString() +
-                        ", but got " + describePyType(arg));
+                        ", but got " + describePyType(arg) +
+                        (types[i].isClass()
+                             ? " (turnout holds no module objects: lower the "
+                               "graph first with "
+                               "turnout.jit.passes.lower_graph(graph, "
+                               "module))"
+                             : ""));
       }
       stack.push_back(std::move(v));
     }
@@ -548,6 +556,59 @@ void initJit(py::module_& m) {
   passes.def(
       "optimize_graph", [](Graph& g) { jit::optimizeGraph(g); },
       py::arg("graph"));
+  passes.def(
+      "lower_graph",
+      [](const Graph& g, py::object self) {
+        // Conversion only: each path's Python value, classified; the
+        // tensors' own objects are returned (torch returns its Parameters).
+        std::map<std::vector<std::string>, py::object> found;
+        jit::AttributeResolver resolve =
+            [&](const std::vector<std::string>& path)
+            -> std::optional<jit::ModuleAttribute> {
+          py::object obj = self;
+          const py::object missing = py::module_::import("builtins")
+                                         .attr("object")();
+          for (const std::string& name : path) {
+            obj = py::getattr(obj, name.c_str(), missing);
+            if (obj.is(missing)) return std::nullopt;
+          }
+          jit::ModuleAttribute a;
+          PyObject* p = obj.ptr();
+          a.description = std::string("a ") + Py_TYPE(p)->tp_name;
+          if (isTensor(p)) {
+            a.kind = jit::ModuleAttribute::Kind::Tensor;
+            a.value = IValue(unpackTensor(p));
+          } else if (obj.is_none() || PyBool_Check(p) ||
+                     PyLong_CheckExact(p) || PyFloat_CheckExact(p) ||
+                     PyUnicode_CheckExact(p)) {
+            a.kind = jit::ModuleAttribute::Kind::Constant;
+            a.value = obj.is_none()      ? IValue()
+                      : PyBool_Check(p)  ? IValue(obj.cast<bool>())
+                      : PyLong_Check(p)  ? IValue(obj.cast<int64_t>())
+                      : PyFloat_Check(p) ? IValue(obj.cast<double>())
+                                         : IValue(obj.cast<std::string>());
+          } else {
+            a.kind = jit::ModuleAttribute::Kind::Object;
+          }
+          found[path] = obj;
+          return a;
+        };
+        jit::LoweredGraph r = jit::lowerGraph(g, resolve);
+        py::list values;
+        for (const std::string& name : r.names) {
+          std::vector<std::string> path;
+          size_t start = 0;
+          for (;;) {
+            size_t dot = name.find('.', start);
+            path.push_back(name.substr(start, dot - start));
+            if (dot == std::string::npos) break;
+            start = dot + 1;
+          }
+          values.append(found.at(path));
+        }
+        return py::make_tuple(r.graph, values, r.names);
+      },
+      py::arg("graph"), py::arg("self"));
 
   jit.def(
       "trace",

@@ -42,6 +42,8 @@ RUNTIME_LIBRARIES = [
     "//kernels:caching_allocator",
     "//kernels:cnn",
     "//kernels:cnn_autograd",
+    "//kernels:attention",
+    "//kernels:attention_autograd",
     "//kernels:copy",
     "//kernels:custom_function",
     "//kernels:dtype_dispatch",

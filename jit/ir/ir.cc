@@ -54,7 +54,7 @@ bool isInterpreterPrim(std::string_view kind) {
          kind == prim::kLoop || kind == prim::kRaiseException ||
          kind == prim::kUninitialized || kind == prim::kFork ||
          kind == prim::kWait || kind == prim::kCallFunction ||
-         kind == prim::kIsInstance;
+         kind == prim::kIsInstance || kind == prim::kGetAttr;
 }
 
 namespace {

@@ -87,6 +87,12 @@ inline constexpr std::string_view kCallFunction = "prim::CallFunction";
 /// Whether its input's runtime value is one of the types of its `types`
 /// attribute: `%b : bool = prim::isinstance[types=[int, float]](%x)`.
 inline constexpr std::string_view kIsInstance = "prim::isinstance";
+/// Reads attribute `name` of its one input, a module object (a class type,
+/// `%w : Tensor = prim::GetAttr[name="weight"](%self)`), as scripted
+/// modules' graphs do. turnout holds no module objects, so such a graph
+/// parses, prints and passes lint but does not run: `lowerGraph`
+/// (passes/lower_graph.h) replaces the reads by graph inputs.
+inline constexpr std::string_view kGetAttr = "prim::GetAttr";
 /// The attribute of a prim::fork whose body is a graph of its own rather
 /// than a block (as torch 1.13 prints forks: `prim::fork_0(%x)` and, after
 /// the graph, `with prim::fork_0 = graph(%x.1 : Tensor): ...`).

@@ -415,6 +415,22 @@ class Linter {
                 "prim::isinstance[types=[int, float]](%x)",
                 n);
       }
+    } else if (n->is(prim::kGetAttr)) {
+      needInputs(n, 1, 1);
+      needOutputs(n, 1);
+      if (!n->inputs()[0]->type().isClass()) {
+        failUse("prim::GetAttr reads an attribute of a module object (a "
+                "class type such as __torch__.M), not of " +
+                    describe(n->inputs()[0]),
+                n);
+      }
+      if (!n->hasAttribute("name") ||
+          !std::holds_alternative<std::string>(n->attribute("name")) ||
+          std::get<std::string>(n->attribute("name")).empty()) {
+        failUse("prim::GetAttr needs the attribute's name: "
+                "prim::GetAttr[name=\"weight\"](%self)",
+                n);
+      }
     } else if (n->is(prim::kWait)) {
       needInputs(n, 1, 1);
       needOutputs(n, 1);

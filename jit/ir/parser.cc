@@ -320,7 +320,7 @@ class Parser {
       }
     };
     auto needPlain = [&](const Type& t, size_t t_at, const char* where) {
-      if (t.isUnion() || t.isFunction()) {
+      if (t.isUnion() || t.isFunction() || t.isClass()) {
         failAt(t_at, "a " + t.toString() + " cannot be " + where);
       }
     };
@@ -378,6 +378,27 @@ class Parser {
         base = Type::unionOf(std::move(members));
       } else if (id == "Function") {
         base = Type::function();
+      } else if (id == "__torch__") {
+        // A class type (a scripted module's `self`, its submodules): a
+        // dotted name, `__torch__.torch.nn.modules.linear.Linear`.
+        std::string name = id;
+        while (pos_ < text_.size() && text_[pos_] == '.') {
+          ++pos_;
+          size_t part_at = pos_;
+          std::string_view part = peekIdent();
+          if (part.empty() || pos_ != part_at) {
+            failAt(part_at, "a class type's qualified name (__torch__.M): "
+                            "a name after '.'");
+          }
+          pos_ += part.size();
+          name += ".";
+          name += part;
+        }
+        if (name == id) {
+          failAt(at, "a class type needs its qualified name "
+                     "(__torch__.MyModule), not __torch__ alone");
+        }
+        base = Type::classType(std::move(name));
       } else if (std::optional<ScalarType> dtype = dtypeNamed(id);
                  dtype || id == "Tensor") {
         if (dtype || (pos_ < text_.size() && text_[pos_] == '(')) {
@@ -389,8 +410,8 @@ class Parser {
         failAt(at, "unknown type '" + id +
                        "' (expected Tensor, int, float, bool, str, NoneType, "
                        "Device, a dtype such as Float, a tuple (...), "
-                       "Dict(K, V), Future[T], Union(T1, T2), Function, or "
-                       "T[] / T?)");
+                       "Dict(K, V), Future[T], Union(T1, T2), Function, a "
+                       "class __torch__.M, or T[] / T?)");
       }
     }
     for (;;) {

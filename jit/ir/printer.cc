@@ -1,6 +1,7 @@
 #include "jit/ir/printer.h"
 
 #include <ostream>
+#include <sstream>
 
 #include "dispatcher/schema/function_schema.h"
 #include "kernels/scalar_ops.h"
@@ -180,7 +181,12 @@ std::string attributeToString(const AttributeValue& value) {
       Scalar v = item(*t);
       out += '{';
       if (v.isFloatingPoint()) {
-        appendDouble(out, v.toDouble());
+        // As torch 1.13 prints a tensor constant's value: C++'s default
+        // stream format (6 significant digits: {2}, {0.333333}, {1e+20}),
+        // not the IR's float literal.
+        std::ostringstream digits;
+        digits << v.toDouble();
+        out += digits.str();
       } else if (v.isBoolean()) {
         out += v.toBool() ? "1" : "0";
       } else {

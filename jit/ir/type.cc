@@ -81,10 +81,25 @@ Type Type::function() {
   return t;
 }
 
+Type Type::classType(std::string qualified_name) {
+  TURNOUT_INTERNAL_ASSERT(!qualified_name.empty(),
+                          "Type::classType(): empty class name");
+  Type t(SchemaType::get(Kind::Any));
+  t.special_ = Special::Class;
+  t.class_name_ = std::make_shared<const std::string>(std::move(qualified_name));
+  return t;
+}
+
+const std::string& Type::className() const {
+  static const std::string kEmpty;
+  return class_name_ != nullptr ? *class_name_ : kEmpty;
+}
+
 Type Type::unrefined() const {
   if (contained_ == nullptr) {
     Type t(type_);
     t.special_ = special_;
+    t.class_name_ = class_name_;
     return t;
   }
   std::vector<Type> elements;
@@ -138,6 +153,7 @@ std::string graphTypeString(const SchemaType& type) {
 
 std::string Type::toString() const {
   if (special_ == Special::Function) return "Function";
+  if (special_ == Special::Class) return *class_name_;
   if (contained_ != nullptr) {
     std::string out = special_ == Special::Union ? "Union(" : "(";
     for (size_t i = 0; i < contained_->size(); ++i) {
@@ -179,6 +195,7 @@ std::string Type::toString() const {
 
 bool operator==(const Type& a, const Type& b) {
   if (*a.type_ != *b.type_ || a.special_ != b.special_) return false;
+  if (a.className() != b.className()) return false;
   if ((a.contained_ == nullptr) != (b.contained_ == nullptr)) return false;
   if (a.contained_ != nullptr && *a.contained_ != *b.contained_) return false;
   if ((a.refinement_ == nullptr) != (b.refinement_ == nullptr)) return false;

@@ -58,10 +58,15 @@ struct TensorRefinement {
 /// `prim::CallFunction` calls; schema type Any). Tuples keep their
 /// elements' graph types, so a tuple of refined tensors prints as torch
 /// prints it: `(Float(3, strides=[1], requires_grad=0, device=cpu), int)`.
+/// A class type (`__torch__.MyModule`, the type of a scripted module's
+/// `self` and of the submodules `prim::GetAttr` reads) is known by its
+/// qualified name only; it has schema type Any. turnout holds no module
+/// objects: `lowerGraph` (passes/lower_graph.h) turns such a graph into one
+/// that takes the attributes as inputs.
 class Type {
  public:
   /// What a Type is beyond its schema type.
-  enum class Special : uint8_t { None, Union, Function };
+  enum class Special : uint8_t { None, Union, Function, Class };
 
   /// Tensor, unrefined.
   Type();
@@ -78,6 +83,10 @@ class Type {
   static Type unionOf(std::vector<Type> members);
   /// `Function`: the type of a function constant.
   static Type function();
+  /// A class type, by its qualified name (`__torch__.M`,
+  /// `__torch__.torch.nn.modules.linear.Linear`). Precondition: `name` is
+  /// not empty.
+  static Type classType(std::string qualified_name);
 
   const SchemaTypePtr& schemaType() const { return type_; }
   SchemaType::Kind kind() const { return type_->kind(); }
@@ -91,6 +100,9 @@ class Type {
   Special special() const { return special_; }
   bool isUnion() const { return special_ == Special::Union; }
   bool isFunction() const { return special_ == Special::Function; }
+  bool isClass() const { return special_ == Special::Class; }
+  /// The qualified name of a class type; empty for other types.
+  const std::string& className() const;
   /// The members of a union, or the element types of a tuple (with their
   /// refinements); empty for other types.
   std::vector<Type> containedTypes() const;
@@ -111,6 +123,8 @@ class Type {
   // Union members, or a tuple's elements when one of them is more than its
   // schema type (refined, a union, a function); else null.
   std::shared_ptr<const std::vector<Type>> contained_;
+  // A class type's qualified name; else null.
+  std::shared_ptr<const std::string> class_name_;
 };
 
 /// How well a value of type `actual` fits a schema argument of type

@@ -228,7 +228,8 @@ class CodeBuilder {
            k == prim::kDictConstruct || k == prim::kListUnpack || k == prim::kTupleUnpack ||
            k == prim::kRaiseException || k == prim::kFork ||
            k == prim::kWait || k == prim::kUninitialized ||
-           k == prim::kCallFunction || k == prim::kIsInstance;
+           k == prim::kCallFunction || k == prim::kIsInstance ||
+           k == prim::kGetAttr;
   }
 
   // Whether the one output of the operator call `n` can stay on the stack
@@ -343,6 +344,11 @@ class CodeBuilder {
       emitCallFunction(n);
     } else if (k == prim::kIsInstance) {
       emitIsInstance(n);
+    } else if (k == prim::kGetAttr) {
+      fail(n, "prim::GetAttr reads an attribute of a module object, and "
+              "turnout holds none: lower the graph first (Python: "
+              "turnout.jit.passes.lower_graph(graph, module); C++: "
+              "lowerGraph), which makes the attributes graph inputs");
     } else if (k == prim::kUninitialized) {
       if (n->outputs().size() != 1) fail(n, "Uninitialized has one output");
       emit(OpCode::Uninitialized);

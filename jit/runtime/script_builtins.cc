@@ -27,6 +27,7 @@
 #include "dispatcher/core/ivalue.h"
 #include "dispatcher/library.h"
 #include "dispatcher/schema/function_schema.h"
+#include "kernels/autograd/grad_mode.h"
 #include "kernels/dtype_dispatch.h"
 #include "kernels/factory.h"
 #include "kernels/scalar_ops.h"
@@ -438,6 +439,24 @@ void warn_(std::string message, int64_t stacklevel) {
   ::turnout::warn(message);
 }
 
+// aten::find(str self, str substr, int start=0, int end=-1) -> int, as
+// TorchScript's (which differs from Python's at the edges): a negative
+// start counts from the end (clamped at 0); a negative end counts from one
+// past the end (-1 is the whole string); the window is self[start:end],
+// empty when end <= start; an empty substr is found at start, even past
+// the end.
+int64_t find_str(std::string self, std::string substr, int64_t start,
+                 int64_t end) {
+  const int64_t n = static_cast<int64_t>(self.size());
+  if (start < 0) start = std::max<int64_t>(0, n + start);
+  if (end < 0) end = std::max<int64_t>(0, n + end + 1);
+  const std::string window =
+      end > start && start < n ? self.substr(start, end - start) : "";
+  if (window.size() < substr.size()) return -1;
+  const size_t at = window.find(substr);
+  return at == std::string::npos ? -1 : start + static_cast<int64_t>(at);
+}
+
 // ---- Optionals and unions ----------------------------------------------------
 
 void is_(const OperatorHandle&, Stack* s) {
@@ -612,6 +631,69 @@ void tuple_index(const OperatorHandle&, Stack* s) {
 // ---- Tensor metadata ---------------------------------------------------------
 
 Device device_(const Tensor& a) { return a.device(); }
+bool is_cuda_(const Tensor& a) { return a.device().is_cuda(); }
+// turnout has no nested tensors.
+bool is_nested_(const Tensor&) { return false; }
+bool requires_grad_(const Tensor& a) { return a.requires_grad(); }
+bool is_floating_point_(const Tensor& a) {
+  return isFloatingType(a.scalar_type());
+}
+bool is_grad_enabled_() { return autograd::GradMode::is_enabled(); }
+// turnout has no autocast: never enabled.
+bool is_autocast_enabled_() { return false; }
+
+// aten::all.{int,float,bool}(T[] self) -> bool and aten::any.{...}: Python's
+// all() and any() over a list (str elements: non-empty is true).
+template <bool kAll>
+void all_any_list(const OperatorHandle&, Stack* s) {
+  const std::vector<IValue> l = pop(s).toList();
+  bool out = kAll;
+  for (const IValue& e : l) {
+    const bool truth = e.isString() ? !e.toStringRef().empty()
+                       : e.isDouble() ? e.toDouble() != 0.0
+                       : e.isBool()   ? e.toBool()
+                                      : e.toInt() != 0;
+    if (truth != kAll) {
+      out = !kAll;
+      break;
+    }
+  }
+  s->push_back(IValue(out));
+}
+
+// aten::eq.T_list(T[] a, T[] b) -> bool and ne: element-wise ==, as Python.
+template <bool kEq>
+void eq_list(const OperatorHandle&, Stack* s) {
+  IValue b = pop(s);
+  IValue a = pop(s);
+  s->push_back(IValue(elementEquals(a, b) == kEq));
+}
+
+// aten::slice.t(t[] l, int? start=None, int? end=None, int step=1) -> t[]:
+// Python's l[start:end:step], a new list.
+void slice_t(const OperatorHandle&, Stack* s) {
+  const int64_t step = pop(s).toInt();
+  IValue end_v = pop(s);
+  IValue start_v = pop(s);
+  IValue l = pop(s);
+  TURNOUT_CHECK(step != 0, ErrorKind::InvalidArgument,
+                "aten::slice.t: slice step cannot be zero");
+  const std::vector<IValue> in = l.toList();
+  const int64_t n = static_cast<int64_t>(in.size());
+  // Python's slice.indices().
+  auto bound = [&](const IValue& v, int64_t dflt) {
+    if (v.isNone()) return dflt;
+    int64_t i = v.toInt();
+    if (i < 0) i += n;
+    if (step > 0) return std::min(std::max<int64_t>(i, 0), n);
+    return std::min(std::max<int64_t>(i, -1), n - 1);
+  };
+  const int64_t b = bound(start_v, step > 0 ? 0 : n - 1);
+  const int64_t e = bound(end_v, step > 0 ? n : -1);
+  std::vector<IValue> out;
+  for (int64_t i = b; step > 0 ? i < e : i > e; i += step) out.push_back(in[i]);
+  s->push_back(sameKindList(l, std::move(out)));
+}
 int64_t dtype_(const Tensor& a) { return static_cast<int64_t>(a.scalar_type()); }
 int64_t numel_(const Tensor& a) { return a.numel(); }
 bool is_contiguous_(const Tensor& a) { return a.is_contiguous(); }
@@ -763,7 +845,24 @@ TURNOUT_LIBRARY_FRAGMENT(aten, m) {
     m.def(std::string("count.") + t + "(" + t + "[] self, " + t +
           " el) -> int");
   }
+  for (const char* t : {"int", "float", "bool"}) {
+    m.def(std::string("all.") + t + "(" + t + "[] self) -> bool");
+    m.def(std::string("any.") + t + "(" + t + "[] self) -> bool");
+  }
+  m.def("any.str(str[] self) -> bool");
+  for (const char* t : {"int", "float", "bool", "str"}) {
+    m.def(std::string("eq.") + t + "_list(" + t + "[] a, " + t +
+          "[] b) -> bool");
+    m.def(std::string("ne.") + t + "_list(" + t + "[] a, " + t +
+          "[] b) -> bool");
+  }
+  m.def("slice.t(t[] l, int? start=None, int? end=None, int step=1) -> t[]");
+  // Tensor facts and grad mode.
+  m.def("is_floating_point(Tensor self) -> bool");
+  m.def("is_grad_enabled() -> bool");
+  m.def("is_autocast_enabled() -> bool");
   // Strings.
+  m.def("find(str self, str substr, int start=0, int end=-1) -> int");
   m.def("str(t elem) -> str");
   m.def("format(str self, ...) -> str");
   m.def("warn(str message, int stacklevel=2) -> ()");
@@ -892,6 +991,20 @@ TURNOUT_LIBRARY_IMPL(aten, CompositeExplicitAutograd, m) {
   m.impl("pow.float", TURNOUT_FN(turnout::pow_float));
   m.impl("pow.int_float", TURNOUT_FN(turnout::pow_int_float));
   m.impl("pow.float_int", TURNOUT_FN(turnout::pow_float_int));
+  for (const char* t : {"int", "float", "bool"}) {
+    m.impl(std::string("all.") + t, boxed(&turnout::all_any_list<true>));
+    m.impl(std::string("any.") + t, boxed(&turnout::all_any_list<false>));
+  }
+  m.impl("any.str", boxed(&turnout::all_any_list<false>));
+  for (const char* t : {"int", "float", "bool", "str"}) {
+    m.impl(std::string("eq.") + t + "_list", boxed(&turnout::eq_list<true>));
+    m.impl(std::string("ne.") + t + "_list", boxed(&turnout::eq_list<false>));
+  }
+  m.impl("slice.t", boxed(&turnout::slice_t));
+  m.impl("is_floating_point", TURNOUT_FN(turnout::is_floating_point_));
+  m.impl("is_grad_enabled", TURNOUT_FN(turnout::is_grad_enabled_));
+  m.impl("is_autocast_enabled", TURNOUT_FN(turnout::is_autocast_enabled_));
+  m.impl("find", TURNOUT_FN(turnout::find_str));
   m.impl("numel", TURNOUT_FN(turnout::numel_));
   m.impl("is_contiguous", TURNOUT_FN(turnout::is_contiguous_));
   m.impl("__range_length", TURNOUT_FN(turnout::range_length));
@@ -907,6 +1020,9 @@ TURNOUT_LIBRARY_FRAGMENT(prim, m) {
   m.def("TupleIndex(Any tup, int i) -> Any");
   m.def("device(Tensor a) -> Device");
   m.def("dtype(Tensor a) -> int");
+  m.def("is_cuda(Tensor a) -> bool");
+  m.def("is_nested(Tensor a) -> bool");
+  m.def("requires_grad(Tensor a) -> bool");
   m.def("abs.int(int a) -> int");
   m.def("abs.float(float a) -> float");
   for (const char* op : {"min", "max"}) {
@@ -931,6 +1047,9 @@ TURNOUT_LIBRARY_IMPL(prim, CompositeExplicitAutograd, m) {
   m.impl("TupleIndex", boxed(&turnout::tuple_index));
   m.impl("device", TURNOUT_FN(turnout::device_));
   m.impl("dtype", TURNOUT_FN(turnout::dtype_));
+  m.impl("is_cuda", TURNOUT_FN(turnout::is_cuda_));
+  m.impl("is_nested", TURNOUT_FN(turnout::is_nested_));
+  m.impl("requires_grad", TURNOUT_FN(turnout::requires_grad_));
   m.impl("abs.int", TURNOUT_FN(turnout::abs_int));
   m.impl("abs.float", TURNOUT_FN(turnout::abs_float));
   m.impl("min.int", TURNOUT_FN(turnout::extreme_int<false>));

@@ -97,7 +97,7 @@ alias
 _NN_MODULE = frozenset("""
 cross_entropy_loss elu elu_ gelu gelu_ hardtanh hardtanh_ leaky_relu
 leaky_relu_ nll_loss nll_loss2d nll_loss2d_forward nll_loss_forward
-nll_loss_nd silu silu_ softplus
+nll_loss_nd pad silu silu_ softplus
 """.split())
 
 

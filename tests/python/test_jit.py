@@ -873,3 +873,170 @@ def test_builtin_list_mutation_stays_in_the_graph_as_torchs():
     # As torch 1.13's scripted functions: a Python list is converted, so the
     # graph's appends (seen by every alias inside the graph) do not reach it.
     assert xs == [1, 5]
+
+
+# ---- lower_graph: a module's graph without the module -----------------------
+
+_MODULE_GRAPH = '''graph(%self : __torch__.M,
+      %x : Tensor):
+  %l : __torch__.Lin = prim::GetAttr[name="l"](%self)
+  %w : Tensor = prim::GetAttr[name="weight"](%l)
+  %training : bool = prim::GetAttr[name="training"](%self)
+  %y : Tensor = prim::If(%training)
+    block0():
+      %l2 : __torch__.Lin = prim::GetAttr[name="l"](%self)
+      %w2 : Tensor = prim::GetAttr[name="weight"](%l2)
+      %b : Tensor? = prim::GetAttr[name="bias"](%l2)
+      %a : Tensor = aten::mul(%x, %w2)
+      -> (%a)
+    block1():
+      %k : int = prim::GetAttr[name="k"](%self)
+      %c : Tensor = aten::mul(%x, %k)
+      -> (%c)
+  %z : Tensor = aten::mul(%y, %w)
+  %s : Tensor = prim::GetAttr[name="scale"](%self)
+  %r : Tensor = aten::add(%z, %s, %k0)
+  return (%r)
+'''
+
+
+class _Obj:
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+
+def _module(**overrides):
+    attrs = dict(training=False, k=3, scale=turnout.ones([2]),
+                 l=_Obj(weight=turnout.ones([2]) * 2.0, bias=None))
+    attrs.update(overrides)
+    return _Obj(**attrs)
+
+
+def _module_graph():
+    return jit.Graph.parse(_MODULE_GRAPH.replace(
+        "  %r : Tensor", "  %k0 : int = prim::Constant[value=1]()\n  %r : Tensor"))
+
+
+def test_lower_graph_expected_output():
+    g = _module_graph()
+    before = str(g)
+    m = _module()
+    lowered, values = jit.passes.lower_graph(g, m)
+    assert str(g) == before  # the pass returns a new graph
+    assert values[0] is m.l.weight and values[1] is m.scale and len(values) == 2
+    assert str(lowered) == '''graph(%x : Tensor,
+      %l_weight : Tensor,
+      %scale : Tensor):
+  %training : bool = prim::Constant[value=0]()
+  %y : Tensor = prim::If(%training)
+    block0():
+      %b : NoneType = prim::Constant()
+      %a : Tensor = aten::mul(%x, %l_weight)
+      -> (%a)
+    block1():
+      %k : int = prim::Constant[value=3]()
+      %c : Tensor = aten::mul(%x, %k)
+      -> (%c)
+  %z : Tensor = aten::mul(%y, %l_weight)
+  %k0 : int = prim::Constant[value=1]()
+  %r : Tensor = aten::add(%z, %scale, %k0)
+  return (%r)
+'''
+    lowered.lint()
+    x = turnout.ones([2]) * 5.0
+    out = jit.GraphExecutor(lowered)(x, *values)
+    assert out.tolist() == [5.0 * 3 * 2 + 1] * 2
+
+
+def test_graph_with_get_attr_does_not_run():
+    # A module cannot be passed in; a graph that reads attributes of a value
+    # passed in does not compile.
+    with pytest.raises(TypeError, match=r"must be __torch__.M, but got _Obj \(turnout "
+                                        r"holds no module objects: lower the graph first "
+                                        r"with turnout.jit.passes.lower_graph"):
+        jit.GraphExecutor(_module_graph())(_module(), turnout.ones([2]))
+    g = jit.Graph.parse('graph(%self : __torch__.M):\n'
+                        '  %k : int = prim::GetAttr[name="k"](%self)\n'
+                        '  return (%k)\n')
+    with pytest.raises(ValueError, match=r"prim::GetAttr reads an attribute of a module "
+                                         r"object, and turnout holds none: lower the graph "
+                                         r"first \(Python: turnout.jit.passes.lower_graph"):
+        jit.GraphExecutor(g)(None)
+
+
+@pytest.mark.parametrize("text,module,message", [
+    # The first input is not a module.
+    ("graph(%x : Tensor):\n  return (%x)\n", _module(),
+     r"first input must be the module, a class type \(%self : __torch__.M\), "
+     r"but it is %x : Tensor"),
+    ("graph():\n  %c : int = prim::Constant[value=1]()\n  return (%c)\n", _module(),
+     "but it is absent"),
+    # The module used other than by prim::GetAttr.
+    ("graph(%self : __torch__.M, %x : Tensor):\n"
+     "  %t : (Tensor, __torch__.M) = prim::TupleConstruct(%x, %self)\n"
+     "  return (%x)\n", _module(),
+     r"self is used by prim::TupleConstruct \(input 1\); only prim::GetAttr reads"),
+    ("graph(%self : __torch__.M):\n"
+     "  %l : __torch__.Lin = prim::GetAttr[name=\"l\"](%self)\n"
+     "  return (%l)\n", _module(), r"self.l is returned \(by the graph\)"),
+    # Missing attributes, at the top and in a submodule.
+    ("graph(%self : __torch__.M):\n"
+     "  %w : Tensor = prim::GetAttr[name=\"weights\"](%self)\n"
+     "  return (%w)\n", _module(), "the module has no attribute self.weights"),
+    ("graph(%self : __torch__.M):\n"
+     "  %l : __torch__.Lin = prim::GetAttr[name=\"l\"](%self)\n"
+     "  %w : Tensor = prim::GetAttr[name=\"w\"](%l)\n"
+     "  return (%w)\n", _module(), r"no attribute self.l.w\b"),
+    # What the object holds does not fit what the graph reads.
+    ("graph(%self : __torch__.M):\n"
+     "  %k : int = prim::GetAttr[name=\"scale\"](%self)\n"
+     "  return (%k)\n", _module(), "self.scale is a tensor, but the graph reads it as int"),
+    ("graph(%self : __torch__.M):\n"
+     "  %w : Tensor = prim::GetAttr[name=\"l\"](%self)\n"
+     "  return (%w)\n", _module(), "self.l is a _Obj, but the graph reads it as Tensor"),
+    ("graph(%self : __torch__.M):\n"
+     "  %k : int[] = prim::GetAttr[name=\"k\"](%self)\n"
+     "  return (%k)\n", _module(k=[1, 2]), "self.k is a list, but the graph reads it as int"),
+    ("graph(%self : __torch__.M):\n"
+     "  %k : float = prim::GetAttr[name=\"k\"](%self)\n"
+     "  return (%k)\n", _module(), "self.k is a int, but the graph reads it as float"),
+    ("graph(%self : __torch__.M):\n"
+     "  %l : __torch__.Lin = prim::GetAttr[name=\"k\"](%self)\n"
+     "  return (%self)\n", _module(), r"self.k is a int, but the graph reads it as __torch__.Lin"),
+])
+def test_lower_graph_errors(text, module, message):
+    g = jit.Graph.parse(text)
+    before = str(g)
+    with pytest.raises(ValueError, match=message):
+        jit.passes.lower_graph(g, module)
+    assert str(g) == before
+
+
+def test_lower_graph_argument_errors():
+    with pytest.raises(TypeError, match=r"lower_graph\(graph\): expected graph to be a "
+                                        r"turnout.jit.Graph, got str"):
+        jit.passes.lower_graph("graph", _module())
+
+
+@pytest.mark.parametrize("text,message", [
+    ("graph(%self : __torch__):\n  return ()\n", r"needs its qualified name"),
+    ("graph(%self : __torch__.):\n  return ()\n", r"a name after '.'"),
+    ("graph(%self : __torch__.M[]):\n  return ()\n", r"cannot be a list element"),
+    ("graph(%x : Tensor):\n  %w : Tensor = prim::GetAttr[name=\"w\"](%x)\n  return (%w)\n",
+     r"prim::GetAttr reads an attribute of a module object .*not of %x : Tensor"),
+    ("graph(%self : __torch__.M):\n  %w : Tensor = prim::GetAttr(%self)\n  return (%w)\n",
+     r"prim::GetAttr needs the attribute's name"),
+])
+def test_class_types_and_get_attr_parse_errors(text, message):
+    with pytest.raises(ValueError, match=message):
+        jit.Graph.parse(text)
+
+
+def test_class_types_round_trip():
+    text = ('graph(%self : __torch__.torch.nn.modules.linear.___torch_mangle_0.Linear,\n'
+            '      %x : Tensor):\n'
+            '  %w : Tensor = prim::GetAttr[name="weight"](%self)\n'
+            '  %t : (Tensor, __torch__.torch.nn.modules.linear.___torch_mangle_0.Linear)'
+            ' = prim::TupleConstruct(%w, %self)\n'
+            '  return (%t)\n')
+    assert str(jit.Graph.parse(text)) == text

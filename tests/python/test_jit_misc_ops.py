@@ -10,6 +10,7 @@ from typing import List
 
 import pytest
 import torch
+import torch.nn.functional as F
 
 from test_jit_script_corpus import check
 
@@ -77,6 +78,36 @@ def norm_of_int_error(i: torch.Tensor):
     return i.norm()
 
 
+# The operators nn.MultiheadAttention's graphs need (kernels/attention.cc)
+# and the builtins its scripted graph calls (issue 20 item 4).
+def attention_ops(x: torch.Tensor, i: torch.Tensor, m: torch.Tensor):
+    div = (torch.div(x, 0.75, rounding_mode="floor"),
+           torch.div(x, x.flip([0]) + 5.0, rounding_mode="trunc"),
+           torch.div(i, 3, rounding_mode="trunc"), torch.div(i, -2, rounding_mode="floor"),
+           torch.div(i, i.flip([0]) + 10, rounding_mode="trunc"),
+           torch.div(x, 2.0, rounding_mode=None))
+    b = torch.baddbmm(x[0], x.unsqueeze(0), x.t().unsqueeze(0), beta=0.5, alpha=2.0)
+    return (div, torch.logical_or(x > 0, m), b, F.pad(x, [1, 2], value=0.5),
+            F.pad(x, [1, -1, 0, 1]), torch.constant_pad_nd(i, [2, 0], 7))
+
+
+def attention_builtins(x: torch.Tensor, s: str):
+    ls = [1, 2, 3, 4]
+    found = (s.find("b"), s.find("b", 2), s.find("", 9), s.find("c", -3, -1),
+             s.find("a", -100, 100), s.find("zz"))
+    truth = (all([True, x.dim() == 2]), any([False, False]), all([1, 0]),
+             any([0.0, 2.5]), any(["", "a"]), all([]))
+    lists = (ls[1:3], ls[::-1], ls[-3:], ls[1:100:2], ls[3:1], [x.size(0)] == [2],
+             [1.5] != [1.5], ["a"] == ["a"], [True] != [False])
+    facts = (x.is_floating_point(), torch.is_grad_enabled(), torch.is_autocast_enabled(),
+             x.is_cuda, x.requires_grad, x.is_nested)
+    return found, truth, lists, facts
+
+
+def pad_mode_error(x: torch.Tensor):
+    return F.pad(x, [1, 2, 3], value=0.5)
+
+
 CASES = [
     (pointwise, lambda: (t23(), torch.tensor([0.5, -3.0, 3.0]))),
     (integer_ops, lambda: (torch.tensor([[5, -3], [0, 7]]), torch.tensor([1, 6]))),
@@ -87,6 +118,10 @@ CASES = [
     (in_place, lambda: (t23(), torch.tensor([2.5]))),
     (gather_error, lambda: (t23(),)),
     (norm_of_int_error, lambda: (torch.tensor([3, 4]),)),
+    (attention_ops, lambda: (t23(), torch.tensor([7, -7, 5]),
+                             torch.tensor([[True, False, False], [False, False, True]]))),
+    (attention_builtins, lambda: (t23(), "abcabc")),
+    (pad_mode_error, lambda: (t23(),)),
 ]
 
 

@@ -1,11 +1,14 @@
 """Small real models through turnout's GraphExecutor (issue 20 item 4).
 
 Each model (an MLP, a CNN block, LSTM and GRU cells, an embedding
-classifier, a transformer block written with nn.Linear q/k/v) is scripted
-and traced by torch 1.13 at test time, in eval mode and, where it has batch norm or dropout, train mode. torch's inlined graph is lowered
-(``lower_module_graph``: the module's parameters and buffers become graph
-inputs after the model's own, its other attributes constants), printed,
-parsed by turnout and printed back exactly; then it runs in turnout's
+classifier, a transformer block written with nn.Linear q/k/v,
+nn.MultiheadAttention with and without masks) is scripted and traced by
+torch 1.13 at test time, in eval mode and, where it has batch norm or
+dropout, train mode. torch's inlined graph (whose first input is the
+module) is printed, parsed by turnout and printed back exactly, then lowered
+by turnout (``turnout.jit.passes.lower_graph``: the module's parameters and
+buffers become graph inputs after the model's own, its other attributes
+constants); then it runs in turnout's
 GraphExecutor optimised (twice: the second call reuses the plan), with size
 specialisation (two batch sizes for scripted models: two plans), and
 unoptimised, and each run is compared with torch running the same scripted
@@ -21,6 +24,7 @@ or traced module:
 from __future__ import annotations
 
 import copy
+import io
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -132,8 +136,70 @@ class TransformerBlock(nn.Module):
         return x + self.drop(self.ff2(F.gelu(self.ff1(self.ln2(x)))))
 
 
+class SelfAttention(nn.Module):
+    """nn.MultiheadAttention as self-attention: query, key and value are one
+    tensor (the packed in-projection path)."""
+
+    def __init__(self, batch_first: bool, need_weights: bool) -> None:
+        super().__init__()
+        self.need_weights = need_weights
+        self.attn = nn.MultiheadAttention(8, 2, dropout=0.1, batch_first=batch_first)
+
+    def forward(self, x: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+        out, w = self.attn(x, x, x, need_weights=self.need_weights)
+        if w is None:
+            return out, out.sum(-1)
+        return out, w
+
+
+class CrossAttentionMasked(nn.Module):
+    """Cross-attention (batch first, key and value one tensor) with a bool
+    key padding mask and a float 2-D attention mask; per-head weights."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.attn = nn.MultiheadAttention(8, 2, dropout=0.1, batch_first=True)
+
+    def forward(self, q: torch.Tensor, kv: torch.Tensor, key_padding_mask: torch.Tensor,
+                attn_mask: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+        out, w = self.attn(q, kv, kv, key_padding_mask=key_padding_mask,
+                           attn_mask=attn_mask, average_attn_weights=False)
+        assert w is not None
+        return out, w
+
+
+class AttentionBoolMask(nn.Module):
+    """Sequence first, query, key and value apart (kdim/vdim as embed_dim),
+    a 3-D bool attention mask (one per batch and head) and a float key
+    padding mask; no weights."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.attn = nn.MultiheadAttention(8, 2, dropout=0.1)
+
+    def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                attn_mask: torch.Tensor, key_padding_mask: torch.Tensor) -> torch.Tensor:
+        return self.attn(q, k, v, key_padding_mask=key_padding_mask, attn_mask=attn_mask,
+                         need_weights=False)[0]
+
+
 def _randn(*shape: int) -> torch.Tensor:
     return torch.randn(*shape)
+
+
+def _padding_mask(n: int, s: int) -> torch.Tensor:
+    """Bool (n, s): the last key of every other sequence masked out."""
+    m = torch.zeros(n, s, dtype=torch.bool)
+    m[::2, -1] = True
+    return m
+
+
+def _bool_attn_mask(n: int, t: int, s: int) -> torch.Tensor:
+    """Bool (n, t, s), random, the first key never masked (no row is all
+    masked: torch's slow path makes such rows NaN)."""
+    m = torch.rand(n, t, s) < 0.3
+    m[..., 0] = False
+    return m
 
 
 # name -> (module factory, inputs for a batch size, modes, how torch compiles
@@ -151,6 +217,20 @@ MODELS: Dict[str, Tuple[Callable[[], nn.Module], Callable[[int], List[torch.Tens
                   lambda n: [torch.randint(0, 12, (n, 5)), torch.randint(0, 3, (n,))],
                   ("eval", "train"), BOTH),
     "transformer": (TransformerBlock, lambda n: [_randn(n, 5, 8)], ("eval", "train"), BOTH),
+    # nn.MultiheadAttention, in eval mode (dropout inert; grad is enabled
+    # and the parameters require grad, so the fast path is not taken: see
+    # test_mha_fast_path_as_torch).
+    "mha_self": (lambda: SelfAttention(batch_first=False, need_weights=True),
+                 lambda n: [_randn(5, n, 8)], ("eval",), BOTH),
+    "mha_self_batch_first": (lambda: SelfAttention(batch_first=True, need_weights=False),
+                             lambda n: [_randn(n, 5, 8)], ("eval",), BOTH),
+    "mha_masked": (CrossAttentionMasked,
+                   lambda n: [_randn(n, 4, 8), _randn(n, 6, 8), _padding_mask(n, 6),
+                              _randn(4, 6)], ("eval",), BOTH),
+    "mha_bool_mask": (AttentionBoolMask,
+                      lambda n: [_randn(4, n, 8), _randn(6, n, 8), _randn(6, n, 8),
+                                 _bool_attn_mask(2 * n, 4, 6), _randn(n, 6)],
+                      ("eval",), BOTH),
 }
 
 
@@ -176,47 +256,40 @@ def make_inputs(name: str, batch: int, seed: int) -> List[torch.Tensor]:
 # ---- Lowering a module's graph ----------------------------------------------------
 
 
-def lower_module_graph(graph: torch._C.Graph, module: nn.Module
-                       ) -> Tuple[torch._C.Graph, List[Tuple[str, torch.Tensor]]]:
-    """torch's graph of ``module.forward`` without ``self``: each tensor
-    attribute reached through ``prim::GetAttr`` becomes a graph input (after
-    the model's inputs, in order of first use), each other attribute
-    (``training``, ints, None) a constant. Returns the new graph and the
-    (dotted name, tensor) of the inputs it added."""
-    g = graph.copy()
-    self_value = next(iter(g.inputs()))
-    added: Dict[str, torch._C.Value] = {}
-    params: List[Tuple[str, torch.Tensor]] = []
+class ModuleView:
+    """``module`` as turnout.jit.passes.lower_graph reads it: each tensor
+    attribute a turnout tensor (one per dotted path; ``names`` maps its id to
+    the path), each submodule a view, other attributes as they are."""
 
-    def visit(value: torch._C.Value, obj: Any, prefix: str) -> None:
-        for use in list(value.uses()):
-            node = use.user
-            if node.kind() != "prim::GetAttr":
-                raise ValueError(f"lower_module_graph: {prefix or 'self'} is used by "
-                                 f"{node.kind()}, not only prim::GetAttr")
-            name = node.s("name")
-            attr = getattr(obj, name)
-            out = node.output()
-            if isinstance(attr, torch.Tensor):
-                key = prefix + name
-                if key not in added:
-                    added[key] = g.addInput()
-                    added[key].setDebugName(key.replace(".", "_"))
-                    added[key].setType(out.type())
-                    params.append((key, attr))
-                out.replaceAllUsesWith(added[key])
-            elif isinstance(attr, nn.Module):
-                visit(out, attr, prefix + name + ".")
-            else:
-                with g.insert_point_guard(node):
-                    const = g.insertConstant(attr)
-                out.replaceAllUsesWith(const)
-            node.destroy()
+    def __init__(self, module: nn.Module, prefix: str, names: Dict[int, str],
+                 tensors: Dict[str, Any]) -> None:
+        self._module, self._prefix = module, prefix
+        self._names, self._tensors = names, tensors
 
-    visit(self_value, module, "")
-    g.eraseInput(0)
-    torch._C._jit_pass_dce(g)
-    return g, params
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._module, name)
+        key = self._prefix + name
+        if isinstance(value, nn.Module):
+            return ModuleView(value, key + ".", self._names, self._tensors)
+        if isinstance(value, torch.Tensor):
+            if key not in self._tensors:
+                self._tensors[key] = to_turnout(value)
+                self._names[id(self._tensors[key])] = key
+            return self._tensors[key]
+        return value
+
+
+def lower(text: str, module: nn.Module) -> Tuple[Any, List[Tuple[str, Any]]]:
+    """torch's printed graph of ``module.forward`` (``%self`` first), parsed
+    by turnout (and printed back exactly), then lowered by turnout's
+    lower_graph: parameters and buffers become inputs after the model's
+    own. Returns the lowered graph and the (dotted name, tensor) of the
+    inputs it added."""
+    graph = tj.Graph.parse(text)
+    assert str(graph) == text  # printed back exactly as torch printed it
+    names: Dict[int, str] = {}
+    lowered, values = tj.passes.lower_graph(graph, ModuleView(module, "", names, {}))
+    return lowered, [(names[id(v)], v) for v in values]
 
 
 # ---- Running and comparing ----------------------------------------------------------
@@ -299,7 +372,7 @@ def scripted_and_lowered(name: str, how: str, mode: str):
         scripted = torch.jit.script(module)
     else:
         scripted = torch.jit.trace(module, tuple(example), check_trace=False)
-    graph, params = lower_module_graph(scripted.inlined_graph, module)
+    graph, params = lower(str(scripted.inlined_graph), module)
     return module, scripted, graph, params
 
 
@@ -310,12 +383,11 @@ CASES = [(name, how, mode) for name, (_, _, modes, hows) in MODELS.items()
 @pytest.mark.parametrize("name,how,mode", CASES,
                          ids=[f"{n}-{h}-{m}" for n, h, m in CASES])
 def test_model(name: str, how: str, mode: str, capsys) -> None:
-    module, scripted, lowered, params = scripted_and_lowered(name, how, mode)
-    text = str(lowered)
+    module, scripted, graph, params = scripted_and_lowered(name, how, mode)
+    text = str(graph)
     with capsys.disabled():
         print(f"\n---- {name}, {how}d, {mode} mode: torch 1.13's graph, lowered\n{text}")
-    graph = tj.Graph.parse(text)
-    assert str(graph) == text  # printed back exactly as torch printed it
+    assert str(tj.Graph.parse(text)) == text
     state = {k: v.detach().clone() for k, v in module.state_dict().items()}
 
     optimized = tj.GraphExecutor(graph)
@@ -339,18 +411,100 @@ def test_model(name: str, how: str, mode: str, capsys) -> None:
     assert not plain.get_debug_state().plans[0].optimized
 
 
-def test_lowering_keeps_what_torch_computes() -> None:
-    # The lowered graph, run by torch itself, gives the module's result: the
-    # lowering is not where a difference could come from.
-    for name in MODELS:
-        how = MODELS[name][3][0]
-        module, scripted, lowered, params = scripted_and_lowered(name, how, "eval")
-        fn = torch._C._create_function_from_graph(f"lowered_{name}", lowered)
-        inputs = make_inputs(name, 3, 7)
-        expected = as_tuple(scripted(*inputs))
-        got = as_tuple(fn(*inputs, *[p for _, p in params]))
-        for e, r in zip(expected, got):
-            torch.testing.assert_close(r, e)
+class TensorOnlyNet(nn.Module):
+    """Reads only tensors, through submodules (torch's lower_graph refuses
+    other attributes), one of them twice."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(4, 5), nn.Linear(5, 3))
+        self.scale = nn.Parameter(torch.rand(3) + 0.5)
+        self.register_buffer("shift", torch.randn(3))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.body(x) * self.scale + self.shift + self.scale
+
+
+def test_lower_graph_as_torchs() -> None:
+    # turnout's lower_graph and torch's _jit_pass_lower_graph on the same
+    # graph: the same attributes become inputs (once each), after the
+    # graph's own, and the two lowered graphs compute the same. (The order
+    # differs: turnout's is the order of first reads, torch's that of its
+    # work list.)
+    torch.manual_seed(3)
+    module = TensorOnlyNet()
+    scripted = torch.jit.script(module)
+    graph = scripted.inlined_graph
+    theirs, their_values = torch._C._jit_pass_lower_graph(graph, scripted._c)
+    mine, params = lower(str(graph), module)
+    assert [n for n, _ in params] == ["body.0.weight", "body.0.bias", "body.1.weight",
+                                      "body.1.bias", "scale", "shift"]
+    state = module.state_dict(keep_vars=True)
+    assert sorted(id(v) for v in their_values) == sorted(id(state[n]) for n, _ in params)
+    assert len(list(theirs.inputs())) == len(mine.inputs()) == 1 + len(params)
+    assert "prim::GetAttr" not in str(mine)
+    x = torch.randn(2, 4)
+    fn = torch._C._create_function_from_graph("lowered_by_torch", theirs)
+    expected = fn(x, *their_values)
+    got = tj.GraphExecutor(mine)(to_turnout(x), *[v for _, v in params])
+    close(got, expected, "lowered by turnout and by torch", OUT_TOL)
+
+
+class FastPathAttention(nn.Module):
+    """Self-attention that nn.MultiheadAttention's fast path takes when no
+    gradient is wanted: batch first, dropout 0, an even number of heads."""
+
+    def __init__(self, need_weights: bool) -> None:
+        super().__init__()
+        self.need_weights = need_weights
+        self.attn = nn.MultiheadAttention(8, 2, batch_first=True)
+
+    def forward(self, x: torch.Tensor, key_padding_mask: Optional[torch.Tensor]
+                ) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
+        return self.attn(x, x, x, key_padding_mask=key_padding_mask,
+                         need_weights=self.need_weights)
+
+
+@pytest.mark.parametrize("need_weights", [True, False])
+def test_mha_fast_path_as_torch(need_weights: bool) -> None:
+    # Without grad, the scripted graph calls aten::_native_multi_head_attention
+    # in turnout (the dispatch trace shows it), as torch's module does; with
+    # grad, it does not. Outputs as torch's, a row whose keys are all masked
+    # NaN in both (then the weights too).
+    torch.manual_seed(11)
+    module = FastPathAttention(need_weights).eval()
+    scripted = torch.jit.script(module)
+    graph, params = lower(str(scripted.inlined_graph), module)
+    executor = tj.GraphExecutor(graph)
+    x = torch.randn(3, 5, 8)
+    mask = torch.zeros(3, 5, dtype=torch.bool)
+    mask[0, 3:] = True
+    mask[2, :] = True  # every key of the third sequence masked
+    # torch's eager module is the reference: torch 1.13's scripted fast path
+    # fails without a mask or without weights ("strides() called on an
+    # undefined Tensor").
+    state = module.state_dict()
+    for kpm in (None, mask):
+        with torch.no_grad():
+            expected = module(x, kpm)
+        args = [to_turnout(x), None if kpm is None else to_turnout(kpm)]
+        for grad in (False, True):
+            # With grad, the parameters require it (no fast path).
+            ps = [to_turnout(state[n], grad) for n, _ in params]
+            with turnout.debug.dispatch_trace(io.StringIO()) as trace:
+                if grad:
+                    got = executor(*args, *ps)
+                else:
+                    with turnout.no_grad():
+                        got = executor(*args, *ps)
+            ops = {e["op"] for e in trace.events}
+            assert ("aten::_native_multi_head_attention" in ops) == (not grad), ops
+            label = f"need_weights={need_weights}, mask={kpm is not None}, grad={grad}"
+            close(got[0], expected[0], label, OUT_TOL)
+            if need_weights:
+                close(got[1], expected[1], label + ": weights", OUT_TOL)
+            else:
+                assert expected[1] is None and got[1] is None, label
 
 
 def test_unchecked_cast_of_none_in_cross_entropy_parses() -> None:
@@ -373,9 +527,10 @@ def test_traced_scopes_round_trip() -> None:
     # node's inputs; turnout's parser refused them.
     module = MLP().eval()
     traced = torch.jit.trace(module, (torch.randn(2, 8),))
-    text = str(lower_module_graph(traced.inlined_graph, module)[0])
+    text = str(traced.inlined_graph)
     assert ", scope: __module.l1" in text
     assert str(tj.Graph.parse(text)) == text
+    assert ", scope: __module.l1" in str(lower(text, module)[0])
 
 
 def test_cell_operators_have_torchs_schemas() -> None:

@@ -27,6 +27,8 @@ Example::
 
 from __future__ import annotations
 
+from typing import Any, List, Tuple
+
 from turnout._C import _jit
 
 _passes = _jit.passes
@@ -317,9 +319,81 @@ def optimize_graph(graph: _jit.Graph) -> None:
     _passes.optimize_graph(graph)
 
 
+def lower_graph(graph: _jit.Graph, self: Any) -> Tuple[_jit.Graph, List[Any]]:
+    """The graph of a module's method without the module: the analogue of
+    torch's ``torch._C._jit_pass_lower_graph(graph, module._c)``.
+
+    ``graph``'s first input is the module (``%self : __torch__.M``, as torch
+    prints a scripted module's graph); it reads parameters, buffers and
+    settings with ``prim::GetAttr``, through submodules too. ``self`` is any
+    Python object whose (nested) attributes hold what the graph reads:
+    turnout tensors, submodule-like objects, and plain values. The new
+    graph has no module input; instead:
+
+    - each tensor attribute becomes a graph input, after the graph's own
+      inputs, in the order of its first read (one input per attribute
+      however often it is read), named after its path (``%l_weight`` for
+      ``self.l.weight``);
+    - each attribute that is None, a bool, an int, a float or a str becomes
+      a ``prim::Constant`` where it was read (torch's pass refuses these;
+      turnout has no module left to read them from, so they are folded);
+    - any other object is a submodule whose attributes are read in turn.
+
+    ``graph`` itself is not changed (unlike the other passes, this one
+    returns a new graph, as torch's does). Inline method calls first
+    (torch's ``inlined_graph``).
+
+    Args:
+        graph: the module's graph, whose first input is the module.
+        self: the object standing for the module.
+
+    Returns:
+        ``(lowered_graph, values)``: ``values`` are the tensor objects
+        themselves, in the order of the inputs added after the graph's own.
+        Call the lowered graph with ``(*inputs, *values)``.
+
+    Raises:
+        TypeError: ``graph`` is not a Graph.
+        ValueError: the first input is not a module (a class type); the
+            module or a submodule is used other than by ``prim::GetAttr``
+            (passed to an operator, returned); ``self`` lacks an attribute
+            the graph reads; an attribute does not fit the type the graph
+            reads (a tensor read as an int, an object read as a tensor, a
+            list). Each message names the attribute's path and the node.
+
+    Example::
+
+        >>> import types, turnout, turnout.jit
+        >>> g = turnout.jit.Graph.parse('''
+        ...     graph(%self : __torch__.M, %x : Tensor):
+        ...       %l : __torch__.Lin = prim::GetAttr[name="l"](%self)
+        ...       %w : Tensor = prim::GetAttr[name="weight"](%l)
+        ...       %k : int = prim::GetAttr[name="k"](%self)
+        ...       %y : Tensor = aten::mul(%x, %w)
+        ...       %z : Tensor = aten::mul(%y, %k)
+        ...       return (%z)''')
+        >>> m = types.SimpleNamespace(k=3, l=types.SimpleNamespace(
+        ...     weight=turnout.ones([2])))
+        >>> lowered, values = turnout.jit.passes.lower_graph(g, m)
+        >>> print(lowered)
+        graph(%x : Tensor,
+              %l_weight : Tensor):
+          %k : int = prim::Constant[value=3]()
+          %y : Tensor = aten::mul(%x, %l_weight)
+          %z : Tensor = aten::mul(%y, %k)
+          return (%z)
+        <BLANKLINE>
+        >>> values[0] is m.l.weight
+        True
+    """
+    _check("lower_graph", graph)
+    lowered, values, _names = _passes.lower_graph(graph, self)
+    return lowered, list(values)
+
+
 __all__ = [
     "eliminate_common_subexpressions", "eliminate_dead_code",
     "erase_shape_information", "inline_calls", "inline_constant_branches",
-    "optimize_graph",
+    "lower_graph", "optimize_graph",
     "peephole_optimize", "propagate_constants", "propagate_shapes",
 ]
