@@ -439,24 +439,6 @@ void warn_(std::string message, int64_t stacklevel) {
   ::turnout::warn(message);
 }
 
-// aten::find(str self, str substr, int start=0, int end=-1) -> int, as
-// TorchScript's (which differs from Python's at the edges): a negative
-// start counts from the end (clamped at 0); a negative end counts from one
-// past the end (-1 is the whole string); the window is self[start:end],
-// empty when end <= start; an empty substr is found at start, even past
-// the end.
-int64_t find_str(std::string self, std::string substr, int64_t start,
-                 int64_t end) {
-  const int64_t n = static_cast<int64_t>(self.size());
-  if (start < 0) start = std::max<int64_t>(0, n + start);
-  if (end < 0) end = std::max<int64_t>(0, n + end + 1);
-  const std::string window =
-      end > start && start < n ? self.substr(start, end - start) : "";
-  if (window.size() < substr.size()) return -1;
-  const size_t at = window.find(substr);
-  return at == std::string::npos ? -1 : start + static_cast<int64_t>(at);
-}
-
 // ---- Optionals and unions ----------------------------------------------------
 
 void is_(const OperatorHandle&, Stack* s) {
@@ -862,7 +844,7 @@ TURNOUT_LIBRARY_FRAGMENT(aten, m) {
   m.def("is_grad_enabled() -> bool");
   m.def("is_autocast_enabled() -> bool");
   // Strings.
-  m.def("find(str self, str substr, int start=0, int end=-1) -> int");
+  // find and the other str methods: str_builtins.cc.
   m.def("str(t elem) -> str");
   m.def("format(str self, ...) -> str");
   m.def("warn(str message, int stacklevel=2) -> ()");
@@ -1004,7 +986,6 @@ TURNOUT_LIBRARY_IMPL(aten, CompositeExplicitAutograd, m) {
   m.impl("is_floating_point", TURNOUT_FN(turnout::is_floating_point_));
   m.impl("is_grad_enabled", TURNOUT_FN(turnout::is_grad_enabled_));
   m.impl("is_autocast_enabled", TURNOUT_FN(turnout::is_autocast_enabled_));
-  m.impl("find", TURNOUT_FN(turnout::find_str));
   m.impl("numel", TURNOUT_FN(turnout::numel_));
   m.impl("is_contiguous", TURNOUT_FN(turnout::is_contiguous_));
   m.impl("__range_length", TURNOUT_FN(turnout::range_length));
