@@ -34,7 +34,8 @@ inline float geluTanhScalar(float v) {
 // absolute error below 1.5e-7, the accuracy of ATen's vectorised GELU).
 // SLEEF's own erff is 1.0-ULP but about eight times slower; only exp is
 // taken from SLEEF.
-inline __m128 erfFast(__m128 z) {
+namespace {
+__m128 erfFast(__m128 z) {
   const __m128 sign_mask = _mm_set1_ps(-0.0f);
   const __m128 one = _mm_set1_ps(1.0f);
   const __m128 az = _mm_andnot_ps(sign_mask, z);
@@ -50,6 +51,7 @@ inline __m128 erfFast(__m128 z) {
   const __m128 r = _mm_sub_ps(one, _mm_mul_ps(q, e));
   return _mm_or_ps(r, _mm_and_ps(sign_mask, z));  // z's sign; NaN stays NaN
 }
+}  // namespace
 
 void geluErf(const float* x, float* y, int64_t n) {
   const __m128 half = _mm_set1_ps(0.5f), one = _mm_set1_ps(1.0f),
