@@ -115,7 +115,7 @@ bool present(const std::optional<Tensor>& t) {
 // arithmetic: mean and biased variance accumulated in double (four
 // independent partial sums, so that the additions overlap), then
 // ((x - mean) * rstd) * weight + bias in the tensor's dtype.
-template <class T, class F>
+template <class F>
 double sumInDouble(int64_t n, F term) {
   double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
   int64_t i = 0;
@@ -137,10 +137,10 @@ void layerNormRows(const T* x, const T* w, const T* b, T* y, T* mean_out,
     for (int64_t r = begin; r < end; ++r) {
       const T* xr = x + r * n;
       T* yr = y + r * n;
-      const double sum = sumInDouble<T>(
+      const double sum = sumInDouble(
           n, [&](int64_t i) { return static_cast<double>(xr[i]); });
       const T mean = static_cast<T>(sum / static_cast<double>(n));
-      const double sq = sumInDouble<T>(n, [&](int64_t i) {
+      const double sq = sumInDouble(n, [&](int64_t i) {
         const T c = xr[i] - mean;
         return static_cast<double>(c * c);
       });

@@ -623,6 +623,13 @@ std::vector<IValue> compare_(const Args& a) {
   return one(IValue(Cmp()(a.str(0), a.str(1))));
 }
 
+// Whether strtoll/strtod, which stopped at `end`, read all of `s` (a NUL
+// inside s stops them early: that is not a number either).
+bool parsedWhole(const std::string& s, const char* end) {
+  return end != s.c_str() && *end == '\0' &&
+         static_cast<size_t>(end - s.c_str()) == s.size();
+}
+
 // aten::Int.str(str a) -> int: an optional sign and decimal digits, after
 // optional leading whitespace (no trailing whitespace, no underscores).
 std::vector<IValue> int_str(const Args& a) {
@@ -630,9 +637,7 @@ std::vector<IValue> int_str(const Args& a) {
   errno = 0;
   char* end = nullptr;
   const long long v = std::strtoll(s.c_str(), &end, 10);
-  const bool parsed = end != s.c_str() && *end == '\0' &&
-                      static_cast<size_t>(end - s.c_str()) == s.size();
-  TURNOUT_CHECK(parsed, ErrorKind::InvalidArgument, a.op(),
+  TURNOUT_CHECK(parsedWhole(s, end), ErrorKind::InvalidArgument, a.op(),
                 ": invalid literal for int() with base 10: '", s, "'");
   TURNOUT_CHECK(errno != ERANGE, ErrorKind::InvalidArgument, a.op(), ": '",
                 s, "' does not fit in a 64-bit int");
@@ -646,9 +651,7 @@ std::vector<IValue> float_str(const Args& a) {
   errno = 0;
   char* end = nullptr;
   const double v = std::strtod(s.c_str(), &end);
-  const bool parsed = end != s.c_str() && *end == '\0' &&
-                      static_cast<size_t>(end - s.c_str()) == s.size();
-  TURNOUT_CHECK(parsed, ErrorKind::InvalidArgument, a.op(),
+  TURNOUT_CHECK(parsedWhole(s, end), ErrorKind::InvalidArgument, a.op(),
                 ": could not convert string to float: '", s, "'");
   // Underflow too (1e-400), as torch 1.13's std::stod.
   TURNOUT_CHECK(errno != ERANGE, ErrorKind::InvalidArgument, a.op(), ": '",
