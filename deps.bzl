@@ -148,6 +148,17 @@ def turnout_deps(register_python_toolchain = True):
         linkopts = ["-lsleef"],
     )
 
+    # oneDNN 2.6 (Debian's libdnnl, torch 1.13's CPU convolution library):
+    # the forward of large float32 convolutions (kernels/onednn_conv.h).
+    # `#include <oneapi/dnnl/dnnl.hpp>`.
+    _maybe(
+        system_library,
+        "onednn",
+        apt_package = "libdnnl-dev",
+        headers = ["oneapi/dnnl"],
+        linkopts = ["-ldnnl"],
+    )
+
     # nlohmann/json 3.11 (header-only): the registry snapshot's reader and
     # writer and the profiler's Chrome trace. `#include "nlohmann/json.hpp"`.
     _maybe(

@@ -62,6 +62,7 @@ RUNTIME_LIBRARIES = [
     "//kernels:nn_autograd",
     "//kernels:misc_ops",
     "//kernels:misc_ops_autograd",
+    "//kernels:onednn_conv",
     "//kernels:ops",
     "//kernels:parallel",
     "//kernels:reduce",

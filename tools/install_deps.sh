@@ -18,6 +18,7 @@ packages=(
   libbenchmark-dev
   libopenblas-dev   # CBLAS for mm/bmm/addmm/matmul
   libsleef-dev      # vectorised erf/exp/tanh (GELU, softmax)
+  libdnnl-dev       # oneDNN: the forward of large float32 convolutions
   nlohmann-json3-dev  # JSON of registry snapshots and Chrome traces
   pybind11-dev
   python3-dev

@@ -13,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "kernels/batch_norm.h"
 #include "kernels/conv.h"
+#include "kernels/onednn_conv.h"
 #include "kernels/pool.h"
 #include "kernels/reduce.h"
 #include "tests/error_of.h"
@@ -170,6 +171,64 @@ TEST(Conv, TransposedIsTheAdjoint) {
   const std::vector<double> plain = valuesOf(xt), bv = valuesOf(b);
   for (size_t i = 0; i < plain.size(); ++i) {
     EXPECT_NEAR(with_bias[i], plain[i] + bv[(i / per) % 4], 1e-12);
+  }
+}
+
+// float32 convolutions of at least 2^16 multiply-adds run through oneDNN
+// (kernels/onednn_conv.h): uneven sizes with strides (oneDNN's far-side
+// padding), dilation, groups, a 1x1 kernel, with and without bias, against
+// the direct loop in double. Smaller ones and double take the im2col path
+// the test above checks.
+TEST(Conv, LargeFloatMatchesDirectLoop) {
+  const std::vector<ConvCase> cases = {
+      {"plain", {2, 16, 16, 16}, {32, 16, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 1},
+      {"strided, uneven", {1, 16, 23, 18}, {24, 16, 3, 3}, {2, 3}, {1, 0}, {1, 1}, 1},
+      {"dilation", {1, 16, 20, 21}, {16, 16, 3, 2}, {1, 1}, {2, 1}, {2, 3}, 1},
+      {"groups", {2, 16, 14, 14}, {32, 4, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 4},
+      {"depthwise", {1, 32, 16, 16}, {32, 1, 5, 5}, {1, 1}, {2, 2}, {1, 1}, 32},
+      {"1x1", {1, 64, 12, 12}, {64, 64, 1, 1}, {1, 1}, {0, 0}, {1, 1}, 1},
+  };
+  for (const ConvCase& k : cases) {
+    SCOPED_TRACE(k.name);
+    const Tensor x = pseudoRandom(k.input, 21, ScalarType::Float);
+    const Tensor w = pseudoRandom(k.weight, 22, ScalarType::Float);
+    const Tensor b = pseudoRandom({k.weight[0]}, 23, ScalarType::Float);
+    const Tensor zero = tensorOf(std::vector<double>(k.weight[0], 0.0),
+                                 {k.weight[0]}, ScalarType::Float);
+    for (bool with_bias : {true, false}) {
+      SCOPED_TRACE(with_bias ? "bias" : "no bias");
+      const Tensor y = conv2d(x, w, with_bias ? std::optional<Tensor>(b)
+                                              : std::nullopt,
+                              k.stride, k.padding, k.dilation, k.groups);
+      EXPECT_EQ(y.scalar_type(), ScalarType::Float);
+      const std::vector<double> want =
+          directConv2d(k, x, w, with_bias ? b : zero, y.sizes());
+      const std::vector<double> got = valuesOf(y);
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t i = 0; i < got.size(); ++i) {
+        ASSERT_NEAR(got[i], want[i], 1e-4) << "element " << i;
+      }
+      // oneDNN itself ran it (conv2d would fall back quietly).
+      if (!onednn::available()) continue;  // ThreadSanitizer builds
+      onednn::Conv2dShape shape;
+      shape.batch = k.input[0], shape.in_channels = k.input[1];
+      shape.ih = k.input[2], shape.iw = k.input[3];
+      shape.out_channels = k.weight[0], shape.groups = k.groups;
+      shape.kh = k.weight[2], shape.kw = k.weight[3];
+      shape.oh = y.size(2), shape.ow = y.size(3);
+      shape.sh = k.stride[0], shape.sw = k.stride[1];
+      shape.ph = k.padding[0], shape.pw = k.padding[1];
+      shape.dh = k.dilation[0], shape.dw = k.dilation[1];
+      std::vector<float> direct(static_cast<size_t>(y.numel()));
+      ASSERT_TRUE(onednn::convForward(
+          shape, static_cast<const float*>(x.data_ptr()),
+          static_cast<const float*>(w.data_ptr()),
+          with_bias ? static_cast<const float*>(b.data_ptr()) : nullptr,
+          direct.data()));
+      for (size_t i = 0; i < got.size(); ++i) {
+        ASSERT_EQ(direct[i], static_cast<float>(got[i])) << "element " << i;
+      }
+    }
   }
 }
 
