@@ -185,7 +185,8 @@ template <class R, class... A>
 struct UnboxedFilteredFallback<R(A...)> {
   static R call(OperatorKernel* functor, DispatchKeySet ks, A... args) {
     const auto& self = *static_cast<const FilteredFallback*>(functor);
-    const TensorArgumentScan<HasAutogradState> scan{};
+    // maybe_unused: an operator without arguments never reads it.
+    [[maybe_unused]] const TensorArgumentScan<HasAutogradState> scan{};
     if (__builtin_expect((scan.scan(args) || ...), 0)) {
       return withAutogradState(self, ks, std::forward<A>(args)...);
     }
@@ -210,7 +211,8 @@ struct UnboxedFilteredFallback<R(A...)> {
   // Some tensor argument has autograd state: ask the filter.
   __attribute__((noinline)) static R withAutogradState(
       const FilteredFallback& self, DispatchKeySet ks, A... args) {
-    const TensorArgumentScan<Selects> scan{{self.filter.selects}};
+    [[maybe_unused]] const TensorArgumentScan<Selects> scan{
+        {self.filter.selects}};
     if ((scan.scan(args) || ...) && self.filter.active()) {
       return callFallback(self, ks, std::forward<A>(args)...);
     }

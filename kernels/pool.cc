@@ -175,12 +175,13 @@ void maxPoolPlanes(const PoolGeometry& g, const T* xp, T* vp, int64_t* ip) {
           for (int64_t i = 0; i < g.kh; ++i) {
             const int64_t row = (hs + i * g.dh) * g.iw;
             for (int64_t j = 0; j < g.kw; ++j) {
+              // Selects, not branches: on data such as relu's output the
+              // branch mispredicted about every other element.
               const int64_t k = row + ws + j * g.dw;
               const T v = in[k];
-              if (v > best || std::isnan(v)) {
-                best = v;
-                best_i = k;
-              }
+              const bool take = v > best || v != v;
+              best = take ? v : best;
+              best_i = take ? k : best_i;
             }
           }
           vp[o] = best;

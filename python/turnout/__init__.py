@@ -21,7 +21,11 @@ Example::
     8.0
 """
 
-from turnout import _C
+# Before turnout._C loads OpenBLAS: its kernels for this CPU (_openblas_env).
+from turnout import _openblas_env
+
+_openblas_env.choose_core_type()
+from turnout import _C  # noqa: E402
 from turnout._version import __version__
 from turnout import _cuda_loader
 
