@@ -39,12 +39,16 @@ import statistics
 import sys
 import time
 
-import numpy as np
-import torch
-import torch.nn.functional as F
-
+# turnout before numpy and torch: `import turnout` chooses OpenBLAS's
+# kernels for this CPU (turnout/_openblas_env.py), and numpy and torch,
+# which load the same libopenblas, get them too; after either, all keep
+# OpenBLAS's own choice. In both orders both sides run the same BLAS.
 import turnout
 import turnout.jit as tj
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
 
 # (name, sizes): the transformer's (batch, seq, d_model, heads, d_ff) and
 # the CNN's (batch, in channels, height = width, out channels).

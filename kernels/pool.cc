@@ -6,9 +6,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 
 #include "dispatcher/dispatcher.h"
@@ -154,64 +157,123 @@ void checkGradShape(const char* op, const Tensor& grad_output,
 
 // ---- max_pool2d_with_indices -------------------------------------------------
 
+// The window geometry of one plane, by value: read through a reference
+// (the PoolGeometry or a lambda's captures), every field was reloaded for
+// each element, since the int64 index stores might alias it.
+struct PoolWindows {
+  int64_t ih, iw, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw;
+};
+
+// The max pool of one contiguous plane `in` into `out` and `idx`. torch's
+// rule: start at the window's first element inside the input with -inf; a
+// larger value or a NaN (the last one) wins. A window that lies wholly
+// inside the input (every window when there is no padding and no ceil_mode
+// overhang) skips the bounds checks and branches (on data such as relu's
+// output a branch mispredicted about every other element).
+// One step of the rule for a window's candidate `v` at `k`, with masks, not
+// selects: GCC turned even `take ? v : best` back into a branch.
+template <class To, class From>
+inline To bitCast(From v) {
+  static_assert(sizeof(To) == sizeof(From));
+  To out;
+  std::memcpy(&out, &v, sizeof out);
+  return out;
+}
+
+template <class T>
+inline void takeIfLarger(T v, int64_t k, T& best, int64_t& best_i) {
+  using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+  const bool take = (v > best) | (v != v);
+  const Bits m = Bits{0} - static_cast<Bits>(take);
+  const Bits vb = bitCast<Bits>(v), bb = bitCast<Bits>(best);
+  best = bitCast<T>((vb & m) | (bb & ~m));
+  const uint64_t im = uint64_t{0} - static_cast<uint64_t>(take);
+  best_i = static_cast<int64_t>((static_cast<uint64_t>(k) & im) |
+                                (static_cast<uint64_t>(best_i) & ~im));
+}
+
+// The 2x2 window with stride 2, no padding, no dilation (CNNs' usual
+// pool): four candidates per output, in torch's order. The first always
+// wins against -inf or ties at index 0 of the window, so it starts there.
+template <class T>
+void maxPool2x2Plane(const PoolWindows w, const T* in, T* out, int64_t* idx) {
+  for (int64_t y = 0; y < w.oh; ++y) {
+    const int64_t r0 = 2 * y * w.iw, r1 = r0 + w.iw;
+    for (int64_t x = 0; x < w.ow; ++x) {
+      const int64_t k = r0 + 2 * x;
+      T best = in[k];
+      int64_t best_i = k;
+      takeIfLarger(in[k + 1], k + 1, best, best_i);
+      takeIfLarger(in[r1 + 2 * x], r1 + 2 * x, best, best_i);
+      takeIfLarger(in[r1 + 2 * x + 1], r1 + 2 * x + 1, best, best_i);
+      out[y * w.ow + x] = best;
+      idx[y * w.ow + x] = best_i;
+    }
+  }
+}
+
+template <class T>
+void maxPoolPlane(const PoolWindows w, const T* in, T* out, int64_t* idx) {
+  if (w.kh == 2 && w.kw == 2 && w.sh == 2 && w.sw == 2 && w.ph == 0 &&
+      w.pw == 0 && w.dh == 1 && w.dw == 1 && 2 * w.oh <= w.ih &&
+      2 * w.ow <= w.iw) {
+    maxPool2x2Plane(w, in, out, idx);
+    return;
+  }
+  for (int64_t y = 0; y < w.oh; ++y) {
+    const int64_t hs = y * w.sh - w.ph;
+    const bool rows_inside = hs >= 0 && hs + (w.kh - 1) * w.dh < w.ih;
+    for (int64_t x0 = 0; x0 < w.ow; ++x0, ++out, ++idx) {
+      const int64_t ws = x0 * w.sw - w.pw;
+      if (rows_inside && ws >= 0 && ws + (w.kw - 1) * w.dw < w.iw) {
+        T best = -std::numeric_limits<T>::infinity();
+        int64_t best_i = hs * w.iw + ws;
+        for (int64_t i = 0; i < w.kh; ++i) {
+          const int64_t row = (hs + i * w.dh) * w.iw + ws;
+          for (int64_t j = 0; j < w.kw; ++j) {
+            const int64_t k = row + j * w.dw;
+            takeIfLarger(in[k], k, best, best_i);
+          }
+        }
+        *out = best;
+        *idx = best_i;
+        continue;
+      }
+      int64_t y0 = hs, x1 = ws;
+      while (y0 < 0) y0 += w.dh;
+      while (x1 < 0) x1 += w.dw;
+      T best = -std::numeric_limits<T>::infinity();
+      int64_t best_i = y0 * w.iw + x1;
+      for (int64_t i = 0; i < w.kh; ++i) {
+        const int64_t iy = hs + i * w.dh;
+        if (iy < 0 || iy >= w.ih) continue;
+        for (int64_t j = 0; j < w.kw; ++j) {
+          const int64_t ix = ws + j * w.dw;
+          if (ix < 0 || ix >= w.iw) continue;
+          const T v = in[iy * w.iw + ix];
+          if (v > best || std::isnan(v)) {
+            best = v;
+            best_i = iy * w.iw + ix;
+          }
+        }
+      }
+      *out = best;
+      *idx = best_i;
+    }
+  }
+}
+
 // The max pool of every plane of contiguous `xp` into `vp` and `ip`, in T.
 // Comparisons in float or double give the same winner, so a contiguous
 // float or double input runs in its own dtype (no conversion to double and
 // back, two passes and two tensors fewer), any other through a double copy.
-// A window that lies wholly inside the input (every window when there is no
-// padding and no ceil_mode overhang) skips the bounds checks.
 template <class T>
 void maxPoolPlanes(const PoolGeometry& g, const T* xp, T* vp, int64_t* ip) {
+  const PoolWindows w{g.ih, g.iw, g.oh, g.ow, g.kh, g.kw,
+                      g.sh, g.sw, g.ph, g.pw, g.dh, g.dw};
   forEachPlane(g, g.oh * g.ow * g.kh * g.kw, [&](int64_t p) {
-    const T* in = xp + p * g.ih * g.iw;
-    for (int64_t y = 0; y < g.oh; ++y) {
-      for (int64_t x0 = 0; x0 < g.ow; ++x0) {
-        const int64_t hs = y * g.sh - g.ph, ws = x0 * g.sw - g.pw;
-        const int64_t o = (p * g.oh + y) * g.ow + x0;
-        if (hs >= 0 && ws >= 0 && hs + (g.kh - 1) * g.dh < g.ih &&
-            ws + (g.kw - 1) * g.dw < g.iw) {
-          T best = -std::numeric_limits<T>::infinity();
-          int64_t best_i = hs * g.iw + ws;
-          for (int64_t i = 0; i < g.kh; ++i) {
-            const int64_t row = (hs + i * g.dh) * g.iw;
-            for (int64_t j = 0; j < g.kw; ++j) {
-              // Selects, not branches: on data such as relu's output the
-              // branch mispredicted about every other element.
-              const int64_t k = row + ws + j * g.dw;
-              const T v = in[k];
-              const bool take = v > best || v != v;
-              best = take ? v : best;
-              best_i = take ? k : best_i;
-            }
-          }
-          vp[o] = best;
-          ip[o] = best_i;
-          continue;
-        }
-        // torch's rule: start at the window's first element inside the
-        // input with -inf; a larger value or a NaN (the last one) wins.
-        int64_t y0 = hs, x1 = ws;
-        while (y0 < 0) y0 += g.dh;
-        while (x1 < 0) x1 += g.dw;
-        T best = -std::numeric_limits<T>::infinity();
-        int64_t best_i = y0 * g.iw + x1;
-        for (int64_t i = 0; i < g.kh; ++i) {
-          const int64_t iy = hs + i * g.dh;
-          if (iy < 0 || iy >= g.ih) continue;
-          for (int64_t j = 0; j < g.kw; ++j) {
-            const int64_t ix = ws + j * g.dw;
-            if (ix < 0 || ix >= g.iw) continue;
-            const T v = in[iy * g.iw + ix];
-            if (v > best || std::isnan(v)) {
-              best = v;
-              best_i = iy * g.iw + ix;
-            }
-          }
-        }
-        vp[o] = best;
-        ip[o] = best_i;
-      }
-    }
+    maxPoolPlane(w, xp + p * w.ih * w.iw, vp + p * w.oh * w.ow,
+                 ip + p * w.oh * w.ow);
   });
 }
 

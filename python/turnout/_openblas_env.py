@@ -11,15 +11,16 @@ before loading ``turnout._C`` (which links OpenBLAS) when all of these hold:
 
 - ``OPENBLAS_CORETYPE`` is not set (a value of the user's is kept: setting
   it, even to OpenBLAS's own choice, is how to opt out);
-- ``libopenblas`` is not loaded in this process yet (``import torch``
-  before ``import turnout`` loads it; the variable would change nothing);
+- ``libopenblas`` is not loaded in this process yet (``import numpy`` or
+  ``import torch`` before ``import turnout`` loads it, and the variable
+  would change nothing: import turnout first);
 - the CPU has AVX-512 (F, CD, BW, DQ, VL: ``SkylakeX``) or AVX2 and FMA
   (``Haswell``); otherwise OpenBLAS's own choice stands.
 
-The variable stays set, so child processes and a later ``import numpy``
-(whose BLAS is another copy of OpenBLAS) get the same kernels. C++
+The variable stays set, so child processes get the same kernels, as do
+numpy and torch imported later (they use the same library). C++
 programs linking libturnout load OpenBLAS before any turnout code runs:
-they set ``OPENBLAS_CORETYPE`` themselves (README, "Performance").
+they set ``OPENBLAS_CORETYPE`` themselves (the README says how).
 """
 
 import os

@@ -125,6 +125,25 @@ def test_max_pool_indices_nan_and_ties(values):
         np.testing.assert_array_equal(np.asarray(xu.grad.numpy()), x.grad.numpy())
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("shape", [(2, 3, 8, 8), (1, 2, 7, 9)])
+def test_max_pool_2x2_with_nan_inf_and_ties(dtype, shape):
+    # The 2x2 / stride 2 windows have a path of their own (kernels/pool.cc):
+    # values from a few levels, so that ties are common, with NaN, -inf and
+    # inf sprinkled in; an odd size leaves the last row/column out.
+    gen = torch.Generator().manual_seed(7)
+    levels = torch.tensor([-float("inf"), -1.0, 0.0, 0.0, 1.0, 2.0,
+                           float("inf"), float("nan")], dtype=dtype)
+    x = levels[torch.randint(0, len(levels), shape, generator=gen)]
+    for ceil_mode in (False, True):
+        v_t, i_t = torch.ops.aten.max_pool2d_with_indices.default(
+            x, [2, 2], [2, 2], [0, 0], [1, 1], ceil_mode)
+        v_u, i_u = turnout.ops.aten.max_pool2d_with_indices.default(
+            _tt(x), [2, 2], [2, 2], [0, 0], [1, 1], ceil_mode)
+        np.testing.assert_array_equal(np.asarray(i_u.numpy()), i_t.numpy())
+        np.testing.assert_array_equal(np.asarray(v_u.numpy()), v_t.numpy())
+
+
 # (call, the start of torch's message): turnout raises with the same words.
 _A = turnout.ops.aten
 
