@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "kernels/vec_math_avx2.h"
+
 #if defined(__x86_64__) && defined(__SSE2__)
 #include <emmintrin.h>
 #include <sleef.h>
@@ -28,6 +30,16 @@ inline float geluTanhScalar(float v) {
 }  // namespace
 
 #if TURNOUT_VEC_MATH_SLEEF
+
+namespace {
+// Eight lanes (vec_math_avx2.cc) where the CPU has AVX2 and FMA, as ATen's
+// CPU capability AVX2; then four for the rest of a multiple of 4.
+bool haveAvx2Fma() {
+  static const bool have =
+      __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return have;
+}
+}  // namespace
 
 // erf(z) = sign(z) (1 - q(t) exp(-z^2)), t = 1 / (1 + p |z|), q a
 // degree-5 polynomial with q(0) = 0 (Abramowitz and Stegun 7.1.26;
@@ -56,7 +68,7 @@ __m128 erfFast(__m128 z) {
 void geluErf(const float* x, float* y, int64_t n) {
   const __m128 half = _mm_set1_ps(0.5f), one = _mm_set1_ps(1.0f),
                scale = _mm_set1_ps(kSqrtHalf);
-  int64_t i = 0;
+  int64_t i = haveAvx2Fma() ? avx2::geluErf(x, y, n) : 0;
   for (; i + 4 <= n; i += 4) {
     const __m128 v = _mm_loadu_ps(x + i);
     const __m128 e = erfFast(_mm_mul_ps(v, scale));
@@ -68,7 +80,7 @@ void geluErf(const float* x, float* y, int64_t n) {
 void geluTanh(const float* x, float* y, int64_t n) {
   const __m128 half = _mm_set1_ps(0.5f), one = _mm_set1_ps(1.0f),
                k = _mm_set1_ps(kSqrt2OverPi), c = _mm_set1_ps(kGeluTanhCoeff);
-  int64_t i = 0;
+  int64_t i = haveAvx2Fma() ? avx2::geluTanh(x, y, n) : 0;
   for (; i + 4 <= n; i += 4) {
     const __m128 v = _mm_loadu_ps(x + i);
     const __m128 cube = _mm_mul_ps(_mm_mul_ps(v, v), v);
@@ -87,7 +99,8 @@ double expShiftedSum(const float* x, float* y, int64_t n, float shift) {
   const __m128 s = _mm_set1_ps(shift);
   // Two double accumulators: the low and high pairs of each vector.
   __m128d lo = _mm_setzero_pd(), hi = _mm_setzero_pd();
-  int64_t i = 0;
+  double wide_sum = 0;
+  int64_t i = haveAvx2Fma() ? avx2::expShiftedSum(x, y, n, shift, &wide_sum) : 0;
   for (; i + 4 <= n; i += 4) {
     const __m128 e = Sleef_expf4_u10(_mm_sub_ps(_mm_loadu_ps(x + i), s));
     _mm_storeu_ps(y + i, e);
@@ -96,7 +109,7 @@ double expShiftedSum(const float* x, float* y, int64_t n, float shift) {
   }
   double parts[2];
   _mm_storeu_pd(parts, _mm_add_pd(lo, hi));
-  double total = parts[0] + parts[1];
+  double total = wide_sum + (parts[0] + parts[1]);
   for (; i < n; ++i) {
     y[i] = std::exp(x[i] - shift);
     total += y[i];

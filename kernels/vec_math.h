@@ -1,7 +1,7 @@
 // Vectorised float math for the CPU kernels' contiguous fast paths: GELU
-// (erf and tanh forms) and the shifted exp of softmax, four floats at a time,
-// with exp from SLEEF (Debian's libsleef, 1.0 ULP; it picks the instructions
-// the CPU has when first called). glibc's scalar erff alone made turnout's
+// (erf and tanh forms) and the shifted exp of softmax, eight floats at a time
+// on a CPU with AVX2 and FMA (vec_math_avx2.cc), four otherwise, with exp
+// from SLEEF (Debian's libsleef, 1.0 ULP). glibc's scalar erff alone made turnout's
 // GELU three times slower than ATen's (bench/README.md, "transformer
 // block").
 //
@@ -9,7 +9,8 @@
 // within 1.0 ULP; erf within 1.5e-7 absolute (a rational-polynomial form,
 // as ATen's vectorised GELU); tanh through exp. NaN propagates, infinities
 // give the scalar formulas' limits. The n % 4 tail takes the scalar
-// formulas. Thread safety: pure functions.
+// formulas. The lanes' results differ from each other's and the scalar
+// formulas' by rounding only (FMA in the eight-lane form). Thread safety: pure functions.
 #ifndef TURNOUT_KERNELS_VEC_MATH_H_
 #define TURNOUT_KERNELS_VEC_MATH_H_
 

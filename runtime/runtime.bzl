@@ -78,6 +78,7 @@ RUNTIME_LIBRARIES = [
     "//kernels:tensor_utils",
     "//kernels:type_promotion",
     "//kernels:vec_math",
+    "//kernels:vec_math_avx2",
     "//testing:opcheck",
 ]
 
