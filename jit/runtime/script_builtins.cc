@@ -310,8 +310,9 @@ void sortStrings(std::vector<IValue>& v, bool reverse) {
     return a.toStringRef() < b.toStringRef();
   };
   if (reverse) {
-    std::stable_sort(v.begin(), v.end(),
-                     [&](const IValue& a, const IValue& b) { return less(b, a); });
+    std::stable_sort(v.begin(), v.end(), [&](const IValue& a, const IValue& b) {
+      return less(b, a);
+    });
   } else {
     std::stable_sort(v.begin(), v.end(), less);
   }
@@ -344,11 +345,11 @@ void remove_str(const OperatorHandle&, Stack* s) {
   IValue l = pop(s);
   std::vector<IValue>* v = strElements(l, "aten::remove.str");
   const std::string& x = el.toStringRef();
-  auto it = v == nullptr ? std::vector<IValue>::iterator()
-                         : std::find_if(v->begin(), v->end(),
-                                        [&](const IValue& e) {
-                                          return e.toStringRef() == x;
-                                        });
+  auto it = v == nullptr
+                ? std::vector<IValue>::iterator()
+                : std::find_if(v->begin(), v->end(), [&](const IValue& e) {
+                    return e.toStringRef() == x;
+                  });
   TURNOUT_CHECK(v != nullptr && it != v->end(), ErrorKind::InvalidArgument,
                 "aten::remove.str: list.remove(x): x not in list (x = \"", x,
                 "\")");
@@ -525,8 +526,8 @@ void appendPercent(std::string& out, char key, const IValue& v) {
         return;
       }
       TURNOUT_CHECK(v.isDouble(), ErrorKind::Type, kOp, ": %", key,
-                    " requires a number for formatting, but got ",
-                    v.tagKind(), bool_hint);
+                    " requires a number for formatting, but got ", v.tagKind(),
+                    bool_hint);
       // torch 1.13 converts the float to a 32-bit int: truncation inside
       // that range, a platform's undefined value outside it (and for nan
       // and inf), where turnout raises instead.
@@ -544,20 +545,31 @@ void appendPercent(std::string& out, char key, const IValue& v) {
     case 'F':
     case 'e':
     case 'E': {
-      TURNOUT_CHECK(v.isInt() || v.isDouble(), ErrorKind::Type, kOp, ": %",
-                    key, " requires a number for formatting, but got ",
-                    v.tagKind(), bool_hint);
+      TURNOUT_CHECK(v.isInt() || v.isDouble(), ErrorKind::Type, kOp, ": %", key,
+                    " requires a number for formatting, but got ", v.tagKind(),
+                    bool_hint);
       // torch 1.13 rounds to a 32-bit float first (an int directly, not via
       // a double): "%f" % 123456789 is 123456792.000000, and a double past
       // the float range is inf. %F prints nan and inf in lower case, as %f.
-      const float x = v.isInt() ? static_cast<float>(v.toInt())
-                                : static_cast<float>(v.toDouble());
+      float x = 0;
+      if (v.isInt()) {
+        x = static_cast<float>(v.toInt());
+      } else {
+        // A double that rounds past FLT_MAX (from FLT_MAX + half an ulp on)
+        // is inf, as IEEE converts it; spelled out, since C++ leaves the
+        // conversion of an out-of-range value undefined.
+        const double d = v.toDouble();
+        x = std::fabs(d) >= 3.4028235677973366e38
+                ? static_cast<float>(std::copysign(INFINITY, d))
+                : static_cast<float>(d);
+      }
       const char* spec = key == 'e' ? "%e" : key == 'E' ? "%E" : "%f";
       char buf[64];  // FLT_MAX with %f is 47 bytes
-      const int n = std::snprintf(buf, sizeof buf, spec, static_cast<double>(x));
-      TURNOUT_INTERNAL_ASSERT(n > 0 && static_cast<size_t>(n) < sizeof buf,
-                              kOp, ": formatting ", x, " with ", spec,
-                              " gave ", n, " bytes");
+      const int n =
+          std::snprintf(buf, sizeof buf, spec, static_cast<double>(x));
+      TURNOUT_INTERNAL_ASSERT(n > 0 && static_cast<size_t>(n) < sizeof buf, kOp,
+                              ": formatting ", x, " with ", spec, " gave ", n,
+                              " bytes");
       out.append(buf, static_cast<size_t>(n));
       return;
     }
@@ -567,14 +579,13 @@ void appendPercent(std::string& out, char key, const IValue& v) {
         out += static_cast<char>(static_cast<uint64_t>(v.toInt()) & 0xff);
         return;
       }
-      TURNOUT_CHECK(v.isString() && v.toStringRef().size() == 1,
-                    ErrorKind::Type, kOp,
-                    ": %c requires an int or a one-byte string for "
-                    "formatting, but got ",
-                    v.isString() ? "a string of " +
-                                       std::to_string(v.toStringRef().size()) +
-                                       " bytes"
-                                 : std::string(v.tagKind()));
+      TURNOUT_CHECK(
+          v.isString() && v.toStringRef().size() == 1, ErrorKind::Type, kOp,
+          ": %c requires an int or a one-byte string for "
+          "formatting, but got ",
+          v.isString() ? "a string of " +
+                             std::to_string(v.toStringRef().size()) + " bytes"
+                       : std::string(v.tagKind()));
       out += v.toStringRef();
       return;
     default:
@@ -600,9 +611,10 @@ void percentFormat_(const OperatorHandle&, Stack* s) {
                 "called by the graph interpreter, which pushes the count "
                 "after the inputs");
   const int64_t count = pop(s).toInt();
-  TURNOUT_CHECK(count == 2 && s->size() >= 2, ErrorKind::InvalidArgument,
-                kOp, ": expected two inputs, the format string and one "
-                "value (a tuple for several values), found ", count);
+  TURNOUT_CHECK(count == 2 && s->size() >= 2, ErrorKind::InvalidArgument, kOp,
+                ": expected two inputs, the format string and one "
+                "value (a tuple for several values), found ",
+                count);
   const size_t base = s->size() - 2;
   const std::string& fmt = (*s)[base].toStringRef();
   const IValue& value = (*s)[base + 1];

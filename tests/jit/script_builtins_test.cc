@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "dispatcher/dispatcher.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "dispatcher/dispatcher.h"
 #include "jit/ir/parser.h"
 #include "jit/passes/constant_propagation.h"
 #include "jit/runtime/interpreter.h"
@@ -204,24 +204,30 @@ TEST(ScriptBuiltins, RangesAndTensors) {
 // `fmt % value` with each of torch 1.13's conversions; the expected text is
 // torch's for the same graph.
 TEST(ScriptBuiltins, PercentFormatAsTorch) {
-  const std::string text = R"IR(graph(%a : int, %b : float, %c : float, %d : int, %e : float, %f : float, %g : int, %h : str, %l : str[], %z : float):
+  const std::string text =
+      R"IR(graph(%a : int, %b : float, %c : float, %d : int, %e : float, %f : float, %g : int, %h : str, %l : str[], %z : float):
   %fmt : str = prim::Constant[value="%d|%i|%s|%f|%e|%E|%c|%c|%%|%F"]()
   %t : (int, float, float, int, float, float, int, str, float) = prim::TupleConstruct(%a, %b, %c, %d, %e, %f, %g, %h, %c)
   %1 : str = aten::percentFormat(%fmt, %t)
   %s : str = prim::Constant[value="<%s>"]()
   %2 : str = aten::percentFormat(%s, %l)
   %3 : str = aten::percentFormat(%s, %z)
+  %big : float = prim::Constant[value=1e+300]()
+  %limit : float = prim::Constant[value=3.4028235677973366e+38]()
+  %below : float = prim::Constant[value=-3.4028235677973362e+38]()
+  %ef : str = prim::Constant[value="%e %f %E"]()
+  %bt : (float, float, float) = prim::TupleConstruct(%big, %limit, %below)
+  %5 : str = aten::percentFormat(%ef, %bt)
   %u : () = prim::Constant[value=()]()
   %p : str = prim::Constant[value="100%%"]()
   %4 : str = aten::percentFormat(%p, %u)
-  return (%1, %2, %3, %4)
+  return (%1, %2, %3, %4, %5)
 )IR";
-  Stack out = run(
-      text, {IValue(int64_t{-3}), IValue(2.9), IValue(0.1),
-             IValue(int64_t{123456789}), IValue(1e20), IValue(INFINITY),
-             IValue(int64_t{321}), IValue("x"),
-             IValue(std::vector<IValue>{IValue("a"), IValue("b")}),
-             IValue(-0.0)});
+  Stack out = run(text, {IValue(int64_t{-3}), IValue(2.9), IValue(0.1),
+                         IValue(int64_t{123456789}), IValue(1e20),
+                         IValue(INFINITY), IValue(int64_t{321}), IValue("x"),
+                         IValue(std::vector<IValue>{IValue("a"), IValue("b")}),
+                         IValue(-0.0)});
   // %f rounds to a 32-bit float first (123456789 -> 123456792), as torch.
   EXPECT_EQ(out[0].toStringRef(),
             "-3|2|0.10000000000000001|123456792.000000|1.000000e+20|INF|A|x|%"
@@ -229,6 +235,8 @@ TEST(ScriptBuiltins, PercentFormatAsTorch) {
   EXPECT_EQ(out[1].toStringRef(), "<[a, b]>");
   EXPECT_EQ(out[2].toStringRef(), "<0.>");  // torch's str(-0.0)
   EXPECT_EQ(out[3].toStringRef(), "100%");
+  // Past the float range after rounding: inf, as torch; just below: FLT_MAX.
+  EXPECT_EQ(out[4].toStringRef(), "inf inf -3.402823E+38");
 }
 
 TEST(ScriptBuiltins, PercentFormatErrors) {
@@ -269,7 +277,9 @@ TEST(ScriptBuiltins, PercentFormatErrors) {
                              "):\n  %1 : str = aten::percentFormat(%f, %v) "
                              "# m.py:2:11\n  return (%1)\n";
     SCOPED_TRACE(text + c.fmt);
-    const std::string error = errorOf([&] { run(text, {IValue(c.fmt), c.value}); });
+    const std::string error = errorOf([&] {
+      run(text, {IValue(c.fmt), c.value});
+    });
     EXPECT_THAT(error, HasSubstr(c.error));
     EXPECT_THAT(error, HasSubstr("m.py:2:11"));
   }
@@ -336,14 +346,18 @@ TEST(ScriptBuiltins, StrListSortSortedRemove) {
 
   // remove() of an absent string raises and leaves the list as it was.
   IValue two(std::vector<IValue>{IValue("b"), IValue("a")});
-  EXPECT_THAT(errorOf([&] { run(text, {two, IValue("q")}); }),
+  EXPECT_THAT(errorOf([&] {
+                run(text, {two, IValue("q")});
+              }),
               HasSubstr("aten::remove.str: list.remove(x): x not in list "
                         "(x = \"q\")"));
   EXPECT_THAT(strings(two), ElementsAre("b", "a"));  // sorted, not removed
 
   // An empty list that is not generic (as Python's [] may arrive).
   IValue empty(std::vector<int64_t>{});
-  EXPECT_THAT(errorOf([&] { run(text, {empty, IValue("a")}); }),
+  EXPECT_THAT(errorOf([&] {
+                run(text, {empty, IValue("a")});
+              }),
               HasSubstr("x not in list"));
 }
 
@@ -352,7 +366,8 @@ TEST(ScriptBuiltins, StrListOpsRefuseOtherElements) {
     SCOPED_TRACE(name);
     const std::string op = name;
     OperatorHandle h = Dispatcher::singleton().findSchemaOrThrow(op, "str");
-    IValue list(std::vector<IValue>{IValue("b"), IValue(int64_t{1}), IValue("a")});
+    IValue list(
+        std::vector<IValue>{IValue("b"), IValue(int64_t{1}), IValue("a")});
     Stack s{list};
     if (op == "aten::sort") s.push_back(IValue(false));
     if (op == "aten::remove") s.push_back(IValue("a"));

@@ -175,12 +175,21 @@ TEST(StrBuiltins, TorchsQuirksKept) {
 // torch 1.13's isidentifier() is Python 2's over ASCII: a letter, then
 // letters and digits; no underscore, no byte past ASCII.
 TEST(StrBuiltins, IsIdentifierIsPython2s) {
-  const std::string text = callGraph("aten::isidentifier", "%s : str", "%s",
-                                     "bool");
+  const std::string text =
+      callGraph("aten::isidentifier", "%s : str", "%s", "bool");
   const std::vector<std::pair<std::string, bool>> cases = {
-      {"a", true},   {"Ab9", true},  {"def", true},     {"", false},
-      {"_", false},  {"_a", false},  {"a_b", false},    {"1a", false},
-      {"a b", false}, {"a$", false}, {"\xc3\xa9", false}, {"a\xc3\xa9", false},
+      {"a", true},
+      {"Ab9", true},
+      {"def", true},
+      {"", false},
+      {"_", false},
+      {"_a", false},
+      {"a_b", false},
+      {"1a", false},
+      {"a b", false},
+      {"a$", false},
+      {"\xc3\xa9", false},
+      {"a\xc3\xa9", false},
       {std::string("a\0b", 3), false}};
   for (const auto& [input, want] : cases) {
     SCOPED_TRACE(input);
