@@ -1,6 +1,7 @@
 // TorchScript's builtins over lists, strings, optionals, scalars, tuples,
 // ranges and tensor metadata: the aten:: and prim:: operators that scripted
-// code prints (aten::append, aten::__contains__, aten::format, aten::__is__,
+// code prints (aten::append, aten::sort.str, aten::__contains__,
+// aten::format, aten::percentFormat, aten::__is__,
 // prim::unchecked_cast, aten::remainder.int, prim::TupleIndex, prim::dtype,
 // aten::__range_length, aten::tensor, ...), with torch 1.13's schemas and
 // Python's semantics:
@@ -9,7 +10,8 @@
 //   - % and // floor (Python's), and division by zero raises;
 //   - str() and format() print values as TorchScript does (floats as the IR
 //     prints them: 1., 0.10000000000000001, 1e+20; strings inside lists
-//     unquoted: [a, b]).
+//     unquoted: [a, b]); `fmt % args` (percentFormat) takes torch 1.13's
+//     conversions only (%s %d %i %f %F %e %E %c %%).
 // All are registered at CompositeExplicitAutograd, as kernels/scalar_ops.cc's
 // (an operator without tensor arguments dispatches to the Undefined entry,
 // which that alias fills). List operators over `t[]` are boxed kernels that
@@ -18,6 +20,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -279,6 +282,80 @@ void count_list(const OperatorHandle&, Stack* s) {
   s->push_back(IValue(n));
 }
 
+// The strings of a str[] for sort/sorted/remove, checked before anything
+// changes (a failed call leaves the list as it was); null for an empty list
+// that is not generic (one built from Python's [] may not be).
+std::vector<IValue>* strElements(const IValue& l, const char* op) {
+  return visitList(l, op, [&](auto& v) -> std::vector<IValue>* {
+    using T = typename std::decay_t<decltype(v)>::value_type;
+    if constexpr (std::is_same_v<T, IValue>) {
+      for (const IValue& e : v) {
+        TURNOUT_CHECK(e.isString(), ErrorKind::Type, op,
+                      ": expected a list of str, found an element of type ",
+                      e.tagKind());
+      }
+      return &v;
+    } else {
+      TURNOUT_CHECK(v.empty(), ErrorKind::Type, op,
+                    ": expected a list of str, got ", l.tagKind());
+      return nullptr;
+    }
+  });
+}
+
+// Sorts strings by their bytes, which for UTF-8 is Python's order (by code
+// point). Stable both ways, as Python's sort(reverse=True).
+void sortStrings(std::vector<IValue>& v, bool reverse) {
+  auto less = [](const IValue& a, const IValue& b) {
+    return a.toStringRef() < b.toStringRef();
+  };
+  if (reverse) {
+    std::stable_sort(v.begin(), v.end(), [&](const IValue& a, const IValue& b) {
+      return less(b, a);
+    });
+  } else {
+    std::stable_sort(v.begin(), v.end(), less);
+  }
+}
+
+// aten::sort.str(str[](a!) self, bool reverse=False) -> (): in place, seen
+// by every alias of the list (list.sort()).
+void sort_str(const OperatorHandle&, Stack* s) {
+  const bool reverse = pop(s).toBool();
+  IValue l = pop(s);
+  if (std::vector<IValue>* v = strElements(l, "aten::sort.str")) {
+    sortStrings(*v, reverse);
+  }
+}
+
+// aten::sorted.str(str[](a) input) -> str[]: a sorted copy (sorted(l));
+// torch 1.13 has no `reverse` here.
+void sorted_str(const OperatorHandle&, Stack* s) {
+  IValue l = pop(s);
+  std::vector<IValue> copy;
+  if (std::vector<IValue>* v = strElements(l, "aten::sorted.str")) copy = *v;
+  sortStrings(copy, false);
+  s->push_back(IValue(std::move(copy)));
+}
+
+// aten::remove.str(str[](a!) self, str el) -> (): drops the first element
+// equal to `el`, or raises (list.remove(x)).
+void remove_str(const OperatorHandle&, Stack* s) {
+  IValue el = pop(s);
+  IValue l = pop(s);
+  std::vector<IValue>* v = strElements(l, "aten::remove.str");
+  const std::string& x = el.toStringRef();
+  auto it = v == nullptr
+                ? std::vector<IValue>::iterator()
+                : std::find_if(v->begin(), v->end(), [&](const IValue& e) {
+                    return e.toStringRef() == x;
+                  });
+  TURNOUT_CHECK(v != nullptr && it != v->end(), ErrorKind::InvalidArgument,
+                "aten::remove.str: list.remove(x): x not in list (x = \"", x,
+                "\")");
+  v->erase(it);
+}
+
 // prim::min.self_T / prim::max.self_T (T[] self) -> T
 template <bool kMax>
 void extreme_self(const OperatorHandle&, Stack* s) {
@@ -337,9 +414,13 @@ void appendStr(std::string& out, const IValue& v, const char* op) {
     case IValue::Tag::None: out += "None"; return;
     case IValue::Tag::Bool: out += v.toBool() ? "True" : "False"; return;
     case IValue::Tag::Int: out += std::to_string(v.toInt()); return;
-    case IValue::Tag::Double:
-      DefaultValue::fromDouble(v.toDouble()).appendTo(out);
+    case IValue::Tag::Double: {
+      // As the IR prints floats, but -0.0 prints as "0." (torch 1.13's
+      // str(-0.0); its IR prints "-0.").
+      const double d = v.toDouble();
+      DefaultValue::fromDouble(d == 0 ? 0.0 : d).appendTo(out);
       return;
+    }
     case IValue::Tag::String: out += v.toStringRef(); return;
     case IValue::Tag::Device: out += v.toDevice().str(); return;
     case IValue::Tag::Tuple: {
@@ -421,6 +502,152 @@ void format_(const OperatorHandle&, Stack* s) {
     pos = at + 2;
   }
   out.append(fmt, pos, std::string::npos);
+  s->resize(base);
+  s->push_back(IValue(std::move(out)));
+}
+
+// One conversion of aten::percentFormat: `key` (the byte after '%') applied
+// to `v`.
+void appendPercent(std::string& out, char key, const IValue& v) {
+  constexpr const char* kOp = "aten::percentFormat";
+  // torch 1.13 fails on a bool where it wants a number (an internal assert).
+  const char* bool_hint =
+      v.isBool() ? " (a bool is not a number here, as in torch 1.13; "
+                   "convert it with int() first)"
+                 : "";
+  switch (key) {
+    case 's':
+      appendStr(out, v, kOp);
+      return;
+    case 'd':
+    case 'i': {
+      if (v.isInt()) {
+        out += std::to_string(v.toInt());
+        return;
+      }
+      TURNOUT_CHECK(v.isDouble(), ErrorKind::Type, kOp, ": %", key,
+                    " requires a number for formatting, but got ", v.tagKind(),
+                    bool_hint);
+      // torch 1.13 converts the float to a 32-bit int: truncation inside
+      // that range, a platform's undefined value outside it (and for nan
+      // and inf), where turnout raises instead.
+      const double x = v.toDouble();
+      TURNOUT_CHECK(x > -2147483649.0 && x < 2147483648.0,
+                    ErrorKind::InvalidArgument, kOp, ": %", key,
+                    " of the float ", x,
+                    ", outside the 32-bit int range torch 1.13 converts it "
+                    "to (its result is undefined there); format int(x) "
+                    "instead");
+      out += std::to_string(static_cast<int64_t>(x));
+      return;
+    }
+    case 'f':
+    case 'F':
+    case 'e':
+    case 'E': {
+      TURNOUT_CHECK(v.isInt() || v.isDouble(), ErrorKind::Type, kOp, ": %", key,
+                    " requires a number for formatting, but got ", v.tagKind(),
+                    bool_hint);
+      // torch 1.13 rounds to a 32-bit float first (an int directly, not via
+      // a double): "%f" % 123456789 is 123456792.000000, and a double past
+      // the float range is inf. %F prints nan and inf in lower case, as %f.
+      float x = 0;
+      if (v.isInt()) {
+        x = static_cast<float>(v.toInt());
+      } else {
+        // A double that rounds past FLT_MAX (from FLT_MAX + half an ulp on)
+        // is inf, as IEEE converts it; spelled out, since C++ leaves the
+        // conversion of an out-of-range value undefined.
+        const double d = v.toDouble();
+        x = std::fabs(d) >= 3.4028235677973366e38
+                ? static_cast<float>(std::copysign(INFINITY, d))
+                : static_cast<float>(d);
+      }
+      const char* spec = key == 'e' ? "%e" : key == 'E' ? "%E" : "%f";
+      char buf[64];  // FLT_MAX with %f is 47 bytes
+      const int n =
+          std::snprintf(buf, sizeof buf, spec, static_cast<double>(x));
+      TURNOUT_INTERNAL_ASSERT(n > 0 && static_cast<size_t>(n) < sizeof buf, kOp,
+                              ": formatting ", x, " with ", spec, " gave ", n,
+                              " bytes");
+      out.append(buf, static_cast<size_t>(n));
+      return;
+    }
+    case 'c':
+      // An int's low byte (torch's char conversion: %c of 321 is 'A').
+      if (v.isInt()) {
+        out += static_cast<char>(static_cast<uint64_t>(v.toInt()) & 0xff);
+        return;
+      }
+      TURNOUT_CHECK(
+          v.isString() && v.toStringRef().size() == 1, ErrorKind::Type, kOp,
+          ": %c requires an int or a one-byte string for "
+          "formatting, but got ",
+          v.isString() ? "a string of " +
+                             std::to_string(v.toStringRef().size()) + " bytes"
+                       : std::string(v.tagKind()));
+      out += v.toStringRef();
+      return;
+    default:
+      throw Error(ErrorKind::InvalidArgument,
+                  std::string(kOp) + ": the specifier %" + key +
+                      " is not supported in TorchScript format strings "
+                      "(torch 1.13 takes %s, %d, %i, %f, %F, %e, %E, %c "
+                      "and %%, without flags, width or precision)");
+  }
+}
+
+// aten::percentFormat(str self, ...) -> str: `fmt % value`, as TorchScript
+// prints and runs it: a tuple value gives one argument per element, any
+// other value is the one argument. The conversions are torch 1.13's (see
+// appendPercent); '%' at the end of the string, too few arguments and too
+// many raise, as torch's, scanning left to right (so "%g" % () is "too
+// few", not "not supported"). Vararg: the graph passes exactly two inputs.
+void percentFormat_(const OperatorHandle&, Stack* s) {
+  constexpr const char* kOp = "aten::percentFormat";
+  TURNOUT_CHECK(!s->empty() && s->back().isInt(), ErrorKind::InvalidArgument,
+                kOp,
+                ": called without its input count; a vararg operator is "
+                "called by the graph interpreter, which pushes the count "
+                "after the inputs");
+  const int64_t count = pop(s).toInt();
+  TURNOUT_CHECK(count == 2 && s->size() >= 2, ErrorKind::InvalidArgument, kOp,
+                ": expected two inputs, the format string and one "
+                "value (a tuple for several values), found ",
+                count);
+  const size_t base = s->size() - 2;
+  const std::string& fmt = (*s)[base].toStringRef();
+  const IValue& value = (*s)[base + 1];
+  const IValue* args = &value;
+  size_t num_args = 1;
+  if (value.isTuple()) {
+    const std::vector<IValue>& es = value.toTupleRef().elements();
+    args = es.data();
+    num_args = es.size();
+  }
+  std::string out;
+  size_t used = 0;
+  size_t pos = 0;
+  for (size_t at; (at = fmt.find('%', pos)) != std::string::npos;) {
+    out.append(fmt, pos, at - pos);
+    TURNOUT_CHECK(at + 1 < fmt.size(), ErrorKind::InvalidArgument, kOp,
+                  ": incomplete format specifier: \"", fmt,
+                  "\" ends with '%' (write %% for a percent sign)");
+    const char key = fmt[at + 1];
+    pos = at + 2;
+    if (key == '%') {
+      out += '%';
+      continue;
+    }
+    TURNOUT_CHECK(used < num_args, ErrorKind::InvalidArgument, kOp,
+                  ": too few arguments for format string \"", fmt, "\" (",
+                  num_args, " given)");
+    appendPercent(out, key, args[used++]);
+  }
+  out.append(fmt, pos, std::string::npos);
+  TURNOUT_CHECK(used == num_args, ErrorKind::InvalidArgument, kOp,
+                ": too many arguments for format string \"", fmt, "\" (",
+                num_args, " given, it converts ", used, ")");
   s->resize(base);
   s->push_back(IValue(std::move(out)));
 }
@@ -838,6 +1065,9 @@ TURNOUT_LIBRARY_FRAGMENT(aten, m) {
     m.def(std::string("ne.") + t + "_list(" + t + "[] a, " + t +
           "[] b) -> bool");
   }
+  m.def("sort.str(str[](a!) self, bool reverse=False) -> ()");
+  m.def("sorted.str(str[](a) input) -> str[]");
+  m.def("remove.str(str[](a!) self, str el) -> ()");
   m.def("slice.t(t[] l, int? start=None, int? end=None, int step=1) -> t[]");
   // Tensor facts and grad mode.
   m.def("is_floating_point(Tensor self) -> bool");
@@ -847,6 +1077,7 @@ TURNOUT_LIBRARY_FRAGMENT(aten, m) {
   // find and the other str methods: str_builtins.cc.
   m.def("str(t elem) -> str");
   m.def("format(str self, ...) -> str");
+  m.def("percentFormat(str self, ...) -> str");
   m.def("warn(str message, int stacklevel=2) -> ()");
   m.def("len.str(str s) -> int");
   m.def("add.str(str a, str b) -> str");
@@ -924,6 +1155,7 @@ TURNOUT_LIBRARY_IMPL(aten, CompositeExplicitAutograd, m) {
   }
   m.impl("str", boxed(&turnout::str_));
   m.impl("format", boxed(&turnout::format_));
+  m.impl("percentFormat", boxed(&turnout::percentFormat_));
   m.impl("warn", TURNOUT_FN(turnout::warn_));
   m.impl("len.str", TURNOUT_FN(turnout::len_str));
   m.impl("add.str", TURNOUT_FN(turnout::add_str));
@@ -982,6 +1214,9 @@ TURNOUT_LIBRARY_IMPL(aten, CompositeExplicitAutograd, m) {
     m.impl(std::string("eq.") + t + "_list", boxed(&turnout::eq_list<true>));
     m.impl(std::string("ne.") + t + "_list", boxed(&turnout::eq_list<false>));
   }
+  m.impl("sort.str", boxed(&turnout::sort_str));
+  m.impl("sorted.str", boxed(&turnout::sorted_str));
+  m.impl("remove.str", boxed(&turnout::remove_str));
   m.impl("slice.t", boxed(&turnout::slice_t));
   m.impl("is_floating_point", TURNOUT_FN(turnout::is_floating_point_));
   m.impl("is_grad_enabled", TURNOUT_FN(turnout::is_grad_enabled_));

@@ -19,7 +19,9 @@
 //     \xe2" alone ("\r\n" gives an empty line), and keepends=True gives each
 //     line break as its own element;
 //   - zfill() pads with zeros before a sign too; chr(i) is the one byte
-//     i % 256, and chr(0x10ffff) raises.
+//     i % 256, and chr(0x10ffff) raises;
+//   - isidentifier() is Python 2's over ASCII: a letter, then letters and
+//     digits (no underscore).
 // Where torch 1.13 does not return (it loops for ever, or grows a string
 // until memory runs out), turnout returns Python's result or raises, and
 // the kernel says which:
@@ -514,6 +516,17 @@ bool isSpace(unsigned char c) {
   return c == ' ' || (c >= '\t' && c <= '\r');
 }
 
+// aten::isidentifier(str self) -> bool: torch 1.13's rule (it logs that it
+// is "from Python 2"): a letter, then letters and digits. Unlike Python 3's,
+// an underscore is never part of one ("_x", "a_b" are not identifiers), and
+// no byte past ASCII is.
+std::vector<IValue> isidentifier_(const Args& a) {
+  const std::string& s = a.str(0);
+  bool r = !s.empty() && isAlpha(s[0]);
+  for (unsigned char c : s) r = r && isAlnum(c);
+  return one(IValue(r));
+}
+
 // islower/isupper: a cased byte, and none of the other case.
 template <bool kUpper>
 std::vector<IValue> isCase_(const Args& a) {
@@ -693,7 +706,7 @@ TURNOUT_LIBRARY_FRAGMENT(aten, m) {
   }
   for (const char* op :
        {"isdigit", "isdecimal", "isnumeric", "isalpha", "isalnum", "isspace",
-        "islower", "isupper", "isprintable", "istitle"}) {
+        "islower", "isupper", "isprintable", "istitle", "isidentifier"}) {
     m.def(std::string(op) + "(str self) -> bool");
   }
   m.def("__getitem__.str(str s, int index) -> str");
@@ -752,6 +765,7 @@ TURNOUT_LIBRARY_IMPL(aten, CompositeExplicitAutograd, m) {
   m.impl("isupper", k(&t::kernel<1, t::isCase_<true>>));
   m.impl("isprintable", k(&t::kernel<1, t::isprintable_>));
   m.impl("istitle", k(&t::kernel<1, t::istitle_>));
+  m.impl("isidentifier", k(&t::kernel<1, t::isidentifier_>));
   m.impl("__getitem__.str", k(&t::kernel<2, t::getitem_>));
   m.impl("slice.str", k(&t::kernel<4, t::slice_>));
   m.impl("ord", k(&t::kernel<1, t::ord_>));

@@ -5,6 +5,7 @@
 // against torch itself by tests/python/test_jit_str_builtins_torch.py.
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -169,6 +170,31 @@ TEST(StrBuiltins, TorchsQuirksKept) {
   for (const IValue& v : out[3].toList()) lines.push_back(v.toStringRef());
   EXPECT_THAT(lines, ElementsAre("-a b", "\r", "", "\n", "c"));
   EXPECT_EQ(out[4].toStringRef(), "-a b\r\nc");  // wide enough: unchanged
+}
+
+// torch 1.13's isidentifier() is Python 2's over ASCII: a letter, then
+// letters and digits; no underscore, no byte past ASCII.
+TEST(StrBuiltins, IsIdentifierIsPython2s) {
+  const std::string text =
+      callGraph("aten::isidentifier", "%s : str", "%s", "bool");
+  const std::vector<std::pair<std::string, bool>> cases = {
+      {"a", true},
+      {"Ab9", true},
+      {"def", true},
+      {"", false},
+      {"_", false},
+      {"_a", false},
+      {"a_b", false},
+      {"1a", false},
+      {"a b", false},
+      {"a$", false},
+      {"\xc3\xa9", false},
+      {"a\xc3\xa9", false},
+      {std::string("a\0b", 3), false}};
+  for (const auto& [input, want] : cases) {
+    SCOPED_TRACE(input);
+    EXPECT_EQ(run(text, {IValue(input)})[0].toBool(), want);
+  }
 }
 
 TEST(StrBuiltins, ConstantPropagationLeavesErrorsToTheRun) {
