@@ -2,7 +2,9 @@
 // call: schemas (torch 1.13's), CPU and Meta kernels, and composite kernels.
 //
 // - Pointwise, CPU and Meta: maximum, minimum, fmod.Tensor (fmod_),
-//   floor_divide (floor_divide_), bitwise_xor.Tensor (bitwise_xor_),
+//   remainder.Tensor (remainder_.Tensor; Python's %, the result taking the
+//   divisor's sign), floor_divide (floor_divide_), bitwise_xor.Tensor
+//   (bitwise_xor_),
 //   logical_not (logical_not_): broadcasting and type promotion as add's
 //   (kernels/type_promotion.h), PyTorch's errors ("ZeroDivisionError" for
 //   an integer division by zero).
@@ -12,7 +14,10 @@
 // - gather and scatter_add, CPU and Meta (gather's gradient is scatter_add,
 //   scatter_add's is gather: both in kernels/autograd/misc_autograd.cc).
 // - CompositeExplicitAutograd (their gradients in misc_autograd.cc):
-//   logsumexp, norm.Scalar, norm.ScalarOpt_dim over amax/exp/sum/abs/pow.
+//   logsumexp, norm.Scalar, norm.ScalarOpt_dim over amax/exp/sum/abs/pow;
+//   remainder.Scalar, remainder_.Scalar and remainder.Scalar_Tensor over
+//   remainder.Tensor (their own gradients, as torch 1.13's: `x % 4` is
+//   RemainderBackward0, `4 % x` is not differentiable).
 // - CompositeImplicitAutograd (gradients, Meta and other devices from the
 //   operators they call): narrow (.Tensor), expand_as, type_as, squeeze()
 //   without a dim, repeat, flip, dot, mv, new_zeros, zero_, fill_.Tensor,
@@ -65,13 +70,14 @@ void checkDefined(const char* op, const Tensor& t) {
 
 // ---- Pointwise binary operators ----------------------------------------------
 
-enum class Bin { Maximum, Minimum, Fmod, FloorDivide, BitwiseXor };
+enum class Bin { Maximum, Minimum, Fmod, Remainder, FloorDivide, BitwiseXor };
 
 const char* binName(Bin k) {
   switch (k) {
     case Bin::Maximum: return "maximum";
     case Bin::Minimum: return "minimum";
     case Bin::Fmod: return "fmod";
+    case Bin::Remainder: return "remainder";
     case Bin::FloorDivide: return "floor_divide";
     case Bin::BitwiseXor: return "bitwise_xor";
   }
@@ -84,6 +90,7 @@ const char* binKernelName(Bin k) {
     case Bin::Maximum: return "maximum_cpu";
     case Bin::Minimum: return "minimum_cpu";
     case Bin::Fmod: return "fmod_cpu";
+    case Bin::Remainder: return "remainder_cpu";
     case Bin::FloorDivide: return "div_floor_cpu";
     case Bin::BitwiseXor: return "bitwise_xor_cpu";
   }
@@ -93,7 +100,7 @@ const char* binKernelName(Bin k) {
 void checkBinDtype(Bin k, ScalarType common) {
   const bool bad =
       (k == Bin::BitwiseXor && !isIntegralType(common, /*include_bool=*/true)) ||
-      ((k == Bin::Fmod || k == Bin::FloorDivide) &&
+      ((k == Bin::Fmod || k == Bin::Remainder || k == Bin::FloorDivide) &&
        common == ScalarType::Bool);
   TURNOUT_CHECK(!bad, ErrorKind::NotImplemented, "\"", binKernelName(k),
                 "\" not implemented for '", toString(common), "'");
@@ -132,6 +139,27 @@ M binApply(M a, M b, bool* zero) {
         if (b == M(-1)) return M(0);  // avoids INT_MIN % -1
       }
       return static_cast<M>(a % b);
+    }
+  } else if constexpr (kKind == Bin::Remainder) {
+    // Python's %: the remainder of the floor division, with the divisor's
+    // sign (fmod's result moved by one divisor when the signs differ).
+    if constexpr (std::is_floating_point_v<M>) {
+      M mod = std::fmod(a, b);
+      if (mod != M(0) && ((b < M(0)) != (mod < M(0)))) mod += b;
+      return mod;
+    } else {
+      if (b == 0) {
+        *zero = true;
+        return M(0);
+      }
+      if constexpr (std::is_signed_v<M>) {
+        if (b == M(-1)) return M(0);  // avoids INT_MIN % -1
+        M r = static_cast<M>(a % b);
+        if (r != 0 && ((r < 0) != (b < 0))) r = static_cast<M>(r + b);
+        return r;
+      } else {
+        return static_cast<M>(a % b);
+      }
     }
   } else if constexpr (kKind == Bin::FloorDivide) {
     if constexpr (std::is_floating_point_v<M>) {
@@ -885,6 +913,28 @@ Tensor floorDivideScalar(const Tensor& self, const Scalar& other) {
 Tensor& floorDivideScalarInplace(Tensor& self, const Scalar& other) {
   return floorDivideInplaceOp().call(self, wrapScalar(self, other));
 }
+const auto& remainderTensorOp() {
+  static const auto op =
+      lookup<Tensor(const Tensor&, const Tensor&)>("aten::remainder", "Tensor");
+  return op;
+}
+const auto& remainderInplaceOp() {
+  static const auto op =
+      lookup<Tensor&(Tensor&, const Tensor&)>("aten::remainder_", "Tensor");
+  return op;
+}
+Tensor remainderScalar(const Tensor& self, const Scalar& other) {
+  return remainderTensorOp().call(self, wrapScalar(self, other));
+}
+Tensor& remainderScalarInplace(Tensor& self, const Scalar& other) {
+  return remainderInplaceOp().call(self, wrapScalar(self, other));
+}
+// `4 % x`: the Scalar as a wrapped number, so that it promotes as one
+// (4.5 % an int64 tensor is float32, as torch's).
+Tensor remainderScalarTensor(const Scalar& self, const Tensor& other) {
+  checkDefined("remainder", other);
+  return remainderTensorOp().call(wrappedScalarTensor(self), other);
+}
 Tensor xorTensor(const Tensor& self, const Tensor& other) {
   return xorOp().call(self, other);
 }
@@ -911,6 +961,11 @@ TURNOUT_LIBRARY_FRAGMENT(aten, m) {
   m.def("fmod.Scalar(Tensor self, Scalar other) -> Tensor");
   m.def("fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)");
   m.def("fmod_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)");
+  m.def("remainder.Tensor(Tensor self, Tensor other) -> Tensor");
+  m.def("remainder.Scalar(Tensor self, Scalar other) -> Tensor");
+  m.def("remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor");
+  m.def("remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)");
+  m.def("remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)");
   m.def("floor_divide(Tensor self, Tensor other) -> Tensor");
   m.def("floor_divide.Scalar(Tensor self, Scalar other) -> Tensor");
   m.def("floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)");
@@ -976,6 +1031,8 @@ void registerMiscOps(Library& m) {
   m.impl("minimum", TURNOUT_FN((binFunctional<kCpu, Bin::Minimum>)));
   m.impl("fmod.Tensor", TURNOUT_FN((binFunctional<kCpu, Bin::Fmod>)));
   m.impl("fmod_.Tensor", TURNOUT_FN((binInplace<kCpu, Bin::Fmod>)));
+  m.impl("remainder.Tensor", TURNOUT_FN((binFunctional<kCpu, Bin::Remainder>)));
+  m.impl("remainder_.Tensor", TURNOUT_FN((binInplace<kCpu, Bin::Remainder>)));
   m.impl("floor_divide", TURNOUT_FN((binFunctional<kCpu, Bin::FloorDivide>)));
   m.impl("floor_divide_.Tensor",
          TURNOUT_FN((binInplace<kCpu, Bin::FloorDivide>)));
@@ -1006,6 +1063,9 @@ TURNOUT_LIBRARY_IMPL(aten, CompositeExplicitAutograd, m) {
   m.impl("logsumexp", TURNOUT_FN(logsumexpKernel));
   m.impl("norm.Scalar", TURNOUT_FN(normScalar));
   m.impl("norm.ScalarOpt_dim", TURNOUT_FN(normScalarOptDim));
+  m.impl("remainder.Scalar", TURNOUT_FN(remainderScalar));
+  m.impl("remainder_.Scalar", TURNOUT_FN(remainderScalarInplace));
+  m.impl("remainder.Scalar_Tensor", TURNOUT_FN(remainderScalarTensor));
 }
 
 TURNOUT_LIBRARY_IMPL(aten, CompositeImplicitAutograd, m) {

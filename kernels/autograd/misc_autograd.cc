@@ -6,6 +6,10 @@
 //   maximum / minimum: the gradient goes to the larger (smaller) input, half
 //     to each on ties;
 //   fmod.Tensor: self: g; other: -g * trunc(self / other);
+//   remainder.Tensor (RemainderBackward1): self: g; other:
+//     -g * floor_divide(self, other); remainder.Scalar (RemainderBackward0):
+//     self: g; remainder.Scalar_Tensor: recorded, and its backward fails as
+//     torch's does ("derivative for aten::remainder is not implemented");
 //   floor_divide: recorded, and its backward fails as torch's does
 //     ("derivative for aten::floor_divide is not implemented");
 //   prod: g * (the product of the other elements), exact with zeros
@@ -71,6 +75,30 @@ const TypedOperatorHandle<BinarySig>& fmodOp() {
 }
 const TypedOperatorHandle<InplaceSig>& fmodInplaceOp() {
   static const auto op = lookup<InplaceSig>("aten::fmod_", "Tensor");
+  return op;
+}
+const TypedOperatorHandle<BinarySig>& remainderOp() {
+  static const auto op = lookup<BinarySig>("aten::remainder", "Tensor");
+  return op;
+}
+const TypedOperatorHandle<InplaceSig>& remainderInplaceOp() {
+  static const auto op = lookup<InplaceSig>("aten::remainder_", "Tensor");
+  return op;
+}
+using ScalarSig = Tensor(const Tensor&, const Scalar&);
+using ScalarInplaceSig = Tensor&(Tensor&, const Scalar&);
+const TypedOperatorHandle<ScalarSig>& remainderScalarOp() {
+  static const auto op = lookup<ScalarSig>("aten::remainder", "Scalar");
+  return op;
+}
+const TypedOperatorHandle<ScalarInplaceSig>& remainderScalarInplaceOp() {
+  static const auto op = lookup<ScalarInplaceSig>("aten::remainder_", "Scalar");
+  return op;
+}
+using ScalarTensorSig = Tensor(const Scalar&, const Tensor&);
+const TypedOperatorHandle<ScalarTensorSig>& remainderScalarTensorOp() {
+  static const auto op =
+      lookup<ScalarTensorSig>("aten::remainder", "Scalar_Tensor");
   return op;
 }
 const TypedOperatorHandle<BinarySig>& floorDivideOp() {
@@ -205,6 +233,73 @@ Tensor& fmodInplace(Tensor& self, const Tensor& other) {
   return self;
 }
 
+// ---- remainder ----------------------------------------------------------------------
+
+variable_list remainderGrad(const F& n, const Tensor& g, const Tensor& x,
+                            const Tensor& y) {
+  Tensor gy;
+  if (n.needsGrad(1)) gy = neg(mul(g, floorDivideOp().call(x, y)));
+  return variable_list{g, gy};
+}
+
+// The formula of RemainderBackward1 (remainder.Tensor and remainder_.Tensor);
+// `self_value` is self before the operator wrote it.
+void recordRemainder(const Tensor& self, const Tensor& self_value,
+                     const Tensor& other, const Tensor& out) {
+  SavedVariable a(self_value);
+  SavedVariable b(other);
+  Node* node = record("RemainderBackward1", {self, other}, out,
+                      [a, b](const F& n, const Tensor& g) {
+                        return remainderGrad(n, g, a.unpack(&n),
+                                             b.unpack(&n));
+                      });
+  addFmodSaved(node, other, a, b);  // torch shows them as FmodBackward1's
+}
+
+Tensor remainderKernel(const Tensor& self, const Tensor& other) {
+  const bool rec = shouldRecord("remainder", self, other);
+  Tensor out = belowAutograd([&] { return remainderOp().call(self, other); });
+  if (rec) recordRemainder(self, self, other, out);
+  return out;
+}
+
+Tensor& remainderInplace(Tensor& self, const Tensor& other) {
+  const bool rec = shouldRecord("remainder_", self, other);
+  checkInplaceAllowed(self, rec, "remainder_");
+  Tensor original;
+  if (rec) original = belowAutograd([&] { return turnout::clone(self); });
+  belowAutograd([&] { remainderInplaceOp().call(self, other); });
+  self.unsafeGetTensorImpl()->bump_version();
+  if (rec) recordRemainder(self, original, other, self);
+  return self;
+}
+
+variable_list passGrad(const F&, const Tensor& g) { return variable_list{g}; }
+
+// remainder.Scalar (`x % 4`): RemainderBackward0, the gradient to self.
+Tensor remainderScalarKernel(const Tensor& self, const Scalar& other) {
+  const bool rec = shouldRecord("remainder", self);
+  Tensor out =
+      belowAutograd([&] { return remainderScalarOp().call(self, other); });
+  if (rec) record("RemainderBackward0", {self}, out, passGrad);
+  return out;
+}
+
+Tensor& remainderScalarInplace(Tensor& self, const Scalar& other) {
+  const bool rec = shouldRecord("remainder_", self);
+  detail::writeInplace(self, rec, "remainder_", [&] {
+    remainderScalarInplaceOp().call(self, other);
+  });
+  if (rec) record("RemainderBackward0", {self}, self, passGrad);
+  return self;
+}
+
+variable_list remainderScalarTensorGrad(const F&, const Tensor&) {
+  TURNOUT_CHECK(false, ErrorKind::NotImplemented,
+                "derivative for aten::remainder is not implemented");
+  return {};
+}
+
 // torch 1.13's name for the node of an operator without a derivative.
 constexpr const char* kNotImplementedNode = "torch::autograd::NotImplemented";
 
@@ -223,6 +318,15 @@ variable_list floorDivideGrad(const F&, const Tensor&) {
   TURNOUT_CHECK(false, ErrorKind::NotImplemented,
                 "derivative for aten::floor_divide is not implemented");
   return {};
+}
+
+// remainder.Scalar_Tensor (`4 % x`): not differentiable in torch 1.13.
+Tensor remainderScalarTensorKernel(const Scalar& self, const Tensor& other) {
+  const bool rec = shouldRecord("remainder", other);
+  Tensor out = belowAutograd(
+      [&] { return remainderScalarTensorOp().call(self, other); });
+  if (rec) record(kNotImplementedNode, {other}, out, remainderScalarTensorGrad);
+  return out;
 }
 
 Tensor floorDivideKernel(const Tensor& self, const Tensor& other) {
@@ -506,6 +610,11 @@ TURNOUT_LIBRARY_IMPL(aten, Autograd, m) {
   m.impl("minimum", TURNOUT_FN(maxMinKernel<false>));
   m.impl("fmod.Tensor", TURNOUT_FN(fmodKernel));
   m.impl("fmod_.Tensor", TURNOUT_FN(fmodInplace));
+  m.impl("remainder.Tensor", TURNOUT_FN(remainderKernel));
+  m.impl("remainder_.Tensor", TURNOUT_FN(remainderInplace));
+  m.impl("remainder.Scalar", TURNOUT_FN(remainderScalarKernel));
+  m.impl("remainder_.Scalar", TURNOUT_FN(remainderScalarInplace));
+  m.impl("remainder.Scalar_Tensor", TURNOUT_FN(remainderScalarTensorKernel));
   m.impl("floor_divide", TURNOUT_FN(floorDivideKernel));
   m.impl("floor_divide_.Tensor", TURNOUT_FN(floorDivideInplace));
   m.impl("prod", TURNOUT_FN(prodAllKernel));

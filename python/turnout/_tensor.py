@@ -665,6 +665,31 @@ class Tensor(_C.TensorBase):
         _floor_divide__Tensor(self, other)
         return self
 
+    # % as torch 1.13's: remainder.Tensor for a tensor, remainder.Scalar
+    # for a number (RemainderBackward0), remainder.Scalar_Tensor for
+    # ``4 % x``; an operand neither takes answers NotImplemented, so Python
+    # raises its own TypeError.
+    def __mod__(self, other: Any) -> "Tensor":
+        try:
+            if isinstance(other, _TensorBase):
+                return _remainder_Tensor(self, other)
+            return _remainder_Scalar(self, other)
+        except TypeError:
+            return NotImplemented
+
+    def __rmod__(self, other: Any) -> "Tensor":
+        try:
+            return _remainder_Scalar_Tensor(other, self)
+        except TypeError:
+            return NotImplemented
+
+    def __imod__(self, other: Any) -> "Tensor":
+        if isinstance(other, _TensorBase):
+            _remainder__Tensor(self, other)
+        else:
+            _remainder__Scalar(self, other)
+        return self
+
     def __matmul__(self, other: Any) -> "Tensor":
         return _matmul_default(self, other)
 
@@ -743,7 +768,7 @@ _MATH_METHODS = [
     "exp_", "log_", "sqrt_", "tanh_", "sigmoid_", "neg_", "abs_",
     "cumsum", "cumsum_", "cumprod", "cumprod_", "max", "min", "sort", "topk",
     "var", "std", "normal_", "uniform_", "bernoulli_", "argmin", "relu_",
-    "bitwise_not", "bitwise_not_",
+    "bitwise_not", "bitwise_not_", "remainder", "remainder_",
 ]
 for _name in _METHODS + _MATH_METHODS:
     setattr(Tensor, _name, _make_method(_name))
@@ -947,6 +972,11 @@ _sub__Tensor = ops.aten.sub_.Tensor
 _mul__Tensor = ops.aten.mul_.Tensor
 _div__Tensor = ops.aten.div_.Tensor
 _floor_divide__Tensor = ops.aten.floor_divide_.Tensor
+_remainder_Tensor = ops.aten.remainder.Tensor
+_remainder_Scalar = ops.aten.remainder.Scalar
+_remainder_Scalar_Tensor = ops.aten.remainder.Scalar_Tensor
+_remainder__Tensor = ops.aten.remainder_.Tensor
+_remainder__Scalar = ops.aten.remainder_.Scalar
 _neg_default = ops.aten.neg.default
 _reciprocal_default = ops.aten.reciprocal.default
 _matmul_default = ops.aten.matmul.default

@@ -1950,6 +1950,46 @@ add(OpInfo("aten::fmod_.Scalar", _inplace_binary(_fmod_scalar),
            ref=lambda self, other: self.fmod_(other)))
 
 
+def _remainder() -> List[Sample]:
+    # fmod's samples (mixed signs: the result takes the divisor's sign) and
+    # floats whose remainder is 0 or exact multiples.
+    return _fmod() + [
+        S(T((2, 3), "int64", low=-9, high=9), T((2, 3), "int64", low=-4, high=-1),
+          desc="int, negative divisor"),
+        S(T((4,), values=[-3.0, 3.0, -0.0, 6.0]), T((4,), values=[1.5, -1.5, -2.0, -3.0]),
+          desc="exact multiples", grad=False),
+        S(T((2, 3), "int32", low=-9, high=9), T((), "int64", low=2, high=4),
+          desc="0-dim divisor")]
+
+
+def _remainder_scalar() -> List[Sample]:
+    return _fmod_scalar() + [
+        S(T((2, 3), "int64", low=-9, high=9), -4, desc="negative divisor"),
+        S(T((2, 3), low=-5, high=5), -1.5, desc="float, negative divisor"),
+        S(T((2,), "bool"), True, desc="bool", error=True)]
+
+
+def _remainder_scalar_tensor() -> List[Sample]:
+    return [S(4, T((2, 3), low=0.5)), S(-7.5, T((2, 3), low=-5, high=5)),
+            S(7, T((2, 3), "int64", low=1, high=5)), S(-7, T((2, 3), "int64", low=-5, high=-1)),
+            S(4.5, T((3,), "int64", low=1, high=5), desc="float scalar, int tensor"),
+            S(True, T((3,), "int64", low=1, high=5), desc="bool scalar"),
+            S(2, T((0, 2)), desc="empty"),
+            S(4, T((2,), "int64", values=[0, 1]), desc="int by zero", error=True),
+            S(True, T((2,), "bool"), desc="bool", error=True)]
+
+
+add(OpInfo("aten::remainder.Tensor", _remainder))
+add(OpInfo("aten::remainder_.Tensor", _inplace_binary(_remainder)))
+add(OpInfo("aten::remainder.Scalar", _remainder_scalar, ref=_scalar_ref("remainder")))
+add(OpInfo("aten::remainder_.Scalar", _inplace_binary(_remainder_scalar),
+           ref=lambda self, other: self.remainder_(other)))
+# `4 % x` has no derivative in torch 1.13 (its backward raises).
+add(OpInfo("aten::remainder.Scalar_Tensor", _remainder_scalar_tensor, grad=False,
+           opcheck=("test_schema", "test_faketensor", "test_graph"),
+           skip_opcheck="torch 1.13 has no derivative for remainder.Scalar_Tensor"))
+
+
 def _floor_divide() -> List[Sample]:
     return [S(T((2, 3), low=-5, high=5), T((2, 3), low=0.5)),
             S(T((2, 3), low=-5, high=5), T((3,), low=-2, high=-0.5), desc="negative"),
