@@ -90,6 +90,13 @@ pybind11::object toPyObject(const IValue& v, const SchemaType* type = nullptr);
 /// tensor.
 bool allowsNumbersAsTensors(const std::string& qualname);
 
+/// A Python number as torch 1.13's argument parser reads one for a Scalar
+/// (or a wrapped number): a bool as a bool; an int or a NumPy integer as
+/// int64 (false outside its range); a float, a NumPy floating scalar or a
+/// NumPy bool_ as a double (torch reads numpy.bool_(True) as 1.0). False,
+/// with no Python error set, for anything else.
+bool numberToScalar(PyObject* obj, Scalar* out);
+
 /// Pops the schema's returns off `stack`: None for no return, the value for
 /// one, a tuple for several.
 pybind11::object returnsToPython(Stack& stack, const FunctionSchema& schema);
