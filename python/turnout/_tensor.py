@@ -723,8 +723,8 @@ class Tensor(_C.TensorBase):
         dtype = _number_result_type(other, self)
         if dtype is None:
             return NotImplemented
+        import numpy as np
         if dtype != _C.bool and not dtype.is_floating_point:
-            import numpy as np
             info = np.iinfo(_NUMPY_DTYPES[dtype])
             # As torch.tensor's check: an unsigned dtype takes -max..max
             # (the negative values wrap).
@@ -735,7 +735,9 @@ class Tensor(_C.TensorBase):
                     f"value cannot be converted to type {name} without "
                     f"overflow: {other!r} ** a tensor of dtype {name}")
             other = int(other) % (info.max + 1) if info.min == 0 else int(other)
-        return _pow_Tensor_Tensor(_fresh_tensor(other, dtype, self.device), self)
+        with np.errstate(over="ignore"):  # 1e10 ** a float16 tensor: inf
+            base = _fresh_tensor(other, dtype, self.device)
+        return _pow_Tensor_Tensor(base, self)
 
     def __ipow__(self, exponent: Any) -> "Tensor":
         if isinstance(exponent, _TensorBase):

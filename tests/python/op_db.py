@@ -1985,7 +1985,11 @@ add(OpInfo("aten::remainder.Scalar", _remainder_scalar, ref=_scalar_ref("remaind
 add(OpInfo("aten::remainder_.Scalar", _inplace_binary(_remainder_scalar),
            ref=lambda self, other: self.remainder_(other)))
 # `4 % x` has no derivative in torch 1.13 (its backward raises).
+# The Scalar_Tensor overloads against torch.remainder / torch.pow: torch
+# 1.13's torch.ops reads a bool Scalar as an int, its Python API (and
+# turnout's) as a bool.
 add(OpInfo("aten::remainder.Scalar_Tensor", _remainder_scalar_tensor, grad=False,
+           ref=_scalar_ref("remainder"),
            opcheck=("test_schema", "test_faketensor", "test_graph"),
            skip_opcheck="torch 1.13 has no derivative for remainder.Scalar_Tensor"))
 
@@ -2030,7 +2034,7 @@ def _pow_inplace_scalar() -> List[Sample]:
 
 add(OpInfo("aten::pow.Tensor_Tensor", _pow_tensor))
 add(OpInfo("aten::pow_.Tensor", _inplace_binary(_pow_tensor)))
-add(OpInfo("aten::pow.Scalar", _pow_scalar_tensor))
+add(OpInfo("aten::pow.Scalar", _pow_scalar_tensor, ref=_scalar_ref("pow")))
 add(OpInfo("aten::pow_.Scalar", _pow_inplace_scalar, ref=lambda self, e: self.pow_(e)))
 
 
