@@ -630,15 +630,15 @@ void checkPowExponent(ScalarType result, const Scalar& exponent) {
         // negative values wrap).
         const int64_t e = exponent.toLong();
         const int64_t max = int64_t(std::numeric_limits<T>::max());
-        const int64_t min = std::is_signed_v<T>
-                                ? int64_t(std::numeric_limits<T>::min())
-                                : -max;
+        const int64_t min =
+            std::is_signed_v<T> ? int64_t(std::numeric_limits<T>::min()) : -max;
         fits = e >= min && e <= max;
       }
     });
   }
-  TURNOUT_CHECK(fits, ErrorKind::InvalidArgument, "value cannot be converted "
-                "to type ", powTypeName(result), " without overflow");
+  TURNOUT_CHECK(fits, ErrorKind::InvalidArgument,
+                "value cannot be converted to type ", powTypeName(result),
+                " without overflow");
   if (isIntegralType(result, /*include_bool=*/true) &&
       exponent.isIntegral(/*include_bool=*/false)) {
     TURNOUT_CHECK(exponent.toLong() >= 0, ErrorKind::InvalidArgument,

@@ -255,7 +255,7 @@ Tensor& fmodInplace(Tensor& self, const Tensor& other) {
   return self;
 }
 
-// ---- remainder ----------------------------------------------------------------------
+// ---- remainder ------------------------------------------------------------
 
 variable_list remainderGrad(const F& n, const Tensor& g, const Tensor& x,
                             const Tensor& y) {
@@ -272,8 +272,7 @@ void recordRemainder(const Tensor& self, const Tensor& self_value,
   SavedVariable b(other);
   Node* node = record("RemainderBackward1", {self, other}, out,
                       [a, b](const F& n, const Tensor& g) {
-                        return remainderGrad(n, g, a.unpack(&n),
-                                             b.unpack(&n));
+                        return remainderGrad(n, g, a.unpack(&n), b.unpack(&n));
                       });
   addFmodSaved(node, other, a, b);  // torch shows them as FmodBackward1's
 }
@@ -309,9 +308,8 @@ Tensor remainderScalarKernel(const Tensor& self, const Scalar& other) {
 
 Tensor& remainderScalarInplace(Tensor& self, const Scalar& other) {
   const bool rec = shouldRecord("remainder_", self);
-  detail::writeInplace(self, rec, "remainder_", [&] {
-    remainderScalarInplaceOp().call(self, other);
-  });
+  detail::writeInplace(self, rec, "remainder_",
+                       [&] { remainderScalarInplaceOp().call(self, other); });
   if (rec) record("RemainderBackward0", {self}, self, passGrad);
   return self;
 }
@@ -322,7 +320,7 @@ variable_list remainderScalarTensorGrad(const F&, const Tensor&) {
   return {};
 }
 
-// ---- pow ----------------------------------------------------------------------------
+// ---- pow ------------------------------------------------------------------
 
 // g * result * log(base), 0 where base == 0 and exponent >= 0 (0^e has no
 // slope in e there, and log(0) would make it nan).
@@ -351,11 +349,11 @@ void recordPow(const Tensor& self, const Tensor& self_value,
   SavedVariable a(self_value);
   SavedVariable b(exponent);
   SavedVariable r(out, /*is_output=*/true);
-  Node* node = record("PowBackward1", {self, exponent}, out,
-                      [a, b, r](const F& n, const Tensor& g) {
-                        return powGrad(n, g, a.unpack(&n), b.unpack(&n),
-                                       r.unpack(&n));
-                      });
+  Node* node =
+      record("PowBackward1", {self, exponent}, out,
+             [a, b, r](const F& n, const Tensor& g) {
+               return powGrad(n, g, a.unpack(&n), b.unpack(&n), r.unpack(&n));
+             });
   if (node != nullptr) {
     node->addSaved("exponent", b);
     node->addSaved("result", r);
@@ -384,7 +382,8 @@ Tensor& powInplace(Tensor& self, const Tensor& exponent) {
 // torch.pow(2, x): PowBackward2, the gradient to the exponent only.
 Tensor powScalarKernel(const Scalar& self, const Tensor& exponent) {
   const bool rec = shouldRecord("pow", exponent);
-  Tensor out = belowAutograd([&] { return powScalarOp().call(self, exponent); });
+  Tensor out =
+      belowAutograd([&] { return powScalarOp().call(self, exponent); });
   if (rec) {
     SavedVariable b(exponent);
     SavedVariable r(out, /*is_output=*/true);
@@ -416,16 +415,16 @@ Tensor& powScalarInplace(Tensor& self, const Scalar& exponent) {
     const bool zero = exponent.isIntegral(true) ? exponent.toLong() == 0
                                                 : exponent.toDouble() == 0.0;
     SavedVariable a(original);
-    Node* node = record(
-        "PowBackward0", {self}, self,
-        [a, exponent, zero](const F& n, const Tensor& g) {
-          if (zero) return variable_list{zeros_like(g)};
-          const Scalar e1 = exponent.isIntegral(true)
-                                ? Scalar(exponent.toLong() - 1)
-                                : Scalar(exponent.toDouble() - 1.0);
-          return variable_list{
-              mul(mul(g, exponent), turnout::pow(a.unpack(&n), e1))};
-        });
+    Node* node =
+        record("PowBackward0", {self}, self,
+               [a, exponent, zero](const F& n, const Tensor& g) {
+                 if (zero) return variable_list{zeros_like(g)};
+                 const Scalar e1 = exponent.isIntegral(true)
+                                       ? Scalar(exponent.toLong() - 1)
+                                       : Scalar(exponent.toDouble() - 1.0);
+                 return variable_list{
+                     mul(mul(g, exponent), turnout::pow(a.unpack(&n), e1))};
+               });
     if (node != nullptr) {
       node->addSaved("exponent", IValue(exponent));
       node->addSaved("self", a);

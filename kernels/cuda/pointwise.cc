@@ -14,8 +14,8 @@
 // functional Meta kernel gives. The activations (gelu, silu, elu,
 // leaky_relu, hardtanh, softplus and their backward operators), clamp_,
 // masked_fill, the Scalar overloads of fmod, remainder, pow, floor_divide
-// and bitwise_xor, logsumexp, norm, var and std are composite kernels over these
-// and elementwise.cc's, so they run on CUDA through them.
+// and bitwise_xor, logsumexp, norm, var and std are composite kernels over
+// these and elementwise.cc's, so they run on CUDA through them.
 //
 // One difference from the CPU kernels: an integer fmod, remainder or
 // floor_divide by zero gives 0 instead of raising ZeroDivisionError (device
