@@ -24,6 +24,15 @@ using Kind = SchemaType::Kind;
 
 bool isBool(py::handle obj) { return PyBool_Check(obj.ptr()); }
 
+// Set by TensorsAreNotNumbers (ivalue.h).
+thread_local bool t_tensors_are_not_numbers = false;
+
+// A tensor read as a number (through __index__), unless a packet's first
+// binding pass refuses that.
+bool refusedTensor(PyObject* p) {
+  return t_tensors_are_not_numbers && isTensor(p);
+}
+
 enum class NumpyScalar { kNone, kFloating, kBool };
 
 // Which NumPy scalar `p` is, for the classes torch 1.13 reads unlike
@@ -82,7 +91,8 @@ bool numpyToDouble(PyObject* p, double* out) {
 bool toInt(py::handle obj, int64_t* out) {
   PyObject* p = obj.ptr();
   if (PyBool_Check(p)) return false;
-  if (!PyLong_Check(p) && numpyScalarKind(p) == NumpyScalar::kBool) {
+  if (!PyLong_Check(p) &&
+      (numpyScalarKind(p) == NumpyScalar::kBool || refusedTensor(p))) {
     return false;
   }
   if (!PyLong_Check(p) && !PyIndex_Check(p)) return false;
@@ -657,6 +667,14 @@ std::string describeAt(py::handle obj, int depth, int* budget) {
 }
 
 }  // namespace
+
+TensorsAreNotNumbers::TensorsAreNotNumbers()
+    : previous_(t_tensors_are_not_numbers) {
+  t_tensors_are_not_numbers = true;
+}
+TensorsAreNotNumbers::~TensorsAreNotNumbers() {
+  t_tensors_are_not_numbers = previous_;
+}
 
 bool numberToScalar(PyObject* obj, Scalar* out) {
   if (PyBool_Check(obj)) {

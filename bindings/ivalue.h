@@ -97,6 +97,23 @@ bool allowsNumbersAsTensors(const std::string& qualname);
 /// with no Python error set, for anything else.
 bool numberToScalar(PyObject* obj, Scalar* out);
 
+/// While one is alive on this thread, a tensor converts to no int, float
+/// or Scalar argument (by its __index__ or __float__). An operator packet
+/// binds its overloads under one first, so that a tensor goes to a Tensor
+/// overload where one takes it, as torch 1.13's overload resolution does:
+/// remainder(torch.tensor(5), x) is remainder.Tensor, not
+/// remainder.Scalar_Tensor; then without one. Not for use around a call.
+class TensorsAreNotNumbers {
+ public:
+  TensorsAreNotNumbers();
+  ~TensorsAreNotNumbers();
+  TensorsAreNotNumbers(const TensorsAreNotNumbers&) = delete;
+  TensorsAreNotNumbers& operator=(const TensorsAreNotNumbers&) = delete;
+
+ private:
+  bool previous_;
+};
+
 /// Pops the schema's returns off `stack`: None for no return, the value for
 /// one, a tuple for several.
 pybind11::object returnsToPython(Stack& stack, const FunctionSchema& schema);

@@ -68,6 +68,10 @@ EXPRESSIONS = [
     "lib.remainder(x, x)", "x ** 2", "2 ** x", "x ** x", "2.5 ** i", "2 ** i",
     "True ** i", "i ** 2", "i ** i", "lib.pow(2, x)", "lib.pow(x, x)",
     "x.pow(x)", "x ** True",
+    # A one-element integer tensor goes to the Tensor overload, not (through
+    # its __index__) to a Scalar one.
+    "lib.remainder(five, x)", "lib.pow(two, x)", "x.remainder(two)",
+    "x.pow(two)", "lib.remainder(five, 3)",
     # NumPy scalars, as torch 1.13 reads them (numpy.bool_ as a float).
     "x * np.float64(2)", "np.float64(2) * x", "x % np.int64(3)",
     "np.int64(3) % x", "x + np.bool_(True)", "i + np.bool_(True)",
@@ -86,7 +90,8 @@ def values(api):
     lib = api.lib
     return dict(x=lib.tensor([1.0, 2.0, -3.0], requires_grad=True),
                 i=lib.tensor([3, 4, -5]),
-                y=lib.tensor([1.0, 2.0, -3.0]), lib=lib, np=np)
+                y=lib.tensor([1.0, 2.0, -3.0]), lib=lib, np=np,
+                five=lib.tensor(5), two=lib.tensor(2))
 
 
 def run_expression(api, expr):
