@@ -3,6 +3,7 @@
 #include <pybind11/pybind11.h>
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -23,10 +24,77 @@ using Kind = SchemaType::Kind;
 
 bool isBool(py::handle obj) { return PyBool_Check(obj.ptr()); }
 
-// An int, or an object with __index__ (a NumPy integer), but not a bool.
+// Set by TensorsAreNotNumbers (ivalue.h).
+thread_local bool t_tensors_are_not_numbers = false;
+
+// A tensor read as a number (through __index__), unless a packet's first
+// binding pass refuses that.
+bool refusedTensor(PyObject* p) {
+  return t_tensors_are_not_numbers && isTensor(p);
+}
+
+enum class NumpyScalar { kNone, kFloating, kBool };
+
+// Which NumPy scalar `p` is, for the classes torch 1.13 reads unlike
+// Python's: numpy.floating (only float64 is a float) and numpy.bool_
+// (neither a bool nor, for torch, an integer). The classes are looked up
+// once NumPy has been imported (no NumPy scalar exists before), never
+// importing it; the type name's prefix keeps other objects off that path.
+// Precondition: the GIL is held (it guards the cached classes).
+NumpyScalar numpyScalarKind(PyObject* p) {
+  if (std::strncmp(Py_TYPE(p)->tp_name, "numpy.", 6) != 0) {
+    return NumpyScalar::kNone;
+  }
+  static PyObject* floating = nullptr;  // strong references, kept
+  static PyObject* bool_class = nullptr;
+  if (floating == nullptr || bool_class == nullptr) {
+    py::object numpy = py::reinterpret_steal<py::object>(
+        PyImport_GetModule(py::str("numpy").ptr()));
+    if (!numpy) {
+      PyErr_Clear();
+      return NumpyScalar::kNone;
+    }
+    PyObject* f = PyObject_GetAttrString(numpy.ptr(), "floating");
+    PyObject* b = PyObject_GetAttrString(numpy.ptr(), "bool_");
+    if (f == nullptr || b == nullptr || !PyType_Check(f) || !PyType_Check(b)) {
+      PyErr_Clear();
+      Py_XDECREF(f);
+      Py_XDECREF(b);
+      return NumpyScalar::kNone;
+    }
+    floating = f;
+    bool_class = b;
+  }
+  if (PyObject_TypeCheck(p, reinterpret_cast<PyTypeObject*>(floating))) {
+    return NumpyScalar::kFloating;
+  }
+  if (PyObject_TypeCheck(p, reinterpret_cast<PyTypeObject*>(bool_class))) {
+    return NumpyScalar::kBool;
+  }
+  return NumpyScalar::kNone;
+}
+
+// A NumPy floating scalar or bool_ as a double.
+bool numpyToDouble(PyObject* p, double* out) {
+  if (numpyScalarKind(p) == NumpyScalar::kNone) return false;
+  const double d = PyFloat_AsDouble(p);
+  if (d == -1.0 && PyErr_Occurred()) {
+    PyErr_Clear();
+    return false;
+  }
+  *out = d;
+  return true;
+}
+
+// An int, or an object with __index__ (a NumPy integer), but not a bool
+// (nor NumPy's bool_, whose __index__ NumPy deprecates).
 bool toInt(py::handle obj, int64_t* out) {
   PyObject* p = obj.ptr();
   if (PyBool_Check(p)) return false;
+  if (!PyLong_Check(p) &&
+      (numpyScalarKind(p) == NumpyScalar::kBool || refusedTensor(p))) {
+    return false;
+  }
   if (!PyLong_Check(p) && !PyIndex_Check(p)) return false;
   int overflow = 0;
   py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(p));
@@ -51,7 +119,7 @@ bool toDouble(py::handle obj, double* out) {
     *out = static_cast<double>(i);
     return true;
   }
-  return false;
+  return numpyToDouble(p, out);
 }
 
 bool isSequence(py::handle obj) {
@@ -460,17 +528,9 @@ bool tryToIValueAt(py::handle obj, const SchemaType& type,
       return true;
     case Kind::Scalar:
     case Kind::Number: {
-      if (PyBool_Check(p)) {
-        *out = IValue(p == Py_True);
-        return true;
-      }
-      if (PyFloat_Check(p)) {
-        *out = IValue(PyFloat_AS_DOUBLE(p));
-        return true;
-      }
-      int64_t i;
-      if (!toInt(obj, &i)) return false;
-      *out = IValue(i);
+      Scalar s;
+      if (!numberToScalar(p, &s)) return false;
+      *out = IValue(s);
       return true;
     }
     case Kind::ScalarType: {
@@ -607,6 +667,36 @@ std::string describeAt(py::handle obj, int depth, int* budget) {
 }
 
 }  // namespace
+
+TensorsAreNotNumbers::TensorsAreNotNumbers()
+    : previous_(t_tensors_are_not_numbers) {
+  t_tensors_are_not_numbers = true;
+}
+TensorsAreNotNumbers::~TensorsAreNotNumbers() {
+  t_tensors_are_not_numbers = previous_;
+}
+
+bool numberToScalar(PyObject* obj, Scalar* out) {
+  if (PyBool_Check(obj)) {
+    *out = Scalar(obj == Py_True);
+    return true;
+  }
+  if (PyFloat_Check(obj)) {
+    *out = Scalar(PyFloat_AS_DOUBLE(obj));
+    return true;
+  }
+  int64_t i;
+  if (toInt(obj, &i)) {
+    *out = Scalar(i);
+    return true;
+  }
+  double d;
+  if (numpyToDouble(obj, &d)) {
+    *out = Scalar(d);
+    return true;
+  }
+  return false;
+}
 
 bool allowsNumbersAsTensors(const std::string& qualname) {
   static const char* const kNames[] = {

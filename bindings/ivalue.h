@@ -90,6 +90,30 @@ pybind11::object toPyObject(const IValue& v, const SchemaType* type = nullptr);
 /// tensor.
 bool allowsNumbersAsTensors(const std::string& qualname);
 
+/// A Python number as torch 1.13's argument parser reads one for a Scalar
+/// (or a wrapped number): a bool as a bool; an int or a NumPy integer as
+/// int64 (false outside its range); a float, a NumPy floating scalar or a
+/// NumPy bool_ as a double (torch reads numpy.bool_(True) as 1.0). False,
+/// with no Python error set, for anything else.
+bool numberToScalar(PyObject* obj, Scalar* out);
+
+/// While one is alive on this thread, a tensor converts to no int, float
+/// or Scalar argument (by its __index__ or __float__). An operator packet
+/// binds its overloads under one first, so that a tensor goes to a Tensor
+/// overload where one takes it, as torch 1.13's overload resolution does:
+/// remainder(torch.tensor(5), x) is remainder.Tensor, not
+/// remainder.Scalar_Tensor; then without one. Not for use around a call.
+class TensorsAreNotNumbers {
+ public:
+  TensorsAreNotNumbers();
+  ~TensorsAreNotNumbers();
+  TensorsAreNotNumbers(const TensorsAreNotNumbers&) = delete;
+  TensorsAreNotNumbers& operator=(const TensorsAreNotNumbers&) = delete;
+
+ private:
+  bool previous_;
+};
+
 /// Pops the schema's returns off `stack`: None for no return, the value for
 /// one, a tuple for several.
 pybind11::object returnsToPython(Stack& stack, const FunctionSchema& schema);

@@ -309,12 +309,27 @@ class OpPacket {
     if (overloads_.size() == 1)
       return overloads_[0]->call(args, nargs, kwnames);
     Stack stack;
-    for (const OpOverload* o : try_order_) {
-      stack.clear();
-      if (o->bind(args, nargs, kwnames, &stack, nullptr)) {
-        return o->callBound(stack);
+    const OpOverload* chosen = nullptr;
+    {
+      // First without reading a tensor as a number, so that a tensor goes
+      // to the overload that takes it as a Tensor (pow(torch.tensor(2), x)
+      // is pow.Tensor_Tensor, not pow.Scalar); released before the call.
+      TensorsAreNotNumbers strict;
+      for (const OpOverload* o : try_order_) {
+        stack.clear();
+        if (o->bind(args, nargs, kwnames, &stack, nullptr)) {
+          chosen = o;
+          break;
+        }
       }
     }
+    for (size_t i = 0; chosen == nullptr && i < try_order_.size(); ++i) {
+      stack.clear();
+      if (try_order_[i]->bind(args, nargs, kwnames, &stack, nullptr)) {
+        chosen = try_order_[i];
+      }
+    }
+    if (chosen != nullptr) return chosen->callBound(stack);
     std::string types;
     for (size_t i = 0; i < nargs; ++i) {
       if (!types.empty()) types += ", ";

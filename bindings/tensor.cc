@@ -573,20 +573,9 @@ py::object wrapTensor(Tensor t) {
 }
 
 Tensor wrapNumber(PyObject* obj) {
-  if (PyBool_Check(obj)) return wrappedScalarTensor(Scalar(obj == Py_True));
-  if (PyFloat_Check(obj)) {
-    return wrappedScalarTensor(Scalar(PyFloat_AS_DOUBLE(obj)));
-  }
-  if (!PyLong_Check(obj) && !PyIndex_Check(obj)) return Tensor();
-  py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(obj));
-  if (!index) {
-    PyErr_Clear();
-    return Tensor();
-  }
-  int overflow = 0;
-  const long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
-  if (overflow != 0) return Tensor();
-  return wrappedScalarTensor(Scalar(static_cast<int64_t>(v)));
+  Scalar s;
+  if (!numberToScalar(obj, &s)) return Tensor();
+  return wrappedScalarTensor(s);
 }
 
 py::object unwrapNumber(const Tensor& t) {

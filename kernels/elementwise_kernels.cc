@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <initializer_list>
+#include <limits>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -599,23 +600,69 @@ M integerPow(M base, int64_t e) {
   }
 }
 
-template <bool kCpu>
-Tensor powTensorScalar(const Tensor& self, const Scalar& exponent) {
-  checkDefined("pow", {&self});
-  const ScalarType result = resultType(self, exponent);
+// torch 1.13's name for a dtype in its exponent overflow message.
+const char* powTypeName(ScalarType t) {
+  switch (t) {
+    case ScalarType::Byte: return "uint8_t";
+    case ScalarType::Char: return "int8_t";
+    case ScalarType::Short: return "short";
+    case ScalarType::Int: return "int";
+    case ScalarType::Half: return "at::Half";
+    default: return toString(t);
+  }
+}
+
+// pow.Tensor_Scalar's checks, as torch 1.13's: no Bool result, an exponent
+// that fits the result dtype, no negative integer power of integers.
+void checkPowExponent(ScalarType result, const Scalar& exponent) {
+  TURNOUT_CHECK(result != ScalarType::Bool, ErrorKind::NotImplemented,
+                "\"pow\" not implemented for 'Bool'");
+  bool fits = true;
+  if (result == ScalarType::Half) {
+    const double e = exponent.toDouble();
+    fits = !std::isfinite(e) || std::fabs(e) <= 65504.0;
+  } else if (isIntegralType(result, /*include_bool=*/false) &&
+             exponent.isIntegral(/*include_bool=*/false)) {
+    visitDtype(result, "pow", [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+        // As c10's overflow check: an unsigned type takes -max..max (the
+        // negative values wrap).
+        const int64_t e = exponent.toLong();
+        const int64_t max = int64_t(std::numeric_limits<T>::max());
+        const int64_t min =
+            std::is_signed_v<T> ? int64_t(std::numeric_limits<T>::min()) : -max;
+        fits = e >= min && e <= max;
+      }
+    });
+  }
+  TURNOUT_CHECK(fits, ErrorKind::InvalidArgument,
+                "value cannot be converted to type ", powTypeName(result),
+                " without overflow");
   if (isIntegralType(result, /*include_bool=*/true) &&
       exponent.isIntegral(/*include_bool=*/false)) {
     TURNOUT_CHECK(exponent.toLong() >= 0, ErrorKind::InvalidArgument,
                   "Integers to negative integer powers are not allowed.");
   }
+}
+
+template <bool kCpu>
+Tensor powTensorScalar(const Tensor& self, const Scalar& exponent) {
+  checkDefined("pow", {&self});
+  const ScalarType result = resultType(self, exponent);
+  checkPowExponent(result, exponent);
   return unaryOp<kCpu, false>("pow", self, result, [&](auto tag) {
     using M = OpMathType<typename decltype(tag)::type>;
     if constexpr (std::is_floating_point_v<M>) {
       const M e = scalarTo<M>(exponent);
       return [e](M x) -> M {
-        // The common exponents exactly as their special functions give them.
+        // The exponents torch computes by their own formulas, as it does.
         if (e == M(2)) return x * x;
+        if (e == M(3)) return x * x * x;
         if (e == M(0.5)) return std::sqrt(x);
+        if (e == M(-0.5)) return M(1) / std::sqrt(x);
+        if (e == M(-1)) return M(1) / x;
+        if (e == M(-2)) return M(1) / (x * x);
         if (e == M(1)) return x;
         return std::pow(x, e);
       };

@@ -2,7 +2,10 @@
 // call: schemas (torch 1.13's), CPU and Meta kernels, and composite kernels.
 //
 // - Pointwise, CPU and Meta: maximum, minimum, fmod.Tensor (fmod_),
-//   floor_divide (floor_divide_), bitwise_xor.Tensor (bitwise_xor_),
+//   remainder.Tensor (remainder_.Tensor; Python's %, the result taking the
+//   divisor's sign), floor_divide (floor_divide_), bitwise_xor.Tensor
+//   (bitwise_xor_), pow.Tensor_Tensor (pow_.Tensor; integers as torch's:
+//   wrapping, 0 for a negative exponent but of a base of 1 or -1),
 //   logical_not (logical_not_): broadcasting and type promotion as add's
 //   (kernels/type_promotion.h), PyTorch's errors ("ZeroDivisionError" for
 //   an integer division by zero).
@@ -12,7 +15,11 @@
 // - gather and scatter_add, CPU and Meta (gather's gradient is scatter_add,
 //   scatter_add's is gather: both in kernels/autograd/misc_autograd.cc).
 // - CompositeExplicitAutograd (their gradients in misc_autograd.cc):
-//   logsumexp, norm.Scalar, norm.ScalarOpt_dim over amax/exp/sum/abs/pow.
+//   logsumexp, norm.Scalar, norm.ScalarOpt_dim over amax/exp/sum/abs/pow;
+//   remainder.Scalar, remainder_.Scalar and remainder.Scalar_Tensor over
+//   remainder.Tensor (their own gradients, as torch 1.13's: `x % 4` is
+//   RemainderBackward0, `4 % x` is not differentiable); pow.Scalar and
+//   pow_.Scalar over pow.Tensor_Tensor (pow_.Tensor).
 // - CompositeImplicitAutograd (gradients, Meta and other devices from the
 //   operators they call): narrow (.Tensor), expand_as, type_as, squeeze()
 //   without a dim, repeat, flip, dot, mv, new_zeros, zero_, fill_.Tensor,
@@ -65,15 +72,25 @@ void checkDefined(const char* op, const Tensor& t) {
 
 // ---- Pointwise binary operators ----------------------------------------------
 
-enum class Bin { Maximum, Minimum, Fmod, FloorDivide, BitwiseXor };
+enum class Bin {
+  Maximum,
+  Minimum,
+  Fmod,
+  Remainder,
+  FloorDivide,
+  BitwiseXor,
+  Pow
+};
 
 const char* binName(Bin k) {
   switch (k) {
     case Bin::Maximum: return "maximum";
     case Bin::Minimum: return "minimum";
     case Bin::Fmod: return "fmod";
+    case Bin::Remainder: return "remainder";
     case Bin::FloorDivide: return "floor_divide";
     case Bin::BitwiseXor: return "bitwise_xor";
+    case Bin::Pow: return "pow";
   }
   return "";
 }
@@ -84,8 +101,10 @@ const char* binKernelName(Bin k) {
     case Bin::Maximum: return "maximum_cpu";
     case Bin::Minimum: return "minimum_cpu";
     case Bin::Fmod: return "fmod_cpu";
+    case Bin::Remainder: return "remainder_cpu";
     case Bin::FloorDivide: return "div_floor_cpu";
     case Bin::BitwiseXor: return "bitwise_xor_cpu";
+    case Bin::Pow: return "pow";
   }
   return "";
 }
@@ -93,7 +112,8 @@ const char* binKernelName(Bin k) {
 void checkBinDtype(Bin k, ScalarType common) {
   const bool bad =
       (k == Bin::BitwiseXor && !isIntegralType(common, /*include_bool=*/true)) ||
-      ((k == Bin::Fmod || k == Bin::FloorDivide) &&
+      ((k == Bin::Fmod || k == Bin::Remainder || k == Bin::FloorDivide ||
+        k == Bin::Pow) &&
        common == ScalarType::Bool);
   TURNOUT_CHECK(!bad, ErrorKind::NotImplemented, "\"", binKernelName(k),
                 "\" not implemented for '", toString(common), "'");
@@ -132,6 +152,52 @@ M binApply(M a, M b, bool* zero) {
         if (b == M(-1)) return M(0);  // avoids INT_MIN % -1
       }
       return static_cast<M>(a % b);
+    }
+  } else if constexpr (kKind == Bin::Pow) {
+    if constexpr (std::is_floating_point_v<M>) {
+      return std::pow(a, b);
+    } else if constexpr (std::is_same_v<M, bool>) {
+      return a;  // not reached: checkBinDtype refuses Bool
+    } else {
+      // Integers as torch's: a negative exponent gives 0 except for a base
+      // of 1 or -1; overflow wraps (computed unsigned, where it is defined).
+      if constexpr (std::is_signed_v<M>) {
+        if (b < 0) {
+          if (a == M(1)) return M(1);
+          if (a == M(-1)) return (b & 1) ? M(-1) : M(1);
+          return M(0);
+        }
+      }
+      using U = std::make_unsigned_t<
+          std::conditional_t<(sizeof(M) < sizeof(int)), int, M>>;
+      U result = 1;
+      U base = static_cast<U>(a);
+      for (M e = b; e > 0; e = static_cast<M>(e >> 1)) {
+        if (e & 1) result = static_cast<U>(result * base);
+        base = static_cast<U>(base * base);
+      }
+      return static_cast<M>(result);
+    }
+  } else if constexpr (kKind == Bin::Remainder) {
+    // Python's %: the remainder of the floor division, with the divisor's
+    // sign (fmod's result moved by one divisor when the signs differ).
+    if constexpr (std::is_floating_point_v<M>) {
+      M mod = std::fmod(a, b);
+      if (mod != M(0) && ((b < M(0)) != (mod < M(0)))) mod += b;
+      return mod;
+    } else {
+      if (b == 0) {
+        *zero = true;
+        return M(0);
+      }
+      if constexpr (std::is_signed_v<M>) {
+        if (b == M(-1)) return M(0);  // avoids INT_MIN % -1
+        M r = static_cast<M>(a % b);
+        if (r != 0 && ((r < 0) != (b < 0))) r = static_cast<M>(r + b);
+        return r;
+      } else {
+        return static_cast<M>(a % b);
+      }
     }
   } else if constexpr (kKind == Bin::FloorDivide) {
     if constexpr (std::is_floating_point_v<M>) {
@@ -885,6 +951,58 @@ Tensor floorDivideScalar(const Tensor& self, const Scalar& other) {
 Tensor& floorDivideScalarInplace(Tensor& self, const Scalar& other) {
   return floorDivideInplaceOp().call(self, wrapScalar(self, other));
 }
+const auto& remainderTensorOp() {
+  static const auto op =
+      lookup<Tensor(const Tensor&, const Tensor&)>("aten::remainder", "Tensor");
+  return op;
+}
+const auto& remainderInplaceOp() {
+  static const auto op =
+      lookup<Tensor&(Tensor&, const Tensor&)>("aten::remainder_", "Tensor");
+  return op;
+}
+// The Scalar as a wrapped number, as torch's: it promotes as a number and
+// converts to the result dtype as a cast would (a uint8 tensor % -2 divides
+// by 254).
+Tensor remainderScalar(const Tensor& self, const Scalar& other) {
+  checkDefined("remainder", self);
+  return remainderTensorOp().call(self, wrappedScalarTensor(other));
+}
+Tensor& remainderScalarInplace(Tensor& self, const Scalar& other) {
+  checkDefined("remainder_", self);
+  return remainderInplaceOp().call(self, wrappedScalarTensor(other));
+}
+const auto& powTensorOp() {
+  static const auto op = lookup<Tensor(const Tensor&, const Tensor&)>(
+      "aten::pow", "Tensor_Tensor");
+  return op;
+}
+// torch.pow(2, x): the base as a wrapped number (pow(2.5, an int64 tensor)
+// is float32, pow(True, one) int64, as torch's).
+Tensor powScalar(const Scalar& self, const Tensor& exponent) {
+  checkDefined("pow", exponent);
+  return powTensorOp().call(wrappedScalarTensor(self), exponent);
+}
+// x.pow_(2): pow.Tensor_Scalar (its checks, and its formulas for the
+// exponents torch computes specially), written back into self, whose dtype
+// the result must have ("Found dtype Long but expected Float", as torch's).
+Tensor& powScalarInplace(Tensor& self, const Scalar& exponent) {
+  checkDefined("pow_", self);
+  const ScalarType result = resultType(self, exponent);
+  TURNOUT_CHECK(result == self.scalar_type(), ErrorKind::InvalidArgument,
+                "Found dtype ", toString(self.scalar_type()), " but expected ",
+                toString(result));
+  checkNoInternalOverlap(self, "pow_");
+  const Tensor value = pow(self, exponent);
+  copy_(self, value);
+  return self;
+}
+// `4 % x`: the Scalar as a wrapped number, so that it promotes as one
+// (4.5 % an int64 tensor is float32, as torch's).
+Tensor remainderScalarTensor(const Scalar& self, const Tensor& other) {
+  checkDefined("remainder", other);
+  return remainderTensorOp().call(wrappedScalarTensor(self), other);
+}
 Tensor xorTensor(const Tensor& self, const Tensor& other) {
   return xorOp().call(self, other);
 }
@@ -911,6 +1029,15 @@ TURNOUT_LIBRARY_FRAGMENT(aten, m) {
   m.def("fmod.Scalar(Tensor self, Scalar other) -> Tensor");
   m.def("fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)");
   m.def("fmod_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)");
+  m.def("remainder.Tensor(Tensor self, Tensor other) -> Tensor");
+  m.def("remainder.Scalar(Tensor self, Scalar other) -> Tensor");
+  m.def("remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor");
+  m.def("remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)");
+  m.def("remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)");
+  m.def("pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor");
+  m.def("pow.Scalar(Scalar self, Tensor exponent) -> Tensor");
+  m.def("pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)");
+  m.def("pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)");
   m.def("floor_divide(Tensor self, Tensor other) -> Tensor");
   m.def("floor_divide.Scalar(Tensor self, Scalar other) -> Tensor");
   m.def("floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)");
@@ -976,6 +1103,10 @@ void registerMiscOps(Library& m) {
   m.impl("minimum", TURNOUT_FN((binFunctional<kCpu, Bin::Minimum>)));
   m.impl("fmod.Tensor", TURNOUT_FN((binFunctional<kCpu, Bin::Fmod>)));
   m.impl("fmod_.Tensor", TURNOUT_FN((binInplace<kCpu, Bin::Fmod>)));
+  m.impl("remainder.Tensor", TURNOUT_FN((binFunctional<kCpu, Bin::Remainder>)));
+  m.impl("remainder_.Tensor", TURNOUT_FN((binInplace<kCpu, Bin::Remainder>)));
+  m.impl("pow.Tensor_Tensor", TURNOUT_FN((binFunctional<kCpu, Bin::Pow>)));
+  m.impl("pow_.Tensor", TURNOUT_FN((binInplace<kCpu, Bin::Pow>)));
   m.impl("floor_divide", TURNOUT_FN((binFunctional<kCpu, Bin::FloorDivide>)));
   m.impl("floor_divide_.Tensor",
          TURNOUT_FN((binInplace<kCpu, Bin::FloorDivide>)));
@@ -1006,6 +1137,11 @@ TURNOUT_LIBRARY_IMPL(aten, CompositeExplicitAutograd, m) {
   m.impl("logsumexp", TURNOUT_FN(logsumexpKernel));
   m.impl("norm.Scalar", TURNOUT_FN(normScalar));
   m.impl("norm.ScalarOpt_dim", TURNOUT_FN(normScalarOptDim));
+  m.impl("remainder.Scalar", TURNOUT_FN(remainderScalar));
+  m.impl("remainder_.Scalar", TURNOUT_FN(remainderScalarInplace));
+  m.impl("remainder.Scalar_Tensor", TURNOUT_FN(remainderScalarTensor));
+  m.impl("pow.Scalar", TURNOUT_FN(powScalar));
+  m.impl("pow_.Scalar", TURNOUT_FN(powScalarInplace));
 }
 
 TURNOUT_LIBRARY_IMPL(aten, CompositeImplicitAutograd, m) {

@@ -6,6 +6,15 @@
 //   maximum / minimum: the gradient goes to the larger (smaller) input, half
 //     to each on ties;
 //   fmod.Tensor: self: g; other: -g * trunc(self / other);
+//   remainder.Tensor (RemainderBackward1): self: g; other:
+//     -g * floor_divide(self, other); remainder.Scalar (RemainderBackward0):
+//     self: g; remainder.Scalar_Tensor: recorded, and its backward fails as
+//     torch's does ("derivative for aten::remainder is not implemented");
+//   pow.Tensor_Tensor, pow_.Tensor (PowBackward1): self: 0 where
+//     exponent == 0, else g * exponent * self^(exponent - 1); exponent:
+//     0 where self == 0 and exponent >= 0, else g * result * log(self);
+//   pow.Scalar (PowBackward2): the exponent's half of PowBackward1;
+//   pow_.Scalar (PowBackward0, as pow.Tensor_Scalar's): g * e * self^(e-1);
 //   floor_divide: recorded, and its backward fails as torch's does
 //     ("derivative for aten::floor_divide is not implemented");
 //   prod: g * (the product of the other elements), exact with zeros
@@ -36,6 +45,7 @@
 #include "kernels/indexing.h"
 #include "kernels/reduce.h"
 #include "kernels/shape.h"
+#include "kernels/shape_ops.h"
 #include "kernels/tensor_utils.h"
 #include "kernels/unary_math.h"
 
@@ -71,6 +81,46 @@ const TypedOperatorHandle<BinarySig>& fmodOp() {
 }
 const TypedOperatorHandle<InplaceSig>& fmodInplaceOp() {
   static const auto op = lookup<InplaceSig>("aten::fmod_", "Tensor");
+  return op;
+}
+const TypedOperatorHandle<BinarySig>& remainderOp() {
+  static const auto op = lookup<BinarySig>("aten::remainder", "Tensor");
+  return op;
+}
+const TypedOperatorHandle<InplaceSig>& remainderInplaceOp() {
+  static const auto op = lookup<InplaceSig>("aten::remainder_", "Tensor");
+  return op;
+}
+using ScalarSig = Tensor(const Tensor&, const Scalar&);
+using ScalarInplaceSig = Tensor&(Tensor&, const Scalar&);
+const TypedOperatorHandle<ScalarSig>& remainderScalarOp() {
+  static const auto op = lookup<ScalarSig>("aten::remainder", "Scalar");
+  return op;
+}
+const TypedOperatorHandle<ScalarInplaceSig>& remainderScalarInplaceOp() {
+  static const auto op = lookup<ScalarInplaceSig>("aten::remainder_", "Scalar");
+  return op;
+}
+using ScalarTensorSig = Tensor(const Scalar&, const Tensor&);
+const TypedOperatorHandle<ScalarTensorSig>& remainderScalarTensorOp() {
+  static const auto op =
+      lookup<ScalarTensorSig>("aten::remainder", "Scalar_Tensor");
+  return op;
+}
+const TypedOperatorHandle<BinarySig>& powOp() {
+  static const auto op = lookup<BinarySig>("aten::pow", "Tensor_Tensor");
+  return op;
+}
+const TypedOperatorHandle<InplaceSig>& powInplaceOp() {
+  static const auto op = lookup<InplaceSig>("aten::pow_", "Tensor");
+  return op;
+}
+const TypedOperatorHandle<ScalarTensorSig>& powScalarOp() {
+  static const auto op = lookup<ScalarTensorSig>("aten::pow", "Scalar");
+  return op;
+}
+const TypedOperatorHandle<ScalarInplaceSig>& powScalarInplaceOp() {
+  static const auto op = lookup<ScalarInplaceSig>("aten::pow_", "Scalar");
   return op;
 }
 const TypedOperatorHandle<BinarySig>& floorDivideOp() {
@@ -205,6 +255,184 @@ Tensor& fmodInplace(Tensor& self, const Tensor& other) {
   return self;
 }
 
+// ---- remainder ------------------------------------------------------------
+
+variable_list remainderGrad(const F& n, const Tensor& g, const Tensor& x,
+                            const Tensor& y) {
+  Tensor gy;
+  if (n.needsGrad(1)) gy = neg(mul(g, floorDivideOp().call(x, y)));
+  return variable_list{g, gy};
+}
+
+// The formula of RemainderBackward1 (remainder.Tensor and remainder_.Tensor);
+// `self_value` is self before the operator wrote it.
+void recordRemainder(const Tensor& self, const Tensor& self_value,
+                     const Tensor& other, const Tensor& out) {
+  SavedVariable a(self_value);
+  SavedVariable b(other);
+  Node* node = record("RemainderBackward1", {self, other}, out,
+                      [a, b](const F& n, const Tensor& g) {
+                        return remainderGrad(n, g, a.unpack(&n), b.unpack(&n));
+                      });
+  addFmodSaved(node, other, a, b);  // torch shows them as FmodBackward1's
+}
+
+Tensor remainderKernel(const Tensor& self, const Tensor& other) {
+  const bool rec = shouldRecord("remainder", self, other);
+  Tensor out = belowAutograd([&] { return remainderOp().call(self, other); });
+  if (rec) recordRemainder(self, self, other, out);
+  return out;
+}
+
+Tensor& remainderInplace(Tensor& self, const Tensor& other) {
+  const bool rec = shouldRecord("remainder_", self, other);
+  checkInplaceAllowed(self, rec, "remainder_");
+  Tensor original;
+  if (rec) original = belowAutograd([&] { return turnout::clone(self); });
+  belowAutograd([&] { remainderInplaceOp().call(self, other); });
+  self.unsafeGetTensorImpl()->bump_version();
+  if (rec) recordRemainder(self, original, other, self);
+  return self;
+}
+
+variable_list passGrad(const F&, const Tensor& g) { return variable_list{g}; }
+
+// remainder.Scalar (`x % 4`): RemainderBackward0, the gradient to self.
+Tensor remainderScalarKernel(const Tensor& self, const Scalar& other) {
+  const bool rec = shouldRecord("remainder", self);
+  Tensor out =
+      belowAutograd([&] { return remainderScalarOp().call(self, other); });
+  if (rec) record("RemainderBackward0", {self}, out, passGrad);
+  return out;
+}
+
+Tensor& remainderScalarInplace(Tensor& self, const Scalar& other) {
+  const bool rec = shouldRecord("remainder_", self);
+  detail::writeInplace(self, rec, "remainder_",
+                       [&] { remainderScalarInplaceOp().call(self, other); });
+  if (rec) record("RemainderBackward0", {self}, self, passGrad);
+  return self;
+}
+
+variable_list remainderScalarTensorGrad(const F&, const Tensor&) {
+  TURNOUT_CHECK(false, ErrorKind::NotImplemented,
+                "derivative for aten::remainder is not implemented");
+  return {};
+}
+
+// ---- pow ------------------------------------------------------------------
+
+// g * result * log(base), 0 where base == 0 and exponent >= 0 (0^e has no
+// slope in e there, and log(0) would make it nan).
+Tensor powExponentGrad(const Tensor& g, const Tensor& base,
+                       const Tensor& exponent, const Tensor& result) {
+  const Tensor grad = mul(g, mul(result, turnout::log(base)));
+  return where(eq(base, 0), where(ge(exponent, 0), Scalar(0), grad), grad);
+}
+
+variable_list powGrad(const F& n, const Tensor& g, const Tensor& x,
+                      const Tensor& e, const Tensor& r) {
+  Tensor gx;
+  Tensor ge;
+  if (n.needsGrad(0)) {
+    const Tensor slope = mul(e, powOp().call(x, sub(e, Scalar(1))));
+    gx = where(eq(e, 0), Scalar(0), mul(g, slope));
+  }
+  if (n.needsGrad(1)) ge = powExponentGrad(g, x, e, r);
+  return variable_list{gx, ge};
+}
+
+// PowBackward1 of pow.Tensor_Tensor and pow_.Tensor; `self_value` is self
+// before the operator wrote it, `out` the result.
+void recordPow(const Tensor& self, const Tensor& self_value,
+               const Tensor& exponent, const Tensor& out) {
+  SavedVariable a(self_value);
+  SavedVariable b(exponent);
+  SavedVariable r(out, /*is_output=*/true);
+  Node* node =
+      record("PowBackward1", {self, exponent}, out,
+             [a, b, r](const F& n, const Tensor& g) {
+               return powGrad(n, g, a.unpack(&n), b.unpack(&n), r.unpack(&n));
+             });
+  if (node != nullptr) {
+    node->addSaved("exponent", b);
+    node->addSaved("result", r);
+    node->addSaved("self", a);
+  }
+}
+
+Tensor powKernel(const Tensor& self, const Tensor& exponent) {
+  const bool rec = shouldRecord("pow", self, exponent);
+  Tensor out = belowAutograd([&] { return powOp().call(self, exponent); });
+  if (rec) recordPow(self, self, exponent, out);
+  return out;
+}
+
+Tensor& powInplace(Tensor& self, const Tensor& exponent) {
+  const bool rec = shouldRecord("pow_", self, exponent);
+  checkInplaceAllowed(self, rec, "pow_");
+  Tensor original;
+  if (rec) original = belowAutograd([&] { return turnout::clone(self); });
+  belowAutograd([&] { powInplaceOp().call(self, exponent); });
+  self.unsafeGetTensorImpl()->bump_version();
+  if (rec) recordPow(self, original, exponent, self);
+  return self;
+}
+
+// torch.pow(2, x): PowBackward2, the gradient to the exponent only.
+Tensor powScalarKernel(const Scalar& self, const Tensor& exponent) {
+  const bool rec = shouldRecord("pow", exponent);
+  Tensor out =
+      belowAutograd([&] { return powScalarOp().call(self, exponent); });
+  if (rec) {
+    SavedVariable b(exponent);
+    SavedVariable r(out, /*is_output=*/true);
+    Node* node = record(
+        "PowBackward2", {exponent}, out,
+        [self, b, r](const F& n, const Tensor& g) {
+          const Tensor e = b.unpack(&n);
+          const Tensor base = scalar_tensor(self, e.scalar_type(), e.device());
+          return variable_list{powExponentGrad(g, base, e, r.unpack(&n))};
+        });
+    if (node != nullptr) {
+      node->addSaved("exponent", b);
+      node->addSaved("result", r);
+      node->addSaved("self", IValue(self));
+    }
+  }
+  return out;
+}
+
+// x.pow_(2): PowBackward0 as pow.Tensor_Scalar's, over self before the write.
+Tensor& powScalarInplace(Tensor& self, const Scalar& exponent) {
+  const bool rec = shouldRecord("pow_", self);
+  checkInplaceAllowed(self, rec, "pow_");
+  Tensor original;
+  if (rec) original = belowAutograd([&] { return turnout::clone(self); });
+  belowAutograd([&] { powScalarInplaceOp().call(self, exponent); });
+  self.unsafeGetTensorImpl()->bump_version();
+  if (rec) {
+    const bool zero = exponent.isIntegral(true) ? exponent.toLong() == 0
+                                                : exponent.toDouble() == 0.0;
+    SavedVariable a(original);
+    Node* node =
+        record("PowBackward0", {self}, self,
+               [a, exponent, zero](const F& n, const Tensor& g) {
+                 if (zero) return variable_list{zeros_like(g)};
+                 const Scalar e1 = exponent.isIntegral(true)
+                                       ? Scalar(exponent.toLong() - 1)
+                                       : Scalar(exponent.toDouble() - 1.0);
+                 return variable_list{
+                     mul(mul(g, exponent), turnout::pow(a.unpack(&n), e1))};
+               });
+    if (node != nullptr) {
+      node->addSaved("exponent", IValue(exponent));
+      node->addSaved("self", a);
+    }
+  }
+  return self;
+}
+
 // torch 1.13's name for the node of an operator without a derivative.
 constexpr const char* kNotImplementedNode = "torch::autograd::NotImplemented";
 
@@ -223,6 +451,15 @@ variable_list floorDivideGrad(const F&, const Tensor&) {
   TURNOUT_CHECK(false, ErrorKind::NotImplemented,
                 "derivative for aten::floor_divide is not implemented");
   return {};
+}
+
+// remainder.Scalar_Tensor (`4 % x`): not differentiable in torch 1.13.
+Tensor remainderScalarTensorKernel(const Scalar& self, const Tensor& other) {
+  const bool rec = shouldRecord("remainder", other);
+  Tensor out = belowAutograd(
+      [&] { return remainderScalarTensorOp().call(self, other); });
+  if (rec) record(kNotImplementedNode, {other}, out, remainderScalarTensorGrad);
+  return out;
 }
 
 Tensor floorDivideKernel(const Tensor& self, const Tensor& other) {
@@ -506,6 +743,15 @@ TURNOUT_LIBRARY_IMPL(aten, Autograd, m) {
   m.impl("minimum", TURNOUT_FN(maxMinKernel<false>));
   m.impl("fmod.Tensor", TURNOUT_FN(fmodKernel));
   m.impl("fmod_.Tensor", TURNOUT_FN(fmodInplace));
+  m.impl("remainder.Tensor", TURNOUT_FN(remainderKernel));
+  m.impl("remainder_.Tensor", TURNOUT_FN(remainderInplace));
+  m.impl("remainder.Scalar", TURNOUT_FN(remainderScalarKernel));
+  m.impl("remainder_.Scalar", TURNOUT_FN(remainderScalarInplace));
+  m.impl("remainder.Scalar_Tensor", TURNOUT_FN(remainderScalarTensorKernel));
+  m.impl("pow.Tensor_Tensor", TURNOUT_FN(powKernel));
+  m.impl("pow_.Tensor", TURNOUT_FN(powInplace));
+  m.impl("pow.Scalar", TURNOUT_FN(powScalarKernel));
+  m.impl("pow_.Scalar", TURNOUT_FN(powScalarInplace));
   m.impl("floor_divide", TURNOUT_FN(floorDivideKernel));
   m.impl("floor_divide_.Tensor", TURNOUT_FN(floorDivideInplace));
   m.impl("prod", TURNOUT_FN(prodAllKernel));

@@ -163,9 +163,9 @@ __device__ __forceinline__ M roundingFn(const ElementwiseArgs& a, M x) {
   }
 }
 
-// maximum, minimum, fmod, floor_divide, bitwise_xor on compute values.
-// Device code cannot raise the CPU kernels' ZeroDivisionError for an
-// integer divisor of 0: fmod and floor_divide give 0 there.
+// maximum, minimum, fmod, remainder, floor_divide, bitwise_xor on compute
+// values. Device code cannot raise the CPU kernels' ZeroDivisionError for
+// an integer divisor of 0: fmod, remainder and floor_divide give 0 there.
 template <class M>
 __device__ __forceinline__ M binaryFn(ElementwiseOp op, M a, M b) {
   switch (op) {
@@ -188,6 +188,50 @@ __device__ __forceinline__ M binaryFn(ElementwiseOp op, M a, M b) {
           if (b == M(-1)) return M(0);  // INT_MIN % -1 overflows
         }
         return static_cast<M>(a % b);
+      }
+    case ElementwiseOp::PowTensor:
+      if constexpr (std::is_floating_point_v<M>) {
+        return pow(a, b);
+      } else if constexpr (std::is_same_v<M, bool>) {
+        return a;  // refused on the host
+      } else {
+        // The CPU kernel's integer rules.
+        if constexpr (std::is_signed_v<M>) {
+          if (b < 0) {
+            if (a == M(1)) return M(1);
+            if (a == M(-1)) return (b & 1) ? M(-1) : M(1);
+            return M(0);
+          }
+        }
+        using U = std::make_unsigned_t<
+            std::conditional_t<(sizeof(M) < sizeof(int)), int, M>>;
+        U result = 1;
+        U base = static_cast<U>(a);
+        for (M e = b; e > 0; e = static_cast<M>(e >> 1)) {
+          if (e & 1) result = static_cast<U>(result * base);
+          base = static_cast<U>(base * base);
+        }
+        return static_cast<M>(result);
+      }
+    case ElementwiseOp::Remainder:
+      if constexpr (std::is_floating_point_v<M>) {
+        // The CPU kernel's formula: fmod moved by one divisor when the
+        // signs differ, so that the result takes the divisor's sign.
+        M mod = fmod(a, b);
+        if (mod != M(0) && ((b < M(0)) != (mod < M(0)))) mod += b;
+        return mod;
+      } else if constexpr (std::is_same_v<M, bool>) {
+        return a;  // refused on the host
+      } else {
+        if (b == 0) return M(0);
+        if constexpr (std::is_signed_v<M>) {
+          if (b == M(-1)) return M(0);  // INT_MIN % -1 overflows
+          M r = static_cast<M>(a % b);
+          if (r != 0 && ((r < 0) != (b < 0))) r = static_cast<M>(r + b);
+          return r;
+        } else {
+          return static_cast<M>(a % b);
+        }
       }
     case ElementwiseOp::FloorDivide:
       if constexpr (std::is_floating_point_v<M>) {
@@ -353,8 +397,10 @@ __device__ __forceinline__ void applyOp(const ElementwiseArgs& a, Input&& input,
     case ElementwiseOp::Maximum:
     case ElementwiseOp::Minimum:
     case ElementwiseOp::Fmod:
+    case ElementwiseOp::Remainder:
     case ElementwiseOp::FloorDivide:
     case ElementwiseOp::BitwiseXor:
+    case ElementwiseOp::PowTensor:
       store(binaryFn<M>(a.op, input(0), input(1)));
       break;
   }

@@ -59,8 +59,11 @@ enum class ElementwiseOp : int {
   // Binary, both inputs converted to the compute dtype.
   Maximum, Minimum,  // NaN propagates (the first NaN operand)
   Fmod,              // C's fmod; integers: sign of in0, 0 for a 0 divisor
+  Remainder,         // Python's %; integers: sign of in1, 0 for a 0 divisor
   FloorDivide,       // Python's //; integers: 0 for a 0 divisor
   BitwiseXor,        // integral and Bool compute only
+  PowTensor,         // in0 ** in1; integers: wrapping, 0 for a negative
+                     // exponent but of a base of 1 or -1
 };
 
 /// One operand: data at element 0, dtype, and strides in elements over the

@@ -3,7 +3,8 @@
 // ceil, round, round.decimals, trunc, bitwise_not: functional, in-place and
 // out=), the in-place and out= overloads of exp, log, sqrt, tanh, sigmoid,
 // neg, abs and relu (their functional forms are in elementwise.cc),
-// maximum, minimum, fmod.Tensor, floor_divide, bitwise_xor.Tensor (with
+// maximum, minimum, fmod.Tensor, remainder.Tensor, pow.Tensor_Tensor,
+// floor_divide, bitwise_xor.Tensor (with
 // their in-place forms), logical_not (logical_not_), masked_fill_ (.Scalar,
 // .Tensor) and where.self_out.
 //
@@ -12,13 +13,13 @@
 // elementwise.cu (cuda_loops.h's runElementwise) in the dtype the
 // functional Meta kernel gives. The activations (gelu, silu, elu,
 // leaky_relu, hardtanh, softplus and their backward operators), clamp_,
-// masked_fill, the Scalar overloads of fmod, floor_divide and bitwise_xor,
-// logsumexp, norm, var and std are composite kernels over these and
-// elementwise.cc's, so they run on CUDA through them.
+// masked_fill, the Scalar overloads of fmod, remainder, pow, floor_divide
+// and bitwise_xor, logsumexp, norm, var and std are composite kernels over
+// these and elementwise.cc's, so they run on CUDA through them.
 //
-// One difference from the CPU kernels: an integer fmod or floor_divide by
-// zero gives 0 instead of raising ZeroDivisionError (device code cannot
-// throw, and torch's CUDA kernels do not raise either).
+// One difference from the CPU kernels: an integer fmod, remainder or
+// floor_divide by zero gives 0 instead of raising ZeroDivisionError (device
+// code cannot throw, and torch's CUDA kernels do not raise either).
 #include <cmath>
 #include <initializer_list>
 #include <optional>
@@ -189,6 +190,8 @@ Tensor& roundDecimalsOut(const Tensor& self, int64_t decimals, Tensor& out) {
 TURNOUT_CUDA_BINARY_SPEC(maximum, "", Maximum)
 TURNOUT_CUDA_BINARY_SPEC(minimum, "", Minimum)
 TURNOUT_CUDA_BINARY_SPEC(fmod, "Tensor", Fmod)
+TURNOUT_CUDA_BINARY_SPEC(remainder, "Tensor", Remainder)
+TURNOUT_CUDA_BINARY_SPEC(pow, "Tensor_Tensor", PowTensor)
 TURNOUT_CUDA_BINARY_SPEC(floor_divide, "", FloorDivide)
 TURNOUT_CUDA_BINARY_SPEC(bitwise_xor, "Tensor", BitwiseXor)
 #undef TURNOUT_CUDA_BINARY_SPEC
@@ -319,6 +322,10 @@ TURNOUT_LIBRARY_IMPL(aten, CUDA, m) {
   m.impl("minimum", TURNOUT_FN(binaryFunctional<MinimumSpec>));
   m.impl("fmod.Tensor", TURNOUT_FN(binaryFunctional<FmodSpec>));
   m.impl("fmod_.Tensor", TURNOUT_FN(binaryInplace<FmodSpec>));
+  m.impl("remainder.Tensor", TURNOUT_FN(binaryFunctional<RemainderSpec>));
+  m.impl("remainder_.Tensor", TURNOUT_FN(binaryInplace<RemainderSpec>));
+  m.impl("pow.Tensor_Tensor", TURNOUT_FN(binaryFunctional<PowTensorSpec>));
+  m.impl("pow_.Tensor", TURNOUT_FN(binaryInplace<PowTensorSpec>));
   m.impl("floor_divide", TURNOUT_FN(binaryFunctional<FloorDivideSpec>));
   m.impl("floor_divide_.Tensor", TURNOUT_FN(binaryInplace<FloorDivideSpec>));
   m.impl("bitwise_xor.Tensor", TURNOUT_FN(binaryFunctional<BitwiseXorSpec>));

@@ -425,6 +425,11 @@ class Tensor(_C.TensorBase):
         a = self.numpy()
         return a if dtype is None else a.astype(dtype)
 
+    # As torch's: NumPy's scalars defer to the tensor's reflected operators,
+    # so that ``numpy.float64(2) * x`` is ``x * 2.0`` (a tensor, with its
+    # graph) rather than NumPy's product of x.numpy().
+    __array_priority__ = 1000
+
     __hash__ = _C.TensorBase.__hash__
 
     # ---- Subclasses with __turnout_dispatch__ (see turnout._mode) ----------
@@ -665,6 +670,31 @@ class Tensor(_C.TensorBase):
         _floor_divide__Tensor(self, other)
         return self
 
+    # % as torch 1.13's: remainder.Tensor for a tensor, remainder.Scalar
+    # for a number (RemainderBackward0), remainder.Scalar_Tensor for
+    # ``4 % x``; an operand neither takes answers NotImplemented, so Python
+    # raises its own TypeError.
+    def __mod__(self, other: Any) -> "Tensor":
+        try:
+            if isinstance(other, _TensorBase):
+                return _remainder_Tensor(self, other)
+            return _remainder_Scalar(self, other)
+        except TypeError:
+            return NotImplemented
+
+    def __rmod__(self, other: Any) -> "Tensor":
+        try:
+            return _remainder_Scalar_Tensor(other, self)
+        except TypeError:
+            return NotImplemented
+
+    def __imod__(self, other: Any) -> "Tensor":
+        if isinstance(other, _TensorBase):
+            _remainder__Tensor(self, other)
+        else:
+            _remainder__Scalar(self, other)
+        return self
+
     def __matmul__(self, other: Any) -> "Tensor":
         return _matmul_default(self, other)
 
@@ -678,7 +708,43 @@ class Tensor(_C.TensorBase):
         return ops.aten.abs.default(self)
 
     def __pow__(self, exponent: Any) -> "Tensor":
-        return ops.aten.pow.Tensor_Scalar(self, exponent)
+        try:
+            if isinstance(exponent, _TensorBase):
+                return _pow_Tensor_Tensor(self, exponent)
+            return _pow_Tensor_Scalar(self, exponent)
+        except TypeError:
+            return NotImplemented
+
+    def __rpow__(self, other: Any) -> "Tensor":
+        """``other ** self`` for a number `other`, as torch 1.13's: `other`
+        as a fresh tensor of the promoted dtype (aten.lift_fresh), then
+        pow.Tensor_Tensor (PowBackward1), so ``2 ** x`` is differentiable in
+        x."""
+        dtype = _number_result_type(other, self)
+        if dtype is None:
+            return NotImplemented
+        import numpy as np
+        if dtype != _C.bool and not dtype.is_floating_point:
+            info = np.iinfo(_NUMPY_DTYPES[dtype])
+            # As torch.tensor's check: an unsigned dtype takes -max..max
+            # (the negative values wrap).
+            low = info.min if info.min < 0 else -info.max
+            if not low <= int(other) <= info.max:
+                name = str(dtype).rsplit(".", 1)[-1]
+                raise _C.InvalidArgumentError(
+                    f"value cannot be converted to type {name} without "
+                    f"overflow: {other!r} ** a tensor of dtype {name}")
+            other = int(other) % (info.max + 1) if info.min == 0 else int(other)
+        with np.errstate(over="ignore"):  # 1e10 ** a float16 tensor: inf
+            base = _fresh_tensor(other, dtype, self.device)
+        return _pow_Tensor_Tensor(base, self)
+
+    def __ipow__(self, exponent: Any) -> "Tensor":
+        if isinstance(exponent, _TensorBase):
+            _pow__Tensor(self, exponent)
+        else:
+            _pow__Scalar(self, exponent)
+        return self
 
     def _compare(self, name: str, other: Any) -> "Tensor":
         packet = getattr(ops.aten, name)
@@ -726,7 +792,7 @@ def _make_method(name: str) -> Any:
 _METHODS = [
     "abs", "add", "add_", "amax", "amin", "argmax", "bmm", "clamp", "clone",
     "copy_", "detach", "div", "div_", "eq", "exp", "fill_", "ge", "gt", "le",
-    "log", "lt", "matmul", "mean", "mm", "mul", "mul_", "ne", "neg", "pow",
+    "log", "lt", "matmul", "mean", "mm", "mul", "mul_", "ne", "neg", "pow", "pow_",
     "relu", "select", "sigmoid", "softmax", "sqrt", "sub", "sub_", "sum", "t",
     "tanh", "transpose", "unsqueeze",
 ]
@@ -743,7 +809,7 @@ _MATH_METHODS = [
     "exp_", "log_", "sqrt_", "tanh_", "sigmoid_", "neg_", "abs_",
     "cumsum", "cumsum_", "cumprod", "cumprod_", "max", "min", "sort", "topk",
     "var", "std", "normal_", "uniform_", "bernoulli_", "argmin", "relu_",
-    "bitwise_not", "bitwise_not_",
+    "bitwise_not", "bitwise_not_", "remainder", "remainder_",
 ]
 for _name in _METHODS + _MATH_METHODS:
     setattr(Tensor, _name, _make_method(_name))
@@ -947,9 +1013,53 @@ _sub__Tensor = ops.aten.sub_.Tensor
 _mul__Tensor = ops.aten.mul_.Tensor
 _div__Tensor = ops.aten.div_.Tensor
 _floor_divide__Tensor = ops.aten.floor_divide_.Tensor
+_remainder_Tensor = ops.aten.remainder.Tensor
+_pow_Tensor_Tensor = ops.aten.pow.Tensor_Tensor
+_pow_Tensor_Scalar = ops.aten.pow.Tensor_Scalar
+_pow__Tensor = ops.aten.pow_.Tensor
+_pow__Scalar = ops.aten.pow_.Scalar
+_remainder_Scalar = ops.aten.remainder.Scalar
+_remainder_Scalar_Tensor = ops.aten.remainder.Scalar_Tensor
+_remainder__Tensor = ops.aten.remainder_.Tensor
+_remainder__Scalar = ops.aten.remainder_.Scalar
 _neg_default = ops.aten.neg.default
 _reciprocal_default = ops.aten.reciprocal.default
 _matmul_default = ops.aten.matmul.default
+
+
+def _number_kind(value: Any) -> Optional[int]:
+    """A number's promotion category as torch 1.13's argument parser reads
+    it: 0 for a bool, 1 for an int or NumPy integer, 2 for a float, a NumPy
+    floating scalar or numpy.bool_ (torch reads it as a float); None for
+    anything else."""
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, float):
+        return 2
+    if isinstance(value, int):
+        return 1
+    module = type(value).__module__
+    if module == "numpy":
+        import numpy as np
+        if isinstance(value, (np.floating, np.bool_)):
+            return 2
+        if isinstance(value, np.integer):
+            return 1
+    return None
+
+
+def _number_result_type(number: Any, t: Tensor) -> Any:
+    """torch.result_type(number, t): t's dtype unless the number is of a
+    higher category (bool < integer < floating), then that category's
+    default (bool, int64, the default float dtype). None for a non-number."""
+    kind = _number_kind(number)
+    if kind is None:
+        return None
+    dtype = t.dtype
+    tensor_kind = 0 if dtype == _C.bool else (2 if dtype.is_floating_point else 1)
+    if kind <= tensor_kind:
+        return dtype
+    return _C.int64 if kind == 1 else _C.float32
 
 
 def _rsub(self: Tensor, other: Any) -> Tensor:

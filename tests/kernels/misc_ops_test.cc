@@ -29,6 +29,7 @@ using namespace ::turnout::testing;  // NOLINT
 using V = std::vector<double>;
 using Sizes = std::vector<int64_t>;
 const double kNan = std::numeric_limits<double>::quiet_NaN();
+double kInf() { return std::numeric_limits<double>::infinity(); }
 
 template <class Sig>
 TypedOperatorHandle<Sig> op(const char* name, const char* overload = "") {
@@ -95,6 +96,71 @@ TEST(MiscOps, IntegerDivisionEdgeCases) {
               }),
               HasSubstr("can't be cast to the desired output type Long"));
   EXPECT_EQ(valuesOf(self), (V{5, 6}));
+}
+
+TEST(MiscOps, RemainderTakesTheDivisorsSign) {
+  const auto rem = op<Binary>("aten::remainder", "Tensor");
+  const Tensor a = tensorOf({7, -7, 7, -7, 6}, {5}, ScalarType::Long);
+  const Tensor b = tensorOf({2, 2, -2, -2, -3}, {5}, ScalarType::Long);
+  EXPECT_EQ(valuesOf(rem.call(a, b)), (V{1, 1, -1, -1, 0}));  // Python's %
+  const V f = valuesOf(rem.call(tensorOf({7.5, -7.5, 1, 5}, {4}),
+                                tensorOf({2, 2, 0, -kInf()}, {4})));
+  EXPECT_EQ(f[0], 1.5);
+  EXPECT_EQ(f[1], 0.5);
+  EXPECT_TRUE(std::isnan(f[2]));  // a float by zero: nan, no error
+  EXPECT_EQ(f[3], -kInf());       // x % -inf, x > 0: the divisor's sign
+  EXPECT_THAT(errorOf([&] { rem.call(a, tensorOf({1, 0, 1, 1, 1}, {5}, ScalarType::Long)); }),
+              HasSubstr("ZeroDivisionError"));
+  // INT_MIN % -1 is 0, not a trap; a uint8 tensor % -2 divides by 254 (the
+  // wrapped number converts as a cast, as torch's).
+  const Tensor m = tensorOf({-2147483648.0}, {1}, ScalarType::Int);
+  EXPECT_EQ(valuesOf(rem.call(m, tensorOf({-1}, {1}, ScalarType::Int))), (V{0}));
+  using ScalarOp = Tensor(const Tensor&, const Scalar&);
+  const Tensor u = tensorOf({1, 255}, {2}, ScalarType::Byte);
+  const Tensor ur = op<ScalarOp>("aten::remainder", "Scalar").call(u, Scalar(-2));
+  EXPECT_EQ(ur.scalar_type(), ScalarType::Byte);
+  EXPECT_EQ(valuesOf(ur), (V{1, 1}));
+  EXPECT_THAT(errorOf([&] {
+                rem.call(tensorOf({1}, {1}, ScalarType::Bool), tensorOf({1}, {1}, ScalarType::Bool));
+              }),
+              HasSubstr("\"remainder_cpu\" not implemented for 'Bool'"));
+  EXPECT_EQ(sizesOf(rem.call(metaTensor({2, 1}), metaTensor({3}))), (Sizes{2, 3}));
+  // `4 % x`: the Scalar promotes as a wrapped number.
+  using ScalarTensor = Tensor(const Scalar&, const Tensor&);
+  const Tensor r = op<ScalarTensor>("aten::remainder", "Scalar_Tensor")
+                       .call(Scalar(4.5), tensorOf({2, -4}, {2}, ScalarType::Long));
+  EXPECT_EQ(r.scalar_type(), ScalarType::Float);
+  EXPECT_EQ(valuesOf(r), (V{0.5, -3.5}));
+}
+
+TEST(MiscOps, PowOfIntegersAsTorchs) {
+  const auto pow = op<Binary>("aten::pow", "Tensor_Tensor");
+  // A negative exponent gives 0 but for a base of 1 or -1; overflow wraps.
+  const Tensor a = tensorOf({-2, -1, -1, 0, 1, 3}, {6}, ScalarType::Long);
+  const Tensor e = tensorOf({-3, -3, -2, -1, -5, 2}, {6}, ScalarType::Long);
+  EXPECT_EQ(valuesOf(pow.call(a, e)), (V{0, -1, 1, 0, 1, 9}));
+  const Tensor c = tensorOf({2, 3}, {2}, ScalarType::Char);
+  EXPECT_EQ(valuesOf(pow.call(c, tensorOf({7, 7}, {2}, ScalarType::Char))), (V{-128, -117}));
+  const Tensor big = tensorOf({3}, {1}, ScalarType::Long);
+  EXPECT_EQ(valuesOf(pow.call(big, tensorOf({40}, {1}, ScalarType::Long))),
+            (V{static_cast<double>(static_cast<int64_t>(12157665459056928801ull))}));
+  EXPECT_THAT(errorOf([&] {
+                pow.call(tensorOf({1}, {1}, ScalarType::Bool), tensorOf({1}, {1}, ScalarType::Bool));
+              }),
+              HasSubstr("\"pow\" not implemented for 'Bool'"));
+  // pow_.Scalar: pow.Tensor_Scalar's checks, and self's dtype kept.
+  using ScalarInplace = Tensor&(Tensor&, const Scalar&);
+  const auto pow_scalar = op<ScalarInplace>("aten::pow_", "Scalar");
+  Tensor self = tensorOf({2, 3}, {2}, ScalarType::Byte);
+  EXPECT_THAT(errorOf([&] { pow_scalar.call(self, Scalar(int64_t{300})); }),
+              HasSubstr("value cannot be converted to type uint8_t without overflow"));
+  EXPECT_THAT(errorOf([&] { pow_scalar.call(self, Scalar(int64_t{-1})); }),
+              HasSubstr("Integers to negative integer powers are not allowed."));
+  EXPECT_THAT(errorOf([&] { pow_scalar.call(self, Scalar(0.5)); }),
+              HasSubstr("Found dtype Byte but expected Float"));
+  EXPECT_EQ(valuesOf(self), (V{2, 3}));
+  pow_scalar.call(self, Scalar(int64_t{2}));
+  EXPECT_EQ(valuesOf(self), (V{4, 9}));
 }
 
 TEST(MiscOps, BitwiseXorAndLogicalNot) {

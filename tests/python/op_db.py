@@ -1950,6 +1950,94 @@ add(OpInfo("aten::fmod_.Scalar", _inplace_binary(_fmod_scalar),
            ref=lambda self, other: self.fmod_(other)))
 
 
+def _remainder() -> List[Sample]:
+    # fmod's samples (mixed signs: the result takes the divisor's sign) and
+    # floats whose remainder is 0 or exact multiples.
+    return _fmod() + [
+        S(T((2, 3), "int64", low=-9, high=9), T((2, 3), "int64", low=-4, high=-1),
+          desc="int, negative divisor"),
+        S(T((4,), values=[-3.0, 3.0, -0.0, 6.0]), T((4,), values=[1.5, -1.5, -2.0, -3.0]),
+          desc="exact multiples", grad=False),
+        S(T((2, 3), "int32", low=-9, high=9), T((), "int64", low=2, high=4),
+          desc="0-dim divisor")]
+
+
+def _remainder_scalar() -> List[Sample]:
+    return _fmod_scalar() + [
+        S(T((2, 3), "int64", low=-9, high=9), -4, desc="negative divisor"),
+        S(T((2, 3), low=-5, high=5), -1.5, desc="float, negative divisor"),
+        S(T((2,), "bool"), True, desc="bool", error=True)]
+
+
+def _remainder_scalar_tensor() -> List[Sample]:
+    return [S(4, T((2, 3), low=0.5)), S(-7.5, T((2, 3), low=-5, high=5)),
+            S(7, T((2, 3), "int64", low=1, high=5)), S(-7, T((2, 3), "int64", low=-5, high=-1)),
+            S(4.5, T((3,), "int64", low=1, high=5), desc="float scalar, int tensor"),
+            S(True, T((3,), "int64", low=1, high=5), desc="bool scalar"),
+            S(2, T((0, 2)), desc="empty"),
+            S(4, T((2,), "int64", values=[0, 1]), desc="int by zero", error=True),
+            S(True, T((2,), "bool"), desc="bool", error=True)]
+
+
+add(OpInfo("aten::remainder.Tensor", _remainder))
+add(OpInfo("aten::remainder_.Tensor", _inplace_binary(_remainder)))
+add(OpInfo("aten::remainder.Scalar", _remainder_scalar, ref=_scalar_ref("remainder")))
+add(OpInfo("aten::remainder_.Scalar", _inplace_binary(_remainder_scalar),
+           ref=lambda self, other: self.remainder_(other)))
+# `4 % x` has no derivative in torch 1.13 (its backward raises).
+# The Scalar_Tensor overloads against torch.remainder / torch.pow: torch
+# 1.13's torch.ops reads a bool Scalar as an int, its Python API (and
+# turnout's) as a bool.
+add(OpInfo("aten::remainder.Scalar_Tensor", _remainder_scalar_tensor, grad=False,
+           ref=_scalar_ref("remainder"),
+           opcheck=("test_schema", "test_faketensor", "test_graph"),
+           skip_opcheck="torch 1.13 has no derivative for remainder.Scalar_Tensor"))
+
+
+def _pow_tensor() -> List[Sample]:
+    return [S(T((2, 3), low=0.1), T((2, 3), low=-2, high=2)),
+            S(T((2, 3), low=0.1, high=3), T((3,), low=-1, high=2), desc="broadcast"),
+            S(T((3, 4), "float64", "transposed", low=0.1), T((3, 4), "float64", "strided")),
+            S(T((), low=0.1), T((), low=0.5), desc="0-dim"), S(T((0, 3)), T((3,)), desc="empty"),
+            S(T((2, 3), low=0.1), T((), "int64", low=1, high=4), desc="0-dim int exponent"),
+            # 0 ** e has no finite difference in e at 0: values only.
+            S(T((4,), values=[0.0, 0.0, 2.0, 1.5]), T((4,), values=[0.0, 2.0, 0.0, 1.0]),
+              desc="zero base, zero exponent", grad=False),
+            S(T((2, 3), "int64", low=-3, high=4), T((2, 3), "int64", low=0, high=4), desc="int"),
+            S(T((6,), "int64", values=[-2, -1, 0, 1, 2, 3]),
+              T((6,), "int64", values=[-3, -3, -1, -2, -1, 2]), desc="int, negative exponent"),
+            S(T((2,), "int8", values=[2, 3]), T((2,), "int8", values=[7, 7]), desc="int8 wraps"),
+            S(T((2, 3), "int64", low=0, high=4), T((3,), low=0.5), desc="int+float"),
+            S(T((2,), "bool"), T((2,), "bool"), desc="bool", error=True),
+            S(T((2, 3)), T((4,)), desc="shapes", error=True)]
+
+
+def _pow_scalar_tensor() -> List[Sample]:
+    return [S(2, T((2, 3))), S(2.5, T((2, 3), "float64", "transposed")),
+            S(0, T((4,), values=[0.0, 1.0, 2.0, -1.0]), desc="zero base", grad=False),
+            S(-2.0, T((3,), values=[1.0, 2.0, 3.0]), desc="negative base", grad=False),
+            S(2, T((3,), "int64", values=[1, 2, -1]), desc="int"),
+            S(2.5, T((3,), "int64", low=0, high=4), desc="float base, int exponent"),
+            S(True, T((3,), "int64", low=0, high=4), desc="bool base"),
+            S(2, T((2,), "bool"), desc="bool exponent"), S(3, T((0, 2)), desc="empty"),
+            S(True, T((2,), "bool"), desc="bool", error=True)]
+
+
+def _pow_inplace_scalar() -> List[Sample]:
+    return [S(T((2, 3), low=0.1), 2), S(T((2, 3), low=0.1), 0.5), S(T((2, 3)), 3),
+            S(T((3, 4), "float64", "transposed", low=0.1), -1.5), S(T(()), 2.0),
+            S(T((2, 3)), 0, desc="zero exponent"), S(T((2, 3), "int64", low=0, high=4), 2),
+            S(T((2, 3), "int64", low=0, high=4), -1, desc="int, negative", error=True),
+            S(T((2, 3), "int64", low=0, high=4), 0.5, desc="int tensor, float exponent",
+              error=True)]
+
+
+add(OpInfo("aten::pow.Tensor_Tensor", _pow_tensor))
+add(OpInfo("aten::pow_.Tensor", _inplace_binary(_pow_tensor)))
+add(OpInfo("aten::pow.Scalar", _pow_scalar_tensor, ref=_scalar_ref("pow")))
+add(OpInfo("aten::pow_.Scalar", _pow_inplace_scalar, ref=lambda self, e: self.pow_(e)))
+
+
 def _floor_divide() -> List[Sample]:
     return [S(T((2, 3), low=-5, high=5), T((2, 3), low=0.5)),
             S(T((2, 3), low=-5, high=5), T((3,), low=-2, high=-0.5), desc="negative"),

@@ -8,6 +8,7 @@ torch and on turnout; each case returns plain data to compare.
 import math
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
 import turnout
@@ -61,16 +62,36 @@ EXPRESSIONS = [
     "lib.ops.aten.mul.Tensor(4, x)", "lib.ops.aten.add(x, 2.5)",
     "lib.ops.aten.mul.Scalar(x, 4)", "lib.ops.aten.floor_divide(x, 4)",
     "lib.ops.aten.sub(4, x)",
+    # % and ** (remainder and pow, with their Scalar overloads).
+    "x % 4", "4 % x", "x % x", "x % -2.5", "i % 3", "i % -3", "7 % i",
+    "2.5 % i", "i % 2.5", "x.remainder(2)", "lib.remainder(2, x)",
+    "lib.remainder(x, x)", "x ** 2", "2 ** x", "x ** x", "2.5 ** i", "2 ** i",
+    "True ** i", "i ** 2", "i ** i", "lib.pow(2, x)", "lib.pow(x, x)",
+    "x.pow(x)", "x ** True",
+    # A one-element integer tensor goes to the Tensor overload, not (through
+    # its __index__) to a Scalar one.
+    "lib.remainder(five, x)", "lib.pow(two, x)", "x.remainder(two)",
+    "x.pow(two)", "lib.remainder(five, 3)",
+    # NumPy scalars, as torch 1.13 reads them (numpy.bool_ as a float).
+    "x * np.float64(2)", "np.float64(2) * x", "x % np.int64(3)",
+    "np.int64(3) % x", "x + np.bool_(True)", "i + np.bool_(True)",
+    "i * np.float32(2)", "i * np.int32(3)", "np.float64(2) ** x",
+    "x ** np.float64(2)", "np.float32(2) - x", "i // np.int64(2)",
+    "x.pow(np.float32(3))", "lib.clamp(x, np.float64(-1.5), np.int64(1))",
 ]
 IN_PLACE = ["y += 4", "y -= 4", "y *= 4", "y /= 4", "y //= 4", "y += True",
-            "y *= 2.5", "y.add_(4)", "y.mul_(4)", "y += x"]
+            "y *= 2.5", "y.add_(4)", "y.mul_(4)", "y += x",
+            "y %= 2", "y %= -2.5", "y %= x", "y.remainder_(3)", "y **= 2",
+            "y **= 2.0", "y **= x", "y.pow_(3)", "y.pow_(x)",
+            "y *= np.float64(2)", "y %= np.int64(2)", "y += np.bool_(True)"]
 
 
 def values(api):
     lib = api.lib
     return dict(x=lib.tensor([1.0, 2.0, -3.0], requires_grad=True),
                 i=lib.tensor([3, 4, -5]),
-                y=lib.tensor([1.0, 2.0, -3.0]), lib=lib)
+                y=lib.tensor([1.0, 2.0, -3.0]), lib=lib, np=np,
+                five=lib.tensor(5), two=lib.tensor(2))
 
 
 def run_expression(api, expr):
@@ -135,6 +156,8 @@ OPERATORS = {
     "mul": lambda t, n: t * n, "rmul": lambda t, n: n * t,
     "div": lambda t, n: t / n, "rdiv": lambda t, n: n / t,
     "floordiv": lambda t, n: t // n, "rfloordiv": lambda t, n: n // t,
+    "mod": lambda t, n: t % n, "rmod": lambda t, n: n % t,
+    "pow": lambda t, n: t ** n, "rpow": lambda t, n: n ** t,
     "method_mul": lambda t, n: t.mul(n), "method_add": lambda t, n: t.add(n),
     # A 0-dim tensor (a view) with a number: both rank below dimensions.
     "0dim_mul": lambda t, n: t[1] * n, "0dim_radd": lambda t, n: n + t[1],
@@ -196,7 +219,11 @@ def test_in_place_dtypes_as_torchs(dtype):
 
 GRADIENTS = ["x * 4", "4 * x", "x / 4", "4 / x", "x + 4", "4 + x", "x - 4",
              "4 - x", "lib.rsub(x, x * x, alpha=3)", "lib.rsub(x, 2.5, 2)",
-             "x * 2.5 + x / True", "(x * x) * 3", "x.mul(4)", "x.div(2)"]
+             "x * 2.5 + x / True", "(x * x) * 3", "x.mul(4)", "x.div(2)",
+             "x % 2.5", "x % -4", "(x * 3) % x", "x % (x * x + 5)",
+             "x ** 3", "(x * x) ** 2.5", "x ** -2", "2 ** x", "2.5 ** x", "lib.pow(0.5, x)",
+             "(x * x + 1) ** x", "(x * x).pow(x)", "x * np.float64(3)",
+             "np.float32(2) ** x", "x % np.float64(1.5)"]
 
 
 @pytest.mark.parametrize("expr", GRADIENTS)
@@ -289,3 +316,91 @@ def test_rsub_nodes_save_alpha_as_torchs():
     theirs, ours = both(case)
     assert ours == theirs == [("RsubBackward1", ["_saved_alpha"], 1),
                               ("RsubBackward0", ["_saved_alpha"], 3)]
+
+
+# ---- % and ** (issue 18) -------------------------------------------------------
+
+
+@pytest.mark.parametrize("expr", ["x % 4", "x % x", "2 ** x", "x ** x",
+                                  "lib.pow(2, x)", "x ** 2"])
+def test_pow_and_remainder_nodes_save_as_torchs(expr):
+    def case(api):
+        env = values(api)
+        fn = eval(expr, {}, env).grad_fn
+        saved = sorted(n for n in dir(fn) if n.startswith("_saved_"))
+        return fn.name(), saved, [
+            v.tolist() if isinstance(v, api.Tensor) else v
+            for v in (getattr(fn, n) for n in saved)]
+    theirs, ours = both(case)
+    assert ours == theirs
+
+
+@pytest.mark.parametrize("stmt", ["y %= 2", "y %= x", "y **= 2", "y **= x"])
+def test_in_place_pow_and_remainder_nodes_as_torchs(stmt):
+    def case(api):
+        env = values(api)
+        env["y"] = env["x"] * env["x"] + 1  # positive: log(y) is finite
+        exec(stmt, {}, env)
+        y = env["y"]
+        y.sum().backward()
+        return y.grad_fn.name(), [round(g, 6) for g in env["x"].grad.tolist()]
+    theirs, ours = both(case)
+    assert ours == theirs
+
+
+ERRORS = [
+    "i % 0", "i % lib.tensor([1, 0, 2])", "lib.tensor([True]) % True",
+    "lib.tensor([True]) % lib.tensor([True])", "True % lib.tensor([True])",
+    "lib.remainder(lib.tensor([1, 2]), lib.ones(3))",
+    "lib.tensor([True]) ** lib.tensor([True])", "i ** -1",
+    "lib.pow(True, lib.tensor([True]))", "i.pow_(-2)",
+    "(4 % x).sum().backward()", "i.remainder_(2.5)",
+    "lib.tensor([1, 2]).pow_(lib.tensor([1.5, 2.0]))",
+    "lib.tensor([1, 2]).pow_(2.5)", "lib.tensor([True]) ** True",
+    "lib.tensor([1], dtype=lib.uint8) ** 1000",
+    "lib.tensor([1], dtype=lib.int32) ** 2 ** 40",
+    "lib.tensor([1.0], dtype=lib.float16) ** 1e10",
+    "lib.tensor([1], dtype=lib.uint8).pow_(300)",
+]
+
+
+@pytest.mark.parametrize("expr", ERRORS)
+def test_errors_as_torchs(expr):
+    def case(api):
+        env = values(api)
+        try:
+            eval(expr, {}, env)
+        except (RuntimeError, TypeError) as e:
+            return norm(str(e).split("\n")[0])
+        return "no error"
+    theirs, ours = both(case)
+    assert ours == theirs != "no error"
+
+
+def test_unsupported_operands_answer_not_implemented():
+    def case(api):
+        x = api.lib.ones(2)
+        out = []
+        for f in [lambda: x % "a", lambda: x ** "a", lambda: "a" ** x,
+                  lambda: [1, 2] ** x, lambda: x % None]:
+            try:
+                f()
+                out.append("ok")
+            except TypeError as e:
+                out.append(norm(str(e)))
+        return out
+    theirs, ours = both(case)
+    assert ours == theirs
+
+
+def test_numpy_scalars_reach_a_handler_as_python_numbers():
+    def case(api):
+        log = []
+        x = api.lib.ones(2)
+        with recording_mode(api, log):
+            x * np.float64(2), x - np.float32(1.5), x % np.int64(3)
+            np.int32(2) + x, x / np.bool_(True), x ** np.float64(2)
+        return log
+    theirs, ours = both(case)
+    assert ours == theirs
+    assert ours[0] == "mul.Tensor(T1, float)"
