@@ -48,6 +48,7 @@
 #include "kernels/elementwise.h"
 #include "kernels/factory.h"
 #include "kernels/indexing.h"
+#include "kernels/int_pow.h"
 #include "kernels/linalg.h"
 #include "kernels/loops.h"
 #include "kernels/mem_overlap.h"
@@ -159,24 +160,7 @@ M binApply(M a, M b, bool* zero) {
     } else if constexpr (std::is_same_v<M, bool>) {
       return a;  // not reached: checkBinDtype refuses Bool
     } else {
-      // Integers as torch's: a negative exponent gives 0 except for a base
-      // of 1 or -1; overflow wraps (computed unsigned, where it is defined).
-      if constexpr (std::is_signed_v<M>) {
-        if (b < 0) {
-          if (a == M(1)) return M(1);
-          if (a == M(-1)) return (b & 1) ? M(-1) : M(1);
-          return M(0);
-        }
-      }
-      using U = std::make_unsigned_t<
-          std::conditional_t<(sizeof(M) < sizeof(int)), int, M>>;
-      U result = 1;
-      U base = static_cast<U>(a);
-      for (M e = b; e > 0; e = static_cast<M>(e >> 1)) {
-        if (e & 1) result = static_cast<U>(result * base);
-        base = static_cast<U>(base * base);
-      }
-      return static_cast<M>(result);
+      return int_pow_internal::intPow(a, b);  // torch's integer rules
     }
   } else if constexpr (kKind == Bin::Remainder) {
     // Python's %: the remainder of the floor division, with the divisor's

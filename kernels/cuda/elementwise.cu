@@ -11,6 +11,7 @@
 #include <cmath>
 
 #include "kernels/cuda/device_types.cuh"
+#include "kernels/int_pow.h"
 #include "kernels/cuda/launch.h"
 #include "kernels/cuda/vectorized.cuh"
 
@@ -195,23 +196,7 @@ __device__ __forceinline__ M binaryFn(ElementwiseOp op, M a, M b) {
       } else if constexpr (std::is_same_v<M, bool>) {
         return a;  // refused on the host
       } else {
-        // The CPU kernel's integer rules.
-        if constexpr (std::is_signed_v<M>) {
-          if (b < 0) {
-            if (a == M(1)) return M(1);
-            if (a == M(-1)) return (b & 1) ? M(-1) : M(1);
-            return M(0);
-          }
-        }
-        using U = std::make_unsigned_t<
-            std::conditional_t<(sizeof(M) < sizeof(int)), int, M>>;
-        U result = 1;
-        U base = static_cast<U>(a);
-        for (M e = b; e > 0; e = static_cast<M>(e >> 1)) {
-          if (e & 1) result = static_cast<U>(result * base);
-          base = static_cast<U>(base * base);
-        }
-        return static_cast<M>(result);
+        return int_pow_internal::intPow(a, b);  // the CPU kernel's rules
       }
     case ElementwiseOp::Remainder:
       if constexpr (std::is_floating_point_v<M>) {
