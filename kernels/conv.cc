@@ -10,7 +10,8 @@
 //   grad_cols       = weight[g]^T @ grad_out[n, g];  col2im adds it up
 //   grad_weight[g] += grad_out[n, g] @ cols^T
 //   grad_bias       = sum of grad_out over n and L.
-// 1-d convolutions run as 2-d ones of height 1.
+// 1-d convolutions run as 2-d ones of height 1. A float32 forward of 2^16
+// multiply-adds or more runs through oneDNN instead (onednnForward below).
 //
 // A transposed convolution is the adjoint of the ordinary convolution whose
 // input has the transposed one's output shape and whose output has its

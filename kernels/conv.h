@@ -8,10 +8,12 @@
 //       gy, x, w, std::vector<int64_t>{w.size(0)}, {2, 2}, {1, 1}, {1, 1},
 //       false, {0, 0}, 1, {true, true, true});
 //
-// The CPU kernel lowers each (image, group) to one matrix product (im2col,
-// then the BLAS gemm of kernels/blas.h); a 1x1 kernel with stride 1 and no
-// padding multiplies the input in place; a transposed convolution runs as
-// the adjoint of an ordinary one (conv.cc). 1-d and 2-d, float32 and
+// The CPU kernel runs a float32 forward of 2^16 multiply-adds or more
+// through oneDNN (kernels/onednn_conv.h); the rest, and every backward, it
+// lowers each (image, group) to one matrix product (im2col, then the BLAS
+// gemm of kernels/blas.h); a 1x1 kernel with stride 1 and no padding
+// multiplies the input in place; a transposed convolution runs as the
+// adjoint of an ordinary one (conv.cc). 1-d and 2-d, float32 and
 // float64; 3-d is refused (NotImplemented).
 #ifndef TURNOUT_KERNELS_CONV_H_
 #define TURNOUT_KERNELS_CONV_H_
