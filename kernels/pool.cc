@@ -250,11 +250,7 @@ void maxPoolPlane(const PoolWindows w, const T* in, T* out, int64_t* idx) {
         for (int64_t j = 0; j < w.kw; ++j) {
           const int64_t ix = ws + j * w.dw;
           if (ix < 0 || ix >= w.iw) continue;
-          const T v = in[iy * w.iw + ix];
-          if (v > best || std::isnan(v)) {
-            best = v;
-            best_i = iy * w.iw + ix;
-          }
+          takeIfLarger(in[iy * w.iw + ix], iy * w.iw + ix, best, best_i);
         }
       }
       *out = best;
