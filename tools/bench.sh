@@ -58,6 +58,14 @@ core=$((ncpu - 1))
 pin=(taskset -c "$core")
 pin2=(taskset -c "$((ncpu > 1 ? ncpu - 2 : 0)),$core")
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 TURNOUT_NUM_THREADS=1
+# OpenBLAS's kernels for this CPU in the C++ benchmarks too (both sides of
+# each ratio link the same OpenBLAS): what `import turnout` sets for Python
+# (python/turnout/_openblas_env.py); a value already set is kept.
+if [ -z "${OPENBLAS_CORETYPE:-}" ]; then
+  core_type="$("$python" -c 'import sys; sys.path.insert(0, "python/turnout")
+import _openblas_env as e; print(e.core_type_for(e.cpu_flags()) or "")')"
+  if [ -n "$core_type" ]; then export OPENBLAS_CORETYPE="$core_type"; fi
+fi
 
 echo "tools/bench.sh: building (bazel --config=opt)" >&2
 bazel build --config=opt //bench:dispatch_c10_bench //bench:kernels_bench \

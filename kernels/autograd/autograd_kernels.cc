@@ -664,6 +664,30 @@ Tensor transposeMatrices(const Tensor& m) {
   return kBatched ? turnout::transpose(m, 1, 2) : turnout::t(m);
 }
 
+// mm's operand gradients in the layout of their operand, as torch's: a
+// column-major operand (a transposed view of a contiguous matrix, such as a
+// linear layer's `w.t()`) gets its gradient computed as the transpose of
+// the transposed product, so the gradient reaching the matrix behind the
+// view is contiguous and accumulating it into `.grad` copies nothing.
+bool isColumnMajor(const Tensor& m) {
+  return m.dim() == 2 && m.size(0) > 1 && m.size(1) > 1 && m.stride(0) == 1 &&
+         m.stride(1) == m.size(0);
+}
+// self's gradient, alpha times g times mat2 transposed.
+Tensor mmGradSelf(const Tensor& g, const Tensor& mat2, bool self_column_major,
+                  const Scalar& alpha = Scalar(1)) {
+  return self_column_major
+             ? turnout::t(scaled(turnout::mm(mat2, turnout::t(g)), alpha))
+             : scaled(turnout::mm(g, turnout::t(mat2)), alpha);
+}
+// mat2's gradient, alpha times self transposed times g.
+Tensor mmGradMat2(const Tensor& self, const Tensor& g, bool mat2_column_major,
+                  const Scalar& alpha = Scalar(1)) {
+  return mat2_column_major
+             ? turnout::t(scaled(turnout::mm(turnout::t(g), self), alpha))
+             : scaled(turnout::mm(turnout::t(self), g), alpha);
+}
+
 template <bool kBatched>
 Tensor mmBmm(const Tensor& self, const Tensor& mat2) {
   const bool rec = shouldRecord(kBatched ? "bmm" : "mm", self, mat2);
@@ -671,17 +695,22 @@ Tensor mmBmm(const Tensor& self, const Tensor& mat2) {
   if (rec) {
     SavedVariable a(requiresGrad(mat2) ? self : Tensor());
     SavedVariable b(requiresGrad(self) ? mat2 : Tensor());
+    const bool self_cm = !kBatched && isColumnMajor(self);
+    const bool mat2_cm = !kBatched && isColumnMajor(mat2);
     Node* node = record(
         kBatched ? "BmmBackward0" : "MmBackward0", {self, mat2}, out,
-           [a, b](const F& n, const Tensor& g) {
+           [a, b, self_cm, mat2_cm](const F& n, const Tensor& g) {
              Tensor ga, gb;
              if (n.needsGrad(0)) {
-               ga = mmOrBmm<kBatched>(
-                   g, transposeMatrices<kBatched>(b.unpack(&n)));
+               ga = kBatched ? turnout::bmm(g, transposeMatrices<true>(
+                                                   b.unpack(&n)))
+                             : mmGradSelf(g, b.unpack(&n), self_cm);
              }
              if (n.needsGrad(1)) {
-               gb = mmOrBmm<kBatched>(transposeMatrices<kBatched>(a.unpack(&n)),
-                                      g);
+               gb = kBatched ? turnout::bmm(transposeMatrices<true>(
+                                                a.unpack(&n)),
+                                            g)
+                             : mmGradMat2(a.unpack(&n), g, mat2_cm);
              }
              return variable_list{ga, gb};
            });
@@ -709,16 +738,18 @@ Tensor addmmKernel(const Tensor& self, const Tensor& mat1, const Tensor& mat2,
   if (rec) {
     SavedVariable a(requiresGrad(mat2) ? mat1 : Tensor());
     SavedVariable b(requiresGrad(mat1) ? mat2 : Tensor());
+    const bool mat1_cm = isColumnMajor(mat1);
+    const bool mat2_cm = isColumnMajor(mat2);
     Node* node = record(
         "AddmmBackward0", {self, mat1, mat2}, out,
-           [a, b, beta, alpha](const F& n, const Tensor& g) {
+           [a, b, beta, alpha, mat1_cm, mat2_cm](const F& n, const Tensor& g) {
              return variable_list{
                  n.needsGrad(0) ? turnout::mul(g, beta) : Tensor(),
                  n.needsGrad(1)
-                     ? scaled(turnout::mm(g, turnout::t(b.unpack(&n))), alpha)
+                     ? mmGradSelf(g, b.unpack(&n), mat1_cm, alpha)
                      : Tensor(),
                  n.needsGrad(2)
-                     ? scaled(turnout::mm(turnout::t(a.unpack(&n)), g), alpha)
+                     ? mmGradMat2(a.unpack(&n), g, mat2_cm, alpha)
                      : Tensor()};
            });
     if (node != nullptr) {

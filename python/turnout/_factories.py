@@ -81,7 +81,9 @@ def tensor(data: Any, dtype: Optional[_C.dtype] = None, device: Any = None,
             raise TypeError(
                 f"turnout.tensor(data): expected numbers (bool, int, float), "
                 f"got elements of NumPy kind {arr.dtype} from {type(data).__name__}")
-        if not keep_dtype:
+        if not keep_dtype and dtype is None:
+            # The defaults. With a dtype given, the values are converted
+            # once, from the full precision NumPy read them in.
             if arr.dtype.kind == "f":
                 arr = arr.astype(np.float32)
             elif arr.dtype.kind in "iu":

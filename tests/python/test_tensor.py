@@ -36,6 +36,15 @@ def test_tensor_options():
     assert turnout.tensor([1.0], requires_grad=True).requires_grad
 
 
+def test_tensor_with_a_dtype_converts_the_values_once():
+    # As torch's: no rounding through the default float32 first.
+    assert turnout.tensor([0.1], dtype=turnout.float64).tolist() == [0.1]
+    assert turnout.tensor(2**60 + 1, dtype=turnout.float64).item() == float(2**60 + 1)
+    assert turnout.tensor([1.7, -1.7], dtype=turnout.int32).tolist() == [1, -1]
+    assert turnout.tensor(0.1).tolist() == pytest.approx(0.1, rel=1e-7)
+    assert turnout.tensor(0.1).dtype is turnout.float32
+
+
 def test_tensor_copies_its_data():
     src = turnout.tensor([1.0, 2.0])
     copy = turnout.tensor(src)
