@@ -103,6 +103,7 @@ class OpOverload {
     }
     name_ = qualifiedName(schema_.operator_name());
     numbers_as_tensors_ = allowsNumbersAsTensors(schema_.name());
+    aten_ = schema_.name().rfind("aten::", 0) == 0;
     arg_names_.reserve(args.size());
     for (const Argument& a : args) {
       PyObject* n = PyUnicode_InternFromString(a.name().c_str());
@@ -213,7 +214,7 @@ class OpOverload {
   }
 
   py::object callBound(Stack& stack) const {
-    if (dispatchesToPythonKernel(stack)) {
+    if (isSmallAtenCall(stack) || dispatchesToPythonKernel(stack)) {
       op_.callBoxed(stack);
     } else {
       withoutGil([&] { op_.callBoxed(stack); });
@@ -241,6 +242,33 @@ class OpOverload {
   }
 
  private:
+  // At most this many elements per tensor make a call small.
+  static constexpr int64_t kSmallNumel = 1024;
+
+  // True for an aten operator whose tensor arguments are all strided CPU
+  // tensors of at most kSmallNumel elements (and no lists): such a call
+  // keeps the GIL, since handing it over and taking it back (two mutex
+  // hand-overs, ~30-40 ns) costs more than the work, which holds the GIL for
+  // a few microseconds at most, as a CPython builtin would. Anything else
+  // (other namespaces' kernels may block or wait on other threads; large or
+  // non-CPU tensors) runs without the GIL, as torch's calls do.
+  bool isSmallAtenCall(const Stack& stack) const {
+    if (!aten_) return false;
+    for (const IValue& v : stack) {
+      if (v.isTensor()) {
+        const Tensor& t = v.toTensor();
+        if (!t.defined()) continue;
+        if (!t.is_cpu() || t.layout() != Layout::Strided ||
+            t.numel() > kSmallNumel) {
+          return false;
+        }
+      } else if (v.isTensorList() || v.isList()) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   // True when the call with `stack` will go to a Python kernel first: the
   // kernel takes the GIL itself, so releasing it just to have it taken
   // back costs two hand-overs for nothing. Looks up the same table entry
@@ -279,6 +307,7 @@ class OpOverload {
   std::string name_;
   std::vector<py::object> arg_names_;  // interned str, one per argument
   bool numbers_as_tensors_ = false;    // allowsNumbersAsTensors(name)
+  bool aten_ = false;                  // an aten:: operator
 };
 
 // Every overload of one name.

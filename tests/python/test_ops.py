@@ -181,6 +181,15 @@ def test_gil_is_released_during_the_call():
     assert _python_steps_during(lambda: ops.aten.mm.default(a, a)) > 0
 
 
+def test_large_aten_calls_release_the_gil():
+    # ops.cc keeps the GIL only for an aten operator on a few CPU elements
+    # (at most 1024 per tensor: the hand-over would cost more than the
+    # work); a large elementwise call lets the counter thread run.
+    big = turnout.ones(2000, 2000)
+    assert _python_steps_during(lambda: ops.aten.add.Tensor(big, big), 5) > 0
+    assert _python_steps_during(lambda: big + big, 5) > 0
+
+
 def test_guards_are_context_managers():
     assert not _C._dispatch_tls_is_dispatch_key_excluded(DispatchKey.AutogradCPU)
     with _C._AutoDispatchBelowAutograd():
