@@ -104,6 +104,7 @@ class OpOverload {
     name_ = qualifiedName(schema_.operator_name());
     numbers_as_tensors_ = allowsNumbersAsTensors(schema_.name());
     aten_ = schema_.name().rfind("aten::", 0) == 0;
+    initTensorPair();
     arg_names_.reserve(args.size());
     for (const Argument& a : args) {
       PyObject* n = PyUnicode_InternFromString(a.name().c_str());
@@ -224,6 +225,10 @@ class OpOverload {
 
   py::object call(PyObject* const* args, size_t nargs,
                   PyObject* kwnames) const {
+    if (pair_ != Pair::kNone && nargs == 2 && kwnames == nullptr &&
+        isTensor(args[0]) && isTensor(args[1])) {
+      return callTensorPair(unpackTensor(args[0]), unpackTensor(args[1]));
+    }
     Stack stack;
     std::string why;
     TURNOUT_CHECK(bind(args, nargs, kwnames, &stack, &why), ErrorKind::Type,
@@ -242,8 +247,69 @@ class OpOverload {
   }
 
  private:
+  // The unboxed path for `a + b`, `a * b`, `ops.aten.mul(a, b)`, ...: an
+  // aten operator `(Tensor, Tensor[, *, Scalar=default]) -> Tensor` called
+  // with two tensors. The arguments stay borrowed from their Python objects
+  // (no stack, no reference counting: a locked instruction each on these
+  // VMs), the result comes back by value. Calls with anything else (numbers,
+  // keywords, other schemas) bind a stack as usual. The dispatch and the
+  // kernels are the same; a dispatch trace shows the call as `call`.
+  enum class Pair { kNone, kTensorTensor, kTensorTensorScalar };
+  using TensorTensorFn = Tensor(const Tensor&, const Tensor&);
+  using TensorTensorScalarFn = Tensor(const Tensor&, const Tensor&,
+                                      const Scalar&);
+
+  void initTensorPair() {
+    const auto& args = schema_.arguments();
+    const auto& rets = schema_.returns();
+    auto plainTensor = [](const Argument& a) {
+      return a.type()->kind() == SchemaType::Kind::Tensor &&
+             !a.alias_info().has_value();
+    };
+    if (!aten_ || rets.size() != 1 || !plainTensor(rets[0]) ||
+        args.size() < 2 || !plainTensor(args[0]) || !plainTensor(args[1]) ||
+        args[0].kwarg_only() || args[1].kwarg_only()) {
+      return;
+    }
+    try {
+      if (args.size() == 2) {
+        tensor_tensor_ = op_.typed<TensorTensorFn>();
+        pair_ = Pair::kTensorTensor;
+      } else if (args.size() == 3 && has_default_[2] &&
+                 args[2].type()->kind() == SchemaType::Kind::Scalar &&
+                 defaults_[2].isScalar()) {
+        tensor_tensor_scalar_ = op_.typed<TensorTensorScalarFn>();
+        default_scalar_ = defaults_[2].toScalar();
+        pair_ = Pair::kTensorTensorScalar;
+      }
+    } catch (const Error&) {
+      pair_ = Pair::kNone;  // kernels of another C++ signature: bind a stack
+    }
+  }
+
+  Tensor callTensorPairUnboxed(const Tensor& a, const Tensor& b) const {
+    return pair_ == Pair::kTensorTensor
+               ? tensor_tensor_->call(a, b)
+               : tensor_tensor_scalar_->call(a, b, default_scalar_);
+  }
+
+  py::object callTensorPair(const Tensor& a, const Tensor& b) const {
+    Tensor out;
+    if (isSmallCpu(a) && isSmallCpu(b)) {
+      out = callTensorPairUnboxed(a, b);
+    } else {
+      withoutGil([&] { out = callTensorPairUnboxed(a, b); });
+    }
+    return wrapTensor(std::move(out));
+  }
+
   // At most this many elements per tensor make a call small.
   static constexpr int64_t kSmallNumel = 1024;
+
+  static bool isSmallCpu(const Tensor& t) {
+    return !t.defined() || (t.is_cpu() && t.layout() == Layout::Strided &&
+                            t.numel() <= kSmallNumel);
+  }
 
   // True for an aten operator whose tensor arguments are all strided CPU
   // tensors of at most kSmallNumel elements (and no lists): such a call
@@ -256,12 +322,7 @@ class OpOverload {
     if (!aten_) return false;
     for (const IValue& v : stack) {
       if (v.isTensor()) {
-        const Tensor& t = v.toTensor();
-        if (!t.defined()) continue;
-        if (!t.is_cpu() || t.layout() != Layout::Strided ||
-            t.numel() > kSmallNumel) {
-          return false;
-        }
+        if (!isSmallCpu(v.toTensor())) return false;
       } else if (v.isTensorList() || v.isList()) {
         return false;
       }
@@ -308,6 +369,10 @@ class OpOverload {
   std::vector<py::object> arg_names_;  // interned str, one per argument
   bool numbers_as_tensors_ = false;    // allowsNumbersAsTensors(name)
   bool aten_ = false;                  // an aten:: operator
+  Pair pair_ = Pair::kNone;            // initTensorPair
+  std::optional<TypedOperatorHandle<TensorTensorFn>> tensor_tensor_;
+  std::optional<TypedOperatorHandle<TensorTensorScalarFn>> tensor_tensor_scalar_;
+  Scalar default_scalar_;
 };
 
 // Every overload of one name.
