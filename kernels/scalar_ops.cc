@@ -111,6 +111,15 @@ int64_t int_float(double a) {
 }
 double float_int(int64_t a) { return static_cast<double>(a); }
 
+Scalar local_scalar_dense(const Tensor& self) {
+  static const auto op = Dispatcher::singleton()
+                             .findSchemaOrThrow("aten::_local_scalar_dense", "")
+                             .typed<Scalar(const Tensor&)>();
+  return op.call(self);
+}
+
+// aten::item, as torch's: composite (a mode or a subclass handler sees the
+// _local_scalar_dense it calls), with the checks before the read.
 Scalar item_composite(const Tensor& self) {
   TURNOUT_CHECK(self.defined(), ErrorKind::InvalidArgument,
                 "item(): expected a defined tensor");
@@ -118,10 +127,17 @@ Scalar item_composite(const Tensor& self) {
                 self.numel(), " elements cannot be converted to Scalar");
   TURNOUT_CHECK(!self.is_meta(), ErrorKind::NotImplemented,
                 "Tensor.item() cannot be called on meta tensors");
-  TURNOUT_CHECK(self.is_cpu(), ErrorKind::NotImplemented,
-                "item(): reading the value of a ", self.device(),
-                " tensor needs an item kernel for its backend; copy it to "
-                "the CPU first");
+  return local_scalar_dense(self);
+}
+
+// aten::_local_scalar_dense on the CPU: the first element's value, as
+// torch's (item() checks for one element before). A tensor with no element
+// is an error (torch 1.13 reads past its storage).
+Scalar local_scalar_dense_cpu(const Tensor& self) {
+  TURNOUT_CHECK(self.numel() > 0, ErrorKind::InvalidArgument,
+                "_local_scalar_dense(): the tensor has no element to read "
+                "(sizes [", absl::StrJoin(self.sizes(), ", "),
+                "]); item() takes a one-element tensor");
   return visitDtype(self.scalar_type(), "item", [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T v = *static_cast<const T*>(self.data_ptr());
@@ -244,6 +260,7 @@ Scalar item(const Tensor& self) {
   return op.call(self);
 }
 
+
 }  // namespace turnout
 
 TURNOUT_LIBRARY_FRAGMENT(aten, m) {
@@ -270,6 +287,7 @@ TURNOUT_LIBRARY_FRAGMENT(aten, m) {
   m.def("Float.int(int a) -> float");
   m.def("ScalarImplicit(Tensor a) -> Scalar");
   m.def("item(Tensor self) -> Scalar");
+  m.def("_local_scalar_dense(Tensor self) -> Scalar");
   m.def("size(Tensor self) -> int[]");
   m.def("size.int(Tensor self, int dim) -> int");
   m.def("dim(Tensor self) -> int");
@@ -320,7 +338,6 @@ TURNOUT_LIBRARY_IMPL(aten, CompositeExplicitAutograd, m) {
   m.impl("Float.Tensor", TURNOUT_FN(turnout::float_tensor));
   m.impl("Float.int", TURNOUT_FN(turnout::float_int));
   m.impl("ScalarImplicit", TURNOUT_FN(turnout::scalar_implicit));
-  m.impl("item", TURNOUT_FN(turnout::item_composite));
   m.impl("size", TURNOUT_FN(turnout::size_default));
   m.impl("size.int", TURNOUT_FN(turnout::size_int));
   m.impl("dim", TURNOUT_FN(turnout::dim_default));
@@ -340,6 +357,14 @@ TURNOUT_LIBRARY_IMPL(aten, CompositeExplicitAutograd, m) {
 TURNOUT_LIBRARY_FRAGMENT(prim, m) {
   m.def("NumToTensor.Scalar(Scalar a) -> Tensor");
   m.def("layout(Tensor a) -> Layout");
+}
+
+TURNOUT_LIBRARY_IMPL(aten, CompositeImplicitAutograd, m) {
+  m.impl("item", TURNOUT_FN(turnout::item_composite));
+}
+
+TURNOUT_LIBRARY_IMPL(aten, CPU, m) {
+  m.impl("_local_scalar_dense", TURNOUT_FN(turnout::local_scalar_dense_cpu));
 }
 
 TURNOUT_LIBRARY_IMPL(prim, CompositeExplicitAutograd, m) {

@@ -37,6 +37,7 @@ const char* toString(OpCode op) {
     case OpCode::Wait: return "Wait";
     case OpCode::CallFunction: return "CallFunction";
     case OpCode::IsInstance: return "IsInstance";
+    case OpCode::CallUnboxed: return "CallUnboxed";
     case OpCode::Ret: return "Ret";
   }
   return "?";
@@ -244,6 +245,51 @@ class CodeBuilder {
            !isPrim(user->kind()) && user->op();
   }
 
+  // Emits CallUnboxed for an aten operator `(Tensor, Tensor[, Scalar]) ->
+  // Tensor` whose kernels take `const Tensor&` (the typed handle checks the
+  // C++ signature); false, emitting nothing, for any other operator.
+  bool emitUnboxedCall(const Node* n, const FunctionSchema& s) {
+    const auto& args = s.arguments();
+    const auto& rets = s.returns();
+    auto plainTensor = [](const Argument& a) {
+      return a.type()->kind() == SchemaType::Kind::Tensor &&
+             !a.alias_info().has_value();
+    };
+    if (s.is_vararg() || s.name().rfind("aten::", 0) != 0 ||
+        rets.size() != 1 || !plainTensor(rets[0]) || args.size() < 2 ||
+        args.size() > 3 || !plainTensor(args[0]) || !plainTensor(args[1]) ||
+        (args.size() == 3 &&
+         args[2].type()->kind() != SchemaType::Kind::Scalar)) {
+      return false;
+    }
+    Code::UnboxedCall call(*n->op());
+    try {
+      if (args.size() == 2) {
+        call.tensor_tensor =
+            call.op.typed<Tensor(const Tensor&, const Tensor&)>();
+      } else {
+        call.tensor_tensor_scalar = call.op.typed<Tensor(
+            const Tensor&, const Tensor&, const Scalar&)>();
+      }
+    } catch (const Error&) {
+      return false;  // kernels of another C++ signature: the boxed call
+    }
+    call.num_inputs = static_cast<uint32_t>(args.size());
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (i == 0 && forwarded_.count(n->inputs()[0]) != 0) {
+        call.in[0] = Code::UnboxedCall::kStackTop;
+        continue;
+      }
+      call.in[i] = reg(n->inputs()[i]);
+      call.clear[i] = isLastUse(n, i);
+    }
+    code_.unboxed_.push_back(std::move(call));
+    emit(OpCode::CallUnboxed,
+         static_cast<uint32_t>(code_.unboxed_.size() - 1),
+         info(n, toString(n->op()->operator_name())));
+    return true;
+  }
+
   // Pops the node's outputs (pushed in order) into their registers.
   void storeOutputs(const std::vector<Value*>& outs) {
     for (size_t i = outs.size(); i-- > 0;) {
@@ -368,6 +414,14 @@ class CodeBuilder {
         fail(n, "the node has " + std::to_string(n->outputs().size()) +
                     " outputs but " + toString(s) + " returns " +
                     std::to_string(s.returns().size()));
+      }
+      if (emitUnboxedCall(n, s)) {
+        if (forwardsOutput(n)) {
+          forwarded_.insert(n->output());
+        } else {
+          storeOutputs(n->outputs());
+        }
+        return;
       }
       pushInputs(n);
       if (s.is_vararg()) {
@@ -794,6 +848,13 @@ void Code::run(Stack& stack) const {
             rethrow(e, ins.b);
           }
           break;
+        case OpCode::CallUnboxed:
+          try {
+            callUnboxed(unboxed_[ins.a], regs.data(), stack);
+          } catch (const Error& e) {
+            rethrow(e, ins.b);
+          }
+          break;
         case OpCode::Jump:
           pc = ins.a;
           break;
@@ -976,6 +1037,37 @@ void Code::run(Stack& stack) const {
   }
 }
 
+void Code::callUnboxed(const UnboxedCall& call, IValue* regs,
+                       Stack& stack) const {
+  const bool from_stack = call.in[0] == UnboxedCall::kStackTop;
+  const IValue& a = from_stack ? stack.back() : regs[call.in[0]];
+  const IValue& b = regs[call.in[1]];
+  const bool scalar = call.num_inputs == 3;
+  if (__builtin_expect(!a.isTensor() || !b.isTensor() ||
+                           (scalar && !regs[call.in[2]].isScalar()),
+                       0)) {
+    // A value of another kind where the schema wants a tensor or a
+    // number: the boxed call, whose argument checks say what is wrong.
+    if (!from_stack) stack.push_back(a);
+    stack.push_back(b);
+    if (scalar) stack.push_back(regs[call.in[2]]);
+    call.op.callBoxed(&stack);
+  } else {
+    Tensor out = scalar ? call.tensor_tensor_scalar->call(
+                              a.toTensor(), b.toTensor(),
+                              regs[call.in[2]].toScalar())
+                        : call.tensor_tensor->call(a.toTensor(), b.toTensor());
+    if (from_stack) {
+      stack.back() = IValue(std::move(out));
+    } else {
+      stack.emplace_back(std::move(out));
+    }
+  }
+  for (uint32_t i = 0; i < call.num_inputs; ++i) {
+    if (call.clear[i]) regs[call.in[i]] = IValue();
+  }
+}
+
 std::string Code::dump() const {
   std::string out;
   for (size_t i = 0; i < instructions_.size(); ++i) {
@@ -985,6 +1077,18 @@ std::string Code::dump() const {
       case OpCode::Call:
         out += " " + node_info_[ins.b].op_name;
         break;
+      case OpCode::CallUnboxed: {
+        // The inputs: a register ("!" at its last use) or the stack top.
+        const UnboxedCall& call = unboxed_[ins.a];
+        out += " " + node_info_[ins.b].op_name;
+        for (uint32_t k = 0; k < call.num_inputs; ++k) {
+          out += call.in[k] == UnboxedCall::kStackTop
+                     ? std::string(" top")
+                     : " " + std::to_string(call.in[k]) +
+                           (call.clear[k] ? "!" : "");
+        }
+        break;
+      }
       case OpCode::LoopTest:
         out += " " + std::to_string(ins.a) + " " + std::to_string(ins.b);
         break;

@@ -21,6 +21,11 @@
 // caller's thread-local dispatch state; FORK pushes its Future as a value
 // (an IValue holding it): it may be stored in a list, passed to a callee
 // or waited on by aten::wait, which pops a Future and pushes its value.
+// CALL_UNBOXED runs an aten operator `(Tensor, Tensor[, Scalar]) -> Tensor`
+// (add, sub, mul, div, matmul, ...) through its typed handle, reading its
+// inputs in their registers or on top of the stack: the copies onto the
+// stack and their reference counts (a locked instruction each) are saved,
+// and a register at its last use is cleared after the call, as MOVE would.
 // DICT_CONSTRUCT builds a dict (ivalue::DictImpl) from key/value pairs. CALL_FUNCTION runs the Code
 // of a prim::CallFunction's callee (compiled with the caller, from the
 // graph's CompilationUnit: compilation_unit.h) on the stack; IS_INSTANCE
@@ -47,6 +52,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -69,6 +75,10 @@ enum class OpCode : uint8_t {
   Store,           // pop into regs[a]
   Drop,            // pop and discard
   Call,            // ops[a].callBoxed(stack); b = index into node info
+  CallUnboxed,     // unboxed[a]: an aten (Tensor, Tensor[, Scalar]) ->
+                   // Tensor operator called on its inputs where they lie
+                   // (registers, borrowed, or the stack top it then
+                   // replaces), its result pushed; b = index into node info
   Jump,            // pc = a
   JumpIfFalse,     // pop a bool; if false, pc = a
   LoopTest,        // if !(regs[b].toBool() && regs[b+1] < regs[b+2]) pc = a
@@ -124,7 +134,9 @@ class Code {
   const std::vector<Instruction>& instructions() const {
     return instructions_;
   }
-  /// The instruction listing, one per line: "3 Call aten::add.Tensor".
+  /// The instruction listing, one per line: "3 Call aten::neg",
+  /// "4 CallUnboxed aten::add.Tensor top 1 2!" (its inputs: the stack top,
+  /// or a register, "!" where that is the value's last use).
   std::string dump() const;
 
  private:
@@ -135,6 +147,24 @@ class Code {
     std::string context;   // "failed at LOC\n  in: NODE TEXT"
   };
   [[noreturn]] void rethrow(const Error& e, uint32_t info) const;
+
+  // A CallUnboxed instruction's operator and where its inputs lie.
+  struct UnboxedCall {
+    static constexpr uint32_t kStackTop = UINT32_MAX;  // in[0] only
+    explicit UnboxedCall(const OperatorHandle& handle) : op(handle) {}
+    OperatorHandle op;  // for the boxed call when an input is no tensor
+    std::optional<TypedOperatorHandle<Tensor(const Tensor&, const Tensor&)>>
+        tensor_tensor;
+    std::optional<TypedOperatorHandle<Tensor(const Tensor&, const Tensor&,
+                                             const Scalar&)>>
+        tensor_tensor_scalar;
+    uint32_t num_inputs = 0;  // 2 or 3
+    uint32_t in[3] = {};      // registers (in[0] may be kStackTop)
+    bool clear[3] = {};       // the input's last use: clear its register
+  };
+  void callUnboxed(const UnboxedCall& call, IValue* regs, Stack& stack) const;
+
+  std::vector<UnboxedCall> unboxed_;
 
   std::vector<Instruction> instructions_;
   std::vector<IValue> constants_;

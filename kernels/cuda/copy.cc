@@ -1,4 +1,5 @@
-// CUDA kernels of aten::copy_, aten::fill_.Scalar and aten::item, and the
+// CUDA kernels of aten::copy_, aten::fill_.Scalar and
+// aten::_local_scalar_dense (what item() reads), and the
 // pinned host memory behind is_pinned / _pin_memory. copy_ dispatches here
 // whenever either argument is a CUDA tensor (CUDA's backend bit is above
 // CPU's), so it copies device to device, host to device and device to host;
@@ -239,7 +240,7 @@ Tensor pinMemoryKernel(const Tensor& self, std::optional<Device> device) {
 TURNOUT_LIBRARY_IMPL(aten, CUDA, m) {
   m.impl("copy_", TURNOUT_FN(turnout::cuda::copyKernel));
   m.impl("fill_.Scalar", TURNOUT_FN(turnout::cuda::fillKernel));
-  m.impl("item", TURNOUT_FN(turnout::cuda::itemKernel));
+  m.impl("_local_scalar_dense", TURNOUT_FN(turnout::cuda::itemKernel));
   // Reached through BackendSelect (the device argument), from CPU tensors.
   m.impl("is_pinned", TURNOUT_FN(turnout::cuda::isPinnedKernel));
   m.impl("_pin_memory", TURNOUT_FN(turnout::cuda::pinMemoryKernel));

@@ -179,6 +179,9 @@ class TypedStorage:
                 f"device={self.device}) of size {self.size()}")
 
 
+_NO_PYTHON_KEY = _C.DispatchKeySet([_C.DispatchKey.Python])
+
+
 class Tensor(_C.TensorBase):
     """A multi-dimensional array whose operations go through the dispatcher.
 
@@ -274,7 +277,8 @@ class Tensor(_C.TensorBase):
     def __iter__(self) -> Iterator["Tensor"]:
         if self.dim() == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return (self[i] for i in range(len(self)))
+        # As torch's: one unbind, then its views.
+        return iter(self.unbind(0))
 
     # ---- Values ------------------------------------------------------------
     def item(self) -> Union[int, float, bool]:
@@ -288,12 +292,15 @@ class Tensor(_C.TensorBase):
         (its data may not be its own memory)."""
         if type(self) is not Tensor:
             _refuse_python_dispatch(self, "tolist")
-        t = self.detach()
-        if not t.is_cpu:
-            t = t.cpu()
-        if t.dtype is _C.bfloat16:
-            t = t.to(_C.float32)
-        return t.numpy().tolist()
+        # Reading the values is no operator call: a mode sees none (as
+        # torch's tolist, which reads the memory directly).
+        with _C._ExcludeDispatchKeyGuard(_NO_PYTHON_KEY):
+            t = self.detach()
+            if not t.is_cpu:
+                t = t.cpu()
+            if t.dtype is _C.bfloat16:
+                t = t.to(_C.float32)
+            return t.numpy().tolist()
 
     def __repr__(self, *, tensor_contents: Any = None) -> str:
         return tensor_repr(self, tensor_contents)
@@ -825,6 +832,65 @@ del _name
 
 # kernels/nn.h's operator that is also a torch.Tensor method.
 Tensor.clamp_ = _make_method("clamp_")
+
+# The other registered aten operators that are torch.Tensor methods of the
+# same arguments (`x.all()`, `x.isnan()`, `x.maximum(y)`, ...).
+for _name in [
+        "acosh", "addmm", "addmv", "addmv_", "all", "angle", "any", "asinh",
+        "atanh", "baddbmm", "bitwise_xor", "bitwise_xor_", "clamp_max",
+        "clamp_max_", "clamp_min", "clamp_min_", "dot", "erfc", "expand_as",
+        "flip", "floor_divide", "floor_divide_", "fmod", "fmod_", "gather",
+        "isfinite", "isinf", "isnan", "lgamma", "log_softmax", "logical_not",
+        "logical_not_", "logical_or", "logical_or_", "logsumexp", "maximum",
+        "minimum", "mv", "narrow", "norm", "prod", "repeat", "scatter_add",
+        "split_with_sizes", "type_as", "unsafe_chunk", "unsafe_split",
+        "unsafe_split_with_sizes", "zero_"]:
+    setattr(Tensor, _name, _make_method(_name))
+del _name
+Tensor.__xor__ = _make_method("__xor__")
+Tensor.__rxor__ = _make_method("__xor__")
+Tensor.__ixor__ = _make_method("__ixor__")
+
+
+def _is_floating_point(self: Tensor) -> bool:
+    """Whether the dtype is a floating-point one (read from the dtype, no
+    operator call, as torch's)."""
+    return self.dtype.is_floating_point
+
+
+def _where(self: Tensor, condition: Any, y: Any) -> Tensor:
+    """``turnout.where(condition, self, y)``: `self` where `condition` holds,
+    `y` elsewhere."""
+    return ops.aten.where(condition, self, y)
+
+
+def _new_zeros(self: Tensor, *size: Any, dtype: Any = None, layout: Any = None,
+               device: Any = None, pin_memory: Any = None,
+               requires_grad: bool = False) -> Tensor:
+    """A tensor of zeros of the given size with this tensor's dtype and
+    device unless given."""
+    t = ops.aten.new_zeros.default(self, _size_args("new_zeros", size),
+                                   dtype=dtype, layout=layout, device=device,
+                                   pin_memory=pin_memory)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _contains(self: Tensor, element: Any) -> bool:
+    """``element in t``: whether some element equals `element`, as torch's
+    (``(t == element).any()``)."""
+    if not isinstance(element, (Tensor, int, float, bool)):
+        raise RuntimeError(
+            f"`x in tensor` compares x with the tensor's elements: x must be "
+            f"a tensor or a number, got {type(element).__name__}")
+    return bool((self == element).any().item())
+
+
+Tensor.is_floating_point = _is_floating_point
+Tensor.where = _where
+Tensor.new_zeros = _new_zeros
+Tensor.__contains__ = _contains
 
 
 def _tuple_method(name: str) -> Any:

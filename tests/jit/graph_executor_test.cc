@@ -126,7 +126,7 @@ TEST(GraphExecutor, OnePlanPerSpec) {
   EXPECT_EQ(state.plans[2].spec.toString(),
             "(Long(*, requires_grad=0, device=cpu), "
             "Long(*, requires_grad=0, device=cpu)) optimized");
-  EXPECT_THAT(state.plans[0].code, HasSubstr("Call aten::mul.Tensor"));
+  EXPECT_THAT(state.plans[0].code, HasSubstr("CallUnboxed aten::mul.Tensor"));
   EXPECT_EQ(state.graph->toString(), parseIR(kModel)->toString());
 }
 

@@ -272,7 +272,9 @@ TEST(Interpreter, TooFewInputs) {
 // The instruction listing: copies where a value is used again, moves at
 // its last use, constants loaded once per use, unused outputs dropped, and
 // an output whose only use is the next call's first input left on the
-// stack (%a: no Store 3 / Move 3).
+// stack (%a: no Store 3 / Move 3). Operators of the (Tensor, Tensor[,
+// Scalar]) -> Tensor form read their inputs in place (CallUnboxed: the
+// stack top or registers, "!" at a last use); the others take a stack.
 TEST(Interpreter, InstructionListing) {
   Code code(*parseIR(
       "graph(%x : Tensor, %y : Tensor):\n"
@@ -280,23 +282,72 @@ TEST(Interpreter, InstructionListing) {
       "  %a : Tensor = aten::add(%x, %y, %one)\n"
       "  %b : Tensor = aten::mul(%a, %x)\n"
       "  %unused : Tensor = aten::neg(%b)\n"
-      "  return (%b)\n"));
+      "  %c : Tensor = aten::mul(%b, %one)\n"
+      "  return (%b, %c)\n"));
   EXPECT_EQ(code.dump(),
             "0 LoadConst 0\n"
             "1 Store 2\n"
-            "2 Load 0\n"
-            "3 Move 1\n"
-            "4 Move 2\n"
-            "5 Call aten::add.Tensor\n"
-            "6 Move 0\n"
-            "7 Call aten::mul.Tensor\n"
-            "8 Store 3\n"
-            "9 Load 3\n"
-            "10 Call aten::neg\n"
-            "11 Drop\n"
+            "2 CallUnboxed aten::add.Tensor 0 1! 2\n"
+            "3 CallUnboxed aten::mul.Tensor top 0!\n"
+            "4 Store 3\n"
+            "5 Load 3\n"
+            "6 Call aten::neg\n"
+            "7 Drop\n"
+            "8 Load 3\n"
+            "9 Move 2\n"
+            "10 Call aten::mul.Scalar\n"
+            "11 Store 4\n"
             "12 Move 3\n"
-            "13 Ret\n");
-  EXPECT_EQ(code.numRegisters(), 4u);
+            "13 Move 4\n"
+            "14 Ret\n");
+  EXPECT_EQ(code.numRegisters(), 5u);
+}
+
+// CallUnboxed: the same values as the boxed calls, inputs read in place
+// stay valid for their later uses, and a value of another kind where a
+// tensor is due takes the boxed call's error.
+TEST(Interpreter, UnboxedCallsMatchBoxedOnes) {
+  const std::string text =
+      "graph(%x : Tensor, %y : Tensor):\n"
+      "  %one : int = prim::Constant[value=1]()\n"
+      "  %two : float = prim::Constant[value=2.5]()\n"
+      "  %a : Tensor = aten::sub(%x, %y, %two)\n"
+      "  %b : Tensor = aten::mul(%y, %a)\n"
+      "  %c : Tensor = aten::add(%b, %x, %one)\n"
+      "  %d : Tensor = aten::div(%c, %y)\n"
+      "  %e : Tensor = aten::add(%d, %d, %one)\n"
+      "  return (%e, %a, %x)\n";
+  Code code(*parseIR(text));
+  EXPECT_THAT(code.dump(), HasSubstr("CallUnboxed aten::sub.Tensor"));
+  Tensor x = vec({1, 2, 3}), y = vec({4, 5, 6});
+  Stack s{IValue(x), IValue(y)};
+  code.run(s);
+  ASSERT_EQ(s.size(), 3u);
+  // a = x - 2.5 y; e = 2 ((y a + x) / y)
+  const float xs[] = {1, 2, 3}, ys[] = {4, 5, 6};
+  for (int i = 0; i < 3; ++i) {
+    const float a = xs[i] - 2.5f * ys[i];
+    const float e = 2 * ((ys[i] * a + xs[i]) / ys[i]);
+    EXPECT_FLOAT_EQ(s[0].toTensor().data_ptr<float>()[i], e);
+    EXPECT_FLOAT_EQ(s[1].toTensor().data_ptr<float>()[i], a);
+  }
+  EXPECT_TRUE(s[2].toTensor().is_same(x));
+  // The inputs' references: the caller's and the returned %x only.
+  s.clear();
+  EXPECT_EQ(x.unsafeGetTensorImpl()->refcount(), 1u);
+  EXPECT_EQ(y.unsafeGetTensorImpl()->refcount(), 1u);
+
+  // A None given for a Tensor input.
+  Code mul(*parseIR(
+      "graph(%x : Tensor, %y : Tensor):\n"
+      "  %r : Tensor = aten::mul(%x, %y)\n"
+      "  return (%r)\n"));
+  Stack boxed{IValue(x), IValue()};
+  const std::string error = errorOf([&] { mul.run(boxed); });
+  EXPECT_THAT(error, HasSubstr("aten::mul.Tensor failed"));
+  EXPECT_THAT(error, HasSubstr("Tensor"));
+  EXPECT_TRUE(boxed.empty());
+  EXPECT_EQ(x.unsafeGetTensorImpl()->refcount(), 1u);
 }
 
 // Forwarding keeps argument order: %a stays on the stack only where it is

@@ -578,6 +578,12 @@ add(OpInfo("aten::ScalarImplicit", lambda: [S(T(())), S(T((), "int64")),
 add(OpInfo("aten::item", lambda: [S(T(())), S(T((), "int64")), S(T((1, 1), "float64")),
                                   S(T((), "bool")), S(T((2,)), error=True)],
            opcheck=_NO_FAKE, skip_opcheck=_NO_FAKE_WHY))
+add(OpInfo("aten::_local_scalar_dense",
+           # Several elements: the first one, as torch's. No element: an
+           # error in turnout, a crash in torch 1.13 (test_tensor.py).
+           lambda: [S(T(())), S(T((), "int64")), S(T((1, 1), "float64")),
+                    S(T((), "bool")), S(T((2,))), S(T((3, 2), layout="transposed"))],
+           opcheck=_NO_FAKE, skip_opcheck=_NO_FAKE_WHY))
 add(OpInfo("aten::len.t", lambda: [S([1, 2, 3]), S([]), S([T((2,)), T((3,))])], ref=len))
 add(OpInfo("aten::__getitem__.t",
            lambda: [S([1, 2, 3], 0), S([1, 2, 3], -1), S([1.5, 2.5], 1),

@@ -97,7 +97,7 @@ def test_run_one_and_several_outputs():
     assert values(jit.run(g, a, b)) == [3.0, 0.0]
     code = jit.Code(g)
     assert values(code(a, b)) == [3.0, 0.0]
-    assert "Call aten::add.Tensor" in code.dump()
+    assert "CallUnboxed aten::add.Tensor" in code.dump()
     two = jit.Graph.parse("graph(%x : Tensor, %n : int):\n"
                           "  %y : Tensor = aten::mul(%x, %n)\n"
                           "  return (%y, %n)\n")
@@ -201,7 +201,7 @@ def test_executor_debug_state_and_last_graph():
                 f"  return (%f, %d, %one)\n")
     assert str(plan.graph) == expected
     assert str(ex.last_executed_optimized_graph()) == expected
-    assert "Call aten::div.Tensor" in plan.code
+    assert "CallUnboxed aten::div.Tensor" in plan.code
     assert str(ex.get_debug_state()) == (
         "GraphExecutor: 1 plan\nplan 0: " + plan.spec + "\n" + expected)
     # The executor copied the graph; copies come back, changing them

@@ -45,6 +45,12 @@ def test_tensor_with_a_dtype_converts_the_values_once():
     assert turnout.tensor(0.1).dtype is turnout.float32
 
 
+def test_local_scalar_dense_of_an_empty_tensor_is_an_error():
+    # torch 1.13 reads past the storage here.
+    with pytest.raises(ValueError, match="no element to read"):
+        turnout.ops.aten._local_scalar_dense(turnout.empty(0))
+
+
 def test_tensor_copies_its_data():
     src = turnout.tensor([1.0, 2.0])
     copy = turnout.tensor(src)
