@@ -282,7 +282,8 @@ def _flatten_into(pytree: PyTree, leaves: List[Any]) -> TreeSpec:
     try:
         children, context = flattened
     except (TypeError, ValueError) as e:
-        raise type(e)(
+        kind = TypeError if isinstance(e, TypeError) else ValueError
+        raise kind(
             f"tree_flatten: the flatten_fn registered for "
             f"{_type_name(node_type)} returned {type(flattened).__name__} "
             f"{flattened!r}; expected a pair (list of children, context)") from e
