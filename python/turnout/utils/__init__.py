@@ -8,6 +8,8 @@
   phase; :func:`time_report` prints the phases as a table.
 - :func:`same`: compares results (tensors, numbers, nested lists, tuples
   and dicts) with tolerances, saying where they differ.
+- :mod:`turnout.utils._pytree`: torch 1.13's pytree helpers (``tree_map``,
+  ``tree_flatten``, ``TreeSpec``, ...) for handlers ported from torch.
 
 Example::
 
