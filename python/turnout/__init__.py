@@ -65,6 +65,7 @@ from turnout._ops import ops
 from turnout._tensor import Size, Tensor, TypedStorage
 from turnout._factories import (
     arange,
+    as_tensor,
     empty,
     empty_like,
     enable_grad,
@@ -124,7 +125,7 @@ def __dir__():
 
 __all__ = [
     "DispatchKey", "DispatchKeySet", "Size", "Tensor", "TypedStorage",
-    "arange", "autograd",
+    "arange", "as_tensor", "autograd",
     "bfloat16",
     "bool", "channels_last", "contiguous_format", "cuda", "device", "double",
     "dtype",
