@@ -91,7 +91,8 @@ def from_numpy(ndarray) -> Tensor:
     """A tensor sharing the memory of a NumPy array.
 
     Writes through either are seen by the other; the array stays alive as
-    long as the tensor (or a view of it) does.
+    long as the tensor (or a view of it) does. As torch 1.13's, the new
+    tensor is announced to dispatch modes by one ``aten.lift_fresh``.
 
     Example::
 
@@ -102,7 +103,7 @@ def from_numpy(ndarray) -> Tensor:
         >>> t
         tensor([5., 2.], dtype=turnout.float64)
     """
-    return _C.from_numpy(ndarray)
+    return ops.aten.lift_fresh.default(_C.from_numpy(ndarray))
 
 
 from turnout._functional import function_names as _function_names  # noqa: E402

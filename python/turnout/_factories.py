@@ -87,23 +87,30 @@ def _from_values(data: Any, dtype: Optional[_C.dtype], device: Any) -> Tensor:
     """A tensor of Python values, as torch 1.13's constructors make one: built
     and converted below the Python key (no mode or subclass handler sees
     that), then announced through ``aten.lift_fresh``, the one call a mode
-    sees."""
+    sees. On the meta device there are no values to keep: torch 1.13 makes
+    an empty meta tensor there and announces nothing, and so does this."""
     with _C._ExcludeDispatchKeyGuard(_BELOW_PYTHON):
-        t = _convert(_C.from_numpy(_numpy_values(data)), dtype, device,
-                     copy=False)
+        src = _C.from_numpy(_numpy_values(data))
+        dtype, target = _target(src, dtype, device)
+        if target.type == "meta":
+            return ops.aten.empty.memory_format(list(src.shape), dtype=dtype,
+                                                device=target)
+        t = _convert(src, dtype, target, copy=False)
     return ops.aten.lift_fresh.default(t)
 
 
 def _from_numpy_array(arr: Any, copy: bool) -> Tensor:
     """A NumPy array as a CPU tensor sharing its memory (a C-ordered copy
-    first when `copy`, which also takes arrays of any strides)."""
+    first when `copy`, which also takes arrays of any strides), announced
+    through ``aten.lift_fresh`` as :func:`turnout.from_numpy` does."""
     import numpy as np
 
     if arr.dtype.kind not in "biuf":
         raise TypeError(
             f"turnout.tensor(data): expected an array of numbers (bool, int, "
             f"float), got one of NumPy dtype {arr.dtype}")
-    return _C.from_numpy(np.array(arr, order="C") if copy else arr)
+    return ops.aten.lift_fresh.default(
+        _C.from_numpy(np.array(arr, order="C") if copy else arr))
 
 
 def tensor(data: Any, dtype: Optional[_C.dtype] = None, device: Any = None,
@@ -111,10 +118,11 @@ def tensor(data: Any, dtype: Optional[_C.dtype] = None, device: Any = None,
     """A new tensor holding a copy of `data`.
 
     As torch 1.13's, what a dispatch mode sees depends on `data`: for
-    numbers and lists, one ``aten.lift_fresh`` of the finished tensor; for
-    a NumPy array, the ``aten._to_copy`` that copies it; for a tensor,
-    ``aten.detach`` and ``aten._to_copy`` (and a UserWarning: copying a
-    tensor reads better as ``t.clone().detach()``).
+    numbers and lists, one ``aten.lift_fresh`` of the finished tensor
+    (nothing on the meta device); for a NumPy array, the ``aten.lift_fresh``
+    of :func:`turnout.from_numpy` and the ``aten._to_copy`` that copies it;
+    for a tensor, ``aten.detach`` twice and ``aten._to_copy`` (and a
+    UserWarning: copying a tensor reads better as ``t.clone().detach()``).
 
     Args:
         data: a number, a (nested) list or tuple of numbers, a NumPy array,
@@ -149,7 +157,9 @@ def tensor(data: Any, dtype: Optional[_C.dtype] = None, device: Any = None,
             "t.clone().detach(), or t.clone().detach().requires_grad_(True) "
             "for a copy that requires grad, which says what it does",
             UserWarning, stacklevel=2)
-        t = _convert(data.detach(), dtype, device, copy=True)
+        # Detached twice, then copied: the calls torch 1.13's constructor
+        # makes (a mode logs both detaches).
+        t = _convert(data.detach().detach(), dtype, device, copy=True)
     elif isinstance(data, np.ndarray):
         t = _convert(_from_numpy_array(data, copy=True), dtype, device,
                      copy=True)

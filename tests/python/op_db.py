@@ -2043,7 +2043,7 @@ add(OpInfo("aten::pow_.Scalar", _pow_inplace_scalar, ref=lambda self, e: self.po
 # another dtype the result casts to (or does not: torch raises), and empty
 # (resized). pow.Tensor_Scalar_out takes only the result's dtype (torch
 # runs it as a unary operator); pow.Scalar_out with a base of 1 fills any
-# out with ones.
+# out with ones; remainder.Scalar_Tensor_out copies into any out.
 def _remainder_tensor_out() -> List[Sample]:
     return [S(T((2, 3), low=-5, high=5), T((2, 3), low=0.5), out=T((2, 3))),
             S(T((2, 3), low=-5, high=5), T((3,), low=-2, high=-0.5),
@@ -2080,7 +2080,8 @@ def _remainder_scalar_out() -> List[Sample]:
 
 
 # Not against torch.remainder(4, x, out=): torch 1.13's Python API has no
-# Scalar-self overload with out=; torch.ops reads no bool Scalar here.
+# Scalar-self overload with out= (and its torch.ops reads a bool Scalar as
+# an int: no bool Scalar here).
 def _remainder_scalar_tensor_out() -> List[Sample]:
     return [S(4, T((2, 3), low=0.5), out=T((2, 3))),
             S(7, T((2, 3), "int64", low=1, high=5), out=T((2, 3), "int64")),
@@ -2088,10 +2089,14 @@ def _remainder_scalar_tensor_out() -> List[Sample]:
               desc="float scalar, int tensor"),
             S(-7, T((2, 3), "int64", low=-5, high=-1), out=T((0,), "int64"),
               desc="resized out"),
+            # torch 1.13 generates this overload: the result is copied into
+            # out whatever its dtype.
             S(4.5, T((3,), "int64", low=1, high=5), out=T((3,), "int64"),
-              desc="float into int out", error=True),
+              desc="float into int out"),
             S(4, T((2,), "int64", values=[0, 1]), out=T((2,), "int64"),
-              desc="int by zero", error=True)]
+              desc="int by zero", error=True),
+            S(4, T((2,), "int64", low=1, high=5), out=T((2,), "int64", layout="strided"),
+              desc="strided out")]
 
 
 def _pow_tensor_tensor_out() -> List[Sample]:

@@ -76,6 +76,11 @@ CASES = {
         w = lib.tensor([1.0, 2.0], requires_grad=True)
         step(lambda: (w * w).sum().backward(create_graph=True))
     """,
+    "a gradient of the wrong shape": """
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        step(lambda: (x * x).backward(lib.ones(3), create_graph=True))
+        step(lambda: (x * x).backward(lib.ones(2), create_graph=True))
+    """,
     "the root is a leaf": """
         x = lib.tensor(2.0, requires_grad=True)
         step(lambda: x.backward(create_graph=True))

@@ -6,9 +6,10 @@ keyword arguments), the result (dtype, shape, values, requires_grad, leaf,
 identity with the input) and the warnings.
 
 torch 1.13 builds a tensor from Python numbers below the Python key and
-announces it with one ``aten.lift_fresh``; from a NumPy array it calls
-``aten._to_copy`` (``tensor``) or nothing (``as_tensor``, same dtype); from
-a tensor, ``aten.detach`` then ``aten._to_copy``.
+announces it with one ``aten.lift_fresh`` (nothing on the meta device);
+from a NumPy array, ``from_numpy``'s ``aten.lift_fresh`` then
+``aten._to_copy`` (``tensor``; ``as_tensor`` only to change the dtype or
+device); from a tensor, ``aten.detach`` twice then ``aten._to_copy``.
 """
 
 import warnings
@@ -124,6 +125,14 @@ CASES = {
     "as_tensor(ndarray)": lambda api: (lambda: api.lib.as_tensor(ARRAY), []),
     "as_tensor(ndarray, dtype=float32)": lambda api: (
         lambda: api.lib.as_tensor(ARRAY, dtype=_dt(api, "float32")), []),
+    "tensor([1., 2.], dtype=float64, device=meta)": lambda api: (
+        lambda: api.lib.tensor([1.0, 2.0], dtype=_dt(api, "float64"), device="meta"), []),
+    "as_tensor(5, device=meta)": lambda api: (lambda: api.lib.as_tensor(5, device="meta"), []),
+    "tensor(ndarray, device=meta)": lambda api: (
+        lambda: api.lib.tensor(ARRAY, device="meta"), []),
+    "as_tensor(ndarray, device=meta)": lambda api: (
+        lambda: api.lib.as_tensor(ARRAY, device="meta"), []),
+    "from_numpy(ndarray)": lambda api: (lambda: api.lib.from_numpy(ARRAY), []),
 }
 
 
@@ -140,6 +149,10 @@ CASES.update({
         lambda api, x: api.lib.tensor(x, dtype=_dt(api, "float64"))),
     "tensor(t, requires_grad=True)": _with_tensor(
         lambda api, x: api.lib.tensor(x, requires_grad=True)),
+    "tensor(t, device=meta)": _with_tensor(
+        lambda api, x: api.lib.tensor(x, device="meta")),
+    "tensor(t that requires grad)": _with_tensor(
+        lambda api, x: api.lib.tensor(x.detach().requires_grad_())),
     "as_tensor(t)": _with_tensor(lambda api, x: api.lib.as_tensor(x)),
     "as_tensor(t, dtype=float64)": _with_tensor(
         lambda api, x: api.lib.as_tensor(x, dtype=_dt(api, "float64"))),
@@ -163,6 +176,9 @@ def test_numbers_are_announced_by_one_lift_fresh():
         got = run(api, CASES["tensor([1.], requires_grad=True)"])
         assert got["log"] == ["$0 = lift_fresh.default($0)"], (api.lib.__name__, got)
         assert got["result"]["requires_grad"] and got["result"]["is_leaf"]
+        got = run(api, CASES["tensor(t)"])
+        assert [line.split(" = ")[1].split("(")[0] for line in got["log"]] == [
+            "detach.default", "detach.default", "_to_copy.default"], got
 
 
 def test_the_mode_returns_what_the_caller_gets():
