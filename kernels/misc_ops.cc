@@ -23,9 +23,10 @@
 // - The out= overloads of remainder and pow (torch 1.13's schemas and out=
 //   rules): remainder.Tensor_out, pow.Tensor_Tensor_out and
 //   pow.Tensor_Scalar_out, CPU and Meta, over the functional kernels;
-//   remainder.Scalar_out, remainder.Scalar_Tensor_out and pow.Scalar_out,
-//   CompositeExplicitAutograd over those with the Scalar as a wrapped
-//   number (on CUDA through kernels/cuda/pointwise.cc's).
+//   remainder.Scalar_out and pow.Scalar_out, CompositeExplicitAutograd over
+//   those with the Scalar as a wrapped number (on CUDA through
+//   kernels/cuda/pointwise.cc's); remainder.Scalar_Tensor_out, as torch
+//   generates it, the functional result copied into out (any dtype).
 // - CompositeImplicitAutograd (gradients, Meta and other devices from the
 //   operators they call): narrow (.Tensor), expand_as, type_as, squeeze()
 //   without a dim, repeat, flip, dot, mv, new_zeros, zero_, fill_.Tensor,
@@ -1038,10 +1039,9 @@ Tensor remainderScalarTensor(const Scalar& self, const Tensor& other) {
 }
 // ---- The out= overloads of remainder and pow ---------------------------------
 //
-// remainder.Scalar_out and remainder.Scalar_Tensor_out: the Scalar as a
-// wrapped number, then remainder.Tensor_out (as the functional Scalar
-// overloads above), below autograd: an out= call records no graph, as
-// torch's.
+// remainder.Scalar_out: the Scalar as a wrapped number, then
+// remainder.Tensor_out (as the functional Scalar overloads above), below
+// autograd: an out= call records no graph.
 const auto& remainderOutOp() {
   static const auto op =
       lookup<Tensor&(const Tensor&, const Tensor&, Tensor&)>("aten::remainder",
@@ -1060,11 +1060,24 @@ Tensor& remainderScalarOut(const Tensor& self, const Scalar& other,
   AutoDispatchBelowAutograd below;
   return remainderOutOp().call(self, wrappedScalarTensor(other), out);
 }
+// remainder.Scalar_Tensor_out is one torch 1.13 generates from the
+// functional overload: the result computed (its errors first), then out
+// resized to it and assigned by copy_, which converts to any dtype (a
+// Float result into a Long out truncates; no castability check).
 Tensor& remainderScalarTensorOut(const Scalar& self, const Tensor& other,
                                  Tensor& out) {
-  checkDefined("remainder.Scalar_Tensor_out", other);
+  static const auto functional =
+      lookup<Tensor(const Scalar&, const Tensor&)>("aten::remainder",
+                                                   "Scalar_Tensor");
+  const char* name = "remainder.Scalar_Tensor_out";
+  checkDefined(name, other);
+  TURNOUT_CHECK(out.defined(), ErrorKind::InvalidArgument, name,
+                ": expected a defined out tensor, but got an undefined one");
   AutoDispatchBelowAutograd below;
-  return remainderOutOp().call(wrappedScalarTensor(self), other, out);
+  const Tensor value = functional.call(self, other);
+  reduce_internal::resizeOutput(out, value.sizes(), name);
+  copy_(out, value);
+  return out;
 }
 
 // pow.Scalar_out, as torch 1.13's: a base equal to 1 (an int or a float;
