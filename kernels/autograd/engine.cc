@@ -3,6 +3,7 @@
 #include <atomic>
 #include <mutex>
 #include <queue>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -57,6 +58,15 @@ void warnCreateGraphOnce() {
   } else {
     warn(text);
   }
+}
+
+// "[2, 3]".
+std::string shapeOf(const Tensor& t) {
+  std::string out = "[";
+  for (size_t i = 0; i < t.sizes().size(); ++i) {
+    out += (i ? ", " : "") + std::to_string(t.sizes()[i]);
+  }
+  return out + "]";
 }
 
 // Adds `grad` into slot `input_nr` of `buffer`.
@@ -125,6 +135,17 @@ void run(const variable_list& roots, const variable_list& grad_roots,
   TURNOUT_CHECK(grad_roots.empty() || grad_roots.size() == roots.size(),
                 ErrorKind::InvalidArgument, "backward: got ", roots.size(),
                 " tensors but ", grad_roots.size(), " gradients");
+  // Every given gradient has its output's shape (checked first, as torch's
+  // backward and grad check them before the engine runs).
+  for (size_t i = 0; i < grad_roots.size(); ++i) {
+    const Tensor& g = grad_roots[i];
+    if (!g.defined() || !roots[i].defined()) continue;
+    TURNOUT_CHECK(g.sizes() == roots[i].sizes(), ErrorKind::InvalidArgument,
+                  "Mismatch in shape: the gradient given for output ", i,
+                  " has shape ", shapeOf(g), " but output ", i,
+                  " has shape ", shapeOf(roots[i]),
+                  "; pass a gradient of the output's shape");
+  }
   std::vector<Edge> root_edges;
   variable_list root_grads;
   for (size_t i = 0; i < roots.size(); ++i) {

@@ -2041,7 +2041,9 @@ add(OpInfo("aten::pow_.Scalar", _pow_inplace_scalar, ref=lambda self, e: self.po
 
 # The out= overloads: out of the result's shape and dtype, transposed, of
 # another dtype the result casts to (or does not: torch raises), and empty
-# (resized). pow.Tensor_Scalar_out takes only the result's dtype (torch
+# (resized; from contiguous inputs: torch gives an out it resizes the
+# strides of a permuted input, turnout contiguous ones). pow.Tensor_Scalar_out
+# takes only the result's dtype (torch
 # runs it as a unary operator); pow.Scalar_out with a base of 1 fills any
 # out with ones; remainder.Scalar_Tensor_out copies into any out.
 def _remainder_tensor_out() -> List[Sample]:
@@ -2072,8 +2074,9 @@ def _remainder_scalar_out() -> List[Sample]:
               desc="int tensor, float scalar"),
             S(T((2, 3), "int64", low=-9, high=9), 4, out=T((2, 3), "float64"),
               desc="int into float out"),
-            S(T((3, 4), "float64", "transposed"), 0.7, out=T((0,), "float64"),
-              desc="resized out"),
+            S(T((3, 4), "float64"), 0.7, out=T((0,), "float64"), desc="resized out"),
+            S(T((3, 4), "float64", "transposed"), 0.7, out=T((3, 4), "float64"),
+              desc="transposed self"),
             S(T((2, 3), "int64", low=-9, high=9), 2.5, out=T((2, 3), "int64"),
               desc="float into int out", error=True),
             S(T((2,), "int64"), 0, out=T((2,), "int64"), desc="int by zero", error=True)]
@@ -2122,8 +2125,10 @@ def _pow_tensor_scalar_out() -> List[Sample]:
     return [S(T((2, 3), low=0.1), 2, out=T((2, 3))),
             S(T((2, 3), low=0.1), 0.5, out=T((2, 3), layout="transposed"),
               desc="transposed out"),
-            S(T((3, 4), "float64", "transposed", low=0.1), -1.5, out=T((0,), "float64"),
+            S(T((3, 4), "float64", low=0.1), -1.5, out=T((0,), "float64"),
               desc="resized out"),
+            S(T((3, 4), "float64", "transposed", low=0.1), -1.5, out=T((3, 4), "float64"),
+              desc="transposed self"),
             S(T((2, 3)), 0, out=T((2, 3)), desc="zero exponent"),
             S(T((2, 3), "int64", low=0, high=4), 3, out=T((2, 3), "int64")),
             S(T((2, 3), "int64", low=0, high=4), 0.5, out=T((2, 3)),

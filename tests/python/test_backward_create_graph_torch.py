@@ -31,7 +31,7 @@ def step(f):
             f()
             raised = None
         except Exception as e:  # noqa: BLE001
-            raised = type(e).__name__
+            raised = "RuntimeError" if isinstance(e, RuntimeError) else type(e).__name__
     mine = [w for w in caught if "create_graph" in str(w.message)]
     results.append([len(mine), sorted({{w.category.__name__ for w in mine}}), raised])
 """

@@ -151,8 +151,9 @@ CASES.update({
         lambda api, x: api.lib.tensor(x, requires_grad=True)),
     "tensor(t, device=meta)": _with_tensor(
         lambda api, x: api.lib.tensor(x, device="meta")),
-    "tensor(t that requires grad)": _with_tensor(
-        lambda api, x: api.lib.tensor(x.detach().requires_grad_())),
+    "tensor(t that requires grad)": lambda api: (
+        lambda x: ((lambda: api.lib.tensor(x)), [x]))(
+            api.lib.ones(2, requires_grad=True)),
     "as_tensor(t)": _with_tensor(lambda api, x: api.lib.as_tensor(x)),
     "as_tensor(t, dtype=float64)": _with_tensor(
         lambda api, x: api.lib.as_tensor(x, dtype=_dt(api, "float64"))),

@@ -244,6 +244,15 @@ TEST(Engine, CreateGraphWarnsOnceThroughItsHandler) {
   EXPECT_THAT(errorOf([&] { backward({plain}, {}, false, true); }),
               HasSubstr("does not require grad"));
   EXPECT_TRUE(seen.empty());  // refused before the warning
+  Tensor pair = emptyTensor({2}, ScalarType::Float, Device("cpu"));
+  setRequiresGrad(pair, true);
+  EXPECT_THAT(errorOf([&] {
+                backward({pair}, {emptyTensor({3}, ScalarType::Float, Device("cpu"))},
+                         false, true);
+              }),
+              HasSubstr("Mismatch in shape: the gradient given for output 0 "
+                        "has shape [3] but output 0 has shape [2]"));
+  EXPECT_TRUE(seen.empty());
   backward({mul(x, x)}, {}, false, /*create_graph=*/true, {x});
   backward({mul(x, x)}, {}, false, /*create_graph=*/true);
   ASSERT_EQ(seen.size(), 1u);
