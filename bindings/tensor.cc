@@ -881,6 +881,23 @@ void initTensor(py::module_& m) {
       });
   property(base, "_grad_fn", [](const Tensor& t) { return autograd::gradFn(t); },
            "The node that made this tensor, or None.");
+  // backward(create_graph=True)'s reference-cycle warning as a Python
+  // UserWarning at the call (the engine runs without the GIL and holds no
+  // lock while it warns); a warnings filter set to "error" makes backward()
+  // raise it before any .grad changes.
+  autograd::setBackwardWarningHandler([](const std::string& text) {
+    if (!Py_IsInitialized()) {
+      turnout::warn(text);
+      return;
+    }
+    GilAcquire gil;
+    if (PyErr_WarnEx(PyExc_UserWarning, text.c_str(), 1) != 0) {
+      py::error_already_set e;
+      throw PythonError(e);
+    }
+  });
+  m.def("_reset_create_graph_warning", &autograd::resetCreateGraphWarning,
+        "Lets the next backward(create_graph=True) warn again (tests).");
   m.def(
       "_backward",
       [](std::vector<Tensor> roots, std::vector<Tensor> grads,

@@ -20,6 +20,13 @@
 //   remainder.Tensor (their own gradients, as torch 1.13's: `x % 4` is
 //   RemainderBackward0, `4 % x` is not differentiable); pow.Scalar and
 //   pow_.Scalar over pow.Tensor_Tensor (pow_.Tensor).
+// - The out= overloads of remainder and pow (torch 1.13's schemas and out=
+//   rules): remainder.Tensor_out, pow.Tensor_Tensor_out and
+//   pow.Tensor_Scalar_out, CPU and Meta, over the functional kernels;
+//   remainder.Scalar_out and pow.Scalar_out, CompositeExplicitAutograd over
+//   those with the Scalar as a wrapped number (on CUDA through
+//   kernels/cuda/pointwise.cc's); remainder.Scalar_Tensor_out, as torch
+//   generates it, the functional result copied into out (any dtype).
 // - CompositeImplicitAutograd (gradients, Meta and other devices from the
 //   operators they call): narrow (.Tensor), expand_as, type_as, squeeze()
 //   without a dim, repeat, flip, dot, mv, new_zeros, zero_, fill_.Tensor,
@@ -41,6 +48,7 @@
 #include "dispatcher/core/tensor.h"
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/library.h"
+#include "dispatcher/local_dispatch_key_set.h"
 #include "dispatcher/operator_handle.h"
 #include "kernels/aten_tags.h"
 #include "kernels/copy.h"
@@ -53,6 +61,7 @@
 #include "kernels/loops.h"
 #include "kernels/mem_overlap.h"
 #include "kernels/reduce.h"
+#include "kernels/reduce_utils.h"
 #include "kernels/shape.h"
 #include "kernels/shape_ops.h"
 #include "kernels/tensor_utils.h"
@@ -309,6 +318,47 @@ Tensor& binInplace(Tensor& self, const Tensor& other) {
     copyCast(self, result);
   }
   return self;
+}
+
+// remainder.Tensor_out, pow.Tensor_Tensor_out: torch's out= rules for a
+// broadcasting binary operator (TensorIterator's): the promoted dtype must
+// cast to out's ("result type Float can't be cast to the desired output
+// type Long"), out on the inputs' device, no expanded out and no partial
+// overlap with an input; then out takes the broadcast shape (resizeOutput:
+// a warning when it had elements) and the result, computed aside and cast
+// to its dtype. Every check comes before the resize, so a refused call
+// leaves out as it was.
+template <bool kCpu, Bin kKind>
+Tensor& binOut(const Tensor& self, const Tensor& other, Tensor& out) {
+  const std::string op = std::string(binName(kKind)) +
+                         (kKind == Bin::Pow ? ".Tensor_Tensor_out"
+                                            : ".Tensor_out");
+  const BinPlan p = planBin(kKind, op.c_str(), self, other);
+  TURNOUT_CHECK(out.defined(), ErrorKind::InvalidArgument, op,
+                ": expected a defined out tensor, but got an undefined one");
+  TURNOUT_CHECK(canCast(p.common, out.scalar_type()), ErrorKind::Type,
+                "result type ", toString(p.common),
+                " can't be cast to the desired output type ",
+                toString(out.scalar_type()));
+  const Device device =
+      self.dim() == 0 && self.is_cpu() ? other.device() : self.device();
+  TURNOUT_CHECK(out.device() == device, ErrorKind::InvalidArgument, op,
+                ": expected the out tensor on ", device,
+                ", the inputs' device, but it is on ", out.device(),
+                "; pass an out tensor on ", device);
+  checkNoInternalOverlap(out, op);
+  checkNoPartialOverlap(out, self, op);
+  checkNoPartialOverlap(out, other, op);
+  if constexpr (kCpu) {
+    // Computed aside: out may be one of the inputs, or be resized below.
+    Tensor result = emptyTensor(p.sizes, p.common, out.device());
+    computeBin<kKind>(result, self, other, p.common);
+    reduce_internal::resizeOutput(out, p.sizes, op.c_str());
+    copyCast(out, result);
+  } else {
+    reduce_internal::resizeOutput(out, p.sizes, op.c_str());
+  }
+  return out;
 }
 
 // logical_not: Bool result; in place keeps self's dtype (0 / 1).
@@ -987,6 +1037,111 @@ Tensor remainderScalarTensor(const Scalar& self, const Tensor& other) {
   checkDefined("remainder", other);
   return remainderTensorOp().call(wrappedScalarTensor(self), other);
 }
+// ---- The out= overloads of remainder and pow ---------------------------------
+//
+// remainder.Scalar_out: the Scalar as a wrapped number, then
+// remainder.Tensor_out (as the functional Scalar overloads above), below
+// autograd: an out= call records no graph.
+const auto& remainderOutOp() {
+  static const auto op =
+      lookup<Tensor&(const Tensor&, const Tensor&, Tensor&)>("aten::remainder",
+                                                             "Tensor_out");
+  return op;
+}
+const auto& powTensorTensorOutOp() {
+  static const auto op =
+      lookup<Tensor&(const Tensor&, const Tensor&, Tensor&)>(
+          "aten::pow", "Tensor_Tensor_out");
+  return op;
+}
+Tensor& remainderScalarOut(const Tensor& self, const Scalar& other,
+                           Tensor& out) {
+  checkDefined("remainder.Scalar_out", self);
+  AutoDispatchBelowAutograd below;
+  return remainderOutOp().call(self, wrappedScalarTensor(other), out);
+}
+// remainder.Scalar_Tensor_out is one torch 1.13 generates from the
+// functional overload: the result computed (its errors first), then out
+// resized to it and assigned by copy_, which converts to any dtype (a
+// Float result into a Long out truncates; no castability check).
+Tensor& remainderScalarTensorOut(const Scalar& self, const Tensor& other,
+                                 Tensor& out) {
+  static const auto functional =
+      lookup<Tensor(const Scalar&, const Tensor&)>("aten::remainder",
+                                                   "Scalar_Tensor");
+  const char* name = "remainder.Scalar_Tensor_out";
+  checkDefined(name, other);
+  TURNOUT_CHECK(out.defined(), ErrorKind::InvalidArgument, name,
+                ": expected a defined out tensor, but got an undefined one");
+  AutoDispatchBelowAutograd below;
+  const Tensor value = functional.call(self, other);
+  reduce_internal::resizeOutput(out, value.sizes(), name);
+  copy_(out, value);
+  return out;
+}
+
+// pow.Scalar_out, as torch 1.13's: a base equal to 1 (an int or a float;
+// True is not) fills out with ones whatever its dtype (out takes the
+// exponent's shape, on the exponent's device); any other base is a
+// wrapped number raised by pow.Tensor_Tensor_out, whose out= rules apply.
+bool equalsOne(const Scalar& s) {
+  if (s.isFloatingPoint()) return s.toDouble() == 1.0;
+  if (s.isIntegral(/*include_bool=*/false)) return s.toLong() == 1;
+  return false;
+}
+Tensor& powScalarOut(const Scalar& self, const Tensor& exponent, Tensor& out) {
+  checkDefined("pow.Scalar_out", exponent);
+  checkDefined("pow.Scalar_out", out);
+  if (equalsOne(self)) {
+    TURNOUT_CHECK(out.device() == exponent.device(), ErrorKind::InvalidArgument,
+                  "pow.Scalar_out: expected the out tensor on ",
+                  exponent.device(), ", the exponent's device, but it is on ",
+                  out.device(), "; pass an out tensor on ", exponent.device());
+    checkNoInternalOverlap(out, "pow.Scalar_out");
+    reduce_internal::resizeOutput(out, exponent.sizes(), "pow.Scalar_out");
+    AutoDispatchBelowAutograd below;
+    fill_(out, 1);
+    return out;
+  }
+  AutoDispatchBelowAutograd below;
+  return powTensorTensorOutOp().call(wrappedScalarTensor(self), exponent, out);
+}
+
+// pow.Tensor_Scalar_out: pow.Tensor_Scalar's kernel at this backend (its
+// dtype, its checks and its formulas for the special exponents), written
+// into out, which must have the result's dtype exactly (torch runs it as a
+// unary operator: "Found dtype Double but expected Float") and is resized
+// to self's shape.
+template <bool kCpu>
+Tensor& powTensorScalarOut(const Tensor& self, const Scalar& exponent,
+                           Tensor& out) {
+  static const auto op = lookup<Tensor(const Tensor&, const Scalar&)>(
+      "aten::pow", "Tensor_Scalar");
+  const char* name = "pow.Tensor_Scalar_out";
+  checkDefined(name, self);
+  TURNOUT_CHECK(out.defined(), ErrorKind::InvalidArgument, name,
+                ": expected a defined out tensor, but got an undefined one");
+  const ScalarType result = resultType(self, exponent);
+  TURNOUT_CHECK(out.scalar_type() == result, ErrorKind::InvalidArgument,
+                "Found dtype ", toString(out.scalar_type()), " but expected ",
+                toString(result), " (", name,
+                ": out must have the result's dtype)");
+  TURNOUT_CHECK(out.device() == self.device(), ErrorKind::InvalidArgument,
+                name, ": expected the out tensor on ", self.device(),
+                ", self's device, but it is on ", out.device(),
+                "; pass an out tensor on ", self.device());
+  checkNoInternalOverlap(out, name);
+  checkNoPartialOverlap(out, self, name);
+  // Computed aside (out may be self), by the functional kernel of this
+  // backend; it throws before out changes.
+  const Tensor value = op.redispatch(
+      DispatchKeySet(kCpu ? DispatchKey::CPU : DispatchKey::Meta), self,
+      exponent);
+  reduce_internal::resizeOutput(out, value.sizes(), name);
+  if constexpr (kCpu) copyCast(out, value);
+  return out;
+}
+
 Tensor xorTensor(const Tensor& self, const Tensor& other) {
   return xorOp().call(self, other);
 }
@@ -1022,6 +1177,24 @@ TURNOUT_LIBRARY_FRAGMENT(aten, m) {
   m.def("pow.Scalar(Scalar self, Tensor exponent) -> Tensor");
   m.def("pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)");
   m.def("pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)");
+  m.def(
+      "remainder.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> "
+      "Tensor(a!)");
+  m.def(
+      "remainder.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> "
+      "Tensor(a!)");
+  m.def(
+      "remainder.Scalar_Tensor_out(Scalar self, Tensor other, *, Tensor(a!) "
+      "out) -> Tensor(a!)");
+  m.def(
+      "pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) "
+      "out) -> Tensor(a!)");
+  m.def(
+      "pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) "
+      "out) -> Tensor(a!)");
+  m.def(
+      "pow.Scalar_out(Scalar self, Tensor exponent, *, Tensor(a!) out) -> "
+      "Tensor(a!)");
   m.def("floor_divide(Tensor self, Tensor other) -> Tensor");
   m.def("floor_divide.Scalar(Tensor self, Scalar other) -> Tensor");
   m.def("floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)");
@@ -1091,6 +1264,9 @@ void registerMiscOps(Library& m) {
   m.impl("remainder_.Tensor", TURNOUT_FN((binInplace<kCpu, Bin::Remainder>)));
   m.impl("pow.Tensor_Tensor", TURNOUT_FN((binFunctional<kCpu, Bin::Pow>)));
   m.impl("pow_.Tensor", TURNOUT_FN((binInplace<kCpu, Bin::Pow>)));
+  m.impl("remainder.Tensor_out", TURNOUT_FN((binOut<kCpu, Bin::Remainder>)));
+  m.impl("pow.Tensor_Tensor_out", TURNOUT_FN((binOut<kCpu, Bin::Pow>)));
+  m.impl("pow.Tensor_Scalar_out", TURNOUT_FN(powTensorScalarOut<kCpu>));
   m.impl("floor_divide", TURNOUT_FN((binFunctional<kCpu, Bin::FloorDivide>)));
   m.impl("floor_divide_.Tensor",
          TURNOUT_FN((binInplace<kCpu, Bin::FloorDivide>)));
@@ -1126,6 +1302,9 @@ TURNOUT_LIBRARY_IMPL(aten, CompositeExplicitAutograd, m) {
   m.impl("remainder.Scalar_Tensor", TURNOUT_FN(remainderScalarTensor));
   m.impl("pow.Scalar", TURNOUT_FN(powScalar));
   m.impl("pow_.Scalar", TURNOUT_FN(powScalarInplace));
+  m.impl("remainder.Scalar_out", TURNOUT_FN(remainderScalarOut));
+  m.impl("remainder.Scalar_Tensor_out", TURNOUT_FN(remainderScalarTensorOut));
+  m.impl("pow.Scalar_out", TURNOUT_FN(powScalarOut));
 }
 
 TURNOUT_LIBRARY_IMPL(aten, CompositeImplicitAutograd, m) {

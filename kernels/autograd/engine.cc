@@ -1,6 +1,9 @@
 #include "kernels/autograd/engine.h"
 
+#include <atomic>
+#include <mutex>
 #include <queue>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -19,6 +22,52 @@ struct ByLaterSequence {
     return a->sequence_nr() < b->sequence_nr();
   }
 };
+
+// The create_graph warning: whether it was given, and where it goes.
+struct CreateGraphWarning {
+  std::atomic<bool> given{false};
+  std::mutex mu;
+  BackwardWarningHandler handler;
+};
+CreateGraphWarning& createGraphWarning() {
+  static CreateGraphWarning* const state = new CreateGraphWarning();  // at exit
+  return *state;
+}
+
+void warnCreateGraphOnce() {
+  CreateGraphWarning& state = createGraphWarning();
+  if (state.given.exchange(true, std::memory_order_relaxed)) return;
+  BackwardWarningHandler handler;
+  {
+    std::lock_guard<std::mutex> lock(state.mu);
+    handler = state.handler;
+  }
+  // Outside the lock: the handler may take the GIL, or throw.
+  const std::string text =
+      "backward(create_graph=True) stores gradients in .grad that carry the "
+      "graph which computed them, and that graph refers back to the leaves: "
+      "each leaf and its .grad keep each other alive (a reference cycle), so "
+      "neither is freed and memory grows with every such call. To avoid it, "
+      "compute higher-order gradients with turnout.autograd.grad(outputs, "
+      "inputs, create_graph=True), which returns them instead of storing "
+      "them; or, if you need backward(), set each leaf's .grad to None once "
+      "you are done with it, which breaks the cycle. (This warning is given "
+      "once per process.)";
+  if (handler) {
+    handler(text);
+  } else {
+    warn(text);
+  }
+}
+
+// "[2, 3]".
+std::string shapeOf(const Tensor& t) {
+  std::string out = "[";
+  for (size_t i = 0; i < t.sizes().size(); ++i) {
+    out += (i ? ", " : "") + std::to_string(t.sizes()[i]);
+  }
+  return out + "]";
+}
 
 // Adds `grad` into slot `input_nr` of `buffer`.
 void accumulate(variable_list& buffer, uint32_t input_nr, Tensor grad) {
@@ -77,12 +126,26 @@ std::unordered_set<Node*> nodesToRun(
 // backward(inputs=)): the gradient arriving at each captured edge is stored
 // in `captured`, no AccumulateGrad runs, so no leaf's .grad changes, and
 // only the nodes on a path to a captured edge run.
+//
+// `accumulates`: backward() (into .grad), whose create_graph warns once the
+// roots are checked, as torch's engine does.
 void run(const variable_list& roots, const variable_list& grad_roots,
          const std::vector<Edge>* captures, variable_list* captured,
-         bool create_graph, bool retain_graph) {
+         bool create_graph, bool retain_graph, bool accumulates) {
   TURNOUT_CHECK(grad_roots.empty() || grad_roots.size() == roots.size(),
                 ErrorKind::InvalidArgument, "backward: got ", roots.size(),
                 " tensors but ", grad_roots.size(), " gradients");
+  // Every given gradient has its output's shape (checked first, as torch's
+  // backward and grad check them before the engine runs).
+  for (size_t i = 0; i < grad_roots.size(); ++i) {
+    const Tensor& g = grad_roots[i];
+    if (!g.defined() || !roots[i].defined()) continue;
+    TURNOUT_CHECK(g.sizes() == roots[i].sizes(), ErrorKind::InvalidArgument,
+                  "Mismatch in shape: the gradient given for output ", i,
+                  " has shape ", shapeOf(g), " but output ", i,
+                  " has shape ", shapeOf(roots[i]),
+                  "; pass a gradient of the output's shape");
+  }
   std::vector<Edge> root_edges;
   variable_list root_grads;
   for (size_t i = 0; i < roots.size(); ++i) {
@@ -101,6 +164,7 @@ void run(const variable_list& roots, const variable_list& grad_roots,
     root_edges.push_back(std::move(edge));
     root_grads.push_back(std::move(g));
   }
+  if (accumulates && create_graph) warnCreateGraphOnce();
 
   // How many gradients each reachable Node waits for.
   std::unordered_map<Node*, int> dependencies;
@@ -194,7 +258,8 @@ void backward(const variable_list& roots, const variable_list& grad_roots,
               bool retain_graph, bool create_graph,
               const variable_list& inputs) {
   if (inputs.empty()) {
-    run(roots, grad_roots, nullptr, nullptr, create_graph, retain_graph);
+    run(roots, grad_roots, nullptr, nullptr, create_graph, retain_graph,
+        /*accumulates=*/true);
     return;
   }
   std::vector<Edge> captures;
@@ -207,7 +272,8 @@ void backward(const variable_list& roots, const variable_list& grad_roots,
     captures.push_back(gradientEdge(t));
   }
   variable_list captured(inputs.size());
-  run(roots, grad_roots, &captures, &captured, create_graph, retain_graph);
+  run(roots, grad_roots, &captures, &captured, create_graph, retain_graph,
+      /*accumulates=*/true);
   // Into each input's .grad: a leaf's through its AccumulateGrad, a
   // non-leaf's directly (as torch's backward(inputs=) does for both).
   AutoGradMode grad_mode(create_graph);
@@ -237,6 +303,18 @@ void backward(const variable_list& roots, const variable_list& grad_roots,
   }
 }
 
+BackwardWarningHandler setBackwardWarningHandler(
+    BackwardWarningHandler handler) {
+  CreateGraphWarning& state = createGraphWarning();
+  std::lock_guard<std::mutex> lock(state.mu);
+  std::swap(state.handler, handler);
+  return handler;
+}
+
+void resetCreateGraphWarning() {
+  createGraphWarning().given.store(false, std::memory_order_relaxed);
+}
+
 variable_list grad(const variable_list& roots, const variable_list& grad_roots,
                    const variable_list& inputs, bool create_graph,
                    std::optional<bool> retain_graph) {
@@ -250,7 +328,7 @@ variable_list grad(const variable_list& roots, const variable_list& grad_roots,
   }
   variable_list captured(inputs.size());
   run(roots, grad_roots, &captures, &captured, create_graph,
-      retain_graph.value_or(create_graph));
+      retain_graph.value_or(create_graph), /*accumulates=*/false);
   return captured;
 }
 

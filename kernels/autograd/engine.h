@@ -12,7 +12,9 @@
 #ifndef TURNOUT_KERNELS_AUTOGRAD_ENGINE_H_
 #define TURNOUT_KERNELS_AUTOGRAD_ENGINE_H_
 
+#include <functional>
 #include <optional>
+#include <string>
 
 #include "kernels/autograd/node.h"
 
@@ -36,6 +38,20 @@ namespace autograd {
 void backward(const variable_list& roots, const variable_list& grad_roots = {},
               bool retain_graph = false, bool create_graph = false,
               const variable_list& inputs = {});
+
+/// backward() with `create_graph` leaves each leaf's .grad holding a graph
+/// that holds the leaf: a reference cycle, freed only when .grad is reset.
+/// As torch 1.13's engine, the first such call of the process (its roots
+/// checked, before any node runs) warns, with inputs or without; grad()
+/// never does. The warning goes to this handler (empty: turnout::warn);
+/// turnout._C installs one that issues a Python UserWarning. A handler may
+/// throw (a warnings filter set to "error"): backward() then throws before
+/// any .grad changes. Returns the previous handler. Thread-safe.
+using BackwardWarningHandler = std::function<void(const std::string&)>;
+BackwardWarningHandler setBackwardWarningHandler(BackwardWarningHandler handler);
+
+/// Lets the next backward() with `create_graph` warn again (tests).
+void resetCreateGraphWarning();
 
 /// The gradients of `roots` with respect to `inputs` (torch.autograd.grad):
 /// one per input, undefined where no gradient reaches it. No leaf's .grad

@@ -5,7 +5,8 @@
 // neg, abs and relu (their functional forms are in elementwise.cc),
 // maximum, minimum, fmod.Tensor, remainder.Tensor, pow.Tensor_Tensor,
 // floor_divide, bitwise_xor.Tensor (with
-// their in-place forms), logical_not (logical_not_), masked_fill_ (.Scalar,
+// their in-place forms), remainder.Tensor_out, pow.Tensor_Tensor_out,
+// pow.Tensor_Scalar_out, logical_not (logical_not_), masked_fill_ (.Scalar,
 // .Tensor) and where.self_out.
 //
 // As elementwise.cc's: each kernel redispatches to the operator's Meta
@@ -14,7 +15,7 @@
 // functional Meta kernel gives. The activations (gelu, silu, elu,
 // leaky_relu, hardtanh, softplus and their backward operators), clamp_,
 // masked_fill, the Scalar overloads of fmod, remainder, pow, floor_divide
-// and bitwise_xor, logsumexp, norm, var and std are composite kernels over
+// and bitwise_xor (remainder's and pow's out= ones too), logsumexp, norm, var and std are composite kernels over
 // these and elementwise.cc's, so they run on CUDA through them.
 //
 // One difference from the CPU kernels: an integer fmod, remainder or
@@ -224,6 +225,58 @@ Tensor& binaryInplace(Tensor& self, const Tensor& other) {
   return self;
 }
 
+// remainder.Tensor_out and pow.Tensor_Tensor_out: the out= overload's Meta
+// kernel checks the call (out's dtype must hold the promoted one, no
+// partial overlap) and resizes the stand-in; computed in the functional
+// Meta kernel's dtype, as the functional kernel.
+template <class S>
+struct OutOf;
+template <>
+struct OutOf<RemainderSpec> {
+  static constexpr const char* kOverload = "Tensor_out";
+  static constexpr const char* kName = "remainder.Tensor_out";
+};
+template <>
+struct OutOf<PowTensorSpec> {
+  static constexpr const char* kOverload = "Tensor_Tensor_out";
+  static constexpr const char* kName = "pow.Tensor_Tensor_out";
+};
+
+template <class S>
+Tensor& binaryOut(const Tensor& self, const Tensor& other, Tensor& out) {
+  static const auto op =
+      typedOp<Tensor&(const Tensor&, const Tensor&, Tensor&)>(
+          S::kOp, OutOf<S>::kOverload);
+  static const auto fn =
+      typedOp<Tensor(const Tensor&, const Tensor&)>(S::kOp, S::kOverload);
+  checkCudaDevices(OutOf<S>::kName, {&self, &other}, &out);
+  Tensor mo = metaLike(out);
+  op.redispatch(metaKeys(), metaLike(self), metaLike(other), mo);
+  const ScalarType compute =
+      fn.redispatch(metaKeys(), metaLike(self), metaLike(other)).scalar_type();
+  return computeOut(OutOf<S>::kName, S::kKind, compute, mo, out,
+                    {self, other});
+}
+
+// pow.Tensor_Scalar_out: out has the functional result's dtype exactly (the
+// Meta kernel checks it), and the exponent is read as elementwise.cc's
+// pow.Tensor_Scalar reads it.
+Tensor& powTensorScalarOut(const Tensor& self, const Scalar& exponent,
+                           Tensor& out) {
+  static const auto op =
+      typedOp<Tensor&(const Tensor&, const Scalar&, Tensor&)>(
+          "aten::pow", "Tensor_Scalar_out");
+  checkCudaDevices("pow.Tensor_Scalar_out", {&self}, &out);
+  Tensor mo = metaLike(out);
+  op.redispatch(metaKeys(), metaLike(self), exponent, mo);
+  const ScalarType compute = mo.scalar_type();
+  ScalarArg e;
+  e.f = exponent.toDouble();
+  e.i = isFloatingType(compute) ? 0 : exponent.toLong();
+  return computeOut("pow.Tensor_Scalar_out", ElementwiseOp::Pow, compute, mo,
+                    out, {self}, {e});
+}
+
 // ---- logical_not, masked_fill_, where.self_out -----------------------------------
 
 // logical_not reads its input in the input's own dtype (x == 0), so a NaN
@@ -326,6 +379,9 @@ TURNOUT_LIBRARY_IMPL(aten, CUDA, m) {
   m.impl("remainder_.Tensor", TURNOUT_FN(binaryInplace<RemainderSpec>));
   m.impl("pow.Tensor_Tensor", TURNOUT_FN(binaryFunctional<PowTensorSpec>));
   m.impl("pow_.Tensor", TURNOUT_FN(binaryInplace<PowTensorSpec>));
+  m.impl("remainder.Tensor_out", TURNOUT_FN(binaryOut<RemainderSpec>));
+  m.impl("pow.Tensor_Tensor_out", TURNOUT_FN(binaryOut<PowTensorSpec>));
+  m.impl("pow.Tensor_Scalar_out", TURNOUT_FN(powTensorScalarOut));
   m.impl("floor_divide", TURNOUT_FN(binaryFunctional<FloorDivideSpec>));
   m.impl("floor_divide_.Tensor", TURNOUT_FN(binaryInplace<FloorDivideSpec>));
   m.impl("bitwise_xor.Tensor", TURNOUT_FN(binaryFunctional<BitwiseXorSpec>));

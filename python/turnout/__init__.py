@@ -65,6 +65,7 @@ from turnout._ops import ops
 from turnout._tensor import Size, Tensor, TypedStorage
 from turnout._factories import (
     arange,
+    as_tensor,
     empty,
     empty_like,
     enable_grad,
@@ -90,7 +91,8 @@ def from_numpy(ndarray) -> Tensor:
     """A tensor sharing the memory of a NumPy array.
 
     Writes through either are seen by the other; the array stays alive as
-    long as the tensor (or a view of it) does.
+    long as the tensor (or a view of it) does. As torch 1.13's, the new
+    tensor is announced to dispatch modes by one ``aten.lift_fresh``.
 
     Example::
 
@@ -101,7 +103,7 @@ def from_numpy(ndarray) -> Tensor:
         >>> t
         tensor([5., 2.], dtype=turnout.float64)
     """
-    return _C.from_numpy(ndarray)
+    return ops.aten.lift_fresh.default(_C.from_numpy(ndarray))
 
 
 from turnout._functional import function_names as _function_names  # noqa: E402
@@ -124,7 +126,7 @@ def __dir__():
 
 __all__ = [
     "DispatchKey", "DispatchKeySet", "Size", "Tensor", "TypedStorage",
-    "arange", "autograd",
+    "arange", "as_tensor", "autograd",
     "bfloat16",
     "bool", "channels_last", "contiguous_format", "cuda", "device", "double",
     "dtype",

@@ -1,4 +1,4 @@
-"""Tensor factories: ``tensor``, ``zeros``, ``ones``, ``full``, ``empty``,
+"""Tensor factories: ``tensor``, ``as_tensor``, ``zeros``, ``ones``, ``full``, ``empty``,
 ``arange``, ``rand``, ``randn`` and the ``*_like`` ones; and the grad-mode
 context managers ``no_grad`` / ``enable_grad``.
 
@@ -21,14 +21,15 @@ Example::
 from __future__ import annotations
 
 import functools
+import warnings
 from typing import Any, Callable, Optional, TypeVar
 
 from turnout import _C
 from turnout._ops import ops
-from turnout._tensor import Tensor, _size_args
+from turnout._tensor import _BELOW_PYTHON, Tensor, _same_device, _size_args
 
 __all__ = [
-    "arange", "empty", "empty_like", "enable_grad", "full", "no_grad", "ones",
+    "arange", "as_tensor", "empty", "empty_like", "enable_grad", "full", "no_grad", "ones",
     "ones_like", "rand", "randn", "tensor", "zeros", "zeros_like",
 ]
 
@@ -39,15 +40,98 @@ def _finish(t: Tensor, requires_grad: bool) -> Tensor:
     return t
 
 
+def _target(src: Tensor, dtype: Optional[_C.dtype], device: Any) -> tuple:
+    """The dtype and device a conversion of `src` asks for: the given ones,
+    else `src`'s (a device string read as a device)."""
+    if isinstance(device, str):
+        device = _C.device(device)
+    return (src.dtype if dtype is None else dtype,
+            src.device if device is None else device)
+
+
+def _convert(src: Tensor, dtype: Optional[_C.dtype], device: Any,
+             copy: bool) -> Tensor:
+    """`src` with `dtype` and on `device` (None: its own), as torch's
+    ``Tensor.to(device, dtype, copy=copy)`` from its tensor constructors:
+    `src` itself when nothing changes and not `copy`, else one
+    ``aten._to_copy`` with the dtype and the device given explicitly."""
+    dtype, device = _target(src, dtype, device)
+    if not copy and dtype is src.dtype and _same_device(device, src.device):
+        return src
+    return ops.aten._to_copy.default(src, dtype=dtype, device=device)
+
+
+def _numpy_values(data: Any, dtype: Optional[_C.dtype]) -> Any:
+    """`data` (a number or a nested list or tuple of them) as a C-ordered
+    NumPy array: of the dtype torch infers (bool, int64 or float32) when
+    `dtype` is None; else as NumPy read them (float64 for floats), so that
+    the one conversion to `dtype` starts from full precision."""
+    import numpy as np
+
+    try:
+        arr = np.array(data)
+    except Exception as e:  # ragged lists, objects numpy cannot read
+        raise TypeError(f"turnout.tensor(data): cannot read data of type "
+                        f"{type(data).__name__}: {e}") from None
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(
+            f"turnout.tensor(data): expected numbers (bool, int, float), "
+            f"got elements of NumPy kind {arr.dtype} from {type(data).__name__}")
+    if dtype is None and arr.dtype.kind == "f":
+        arr = arr.astype(np.float32)
+    elif arr.dtype.kind in "iu":
+        arr = arr.astype(np.int64)
+    # A C-ordered copy; ascontiguousarray would turn 0-d into 1-d.
+    return np.array(arr, order="C")
+
+
+def _from_values(data: Any, dtype: Optional[_C.dtype], device: Any) -> Tensor:
+    """A tensor of Python values, as torch 1.13's constructors make one: built
+    and converted below the Python key (no mode or subclass handler sees
+    that), then announced through ``aten.lift_fresh``, the one call a mode
+    sees. On the meta device there are no values to keep: torch 1.13 makes
+    an empty meta tensor there and announces nothing, and so does this."""
+    with _C._ExcludeDispatchKeyGuard(_BELOW_PYTHON):
+        src = _C.from_numpy(_numpy_values(data, dtype))
+        dtype, target = _target(src, dtype, device)
+        if target.type == "meta":
+            return ops.aten.empty.memory_format(list(src.shape), dtype=dtype,
+                                                device=target)
+        t = _convert(src, dtype, target, copy=False)
+    return ops.aten.lift_fresh.default(t)
+
+
+def _from_numpy_array(arr: Any, copy: bool) -> Tensor:
+    """A NumPy array as a CPU tensor sharing its memory (a C-ordered copy
+    first when `copy`, which also takes arrays of any strides), announced
+    through ``aten.lift_fresh`` as :func:`turnout.from_numpy` does."""
+    import numpy as np
+
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(
+            f"turnout.tensor(data): expected an array of numbers (bool, int, "
+            f"float), got one of NumPy dtype {arr.dtype}")
+    return ops.aten.lift_fresh.default(
+        _C.from_numpy(np.array(arr, order="C") if copy else arr))
+
+
 def tensor(data: Any, dtype: Optional[_C.dtype] = None, device: Any = None,
            requires_grad: bool = False) -> Tensor:
     """A new tensor holding a copy of `data`.
+
+    As torch 1.13's, what a dispatch mode sees depends on `data`: for
+    numbers and lists, one ``aten.lift_fresh`` of the finished tensor
+    (nothing on the meta device); for a NumPy array, the ``aten.lift_fresh``
+    of :func:`turnout.from_numpy` and the ``aten._to_copy`` that copies it;
+    for a tensor, ``aten.detach`` twice and ``aten._to_copy`` (and a
+    UserWarning: copying a tensor reads better as ``t.clone().detach()``).
 
     Args:
         data: a number, a (nested) list or tuple of numbers, a NumPy array,
             or a tensor.
         dtype: the element type; by default int64 for ints, float32 for
-            floats, bool for bools (a NumPy array keeps its dtype).
+            floats, bool for bools (a NumPy array or a tensor keeps its
+            dtype).
         device: where to put it, e.g. ``"cpu"`` or ``turnout.device("cuda:0")``.
         requires_grad: make it a leaf that requires grad.
 
@@ -69,29 +153,67 @@ def tensor(data: Any, dtype: Optional[_C.dtype] = None, device: Any = None,
     import numpy as np
 
     if isinstance(data, _C.TensorBase):
-        src = data.detach()
+        warnings.warn(
+            "turnout.tensor(t) with a tensor t copies it into a new leaf that "
+            "shares neither memory nor history with t; write that as "
+            "t.clone().detach(), or t.clone().detach().requires_grad_(True) "
+            "for a copy that requires grad, which says what it does",
+            UserWarning, stacklevel=2)
+        # Detached twice, then copied: the calls torch 1.13's constructor
+        # makes (a mode logs both detaches).
+        t = _convert(data.detach().detach(), dtype, device, copy=True)
+    elif isinstance(data, np.ndarray):
+        t = _convert(_from_numpy_array(data, copy=True), dtype, device,
+                     copy=True)
     else:
-        keep_dtype = isinstance(data, np.ndarray)
-        try:
-            arr = np.array(data)
-        except Exception as e:  # ragged lists, objects numpy cannot read
-            raise TypeError(f"turnout.tensor(data): cannot read data of type "
-                            f"{type(data).__name__}: {e}") from None
-        if arr.dtype.kind not in "biuf":
-            raise TypeError(
-                f"turnout.tensor(data): expected numbers (bool, int, float), "
-                f"got elements of NumPy kind {arr.dtype} from {type(data).__name__}")
-        if not keep_dtype and dtype is None:
-            # The defaults. With a dtype given, the values are converted
-            # once, from the full precision NumPy read them in.
-            if arr.dtype.kind == "f":
-                arr = arr.astype(np.float32)
-            elif arr.dtype.kind in "iu":
-                arr = arr.astype(np.int64)
-        # A C-ordered copy; ascontiguousarray would turn 0-d into 1-d.
-        src = _C.from_numpy(np.array(arr, order="C"))
-    t = ops.aten._to_copy.default(src, dtype=dtype, device=device)
+        t = _from_values(data, dtype, device)
     return _finish(t, requires_grad)
+
+
+def as_tensor(data: Any, dtype: Optional[_C.dtype] = None,
+              device: Any = None) -> Tensor:
+    """`data` as a tensor, sharing its memory where it can, as
+    ``torch.as_tensor``: a tensor with the requested dtype and device is
+    returned itself, and a NumPy array of a supported dtype becomes a CPU
+    tensor over its memory; otherwise the data is converted (one
+    ``aten._to_copy``, which autograd records for a tensor that requires
+    grad). Numbers and lists make a new tensor as :func:`tensor` does.
+
+    Args:
+        data: a tensor, a NumPy array, a number or a (nested) list or tuple
+            of numbers.
+        dtype: the element type (default: `data`'s; for numbers, as
+            :func:`tensor` infers it).
+        device: where the result lives (default: `data`'s; CPU for
+            numbers and arrays).
+
+    Returns:
+        `data` itself, a tensor sharing its memory, or a converted copy.
+
+    Raises:
+        TypeError: `data` holds something other than numbers.
+
+    Example::
+
+        >>> import numpy as np, turnout
+        >>> a = np.array([1.0, 2.0])
+        >>> t = turnout.as_tensor(a)
+        >>> a[0] = 5.0
+        >>> t
+        tensor([5., 2.], dtype=turnout.float64)
+        >>> turnout.as_tensor(t) is t
+        True
+        >>> turnout.as_tensor([1, 2], dtype=turnout.float32)
+        tensor([1., 2.])
+    """
+    import numpy as np
+
+    if isinstance(data, _C.TensorBase):
+        return _convert(data, dtype, device, copy=False)
+    if isinstance(data, np.ndarray):
+        return _convert(_from_numpy_array(data, copy=False), dtype, device,
+                        copy=False)
+    return _from_values(data, dtype, device)
 
 
 def empty(*size: Any, dtype: Optional[_C.dtype] = None, device: Any = None,

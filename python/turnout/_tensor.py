@@ -589,7 +589,9 @@ class Tensor(_C.TensorBase):
         graph's saved tensors are freed afterwards unless `retain_graph`
         (default: `create_graph`), so a second backward through it raises.
         With `create_graph` the accumulated gradients have a graph of their
-        own (double backward); with `inputs` (a tensor or a sequence) only
+        own (double backward), which makes a reference cycle between each
+        leaf and its ``.grad``: the first such call of the process warns,
+        as torch's (prefer :func:`turnout.autograd.grad`); with `inputs` (a tensor or a sequence) only
         those tensors' ``.grad`` change. See
         :func:`turnout.autograd.backward`.
 

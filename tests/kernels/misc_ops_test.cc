@@ -7,6 +7,7 @@
 // are compared with torch 1.13 by tests/python/test_op_db_torch.py.
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <vector>
@@ -131,6 +132,63 @@ TEST(MiscOps, RemainderTakesTheDivisorsSign) {
                        .call(Scalar(4.5), tensorOf({2, -4}, {2}, ScalarType::Long));
   EXPECT_EQ(r.scalar_type(), ScalarType::Float);
   EXPECT_EQ(valuesOf(r), (V{0.5, -3.5}));
+}
+
+// The out= overloads of remainder and pow: a refused call leaves out as it
+// was (sizes and values), an accepted one resizes it and casts into it.
+TEST(MiscOps, RemainderAndPowOutCheckBeforeTheyWrite) {
+  using Out = Tensor&(const Tensor&, const Tensor&, Tensor&);
+  using ScalarOut = Tensor&(const Tensor&, const Scalar&, Tensor&);
+  using ScalarTensorOut = Tensor&(const Scalar&, const Tensor&, Tensor&);
+  const auto rem = op<Out>("aten::remainder", "Tensor_out");
+  const auto pow_tt = op<Out>("aten::pow", "Tensor_Tensor_out");
+  const auto pow_ts = op<ScalarOut>("aten::pow", "Tensor_Scalar_out");
+  const auto pow_s = op<ScalarTensorOut>("aten::pow", "Scalar_out");
+  const auto rem_st = op<ScalarTensorOut>("aten::remainder", "Scalar_Tensor_out");
+  const Tensor a = tensorOf({7, -7, 5}, {3}, ScalarType::Long);
+  const Tensor zero = tensorOf({2, 0, 1}, {3}, ScalarType::Long);
+  Tensor out = tensorOf({1, 2}, {2}, ScalarType::Long);
+  struct Refused {
+    const char* what;
+    std::function<void()> call;
+    const char* message;
+  };
+  const std::vector<Refused> refused = {
+      {"int by zero", [&] { rem.call(a, zero, out); }, "ZeroDivisionError"},
+      {"float into int", [&] { rem.call(tensorOf({1.5}, {1}), a, out); },
+       "can't be cast to the desired output type Long"},
+      {"pow dtype", [&] { pow_ts.call(a, Scalar(0.5), out); },
+       "Found dtype Long but expected Float"},
+      {"negative int power", [&] { pow_ts.call(a, Scalar(-1), out); },
+       "Integers to negative integer powers are not allowed."},
+      {"pow float into int", [&] { pow_s.call(Scalar(2.5), a, out); },
+       "can't be cast to the desired output type Long"},
+      {"scalar by zero", [&] { rem_st.call(Scalar(3), zero, out); },
+       "ZeroDivisionError"},
+      {"shapes", [&] { pow_tt.call(a, tensorOf({1, 2}, {2}, ScalarType::Long), out); },
+       "must match"},
+  };
+  for (const Refused& r : refused) {
+    SCOPED_TRACE(r.what);
+    EXPECT_THAT(errorOf(r.call), HasSubstr(r.message));
+    EXPECT_EQ(sizesOf(out), (Sizes{2}));
+    EXPECT_EQ(valuesOf(out), (V{1, 2}));
+  }
+  Tensor empty = tensorOf({}, {0}, ScalarType::Double);
+  rem.call(a, tensorOf({2}, {1}, ScalarType::Long), empty);
+  EXPECT_EQ(sizesOf(empty), (Sizes{3}));
+  EXPECT_EQ(valuesOf(empty), (V{1, 1, 1}));  // into a Double out
+  Tensor f = tensorOf({0, 0, 0}, {3});
+  pow_ts.call(tensorOf({1, 2, 3}, {3}), Scalar(2), f);
+  EXPECT_EQ(valuesOf(f), (V{1, 4, 9}));
+  pow_ts.call(f, Scalar(0.5), f);  // out is self
+  EXPECT_EQ(valuesOf(f), (V{1, 2, 3}));
+  Tensor ones = tensorOf({}, {0}, ScalarType::Long);
+  pow_s.call(Scalar(1), tensorOf({kNan, 2}, {2}), ones);  // base 1: any out
+  EXPECT_EQ(valuesOf(ones), (V{1, 1}));
+  Tensor m = metaTensor({0});
+  pow_tt.call(metaTensor({2, 1}), metaTensor({3}), m);
+  EXPECT_EQ(sizesOf(m), (Sizes{2, 3}));
 }
 
 TEST(MiscOps, PowOfIntegersAsTorchs) {

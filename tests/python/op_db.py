@@ -2044,6 +2044,136 @@ add(OpInfo("aten::pow.Scalar", _pow_scalar_tensor, ref=_scalar_ref("pow")))
 add(OpInfo("aten::pow_.Scalar", _pow_inplace_scalar, ref=lambda self, e: self.pow_(e)))
 
 
+
+# The out= overloads: out of the result's shape and dtype, transposed, of
+# another dtype the result casts to (or does not: torch raises), and empty
+# (resized; from contiguous inputs: torch gives an out it resizes the
+# strides of a permuted input, turnout contiguous ones). pow.Tensor_Scalar_out
+# takes only the result's dtype (torch
+# runs it as a unary operator); pow.Scalar_out with a base of 1 fills any
+# out with ones; remainder.Scalar_Tensor_out copies into any out.
+def _remainder_tensor_out() -> List[Sample]:
+    return [S(T((2, 3), low=-5, high=5), T((2, 3), low=0.5), out=T((2, 3))),
+            S(T((2, 3), low=-5, high=5), T((3,), low=-2, high=-0.5),
+              out=T((2, 3), layout="transposed"), desc="broadcast, transposed out"),
+            S(T((2, 3)), T((2, 3), low=0.5), out=T((0,)), desc="resized out"),
+            S(T((2, 3), "int64", low=-9, high=9), T((2, 3), "int64", low=-4, high=-1),
+              out=T((2, 3), "int64"), desc="int, negative divisor"),
+            S(T((2, 3), "int64", low=-9, high=9), T((3,), "int64", low=1, high=4),
+              out=T((2, 3), "float64"), desc="int into float out"),
+            S(T((2, 3), "int32", low=-9, high=9), T((), "int64", low=2, high=4),
+              out=T((2, 3), "int32"), desc="0-dim divisor"),
+            S(T((2, 3)), T((2, 3), low=0.5), out=T((2, 3), "int64"),
+              desc="float into int out", error=True),
+            S(T((2,), "int64"), T((2,), "int64", values=[1, 0]), out=T((2,), "int64"),
+              desc="int by zero", error=True),
+            S(T((2,), "bool"), T((2,), "bool"), out=T((2,), "bool"), desc="bool",
+              error=True),
+            S(T((2, 3)), T((4,)), out=T((2, 3)), desc="shapes", error=True)]
+
+
+def _remainder_scalar_out() -> List[Sample]:
+    return [S(T((2, 3)), 1.5, out=T((2, 3))),
+            S(T((2, 3), "int64", low=-9, high=9), -4, out=T((2, 3), "int64"),
+              desc="negative divisor"),
+            S(T((2, 3), "int64", low=-9, high=9), 2.5, out=T((2, 3)),
+              desc="int tensor, float scalar"),
+            S(T((2, 3), "int64", low=-9, high=9), 4, out=T((2, 3), "float64"),
+              desc="int into float out"),
+            S(T((3, 4), "float64"), 0.7, out=T((0,), "float64"), desc="resized out"),
+            S(T((3, 4), "float64", "transposed"), 0.7, out=T((3, 4), "float64"),
+              desc="transposed self"),
+            S(T((2, 3), "int64", low=-9, high=9), 2.5, out=T((2, 3), "int64"),
+              desc="float into int out", error=True),
+            S(T((2,), "int64"), 0, out=T((2,), "int64"), desc="int by zero", error=True)]
+
+
+# Not against torch.remainder(4, x, out=): torch 1.13's Python API has no
+# Scalar-self overload with out= (and its torch.ops reads a bool Scalar as
+# an int: no bool Scalar here).
+def _remainder_scalar_tensor_out() -> List[Sample]:
+    return [S(4, T((2, 3), low=0.5), out=T((2, 3))),
+            S(7, T((2, 3), "int64", low=1, high=5), out=T((2, 3), "int64")),
+            S(4.5, T((3,), "int64", low=1, high=5), out=T((3,)),
+              desc="float scalar, int tensor"),
+            S(-7, T((2, 3), "int64", low=-5, high=-1), out=T((0,), "int64"),
+              desc="resized out"),
+            # torch 1.13 generates this overload: the result is copied into
+            # out whatever its dtype.
+            S(4.5, T((3,), "int64", low=1, high=5), out=T((3,), "int64"),
+              desc="float into int out"),
+            S(4, T((2,), "int64", values=[0, 1]), out=T((2,), "int64"),
+              desc="int by zero", error=True),
+            S(4, T((2,), "int64", low=1, high=5), out=T((2,), "int64", layout="strided"),
+              desc="strided out")]
+
+
+def _pow_tensor_tensor_out() -> List[Sample]:
+    return [S(T((2, 3), low=0.1), T((2, 3), low=-2, high=2), out=T((2, 3))),
+            S(T((2, 3), low=0.1, high=3), T((3,), low=-1, high=2),
+              out=T((2, 3), layout="transposed"), desc="broadcast, transposed out"),
+            S(T((2, 3), low=0.1), T((2, 3)), out=T((0,)), desc="resized out"),
+            S(T((6,), "int64", values=[-2, -1, 0, 1, 2, 3]),
+              T((6,), "int64", values=[-3, -3, -1, -2, -1, 2]), out=T((6,), "int64"),
+              desc="int, negative exponent"),
+            S(T((2, 3), "int64", low=0, high=4), T((2, 3), "int64", low=0, high=4),
+              out=T((2, 3), "float64"), desc="int into float out"),
+            S(T((2, 3), low=0.1), T((), "int64", low=1, high=4), out=T((2, 3)),
+              desc="0-dim int exponent"),
+            S(T((2, 3), low=0.1), T((2, 3)), out=T((2, 3), "int64"),
+              desc="float into int out", error=True),
+            S(T((2,), "bool"), T((2,), "bool"), out=T((2,), "bool"), desc="bool",
+              error=True),
+            S(T((2, 3)), T((4,)), out=T((2, 3)), desc="shapes", error=True)]
+
+
+def _pow_tensor_scalar_out() -> List[Sample]:
+    return [S(T((2, 3), low=0.1), 2, out=T((2, 3))),
+            S(T((2, 3), low=0.1), 0.5, out=T((2, 3), layout="transposed"),
+              desc="transposed out"),
+            S(T((3, 4), "float64", low=0.1), -1.5, out=T((0,), "float64"),
+              desc="resized out"),
+            S(T((3, 4), "float64", "transposed", low=0.1), -1.5, out=T((3, 4), "float64"),
+              desc="transposed self"),
+            S(T((2, 3)), 0, out=T((2, 3)), desc="zero exponent"),
+            S(T((2, 3), "int64", low=0, high=4), 3, out=T((2, 3), "int64")),
+            S(T((2, 3), "int64", low=0, high=4), 0.5, out=T((2, 3)),
+              desc="int tensor, float exponent"),
+            S(T((2, 3)), 2, out=T((2, 3), "float64"), desc="float into double out",
+              error=True),
+            S(T((2, 3), "int64", low=0, high=4), 2, out=T((2, 3)),
+              desc="int into float out", error=True),
+            S(T((2, 3), "int64", low=0, high=4), -1, out=T((2, 3), "int64"),
+              desc="int, negative", error=True),
+            S(T((2,), "bool"), 2, out=T((2,), "bool"), desc="bool", error=True)]
+
+
+def _pow_scalar_out() -> List[Sample]:
+    return [S(2, T((2, 3)), out=T((2, 3))),
+            S(2.5, T((2, 3), "float64", "transposed"), out=T((0,), "float64"),
+              desc="resized out"),
+            S(2, T((3,), "int64", values=[1, 2, -1]), out=T((3,), "int64"), desc="int"),
+            S(2.5, T((3,), "int64", low=0, high=4), out=T((3,)),
+              desc="float base, int exponent"),
+            S(2, T((3,), "int64", low=0, high=4), out=T((3,), "float64"),
+              desc="int into float out"),
+            S(1, T((2, 3)), out=T((2, 3), "int64"), desc="base 1 into int out"),
+            S(1.0, T((4,), values=[float("nan"), 2.0, -1.0, 0.0]), out=T((0,)),
+              desc="base 1, resized out", grad=False),
+            S(2.5, T((3,), "int64", low=0, high=4), out=T((3,), "int64"),
+              desc="float into int out", error=True),
+            S(2, T((2, 3)), out=T((2, 3), "int64"), desc="float into int out",
+              error=True)]
+
+
+add(OpInfo("aten::remainder.Tensor_out", _remainder_tensor_out))
+add(OpInfo("aten::remainder.Scalar_out", _remainder_scalar_out))
+add(OpInfo("aten::remainder.Scalar_Tensor_out", _remainder_scalar_tensor_out))
+add(OpInfo("aten::pow.Tensor_Tensor_out", _pow_tensor_tensor_out))
+add(OpInfo("aten::pow.Tensor_Scalar_out", _pow_tensor_scalar_out))
+add(OpInfo("aten::pow.Scalar_out", _pow_scalar_out))
+
+
 def _floor_divide() -> List[Sample]:
     return [S(T((2, 3), low=-5, high=5), T((2, 3), low=0.5)),
             S(T((2, 3), low=-5, high=5), T((3,), low=-2, high=-0.5), desc="negative"),

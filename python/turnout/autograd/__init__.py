@@ -30,7 +30,11 @@ def backward(tensors: Union[Tensor, Sequence[Tensor]],
             second backward through the graph raises, as torch's.
         create_graph: run the backward formulas with grad mode on, so that
             the accumulated gradients have a graph of their own (double
-            backward).
+            backward). That graph holds the leaves, and each leaf holds its
+            ``.grad``: a reference cycle, so the first such call of the
+            process warns (a UserWarning, as torch 1.13's); :func:`grad`
+            with ``create_graph=True`` returns the gradients instead and
+            makes no cycle, and setting ``.grad`` to None breaks one.
         inputs: accumulate into these tensors' ``.grad`` only (leaves or
             not; each must require grad); by default every leaf reached.
 
@@ -40,15 +44,18 @@ def backward(tensors: Union[Tensor, Sequence[Tensor]],
 
     Example::
 
-        >>> import turnout
+        >>> import turnout, warnings
         >>> x = turnout.tensor([1.0, 2.0], requires_grad=True)
         >>> w = turnout.tensor([3.0, 4.0], requires_grad=True)
-        >>> turnout.autograd.backward((x * x * w).sum(), inputs=[x],
-        ...                           create_graph=True)
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")  # the create_graph warning
+        ...     turnout.autograd.backward((x * x * w).sum(), inputs=[x],
+        ...                               create_graph=True)
         >>> x.grad.tolist(), w.grad
         ([6.0, 16.0], None)
         >>> x.grad.requires_grad
         True
+        >>> x.grad = None  # breaks the cycle
     """
     roots = [tensors] if isinstance(tensors, Tensor) else list(tensors)
     if grad_tensors is None:

@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "dispatcher/core/error.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/error_of.h"
@@ -224,6 +225,49 @@ TEST(Engine, ModifiedSavedTensorFailsClearly) {
                         "has been modified by an inplace operation: [Float []], "
                         "which is saved by MulBackward0, is at version 1; "
                         "expected version 0 instead."));
+}
+
+// backward(create_graph) warns once per process, after its roots are
+// checked; grad() never warns; a throwing handler stops backward before any
+// .grad changes.
+TEST(Engine, CreateGraphWarnsOnceThroughItsHandler) {
+  std::vector<std::string> seen;
+  BackwardWarningHandler previous = setBackwardWarningHandler(
+      [&seen](const std::string& text) { seen.push_back(text); });
+  resetCreateGraphWarning();
+  Tensor x = scalar(3);
+  setRequiresGrad(x, true);
+  grad({mul(x, x)}, {}, {x}, /*create_graph=*/true);
+  backward({mul(x, x)});
+  EXPECT_TRUE(seen.empty());
+  Tensor plain = scalar(1);
+  EXPECT_THAT(errorOf([&] { backward({plain}, {}, false, true); }),
+              HasSubstr("does not require grad"));
+  EXPECT_TRUE(seen.empty());  // refused before the warning
+  Tensor pair = emptyTensor({2}, ScalarType::Float, Device("cpu"));
+  setRequiresGrad(pair, true);
+  EXPECT_THAT(errorOf([&] {
+                backward({pair}, {emptyTensor({3}, ScalarType::Float, Device("cpu"))},
+                         false, true);
+              }),
+              HasSubstr("Mismatch in shape: the gradient given for output 0 "
+                        "has shape [3] but output 0 has shape [2]"));
+  EXPECT_TRUE(seen.empty());
+  backward({mul(x, x)}, {}, false, /*create_graph=*/true, {x});
+  backward({mul(x, x)}, {}, false, /*create_graph=*/true);
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_THAT(seen[0], HasSubstr("reference cycle"));
+  EXPECT_THAT(seen[0], HasSubstr("turnout.autograd.grad"));
+
+  resetCreateGraphWarning();
+  setGrad(x, Tensor());
+  setBackwardWarningHandler([](const std::string& text) {
+    throw Error(ErrorKind::InvalidArgument, "as error: " + text);
+  });
+  EXPECT_THAT(errorOf([&] { backward({mul(x, x)}, {}, false, true); }),
+              HasSubstr("as error: backward(create_graph=True)"));
+  EXPECT_FALSE(grad(x).defined());
+  setBackwardWarningHandler(std::move(previous));
 }
 
 TEST(Engine, Errors) {
