@@ -79,6 +79,8 @@ struct TensorBlock {
   static constexpr size_t kInlineTailBytes =
       kMaxInlineDataBytes + kCPUAlignment;
 
+  explicit TensorBlock(DataPtr owner) : memory(std::move(owner)) {}
+
   DataPtr memory;  // owns the block itself
   std::atomic<int> parts{3};
   alignas(TensorImpl) unsigned char tensor[sizeof(TensorImpl)];
@@ -96,15 +98,12 @@ struct TensorBlock {
         reinterpret_cast<uintptr_t>(p) % alignof(TensorBlock) != 0) {
       return nullptr;  // not memory this code may place objects in
     }
-    auto* block = new (p) TensorBlock;
-    block->memory = std::move(memory);
-    return block;
+    return new (p) TensorBlock(std::move(memory));
   }
   static TensorBlock* fromNew() {
     void* p = ::operator new(sizeof(TensorBlock));
-    auto* block = new (p) TensorBlock;
-    block->memory = DataPtr(p, p, &deleteRaw, Device(DeviceType::CPU));
-    return block;
+    return new (p)
+        TensorBlock(DataPtr(p, p, &deleteRaw, Device(DeviceType::CPU)));
   }
   static void deleteRaw(void* p) { ::operator delete(p); }
 
