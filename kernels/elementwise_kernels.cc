@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 
 #include "dispatcher/core/error.h"
 #include "dispatcher/core/scalar.h"
@@ -300,12 +301,15 @@ template <BinaryKind kKind>
 bool binarySameShapeCpu(std::string_view op, const Tensor& self,
                         const Tensor& other, const Scalar* alpha,
                         Tensor* result) {
-  if (!self.defined() || !other.defined()) return false;
-  const ScalarType dtype = self.scalar_type();
-  if (other.scalar_type() != dtype || !self.is_cpu() ||
-      self.device() != other.device() || !self.is_contiguous() ||
-      !other.is_contiguous() ||
-      !detail::sameSizes(self.sizes(), other.sizes())) {
+  // Read through the impls: an undefined Tensor's impl has dtype Undefined,
+  // which the switch below refuses, so no defined() tests are needed, and a
+  // contiguous impl is a Strided one.
+  const TensorImpl& a = *self.unsafeGetTensorImpl();
+  const TensorImpl& b = *other.unsafeGetTensorImpl();
+  const ScalarType dtype = a.dtype();
+  if (b.dtype() != dtype || a.device().type() != DeviceType::CPU ||
+      a.device() != b.device() || !a.is_contiguous() || !b.is_contiguous() ||
+      !detail::sameSizes(a.sizes(), b.sizes())) {
     return false;
   }
   switch (dtype) {
@@ -324,15 +328,26 @@ bool binarySameShapeCpu(std::string_view op, const Tensor& self,
   }
   if (alpha) alphaCheck(dtype, *alpha);
   const ScalarType out_type = isComparison(kKind) ? ScalarType::Bool : dtype;
-  Tensor out = emptyTensor(self.sizes(), out_type, self.device());
+  Tensor out = emptyTensor(a.sizes(), out_type, a.device());
   visitDtype(dtype, op, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_floating_point_v<T> || kKind != BinaryKind::Div) {
       using M = OpMathType<T>;
       using O = std::conditional_t<isComparison(kKind), bool, T>;
       const BinaryFn<kKind, M> fn{alpha ? scalarTo<M>(*alpha) : M(1)};
-      cpuKernel(out, self, other,
-                [fn](T x, T y) -> O { return O(fn(M(x), M(y))); });
+      auto f = [fn](T x, T y) -> O { return O(fn(M(x), M(y))); };
+      const int64_t n = a.numel();
+      if (n > kGrainSize) {
+        cpuKernel(out, self, other, f);  // in parallel
+        return;
+      }
+      // What cpuKernel's contiguous path does, without re-checking what the
+      // tests above established (dtypes, contiguity, shapes).
+      char* data[] = {static_cast<char*>(out.unsafeGetTensorImpl()->data()),
+                      static_cast<char*>(a.data()),
+                      static_cast<char*>(b.data())};
+      detail::contiguousLoop<0, detail::LoopFunctionTraits<decltype(f)>>(
+          data, n, f, std::make_index_sequence<2>());
     }
   });
   *result = std::move(out);

@@ -81,16 +81,14 @@ Tensor emptyTensor(IntArrayRef sizes, ScalarType dtype, Device device) {
     static const CpuKeySets key_sets;
     const DispatchKeySet key_set = key_sets.sets[dtype_index];
     if (!key_set.empty()) {
+      // A multiplication with an overflow flag, not a division per size.
+      constexpr uint64_t kMax = std::numeric_limits<int64_t>::max();
       uint64_t nbytes = elementSize(dtype);
       bool ok = true;
       for (int64_t s : sizes) {
-        if (s < 0 || (s != 0 && nbytes > static_cast<uint64_t>(
-                                              std::numeric_limits<int64_t>::max()) /
-                                             static_cast<uint64_t>(s))) {
-          ok = false;
-          break;
-        }
-        nbytes *= static_cast<uint64_t>(s);
+        ok &= s >= 0 && !__builtin_mul_overflow(
+                            nbytes, static_cast<uint64_t>(s), &nbytes) &&
+              nbytes <= kMax;
       }
       if (ok) {
         return detail::makeContiguousTensor(sizes, nbytes,

@@ -68,7 +68,14 @@ Allocator* setAllocator(DeviceType type, Allocator* allocator) {
 }
 
 Allocator* getAllocator(DeviceType type) {
-  // Acquire pairs with the release in setAllocator.
+  // Every new CPU tensor asks: CPU is a valid type, so its slot is read
+  // without slot()'s scan of the device types. Acquire pairs with the
+  // release in setAllocator.
+  if (type == DeviceType::CPU) {
+    Allocator* cpu = g_allocators[static_cast<int>(DeviceType::CPU)].load(
+        std::memory_order_acquire);
+    return cpu != nullptr ? cpu : getDefaultCPUAllocator();
+  }
   Allocator* allocator =
       slot(type, "getAllocator").load(std::memory_order_acquire);
   if (allocator != nullptr) return allocator;

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <limits>
 #include <new>
 #include <sstream>
@@ -60,20 +61,66 @@ void checkDtype(ScalarType dtype, const char* caller) {
                 ") is not a tensor dtype");
 }
 
-// makeContiguousTensor's block: a new tensor's three counted parts in one
-// allocation. Each part is the usual class with a deallocation function that
-// gives its share of the block back; the block is freed with the last share,
-// so a storage or counter that outlives its first tensor (a view holds them)
-// keeps the block's few hundred bytes until it goes.
+// makeContiguousTensor's block: a new tensor's three counted parts, and the
+// data of a small tensor, in one allocation. Each part is the usual class
+// with a deallocation function that gives its share of the block back; the
+// block is freed with the last share, so a storage or counter that outlives
+// its first tensor (a view holds them) keeps the block's few hundred bytes
+// until it goes.
+//
+// On the CPU the block's memory comes from the tensor's allocator (the
+// caching allocator's per-thread lists: cheaper than new/delete), and data
+// of at most kMaxInlineDataBytes lives in the block's tail, so that a small
+// tensor costs one allocation in all. Elsewhere the block comes from new.
 struct TensorBlock {
+  // Data bytes a block may hold inline, and the tail reserved for them: the
+  // data starts at the first kCPUAlignment boundary after the parts.
+  static constexpr size_t kMaxInlineDataBytes = 64;
+  static constexpr size_t kInlineTailBytes =
+      kMaxInlineDataBytes + kCPUAlignment;
+
+  explicit TensorBlock(DataPtr owner) : memory(std::move(owner)) {}
+
+  DataPtr memory;  // owns the block itself
   std::atomic<int> parts{3};
   alignas(TensorImpl) unsigned char tensor[sizeof(TensorImpl)];
   alignas(StorageImpl) unsigned char storage[sizeof(StorageImpl)];
   alignas(VersionCounter) unsigned char counter[sizeof(VersionCounter)];
 
+  // A block, with the tail for inline data when `with_data`, when
+  // `allocator` gives usable CPU memory; null otherwise (the caller then
+  // uses new). Throws what the allocator throws.
+  static TensorBlock* fromAllocator(Allocator* allocator, bool with_data) {
+    const size_t size = sizeof(TensorBlock) + (with_data ? kInlineTailBytes : 0);
+    DataPtr memory = allocator->allocate(size);
+    void* p = memory.get();
+    if (p == nullptr || memory.device().type() != DeviceType::CPU ||
+        reinterpret_cast<uintptr_t>(p) % alignof(TensorBlock) != 0) {
+      return nullptr;  // not memory this code may place objects in
+    }
+    return new (p) TensorBlock(std::move(memory));
+  }
+  static TensorBlock* fromNew() {
+    void* p = ::operator new(sizeof(TensorBlock));
+    return new (p)
+        TensorBlock(DataPtr(p, p, &deleteRaw, Device(DeviceType::CPU)));
+  }
+  static void deleteRaw(void* p) { ::operator delete(p); }
+
+  // The inline data's address (precondition: made with_data).
+  void* inlineData() {
+    const uintptr_t end = reinterpret_cast<uintptr_t>(this + 1);
+    return reinterpret_cast<void*>((end + kCPUAlignment - 1) &
+                                   ~uintptr_t{kCPUAlignment - 1});
+  }
+
   void releasePart() noexcept {
     // acq_rel as decref: every part's destruction happens before the free.
-    if (parts.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+    if (parts.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      DataPtr owned = std::move(memory);
+      this->~TensorBlock();
+      // `owned` frees the block as it goes.
+    }
   }
   static TensorBlock* of(void* part, size_t offset) {
     return reinterpret_cast<TensorBlock*>(static_cast<char*>(part) - offset);
@@ -114,8 +161,29 @@ Tensor makeContiguousTensor(IntArrayRef sizes, size_t nbytes,
                             Allocator* allocator, ScalarType dtype,
                             Device device, DispatchKeySet key_set) {
   // The memory first: if it cannot be had, nothing was made.
-  DataPtr data = allocator->allocate(nbytes);
-  auto* block = new TensorBlock;
+  TensorBlock* block = nullptr;
+  DataPtr data;
+  if (device.type() == DeviceType::CPU) {
+    const bool inline_data =
+        nbytes > 0 && nbytes <= TensorBlock::kMaxInlineDataBytes;
+    block = TensorBlock::fromAllocator(allocator, inline_data);
+    if (block != nullptr && inline_data) {
+      // Not owned: the block goes with the storage part, which holds it.
+      data = DataPtr(block->inlineData(), Device(DeviceType::CPU));
+    }
+  }
+  if (!data) {
+    try {
+      data = allocator->allocate(nbytes);
+    } catch (...) {
+      if (block != nullptr) {  // no part was made: give the block back
+        DataPtr owned = std::move(block->memory);
+        block->~TensorBlock();
+      }
+      throw;
+    }
+  }
+  if (block == nullptr) block = TensorBlock::fromNew();
   auto counter = intrusive_ptr<VersionCounter>::reclaim_copy(
       new (block->counter) BlockVersionCounter);
   Storage storage(intrusive_ptr<StorageImpl>::reclaim_copy(

@@ -311,9 +311,12 @@ Tensor makeEmptyTensor(IntArrayRef sizes, ScalarType dtype, Device device,
 /// A new contiguous Strided tensor of `sizes` (checked: non-negative, with
 /// nbytes = numel * elementSize(dtype)) over a resizable storage of `nbytes`
 /// from `allocator`, on `device` (the allocator's), with exactly `key_set`;
-/// its TensorImpl, StorageImpl and VersionCounter in one allocation (each
-/// still destroyed with its last reference; the block freed with the last
-/// of them). The path of every new kernel result on the CPU.
+/// its TensorImpl, StorageImpl and VersionCounter in one block (each still
+/// destroyed with its last reference; the block freed with the last of
+/// them). On the CPU the block itself comes from `allocator`, and data of
+/// at most 64 bytes lives in it (64-byte aligned) until the storage grows,
+/// when it moves to memory from `allocator`. The path of every new kernel
+/// result on the CPU.
 Tensor makeContiguousTensor(IntArrayRef sizes, size_t nbytes,
                             Allocator* allocator, ScalarType dtype,
                             Device device, DispatchKeySet key_set);

@@ -89,7 +89,6 @@ TensorImpl::TensorImpl(Storage storage, ScalarType dtype, Device device,
       storage_(std::move(storage)),
       sizes_(sizes.begin(), sizes.end()),
       strides_(layout == Layout::Strided ? sizes.size() : 0),
-      numel_(contiguousNumel(sizes)),
       itemsize_(elementSize(dtype)),
       dtype_(dtype),
       device_(device),
@@ -98,9 +97,27 @@ TensorImpl::TensorImpl(Storage storage, ScalarType dtype, Device device,
       version_counter_(version_counter.defined()
                            ? std::move(version_counter)
                            : make_intrusive<VersionCounter>()) {
+  // The path of every new kernel result: plain loops over the arguments'
+  // array and strides_'s (one InlinedVector data() test, not one per
+  // element), the errors out of line.
+  const int64_t* s = sizes.data();
+  const size_t n = sizes.size();
+  bool negative = false;
+  for (size_t i = 0; i < n; ++i) negative |= s[i] < 0;
+  int64_t numel = 0;
+  if (__builtin_expect(negative || !tryNumel(sizes, &numel), 0)) {
+    throwBadSizes(sizes);
+  }
+  numel_ = numel;
   checkLayoutAndStorageDevice();
   if (layout_ != Layout::Strided) return;
-  fillContiguousStrides();
+  int64_t* strides = strides_.data();
+  int64_t stride = 1;
+  for (size_t i = n; i-- > 0;) {
+    strides[i] = stride;
+    // Saturates only when an inner size is 0 (numel fits int64).
+    stride = saturatingMul(stride, s[i] == 0 ? 1 : s[i]);
+  }
   // Contiguous from offset 0: the elements end at numel * itemsize bytes.
   int64_t nbytes = 0;
   if (storage_.defined() &&

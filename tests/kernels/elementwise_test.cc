@@ -856,6 +856,59 @@ TEST(Elementwise, EveryOperatorHasCpuAndMetaKernels) {
 
 // ---- Large tensors: the parallel path ---------------------------------------------------
 
+// Two contiguous same-shape same-dtype CPU operands take the kernels' flat
+// fast path; the same values with a strided second operand take the
+// general one. Both must agree, for every binary kind, for sizes with no,
+// one, a few and more elements than one parallel grain, on 1 and 2 threads.
+TEST(Elementwise, SameShapeFastPathMatchesTheGeneralPath) {
+  struct Case {
+    const char* name;
+    std::function<Tensor(const Tensor&, const Tensor&)> op;
+    std::vector<ScalarType> dtypes;
+  };
+  const std::vector<ScalarType> all = {kFloat, kDouble, kLong,
+                                       ScalarType::Byte};
+  const std::vector<Case> cases = {
+      {"add", [](auto& a, auto& b) { return add(a, b); }, all},
+      {"add alpha", [](auto& a, auto& b) { return add(a, b, 2); }, all},
+      {"sub alpha", [](auto& a, auto& b) { return sub(a, b, 3); }, all},
+      {"mul", [](auto& a, auto& b) { return mul(a, b); }, all},
+      {"div", [](auto& a, auto& b) { return div(a, b); }, {kFloat, kDouble}},
+      {"lt", [](auto& a, auto& b) { return lt(a, b); }, all},
+      {"eq", [](auto& a, auto& b) { return eq(a, b); }, all},
+  };
+  const int saved = get_num_threads();
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    for (int64_t n : {0, 1, 5, 40000}) {
+      std::vector<double> x(n), y(n), y2(2 * n);
+      for (int64_t i = 0; i < n; ++i) {
+        x[i] = static_cast<double>(i % 11) + 1;
+        y[i] = static_cast<double>(i % 7) + 1;
+        y2[2 * i] = y[i];
+        y2[2 * i + 1] = -1;
+      }
+      for (const Case& c : cases) {
+        for (ScalarType dtype : c.dtypes) {
+          SCOPED_TRACE(::testing::Message() << c.name << " " << dtype << " n="
+                                            << n << " threads=" << threads);
+          const Tensor a = make(dtype, {n}, x);
+          const Tensor b = make(dtype, {n}, y);
+          const Tensor strided = makeView(make(dtype, {2 * n}, y2), {n}, {2}, 0);
+          ASSERT_FALSE(n > 1 && strided.is_contiguous());
+          const Tensor fast = c.op(a, b);
+          const Tensor general = c.op(a, strided);
+          EXPECT_EQ(fast.scalar_type(), general.scalar_type());
+          EXPECT_EQ(sizesOf(fast), sizesOf(general));
+          EXPECT_TRUE(fast.is_contiguous());
+          EXPECT_EQ(values(fast), values(general));
+        }
+      }
+    }
+  }
+  set_num_threads(saved);
+}
+
 TEST(Elementwise, LargeTensorsMatchTheSerialResult) {
   const int saved = get_num_threads();
   const int64_t rows = 300, cols = 301;  // > 32K elements, odd sizes

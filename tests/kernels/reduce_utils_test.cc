@@ -114,6 +114,25 @@ TEST(ResizeOutput, GrowingACpuTensorKeepsItsValues) {
   EXPECT_EQ(floatsOf(out, 4), (std::vector<float>{1, 2, 3, 4}));
 }
 
+TEST(ResizeOutput, GrowingASmallTensorMovesItsDataToTheAllocator) {
+  // 8 bytes: the data lives in the tensor's own block (makeContiguousTensor)
+  // until the storage grows; then it is the CPU allocator's, and a view
+  // sharing the storage sees the move.
+  Tensor out = emptyTensor({2}, ScalarType::Float, testing::cpu());
+  out.data_ptr<float>()[0] = 1.0f;
+  out.data_ptr<float>()[1] = 2.0f;
+  const Storage storage = out.storage();
+  const void* before = out.data_ptr();
+  EXPECT_EQ(storage.unsafeGetStorageImpl()->data_ptr().get_deleter(), nullptr);
+  reduce_internal::resizeOutput(out, {40}, "test_op.out");
+  EXPECT_TRUE(out.storage().is_alias_of(storage));
+  EXPECT_NE(out.data_ptr(), before);
+  EXPECT_EQ(storage.nbytes(), 160u);
+  EXPECT_NE(storage.unsafeGetStorageImpl()->data_ptr().get_deleter(), nullptr);
+  EXPECT_EQ(floatsOf(out, 2), (std::vector<float>{1, 2}));
+  out.data_ptr<float>()[39] = 39.0f;  // asan: the grown memory is all there
+}
+
 TEST(ResizeOutput, GrowingAMetaTensorCopiesNothing) {
   Tensor out = metaTensor({2});
   reduce_internal::resizeOutput(out, {4, 4}, "test_op.out");

@@ -1,6 +1,8 @@
 #include "dispatcher/core/tensor.h"
 
+#include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <limits>
@@ -693,6 +695,140 @@ TEST(Tensor, ContiguousTensorPartsOutliveEachOther) {
     ADD_FAILURE() << "expected an error";
   } catch (const Error& e) {
     EXPECT_THAT(e.message(), ::testing::HasSubstr("set_sizes_contiguous()"));
+  }
+}
+
+// CPU memory that records each allocation and its release, and can give
+// memory makeContiguousTensor must not place its block in (misaligned, or
+// claiming another device), or refuse its n-th request.
+std::atomic<int> g_live_allocations{0};
+
+class RecordingAllocator final : public Allocator {
+ public:
+  enum class Gives { kAligned, kMisaligned, kOtherDevice };
+  explicit RecordingAllocator(Gives gives = Gives::kAligned, int refuse = -1)
+      : gives_(gives), refuse_(refuse) {}
+
+  DataPtr allocate(size_t nbytes) override {
+    TURNOUT_CHECK(static_cast<int>(requests.size()) != refuse_,
+                  ErrorKind::InvalidArgument, "RecordingAllocator: refused");
+    requests.push_back(nbytes);
+    const size_t rounded = (nbytes + 2 * kCPUAlignment) / kCPUAlignment *
+                           kCPUAlignment;
+    char* base = static_cast<char*>(std::aligned_alloc(kCPUAlignment, rounded));
+    char* data = gives_ == Gives::kMisaligned ? base + 4 : base;
+    starts.push_back(data);
+    ++g_live_allocations;
+    return DataPtr(data, base,
+                   [](void* p) {
+                     --g_live_allocations;
+                     std::free(p);
+                   },
+                   gives_ == Gives::kOtherDevice
+                       ? Device(DeviceType::PrivateUse1)
+                       : Device(DeviceType::CPU));
+  }
+
+  std::vector<size_t> requests;
+  std::vector<const char*> starts;
+
+ private:
+  Gives gives_;
+  int refuse_;
+};
+
+// True when [p, p + n) lies within allocation `i` of `a`.
+bool within(const RecordingAllocator& a, size_t i, const void* p, size_t n) {
+  const char* c = static_cast<const char*>(p);
+  return c >= a.starts[i] && c + n <= a.starts[i] + a.requests[i];
+}
+
+// On the CPU, makeContiguousTensor takes its block from the tensor's
+// allocator, and keeps up to 64 bytes of data in it (64-byte aligned); a
+// larger tensor's data is a second allocation of exactly its bytes.
+TEST(Tensor, ContiguousTensorSmallDataLivesInItsBlock) {
+  const DispatchKeySet keys =
+      TensorImpl::computeKeySet(kFloat, Layout::Strided, Device("cpu"));
+  struct Case {
+    int64_t numel;
+    bool inline_data;
+  };
+  for (const Case& c : {Case{1, true}, Case{16, true}, Case{17, false},
+                        Case{1000, false}}) {
+    SCOPED_TRACE(c.numel);
+    {
+      RecordingAllocator alloc;
+      const size_t nbytes = static_cast<size_t>(c.numel) * 4;
+      Tensor t = detail::makeContiguousTensor({c.numel}, nbytes, &alloc,
+                                              kFloat, Device("cpu"), keys);
+      t.unsafeGetTensorImpl()->checkInvariants();
+      ASSERT_EQ(alloc.requests.size(), c.inline_data ? 1u : 2u);
+      float* data = t.data_ptr<float>();
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(data) % kCPUAlignment, 0u);
+      if (c.inline_data) {
+        EXPECT_TRUE(within(alloc, 0, data, nbytes));
+        // The block owns the bytes; the storage only points at them.
+        EXPECT_EQ(t.storage().unsafeGetStorageImpl()->data_ptr().get_deleter(),
+                  nullptr);
+      } else {
+        EXPECT_EQ(alloc.requests[1], nbytes);
+        EXPECT_EQ(static_cast<const char*>(t.data_ptr()), alloc.starts[1]);
+      }
+      EXPECT_EQ(t.storage().allocator(), &alloc);  // a resize allocates here
+      EXPECT_TRUE(t.storage().resizable());
+      for (int64_t i = 0; i < c.numel; ++i) data[i] = static_cast<float>(i);
+      Storage storage = t.storage();
+      t = Tensor();  // the storage keeps the block, and the data with it
+      EXPECT_EQ(static_cast<const float*>(storage.data())[c.numel - 1],
+                static_cast<float>(c.numel - 1));
+      EXPECT_GT(g_live_allocations.load(), 0);
+    }
+    EXPECT_EQ(g_live_allocations.load(), 0);
+  }
+}
+
+// Memory the block cannot go in (misaligned for it, or on another device)
+// is given back and the block comes from new; a refused allocation leaves
+// nothing allocated.
+TEST(Tensor, ContiguousTensorBlockFallsBackAndCleansUp) {
+  const DispatchKeySet keys =
+      TensorImpl::computeKeySet(kFloat, Layout::Strided, Device("cpu"));
+  {
+    RecordingAllocator misaligned(RecordingAllocator::Gives::kMisaligned);
+    Tensor t = detail::makeContiguousTensor({3}, 12, &misaligned, kFloat,
+                                            Device("cpu"), keys);
+    // The block's memory went back; the data is the second allocation.
+    ASSERT_EQ(misaligned.requests.size(), 2u);
+    EXPECT_EQ(misaligned.requests[1], 12u);
+    EXPECT_EQ(static_cast<const char*>(t.data_ptr()), misaligned.starts[1]);
+    EXPECT_EQ(g_live_allocations.load(), 1);
+    t.data_ptr<float>()[2] = 2.0f;
+  }
+  EXPECT_EQ(g_live_allocations.load(), 0);
+  {
+    // The data from an allocator on another device: TensorImpl refuses it.
+    RecordingAllocator other(RecordingAllocator::Gives::kOtherDevice);
+    try {
+      detail::makeContiguousTensor({3}, 12, &other, kFloat, Device("cpu"),
+                                   keys);
+      ADD_FAILURE() << "expected an error";
+    } catch (const Error& e) {
+      EXPECT_THAT(e.message(), ::testing::HasSubstr("the storage is on"));
+    }
+  }
+  EXPECT_EQ(g_live_allocations.load(), 0);
+  for (int refuse : {0, 1}) {
+    SCOPED_TRACE(refuse);
+    // 0: the block's request fails; 1: the data's, after the block's.
+    RecordingAllocator refusing(RecordingAllocator::Gives::kAligned, refuse);
+    try {
+      detail::makeContiguousTensor({100}, 400, &refusing, kFloat,
+                                   Device("cpu"), keys);
+      ADD_FAILURE() << "expected an error";
+    } catch (const Error& e) {
+      EXPECT_THAT(e.message(), ::testing::HasSubstr("refused"));
+    }
+    EXPECT_EQ(g_live_allocations.load(), 0);
   }
 }
 
