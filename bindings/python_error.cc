@@ -5,7 +5,9 @@
 
 #include <string>
 
+#include "bindings/gil.h"
 #include "bindings/python_kernel.h"
+#include "dispatcher/core/error.h"
 
 namespace py = pybind11;
 
@@ -113,6 +115,18 @@ void PythonError::restore() const {
 void PythonError::raise() const {
   restore();
   throw py::error_already_set();
+}
+
+void warnAsUserWarning(const std::string& text) {
+  if (!Py_IsInitialized()) {
+    turnout::warn(text);
+    return;
+  }
+  GilAcquire gil;
+  if (PyErr_WarnEx(PyExc_UserWarning, text.c_str(), 1) != 0) {
+    py::error_already_set e;
+    throw PythonError(e);
+  }
 }
 
 }  // namespace bindings

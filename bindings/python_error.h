@@ -63,6 +63,13 @@ class PythonError : public std::exception {
   std::string what_;
 };
 
+/// `text` as a Python UserWarning at the calling Python frame, for C++
+/// warning handlers (the autograd fallback's, backward's create_graph one):
+/// takes the GIL, and throws PythonError when a warnings filter turns the
+/// warning into an error; with no interpreter left, turnout::warn instead.
+/// Call it outside any turnout lock (it takes the GIL).
+void warnAsUserWarning(const std::string& text);
+
 }  // namespace bindings
 }  // namespace turnout
 

@@ -545,17 +545,7 @@ void initPythonKernel(py::module_& m) {
   // Python UserWarning at the call; a warnings filter set to "error" makes
   // the call raise it. The fallback runs outside any turnout lock, so taking
   // the GIL there is safe.
-  autograd::setAutogradFallbackWarningHandler([](const std::string& text) {
-    if (!Py_IsInitialized()) {
-      turnout::warn(text);
-      return;
-    }
-    GilAcquire gil;
-    if (PyErr_WarnEx(PyExc_UserWarning, text.c_str(), 1) != 0) {
-      py::error_already_set e;
-      throw PythonError(e);
-    }
-  });
+  autograd::setAutogradFallbackWarningHandler(&warnAsUserWarning);
   m.def(
       "_set_autograd_fallback_mode",
       [](const std::string& mode) {

@@ -885,17 +885,7 @@ void initTensor(py::module_& m) {
   // UserWarning at the call (the engine runs without the GIL and holds no
   // lock while it warns); a warnings filter set to "error" makes backward()
   // raise it before any .grad changes.
-  autograd::setBackwardWarningHandler([](const std::string& text) {
-    if (!Py_IsInitialized()) {
-      turnout::warn(text);
-      return;
-    }
-    GilAcquire gil;
-    if (PyErr_WarnEx(PyExc_UserWarning, text.c_str(), 1) != 0) {
-      py::error_already_set e;
-      throw PythonError(e);
-    }
-  });
+  autograd::setBackwardWarningHandler(&warnAsUserWarning);
   m.def("_reset_create_graph_warning", &autograd::resetCreateGraphWarning,
         "Lets the next backward(create_graph=True) warn again (tests).");
   m.def(
