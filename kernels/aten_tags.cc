@@ -18,6 +18,7 @@ atenTagTable() {
       {"aten::_adaptive_avg_pool2d.out", {"generated"}},
       {"aten::_adaptive_avg_pool2d_backward", {"core"}},
       {"aten::_adaptive_avg_pool2d_backward.out", {"generated"}},
+      {"aten::_local_scalar_dense", {"data_dependent_output"}},
       {"aten::_log_softmax", {"core"}},
       {"aten::_softmax", {"core"}},
       {"aten::_to_copy", {"core"}},
