@@ -415,26 +415,20 @@ class CodeBuilder {
                     " outputs but " + toString(s) + " returns " +
                     std::to_string(s.returns().size()));
       }
-      if (emitUnboxedCall(n, s)) {
-        if (forwardsOutput(n)) {
-          forwarded_.insert(n->output());
-        } else {
-          storeOutputs(n->outputs());
+      if (!emitUnboxedCall(n, s)) {
+        pushInputs(n);
+        if (s.is_vararg()) {
+          // A vararg kernel learns how many inputs are its own from the
+          // count pushed after them (aten::format).
+          code_.constants_.push_back(
+              IValue(static_cast<int64_t>(n->inputs().size())));
+          emit(OpCode::LoadConst,
+               static_cast<uint32_t>(code_.constants_.size() - 1));
         }
-        return;
+        code_.ops_.push_back(*n->op());
+        emit(OpCode::Call, static_cast<uint32_t>(code_.ops_.size() - 1),
+             info(n, toString(n->op()->operator_name())));
       }
-      pushInputs(n);
-      if (s.is_vararg()) {
-        // A vararg kernel learns how many inputs are its own from the
-        // count pushed after them (aten::format).
-        code_.constants_.push_back(
-            IValue(static_cast<int64_t>(n->inputs().size())));
-        emit(OpCode::LoadConst,
-             static_cast<uint32_t>(code_.constants_.size() - 1));
-      }
-      code_.ops_.push_back(*n->op());
-      emit(OpCode::Call, static_cast<uint32_t>(code_.ops_.size() - 1),
-           info(n, toString(n->op()->operator_name())));
       if (forwardsOutput(n)) {
         forwarded_.insert(n->output());
       } else {
