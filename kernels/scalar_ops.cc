@@ -136,8 +136,8 @@ Scalar item_composite(const Tensor& self) {
 Scalar local_scalar_dense_cpu(const Tensor& self) {
   TURNOUT_CHECK(self.numel() > 0, ErrorKind::InvalidArgument,
                 "_local_scalar_dense(): the tensor has no element to read "
-                "(sizes [", absl::StrJoin(self.sizes(), ", "),
-                "]); item() takes a one-element tensor");
+                "(sizes ", shapeString(self.sizes()),
+                "); item() takes a one-element tensor");
   return visitDtype(self.scalar_type(), "item", [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T v = *static_cast<const T*>(self.data_ptr());

@@ -60,15 +60,6 @@ void warnCreateGraphOnce() {
   }
 }
 
-// "[2, 3]".
-std::string shapeOf(const Tensor& t) {
-  std::string out = "[";
-  for (size_t i = 0; i < t.sizes().size(); ++i) {
-    out += (i ? ", " : "") + std::to_string(t.sizes()[i]);
-  }
-  return out + "]";
-}
-
 // Adds `grad` into slot `input_nr` of `buffer`.
 void accumulate(variable_list& buffer, uint32_t input_nr, Tensor grad) {
   if (!grad.defined()) return;
@@ -142,8 +133,8 @@ void run(const variable_list& roots, const variable_list& grad_roots,
     if (!g.defined() || !roots[i].defined()) continue;
     TURNOUT_CHECK(g.sizes() == roots[i].sizes(), ErrorKind::InvalidArgument,
                   "Mismatch in shape: the gradient given for output ", i,
-                  " has shape ", shapeOf(g), " but output ", i,
-                  " has shape ", shapeOf(roots[i]),
+                  " has shape ", shapeString(g.sizes()), " but output ", i,
+                  " has shape ", shapeString(roots[i].sizes()),
                   "; pass a gradient of the output's shape");
   }
   std::vector<Edge> root_edges;
