@@ -23,6 +23,7 @@
 #include "dispatcher/library.h"
 #include "dispatcher/operator_handle.h"
 #include "kernels/aten_tags.h"
+#include "kernels/autograd/autograd_fallback.h"
 #include "kernels/copy.h"
 #include "kernels/elementwise.h"
 #include "kernels/loops.h"
@@ -501,6 +502,8 @@ Tensor varCorrection(const Tensor& self, DimList dim,
 template <bool kStd>
 Tensor& varOut(const Tensor& self, DimList dim, bool unbiased, bool keepdim,
                Tensor& out) {
+  autograd::checkOutCallWithoutGrad(kStd ? "std.out" : "var.out",
+                                    {&self, &out});
   return copyToOut(kStd ? "std.out" : "var.out",
                    varDim<kStd>(self, dim, unbiased, keepdim), out);
 }
@@ -508,6 +511,8 @@ template <bool kStd>
 Tensor& varCorrectionOut(const Tensor& self, DimList dim,
                          std::optional<int64_t> correction, bool keepdim,
                          Tensor& out) {
+  autograd::checkOutCallWithoutGrad(
+      kStd ? "std.correction_out" : "var.correction_out", {&self, &out});
   return copyToOut(kStd ? "std.correction_out" : "var.correction_out",
                    varCorrection<kStd>(self, dim, correction, keepdim), out);
 }

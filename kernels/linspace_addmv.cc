@@ -15,6 +15,7 @@
 #include "dispatcher/library.h"
 #include "dispatcher/operator_handle.h"
 #include "kernels/aten_tags.h"
+#include "kernels/autograd/autograd_fallback.h"
 #include "kernels/copy.h"
 #include "kernels/dtype_dispatch.h"
 #include "kernels/elementwise.h"
@@ -162,6 +163,7 @@ Tensor& addmvInplace(Tensor& self, const Tensor& mat, const Tensor& vec,
 
 Tensor& addmvOut(const Tensor& self, const Tensor& mat, const Tensor& vec,
                  const Scalar& beta, const Scalar& alpha, Tensor& out) {
+  autograd::checkOutCallWithoutGrad("addmv.out", {&self, &mat, &vec, &out});
   const Tensor result = addmvImpl(self, mat, vec, beta, alpha);
   reduce_internal::resizeOutput(out, result.sizes(), "addmv.out");
   turnout::copy_(out, result);

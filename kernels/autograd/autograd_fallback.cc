@@ -3,9 +3,11 @@
 #include <atomic>
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_set>
 #include <utility>
+#include <vector>
 
 #include "dispatcher/core/error.h"
 #include "dispatcher/dispatcher.h"
@@ -102,6 +104,47 @@ void warnOnce(const OperatorHandle& op) {
   }
 }
 
+bool isOutOperator(const FunctionSchema& schema) {
+  for (const Argument& a : schema.arguments()) {
+    if (a.is_out()) return true;
+  }
+  return false;
+}
+
+// The overload of `out_op`'s name whose arguments are out_op's without its
+// out= arguments (add.out -> add.Tensor, sort.values -> sort), if any.
+std::optional<OperatorHandle> functionalOf(const OperatorHandle& out_op) {
+  const FunctionSchema& s = out_op.schema();
+  std::vector<Argument> inputs;
+  for (const Argument& a : s.arguments()) {
+    if (!a.is_out()) inputs.push_back(a);
+  }
+  const Dispatcher& d = Dispatcher::singleton();
+  for (const OperatorName& name : d.getAllOpNames()) {
+    if (name.name != s.name() || name == out_op.operator_name()) continue;
+    std::optional<OperatorHandle> op = d.findSchema(name);
+    if (op && op->schema().arguments() == inputs &&
+        op->schema().returns().size() == s.returns().size()) {
+      return op;
+    }
+  }
+  return std::nullopt;
+}
+
+// Whether calls of `op` with arguments that require grad are refused, as
+// torch refuses them: an out= overload records no autograd, so the out=
+// form of a differentiable operator would silently cut the graph. Those of
+// operators that are not differentiable (their functional overload falls
+// through at Autograd: nonzero.out, argmax.out) run, and so do the out=
+// overloads torch generates from a functional one (tagged "generated":
+// sum.out, relu.out), which torch 1.13 runs too.
+bool refusesGrad(const OperatorHandle& op) {
+  if (!isOutOperator(op.schema()) || op.hasTag("generated")) return false;
+  std::optional<OperatorHandle> functional = functionalOf(op);
+  return functional &&
+         !functional->isKernelFallthroughKernel(DispatchKey::AutogradCPU);
+}
+
 // The boxed fallback at every autograd key. The call goes on below autograd
 // in every case. Its filter sends it only calls in grad mode with an input
 // that requires grad; a direct boxed call (callBoxedForDispatchKey, the
@@ -119,6 +162,7 @@ void autogradFallback(const OperatorHandle& op, DispatchKeySet ks,
       check = anyRequiresGrad((*stack)[i]);
     }
   }
+  if (check && refusesGrad(op)) refuseOutCallWithGrad(op.operator_name());
   op.redispatchBoxed(ks & kAfterAutograd, stack);
   if (!check) return;
   const size_t r = op.schema().returns().size();
@@ -131,6 +175,33 @@ void autogradFallback(const OperatorHandle& op, DispatchKeySet ks,
 }
 
 }  // namespace
+
+void refuseOutCallWithGrad(const OperatorName& name) {
+  const std::string functional = name.name.substr(name.name.find("::") + 2);
+  detail::throwError(ErrorKind::NotImplemented,
+             toString(name) +
+                 ": an out= call records no autograd, and one of its "
+                 "arguments (an input or out) requires grad, so its result "
+                 "could not be differentiated. Call " +
+                 functional +
+                 " without out= to get a result that records the graph, or "
+                 "make the call under turnout.no_grad() (C++: NoGradGuard), "
+                 "or pass detached tensors.");
+}
+
+void checkOutCallWithoutGrad(const char* name,
+                             std::initializer_list<const Tensor*> tensors) {
+  if (!GradMode::is_enabled()) return;
+  for (const Tensor* t : tensors) {
+    if (requiresGrad(*t)) {
+      std::string full(name);
+      const size_t dot = full.find('.');
+      refuseOutCallWithGrad(
+          OperatorName{"aten::" + full.substr(0, dot),
+                       dot == std::string::npos ? "" : full.substr(dot + 1)});
+    }
+  }
+}
 
 void setAutogradFallbackMode(AutogradFallbackMode mode) {
   Dispatcher& d = Dispatcher::singleton();

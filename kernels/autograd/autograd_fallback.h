@@ -29,7 +29,11 @@
 #define TURNOUT_KERNELS_AUTOGRAD_AUTOGRAD_FALLBACK_H_
 
 #include <functional>
+#include <initializer_list>
 #include <string>
+
+#include "dispatcher/core/tensor.h"
+#include "dispatcher/schema/operator_name.h"
 
 namespace turnout {
 namespace autograd {
@@ -45,6 +49,18 @@ AutogradFallbackMode autogradFallbackMode();
 using AutogradFallbackWarningHandler = std::function<void(const std::string&)>;
 AutogradFallbackWarningHandler setAutogradFallbackWarningHandler(
     AutogradFallbackWarningHandler handler);
+
+/// Throws NotImplemented (Python: NotImplementedError, a RuntimeError), naming
+/// the out= overload `name` and the fix: as torch, the out= overload of a
+/// differentiable operator refuses, in grad mode, arguments (inputs or out)
+/// that require grad, since it records no graph. The fallback above refuses
+/// for operators without an autograd kernel; a composite out= kernel, which
+/// the fallback never sees, calls checkOutCallWithoutGrad first.
+[[noreturn]] void refuseOutCallWithGrad(const OperatorName& name);
+/// refuseOutCallWithGrad for aten::`name` ("std.out") when grad mode is on
+/// and one of `tensors` requires grad.
+void checkOutCallWithoutGrad(const char* name,
+                             std::initializer_list<const Tensor*> tensors);
 
 /// Forgets which operators have warned (tests).
 void resetAutogradFallbackWarnings();

@@ -651,3 +651,41 @@ def test_backward_frees_saved_tensors_unless_retain_graph():
     assert r["turnout"] == r["torch"]
     assert r["torch"][2].startswith("Trying to backward through the graph a "
                                     "second time")
+
+
+# ---- out= overloads of differentiable operators refuse grad, as torch's ----
+
+
+def _out_call_cases(lib):
+    x = lib.ones(2, 3).requires_grad_()
+    plain = lib.ones(2, 3)
+    return [
+        ("input requires grad", lambda: lib.mul(x, 2, out=lib.empty(0))),
+        ("out requires grad",
+         lambda: lib.add(plain, plain, out=lib.zeros(2, 3).requires_grad_())),
+        ("composite out=", lambda: lib.std(x, 0, out=lib.empty(0))),
+        ("composite addmv out=",
+         lambda: lib.addmv(lib.zeros(2), x, lib.ones(3), out=lib.empty(0))),
+    ]
+
+
+@pytest.mark.parametrize("case", range(4))
+def test_out_call_with_grad_refused_as_torch(case):
+    for lib in (torch, turnout):
+        what, fn = _out_call_cases(lib)[case]
+        with pytest.raises(RuntimeError) as info:
+            fn()
+        if lib is turnout:
+            message = str(info.value)
+            assert "out=" in message and "no_grad" in message, message
+        with lib.no_grad():  # out of grad mode the call runs
+            assert fn().grad_fn is None, what
+
+
+def test_out_call_of_non_differentiable_operator_runs_as_torch():
+    for lib in (torch, turnout):
+        x = lib.tensor([0.0, 1.5, 0.0]).requires_grad_()
+        out = lib.empty(0, dtype=lib.int64)
+        assert lib.nonzero(x, out=out) is out
+        assert out.tolist() == [[1]]
+        assert lib.argmax(x, 0, out=lib.empty(0, dtype=lib.int64)).item() == 1
