@@ -25,6 +25,7 @@
 #include "dispatcher/core/tensor_impl.h"
 #include "dispatcher/debug/dispatch_trace.h"
 #include "dispatcher/dispatch_observer.h"
+#include "dispatcher/dispatcher.h"
 #include "dispatcher/library.h"
 #include "dispatcher/local_dispatch_key_set.h"
 #include "dispatcher/operator_handle.h"
@@ -840,6 +841,12 @@ struct DisablePythonDispatcher : PythonDispatcherGuard {
   DisablePythonDispatcher() : PythonDispatcherGuard(false) {}
 };
 
+const OperatorHandle& detachOp() {
+  static const OperatorHandle op =
+      Dispatcher::singleton().findSchemaOrThrow("aten::detach", "");
+  return op;
+}
+
 void pythonFallback(const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
   TURNOUT_CHECK(Py_IsInitialized(), ErrorKind::Internal,
                 "a call reached the Python key after the Python interpreter "
@@ -854,7 +861,28 @@ void pythonFallback(const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
 
   GilAcquire gil;
   try {
-    handleWithGil(op, ks, stack, first);
+    if (op != detachOp()) {
+      handleWithGil(op, ks, stack, first);
+      return;
+    }
+    // As torch's detach: the kernel's result is shallow-copied by the layer
+    // above the Python key, with the autograd keys excluded while the
+    // handlers run (so the detach a handler calls makes no copy) and no
+    // longer when the copy is made. Under Python dispatch the handlers make
+    // that copy too: a second detach they see.
+    if (tls_is_dispatch_keyset_excluded(autograd_dispatch_keyset)) {
+      handleWithGil(op, ks, stack, first);
+      return;
+    }
+    {
+      AutoDispatchBelowAutograd below;
+      handleWithGil(op, ks, stack, first);
+    }
+    if (stack->back().isTensor() &&
+        pythonMakesShallowCopy(stack->back().toTensor())) {
+      IValue once = std::move(stack->back());
+      stack->back() = IValue(shallowCopyThroughPython(once.toTensor()));
+    }
   } catch (const py::error_already_set& e) {
     // Raisable again, and droppable without the GIL (a graph's Future).
     throw PythonError(e);
@@ -954,6 +982,22 @@ void handleWithGil(const OperatorHandle& op, DispatchKeySet ks, Stack* stack,
 }
 
 }  // namespace
+
+bool pythonMakesShallowCopy(const Tensor& t) {
+  if (tls_is_dispatch_key_excluded(DispatchKey::Python)) return false;
+  return !tls_modes.empty() || t.key_set().has(DispatchKey::Python);
+}
+
+Tensor shallowCopyThroughPython(const Tensor& t) {
+  Stack stack{IValue(t)};
+  const DispatchKeySet ks = t.key_set().add(DispatchKey::Python);
+  try {
+    handleWithGil(detachOp(), ks, &stack, 0);
+  } catch (const py::error_already_set& e) {
+    throw PythonError(e);
+  }
+  return stack.back().toTensor();
+}
 
 PyObject* preservedPythonTensor(const Tensor& t) {
   return static_cast<PyObject*>(t.unsafeGetTensorImpl()->pyobj_slot().get());

@@ -98,6 +98,15 @@ void setDefaultTensorHandler(pybind11::handle fn);
 pybind11::object callHandler(pybind11::handle handler, pybind11::handle cls,
                              pybind11::handle func, pybind11::handle types,
                              pybind11::handle args, pybind11::handle kwargs);
+/// Whether a shallow copy of `t` (what detach() returns, `.data`) is made by
+/// the Python handlers: a dispatch mode is active or `t` is a subclass with a
+/// handler, and the thread has not excluded the Python key.
+bool pythonMakesShallowCopy(const Tensor& t);
+/// The shallow copy of `t` made by the handlers, as torch makes it under
+/// Python dispatch: one aten::detach call that the innermost mode, else the
+/// subclass's handler, sees. Precondition: pythonMakesShallowCopy(t); the
+/// GIL is held.
+Tensor shallowCopyThroughPython(const Tensor& t);
 /// "" or, when `obj` has torch's __torch_dispatch__, the end of a message
 /// saying to define __turnout_dispatch__ instead.
 std::string torchDispatchHint(pybind11::handle obj);

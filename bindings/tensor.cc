@@ -159,6 +159,8 @@ py::object toNumpy(py::handle self) {
   TURNOUT_CHECK(name != nullptr, ErrorKind::Type, "Tensor.numpy(): NumPy has no ",
                 dtypeName(t.dtype()), " type; convert first, e.g. "
                 "tensor.to(turnout.float32).numpy()");
+  // As torch's numpy(), which detaches: a dispatch mode sees that detach.
+  if (pythonMakesShallowCopy(t)) t.detach();
   std::vector<py::ssize_t> shape(t.sizes().begin(), t.sizes().end());
   std::vector<py::ssize_t> strides;
   for (int64_t s : t.strides()) {
@@ -765,6 +767,29 @@ void initTensor(py::module_& m) {
         autograd::setGrad(t, unpackTensor(g.ptr()));
       },
       "The gradient accumulated by backward(); None before.");
+  property(
+      base, "data",
+      [](const Tensor& t) {
+        Tensor data = pythonMakesShallowCopy(t) ? shallowCopyThroughPython(t)
+                                                : t.detach();
+        // As torch's: in-place changes through .data are hidden from
+        // autograd (a version counter of its own).
+        if (data.unsafeGetTensorImpl() != t.unsafeGetTensorImpl()) {
+          data.unsafeGetTensorImpl()->set_version_counter(
+              make_intrusive<VersionCounter>());
+        }
+        return data;
+      },
+      [](const Tensor&, py::handle) {
+        TURNOUT_CHECK(false, ErrorKind::NotImplemented,
+                      "Tensor.data = value: turnout cannot swap a tensor's "
+                      "memory for another's (torch's set_data). Write the new "
+                      "values into it instead, under no_grad: `with "
+                      "turnout.no_grad(): t.copy_(value)` (t.resize_(shape) "
+                      "first for a new shape)");
+      },
+      "This tensor's memory as a tensor outside autograd: no grad_fn, "
+      "requires_grad False, a version counter of its own.");
   property(base, "is_leaf", [](const Tensor& t) { return autograd::isLeaf(t); },
            "True when the tensor was not made by a recorded operation.");
   property(base, "_grad_fn_name", [](const Tensor& t) -> py::object {

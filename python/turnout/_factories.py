@@ -159,9 +159,9 @@ def tensor(data: Any, dtype: Optional[_C.dtype] = None, device: Any = None,
             "t.clone().detach(), or t.clone().detach().requires_grad_(True) "
             "for a copy that requires grad, which says what it does",
             UserWarning, stacklevel=2)
-        # Detached twice, then copied: the calls torch 1.13's constructor
-        # makes (a mode logs both detaches).
-        t = _convert(data.detach().detach(), dtype, device, copy=True)
+        # Detached, then copied, as torch 1.13's constructor (a mode logs
+        # the detach and its shallow copy: two detaches).
+        t = _convert(data.detach(), dtype, device, copy=True)
     elif isinstance(data, np.ndarray):
         t = _convert(_from_numpy_array(data, copy=True), dtype, device,
                      copy=True)

@@ -497,3 +497,77 @@ def test_a_subclass_of_the_base_class_has_the_tensor_methods():
                 b.sum().item(), b.view(2, 1).size(0), b.mul(3).tolist())
     theirs, ours = both(case)
     assert ours == theirs == ("OnBase", [2], [2.0, 2.0], 2.0, 2, [3.0, 3.0])
+
+
+# ---- Shallow copies: detach(), .data, numpy() ---------------------------------
+
+
+def test_detach_data_and_numpy_log_as_torchs():
+    """torch makes detach()'s result a shallow copy, which under Python
+    dispatch the handler makes too: every detach is logged twice (nested
+    modes included); `.data` once; numpy() detaches."""
+    def case(api):
+        log = []
+        mode, names = logging_mode(api, log)
+        inner, _ = logging_mode(api, log, tag="inner ")
+        x = api.ones(2)
+        r = api.ones(2).requires_grad_()
+        with mode:
+            d = x.detach()
+            api.ops.aten.detach.default(r)
+            data = r.data
+            x.numpy()
+            with inner:
+                x.detach()
+        return (log, names.get(d), names.get(data), data.requires_grad,
+                data._version, d._version)
+    theirs, ours = both(case)
+    assert ours == theirs
+    assert theirs[0][:2] == ["$1 = detach.default($0)", "$2 = detach.default($1)"]
+
+
+def test_data_of_a_version_counter_of_its_own_as_torchs():
+    def case(api):
+        x = api.ones(2).requires_grad_()
+        y = x * 2
+        d, data = y.detach(), y.data
+        data.add_(1)
+        after_data = y._version
+        d.add_(1)
+        return (after_data, y._version, data.requires_grad, data.grad_fn is None,
+                data.tolist(), y.tolist())
+    theirs, ours = both(case)
+    assert ours == theirs == (0, 1, False, True, [4.0, 4.0], [4.0, 4.0])
+
+
+def test_detach_and_data_of_a_wrapper_subclass_log_as_torchs():
+    def case(api):
+        log = []
+
+        def handler(cls, func, types, args=(), kwargs=None):
+            log.append(func.__name__)
+            unwrap = lambda v: v.elem if isinstance(v, sub) else v  # noqa: E731
+            out = func(*[unwrap(a) for a in args],
+                       **{k: unwrap(v) for k, v in (kwargs or {}).items()})
+            return wrap(out) if isinstance(out, api.Tensor) else out
+
+        def wrap(elem):
+            w = api.Tensor._make_wrapper_subclass(sub, elem.shape, dtype=elem.dtype)
+            w.elem = elem
+            return w
+
+        sub = type("W", (api.Tensor,), {api.handler: classmethod(handler),
+                                         **api.extra})
+        w = wrap(api.ones(2))
+        d = w.detach()
+        data = w.data
+        return log, type(d).__name__, type(data).__name__, d.elem.tolist()
+    theirs, ours = both(case)
+    assert ours == theirs
+    assert theirs[0] == ["detach.default"] * 3
+
+
+def test_setting_data_is_refused_with_the_fix():
+    x = turnout.zeros(2)
+    with pytest.raises(NotImplementedError, match="copy_"):
+        x.data = turnout.ones(2)
