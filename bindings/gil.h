@@ -34,9 +34,16 @@ namespace bindings {
 /// Runs `f` with the GIL released and returns with it held again, whether
 /// `f` returns or throws (its exception propagates unchanged). A thread
 /// that comes back while the interpreter shuts down waits for the process
-/// to end. Precondition: the GIL is held by this thread.
+/// to end. The warnings `f` gave are then issued (flushDeferredWarnings).
+/// Precondition: the GIL is held by this thread.
 template <class F>
 void withoutGil(F&& f);
+
+/// Issues the turnout::warn messages this thread deferred while it ran a
+/// call from Python as Python UserWarnings (python_error.h, flushWarnings);
+/// throws PythonError when a filter turns one into an error. Precondition:
+/// the GIL is held.
+void flushDeferredWarnings();
 
 /// PyGILState_Ensure / Release as RAII: works whether this thread never had
 /// a Python thread state or released the GIL with withoutGil. Parks instead
@@ -71,6 +78,10 @@ void parkIfFinalizing();
 // Implementation details.
 
 namespace gil_internal {
+// How deep this thread is in withoutGil: a thread that released the GIL
+// for a call from Python (its warnings wait for the call's return).
+inline thread_local int tls_without_gil = 0;
+
 // PyEval_RestoreThread, parking instead of being ended at shutdown.
 inline void restoreOrPark(PyThreadState* state) {
   parkIfFinalizing();
@@ -85,13 +96,17 @@ inline void restoreOrPark(PyThreadState* state) {
 template <class F>
 void withoutGil(F&& f) {
   PyThreadState* state = PyEval_SaveThread();
+  ++gil_internal::tls_without_gil;
   try {
     f();
   } catch (...) {
+    --gil_internal::tls_without_gil;
     gil_internal::restoreOrPark(state);
     throw;
   }
+  --gil_internal::tls_without_gil;
   gil_internal::restoreOrPark(state);
+  flushDeferredWarnings();
 }
 
 inline PyGILState_STATE GilAcquire::ensureOrPark() {

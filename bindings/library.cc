@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "bindings/bindings.h"
+#include "bindings/gil.h"
 #include "bindings/ivalue.h"
 #include "bindings/python_error.h"
 #include "bindings/python_kernel.h"
@@ -48,6 +49,10 @@ void installWarningHandler() {
   *previous = setWarningHandler([](const std::string& message) {
     if (pending_warnings != nullptr) {
       pending_warnings->push_back(message);
+    } else if (gil_internal::tls_without_gil > 0 ||
+               (Py_IsInitialized() && PyGILState_Check())) {
+      // A call from Python: issued when it returns there (flushWarnings).
+      deferWarning(message);
     } else if (*previous) {
       (*previous)(message);
     } else {

@@ -30,6 +30,7 @@
 #include "bindings/bindings.h"
 #include "bindings/gil.h"
 #include "bindings/ivalue.h"
+#include "bindings/python_error.h"
 #include "bindings/python_kernel.h"
 #include "bindings/tensor.h"
 #include "dispatcher/call_section.h"
@@ -400,6 +401,11 @@ class OpPacket {
 
   py::object call(PyObject* const* args, size_t nargs,
                   PyObject* kwnames) const {
+    if (kwnames != nullptr) {
+      if (std::optional<py::object> r = callWithOutTuple(args, nargs, kwnames)) {
+        return *r;
+      }
+    }
     if (overloads_.size() == 1)
       return overloads_[0]->call(args, nargs, kwnames);
     Stack stack;
@@ -445,6 +451,54 @@ class OpPacket {
     }
     TURNOUT_CHECK(false, ErrorKind::Type, msg);
     return py::none();
+  }
+
+  // As torch's functions: `out=` takes a tuple (or list) of tensors for the
+  // overloads that write several (sort(x, out=(values, indices)) is
+  // sort.values with values= and indices=). The call of the first overload
+  // whose out= arguments are as many and which binds; nullopt when `out` is
+  // not a sequence or nothing binds (the usual matching and its error
+  // follow).
+  std::optional<py::object> callWithOutTuple(PyObject* const* args,
+                                             size_t nargs,
+                                             PyObject* kwnames) const {
+    const Py_ssize_t nkwargs = PyTuple_GET_SIZE(kwnames);
+    Py_ssize_t at = -1;
+    for (Py_ssize_t k = 0; k < nkwargs && at < 0; ++k) {
+      if (PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, k),
+                                           "out") == 0) {
+        at = k;
+      }
+    }
+    if (at < 0) return std::nullopt;
+    PyObject* out = args[nargs + at];
+    if (!PyTuple_Check(out) && !PyList_Check(out)) return std::nullopt;
+    py::sequence outs = py::reinterpret_borrow<py::sequence>(out);
+    for (const OpOverload* o : try_order_) {
+      std::vector<std::string> names;
+      for (const Argument& a : o->schema().arguments()) {
+        if (a.is_out()) names.push_back(a.name());
+      }
+      if (names.size() < 2 || names.size() != outs.size()) continue;
+      // The same call with out=(a, b) spelled name_a=a, name_b=b.
+      std::vector<PyObject*> spread(args, args + nargs);
+      py::list keys;
+      for (Py_ssize_t k = 0; k < nkwargs; ++k) {
+        if (k == at) continue;
+        spread.push_back(args[nargs + k]);
+        keys.append(PyTuple_GET_ITEM(kwnames, k));
+      }
+      for (size_t i = 0; i < names.size(); ++i) {
+        spread.push_back(outs[i].ptr());
+        keys.append(py::str(names[i]));
+      }
+      py::tuple spread_names(keys);
+      Stack stack;
+      if (o->bind(spread.data(), nargs, spread_names.ptr(), &stack, nullptr)) {
+        return o->callBound(stack);
+      }
+    }
+    return std::nullopt;
   }
 
   std::vector<std::string> overloadNames() const {
@@ -528,10 +582,15 @@ PyObject* callableVectorcall(PyObject* self, PyObject* const* args,
   Impl* impl = implOf<Impl>(self);
   if (impl == nullptr) return nullptr;
   try {
-    return impl->call(args, PyVectorcall_NARGS(nargsf), kwnames)
-        .release()
-        .ptr();
+    py::object result = impl->call(args, PyVectorcall_NARGS(nargsf), kwnames);
+    flushWarnings();
+    return result.release().ptr();
   } catch (...) {
+    try {
+      flushWarnings();  // given before the error, as torch's
+    } catch (...) {
+      // a warning turned into an error: the call's own error wins
+    }
     setPythonError();
     return nullptr;
   }

@@ -129,5 +129,25 @@ void warnAsUserWarning(const std::string& text) {
   }
 }
 
+void deferWarning(const std::string& text) {
+  if (tls_deferred_warnings == nullptr) {
+    tls_deferred_warnings = new std::vector<std::string>();  // per thread
+  }
+  tls_deferred_warnings->push_back(text);
+}
+
+void flushDeferredWarnings() { flushWarnings(); }
+
+void issueDeferredWarnings() {
+  std::vector<std::string> warnings;
+  warnings.swap(*tls_deferred_warnings);
+  for (const std::string& text : warnings) {
+    if (PyErr_WarnEx(PyExc_UserWarning, text.c_str(), 1) != 0) {
+      py::error_already_set e;
+      throw PythonError(e);
+    }
+  }
+}
+
 }  // namespace bindings
 }  // namespace turnout

@@ -35,6 +35,7 @@
 #include <exception>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace turnout {
 namespace bindings {
@@ -69,6 +70,26 @@ class PythonError : public std::exception {
 /// warning into an error; with no interpreter left, turnout::warn instead.
 /// Call it outside any turnout lock (it takes the GIL).
 void warnAsUserWarning(const std::string& text);
+
+/// The turnout::warn messages (a resized out=, a TorchScript warn) given on
+/// this thread while Python's call into turnout runs, with the GIL or under
+/// withoutGil: kept until the call returns to Python (flushWarnings), then
+/// issued as Python UserWarnings, as torch's bindings do -- not at the
+/// warn() site, which may hold a lock or lack the GIL. Null until the first.
+inline thread_local std::vector<std::string>* tls_deferred_warnings = nullptr;
+void deferWarning(const std::string& text);
+/// Issues the deferred warnings; throws PythonError when a warnings filter
+/// turns one into an error (the rest are dropped). Precondition: the GIL.
+void issueDeferredWarnings();
+/// issueDeferredWarnings when there are any: one load and a compare on the
+/// way out of every operator call.
+inline void flushWarnings() {
+  if (__builtin_expect(tls_deferred_warnings != nullptr &&
+                           !tls_deferred_warnings->empty(),
+                       0)) {
+    issueDeferredWarnings();
+  }
+}
 
 }  // namespace bindings
 }  // namespace turnout
