@@ -562,6 +562,18 @@ class Tensor(_C.TensorBase):
     def bool(self) -> "Tensor":
         return self.to(_C.bool)
 
+    def short(self) -> "Tensor":
+        return self.to(_C.int16)
+
+    def char(self) -> "Tensor":
+        return self.to(_C.int8)
+
+    def byte(self) -> "Tensor":
+        return self.to(_C.uint8)
+
+    def bfloat16(self) -> "Tensor":
+        return self.to(_C.bfloat16)
+
     def contiguous(self, memory_format: Any = _C.contiguous_format) -> "Tensor":
         """This tensor with contiguous memory (itself when it already is)."""
         if memory_format is _C.contiguous_format and self.is_contiguous():
@@ -918,6 +930,185 @@ def _split(self: Tensor, split_size: Any, dim: int = 0) -> tuple:
 
 
 Tensor.split = _split
+
+
+# ---- Methods torch defines over other operators ------------------------------
+# Each calls the operators torch 1.13's does, so that a dispatch mode logs the
+# same calls (tests/python/test_tensor_methods_torch.py).
+
+
+def _wrap_dim(dim: int, ndim: int, what: str) -> int:
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"{what}: dimension {dim} is out of range for a "
+                         f"tensor of {ndim} dimensions (expected one in "
+                         f"[{-n}, {n - 1}])")
+    return dim % n
+
+
+def _view_as(self: Tensor, other: Tensor) -> Tensor:
+    """``self.view(other.size())``."""
+    return self.view(other.size())
+
+
+def _reshape_as(self: Tensor, other: Tensor) -> Tensor:
+    """``self.reshape(other.size())``."""
+    return self.reshape(other.size())
+
+
+def _swapaxes(self: Tensor, axis0: int, axis1: int) -> Tensor:
+    """``self.transpose(axis0, axis1)`` (NumPy's name)."""
+    return ops.aten.transpose.int(self, axis0, axis1)
+
+
+def _movedim(self: Tensor, source: Any, destination: Any) -> Tensor:
+    """A view with the dimensions in `source` (an int or a sequence) moved to
+    the positions in `destination`, the others keeping their order."""
+    src = [source] if isinstance(source, int) else list(source)
+    dst = [destination] if isinstance(destination, int) else list(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(
+            f"movedim: source ({len(src)} dims) and destination "
+            f"({len(dst)} dims) must name as many dimensions")
+    n = self.dim()
+    src = [_wrap_dim(d, n, "movedim") for d in src]
+    dst = [_wrap_dim(d, n, "movedim") for d in dst]
+    for name, dims in (("source", src), ("destination", dst)):
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({dims})")
+    order = [-1] * n
+    for s_dim, d_dim in zip(src, dst):
+        order[d_dim] = s_dim
+    rest = iter(d for d in range(n) if d not in src)
+    order = [d if d >= 0 else next(rest) for d in order]
+    return ops.aten.permute.default(self, order)
+
+
+def _clip(self: Tensor, min: Any = None, max: Any = None) -> Tensor:
+    """``self.clamp(min, max)``."""
+    return self.clamp(min, max)
+
+
+def _clip_(self: Tensor, min: Any = None, max: Any = None) -> Tensor:
+    """``self.clamp_(min, max)``."""
+    return self.clamp_(min, max)
+
+
+def _square(self: Tensor) -> Tensor:
+    """``self ** 2`` (``aten.pow.Tensor_Scalar``)."""
+    return ops.aten.pow.Tensor_Scalar(self, 2)
+
+
+def _fliplr(self: Tensor) -> Tensor:
+    """A copy with the columns (dimension 1) in reverse order."""
+    if self.dim() < 2:
+        raise RuntimeError("fliplr: the tensor must have at least 2 "
+                           f"dimensions, it has {self.dim()}")
+    return ops.aten.flip.default(self, [1])
+
+
+def _flipud(self: Tensor) -> Tensor:
+    """A copy with the rows (dimension 0) in reverse order."""
+    if self.dim() < 1:
+        raise RuntimeError("flipud: the tensor must have at least 1 "
+                           "dimension, it has 0")
+    return ops.aten.flip.default(self, [0])
+
+
+def _unflatten(self: Tensor, dim: int, sizes: Any) -> Tensor:
+    """A view with dimension `dim` split into `sizes` (one may be -1)."""
+    sizes = list(sizes)
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    d = _wrap_dim(dim, self.dim(), "unflatten")
+    shape = list(self.shape)
+    return self.view(shape[:d] + sizes + shape[d + 1:])
+
+
+def _tile(self: Tensor, dims: Any, *more: int) -> Tensor:
+    """``self.repeat(dims)``, `dims` padded with leading 1s to the tensor's
+    number of dimensions."""
+    reps = [dims, *more] if isinstance(dims, int) else list(dims)
+    reps = [1] * (self.dim() - len(reps)) + reps
+    return ops.aten.repeat.default(self, reps)
+
+
+_TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor",
+               "float16": "HalfTensor", "bfloat16": "BFloat16Tensor",
+               "int64": "LongTensor", "int32": "IntTensor",
+               "int16": "ShortTensor", "int8": "CharTensor",
+               "uint8": "ByteTensor", "bool": "BoolTensor"}
+
+
+def _type(self: Tensor, dtype: Any = None, non_blocking: bool = False) -> Any:
+    """Without `dtype`: the tensor's type name (``'turnout.FloatTensor'``,
+    ``'turnout.cuda.FloatTensor'``). With a dtype (or such a name): the
+    tensor converted to it, or the tensor itself when it has it already."""
+    if dtype is None:
+        prefix = "turnout.cuda." if self.is_cuda else "turnout."
+        return prefix + _TYPE_NAMES[str(self.dtype).rsplit(".", 1)[-1]]
+    device = self.device
+    if isinstance(dtype, str):
+        prefix, _, name = dtype.rpartition(".")
+        by_name = {v: k for k, v in _TYPE_NAMES.items()}
+        if name not in by_name or prefix not in ("turnout", "turnout.cuda",
+                                                 "torch", "torch.cuda"):
+            raise ValueError(f"Tensor.type: invalid type '{dtype}' (expected "
+                             f"a dtype or a name like 'turnout.FloatTensor' "
+                             f"or 'turnout.cuda.FloatTensor')")
+        import turnout
+        dtype = getattr(turnout, by_name[name])
+        cuda = prefix.endswith(".cuda")
+        if cuda != self.is_cuda:
+            device = turnout.device("cuda" if cuda else "cpu")
+    if dtype == self.dtype and device == self.device:
+        return self
+    return self.to(device=device, dtype=dtype, non_blocking=non_blocking)
+
+
+def _is_complex(self: Tensor) -> bool:
+    """False: turnout has no complex dtypes."""
+    return False
+
+
+def _is_signed(self: Tensor) -> bool:
+    """Whether the dtype holds negative values (not uint8, not bool)."""
+    return str(self.dtype).rsplit(".", 1)[-1] not in ("uint8", "bool")
+
+
+def _new_tensor(self: Tensor, data: Any, dtype: Any = None, device: Any = None,
+                requires_grad: bool = False) -> Tensor:
+    """``turnout.tensor(data)`` with this tensor's dtype and device unless
+    given."""
+    import turnout
+    return turnout.tensor(data, dtype=self.dtype if dtype is None else dtype,
+                          device=self.device if device is None else device,
+                          requires_grad=requires_grad)
+
+
+def _allclose(self: Tensor, other: Tensor, rtol: float = 1e-05,
+              atol: float = 1e-08, equal_nan: bool = False) -> bool:
+    """``turnout.allclose(self, other, ...)``."""
+    from turnout._functional import allclose
+    return allclose(self, other, rtol, atol, equal_nan)
+
+
+Tensor.view_as = _view_as
+Tensor.reshape_as = _reshape_as
+Tensor.swapaxes = Tensor.swapdims = _swapaxes
+Tensor.movedim = Tensor.moveaxis = _movedim
+Tensor.clip = _clip
+Tensor.clip_ = _clip_
+Tensor.square = _square
+Tensor.fliplr = _fliplr
+Tensor.flipud = _flipud
+Tensor.unflatten = _unflatten
+Tensor.tile = _tile
+Tensor.type = _type
+Tensor.is_complex = _is_complex
+Tensor.is_signed = _is_signed
+Tensor.new_tensor = _new_tensor
+Tensor.allclose = _allclose
 
 _index_Tensor = ops.aten.index.Tensor
 _index_put_ = ops.aten.index_put_.default
