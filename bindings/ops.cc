@@ -41,6 +41,7 @@
 #include "dispatcher/operator_entry.h"
 #include "dispatcher/schema/default_ivalue.h"
 #include "dispatcher/schema/schema_parser.h"
+#include "dispatcher/tensor_pair_call.h"
 
 namespace py = pybind11;
 
@@ -226,7 +227,7 @@ class OpOverload {
 
   py::object call(PyObject* const* args, size_t nargs,
                   PyObject* kwnames) const {
-    if (pair_ != Pair::kNone && nargs == 2 && kwnames == nullptr &&
+    if (pair_ && nargs == 2 && kwnames == nullptr &&
         isTensor(args[0]) && isTensor(args[1])) {
       return callTensorPair(unpackTensor(args[0]), unpackTensor(args[1]));
     }
@@ -255,43 +256,22 @@ class OpOverload {
   // VMs), the result comes back by value. Calls with anything else (numbers,
   // keywords, other schemas) bind a stack as usual. The dispatch and the
   // kernels are the same; a dispatch trace shows the call as `call`.
-  enum class Pair { kNone, kTensorTensor, kTensorTensorScalar };
-  using TensorTensorFn = Tensor(const Tensor&, const Tensor&);
-  using TensorTensorScalarFn = Tensor(const Tensor&, const Tensor&,
-                                      const Scalar&);
-
   void initTensorPair() {
-    const auto& args = schema_.arguments();
-    const auto& rets = schema_.returns();
-    auto plainTensor = [](const Argument& a) {
-      return a.type()->kind() == SchemaType::Kind::Tensor &&
-             !a.alias_info().has_value();
-    };
-    if (!aten_ || rets.size() != 1 || !plainTensor(rets[0]) ||
-        args.size() < 2 || !plainTensor(args[0]) || !plainTensor(args[1]) ||
-        args[0].kwarg_only() || args[1].kwarg_only()) {
-      return;
-    }
-    try {
-      if (args.size() == 2) {
-        tensor_tensor_ = op_.typed<TensorTensorFn>();
-        pair_ = Pair::kTensorTensor;
-      } else if (args.size() == 3 && has_default_[2] &&
-                 args[2].type()->kind() == SchemaType::Kind::Scalar &&
-                 defaults_[2].isScalar()) {
-        tensor_tensor_scalar_ = op_.typed<TensorTensorScalarFn>();
+    if (!aten_) return;
+    pair_ = TensorPairCall::make(op_);
+    // Called with two tensors: the Scalar must have a default.
+    if (pair_ && pair_->num_arguments() == 3) {
+      if (!has_default_[2] || !defaults_[2].isScalar()) {
+        pair_.reset();
+      } else {
         default_scalar_ = defaults_[2].toScalar();
-        pair_ = Pair::kTensorTensorScalar;
       }
-    } catch (const Error&) {
-      pair_ = Pair::kNone;  // kernels of another C++ signature: bind a stack
     }
   }
 
   Tensor callTensorPairUnboxed(const Tensor& a, const Tensor& b) const {
-    return pair_ == Pair::kTensorTensor
-               ? tensor_tensor_->call(a, b)
-               : tensor_tensor_scalar_->call(a, b, default_scalar_);
+    return pair_->num_arguments() == 2 ? pair_->call(a, b)
+                                       : pair_->call(a, b, default_scalar_);
   }
 
   py::object callTensorPair(const Tensor& a, const Tensor& b) const {
@@ -370,9 +350,7 @@ class OpOverload {
   std::vector<py::object> arg_names_;  // interned str, one per argument
   bool numbers_as_tensors_ = false;    // allowsNumbersAsTensors(name)
   bool aten_ = false;                  // an aten:: operator
-  Pair pair_ = Pair::kNone;            // initTensorPair
-  std::optional<TypedOperatorHandle<TensorTensorFn>> tensor_tensor_;
-  std::optional<TypedOperatorHandle<TensorTensorScalarFn>> tensor_tensor_scalar_;
+  std::optional<TensorPairCall> pair_;  // initTensorPair
   Scalar default_scalar_;
 };
 

@@ -248,34 +248,12 @@ class CodeBuilder {
   // Emits CallUnboxed for an aten operator `(Tensor, Tensor[, Scalar]) ->
   // Tensor` whose kernels take `const Tensor&` (the typed handle checks the
   // C++ signature); false, emitting nothing, for any other operator.
-  bool emitUnboxedCall(const Node* n, const FunctionSchema& s) {
-    const auto& args = s.arguments();
-    const auto& rets = s.returns();
-    auto plainTensor = [](const Argument& a) {
-      return a.type()->kind() == SchemaType::Kind::Tensor &&
-             !a.alias_info().has_value();
-    };
-    if (s.is_vararg() || s.name().rfind("aten::", 0) != 0 ||
-        rets.size() != 1 || !plainTensor(rets[0]) || args.size() < 2 ||
-        args.size() > 3 || !plainTensor(args[0]) || !plainTensor(args[1]) ||
-        (args.size() == 3 &&
-         args[2].type()->kind() != SchemaType::Kind::Scalar)) {
-      return false;
-    }
-    Code::UnboxedCall call(*n->op());
-    try {
-      if (args.size() == 2) {
-        call.tensor_tensor =
-            call.op.typed<Tensor(const Tensor&, const Tensor&)>();
-      } else {
-        call.tensor_tensor_scalar = call.op.typed<Tensor(
-            const Tensor&, const Tensor&, const Scalar&)>();
-      }
-    } catch (const Error&) {
-      return false;  // kernels of another C++ signature: the boxed call
-    }
-    call.num_inputs = static_cast<uint32_t>(args.size());
-    for (size_t i = 0; i < args.size(); ++i) {
+  bool emitUnboxedCall(const Node* n) {
+    std::optional<TensorPairCall> pair = TensorPairCall::make(*n->op());
+    if (!pair) return false;
+    Code::UnboxedCall call(*n->op(), *std::move(pair));
+    call.num_inputs = static_cast<uint32_t>(call.pair.num_arguments());
+    for (size_t i = 0; i < call.num_inputs; ++i) {
       if (i == 0 && forwarded_.count(n->inputs()[0]) != 0) {
         call.in[0] = Code::UnboxedCall::kStackTop;
         continue;
@@ -415,7 +393,7 @@ class CodeBuilder {
                     " outputs but " + toString(s) + " returns " +
                     std::to_string(s.returns().size()));
       }
-      if (!emitUnboxedCall(n, s)) {
+      if (!emitUnboxedCall(n)) {
         pushInputs(n);
         if (s.is_vararg()) {
           // A vararg kernel learns how many inputs are its own from the
@@ -1047,10 +1025,10 @@ void Code::callUnboxed(const UnboxedCall& call, IValue* regs,
     if (scalar) stack.push_back(regs[call.in[2]]);
     call.op.callBoxed(&stack);
   } else {
-    Tensor out = scalar ? call.tensor_tensor_scalar->call(
-                              a.toTensor(), b.toTensor(),
-                              regs[call.in[2]].toScalar())
-                        : call.tensor_tensor->call(a.toTensor(), b.toTensor());
+    Tensor out =
+        scalar ? call.pair.call(a.toTensor(), b.toTensor(),
+                                regs[call.in[2]].toScalar())
+               : call.pair.call(a.toTensor(), b.toTensor());
     if (from_stack) {
       stack.back() = IValue(std::move(out));
     } else {

@@ -59,6 +59,7 @@
 #include "dispatcher/core/ivalue.h"
 #include "dispatcher/operator_handle.h"
 #include "dispatcher/stack.h"
+#include "dispatcher/tensor_pair_call.h"
 #include "jit/ir/ir.h"
 
 namespace turnout {
@@ -151,13 +152,10 @@ class Code {
   // A CallUnboxed instruction's operator and where its inputs lie.
   struct UnboxedCall {
     static constexpr uint32_t kStackTop = UINT32_MAX;  // in[0] only
-    explicit UnboxedCall(const OperatorHandle& handle) : op(handle) {}
+    UnboxedCall(const OperatorHandle& handle, TensorPairCall p)
+        : op(handle), pair(std::move(p)) {}
     OperatorHandle op;  // for the boxed call when an input is no tensor
-    std::optional<TypedOperatorHandle<Tensor(const Tensor&, const Tensor&)>>
-        tensor_tensor;
-    std::optional<TypedOperatorHandle<Tensor(const Tensor&, const Tensor&,
-                                             const Scalar&)>>
-        tensor_tensor_scalar;
+    TensorPairCall pair;
     uint32_t num_inputs = 0;  // 2 or 3
     uint32_t in[3] = {};      // registers (in[0] may be kStackTop)
     bool clear[3] = {};       // the input's last use: clear its register
