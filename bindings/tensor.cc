@@ -8,6 +8,7 @@
 #include <pybind11/stl.h>
 
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -790,6 +791,55 @@ void initTensor(py::module_& m) {
       },
       "This tensor's memory as a tensor outside autograd: no grad_fn, "
       "requires_grad False, a version counter of its own.");
+  method(
+      base, "register_hook",
+      [](const Tensor& t, py::object fn) {
+        TURNOUT_CHECK(PyCallable_Check(fn.ptr()), ErrorKind::Type,
+                      "register_hook(hook): expected a callable hook(grad), "
+                      "got ", describePyType(fn));
+        if (!autograd::requiresGrad(t)) {  // RuntimeError, as torch's
+          throw std::runtime_error(
+              "cannot register a hook on a tensor that doesn't require "
+              "gradient (call requires_grad_() on the leaf first)");
+        }
+        // Released from whichever thread drops the hook.
+        std::shared_ptr<PyObject> held(
+            fn.release().ptr(), [](PyObject* o) { releasePyObject(o); });
+        std::function<void()> remove = autograd::registerHook(
+            t, [held](const Tensor& grad) -> Tensor {
+              GilAcquire gil;
+              try {
+                py::object r = py::reinterpret_borrow<py::object>(held.get())(
+                    wrapTensor(grad));
+                if (r.is_none()) return Tensor();
+                TURNOUT_CHECK(isTensor(r.ptr()), ErrorKind::Type,
+                              "a tensor hook must return None or a Tensor, "
+                              "got ", describePyType(r));
+                return unpackTensor(r.ptr());
+              } catch (const py::error_already_set& e) {
+                throw PythonError(e);
+              }
+            });
+        return py::module_::import("types").attr("SimpleNamespace")(
+            py::arg("remove") = py::cpp_function(std::move(remove)));
+      },
+      py::doc("Calls hook(grad) with each gradient computed for this tensor "
+              "in backward (before a leaf accumulates it); a Tensor it "
+              "returns replaces the gradient, None keeps it. Returns a handle "
+              "whose remove() takes the hook away."));
+  method(base, "retain_grad",
+         [](const Tensor& t) {
+           if (!autograd::requiresGrad(t)) {  // RuntimeError, as torch's
+             throw std::runtime_error(
+                 "can't retain_grad on a tensor that has requires_grad=False");
+           }
+           autograd::retainGrad(t);
+         },
+         py::doc("Makes a non-leaf keep its gradient in .grad after "
+                 "backward (a leaf does anyway)."));
+  property(base, "retains_grad",
+           [](const Tensor& t) { return autograd::retainsGrad(t); },
+           "Whether retain_grad() was called on this non-leaf.");
   property(base, "is_leaf", [](const Tensor& t) { return autograd::isLeaf(t); },
            "True when the tensor was not made by a recorded operation.");
   property(base, "_grad_fn_name", [](const Tensor& t) -> py::object {

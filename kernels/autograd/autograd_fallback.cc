@@ -178,7 +178,7 @@ void autogradFallback(const OperatorHandle& op, DispatchKeySet ks,
 
 void refuseOutCallWithGrad(const OperatorName& name) {
   const std::string functional = name.name.substr(name.name.find("::") + 2);
-  detail::throwError(ErrorKind::NotImplemented,
+  ::turnout::detail::throwError(ErrorKind::NotImplemented,
              toString(name) +
                  ": an out= call records no autograd, and one of its "
                  "arguments (an input or out) requires grad, so its result "

@@ -50,10 +50,62 @@ void setRequiresGrad(const Tensor& t, bool flag) {
 
 Tensor grad(const Tensor& t) {
   const AutogradMeta* meta = getAutogradMeta(t);
-  return meta != nullptr ? meta->grad : Tensor();
+  if (meta == nullptr) return Tensor();
+  return meta->retained_grad ? *meta->retained_grad : meta->grad;
 }
 
-void setGrad(const Tensor& t, Tensor grad) { materialize(t).grad = std::move(grad); }
+void setGrad(const Tensor& t, Tensor grad) {
+  AutogradMeta& meta = materialize(t);
+  (meta.retained_grad ? *meta.retained_grad : meta.grad) = std::move(grad);
+}
+
+std::function<void()> registerHook(const Tensor& t, TensorHook hook) {
+  TURNOUT_CHECK(requiresGrad(t), ErrorKind::InvalidArgument,
+                "cannot register a hook on a tensor that does not require "
+                "grad (call requires_grad_() on the leaf first)");
+  AutogradMeta& meta = materialize(t);
+  if (meta.grad_fn) {
+    std::weak_ptr<Node> node = meta.grad_fn;
+    const uint64_t key = meta.grad_fn->addPreHook(meta.output_nr,
+                                                  std::move(hook));
+    return [node, key] {
+      if (std::shared_ptr<Node> n = node.lock()) n->removePreHook(key);
+    };
+  }
+  if (!meta.leaf_hooks) meta.leaf_hooks = std::make_shared<LeafHooks>();
+  const uint64_t key = meta.leaf_hooks->next_key++;
+  meta.leaf_hooks->hooks.emplace_back(key, std::move(hook));
+  std::weak_ptr<LeafHooks> hooks = meta.leaf_hooks;
+  return [hooks, key] {
+    if (std::shared_ptr<LeafHooks> h = hooks.lock()) {
+      for (auto it = h->hooks.begin(); it != h->hooks.end(); ++it) {
+        if (it->first == key) {
+          h->hooks.erase(it);
+          return;
+        }
+      }
+    }
+  };
+}
+
+void retainGrad(const Tensor& t) {
+  TURNOUT_CHECK(requiresGrad(t), ErrorKind::InvalidArgument,
+                "can't retain_grad on a tensor that does not require grad");
+  if (isLeaf(t)) return;  // a leaf's .grad is kept anyway
+  AutogradMeta& meta = materialize(t);
+  if (meta.retained_grad) return;
+  meta.retained_grad = std::make_shared<Tensor>(std::move(meta.grad));
+  std::shared_ptr<Tensor> slot = meta.retained_grad;
+  registerHook(t, [slot](const Tensor& g) {
+    *slot = slot->defined() ? detail::addGrads(*slot, g) : g.clone();
+    return Tensor();
+  });
+}
+
+bool retainsGrad(const Tensor& t) {
+  const AutogradMeta* meta = getAutogradMeta(t);
+  return meta != nullptr && meta->retained_grad != nullptr && !isLeaf(t);
+}
 
 std::shared_ptr<Node> gradFn(const Tensor& t) {
   const AutogradMeta* meta = getAutogradMeta(t);
@@ -94,6 +146,13 @@ variable_list AccumulateGrad::apply(variable_list&& grads) {
   Tensor& incoming = grads[0];
   if (!incoming.defined()) return {};
   AutogradMeta& meta = materialize(variable_);
+  if (meta.leaf_hooks && !meta.leaf_hooks->hooks.empty()) {
+    // A copy: a hook may remove itself (or others) while running.
+    auto hooks = meta.leaf_hooks->hooks;
+    for (auto& [key, hook] : hooks) {
+      incoming = detail::applyGradHook(hook, incoming, "a leaf");
+    }
+  }
   meta.grad = detail::obeyLayout(meta.grad.defined()
                                      ? detail::addGrads(meta.grad, incoming)
                                      : std::move(incoming),

@@ -14,8 +14,12 @@
 #ifndef TURNOUT_KERNELS_AUTOGRAD_AUTOGRAD_META_H_
 #define TURNOUT_KERNELS_AUTOGRAD_AUTOGRAD_META_H_
 
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "dispatcher/core/autograd_meta_interface.h"
 #include "dispatcher/core/tensor.h"
@@ -23,6 +27,15 @@
 
 namespace turnout {
 namespace autograd {
+
+/// A hook on a tensor's gradient (Tensor.register_hook): returns the
+/// gradient to use instead, or an undefined tensor to keep it.
+using TensorHook = std::function<Tensor(const Tensor& grad)>;
+
+struct LeafHooks {
+  std::vector<std::pair<uint64_t, TensorHook>> hooks;
+  uint64_t next_key = 0;
+};
 
 struct AutogradMeta final : AutogradMetaInterface {
   bool requires_grad = false;  // meaningful for leaves only
@@ -35,6 +48,13 @@ struct AutogradMeta final : AutogradMetaInterface {
   // makes its history stale (turnout does not rebase views).
   bool is_view = false;
   uint32_t view_version = 0;
+  // A leaf's Tensor.register_hook hooks, run on each gradient before it is
+  // accumulated (shared with the handles that remove them), and whether a
+  // non-leaf keeps its gradient in .grad (retain_grad).
+  std::shared_ptr<LeafHooks> leaf_hooks;
+  // A retaining non-leaf's .grad, shared with the hook that fills it (the
+  // hook lives on grad_fn: holding the tensor itself would be a cycle).
+  std::shared_ptr<Tensor> retained_grad;
 };
 
 /// The state, or null when autograd never touched `t`.
@@ -56,6 +76,21 @@ Tensor grad(const Tensor& t);
 void setGrad(const Tensor& t, Tensor grad);
 /// The Node that made `t`, or null.
 std::shared_ptr<Node> gradFn(const Tensor& t);
+
+/// `t.register_hook(hook)`, as torch's: the hook sees every gradient
+/// computed for `t` in backward, in registration order with `t`'s other
+/// hooks, and may replace it (same shape): for a non-leaf, before its
+/// grad_fn uses it; for a leaf, before it is accumulated into .grad.
+/// (grad() and backward(inputs=) capture a gradient before the hooks of the
+/// tensor it is taken for, as torch 1.13's.) Returns the function that
+/// removes the hook. Throws InvalidArgument when `t` does not require grad.
+std::function<void()> registerHook(const Tensor& t, TensorHook hook);
+/// `t.retain_grad()`: a non-leaf keeps the gradients computed for it in
+/// .grad, accumulated over backward calls (a hook run in order with the
+/// others); nothing for a leaf. Throws as registerHook.
+void retainGrad(const Tensor& t);
+/// Whether retain_grad was called on the non-leaf `t`.
+bool retainsGrad(const Tensor& t);
 
 /// Where a gradient for `t` goes: its grad_fn and output_nr, a leaf's
 /// AccumulateGrad, or an invalid edge when `t` needs no gradient.

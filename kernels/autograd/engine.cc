@@ -221,6 +221,7 @@ void run(const variable_list& roots, const variable_list& grad_roots,
       }
       if (to_run.count(node) == 0) continue;
     }
+    if (__builtin_expect(node->hasPreHooks(), 0)) node->runPreHooks(inputs);
     variable_list outputs;
     if (__builtin_expect(node->hasPostHooks(), 0)) {
       variable_list grad_outputs = inputs;

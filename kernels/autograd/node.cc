@@ -3,6 +3,7 @@
 #include <atomic>
 
 #include "dispatcher/core/error.h"
+#include "dispatcher/core/tensor_impl.h"
 
 namespace turnout {
 namespace autograd {
@@ -46,6 +47,48 @@ variable_list Node::runPostHooks(variable_list grad_inputs,
   }
   return grad_inputs;
 }
+
+uint64_t Node::addPreHook(uint32_t input_nr, PreHook hook) {
+  uint64_t key = next_hook_key_++;
+  pre_hooks_.push_back({key, input_nr, std::move(hook)});
+  return key;
+}
+
+bool Node::removePreHook(uint64_t key) {
+  for (auto it = pre_hooks_.begin(); it != pre_hooks_.end(); ++it) {
+    if (it->key == key) {
+      pre_hooks_.erase(it);
+      return true;
+    }
+  }
+  return false;
+}
+
+void Node::runPreHooks(variable_list& grads) {
+  // A copy: a hook may remove itself (or others) while running.
+  std::vector<InputHook> hooks = pre_hooks_;
+  for (const InputHook& h : hooks) {
+    if (h.input_nr >= grads.size() || !grads[h.input_nr].defined()) continue;
+    grads[h.input_nr] = detail::applyGradHook(h.hook, grads[h.input_nr],
+                                              name().c_str());
+  }
+}
+
+namespace detail {
+
+Tensor applyGradHook(const std::function<Tensor(const Tensor&)>& hook,
+                     const Tensor& grad, const char* where) {
+  Tensor next = hook(grad);
+  if (!next.defined()) return grad;
+  TURNOUT_CHECK(next.sizes() == grad.sizes(), ErrorKind::InvalidArgument,
+                "a gradient hook (at ", where, ") returned a gradient of shape ",
+                shapeString(next.sizes()), " for one of shape ",
+                shapeString(grad.sizes()),
+                "; return a gradient of the same shape, or None to keep it");
+  return next;
+}
+
+}  // namespace detail
 
 void Node::addSaved(std::string name, SavedVariable tensor) {
   Saved s;

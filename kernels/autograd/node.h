@@ -80,6 +80,21 @@ class Node : public std::enable_shared_from_this<Node> {
   variable_list runPostHooks(variable_list grad_inputs,
                              const variable_list& grad_outputs);
 
+  /// A hook on the gradient arriving at one input (a forward output's: a
+  /// Tensor.register_hook of a non-leaf): called before apply() with that
+  /// gradient, it returns the gradient to use instead, or an undefined
+  /// tensor to keep it (torch's tensor pre hooks).
+  using PreHook = std::function<Tensor(const Tensor& grad)>;
+  /// Adds a hook for input `input_nr` after the others; returns its key
+  /// for removePreHook.
+  uint64_t addPreHook(uint32_t input_nr, PreHook hook);
+  bool removePreHook(uint64_t key);
+  bool hasPreHooks() const { return !pre_hooks_.empty(); }
+  /// Runs the hooks in order on the gradients they watch (undefined ones
+  /// are skipped). A hook that returns a gradient of another shape is an
+  /// error naming the node.
+  void runPreHooks(variable_list& grads);
+
   /// A value the node keeps for backward, under torch's name ("self",
   /// "other", "alpha", "result", "self_sym_sizes", "indices", ...): what
   /// Python shows as grad_fn._saved_<name>. A tensor (`tensor`, undefined
@@ -109,11 +124,24 @@ class Node : public std::enable_shared_from_this<Node> {
  private:
   std::vector<Saved> saved_;
   std::vector<std::pair<uint64_t, PostHook>> post_hooks_;
+  struct InputHook {
+    uint64_t key;
+    uint32_t input_nr;
+    PreHook hook;
+  };
+  std::vector<InputHook> pre_hooks_;
   uint64_t next_hook_key_ = 0;
   std::vector<Edge> next_edges_;
   uint32_t num_inputs_ = 0;
   uint64_t sequence_nr_;
 };
+
+namespace detail {
+/// `hook(grad)`, or `grad` when the hook returns an undefined tensor;
+/// InvalidArgument naming `where` when it returns another shape.
+Tensor applyGradHook(const std::function<Tensor(const Tensor&)>& hook,
+                     const Tensor& grad, const char* where);
+}  // namespace detail
 
 }  // namespace autograd
 }  // namespace turnout
