@@ -34,16 +34,11 @@ namespace bindings {
 /// Runs `f` with the GIL released and returns with it held again, whether
 /// `f` returns or throws (its exception propagates unchanged). A thread
 /// that comes back while the interpreter shuts down waits for the process
-/// to end. The warnings `f` gave are then issued (flushDeferredWarnings).
-/// Precondition: the GIL is held by this thread.
+/// to end. The warnings `f` gave are then issued as Python warnings
+/// (gil_internal::flush_warnings). Precondition: the GIL is held by this
+/// thread.
 template <class F>
 void withoutGil(F&& f);
-
-/// Issues the turnout::warn messages this thread deferred while it ran a
-/// call from Python as Python UserWarnings (python_error.h, flushWarnings);
-/// throws PythonError when a filter turns one into an error. Precondition:
-/// the GIL is held.
-void flushDeferredWarnings();
 
 /// PyGILState_Ensure / Release as RAII: works whether this thread never had
 /// a Python thread state or released the GIL with withoutGil. Parks instead
@@ -81,6 +76,12 @@ namespace gil_internal {
 // How deep this thread is in withoutGil: a thread that released the GIL
 // for a call from Python (its warnings wait for the call's return).
 inline thread_local int tls_without_gil = 0;
+// Issues the turnout::warn messages this thread deferred while it ran a
+// call from Python (python_error.h, flushWarnings), or null. Set by
+// turnout._C when it loads; each extension module has its own copy, so
+// another module's withoutGil (turnout._C_cuda's) leaves them to _C's next
+// call.
+inline void (*flush_warnings)() = nullptr;
 
 // PyEval_RestoreThread, parking instead of being ended at shutdown.
 inline void restoreOrPark(PyThreadState* state) {
@@ -106,7 +107,7 @@ void withoutGil(F&& f) {
   }
   --gil_internal::tls_without_gil;
   gil_internal::restoreOrPark(state);
-  flushDeferredWarnings();
+  if (gil_internal::flush_warnings != nullptr) gil_internal::flush_warnings();
 }
 
 inline PyGILState_STATE GilAcquire::ensureOrPark() {

@@ -45,6 +45,7 @@ thread_local std::vector<std::string>* pending_warnings = nullptr;
 // turnout's warning handler while turnout._C is loaded: keeps the warnings
 // of a registration under warningsToPython, passes the others on.
 void installWarningHandler() {
+  gil_internal::flush_warnings = &flushWarnings;
   static WarningHandler* const previous = new WarningHandler;
   *previous = setWarningHandler([](const std::string& message) {
     if (pending_warnings != nullptr) {

@@ -136,8 +136,6 @@ void deferWarning(const std::string& text) {
   tls_deferred_warnings->push_back(text);
 }
 
-void flushDeferredWarnings() { flushWarnings(); }
-
 void issueDeferredWarnings() {
   std::vector<std::string> warnings;
   warnings.swap(*tls_deferred_warnings);
