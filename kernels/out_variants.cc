@@ -83,6 +83,9 @@ struct OutVariant {
   const char* schema;
   const char* functional;
   OutRule rule;
+  /// torch resizes out without the deprecation warning (resize_): the
+  /// factories but arange, and nll_loss2d_backward.grad_input.
+  bool silent_resize = false;
 };
 
 // Sorted by name. The functional overload's arguments are the out
@@ -164,7 +167,8 @@ constexpr OutVariant kOutVariants[] = {
      "", OutRule::kCopy},
     {"empty.out(SymInt[] size, *, MemoryFormat? memory_format=None, "
      "Tensor(a!) out) -> Tensor(a!)",
-     "memory_format", OutRule::kFactory},
+     "memory_format", OutRule::kFactory,
+     true},
     {"empty_like.out(Tensor self, *, MemoryFormat? "
      "memory_format=None, Tensor(a!) out) -> Tensor(a!)",
      "", OutRule::kCopy},
@@ -178,9 +182,11 @@ constexpr OutVariant kOutVariants[] = {
      "Tensor(a!)",
      "Tensor", OutRule::kCast},
     {"eye.m_out(int n, int m, *, Tensor(a!) out) -> Tensor(a!)",
-     "m", OutRule::kFactory},
+     "m", OutRule::kFactory,
+     true},
     {"eye.out(int n, *, Tensor(a!) out) -> Tensor(a!)",
-     "", OutRule::kFactory},
+     "", OutRule::kFactory,
+     true},
     {"flip.out(Tensor self, int[] dims, *, Tensor(a!) out) -> "
      "Tensor(a!)",
      "", OutRule::kCopy},
@@ -195,7 +201,8 @@ constexpr OutVariant kOutVariants[] = {
      "Tensor", OutRule::kCast},
     {"full.out(SymInt[] size, Scalar fill_value, *, Tensor(a!) out) "
      "-> Tensor(a!)",
-     "", OutRule::kFactory},
+     "", OutRule::kFactory,
+     true},
     {"gather.out(Tensor self, int dim, Tensor index, *, bool "
      "sparse_grad=False, Tensor(a!) out) -> Tensor(a!)",
      "", OutRule::kExact},
@@ -310,7 +317,8 @@ constexpr OutVariant kOutVariants[] = {
      "self, Tensor target, Tensor? weight, int reduction, int "
      "ignore_index, Tensor total_weight, *, Tensor(a!) grad_input) "
      "-> Tensor(a!)",
-     "", OutRule::kExact},
+     "", OutRule::kExact,
+     true},
     {"nll_loss2d_forward.output(Tensor self, Tensor target, Tensor? "
      "weight, int reduction, int ignore_index, *, Tensor(a!) output, "
      "Tensor(b!) total_weight) -> (Tensor(a!), Tensor(b!))",
@@ -331,7 +339,8 @@ constexpr OutVariant kOutVariants[] = {
      "keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
      "ScalarOpt_dim", OutRule::kFloating},
     {"ones.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)",
-     "", OutRule::kFactory},
+     "", OutRule::kFactory,
+     true},
     {"ones_like.out(Tensor self, *, MemoryFormat? "
      "memory_format=None, Tensor(a!) out) -> Tensor(a!)",
      "", OutRule::kCopy},
@@ -342,17 +351,22 @@ constexpr OutVariant kOutVariants[] = {
      "out) -> Tensor(a!)",
      "", OutRule::kCopy},
     {"rand.out(int[] size, *, Tensor(a!) out) -> Tensor(a!)",
-     "", OutRule::kFactory},
+     "", OutRule::kFactory,
+     true},
     {"randint.low_out(int low, int high, int[] size, *, Tensor(a!) "
      "out) -> Tensor(a!)",
-     "low", OutRule::kFactory},
+     "low", OutRule::kFactory,
+     true},
     {"randint.out(int high, int[] size, *, Tensor(a!) out) -> "
      "Tensor(a!)",
-     "", OutRule::kFactory},
+     "", OutRule::kFactory,
+     true},
     {"randn.out(int[] size, *, Tensor(a!) out) -> Tensor(a!)",
-     "", OutRule::kFactory},
+     "", OutRule::kFactory,
+     true},
     {"randperm.out(int n, *, Tensor(a!) out) -> Tensor(a!)",
-     "", OutRule::kFactory},
+     "", OutRule::kFactory,
+     true},
     {"repeat.out(Tensor self, SymInt[] repeats, *, Tensor(a!) out) "
      "-> Tensor(a!)",
      "", OutRule::kCopy},
@@ -384,7 +398,8 @@ constexpr OutVariant kOutVariants[] = {
      "int dim=0, *, Tensor(a!)[] out) -> ()",
      "", OutRule::kCopy},
     {"zeros.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)",
-     "", OutRule::kFactory},
+     "", OutRule::kFactory,
+     true},
     {"zeros_like.out(Tensor self, *, MemoryFormat? "
      "memory_format=None, Tensor(a!) out) -> Tensor(a!)",
      "", OutRule::kCopy},
@@ -451,9 +466,7 @@ class OutVariantKernel final : public OperatorKernel {
 
     // Every check before any write.
     for (size_t i = 0; i < outs.size(); ++i) check(outs[i], results[i], args);
-    for (size_t i = 0; i < outs.size(); ++i) {
-      reduce_internal::resizeOutput(outs[i], results[i].sizes(), name_.c_str());
-    }
+    for (size_t i = 0; i < outs.size(); ++i) resize(outs[i], results[i]);
     {
       AutoDispatchBelowAutograd below;
       for (size_t i = 0; i < outs.size(); ++i) copy_(outs[i], results[i]);
@@ -508,6 +521,31 @@ class OutVariantKernel final : public OperatorKernel {
         s.default_value = defaultToIValue(fa);
       }
       sources_.push_back(std::move(s));
+    }
+  }
+
+  // Gives `out` the result's shape: keeps it (and its strides) when it
+  // has it already, else warns (unless silent_resize) and resizes.
+  void resize(const Tensor& out, const Tensor& result) const {
+    const IntArrayRef sizes = result.sizes();
+    if (out.sizes() == sizes) return;
+    if (!variant_.silent_resize || out.numel() == 0) {
+      reduce_internal::resizeOutput(out, sizes, name_.c_str());
+      return;
+    }
+    // resizeOutput warns for an out with elements: seen with none, it
+    // grows the storage (keeping its bytes) without a word. On a throw
+    // the out gets its geometry back.
+    TensorImpl* impl = out.unsafeGetTensorImpl();
+    const DimVector old_sizes(out.sizes().begin(), out.sizes().end());
+    const DimVector old_strides(out.strides().begin(), out.strides().end());
+    const int64_t empty[] = {0};
+    impl->set_sizes_contiguous(IntArrayRef(empty, 1));
+    try {
+      reduce_internal::resizeOutput(out, sizes, name_.c_str());
+    } catch (...) {
+      impl->set_sizes_and_strides(old_sizes, old_strides);
+      throw;
     }
   }
 
