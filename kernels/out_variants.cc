@@ -113,18 +113,30 @@ constexpr OutVariant kOutVariants[] = {
     {"baddbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, "
      "Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
      "", OutRule::kExact},
+    {"bitwise_xor.Scalar_Tensor_out(Scalar self, Tensor other, *, "
+     "Tensor(a!) out) -> Tensor(a!)",
+     "Scalar_Tensor", OutRule::kCopy},
     {"bitwise_xor.Scalar_out(Tensor self, Scalar other, *, "
      "Tensor(a!) out) -> Tensor(a!)",
      "Scalar", OutRule::kCast},
     {"bitwise_xor.Tensor_out(Tensor self, Tensor other, *, "
      "Tensor(a!) out) -> Tensor(a!)",
      "Tensor", OutRule::kCast},
+    {"clamp.Tensor_out(Tensor self, Tensor? min=None, Tensor? "
+     "max=None, *, Tensor(a!) out) -> Tensor(a!)",
+     "Tensor", OutRule::kCast},
     {"clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, "
      "Tensor(a!) out) -> Tensor(a!)",
      "", OutRule::kExact},
+    {"clamp_max.Tensor_out(Tensor self, Tensor max, *, Tensor(a!) "
+     "out) -> Tensor(a!)",
+     "Tensor", OutRule::kCast},
     {"clamp_max.out(Tensor self, Scalar max, *, Tensor(a!) out) -> "
      "Tensor(a!)",
      "", OutRule::kExact},
+    {"clamp_min.Tensor_out(Tensor self, Tensor min, *, Tensor(a!) "
+     "out) -> Tensor(a!)",
+     "Tensor", OutRule::kCast},
     {"clamp_min.out(Tensor self, Scalar min, *, Tensor(a!) out) -> "
      "Tensor(a!)",
      "", OutRule::kExact},
@@ -140,6 +152,9 @@ constexpr OutVariant kOutVariants[] = {
      "output_padding, int groups, bool[3] output_mask, *, Tensor(a!) "
      "out0, Tensor(b!) out1, Tensor(c!) out2) -> (Tensor(a!), "
      "Tensor(b!), Tensor(c!))",
+     "", OutRule::kCopy},
+    {"copy.out(Tensor self, Tensor src, bool non_blocking=False, *, "
+     "Tensor(a!) out) -> Tensor(a!)",
      "", OutRule::kCopy},
     {"div.Scalar_mode_out(Tensor self, Scalar other, *, str? "
      "rounding_mode, Tensor(a!) out) -> Tensor(a!)",
@@ -228,6 +243,10 @@ constexpr OutVariant kOutVariants[] = {
     {"index_put.out(Tensor self, Tensor?[] indices, Tensor values, "
      "bool accumulate=False, *, Tensor(a!) out) -> Tensor(a!)",
      "", OutRule::kCopy},
+    {"isinf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+     "", OutRule::kCopy},
+    {"isnan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+     "", OutRule::kCopy},
     {"le.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> "
      "Tensor(a!)",
      "Scalar", OutRule::kCast},
@@ -258,9 +277,15 @@ constexpr OutVariant kOutVariants[] = {
     {"masked_fill.Tensor_out(Tensor self, Tensor mask, Tensor value, "
      "*, Tensor(a!) out) -> Tensor(a!)",
      "Tensor", OutRule::kCopy},
+    {"max.out(Tensor self, Tensor other, *, Tensor(a!) out) -> "
+     "Tensor(a!)",
+     "other", OutRule::kCast},
     {"maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> "
      "Tensor(a!)",
      "", OutRule::kCast},
+    {"min.out(Tensor self, Tensor other, *, Tensor(a!) out) -> "
+     "Tensor(a!)",
+     "other", OutRule::kCast},
     {"minimum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> "
      "Tensor(a!)",
      "", OutRule::kCast},

@@ -1904,6 +1904,63 @@ def _maxmin() -> List[Sample]:
 
 add(OpInfo("aten::maximum", _maxmin))
 add(OpInfo("aten::minimum", _maxmin))
+add(OpInfo("aten::max.other", _maxmin))
+add(OpInfo("aten::min.other", _maxmin))
+
+
+def _clamp_tensor() -> List[Sample]:
+    # No ties: there turnout's gradient is maximum's (half to each side).
+    return [S(T((2, 3)), T((3,))), S(T((3, 4), "float64", "transposed"), T((3, 4), "float64")),
+            S(T((2, 3), "int64"), T((3,), "int64")), S(T((2, 3), "int64"), T((3,)),
+                                                       desc="promotion"),
+            S(T(()), T(())), S(T((0, 3)), T((3,)), desc="empty"),
+            S(T((3,), values=[1.0, float("nan"), 2.0]), T((3,), values=[float("nan"), 0.0, 5.0]),
+              desc="nan", grad=False),
+            S(T((2, 3)), T((4,)), desc="shapes", error=True)]
+
+
+add(OpInfo("aten::clamp_min.Tensor", _clamp_tensor))
+add(OpInfo("aten::clamp_max.Tensor", _clamp_tensor))
+add(OpInfo("aten::clamp.Tensor", lambda: [
+    S(T((2, 3)), T((3,), low=-3, high=-1), T((2, 1), low=1, high=3)),
+    S(T((2, 3)), T((3,))), S(T((2, 3)), None, T((3,))), S(T((2, 3)), max=T(())),
+    S(T((3, 4), "float64", "transposed"), T((4,), "float64", low=-3, high=-1),
+      T((3, 1), "float64", low=1, high=3)),
+    S(T((2, 3), "int64"), T((3,), "int64", low=-3, high=-1), T((3,), low=1, high=3),
+      desc="promotion"),
+    S(T((2,)), T((2,), low=1, high=3), T((2,), low=-3, high=-1), desc="min above max"),
+    S(T((0, 3)), T((3,)), None, desc="empty"),
+    S(T((2, 3)), None, None, desc="neither", error=True)]))
+
+
+def _isnan_isinf() -> List[Sample]:
+    return [S(T((5,), values=[1.0, float("nan"), float("inf"), -float("inf"), -0.5])),
+            S(T((2, 3), "float64", values=[0.0, float("inf"), 1.0, 2.0, float("nan"), 3.0])),
+            S(T((2, 3), "int64")), S(T((3,), "bool")), S(T((3, 4), layout="transposed")),
+            S(T(())), S(T((0, 3)))]
+
+
+add(OpInfo("aten::isnan", _isnan_isinf, grad=False))
+add(OpInfo("aten::isinf", _isnan_isinf, grad=False))
+# torch 1.13's composite copy returns src itself when src already has self's
+# shape, dtype and device (an alias its schema does not declare); turnout's
+# is always a new tensor, which is what the reference computes.
+def _copy_ref(self: Any, src: Any, non_blocking: bool = False) -> Any:
+    import torch
+    return torch.empty(self.shape, dtype=self.dtype, device=self.device).copy_(src)
+
+
+add(OpInfo("aten::copy", ref=_copy_ref, samples=lambda: [
+    S(T((2, 3)), T((3,))), S(T((2, 3)), T((2, 3), "float64")),
+    S(T((3, 2), "int64", "transposed"), T((2,), low=0, high=5), desc="float into int"),
+    S(T(()), T(())), S(T((0, 3)), T((3,))), S(T((2, 3)), T((2, 3)), True),
+    S(T((2, 3)), T((4,)), desc="shapes", error=True)], grad=False))
+add(OpInfo("aten::bitwise_xor.Scalar_Tensor", lambda: [
+    S(6, T((2, 3), "int64")), S(True, T((3,), "bool")), S(3, T((2, 3), "int32")),
+    S(5, T((3, 4), "int64", "transposed")), S(1, T((0, 3), "int64")),
+    S(1.5, T((2, 3), "int64"), error=True)], grad=False,
+    # torch.ops makes a bool Scalar an int; torch.bitwise_xor keeps it a bool.
+    ref=lambda self, other: __import__("torch").bitwise_xor(self, other)))
 
 
 def _fmod() -> List[Sample]:
@@ -2930,3 +2987,15 @@ _out_variant(
     "float32", pieces=2)
 _out_variant("zeros.out", lambda o: S([2, 3], **o), "float32")
 _out_variant("zeros_like.out", lambda o: S(T((2, 3)), **o), "float32")
+_out_variant("max.out", lambda o: S(T((2, 3)), T((3,)), **o), "float32", "bool")
+_out_variant("min.out", lambda o: S(T((2, 3)), T((3,)), **o), "float32", "bool")
+_out_variant(
+    "clamp.Tensor_out", lambda o: S(T((2, 3)), T((3,), low=-2.0, high=0.0),
+                                    T((2, 1), low=0.0, high=2.0), **o), "float32", "int64")
+_out_variant("clamp_max.Tensor_out", lambda o: S(T((2, 3)), T((3,)), **o), "float32", "int64")
+_out_variant("clamp_min.Tensor_out", lambda o: S(T((2, 3)), T((3,)), **o), "float32", "int64")
+_out_variant("isinf.out", lambda o: S(T((4,), values=[1.0, float("inf"), -float("inf"), 0.0]),
+                                      **o), "bool")
+_out_variant("isnan.out", lambda o: S(T((3,), values=[1.0, float("nan"), 0.0]), **o), "bool")
+_out_variant("bitwise_xor.Scalar_Tensor_out", lambda o: S(6, T((2, 3), "int64"), **o), "int64")
+_out_variant("copy.out", lambda o: S(T((2, 3)), T((3,), "float64"), **o), "float32")

@@ -151,6 +151,16 @@ SAMPLES = {
     "repeat.out": lambda M: ((M.f((2, 3)), [2, 1, 2]), {}),
     "unsafe_split.Tensor_out": lambda M: ((M.f((5, 3)), 2), {}),
     "unsafe_split_with_sizes.out": lambda M: ((M.f((5, 3)), [1, 4]), {}),
+    "max.out": lambda M: ((M.f((2, 3)), M.f((3,))), {}),
+    "min.out": lambda M: ((M.f((2, 3)), M.f((3,))), {}),
+    "clamp.Tensor_out": lambda M: ((M.f((2, 3)), M.f((3,), -2.0, 0.0), M.f((2, 1), 0.0, 2.0)),
+                                   {}),
+    "clamp_max.Tensor_out": lambda M: ((M.f((2, 3)), M.f((3,))), {}),
+    "clamp_min.Tensor_out": lambda M: ((M.f((2, 3)), M.f((3,))), {}),
+    "isinf.out": lambda M: ((M.f((2, 3)),), {}),
+    "isnan.out": lambda M: ((M.f((2, 3)),), {}),
+    "bitwise_xor.Scalar_Tensor_out": lambda M: ((6, M.i((2, 3))), {}),
+    "copy.out": lambda M: ((M.f((2, 3)), M.d((3,))), {}),
     "where.self_out": lambda M: ((M.b((2, 3)), M.f((2, 3)), M.f((3,))), {}),
 }
 
@@ -383,6 +393,13 @@ def test_functional_namespace_reaches_the_out_overloads():
     assert turnout.randn(3, out=o) is o and o.shape == (3,)
     o = turnout.empty(0, dtype=turnout.int64)
     assert turnout.ops.aten.zeros_like.out(a, out=o) is o and o.tolist() == [0, 0, 0]
+    o = turnout.empty(0)
+    assert turnout.max(x, turnout.ones(3), out=o) is o and o.tolist() == [1.0, 1.0, 2.0]
+    o = turnout.empty(0)
+    assert turnout.clamp(x, turnout.zeros(3), turnout.ones(3), out=o) is o
+    assert o.tolist() == [0.0, 0.5, 1.0]
+    o = turnout.empty(0, dtype=turnout.bool)
+    assert turnout.isnan(x, out=o) is o and o.tolist() == [False] * 3
     o = turnout.empty(0, dtype=turnout.float64)
     assert turnout.eye(2, out=o) is o and o.tolist() == [[1.0, 0.0], [0.0, 1.0]]
 
