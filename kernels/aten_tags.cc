@@ -204,6 +204,7 @@ atenTagTable() {
       {"aten::new_zeros.out", {"generated"}},
       {"aten::nonzero", {"core", "dynamic_output_shape"}},
       {"aten::nonzero.out", {"dynamic_output_shape"}},
+      {"aten::norm.ScalarOpt_dtype_out", {"generated"}},
       {"aten::norm.Scalar_out", {"generated"}},
       {"aten::normal_", {"nondeterministic_seeded"}},
       {"aten::ones_like.out", {"generated"}},

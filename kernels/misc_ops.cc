@@ -34,8 +34,9 @@
 //   (floor_divide_.Scalar), bitwise_xor.Scalar (bitwise_xor_.Scalar),
 //   __xor__ and __ixor__; max.other, min.other, clamp_min.Tensor,
 //   clamp_max.Tensor, clamp.Tensor (over maximum/minimum), isnan, isinf,
-//   copy and bitwise_xor.Scalar_Tensor, whose out= overloads are in
-//   kernels/out_variants.cc.
+//   copy, bitwise_xor.Scalar_Tensor and norm's dtype= overloads
+//   (ScalarOpt_dtype, ScalarOpt_dim_dtype: over to() and norm), whose out=
+//   overloads are in kernels/out_variants.cc.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -751,6 +752,30 @@ Tensor normScalarOptDim(const Tensor& self, const std::optional<Scalar>& p,
                         IntArrayRef dim, bool keepdim) {
   return normImpl(self, p, dim, keepdim);
 }
+// norm with dtype=: self converted to dtype (up or down, as torch's), then
+// the norm computed in it.
+Tensor normInDtype(const Tensor& self, ScalarType dtype) {
+  checkDefined("norm", self);
+  TURNOUT_CHECK(isFloatingType(dtype), ErrorKind::InvalidArgument,
+                "norm(): the desired output dtype should be either floating "
+                "point or complex. Got ",
+                dtype, " instead.");
+  return to(self, dtype);
+}
+// Through the norm operators (their gradients; p None is 2).
+Tensor normScalarOptDtype(const Tensor& self, const std::optional<Scalar>& p,
+                          ScalarType dtype) {
+  static const auto op =
+      lookup<Tensor(const Tensor&, const Scalar&)>("aten::norm", "Scalar");
+  return op.call(normInDtype(self, dtype), p.value_or(Scalar(2)));
+}
+Tensor normScalarOptDimDtype(const Tensor& self, const std::optional<Scalar>& p,
+                             IntArrayRef dim, bool keepdim, ScalarType dtype) {
+  static const auto op =
+      lookup<Tensor(const Tensor&, const std::optional<Scalar>&, IntArrayRef,
+                    bool)>("aten::norm", "ScalarOpt_dim");
+  return op.call(normInDtype(self, dtype), p, dim, keepdim);
+}
 
 // ---- CompositeImplicitAutograd ------------------------------------------------------
 
@@ -1310,6 +1335,12 @@ TURNOUT_LIBRARY_FRAGMENT(aten, m) {
   m.def("logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor");
   m.def("norm.Scalar(Tensor self, Scalar p=2) -> Tensor");
   m.def(
+      "norm.ScalarOpt_dtype(Tensor self, Scalar? p, *, ScalarType dtype) -> "
+      "Tensor");
+  m.def(
+      "norm.ScalarOpt_dim_dtype(Tensor self, Scalar? p, int[1] dim, bool "
+      "keepdim, *, ScalarType dtype) -> Tensor");
+  m.def(
       "norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool "
       "keepdim=False) -> Tensor");
   m.def("narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)");
@@ -1422,6 +1453,8 @@ TURNOUT_LIBRARY_IMPL(aten, CompositeImplicitAutograd, m) {
   m.impl("isnan", TURNOUT_FN(isnanKernel));
   m.impl("isinf", TURNOUT_FN(isinfKernel));
   m.impl("copy", TURNOUT_FN(copyKernel));
+  m.impl("norm.ScalarOpt_dtype", TURNOUT_FN(normScalarOptDtype));
+  m.impl("norm.ScalarOpt_dim_dtype", TURNOUT_FN(normScalarOptDimDtype));
   m.impl("bitwise_xor_.Scalar", TURNOUT_FN(ixorScalar));
   m.impl("__xor__.Tensor", TURNOUT_FN(xorTensor));
   m.impl("__xor__.Scalar", TURNOUT_FN(xorScalar));

@@ -357,9 +357,15 @@ constexpr OutVariant kOutVariants[] = {
      "weight, int reduction, int ignore_index, *, Tensor(a!) output, "
      "Tensor(b!) total_weight) -> (Tensor(a!), Tensor(b!))",
      "", OutRule::kExact},
+    {"norm.ScalarOpt_dtype_out(Tensor self, Scalar? p, *, ScalarType "
+     "dtype, Tensor(a!) out) -> Tensor(a!)",
+     "ScalarOpt_dtype", OutRule::kCopy},
     {"norm.Scalar_out(Tensor self, Scalar p=2, *, Tensor(a!) out) -> "
      "Tensor(a!)",
      "Scalar", OutRule::kCopy},
+    {"norm.dtype_out(Tensor self, Scalar? p, int[1] dim, bool "
+     "keepdim, *, ScalarType dtype, Tensor(a!) out) -> Tensor(a!)",
+     "ScalarOpt_dim_dtype", OutRule::kFloating},
     {"norm.out(Tensor self, Scalar? p, int[1] dim, bool "
      "keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
      "ScalarOpt_dim", OutRule::kFloating},

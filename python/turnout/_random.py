@@ -96,10 +96,14 @@ def randperm(n: int, *, out: Optional[Tensor] = None,
     return _finish(t, requires_grad)
 
 
-def linspace(start: Any, end: Any, steps: int, *,
+def linspace(start: Any, end: Any, steps: int, *, out: Optional[Tensor] = None,
              dtype: Optional[_C.dtype] = None, device: Any = None,
              requires_grad: bool = False) -> Tensor:
     """`steps` values evenly spaced from `start` to `end`, both included
-    (``aten::linspace``)."""
+    (``aten::linspace``; into `out` when given: ``aten::linspace.out``)."""
+    if out is not None:
+        _check_out("linspace", out, dtype, device)
+        return _finish(ops.aten.linspace.out(start, end, steps, out=out),
+                       requires_grad)
     t = ops.aten.linspace.default(start, end, steps, dtype=dtype, device=device)
     return _finish(t, requires_grad)

@@ -2409,6 +2409,20 @@ def _norm_scalar() -> List[Sample]:
 
 add(OpInfo("aten::norm.ScalarOpt_dim", _norm_dim))
 add(OpInfo("aten::norm.Scalar", _norm_scalar))
+add(OpInfo("aten::norm.ScalarOpt_dtype", lambda: [
+    S(T((2, 3)), 2, dtype=D("float64")), S(T((2, 3)), None, dtype=D("float64")),
+    S(T((3, 4), "float64", "transposed"), 1, dtype=D("float32"), desc="down",
+      grad=False),
+    S(T((2, 3)), 3.0, dtype=D("float32"), grad=False), S(T(()), 2, dtype=D("float64")),
+    S(T((0, 3)), 2, dtype=D("float64")),
+    S(T((2, 3)), 2, dtype=D("int64"), desc="integer dtype", error=True)]))
+add(OpInfo("aten::norm.ScalarOpt_dim_dtype", lambda: [
+    S(T((2, 3)), 2, [1], False, dtype=D("float64")),
+    S(T((2, 3, 4)), None, [0, 2], True, dtype=D("float64")),
+    S(T((3, 4), "float64", "transposed"), 1, [-1], False, dtype=D("float32"), desc="down",
+      grad=False),
+    S(T((2, 3)), 2, [1], False, dtype=D("int64"), desc="integer dtype", error=True),
+    S(T((2, 3)), 2, [2], False, dtype=D("float64"), desc="dim", error=True)]))
 
 
 def _narrow() -> List[Sample]:
@@ -2999,3 +3013,8 @@ _out_variant("isinf.out", lambda o: S(T((4,), values=[1.0, float("inf"), -float(
 _out_variant("isnan.out", lambda o: S(T((3,), values=[1.0, float("nan"), 0.0]), **o), "bool")
 _out_variant("bitwise_xor.Scalar_Tensor_out", lambda o: S(6, T((2, 3), "int64"), **o), "int64")
 _out_variant("copy.out", lambda o: S(T((2, 3)), T((3,), "float64"), **o), "float32")
+
+_out_variant("norm.ScalarOpt_dtype_out", lambda o: S(T((2, 3)), 2, dtype=D("float64"), **o),
+             "float64")
+_out_variant("norm.dtype_out", lambda o: S(T((2, 3)), 2, [1], False, dtype=D("float64"), **o),
+             "float64", "int64")

@@ -161,6 +161,8 @@ SAMPLES = {
     "isnan.out": lambda M: ((M.f((2, 3)),), {}),
     "bitwise_xor.Scalar_Tensor_out": lambda M: ((6, M.i((2, 3))), {}),
     "copy.out": lambda M: ((M.f((2, 3)), M.d((3,))), {}),
+    "norm.ScalarOpt_dtype_out": lambda M: ((M.f((2, 3)), 2), {"dtype": M.lib.float64}),
+    "norm.dtype_out": lambda M: ((M.f((2, 3)), 2, [1], False), {"dtype": M.lib.float64}),
     "where.self_out": lambda M: ((M.b((2, 3)), M.f((2, 3)), M.f((3,))), {}),
 }
 
@@ -400,6 +402,8 @@ def test_functional_namespace_reaches_the_out_overloads():
     assert o.tolist() == [0.0, 0.5, 1.0]
     o = turnout.empty(0, dtype=turnout.bool)
     assert turnout.isnan(x, out=o) is o and o.tolist() == [False] * 3
+    o = turnout.empty(0)
+    assert turnout.linspace(0, 1, 3, out=o) is o and o.tolist() == [0.0, 0.5, 1.0]
     o = turnout.empty(0, dtype=turnout.float64)
     assert turnout.eye(2, out=o) is o and o.tolist() == [[1.0, 0.0], [0.0, 1.0]]
 
