@@ -288,7 +288,9 @@ template <class Draw>
 Tensor randomTensor(const char* op, IntArrayRef size, Dt dtype, Lo layout,
                     Dv device, Pin pin, Draw&& draw) {
   const ScalarType dt = dtype.value_or(kFloat);
-  TURNOUT_CHECK(isFloatingType(dt), ErrorKind::Type, op,
+  // InvalidArgument: torch raises RuntimeError (its sampler has no kernel
+  // for the dtype), also for rand.out / randn.out into such an out.
+  TURNOUT_CHECK(isFloatingType(dt), ErrorKind::InvalidArgument, op,
                 "(): expected a floating-point dtype, got ", dt);
   Tensor out = allocate(op, size, dt, device, layout, pin);
   if (!hasData(out)) return out;

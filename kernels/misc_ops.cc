@@ -32,11 +32,16 @@
 //   without a dim, repeat, flip, dot, mv, new_zeros, zero_, fill_.Tensor,
 //   eye (.m), fmod.Scalar (fmod_.Scalar), floor_divide.Scalar
 //   (floor_divide_.Scalar), bitwise_xor.Scalar (bitwise_xor_.Scalar),
-//   __xor__ and __ixor__.
+//   __xor__ and __ixor__; max.other, min.other, clamp_min.Tensor,
+//   clamp_max.Tensor, clamp.Tensor (over maximum/minimum), isnan, isinf,
+//   copy, bitwise_xor.Scalar_Tensor and norm's dtype= overloads
+//   (ScalarOpt_dtype, ScalarOpt_dim_dtype: over to() and norm), whose out=
+//   overloads are in kernels/out_variants.cc.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -747,6 +752,30 @@ Tensor normScalarOptDim(const Tensor& self, const std::optional<Scalar>& p,
                         IntArrayRef dim, bool keepdim) {
   return normImpl(self, p, dim, keepdim);
 }
+// norm with dtype=: self converted to dtype (up or down, as torch's), then
+// the norm computed in it.
+Tensor normInDtype(const Tensor& self, ScalarType dtype) {
+  checkDefined("norm", self);
+  TURNOUT_CHECK(isFloatingType(dtype), ErrorKind::InvalidArgument,
+                "norm(): the desired output dtype should be either floating "
+                "point or complex. Got ",
+                dtype, " instead.");
+  return to(self, dtype);
+}
+// Through the norm operators (their gradients; p None is 2).
+Tensor normScalarOptDtype(const Tensor& self, const std::optional<Scalar>& p,
+                          ScalarType dtype) {
+  static const auto op =
+      lookup<Tensor(const Tensor&, const Scalar&)>("aten::norm", "Scalar");
+  return op.call(normInDtype(self, dtype), p.value_or(Scalar(2)));
+}
+Tensor normScalarOptDimDtype(const Tensor& self, const std::optional<Scalar>& p,
+                             IntArrayRef dim, bool keepdim, ScalarType dtype) {
+  static const auto op =
+      lookup<Tensor(const Tensor&, const std::optional<Scalar>&, IntArrayRef,
+                    bool)>("aten::norm", "ScalarOpt_dim");
+  return op.call(normInDtype(self, dtype), p, dim, keepdim);
+}
 
 // ---- CompositeImplicitAutograd ------------------------------------------------------
 
@@ -1142,6 +1171,76 @@ Tensor& powTensorScalarOut(const Tensor& self, const Scalar& exponent,
   return out;
 }
 
+// ---- max.other, min.other, clamp*.Tensor, isnan, isinf, copy, bitwise_xor
+// .Scalar_Tensor: CompositeImplicitAutograd over the operators above, so
+// that their out= overloads (kernels/out_variants.cc) have a functional one.
+
+const auto& maximumOp() {
+  static const auto op =
+      lookup<Tensor(const Tensor&, const Tensor&)>("aten::maximum", "");
+  return op;
+}
+const auto& minimumOp() {
+  static const auto op =
+      lookup<Tensor(const Tensor&, const Tensor&)>("aten::minimum", "");
+  return op;
+}
+// max.other and min.other are maximum and minimum (as torch 1.13's).
+Tensor maxOther(const Tensor& self, const Tensor& other) {
+  return maximumOp().call(self, other);
+}
+Tensor minOther(const Tensor& self, const Tensor& other) {
+  return minimumOp().call(self, other);
+}
+// clamp_min.Tensor / clamp_max.Tensor have maximum's / minimum's values,
+// promotion and NaN propagation (a NaN bound gives NaN, as torch 1.13's).
+// Their gradients are maximum's and minimum's: where self equals the bound
+// each side gets half (torch's own formula gives it all to self).
+Tensor clampMinTensor(const Tensor& self, const Tensor& min) {
+  return maximumOp().call(self, min);
+}
+Tensor clampMaxTensor(const Tensor& self, const Tensor& max) {
+  return minimumOp().call(self, max);
+}
+Tensor clampTensor(const Tensor& self, const std::optional<Tensor>& min,
+                   const std::optional<Tensor>& max) {
+  const bool has_min = min.has_value() && min->defined();
+  const bool has_max = max.has_value() && max->defined();
+  TURNOUT_CHECK(has_min || has_max, ErrorKind::InvalidArgument,
+                "torch.clamp: At least one of 'min' or 'max' must not be None");
+  if (!has_max) return maximumOp().call(self, *min);
+  if (!has_min) return minimumOp().call(self, *max);
+  // A min above max gives max, as torch's.
+  return minimumOp().call(maximumOp().call(self, *min), *max);
+}
+// isnan: x != x; isinf: |x| == inf for floating types, all false else.
+Tensor isnanKernel(const Tensor& self) {
+  checkDefined("isnan", self);
+  return ne(self, self);
+}
+Tensor isinfKernel(const Tensor& self) {
+  checkDefined("isinf", self);
+  if (!isFloatingType(self.scalar_type())) {
+    return zeros_like(self, TensorOptions().dtype(ScalarType::Bool));
+  }
+  return eq(abs(self), Scalar(std::numeric_limits<double>::infinity()));
+}
+// copy: a new contiguous tensor of self's shape, dtype and device holding
+// src's values (broadcast, converted), as torch 1.13's functional copy_.
+Tensor copyKernel(const Tensor& self, const Tensor& src, bool non_blocking) {
+  checkDefined("copy", self);
+  checkDefined("copy", src);
+  Tensor r = clone(self, MemoryFormat::Contiguous);
+  copy_(r, src, non_blocking);
+  return r;
+}
+// bitwise_xor.Scalar_Tensor: the Scalar as a wrapped number (promotion
+// follows other's dtype).
+Tensor xorScalarTensor(const Scalar& self, const Tensor& other) {
+  checkDefined("bitwise_xor", other);
+  return xorOp().call(wrappedScalarTensor(self), other);
+}
+
 Tensor xorTensor(const Tensor& self, const Tensor& other) {
   return xorOp().call(self, other);
 }
@@ -1208,6 +1307,17 @@ TURNOUT_LIBRARY_FRAGMENT(aten, m) {
   m.def("__ixor__.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)");
   m.def("__ixor__.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)");
   m.def("logical_not(Tensor self) -> Tensor");
+  m.def("max.other(Tensor self, Tensor other) -> Tensor");
+  m.def("min.other(Tensor self, Tensor other) -> Tensor");
+  m.def("clamp_min.Tensor(Tensor self, Tensor min) -> Tensor");
+  m.def("clamp_max.Tensor(Tensor self, Tensor max) -> Tensor");
+  m.def(
+      "clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> "
+      "Tensor");
+  m.def("isnan(Tensor self) -> Tensor");
+  m.def("isinf(Tensor self) -> Tensor");
+  m.def("copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor");
+  m.def("bitwise_xor.Scalar_Tensor(Scalar self, Tensor other) -> Tensor");
   m.def("logical_not_(Tensor(a!) self) -> Tensor(a!)");
   m.def("all(Tensor self) -> Tensor");
   m.def("all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor");
@@ -1224,6 +1334,12 @@ TURNOUT_LIBRARY_FRAGMENT(aten, m) {
       "scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor");
   m.def("logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor");
   m.def("norm.Scalar(Tensor self, Scalar p=2) -> Tensor");
+  m.def(
+      "norm.ScalarOpt_dtype(Tensor self, Scalar? p, *, ScalarType dtype) -> "
+      "Tensor");
+  m.def(
+      "norm.ScalarOpt_dim_dtype(Tensor self, Scalar? p, int[1] dim, bool "
+      "keepdim, *, ScalarType dtype) -> Tensor");
   m.def(
       "norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool "
       "keepdim=False) -> Tensor");
@@ -1328,6 +1444,17 @@ TURNOUT_LIBRARY_IMPL(aten, CompositeImplicitAutograd, m) {
   m.impl("floor_divide.Scalar", TURNOUT_FN(floorDivideScalar));
   m.impl("floor_divide_.Scalar", TURNOUT_FN(floorDivideScalarInplace));
   m.impl("bitwise_xor.Scalar", TURNOUT_FN(xorScalar));
+  m.impl("bitwise_xor.Scalar_Tensor", TURNOUT_FN(xorScalarTensor));
+  m.impl("max.other", TURNOUT_FN(maxOther));
+  m.impl("min.other", TURNOUT_FN(minOther));
+  m.impl("clamp_min.Tensor", TURNOUT_FN(clampMinTensor));
+  m.impl("clamp_max.Tensor", TURNOUT_FN(clampMaxTensor));
+  m.impl("clamp.Tensor", TURNOUT_FN(clampTensor));
+  m.impl("isnan", TURNOUT_FN(isnanKernel));
+  m.impl("isinf", TURNOUT_FN(isinfKernel));
+  m.impl("copy", TURNOUT_FN(copyKernel));
+  m.impl("norm.ScalarOpt_dtype", TURNOUT_FN(normScalarOptDtype));
+  m.impl("norm.ScalarOpt_dim_dtype", TURNOUT_FN(normScalarOptDimDtype));
   m.impl("bitwise_xor_.Scalar", TURNOUT_FN(ixorScalar));
   m.impl("__xor__.Tensor", TURNOUT_FN(xorTensor));
   m.impl("__xor__.Scalar", TURNOUT_FN(xorScalar));

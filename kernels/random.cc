@@ -107,6 +107,10 @@ Tensor randpermKernel(int64_t n, Dt dtype, Lo layout, Dv device, Pin pin) {
                 "Trying to create tensor with negative dimension ", n, ": [",
                 n, "]");
   const ScalarType dt = dtype.value_or(ScalarType::Long);
+  // As torch 1.13, which has no randperm kernel for Bool (RuntimeError).
+  TURNOUT_CHECK(dt != ScalarType::Bool, ErrorKind::InvalidArgument,
+                "\"randperm\" not implemented for 'Bool' (pass an integer or "
+                "floating-point dtype)");
   Tensor out = allocate("randperm", {n}, dt, device, layout, pin);
   if (!hasData(out)) return out;
   std::vector<int64_t> perm(static_cast<size_t>(n));

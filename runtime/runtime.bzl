@@ -63,6 +63,7 @@ RUNTIME_LIBRARIES = [
     "//kernels:misc_ops",
     "//kernels:misc_ops_autograd",
     "//kernels:onednn_conv",
+    "//kernels:out_variants",
     "//kernels:ops",
     "//kernels:parallel",
     "//kernels:reduce",

@@ -40,6 +40,22 @@ def _finish(t: Tensor, requires_grad: bool) -> Tensor:
     return t
 
 
+def _check_out(fn: str, out: Tensor, dtype: Optional[_C.dtype],
+               device: Any) -> None:
+    """torch's checks of a factory's out= against its dtype= and device=."""
+    if not isinstance(out, _C.TensorBase):
+        raise TypeError(f"{fn}(): expected out to be a Tensor, got "
+                        f"{type(out).__name__}")
+    if dtype is not None and dtype != out.dtype:
+        raise _C.InvalidArgumentError(
+            f"{fn}(): dtype {dtype} does not match the dtype of the out "
+            f"tensor ({out.dtype}); pass dtype=None or an out of that dtype")
+    if device is not None and not _same_device(_C.device(device), out.device):
+        raise _C.InvalidArgumentError(
+            f"{fn}(): device {device} does not match the device of the out "
+            f"tensor ({out.device}); pass device=None or an out on that device")
+
+
 def _target(src: Tensor, dtype: Optional[_C.dtype], device: Any) -> tuple:
     """The dtype and device a conversion of `src` asks for: the given ones,
     else `src`'s (a device string read as a device)."""
@@ -216,24 +232,39 @@ def as_tensor(data: Any, dtype: Optional[_C.dtype] = None,
     return _from_values(data, dtype, device)
 
 
-def empty(*size: Any, dtype: Optional[_C.dtype] = None, device: Any = None,
+def empty(*size: Any, out: Optional[Tensor] = None,
+          dtype: Optional[_C.dtype] = None, device: Any = None,
           requires_grad: bool = False, memory_format: Any = None) -> Tensor:
-    """A tensor of the given size with uninitialized values."""
+    """A tensor of the given size with uninitialized values (`out`, resized,
+    when given: ``aten.empty.out``)."""
+    if out is not None:
+        _check_out("empty", out, dtype, device)
+        return _finish(ops.aten.empty.out(_size_args("empty", size),
+                                          memory_format=memory_format, out=out),
+                       requires_grad)
     t = ops.aten.empty.memory_format(_size_args("empty", size), dtype=dtype,
                                      device=device, memory_format=memory_format)
     return _finish(t, requires_grad)
 
 
-def zeros(*size: Any, dtype: Optional[_C.dtype] = None, device: Any = None,
+def zeros(*size: Any, out: Optional[Tensor] = None,
+          dtype: Optional[_C.dtype] = None, device: Any = None,
           requires_grad: bool = False) -> Tensor:
-    """A tensor of the given size filled with 0 (float32 by default)."""
+    """A tensor of the given size filled with 0 (float32 by default); with
+    `out`, out resized and filled (``aten.zeros.out``)."""
+    if out is not None:
+        _check_out("zeros", out, dtype, device)
+        return _finish(ops.aten.zeros.out(_size_args("zeros", size), out=out),
+                       requires_grad)
     t = ops.aten.zeros.default(_size_args("zeros", size), dtype=dtype, device=device)
     return _finish(t, requires_grad)
 
 
-def ones(*size: Any, dtype: Optional[_C.dtype] = None, device: Any = None,
+def ones(*size: Any, out: Optional[Tensor] = None,
+         dtype: Optional[_C.dtype] = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:
-    """A tensor of the given size filled with 1 (float32 by default).
+    """A tensor of the given size filled with 1 (float32 by default); with
+    `out`, out resized and filled (``aten.ones.out``).
 
     Example::
 
@@ -241,24 +272,35 @@ def ones(*size: Any, dtype: Optional[_C.dtype] = None, device: Any = None,
         >>> turnout.ones([2])
         tensor([1., 1.])
     """
+    if out is not None:
+        _check_out("ones", out, dtype, device)
+        return _finish(ops.aten.ones.out(_size_args("ones", size), out=out),
+                       requires_grad)
     t = ops.aten.ones.default(_size_args("ones", size), dtype=dtype, device=device)
     return _finish(t, requires_grad)
 
 
-def full(size: Any, fill_value: Any, *, dtype: Optional[_C.dtype] = None,
-         device: Any = None, requires_grad: bool = False) -> Tensor:
+def full(size: Any, fill_value: Any, *, out: Optional[Tensor] = None,
+         dtype: Optional[_C.dtype] = None, device: Any = None,
+         requires_grad: bool = False) -> Tensor:
     """A tensor of `size` filled with `fill_value` (its dtype follows the
-    value's type unless `dtype` is given)."""
+    value's type unless `dtype` is given); with `out`, out resized and
+    filled (``aten.full.out``)."""
+    if out is not None:
+        _check_out("full", out, dtype, device)
+        return _finish(ops.aten.full.out(_size_args("full", (size,)), fill_value,
+                                         out=out), requires_grad)
     t = ops.aten.full.default(_size_args("full", (size,)), fill_value,
                               dtype=dtype, device=device)
     return _finish(t, requires_grad)
 
 
 def arange(start: Any, end: Any = None, step: Any = 1, *,
-           dtype: Optional[_C.dtype] = None, device: Any = None,
-           requires_grad: bool = False) -> Tensor:
+           out: Optional[Tensor] = None, dtype: Optional[_C.dtype] = None,
+           device: Any = None, requires_grad: bool = False) -> Tensor:
     """Values from `start` (0 when only one bound is given) up to `end`
-    (excluded) by `step`; int64 when all bounds are ints, else float32.
+    (excluded) by `step`; int64 when all bounds are ints, else float32;
+    with `out`, computed in out's dtype into out (``aten.arange.start_out``).
 
     Example::
 
@@ -268,20 +310,36 @@ def arange(start: Any, end: Any = None, step: Any = 1, *,
     """
     if end is None:
         start, end = 0, start
+    if out is not None:
+        _check_out("arange", out, dtype, device)
+        return _finish(ops.aten.arange.start_out(start, end, step, out=out),
+                       requires_grad)
     t = ops.aten.arange.start_step(start, end, step, dtype=dtype, device=device)
     return _finish(t, requires_grad)
 
 
-def rand(*size: Any, dtype: Optional[_C.dtype] = None, device: Any = None,
+def rand(*size: Any, out: Optional[Tensor] = None,
+         dtype: Optional[_C.dtype] = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:
-    """Uniform random values in [0, 1)."""
+    """Uniform random values in [0, 1) (into `out` when given:
+    ``aten.rand.out``)."""
+    if out is not None:
+        _check_out("rand", out, dtype, device)
+        return _finish(ops.aten.rand.out(_size_args("rand", size), out=out),
+                       requires_grad)
     t = ops.aten.rand.default(_size_args("rand", size), dtype=dtype, device=device)
     return _finish(t, requires_grad)
 
 
-def randn(*size: Any, dtype: Optional[_C.dtype] = None, device: Any = None,
+def randn(*size: Any, out: Optional[Tensor] = None,
+          dtype: Optional[_C.dtype] = None, device: Any = None,
           requires_grad: bool = False) -> Tensor:
-    """Standard normal random values."""
+    """Standard normal random values (into `out` when given:
+    ``aten.randn.out``)."""
+    if out is not None:
+        _check_out("randn", out, dtype, device)
+        return _finish(ops.aten.randn.out(_size_args("randn", size), out=out),
+                       requires_grad)
     t = ops.aten.randn.default(_size_args("randn", size), dtype=dtype, device=device)
     return _finish(t, requires_grad)
 

@@ -163,13 +163,15 @@ def split(tensor: Any, split_size_or_sections: Union[int, Sequence[int]],
     return tuple(ops.aten.split.Tensor(tensor, split_size_or_sections, dim))
 
 
-def where(condition: Any, input: Any = None, other: Any = None) -> Any:
+def where(condition: Any, input: Any = None, other: Any = None, *,
+          out: Any = None) -> Any:
     """Elements of `input` where `condition` is true, else of `other`, as
     ``torch.where``; ``where(condition)`` is ``condition.nonzero()`` as a
     tuple of index tensors, one per dimension.
 
     Numbers take part in type promotion as numbers (``where.ScalarOther``,
-    ``where.ScalarSelf``, ``where.Scalar``).
+    ``where.ScalarSelf``, ``where.Scalar``). With `out` (two tensors, as
+    torch.where), the result is written into it (``where.self_out``).
 
     Example::
 
@@ -180,6 +182,13 @@ def where(condition: Any, input: Any = None, other: Any = None) -> Any:
         >>> turnout.where(c)
         (tensor([0, 2]),)
     """
+    if out is not None:
+        if not (isinstance(input, _C.TensorBase)
+                and isinstance(other, _C.TensorBase)):
+            raise TypeError("where(condition, input, other, *, out): out= "
+                            "needs input and other to be tensors (as "
+                            "torch.where)")
+        return ops.aten.where.self_out(condition, input, other, out=out)
     if input is None and other is None:
         return tuple(ops.aten.where.default(condition))
     if input is None or other is None:

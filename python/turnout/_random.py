@@ -20,6 +20,7 @@ from typing import Any, Optional
 
 from turnout import _C
 from turnout._ops import ops
+from turnout._factories import _check_out
 from turnout._tensor import Tensor, _size_args
 
 __all__ = ["linspace", "manual_seed", "randint", "randperm"]
@@ -65,30 +66,44 @@ def manual_seed(seed: int) -> _SeedToken:
 
 
 def randint(low: Any, high: Any = None, size: Any = None, *,
-            dtype: Optional[_C.dtype] = None, device: Any = None,
-            requires_grad: bool = False) -> Tensor:
+            out: Optional[Tensor] = None, dtype: Optional[_C.dtype] = None,
+            device: Any = None, requires_grad: bool = False) -> Tensor:
     """Uniform random integers in [low, high) (int64 unless `dtype`);
-    ``randint(high, size)`` starts at 0, as torch.randint."""
+    ``randint(high, size)`` starts at 0, as torch.randint; into `out`
+    when given (``aten.randint.low_out``)."""
     if size is None:
         low, high, size = 0, low, high
     if size is None:
         raise TypeError("randint(): missing the size argument (a tuple of ints)")
+    if out is not None:
+        _check_out("randint", out, dtype, device)
+        return _finish(ops.aten.randint.low_out(
+            low, high, _size_args("randint", (size,)), out=out), requires_grad)
     t = ops.aten.randint.low(low, high, _size_args("randint", (size,)),
                              dtype=dtype, device=device)
     return _finish(t, requires_grad)
 
 
-def randperm(n: int, *, dtype: Optional[_C.dtype] = None, device: Any = None,
+def randperm(n: int, *, out: Optional[Tensor] = None,
+             dtype: Optional[_C.dtype] = None, device: Any = None,
              requires_grad: bool = False) -> Tensor:
-    """A random permutation of ``0 .. n-1`` (int64 unless `dtype`)."""
+    """A random permutation of ``0 .. n-1`` (int64 unless `dtype`); into
+    `out` when given (``aten.randperm.out``)."""
+    if out is not None:
+        _check_out("randperm", out, dtype, device)
+        return _finish(ops.aten.randperm.out(n, out=out), requires_grad)
     t = ops.aten.randperm.default(n, dtype=dtype, device=device)
     return _finish(t, requires_grad)
 
 
-def linspace(start: Any, end: Any, steps: int, *,
+def linspace(start: Any, end: Any, steps: int, *, out: Optional[Tensor] = None,
              dtype: Optional[_C.dtype] = None, device: Any = None,
              requires_grad: bool = False) -> Tensor:
     """`steps` values evenly spaced from `start` to `end`, both included
-    (``aten::linspace``)."""
+    (``aten::linspace``; into `out` when given: ``aten::linspace.out``)."""
+    if out is not None:
+        _check_out("linspace", out, dtype, device)
+        return _finish(ops.aten.linspace.out(start, end, steps, out=out),
+                       requires_grad)
     t = ops.aten.linspace.default(start, end, steps, dtype=dtype, device=device)
     return _finish(t, requires_grad)

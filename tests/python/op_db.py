@@ -1904,6 +1904,63 @@ def _maxmin() -> List[Sample]:
 
 add(OpInfo("aten::maximum", _maxmin))
 add(OpInfo("aten::minimum", _maxmin))
+add(OpInfo("aten::max.other", _maxmin))
+add(OpInfo("aten::min.other", _maxmin))
+
+
+def _clamp_tensor() -> List[Sample]:
+    # No ties: there turnout's gradient is maximum's (half to each side).
+    return [S(T((2, 3)), T((3,))), S(T((3, 4), "float64", "transposed"), T((3, 4), "float64")),
+            S(T((2, 3), "int64"), T((3,), "int64")), S(T((2, 3), "int64"), T((3,)),
+                                                       desc="promotion"),
+            S(T(()), T(())), S(T((0, 3)), T((3,)), desc="empty"),
+            S(T((3,), values=[1.0, float("nan"), 2.0]), T((3,), values=[float("nan"), 0.0, 5.0]),
+              desc="nan", grad=False),
+            S(T((2, 3)), T((4,)), desc="shapes", error=True)]
+
+
+add(OpInfo("aten::clamp_min.Tensor", _clamp_tensor))
+add(OpInfo("aten::clamp_max.Tensor", _clamp_tensor))
+add(OpInfo("aten::clamp.Tensor", lambda: [
+    S(T((2, 3)), T((3,), low=-3, high=-1), T((2, 1), low=1, high=3)),
+    S(T((2, 3)), T((3,))), S(T((2, 3)), None, T((3,))), S(T((2, 3)), max=T(())),
+    S(T((3, 4), "float64", "transposed"), T((4,), "float64", low=-3, high=-1),
+      T((3, 1), "float64", low=1, high=3)),
+    S(T((2, 3), "int64"), T((3,), "int64", low=-3, high=-1), T((3,), low=1, high=3),
+      desc="promotion"),
+    S(T((2,)), T((2,), low=1, high=3), T((2,), low=-3, high=-1), desc="min above max"),
+    S(T((0, 3)), T((3,)), None, desc="empty"),
+    S(T((2, 3)), None, None, desc="neither", error=True)]))
+
+
+def _isnan_isinf() -> List[Sample]:
+    return [S(T((5,), values=[1.0, float("nan"), float("inf"), -float("inf"), -0.5])),
+            S(T((2, 3), "float64", values=[0.0, float("inf"), 1.0, 2.0, float("nan"), 3.0])),
+            S(T((2, 3), "int64")), S(T((3,), "bool")), S(T((3, 4), layout="transposed")),
+            S(T(())), S(T((0, 3)))]
+
+
+add(OpInfo("aten::isnan", _isnan_isinf, grad=False))
+add(OpInfo("aten::isinf", _isnan_isinf, grad=False))
+# torch 1.13's composite copy returns src itself when src already has self's
+# shape, dtype and device (an alias its schema does not declare); turnout's
+# is always a new tensor, which is what the reference computes.
+def _copy_ref(self: Any, src: Any, non_blocking: bool = False) -> Any:
+    import torch
+    return torch.empty(self.shape, dtype=self.dtype, device=self.device).copy_(src)
+
+
+add(OpInfo("aten::copy", ref=_copy_ref, samples=lambda: [
+    S(T((2, 3)), T((3,))), S(T((2, 3)), T((2, 3), "float64")),
+    S(T((3, 2), "int64", "transposed"), T((2,), low=0, high=5), desc="float into int"),
+    S(T(()), T(())), S(T((0, 3)), T((3,))), S(T((2, 3)), T((2, 3)), True),
+    S(T((2, 3)), T((4,)), desc="shapes", error=True)], grad=False))
+add(OpInfo("aten::bitwise_xor.Scalar_Tensor", lambda: [
+    S(6, T((2, 3), "int64")), S(True, T((3,), "bool")), S(3, T((2, 3), "int32")),
+    S(5, T((3, 4), "int64", "transposed")), S(1, T((0, 3), "int64")),
+    S(1.5, T((2, 3), "int64"), error=True)], grad=False,
+    # torch.ops makes a bool Scalar an int; torch.bitwise_xor keeps it a bool.
+    ref=lambda self, other: __import__("torch").bitwise_xor(self, other)))
 
 
 def _fmod() -> List[Sample]:
@@ -2352,6 +2409,20 @@ def _norm_scalar() -> List[Sample]:
 
 add(OpInfo("aten::norm.ScalarOpt_dim", _norm_dim))
 add(OpInfo("aten::norm.Scalar", _norm_scalar))
+add(OpInfo("aten::norm.ScalarOpt_dtype", lambda: [
+    S(T((2, 3)), 2, dtype=D("float64")), S(T((2, 3)), None, dtype=D("float64")),
+    S(T((3, 4), "float64", "transposed"), 1, dtype=D("float32"), desc="down",
+      grad=False),
+    S(T((2, 3)), 3.0, dtype=D("float32"), grad=False), S(T(()), 2, dtype=D("float64")),
+    S(T((0, 3)), 2, dtype=D("float64")),
+    S(T((2, 3)), 2, dtype=D("int64"), desc="integer dtype", error=True)]))
+add(OpInfo("aten::norm.ScalarOpt_dim_dtype", lambda: [
+    S(T((2, 3)), 2, [1], False, dtype=D("float64")),
+    S(T((2, 3, 4)), None, [0, 2], True, dtype=D("float64")),
+    S(T((3, 4), "float64", "transposed"), 1, [-1], False, dtype=D("float32"), desc="down",
+      grad=False),
+    S(T((2, 3)), 2, [1], False, dtype=D("int64"), desc="integer dtype", error=True),
+    S(T((2, 3)), 2, [2], False, dtype=D("float64"), desc="dim", error=True)]))
 
 
 def _narrow() -> List[Sample]:
@@ -2689,3 +2760,261 @@ for _name in ("find", "is_grad_enabled", "is_autocast_enabled", "all.int", "all.
               "eq.int_list", "eq.float_list", "eq.bool_list", "eq.str_list", "ne.int_list",
               "ne.float_list", "ne.bool_list", "ne.str_list"):
     NOT_YET_SAMPLED[f"aten::{_name}"] = "tests/python/test_jit_misc_ops.py"
+
+# ---- The out= overloads of kernels/out_variants.cc ---------------------------
+
+
+def _out_variant(name: str, call: Callable[[Dict[str, Any]], Sample], dtype: str,
+                 refused: Optional[str] = None, *, outs: Sequence[str] = ("out",),
+                 pieces: int = 0, **opts: Any) -> None:
+    """aten::<name> (an out= overload made from its functional one): call(o)
+    is the sample with the out arguments o; an empty out of `dtype`, one
+    with elements and the wrong shape (resized), and one of the `refused`
+    dtype, which torch refuses."""
+    if isinstance(outs, str):
+        raise TypeError(f"_out_variant({name}): outs is a tuple of names, got {outs!r}")
+
+    def o(d: str, shape: Sequence[int] = (0,)) -> Dict[str, Any]:
+        if pieces:
+            return {"out": [T(shape, d) for _ in range(pieces)]}
+        return {k: T(shape, d) for k in outs}
+
+    def gen() -> List[Sample]:
+        samples = [call(o(dtype))]
+        resized = call(o(dtype, (7,)))
+        resized.desc = "resized out"
+        samples.append(resized)
+        if refused is not None:
+            bad = call(o(refused))
+            bad.desc, bad.error = "refused out dtype", True
+            samples.append(bad)
+        for s in samples:
+            s.grad = False
+        return samples
+    add(OpInfo(f"aten::{name}", gen, grad=False, **opts))
+
+
+def _native_batch_norm_out(*args: Any, out: Any, save_mean: Any, save_invstd: Any,
+                           **kwargs: Any) -> Any:
+    """torch 1.13 has native_batch_norm.out for CUDA only: its functional
+    result written into the outs, which must have its dtype."""
+    import torch
+    outs = (out, save_mean, save_invstd)
+    results = torch.ops.aten.native_batch_norm.default(*args, **kwargs)
+    for o, r in zip(outs, results):
+        if o.dtype != r.dtype or o.device != r.device:
+            raise RuntimeError(f"native_batch_norm.out: out of {o.dtype} on {o.device} "
+                               f"for a result of {r.dtype} on {r.device}")
+    for o, r in zip(outs, results):
+        o.resize_(r.shape).copy_(r)
+    return outs
+
+
+_out_variant("add.Scalar_out", lambda o: S(T((2, 3)), 2.5, alpha=2, **o), "float32")
+_out_variant("all.all_out", lambda o: S(T((2, 3), "bool"), **o), "bool", "int64")
+_out_variant(
+    "all.out", lambda o: S(T((2, 3), "bool"), 1, keepdim=True, **o), "bool", "int64")
+_out_variant("any.all_out", lambda o: S(T((2, 3), "bool"), **o), "bool", "int64")
+_out_variant("any.out", lambda o: S(T((2, 3), "bool"), 0, **o), "bool", "int64")
+_out_variant("arange.out", lambda o: S(5, **o), "int64", "bool")
+_out_variant("arange.start_out", lambda o: S(1, 7, 2, **o), "int64", "bool")
+_out_variant(
+    "baddbmm.out", lambda o: S(T((2, 3, 4)), T((2, 3, 5)), T((2, 5, 4)), beta=0.5, alpha=2,
+        **o),
+    "float32", "bool", **_CNN_TOL)
+_out_variant(
+    "bitwise_xor.Scalar_out", lambda o: S(T((2, 3), "int64", low=-5, high=5), 6, **o),
+    "int64", "bool")
+_out_variant(
+    "bitwise_xor.Tensor_out", lambda o: S(T((2, 3), "int64", low=-5, high=5),
+        T((3,), "int64", low=-5, high=5), **o),
+    "int64", "bool")
+_out_variant("clamp.out", lambda o: S(T((2, 3)), -1.0, 1.5, **o), "float32", "bool")
+_out_variant("clamp_max.out", lambda o: S(T((2, 3)), 0.5, **o), "float32", "bool")
+_out_variant("clamp_min.out", lambda o: S(T((2, 3)), 0.5, **o), "float32", "bool")
+_out_variant("clone.out", lambda o: S(T((2, 3)), **o), "float32")
+_out_variant(
+    "constant_pad_nd.out", lambda o: S(T((2, 3)), [1, 2], value=0.5, **o), "float32")
+_out_variant(
+    "convolution_backward.out", lambda o: S(T((1, 2, 3, 3)), T((1, 3, 5, 5)), T((2, 3, 3, 3)),
+        [2], [1, 1], [0, 0], [1, 1], False, [0, 0], 1, [True, True, True], **o),
+    "float32", outs=("out0", "out1", "out2"), **_CNN_TOL)
+_out_variant(
+    "div.Scalar_mode_out", lambda o: S(T((2, 3)), 0.7, rounding_mode='floor', **o),
+    "float32")
+_out_variant("div.Scalar_out", lambda o: S(T((2, 3)), 2.5, **o), "float32")
+_out_variant(
+    "div.out_mode", lambda o: S(T((2, 3)), T((3,), low=0.5, high=2.0), rounding_mode='trunc',
+        **o),
+    "float32", "bool")
+_out_variant("dot.out", lambda o: S(T((4,)), T((4,)), **o), "float32", "bool")
+_out_variant(
+    "elu_backward.grad_input", lambda o: S(T((2, 3)), 1.0, 1.0, 1.0, False, T((2, 3)), **o),
+    "float32", "bool", outs=("grad_input",))
+_out_variant(
+    "embedding.out", lambda o: S(T((5, 3)), T((2, 4), "int64", low=0, high=4), **o),
+    "float32")
+_out_variant(
+    "embedding_dense_backward.out", lambda o: S(T((2, 4, 3)),
+        T((2, 4), "int64", low=0, high=4), 5, -1, False, **o),
+    "float32")
+_out_variant("empty.out", lambda o: S([2, 3], **o), "float32", **_UNINIT)
+_out_variant("empty_like.out", lambda o: S(T((2, 3)), **o), "float32", **_UNINIT)
+_out_variant(
+    "empty_strided.out", lambda o: S([2, 3], [1, 2], **o), "float32", **_UNINIT)
+_out_variant(
+    "eq.Scalar_out", lambda o: S(T((2, 3), "int64", low=-2, high=2), 1, **o), "bool")
+_out_variant(
+    "eq.Tensor_out", lambda o: S(T((2, 3), "int64", low=-2, high=2),
+        T((3,), "int64", low=-2, high=2), **o),
+    "bool")
+_out_variant("eye.m_out", lambda o: S(2, 4, **o), "float32")
+_out_variant("eye.out", lambda o: S(3, **o), "float32")
+_out_variant("flip.out", lambda o: S(T((2, 3)), [0, 1], **o), "float32")
+_out_variant(
+    "floor_divide.out", lambda o: S(T((2, 3)), T((3,), low=0.5, high=2.0), **o),
+    "float32", "bool")
+_out_variant("fmod.Scalar_out", lambda o: S(T((2, 3)), 1.5, **o), "float32", "bool")
+_out_variant(
+    "fmod.Tensor_out", lambda o: S(T((2, 3)), T((3,), low=0.5, high=2.0), **o),
+    "float32", "bool")
+_out_variant("full.out", lambda o: S([2, 3], 2.5, **o), "float32")
+_out_variant(
+    "gather.out", lambda o: S(T((3, 4)), 1, T((3, 2), "int64", low=0), **o),
+    "float32", "bool")
+_out_variant("ge.Scalar_out", lambda o: S(T((2, 3)), 0.5, **o), "bool")
+_out_variant("ge.Tensor_out", lambda o: S(T((2, 3)), T((3,)), **o), "bool")
+_out_variant(
+    "gelu_backward.grad_input", lambda o: S(T((2, 3)), T((2, 3)), approximate='tanh', **o),
+    "float32", "bool", outs=("grad_input",))
+_out_variant("gt.Scalar_out", lambda o: S(T((2, 3)), 0.5, **o), "bool")
+_out_variant("gt.Tensor_out", lambda o: S(T((2, 3)), T((3,)), **o), "bool")
+_out_variant(
+    "hardtanh_backward.grad_input", lambda o: S(T((2, 3)), T((2, 3)), -1.0, 1.0, **o),
+    "float32", "bool", outs=("grad_input",))
+_out_variant(
+    "index_put.out", lambda o: S(T((4, 3)), [T((2,), "int64", low=0)], T((3,)),
+        accumulate=True, **o),
+    "float32")
+_out_variant("le.Scalar_out", lambda o: S(T((2, 3)), 0.5, **o), "bool")
+_out_variant("le.Tensor_out", lambda o: S(T((2, 3)), T((3,)), **o), "bool")
+_out_variant(
+    "leaky_relu_backward.grad_input", lambda o: S(T((2, 3)), T((2, 3)), 0.1, False, **o),
+    "float32", "bool", outs=("grad_input",))
+_out_variant("logical_not.out", lambda o: S(T((2, 3)), **o), "bool")
+_out_variant(
+    "logical_or.out", lambda o: S(T((2, 3), "bool"), T((3,), "bool"), **o), "bool")
+_out_variant("logsumexp.out", lambda o: S(T((2, 3)), [1], **o), "float32", "bool")
+_out_variant("lt.Scalar_out", lambda o: S(T((2, 3)), 0.5, **o), "bool")
+_out_variant("lt.Tensor_out", lambda o: S(T((2, 3)), T((3,)), **o), "bool")
+_out_variant(
+    "masked_fill.Scalar_out", lambda o: S(T((2, 3)), T((3,), "bool"), 2.5, **o),
+    "float32")
+_out_variant(
+    "masked_fill.Tensor_out", lambda o: S(T((2, 3)), T((3,), "bool"), T(()), **o),
+    "float32")
+_out_variant("maximum.out", lambda o: S(T((2, 3)), T((3,)), **o), "float32", "bool")
+_out_variant("minimum.out", lambda o: S(T((2, 3)), T((3,)), **o), "float32", "bool")
+_out_variant("mul.Scalar_out", lambda o: S(T((2, 3)), 2.5, **o), "float32")
+_out_variant("mv.out", lambda o: S(T((3, 4)), T((4,)), **o), "float32", "bool")
+_out_variant(
+    "native_batch_norm.out", lambda o: S(T((2, 3, 4)), T((3,)), T((3,)), T((3,)),
+        T((3,), low=0.5, high=2.0), True, 0.1, 1e-05, **o),
+    "float32", outs=("out", "save_mean", "save_invstd"), ref=_native_batch_norm_out,
+    **_CNN_TOL, **_BATCH_NORM_OPCHECK)
+_out_variant(
+    "native_batch_norm_backward.out", lambda o: S(T((2, 3, 4)), T((2, 3, 4)), T((3,)), None,
+        None, T((3,)), T((3,), low=0.5, high=2.0), True, 1e-05, [True, True, True], **o),
+    "float32", outs=("out0", "out1", "out2"), **_CNN_TOL)
+_out_variant(
+    "native_layer_norm.out", lambda o: S(T((2, 3, 4)), [4], T((4,)), T((4,)), 1e-05, **o),
+    "float32", outs=("out0", "out1", "out2"), **_CNN_TOL)
+_out_variant(
+    "native_layer_norm_backward.out", lambda o: S(T((2, 3, 4)), T((2, 3, 4)), [4],
+        T((2, 3, 1)), T((2, 3, 1), low=0.5, high=2.0), T((4,)), T((4,)), [True, True, True],
+        **o),
+    "float32", outs=("out0", "out1", "out2"), **_CNN_TOL)
+_out_variant(
+    "ne.Scalar_out", lambda o: S(T((2, 3), "int64", low=-2, high=2), 1, **o), "bool")
+_out_variant(
+    "ne.Tensor_out", lambda o: S(T((2, 3), "int64", low=-2, high=2),
+        T((3,), "int64", low=-2, high=2), **o),
+    "bool")
+_out_variant("new_empty.out", lambda o: S(T((2,)), [2, 3], **o), "float32", **_UNINIT)
+_out_variant("new_zeros.out", lambda o: S(T((2,)), [2, 3], **o), "float32")
+_out_variant(
+    "nll_loss.out", lambda o: S(T((4, 3)), T((4,), "int64", low=0, high=2), None, 1, -100,
+        **o),
+    "float32", "bool")
+_out_variant(
+    "nll_loss2d.out", lambda o: S(T((2, 3, 2, 2)), T((2, 2, 2), "int64", low=0, high=2), None,
+        1, -100, **o),
+    "float32", "bool")
+_out_variant(
+    "nll_loss2d_backward.grad_input", lambda o: S(T(()), T((2, 3, 2, 2)),
+        T((2, 2, 2), "int64", low=0, high=2), None, 1, -100, T((), low=8.0, high=8.0), **o),
+    "float32", "bool", outs=("grad_input",))
+_out_variant(
+    "nll_loss2d_forward.output", lambda o: S(T((2, 3, 2, 2)),
+        T((2, 2, 2), "int64", low=0, high=2), None, 1, -100, **o),
+    "float32", "bool", outs=("output", "total_weight"))
+_out_variant(
+    "nll_loss_backward.grad_input", lambda o: S(T(()), T((4, 3)),
+        T((4,), "int64", low=0, high=2), None, 1, -100, T((), low=4.0, high=4.0), **o),
+    "float32", "bool", outs=("grad_input",))
+_out_variant(
+    "nll_loss_forward.output", lambda o: S(T((4, 3)), T((4,), "int64", low=0, high=2),
+        T((3,), low=0.5, high=2.0), 1, -100, **o),
+    "float32", "bool", outs=("output", "total_weight"))
+_out_variant("norm.Scalar_out", lambda o: S(T((2, 3)), 3, **o), "float32")
+_out_variant(
+    "norm.out", lambda o: S(T((2, 3)), 2, [1], keepdim=True, **o), "float32", "bool")
+_out_variant("ones.out", lambda o: S([2, 3], **o), "float32")
+_out_variant("ones_like.out", lambda o: S(T((2, 3)), **o), "float32")
+_out_variant("prod.int_out", lambda o: S(T((2, 3)), 1, keepdim=True, **o), "float32")
+_out_variant("prod.out", lambda o: S(T((2, 3)), **o), "float32")
+_out_variant("rand.out", lambda o: S([2, 3], **o), "float32", "bool", **_RANDOM)
+_out_variant(
+    "randint.low_out", lambda o: S(3, 7, [2, 3], **o), "int64", "bool", **_RANDOM)
+_out_variant("randint.out", lambda o: S(7, [2, 3], **o), "int64", "bool", **_RANDOM)
+_out_variant("randn.out", lambda o: S([2, 3], **o), "float32", "bool", **_RANDOM)
+_out_variant("randperm.out", lambda o: S(6, **o), "int64", "bool", **_RANDOM)
+_out_variant("repeat.out", lambda o: S(T((2, 3)), [2, 1, 2], **o), "float32")
+_out_variant("rsub.Scalar_out", lambda o: S(T((2, 3)), 1.5, alpha=2, **o), "float32")
+_out_variant(
+    "rsub.Tensor_out", lambda o: S(T((2, 3)), T((3,)), alpha=2, **o), "float32")
+_out_variant("scalar_tensor.out", lambda o: S(2.5, **o), "float32")
+_out_variant(
+    "scatter_add.out", lambda o: S(T((3, 4)), 1, T((3, 2), "int64", low=0), T((3, 2)), **o),
+    "float32", "bool")
+_out_variant(
+    "silu_backward.grad_input", lambda o: S(T((2, 3)), T((2, 3)), **o),
+    "float32", "bool", outs=("grad_input",))
+_out_variant(
+    "softplus_backward.grad_input", lambda o: S(T((2, 3)), T((2, 3)), 1.0, 20.0, **o),
+    "float32", "bool", outs=("grad_input",))
+_out_variant("sub.Scalar_out", lambda o: S(T((2, 3)), 1.5, alpha=2, **o), "float32")
+_out_variant(
+    "unsafe_split.Tensor_out", lambda o: S(T((5, 3)), 2, **o), "float32", pieces=3)
+_out_variant(
+    "unsafe_split_with_sizes.out", lambda o: S(T((5, 3)), [1, 4], **o),
+    "float32", pieces=2)
+_out_variant("zeros.out", lambda o: S([2, 3], **o), "float32")
+_out_variant("zeros_like.out", lambda o: S(T((2, 3)), **o), "float32")
+_out_variant("max.out", lambda o: S(T((2, 3)), T((3,)), **o), "float32", "bool")
+_out_variant("min.out", lambda o: S(T((2, 3)), T((3,)), **o), "float32", "bool")
+_out_variant(
+    "clamp.Tensor_out", lambda o: S(T((2, 3)), T((3,), low=-2.0, high=0.0),
+                                    T((2, 1), low=0.0, high=2.0), **o), "float32", "int64")
+_out_variant("clamp_max.Tensor_out", lambda o: S(T((2, 3)), T((3,)), **o), "float32", "int64")
+_out_variant("clamp_min.Tensor_out", lambda o: S(T((2, 3)), T((3,)), **o), "float32", "int64")
+_out_variant("isinf.out", lambda o: S(T((4,), values=[1.0, float("inf"), -float("inf"), 0.0]),
+                                      **o), "bool")
+_out_variant("isnan.out", lambda o: S(T((3,), values=[1.0, float("nan"), 0.0]), **o), "bool")
+_out_variant("bitwise_xor.Scalar_Tensor_out", lambda o: S(6, T((2, 3), "int64"), **o), "int64")
+_out_variant("copy.out", lambda o: S(T((2, 3)), T((3,), "float64"), **o), "float32")
+
+_out_variant("norm.ScalarOpt_dtype_out", lambda o: S(T((2, 3)), 2, dtype=D("float64"), **o),
+             "float64")
+_out_variant("norm.dtype_out", lambda o: S(T((2, 3)), 2, [1], False, dtype=D("float64"), **o),
+             "float64", "int64")
