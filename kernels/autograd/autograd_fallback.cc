@@ -5,6 +5,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -140,6 +141,15 @@ std::optional<OperatorHandle> functionalOf(const OperatorHandle& out_op) {
 // sum.out, relu.out), which torch 1.13 runs too.
 bool refusesGrad(const OperatorHandle& op) {
   if (!isOutOperator(op.schema()) || op.hasTag("generated")) return false;
+  // torch 1.13 runs these too, though their functional overloads are
+  // differentiable (found by test_op_db_torch.py's out= samples).
+  static constexpr std::string_view kRunInTorch[] = {
+      "aten::floor_divide.out", "aten::log_softmax.int_out",
+      "aten::silu_backward.grad_input", "aten::softmax.int_out"};
+  const std::string name = toString(op.operator_name());
+  for (std::string_view n : kRunInTorch) {
+    if (name == n) return false;
+  }
   std::optional<OperatorHandle> functional = functionalOf(op);
   return functional &&
          !functional->isKernelFallthroughKernel(DispatchKey::AutogradCPU);

@@ -133,11 +133,6 @@ def _out_grad_cases():
     return cases
 
 
-# Where turnout refuses and torch 1.13 runs the call, its result cut from
-# the graph: these two are not "generated" in torch, yet run there.
-_REFUSED_ONLY_BY_TURNOUT = {"aten::softmax.int_out", "aten::log_softmax.int_out"}
-
-
 @pytest.mark.parametrize("info, sample", params(_out_grad_cases()))
 def test_out_with_grad_as_torch(info, sample):
     """An out= overload refuses inputs that require grad (in grad mode)
@@ -153,9 +148,7 @@ def test_out_with_grad_as_torch(info, sample):
         results.append(call(info.op(lib) if lib is turnout else info.torch_fn(torch),
                             args, kwargs)[1])
     t_err, u_err = results
-    if info.name in _REFUSED_ONLY_BY_TURNOUT:
-        assert t_err is None and isinstance(u_err, RuntimeError), (t_err, u_err)
-    elif t_err is None:
+    if t_err is None:
         assert u_err is None, f"turnout raises {u_err!r}; torch runs the call"
     else:
         assert isinstance(u_err, RuntimeError), (
