@@ -18,6 +18,7 @@
 #include "kernels/factory.h"
 #include "kernels/linalg.h"
 #include "kernels/reduce.h"
+#include "kernels/shape.h"
 #include "kernels/tensor_utils.h"
 
 namespace turnout {
@@ -70,6 +71,50 @@ void BM_AddOneElementStepOut(benchmark::State& state) {
   state.counters["ns"] = ns;
 }
 BENCHMARK(BM_AddOneElementStepOut);
+
+// The elementwise paths that lay out a new result (kernels/output_layout.h):
+// contiguous inputs take an inline check, then the same allocation as
+// before; a permuted input's result follows its order and the loop walks
+// both in memory order.
+void BM_AddScalar2x2(benchmark::State& state) {
+  Tensor a = filled({2, 2}, 1.0f);
+  double ns = nsPerIteration(state, [&] {
+    Tensor c = add(a, 2.0);
+    benchmark::DoNotOptimize(c);
+  });
+  state.counters["ns"] = ns;
+}
+BENCHMARK(BM_AddScalar2x2);
+
+void BM_AddBroadcast2x3(benchmark::State& state) {
+  Tensor a = filled({2, 3}, 1.0f), b = filled({3}, 2.0f);
+  double ns = nsPerIteration(state, [&] {
+    Tensor c = add(a, b);
+    benchmark::DoNotOptimize(c);
+  });
+  state.counters["ns"] = ns;
+}
+BENCHMARK(BM_AddBroadcast2x3);
+
+void BM_Exp2x2(benchmark::State& state) {
+  Tensor a = filled({2, 2}, 1.0f);
+  double ns = nsPerIteration(state, [&] {
+    Tensor c = exp(a);
+    benchmark::DoNotOptimize(c);
+  });
+  state.counters["ns"] = ns;
+}
+BENCHMARK(BM_Exp2x2);
+
+void BM_AddTransposed512(benchmark::State& state) {
+  Tensor a = t(filled({512, 512}, 1.0f)), b = t(filled({512, 512}, 2.0f));
+  double ns = nsPerIteration(state, [&] {
+    Tensor c = add(a, b);
+    benchmark::DoNotOptimize(c);
+  });
+  state.counters["ns"] = ns;
+}
+BENCHMARK(BM_AddTransposed512)->Unit(benchmark::kMicrosecond);
 
 void BM_Memcpy16M(benchmark::State& state) {
   std::vector<float> src(kBig, 1.0f), dst(kBig);

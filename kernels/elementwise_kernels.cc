@@ -5,7 +5,10 @@
 //
 // Each operator is one function template over kCpu: the Meta kernel
 // (kCpu = false) runs the same checks and allocates the same output as the
-// CPU kernel, and stops before computing. Outputs are new contiguous tensors.
+// CPU kernel, and stops before computing. New outputs, and out= tensors
+// that are resized, are laid out as torch 1.13 lays them out
+// (kernels/output_layout.h: contiguous for contiguous inputs, else in the
+// order of the inputs' strides).
 #include <cmath>
 #include <cstdint>
 #include <initializer_list>
@@ -26,6 +29,7 @@
 #include "kernels/elementwise.h"
 #include "kernels/loops.h"
 #include "kernels/mem_overlap.h"
+#include "kernels/output_layout.h"
 #include "kernels/reduce_utils.h"
 #include "kernels/tensor_utils.h"
 #include "kernels/type_promotion.h"
@@ -365,7 +369,9 @@ Tensor binaryFunctional(std::string_view op, const Tensor& self, Other other,
     }
   }
   const BinaryPlan plan = planBinary(op, kKind, self, other, alpha);
-  Tensor out = emptyTensor(plan.sizes, plan.result, plan.device);
+  // A Scalar other is a 0-dim input (nullptr), as torch wraps it.
+  Tensor out = emptyElementwiseOutput(plan.sizes, plan.result, plan.device,
+                                      {&self, other.tensor});
   if constexpr (kCpu) runBinary<kKind>(op, plan, out, self, other, alpha);
   return out;
 }
@@ -398,7 +404,8 @@ Tensor& binaryInto(std::string_view op, Tensor& out, const Tensor& self,
   checkOutput(op, out, plan.sizes, plan.result, plan.device, inplace);
   if (!inplace) {
     // After every check, so that a refused call leaves out unchanged.
-    reduce_internal::resizeOutput(out, plan.sizes, std::string(op).c_str());
+    reduce_internal::resizeElementwiseOutput(
+        out, plan.sizes, {&self, other.tensor}, std::string(op).c_str());
   }
   checkNoInternalOverlap(out, op);
   Tensor self_copy;
@@ -507,7 +514,8 @@ TURNOUT_COMPARISON_KERNELS(ge, Ge)
 template <bool kCpu, bool kFloating, class MakeFn>
 Tensor unaryOp(std::string_view op, const Tensor& self, ScalarType compute,
                MakeFn make_fn) {
-  Tensor out = emptyTensor(self.sizes(), compute, self.device());
+  Tensor out = emptyElementwiseOutput(self.sizes(), compute, self.device(),
+                                      {&self});
   if constexpr (kCpu) {
     if (out.numel() == 0) return out;
     auto body = [&](auto tag) {
@@ -750,7 +758,8 @@ Tensor whereSelf(const Tensor& condition, const Tensor& self,
   const DimVector sizes = inferBroadcastSize(
       inferBroadcastSize(condition.sizes(), self.sizes()), other.sizes());
   const Device device = computeDevice({&condition, &self, &other});
-  Tensor out = emptyTensor(sizes, result, device);
+  Tensor out =
+      emptyElementwiseOutput(sizes, result, device, {&condition, &self, &other});
   if constexpr (kCpu) {
     if (out.numel() == 0) return out;
     const Tensor cond = castTo(condition, ScalarType::Bool);

@@ -9,6 +9,7 @@
 #include "dispatcher/core/error.h"
 #include "dispatcher/core/size_arithmetic.h"
 #include "dispatcher/local_dispatch_key_set.h"
+#include "kernels/output_layout.h"
 #include "kernels/tensor_utils.h"
 
 namespace turnout {
@@ -107,7 +108,7 @@ DimVector stridesLike(const Tensor& self,
       IntArrayRef s = self.strides();
       return DimVector(s.begin(), s.end());
     }
-    return contiguousStrides(self.sizes());
+    return denseStridesInOrder(self.sizes(), self.strides());
   }
   return stridesForMemoryFormat(self.sizes(), mf, op);
 }

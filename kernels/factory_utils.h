@@ -51,9 +51,10 @@ DimVector stridesForMemoryFormat(IntArrayRef sizes, MemoryFormat memory_format,
 bool isNonOverlappingAndDense(const Tensor& t);
 
 /// The strides a new tensor "like" `self` gets: with nullopt or Preserve,
-/// `self`'s strides when it is non-overlapping and dense, else contiguous
-/// ones (PyTorch would keep the stride order of a strided tensor with gaps;
-/// turnout makes it contiguous); otherwise the memory format's strides.
+/// `self`'s strides when it is non-overlapping and dense, else dense
+/// strides in the order of self's (denseStridesInOrder, as torch 1.13:
+/// x[:, ::2].t() gives a column-major copy); otherwise the memory format's
+/// strides.
 DimVector stridesLike(const Tensor& self,
                       std::optional<MemoryFormat> memory_format,
                       const char* op);

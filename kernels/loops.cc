@@ -1,6 +1,7 @@
 #include "kernels/loops.h"
 
 #include <cstring>
+#include <utility>
 
 #include "dispatcher/dispatcher.h"
 #include "kernels/tensor_utils.h"
@@ -70,10 +71,30 @@ LoopGeometry makeLoopGeometry(const Tensor& out,
                   "operation.");
   }
 
+  // The order of the walk, innermost first: out's dimensions from the last,
+  // or, when out is not contiguous (an elementwise result laid out after
+  // permuted inputs, kernels/output_layout.h), from its smallest stride up
+  // (ties: the later dimension first), so that out, and inputs laid out as
+  // it is, are walked in memory order and merge into long contiguous runs.
+  // (A contiguous out, the common case, builds no order.)
+  const bool reorder = !out.is_contiguous();
+  DimVector order;
+  if (reorder) {
+    order.resize(ndim);
+    for (int64_t i = 0; i < ndim; ++i) order[i] = ndim - 1 - i;
+    for (int64_t i = 1; i < ndim; ++i) {
+      for (int64_t j = i; j > 0 && full[0][order[j]] < full[0][order[j - 1]];
+           --j) {
+        std::swap(order[j], order[j - 1]);
+      }
+    }
+  }
+
   // Innermost first, size-1 dimensions dropped, a dimension merged into the
   // one inside it when every operand steps through both as through one.
   g.strides.assign(g.num_operands, DimVector());
-  for (int64_t d = ndim - 1; d >= 0; --d) {
+  for (int64_t i = 0; i < ndim; ++i) {
+    const int64_t d = reorder ? order[i] : ndim - 1 - i;
     if (out_sizes[d] == 1) continue;
     if (!g.sizes.empty()) {
       const size_t inner = g.sizes.size() - 1;

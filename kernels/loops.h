@@ -83,8 +83,10 @@ namespace detail {
 constexpr int kMaxLoopOperands = 4;
 
 // The geometry of a loop: out's shape with broadcast inputs, dimensions of
-// size 1 dropped and mergeable dimensions merged, innermost first. Strides
-// are in bytes, operand 0 is the output. ndim >= 1 unless numel == 0.
+// size 1 dropped and mergeable dimensions merged, innermost first (out's
+// last dimension, or its smallest stride when it is not contiguous).
+// Strides are in bytes, operand 0 is the output. ndim >= 1 unless
+// numel == 0.
 struct LoopGeometry {
   int num_operands = 0;
   int64_t numel = 0;

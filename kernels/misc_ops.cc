@@ -65,6 +65,7 @@
 #include "kernels/linalg.h"
 #include "kernels/loops.h"
 #include "kernels/mem_overlap.h"
+#include "kernels/output_layout.h"
 #include "kernels/reduce.h"
 #include "kernels/reduce_utils.h"
 #include "kernels/shape.h"
@@ -298,7 +299,9 @@ Tensor binFunctional(const Tensor& self, const Tensor& other) {
   const BinPlan p = planBin(kKind, binName(kKind), self, other);
   Device device = self.dim() == 0 && self.is_cpu() ? other.device()
                                                    : self.device();
-  Tensor out = emptyTensor(p.sizes, p.common, device);
+  // torch 1.13's layout (kernels/output_layout.h).
+  Tensor out = emptyElementwiseOutput(p.sizes, p.common, device,
+                                      {&self, &other});
   if constexpr (kCpu) computeBin<kKind>(out, self, other, p.common);
   return out;
 }
@@ -356,12 +359,15 @@ Tensor& binOut(const Tensor& self, const Tensor& other, Tensor& out) {
   checkNoPartialOverlap(out, other, op);
   if constexpr (kCpu) {
     // Computed aside: out may be one of the inputs, or be resized below.
-    Tensor result = emptyTensor(p.sizes, p.common, out.device());
+    Tensor result = emptyElementwiseOutput(p.sizes, p.common, out.device(),
+                                           {&self, &other});
     computeBin<kKind>(result, self, other, p.common);
-    reduce_internal::resizeOutput(out, p.sizes, op.c_str());
+    reduce_internal::resizeElementwiseOutput(out, p.sizes, {&self, &other},
+                                             op.c_str());
     copyCast(out, result);
   } else {
-    reduce_internal::resizeOutput(out, p.sizes, op.c_str());
+    reduce_internal::resizeElementwiseOutput(out, p.sizes, {&self, &other},
+                                             op.c_str());
   }
   return out;
 }
@@ -370,7 +376,8 @@ Tensor& binOut(const Tensor& self, const Tensor& other, Tensor& out) {
 template <bool kCpu>
 Tensor logicalNot(const Tensor& self) {
   checkDefined("logical_not", self);
-  Tensor out = emptyTensor(self.sizes(), ScalarType::Bool, self.device());
+  Tensor out = emptyElementwiseOutput(self.sizes(), ScalarType::Bool,
+                                      self.device(), {&self});
   if constexpr (kCpu) {
     if (out.numel() > 0) {
       cpuKernel(out, castTo(self, ScalarType::Bool),
@@ -1042,9 +1049,26 @@ const auto& powTensorOp() {
 }
 // torch.pow(2, x): the base as a wrapped number (pow(2.5, an int64 tensor)
 // is float32, pow(True, one) int64, as torch's).
+// torch 1.13 gives pow.Scalar's result (and an out= it resizes) the
+// contiguous strides of its sizes whatever the exponent's layout, where
+// pow.Tensor_Tensor would follow the exponent's order: the exponent is read
+// from a contiguous copy when it is not contiguous, and a result that is
+// contiguous gets the canonical strides of its size-1 and size-0
+// dimensions (which moves no element).
+void giveContiguousStrides(const Tensor& t) {
+  TURNOUT_INTERNAL_ASSERT(t.is_contiguous(), "pow.Scalar: a result that is "
+                          "not contiguous");
+  if (t.strides() != IntArrayRef(contiguousStrides(t.sizes()))) {
+    t.unsafeGetTensorImpl()->set_sizes_contiguous(t.sizes());
+  }
+}
 Tensor powScalar(const Scalar& self, const Tensor& exponent) {
   checkDefined("pow", exponent);
-  return powTensorOp().call(wrappedScalarTensor(self), exponent);
+  Tensor r = powTensorOp().call(
+      wrappedScalarTensor(self),
+      exponent.is_contiguous() ? exponent : contiguous(exponent));
+  giveContiguousStrides(r);
+  return r;
 }
 // x.pow_(2): pow.Tensor_Scalar (its checks, and its formulas for the
 // exponents torch computes specially), written back into self, whose dtype
@@ -1133,7 +1157,14 @@ Tensor& powScalarOut(const Scalar& self, const Tensor& exponent, Tensor& out) {
     return out;
   }
   AutoDispatchBelowAutograd below;
-  return powTensorTensorOutOp().call(wrappedScalarTensor(self), exponent, out);
+  // An out that is resized gets contiguous strides, as pow.Scalar's result.
+  const bool resized = out.sizes() != exponent.sizes();
+  Tensor& r = powTensorTensorOutOp().call(
+      wrappedScalarTensor(self),
+      resized && !exponent.is_contiguous() ? contiguous(exponent) : exponent,
+      out);
+  if (resized) giveContiguousStrides(r);
+  return r;
 }
 
 // pow.Tensor_Scalar_out: pow.Tensor_Scalar's kernel at this backend (its

@@ -213,6 +213,13 @@ std::tuple<Tensor, Tensor, Tensor> nativeLayerNorm(
     double eps) {
   const int64_t axis = checkLayerNormInputs("native_layer_norm", input,
                                             normalized_shape, weight, bias);
+  // torch 1.13 normalises a contiguous copy of the input, so its results
+  // are contiguous whatever the input's layout (the elementwise operators
+  // below would keep a permuted input's order).
+  if (!input.is_contiguous()) {
+    return nativeLayerNorm(contiguous(input), normalized_shape, weight, bias,
+                           eps);
+  }
   if (std::tuple<Tensor, Tensor, Tensor> result;
       layerNormContiguousCpu(input, axis, weight, bias, eps, result)) {
     return result;

@@ -7,7 +7,9 @@
 #include "dispatcher/core/compute_dispatch_key.h"
 #include "dispatcher/core/error.h"
 #include "dispatcher/dispatcher.h"
+#include "dispatcher/core/size_arithmetic.h"
 #include "kernels/loops.h"
+#include "kernels/output_layout.h"
 #include "kernels/tensor_utils.h"
 
 namespace turnout {
@@ -52,8 +54,15 @@ void copyBytes(void* dst, const void* src, size_t nbytes, Device device) {
 
 }  // namespace
 
-void resizeOutput(const Tensor& out, IntArrayRef sizes, const char* op) {
+namespace {
+
+// resizeOutput's body; `strides` empty: contiguous ones.
+void resizeTo(const Tensor& out, IntArrayRef sizes, IntArrayRef strides,
+              const char* op) {
   if (out.sizes() == sizes) return;
+  TURNOUT_INTERNAL_ASSERT(strides.empty() || strides.size() == sizes.size(),
+                          op, ": resizeOutput was given ", sizes.size(),
+                          " sizes but ", strides.size(), " strides");
   if (out.numel() != 0) {
     TURNOUT_WARN(op,
                  ": An output with one or more elements was resized "
@@ -69,9 +78,14 @@ void resizeOutput(const Tensor& out, IntArrayRef sizes, const char* op) {
   const Storage& storage = out.storage();
   TURNOUT_CHECK(storage.defined(), ErrorKind::InvalidArgument, op,
                 ": cannot resize an out tensor without storage");
+  // Dense strides reach exactly numel elements; any others, up to one past
+  // their furthest element.
   const size_t needed =
-      static_cast<size_t>(numelOf(sizes) + out.storage_offset()) *
-      out.itemsize();
+      strides.empty()
+          ? static_cast<size_t>(numelOf(sizes) + out.storage_offset()) *
+                out.itemsize()
+          : static_cast<size_t>(checkedStorageBytes(
+                sizes, strides, out.storage_offset(), out.itemsize(), op));
   if (needed > storage.nbytes()) {
     TURNOUT_CHECK(storage.resizable() && storage.allocator() != nullptr,
                   ErrorKind::InvalidArgument, op,
@@ -88,7 +102,35 @@ void resizeOutput(const Tensor& out, IntArrayRef sizes, const char* op) {
     s->set_data_ptr(std::move(fresh));
     s->set_nbytes(needed);
   }
-  impl->set_sizes_contiguous(sizes);
+  if (strides.empty()) {
+    impl->set_sizes_contiguous(sizes);
+  } else {
+    impl->set_sizes_and_strides(sizes, strides);
+  }
+}
+
+}  // namespace
+
+void resizeOutput(const Tensor& out, IntArrayRef sizes, const char* op) {
+  resizeTo(out, sizes, {}, op);
+}
+
+void resizeOutput(const Tensor& out, IntArrayRef sizes, IntArrayRef strides,
+                  const char* op) {
+  resizeTo(out, sizes, strides, op);
+}
+
+void resizeElementwiseOutput(const Tensor& out, IntArrayRef sizes,
+                             std::initializer_list<const Tensor*> inputs,
+                             const char* op) {
+  if (out.sizes() == sizes) return;  // keeps its own strides
+  if (elementwiseOutputIsContiguous(sizes, inputs)) {
+    resizeTo(out, sizes, {}, op);
+    return;
+  }
+  const DimVector strides = elementwiseOutputStrides(
+      sizes, absl::MakeConstSpan(inputs.begin(), inputs.size()));
+  resizeTo(out, sizes, strides, op);
 }
 
 void checkSameDevice(const char* op, const Tensor& a, const Tensor& b) {

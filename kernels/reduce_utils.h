@@ -12,6 +12,7 @@
 #ifndef TURNOUT_KERNELS_REDUCE_UTILS_H_
 #define TURNOUT_KERNELS_REDUCE_UTILS_H_
 
+#include <initializer_list>
 #include <string>
 
 #include "dispatcher/core/tensor.h"
@@ -28,6 +29,21 @@ namespace reduce_internal {
 /// InvalidArgument when the storage cannot be resized, and whatever the
 /// allocator or the copy throws; `out` and its storage are then unchanged.
 void resizeOutput(const Tensor& out, IntArrayRef sizes, const char* op);
+
+/// As resizeOutput, but a resized `out` gets `strides` (one per size; the
+/// storage grows to reach their furthest element). An `out` that already
+/// has `sizes` keeps its own strides.
+void resizeOutput(const Tensor& out, IntArrayRef sizes, IntArrayRef strides,
+                  const char* op);
+
+/// The out= tensor of an elementwise operator over `inputs` (in the
+/// operator's order; nullptr: a Scalar argument): resized as resizeOutput
+/// does, to the layout a new output would have (kernels/output_layout.h),
+/// as torch 1.13 resizes it; an `out` that already has `sizes` keeps its
+/// strides. Preconditions: as emptyElementwiseOutput's.
+void resizeElementwiseOutput(const Tensor& out, IntArrayRef sizes,
+                             std::initializer_list<const Tensor*> inputs,
+                             const char* op);
 
 /// Writes a freshly computed `result` into a caller's out= tensor: checks
 /// the device and that `out` has `result`'s dtype ("`op`: Expected out

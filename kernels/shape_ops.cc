@@ -300,6 +300,17 @@ std::vector<Tensor> where_condition(const Tensor& condition) {
 Tensor& where_self_out_kernel(const Tensor& condition, const Tensor& self,
                               const Tensor& other, Tensor& out) {
   Tensor result = where(condition, self, other);
+  // A resized out gets the layout of a new result, as torch 1.13's
+  // (kernels/output_layout.h); copyToOut alone would make it contiguous.
+  // Only where copyToOut's checks pass, so that a refused call leaves out
+  // as it was.
+  if (result.strides() != IntArrayRef(contiguousStrides(result.sizes())) &&
+      out.defined() &&
+      out.scalar_type() == result.scalar_type() &&
+      out.device() == result.device()) {
+    reduce_internal::resizeOutput(out, result.sizes(), result.strides(),
+                                  "where.self_out");
+  }
   return reduce_internal::copyToOut("where.self_out", result, out);
 }
 

@@ -24,6 +24,7 @@
 #include "kernels/aten_tags.h"
 #include "kernels/loops.h"
 #include "kernels/mem_overlap.h"
+#include "kernels/output_layout.h"
 #include "kernels/reduce_utils.h"
 #include "kernels/tensor_utils.h"
 #include "kernels/type_promotion.h"
@@ -270,7 +271,9 @@ void computeInto(const Tensor& dst, const Tensor& self, ScalarType compute,
 template <bool kCpu, class Op>
 Tensor functional(const Tensor& self, int64_t param) {
   const ScalarType result = resultTypeOf<Op>(Op::kName, self);
-  Tensor out = emptyTensor(self.sizes(), result, self.device());
+  // torch 1.13's layout: self's when it is dense (kernels/output_layout.h).
+  Tensor out = emptyElementwiseOutput(self.sizes(), result, self.device(),
+                                      {&self});
   if constexpr (kCpu) computeInto<Op>(out, self, result, param);
   return out;
 }
@@ -315,7 +318,8 @@ Tensor& outKernel(const Tensor& self, Tensor& out, int64_t param) {
                   toString(result));
   }
   reduce_internal::checkSameDevice(op.c_str(), self, out);
-  reduce_internal::resizeOutput(out, self.sizes(), op.c_str());
+  reduce_internal::resizeElementwiseOutput(out, self.sizes(), {&self},
+                                           op.c_str());
   checkNoInternalOverlap(out, op);
   if constexpr (kCpu) {
     const MemOverlap overlap = memOverlap(out, self);

@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 
 #include "dispatcher/core/error.h"
+#include "dispatcher/core/size_arithmetic.h"
 #include "kernels/copy.h"
 #include "kernels/cuda/cuda_utils.h"
 #include "kernels/cuda/stream.h"
@@ -161,12 +162,25 @@ Tensor contiguousAs(const Tensor& t, ScalarType dtype, Device device) {
   return out;
 }
 
-void resizeOut(std::string_view op, Tensor& out, IntArrayRef sizes) {
+Tensor emptyLikeMeta(const Tensor& meta, ScalarType dtype, Device device) {
+  if (meta.is_contiguous()) return emptyTensor(meta.sizes(), dtype, device);
+  return emptyStridedTensor(meta.sizes(), meta.strides(), dtype, device,
+                            "emptyLikeMeta");
+}
+
+namespace {
+
+// resizeOut's body; `strides` empty: contiguous ones.
+void resizeOutTo(std::string_view op, Tensor& out, IntArrayRef sizes,
+                 IntArrayRef strides) {
   if (out.sizes() == sizes) return;
   const std::string name(op);
   const size_t needed =
-      static_cast<size_t>(numelOf(sizes) + out.storage_offset()) *
-      out.itemsize();
+      strides.empty()
+          ? static_cast<size_t>(numelOf(sizes) + out.storage_offset()) *
+                out.itemsize()
+          : static_cast<size_t>(checkedStorageBytes(
+                sizes, strides, out.storage_offset(), out.itemsize(), name));
   // Growing keeps the old bytes: only an out tensor whose storage is empty
   // or large enough is resized.
   TURNOUT_CHECK(!out.has_storage() || out.storage().nbytes() == 0 ||
@@ -177,12 +191,31 @@ void resizeOut(std::string_view op, Tensor& out, IntArrayRef sizes) {
                 absl::StrJoin(sizes, ", "),
                 "]; pass an out tensor with zero elements or the right "
                 "shape");
-  reduce_internal::resizeOutput(out, sizes, name.c_str());
+  if (strides.empty()) {
+    reduce_internal::resizeOutput(out, sizes, name.c_str());
+  } else {
+    reduce_internal::resizeOutput(out, sizes, strides, name.c_str());
+  }
+}
+
+}  // namespace
+
+void resizeOut(std::string_view op, Tensor& out, IntArrayRef sizes) {
+  resizeOutTo(op, out, sizes, {});
+}
+
+void resizeOut(std::string_view op, Tensor& out, IntArrayRef sizes,
+               IntArrayRef strides) {
+  resizeOutTo(op, out, sizes, strides);
 }
 
 Tensor& finishOut(std::string_view op, const Tensor& meta_out,
                   const Tensor& result, Tensor& out) {
-  resizeOut(op, out, meta_out.sizes());
+  if (meta_out.is_contiguous()) {
+    resizeOut(op, out, meta_out.sizes());
+  } else {
+    resizeOut(op, out, meta_out.sizes(), meta_out.strides());
+  }
   runElementwise(op, ElementwiseOp::Copy, out.scalar_type(), out, {result});
   return out;
 }

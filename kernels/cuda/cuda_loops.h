@@ -79,15 +79,25 @@ void runElementwise(std::string_view op, ElementwiseOp kind,
 /// already one). Precondition: t is on CUDA or a CPU scalar.
 Tensor contiguousAs(const Tensor& t, ScalarType dtype, Device device);
 
+/// A new tensor on `device` with the sizes and strides of `meta`, a Meta
+/// kernel's result (the layout the CPU kernel would give: for elementwise
+/// operators, torch 1.13's, kernels/output_layout.h), in `dtype`.
+Tensor emptyLikeMeta(const Tensor& meta, ScalarType dtype, Device device);
+
 /// Gives `out` the sizes `sizes` that an out= kernel's Meta kernel gave its
 /// stand-in (nothing when they already match). Growing an out tensor that
 /// already holds device memory is refused with InvalidArgument (pass one
 /// with zero elements or the right shape).
 void resizeOut(std::string_view op, Tensor& out, IntArrayRef sizes);
 
+/// As above, and a resized `out` gets `strides` (the stand-in's: an
+/// elementwise out= tensor is laid out as a new output would be).
+void resizeOut(std::string_view op, Tensor& out, IntArrayRef sizes,
+               IntArrayRef strides);
+
 /// The end of an out= kernel whose Meta kernel accepted the call on the
 /// stand-in `meta_out` (and resized it when out= may be resized): gives
-/// `out` the stand-in's sizes, then copies `result` (same sizes) into it,
+/// `out` the stand-in's sizes (and, when resized, its strides), then copies `result` (same sizes) into it,
 /// converting to out's dtype. Growing an out tensor that already holds
 /// device memory is refused with InvalidArgument (pass one with zero
 /// elements or the right shape). Returns out.

@@ -75,7 +75,7 @@ using Out = Tensor&(const Tensor&, const Tensor&, Tensor&);
     const Device device = checkCudaDevices(#name, {&self, &other});            \
     const Tensor m = op.redispatch(metaKeys(), metaLike(self),                 \
                                    metaLike(other), alpha);                    \
-    Tensor out = emptyTensor(m.sizes(), m.scalar_type(), device);              \
+    Tensor out = emptyLikeMeta(m, m.scalar_type(), device);              \
     runBinary<ElementwiseOp::Kind>(#name, out, self, &other, nullptr, &alpha); \
     return out;                                                                \
   }                                                                            \
@@ -84,7 +84,7 @@ using Out = Tensor&(const Tensor&, const Tensor&, Tensor&);
     static const auto op = typedOp<TensorScalarAlpha>("aten::" #name, "Scalar"); \
     const Device device = checkCudaDevices(#name, {&self});                    \
     const Tensor m = op.redispatch(metaKeys(), metaLike(self), other, alpha);  \
-    Tensor out = emptyTensor(m.sizes(), m.scalar_type(), device);              \
+    Tensor out = emptyLikeMeta(m, m.scalar_type(), device);              \
     runBinary<ElementwiseOp::Kind>(#name, out, self, nullptr, &other, &alpha); \
     return out;                                                                \
   }                                                                            \
@@ -116,7 +116,7 @@ using Out = Tensor&(const Tensor&, const Tensor&, Tensor&);
     checkCudaDevices(#name ".out", {&self, &other}, &out);                     \
     Tensor mo = metaLike(out);                                                 \
     op.redispatch(metaKeys(), metaLike(self), metaLike(other), alpha, mo);     \
-    resizeOut(#name ".out", out, mo.sizes());                                  \
+    resizeOut(#name ".out", out, mo.sizes(), mo.strides());                    \
     runBinary<ElementwiseOp::Kind>(#name ".out", out, self, &other, nullptr,   \
                                    &alpha);                                    \
     return out;                                                                \
@@ -129,7 +129,7 @@ using Out = Tensor&(const Tensor&, const Tensor&, Tensor&);
     const Device device = checkCudaDevices(#name, {&self, &other});            \
     const Tensor m =                                                           \
         op.redispatch(metaKeys(), metaLike(self), metaLike(other));            \
-    Tensor out = emptyTensor(m.sizes(), m.scalar_type(), device);              \
+    Tensor out = emptyLikeMeta(m, m.scalar_type(), device);              \
     runBinary<ElementwiseOp::Kind>(#name, out, self, &other, nullptr, nullptr); \
     return out;                                                                \
   }                                                                            \
@@ -137,7 +137,7 @@ using Out = Tensor&(const Tensor&, const Tensor&, Tensor&);
     static const auto op = typedOp<TensorScalar>("aten::" #name, "Scalar");    \
     const Device device = checkCudaDevices(#name, {&self});                    \
     const Tensor m = op.redispatch(metaKeys(), metaLike(self), other);         \
-    Tensor out = emptyTensor(m.sizes(), m.scalar_type(), device);              \
+    Tensor out = emptyLikeMeta(m, m.scalar_type(), device);              \
     runBinary<ElementwiseOp::Kind>(#name, out, self, nullptr, &other, nullptr); \
     return out;                                                                \
   }
@@ -167,7 +167,7 @@ using Out = Tensor&(const Tensor&, const Tensor&, Tensor&);
     checkCudaDevices(#name ".out", {&self, &other}, &out);                     \
     Tensor mo = metaLike(out);                                                 \
     op.redispatch(metaKeys(), metaLike(self), metaLike(other), mo);            \
-    resizeOut(#name ".out", out, mo.sizes());                                  \
+    resizeOut(#name ".out", out, mo.sizes(), mo.strides());                    \
     runBinary<ElementwiseOp::Kind>(#name ".out", out, self, &other, nullptr,   \
                                    nullptr);                                   \
     return out;                                                                \
@@ -193,7 +193,7 @@ TURNOUT_CUDA_BINARY_KERNELS(ge, Ge)
     static const auto op = typedOp<Tensor(const Tensor&)>("aten::" #name, ""); \
     const Device device = checkCudaDevices(#name, {&self});                    \
     const Tensor m = op.redispatch(metaKeys(), metaLike(self));                \
-    Tensor out = emptyTensor(m.sizes(), m.scalar_type(), device);              \
+    Tensor out = emptyLikeMeta(m, m.scalar_type(), device);              \
     runElementwise(#name, ElementwiseOp::Kind, m.scalar_type(), out, {self});  \
     return out;                                                                \
   }
@@ -211,7 +211,7 @@ Tensor powTensorScalar(const Tensor& self, const Scalar& exponent) {
   static const auto op = typedOp<TensorScalar>("aten::pow", "Tensor_Scalar");
   const Device device = checkCudaDevices("pow", {&self});
   const Tensor m = op.redispatch(metaKeys(), metaLike(self), exponent);
-  Tensor out = emptyTensor(m.sizes(), m.scalar_type(), device);
+  Tensor out = emptyLikeMeta(m, m.scalar_type(), device);
   // The CPU kernel reads an integral exponent as int64 and a floating one
   // in the math type.
   ScalarArg e;
@@ -229,7 +229,7 @@ Tensor clampKernel(const Tensor& self, const std::optional<Scalar>& min,
   const Device device = checkCudaDevices("clamp", {&self});
   const Tensor m = op.redispatch(metaKeys(), metaLike(self), min, max);
   const ScalarType compute = m.scalar_type();
-  Tensor out = emptyTensor(m.sizes(), compute, device);
+  Tensor out = emptyLikeMeta(m, compute, device);
   std::optional<ScalarArg> lo, hi;
   if (min) lo = scalarArg(*min, compute, "clamp");
   if (max) hi = scalarArg(*max, compute, "clamp");
@@ -245,7 +245,7 @@ Tensor whereSelf(const Tensor& condition, const Tensor& self,
   const Device device = checkCudaDevices("where", {&condition, &self, &other});
   const Tensor m = op.redispatch(metaKeys(), metaLike(condition),
                                  metaLike(self), metaLike(other));
-  Tensor out = emptyTensor(m.sizes(), m.scalar_type(), device);
+  Tensor out = emptyLikeMeta(m, m.scalar_type(), device);
   runElementwise("where", ElementwiseOp::Where, m.scalar_type(), out,
                  {condition, self, other});
   return out;

@@ -58,7 +58,7 @@ Tensor& computeOut(std::string_view op, ElementwiseOp kind, ScalarType compute,
     runElementwise(op, kind, compute, out, inputs, scalars, scalar_input);
     return out;
   }
-  const Tensor result = emptyTensor(meta_out.sizes(), compute, out.device());
+  const Tensor result = emptyLikeMeta(meta_out, compute, out.device());
   runElementwise(op, kind, compute, result, inputs, scalars, scalar_input);
   return finishOut(op, meta_out, result, out);
 }
@@ -105,7 +105,7 @@ Tensor unaryFunctional(const Tensor& self) {
   static const auto op = typedOp<Tensor(const Tensor&)>(S::kOp, "");
   const Device device = checkCudaDevices(S::kName, {&self});
   const Tensor m = op.redispatch(metaKeys(), metaLike(self));
-  Tensor out = emptyTensor(m.sizes(), m.scalar_type(), device);
+  Tensor out = emptyLikeMeta(m, m.scalar_type(), device);
   runElementwise(S::kName, S::kKind, m.scalar_type(), out, {self});
   return out;
 }
@@ -147,7 +147,7 @@ Tensor roundDecimals(const Tensor& self, int64_t decimals) {
       typedOp<Tensor(const Tensor&, int64_t)>("aten::round", "decimals");
   const Device device = checkCudaDevices("round", {&self});
   const Tensor m = op.redispatch(metaKeys(), metaLike(self), decimals);
-  Tensor out = emptyTensor(m.sizes(), m.scalar_type(), device);
+  Tensor out = emptyLikeMeta(m, m.scalar_type(), device);
   runElementwise("round", ElementwiseOp::RoundDecimals, m.scalar_type(), out,
                  {self}, {roundDecimalsArg(decimals)});
   return out;
@@ -203,7 +203,7 @@ Tensor binaryFunctional(const Tensor& self, const Tensor& other) {
       typedOp<Tensor(const Tensor&, const Tensor&)>(S::kOp, S::kOverload);
   const Device device = checkCudaDevices(S::kName, {&self, &other});
   const Tensor m = op.redispatch(metaKeys(), metaLike(self), metaLike(other));
-  Tensor out = emptyTensor(m.sizes(), m.scalar_type(), device);
+  Tensor out = emptyLikeMeta(m, m.scalar_type(), device);
   runElementwise(S::kName, S::kKind, m.scalar_type(), out, {self, other});
   return out;
 }
@@ -286,7 +286,7 @@ Tensor logicalNot(const Tensor& self) {
       typedOp<Tensor(const Tensor&)>("aten::logical_not", "");
   const Device device = checkCudaDevices("logical_not", {&self});
   const Tensor m = op.redispatch(metaKeys(), metaLike(self));
-  Tensor out = emptyTensor(m.sizes(), m.scalar_type(), device);
+  Tensor out = emptyLikeMeta(m, m.scalar_type(), device);
   runElementwise("logical_not", ElementwiseOp::LogicalNot, self.scalar_type(),
                  out, {self});
   return out;
