@@ -560,6 +560,16 @@ class OutVariantKernel final : public OperatorKernel {
   void resize(const Tensor& out, const Tensor& result) const {
     const IntArrayRef sizes = result.sizes();
     if (out.sizes() == sizes) return;
+    const bool elementwise = variant_.rule == OutRule::kCast ||
+                             name_.rfind("aten::clamp", 0) == 0;
+    if (elementwise && !variant_.silent_resize) {
+      // An elementwise (TensorIterator) operator's, clamp's exact-dtype
+      // ones included: resized to the layout its result has
+      // (kernels/output_layout.h), as torch's.
+      reduce_internal::resizeOutput(out, sizes, result.strides(),
+                                    name_.c_str());
+      return;
+    }
     if (!variant_.silent_resize || out.numel() == 0) {
       reduce_internal::resizeOutput(out, sizes, name_.c_str());
       return;

@@ -462,3 +462,19 @@ def test_unsafe_split_needs_one_out_per_piece():
     with pytest.raises(RuntimeError, match="one per result"):
         turnout.ops.aten.unsafe_split.Tensor_out(x, 2, out=outs)
     assert all(o.shape == (0,) for o in outs)
+
+
+@pytest.mark.parametrize("name", ["eq", "clamp", "maximum", "floor_divide",
+                                  "fmod"])
+def test_a_resized_out_takes_the_results_layout_as_torch(name):
+    def strides(lib):
+        x = lib.tensor([[1.0, -2.0, 3.0], [4.0, 5.0, -6.0]]).t()
+        o = lib.empty(0, dtype=lib.bool) if name == "eq" else lib.empty(0)
+        call = {"eq": lambda: lib.eq(x, x, out=o),
+                "clamp": lambda: lib.clamp(x, 0, out=o),
+                "maximum": lambda: lib.maximum(x, x, out=o),
+                "floor_divide": lambda: lib.floor_divide(x, x, out=o),
+                "fmod": lambda: lib.fmod(x, 2.0, out=o)}[name]
+        assert call() is o
+        return tuple(o.stride()), o.tolist()
+    assert strides(turnout) == strides(torch)
