@@ -328,9 +328,9 @@ Tensor softplusBackward(const Tensor& grad_output, const Tensor& self,
                mul(grad_output, turnout::sigmoid(xb)));
 }
 
-// ---- clamp_min, clamp_max (CompositeImplicitAutograd over clamp) -----------------------
-// F.normalize calls clamp_min; values, promotion and gradient are clamp's
-// with one bound.
+// ---- clamp_min, clamp_max (CompositeExplicitAutograd over clamp, as torch 1.13's) -------
+// F.normalize calls clamp_min; values and promotion are clamp's with one
+// bound; gradients in autograd/nn_autograd.cc (ClampMinBackward0, ...).
 
 Tensor clampMin(const Tensor& self, const Scalar& min) {
   return clamp(self, min, std::nullopt);
@@ -628,6 +628,10 @@ TURNOUT_LIBRARY_IMPL(aten, CompositeExplicitAutograd, m) {
   m.impl("hardtanh_", TURNOUT_FN(hardtanhInplace));
   m.impl("softplus", TURNOUT_FN(softplusKernel));
   m.impl("clamp_", TURNOUT_FN(clampInplace));
+  m.impl("clamp_min", TURNOUT_FN(clampMin));
+  m.impl("clamp_max", TURNOUT_FN(clampMax));
+  m.impl("clamp_min_", TURNOUT_FN(clampMinInplace));
+  m.impl("clamp_max_", TURNOUT_FN(clampMaxInplace));
 }
 
 TURNOUT_LIBRARY_IMPL(aten, CompositeImplicitAutograd, m) {
@@ -640,8 +644,4 @@ TURNOUT_LIBRARY_IMPL(aten, CompositeImplicitAutograd, m) {
   m.impl("softplus_backward", TURNOUT_FN(softplusBackward));
   m.impl("dropout", TURNOUT_FN(dropoutKernel));
   m.impl("dropout_", TURNOUT_FN(dropoutInplace));
-  m.impl("clamp_min", TURNOUT_FN(clampMin));
-  m.impl("clamp_max", TURNOUT_FN(clampMax));
-  m.impl("clamp_min_", TURNOUT_FN(clampMinInplace));
-  m.impl("clamp_max_", TURNOUT_FN(clampMaxInplace));
 }

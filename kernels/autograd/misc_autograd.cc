@@ -28,7 +28,11 @@
 //     self's sizes; dot (DotBackward0): self: g * tensor, tensor: g * self;
 //     mv (MvBackward0): self: outer(g, vec), vec: mv(self^T, g);
 //   zero_ (ZeroBackward0): zeros; fill_.Tensor (FillBackward3): self:
-//     zeros, value: sum(g); fmod.Scalar, fmod_.Scalar (FmodBackward0): g.
+//     zeros, value: sum(g); fmod.Scalar, fmod_.Scalar (FmodBackward0): g;
+//   addmv, addmv_ (kernels/linspace_addmv.cc; AddmvBackward0): self:
+//     beta * g; mat: alpha * outer(g, vec); vec: alpha * mv(mat^T, g).
+//     addmv.out has no Autograd kernel (the autograd fallback's, as the
+//     other out= forms).
 // all, any, logical_not, bitwise_xor, eye and new_zeros are not
 // differentiable (fallthrough).
 #include <algorithm>
@@ -213,6 +217,18 @@ const TypedOperatorHandle<ScalarSig>& fmodScalarOp() {
 }
 const TypedOperatorHandle<ScalarInplaceSig>& fmodScalarInplaceOp() {
   static const auto op = lookup<ScalarInplaceSig>("aten::fmod_", "Scalar");
+  return op;
+}
+using AddmvSig = Tensor(const Tensor&, const Tensor&, const Tensor&,
+                       const Scalar&, const Scalar&);
+using AddmvInplaceSig = Tensor&(Tensor&, const Tensor&, const Tensor&,
+                                const Scalar&, const Scalar&);
+const TypedOperatorHandle<AddmvSig>& addmvOp() {
+  static const auto op = lookup<AddmvSig>("aten::addmv", "");
+  return op;
+}
+const TypedOperatorHandle<AddmvInplaceSig>& addmvInplaceOp() {
+  static const auto op = lookup<AddmvInplaceSig>("aten::addmv_", "");
   return op;
 }
 
@@ -900,6 +916,57 @@ Tensor mvKernel(const Tensor& self, const Tensor& vec) {
   return out;
 }
 
+// AddmvBackward0; `out` is the result (self for addmv_). torch shows mat
+// only where vec's gradient needs it, and vec where mat's does.
+void recordAddmv(const Tensor& self, const Tensor& mat, const Tensor& vec,
+                 const Scalar& beta, const Scalar& alpha, const Tensor& out) {
+  const SavedVariable m = requiresGrad(vec) ? SavedVariable(mat)
+                                            : SavedVariable();
+  const SavedVariable v = requiresGrad(mat) ? SavedVariable(vec)
+                                            : SavedVariable();
+  Node* node = record(
+      "AddmvBackward0", {self, mat, vec}, out,
+      [m, v, beta, alpha](const F& n, const Tensor& g) {
+        // The node sums self's gradient to self's shape.
+        variable_list grads(3);
+        if (n.needsGrad(0)) grads[0] = mul(g, beta);
+        if (n.needsGrad(1)) {
+          grads[1] = mul(mul(turnout::unsqueeze(g, 1),
+                             turnout::unsqueeze(v.unpack(&n), 0)),
+                         alpha);
+        }
+        if (n.needsGrad(2)) {
+          grads[2] = mul(mvOp().call(turnout::t(m.unpack(&n)), g), alpha);
+        }
+        return grads;
+      });
+  if (node != nullptr) {
+    node->addSaved("alpha", IValue(alpha));
+    node->addSaved("beta", IValue(beta));
+    node->addSaved("mat", m);
+    node->addSaved("vec", v);
+  }
+}
+
+Tensor addmvKernel(const Tensor& self, const Tensor& mat, const Tensor& vec,
+                   const Scalar& beta, const Scalar& alpha) {
+  const bool rec = shouldRecord("addmv", self, mat, vec);
+  Tensor out = belowAutograd(
+      [&] { return addmvOp().call(self, mat, vec, beta, alpha); });
+  if (rec) recordAddmv(self, mat, vec, beta, alpha, out);
+  return out;
+}
+
+Tensor& addmvInplace(Tensor& self, const Tensor& mat, const Tensor& vec,
+                     const Scalar& beta, const Scalar& alpha) {
+  const bool rec = shouldRecord("addmv_", self, mat, vec);
+  detail::writeInplace(self, rec, "addmv_", [&] {
+    addmvInplaceOp().call(self, mat, vec, beta, alpha);
+  });
+  if (rec) recordAddmv(self, mat, vec, beta, alpha, self);
+  return self;
+}
+
 // ---- zero_, fill_.Tensor, fmod.Scalar --------------------------------------------------
 
 variable_list zeroGrad(const F&, const Tensor& g) {
@@ -981,6 +1048,8 @@ TURNOUT_LIBRARY_IMPL(aten, Autograd, m) {
   m.impl("fill_.Tensor", TURNOUT_FN(fillTensorKernel));
   m.impl("fmod.Scalar", TURNOUT_FN(fmodScalarKernel));
   m.impl("fmod_.Scalar", TURNOUT_FN(fmodScalarInplace));
+  m.impl("addmv", TURNOUT_FN(addmvKernel));
+  m.impl("addmv_", TURNOUT_FN(addmvInplace));
   // Not differentiable.
   for (const char* name :
        {"all", "all.dim", "any", "any.dim", "logical_not", "logical_not_",

@@ -1,5 +1,5 @@
 // The Autograd kernels of the forward operators of kernels/nn.h (the
-// activations and clamp_, native_layer_norm, embedding, nll_loss_forward and
+// activations, clamp_, clamp_min(_), clamp_max(_), native_layer_norm, embedding, nll_loss_forward and
 // nll_loss2d_forward), registered at the Autograd alias key as
 // math_autograd.cc's are: record when grad mode is on and an input requires
 // grad, call the operator below autograd, attach a FunctionNode whose
@@ -20,7 +20,9 @@
 #include <tuple>
 
 #include "dispatcher/core/error.h"
+#include "dispatcher/dispatcher.h"
 #include "dispatcher/library.h"
+#include "dispatcher/operator_handle.h"
 #include "kernels/autograd/autograd_meta.h"
 #include "kernels/autograd/function_node.h"
 #include "kernels/autograd/grad_mode.h"
@@ -252,6 +254,50 @@ Tensor& clamp_(Tensor& self, const std::optional<Scalar>& min,
       });
 }
 
+// clamp_min, clamp_max and their in-place forms: torch 1.13's
+// ClampMinBackward0 (ClampMaxBackward0): g where x >= min (x <= max), 0
+// elsewhere (NaN included); the in-place forms over x before the write.
+using ClampBoundSig = Tensor(const Tensor&, const Scalar&);
+using ClampBoundInplaceSig = Tensor&(Tensor&, const Scalar&);
+
+template <bool kMin>
+Tensor clampBoundGrad(const Tensor& g, const Tensor& x, const Scalar& bound) {
+  const Tensor keep = kMin ? turnout::ge(x, bound) : turnout::le(x, bound);
+  return turnout::where(keep, g, turnout::zeros_like(g));
+}
+
+template <bool kMin>
+Tensor clampBound(const Tensor& self, const Scalar& bound) {
+  static const auto op =
+      Dispatcher::singleton()
+          .findSchemaOrThrow(kMin ? "aten::clamp_min" : "aten::clamp_max", "")
+          .typed<ClampBoundSig>();
+  return recordUnary(
+      kMin ? "clamp_min" : "clamp_max",
+      kMin ? "ClampMinBackward0" : "ClampMaxBackward0", self,
+      [&] { return op.call(self, bound); },
+      [bound](const Tensor& g, const Tensor& x) {
+        return clampBoundGrad<kMin>(g, x, bound);
+      },
+      [bound](Node* n) { n->addSaved(kMin ? "min" : "max", IValue(bound)); });
+}
+
+template <bool kMin>
+Tensor& clampBound_(Tensor& self, const Scalar& bound) {
+  static const auto op =
+      Dispatcher::singleton()
+          .findSchemaOrThrow(kMin ? "aten::clamp_min_" : "aten::clamp_max_", "")
+          .typed<ClampBoundInplaceSig>();
+  return recordUnaryInplace(
+      kMin ? "clamp_min_" : "clamp_max_",
+      kMin ? "ClampMinBackward0" : "ClampMaxBackward0", self, true,
+      [&] { op.call(self, bound); },
+      [bound](const Tensor& g, const Tensor& x) {
+        return clampBoundGrad<kMin>(g, x, bound);
+      },
+      [bound](Node* n) { n->addSaved(kMin ? "min" : "max", IValue(bound)); });
+}
+
 // ---- native_layer_norm ---------------------------------------------------------------
 
 Tensor valueOr(const std::optional<Tensor>& t) {
@@ -402,6 +448,10 @@ TURNOUT_LIBRARY_IMPL(aten, Autograd, m) {
   m.impl("hardtanh_", TURNOUT_FN(hardtanh_));
   m.impl("softplus", TURNOUT_FN(softplus));
   m.impl("clamp_", TURNOUT_FN(clamp_));
+  m.impl("clamp_min", TURNOUT_FN(clampBound<true>));
+  m.impl("clamp_max", TURNOUT_FN(clampBound<false>));
+  m.impl("clamp_min_", TURNOUT_FN(clampBound_<true>));
+  m.impl("clamp_max_", TURNOUT_FN(clampBound_<false>));
   m.impl("native_layer_norm", TURNOUT_FN(nativeLayerNorm));
   m.impl("embedding", TURNOUT_FN(embedding));
   m.impl("nll_loss_forward", TURNOUT_FN(nllLossForward<false>));
