@@ -162,6 +162,33 @@ MORE_CASES = {
     "logsumexp": lambda L, x, w, c: L.logsumexp(x, 1),
     "fmod": lambda L, x, w, c: L.fmod(x, c),
     "fmod other": lambda L, x, w, c: L.fmod(c, x),
+    # CompositeExplicitAutograd with Autograd kernels, as torch 1.13's.
+    "flip": lambda L, x, w, c: x.flip([1]),
+    "flip dims": lambda L, x, w, c: x.flip([-1, 0]),
+    "repeat": lambda L, x, w, c: x.repeat([2, 1, 3]),
+    "squeeze all": lambda L, x, w, c: x.view(1, 2, 1, 3).squeeze(),
+    "dot": lambda L, x, w, c: x[0].dot(w[:, 0]),
+    "dot self only": lambda L, x, w, c: x[0].dot(c[0]),
+    "mv": lambda L, x, w, c: x.mv(w[:, 0]),
+    "mv vec only": lambda L, x, w, c: c.mv(w[:, 0]),
+    "addmv": lambda L, x, w, c: L.addmv(c[:, 0], x, w[:, 0], beta=2,
+                                        alpha=3),
+    "addmv_": lambda L, x, w, c: c[:, 0].clone().addmv_(x, c[0]),
+    "baddbmm": lambda L, x, w, c: L.baddbmm(
+        c[:, :2], x.view(1, 2, 3), w.view(1, 3, 2), beta=2, alpha=0.5),
+    "zero_": lambda L, x, w, c: x.clone().zero_(),
+    "fill_ tensor": lambda L, x, w, c: x.clone().fill_(w[0, 0]),
+    "fmod scalar": lambda L, x, w, c: L.fmod(x, 4),
+    "fmod_ scalar": lambda L, x, w, c: x.clone().fmod_(4),
+    "clamp_min": lambda L, x, w, c: x.clamp_min(2.5),
+    "clamp_max": lambda L, x, w, c: x.clamp_max(2.5),
+    "clamp_min_": lambda L, x, w, c: x.clone().clamp_min_(2.5),
+    "clamp_max_": lambda L, x, w, c: x.clone().clamp_max_(2.5),
+    "constant_pad_nd": lambda L, x, w, c: L.constant_pad_nd(x, [1, 2], 0.5),
+    "div Scalar_mode": lambda L, x, w, c: L.ops.aten.div.Scalar_mode(
+        x, 2, rounding_mode="floor"),
+    "div Scalar_mode none": lambda L, x, w, c: L.ops.aten.div.Scalar_mode(
+        x, 2, rounding_mode=None),
 }
 
 
