@@ -189,6 +189,13 @@ MORE_CASES = {
         x, 2, rounding_mode="floor"),
     "div Scalar_mode none": lambda L, x, w, c: L.ops.aten.div.Scalar_mode(
         x, 2, rounding_mode=None),
+    "var": lambda L, x, w, c: x.var(),
+    "var dim": lambda L, x, w, c: x.var(1, keepdim=True),
+    "var correction": lambda L, x, w, c: L.ops.aten.var.correction(
+        x, [-1], correction=0),
+    "std": lambda L, x, w, c: x.std(),
+    "std correction": lambda L, x, w, c: L.ops.aten.std.correction(
+        x, [0], correction=2, keepdim=True),
 }
 
 
