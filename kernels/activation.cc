@@ -7,7 +7,9 @@
 // gradients come from the Autograd kernels in autograd/nn_autograd.cc,
 // which call the backward operators. The backward operators (and dropout,
 // as torch's) are CompositeImplicitAutograd: autograd sees through them, so
-// a gradient of a gradient works.
+// a gradient of a gradient works; leaky_relu_backward and hardtanh_backward
+// are CompositeExplicitAutograd, as torch 1.13's, with its double-backward
+// formulas in autograd/nn_autograd.cc.
 //
 // Dtypes and errors are torch 1.13's: the activations are defined for
 // floating-point inputs only ("\"silu_cpu\" not implemented for 'Long'"),
@@ -632,6 +634,10 @@ TURNOUT_LIBRARY_IMPL(aten, CompositeExplicitAutograd, m) {
   m.impl("clamp_max", TURNOUT_FN(clampMax));
   m.impl("clamp_min_", TURNOUT_FN(clampMinInplace));
   m.impl("clamp_max_", TURNOUT_FN(clampMaxInplace));
+  // Piecewise linear: torch 1.13's double-backward formulas
+  // (autograd/nn_autograd.cc) are short, so these are explicit as its are.
+  m.impl("leaky_relu_backward", TURNOUT_FN(leakyReluBackward));
+  m.impl("hardtanh_backward", TURNOUT_FN(hardtanhBackward));
 }
 
 TURNOUT_LIBRARY_IMPL(aten, CompositeImplicitAutograd, m) {
@@ -639,8 +645,6 @@ TURNOUT_LIBRARY_IMPL(aten, CompositeImplicitAutograd, m) {
   m.impl("gelu_backward", TURNOUT_FN(geluBackward));
   m.impl("silu_backward", TURNOUT_FN(siluBackward));
   m.impl("elu_backward", TURNOUT_FN(eluBackward));
-  m.impl("leaky_relu_backward", TURNOUT_FN(leakyReluBackward));
-  m.impl("hardtanh_backward", TURNOUT_FN(hardtanhBackward));
   m.impl("softplus_backward", TURNOUT_FN(softplusBackward));
   m.impl("dropout", TURNOUT_FN(dropoutKernel));
   m.impl("dropout_", TURNOUT_FN(dropoutInplace));

@@ -298,6 +298,66 @@ Tensor& clampBound_(Tensor& self, const Scalar& bound) {
       [bound](Node* n) { n->addSaved(kMin ? "min" : "max", IValue(bound)); });
 }
 
+// leaky_relu_backward, hardtanh_backward: linear in grad_output, piecewise
+// constant in self: torch 1.13's LeakyReluBackwardBackward0 and
+// HardtanhBackwardBackward0 give grad_output the same backward of the
+// incoming gradient and self zeros.
+Tensor leakyReluBackward(const Tensor& grad_output, const Tensor& self,
+                         const Scalar& negative_slope, bool self_is_result) {
+  const bool rec = shouldRecord("leaky_relu_backward", grad_output, self);
+  Tensor out = belowAutograd([&] {
+    return turnout::leaky_relu_backward(grad_output, self, negative_slope,
+                                        self_is_result);
+  });
+  if (rec) {
+    SavedVariable s(self);
+    Node* node = record(
+        "LeakyReluBackwardBackward0", {grad_output, self}, out,
+        [s, negative_slope](const F& n, const Tensor& g) {
+          variable_list grads(2);
+          if (n.needsGrad(0)) {
+            grads[0] = turnout::leaky_relu_backward(g, s.unpack(&n),
+                                                    negative_slope, false);
+          }
+          if (n.needsGrad(1)) grads[1] = turnout::zeros_like(g);
+          return grads;
+        });
+    if (node != nullptr) {
+      node->addSaved("negative_slope", IValue(negative_slope));
+      node->addSaved("self", s);
+    }
+  }
+  return out;
+}
+
+Tensor hardtanhBackward(const Tensor& grad_output, const Tensor& self,
+                        const Scalar& min_val, const Scalar& max_val) {
+  const bool rec = shouldRecord("hardtanh_backward", grad_output, self);
+  Tensor out = belowAutograd([&] {
+    return turnout::hardtanh_backward(grad_output, self, min_val, max_val);
+  });
+  if (rec) {
+    SavedVariable s(self);
+    Node* node = record(
+        "HardtanhBackwardBackward0", {grad_output, self}, out,
+        [s, min_val, max_val](const F& n, const Tensor& g) {
+          variable_list grads(2);
+          if (n.needsGrad(0)) {
+            grads[0] =
+                turnout::hardtanh_backward(g, s.unpack(&n), min_val, max_val);
+          }
+          if (n.needsGrad(1)) grads[1] = turnout::zeros_like(g);
+          return grads;
+        });
+    if (node != nullptr) {
+      node->addSaved("max_val", IValue(max_val));
+      node->addSaved("min_val", IValue(min_val));
+      node->addSaved("self", s);
+    }
+  }
+  return out;
+}
+
 // ---- native_layer_norm ---------------------------------------------------------------
 
 Tensor valueOr(const std::optional<Tensor>& t) {
@@ -452,6 +512,8 @@ TURNOUT_LIBRARY_IMPL(aten, Autograd, m) {
   m.impl("clamp_max", TURNOUT_FN(clampBound<false>));
   m.impl("clamp_min_", TURNOUT_FN(clampBound_<true>));
   m.impl("clamp_max_", TURNOUT_FN(clampBound_<false>));
+  m.impl("leaky_relu_backward", TURNOUT_FN(leakyReluBackward));
+  m.impl("hardtanh_backward", TURNOUT_FN(hardtanhBackward));
   m.impl("native_layer_norm", TURNOUT_FN(nativeLayerNorm));
   m.impl("embedding", TURNOUT_FN(embedding));
   m.impl("nll_loss_forward", TURNOUT_FN(nllLossForward<false>));

@@ -189,6 +189,10 @@ MORE_CASES = {
         x, 2, rounding_mode="floor"),
     "div Scalar_mode none": lambda L, x, w, c: L.ops.aten.div.Scalar_mode(
         x, 2, rounding_mode=None),
+    "hardtanh_backward": lambda L, x, w, c: L.ops.aten.hardtanh_backward(
+        x, c, 1.5, 4.5),
+    "leaky_relu_backward": lambda L, x, w, c: L.ops.aten.leaky_relu_backward(
+        c, x, 0.25, False),
     "var": lambda L, x, w, c: x.var(),
     "var dim": lambda L, x, w, c: x.var(1, keepdim=True),
     "var correction": lambda L, x, w, c: L.ops.aten.var.correction(

@@ -35,12 +35,11 @@ KNOWN_DIFFERENCES = {
     # double-backward formulas for them (derivatives.yaml); turnout's are
     # composites whose second derivatives come from the operators they
     # call. Moving one needs an Autograd kernel with torch's double-backward
-    # formula, not written yet.
+    # formula, not written yet (hardtanh_backward and leaky_relu_backward
+    # have theirs).
     "aten::elu_backward": "turnout",
     "aten::embedding_dense_backward": "turnout",
     "aten::gelu_backward": "turnout",
-    "aten::hardtanh_backward": "turnout",
-    "aten::leaky_relu_backward": "turnout",
     "aten::native_layer_norm_backward": "turnout",
     "aten::nll_loss2d_backward": "turnout",
     "aten::nll_loss_backward": "turnout",
@@ -249,6 +248,13 @@ GRAD_CASES = {
         a * a, 3, rounding_mode="floor"),
     "softmax": lambda L, a, b, m: m.softmax(1),
     "log_softmax": lambda L, a, b, m: L.log_softmax(a * a, 0),
+    "hardtanh_backward": lambda L, a, b, m: L.ops.aten.hardtanh_backward(
+        a * a, a, -0.5, 0.45),
+    "leaky_relu_backward": lambda L, a, b, m: L.ops.aten.leaky_relu_backward(
+        a * b, a + 0.1, 0.2, False) * a,
+    "leaky_relu through": lambda L, a, b, m: L.autograd.grad(
+        L.ops.aten.leaky_relu(a * a - 0.5, 0.3).sum(), a,
+        create_graph=True)[0] * a,
     "var": lambda L, a, b, m: (a * a).var(),
     "var dim": lambda L, a, b, m: m.var(1),
     "var dims keepdim": lambda L, a, b, m: L.var(m, [0, -1], True),
