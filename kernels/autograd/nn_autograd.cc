@@ -358,6 +358,157 @@ Tensor hardtanhBackward(const Tensor& grad_output, const Tensor& self,
   return out;
 }
 
+// gelu_backward (GeluBackwardBackward0): grad_output: the same backward of
+// g; self: g * grad_output * gelu''(self): phi(x) * (2 - x^2) exactly
+// (phi the normal density); with approximate="tanh", for
+// gelu(x) = x/2 * (1 + tanh(u)), u = k * (x + c x^3):
+// (1 - t^2) * (u' + x/2 * (u'' - 2 t u'^2)), t = tanh(u).
+Tensor geluSecondDerivative(const Tensor& x, std::string_view approximate) {
+  if (approximate != "tanh") {
+    const double inv_sqrt_2pi = 0.3989422804014327;  // 1 / sqrt(2 pi)
+    const Tensor sq = turnout::mul(x, x);
+    const Tensor pdf =
+        turnout::mul(turnout::exp(turnout::mul(sq, Scalar(-0.5))),
+                     Scalar(inv_sqrt_2pi));
+    return turnout::mul(pdf, turnout::rsub(sq, Scalar(2)));
+  }
+  const double k = 0.7978845608028654;  // sqrt(2 / pi)
+  const double c = 0.044715;
+  const Tensor sq = turnout::mul(x, x);
+  const Tensor u = turnout::mul(
+      turnout::add(x, turnout::mul(turnout::mul(sq, x), Scalar(c))), Scalar(k));
+  const Tensor t = turnout::tanh(u);
+  const Tensor du = turnout::mul(
+      turnout::add(turnout::mul(sq, Scalar(3 * c)), Scalar(1)), Scalar(k));
+  const Tensor d2u = turnout::mul(x, Scalar(6 * c * k));
+  const Tensor inner = turnout::sub(
+      d2u, turnout::mul(turnout::mul(t, turnout::mul(du, du)), Scalar(2)));
+  const Tensor bracket =
+      turnout::add(du, turnout::mul(turnout::mul(x, inner), Scalar(0.5)));
+  return turnout::mul(turnout::rsub(turnout::mul(t, t), Scalar(1)), bracket);
+}
+
+Tensor geluBackward(const Tensor& grad_output, const Tensor& self,
+                    std::string_view approximate) {
+  const bool rec = shouldRecord("gelu_backward", grad_output, self);
+  Tensor out = belowAutograd(
+      [&] { return turnout::gelu_backward(grad_output, self, approximate); });
+  if (rec) {
+    SavedVariable go(grad_output);
+    SavedVariable s(self);
+    const std::string approx(approximate);
+    Node* node = record(
+        "GeluBackwardBackward0", {grad_output, self}, out,
+        [go, s, approx](const F& n, const Tensor& g) {
+          const Tensor x = s.unpack(&n);
+          variable_list grads(2);
+          if (n.needsGrad(0)) grads[0] = turnout::gelu_backward(g, x, approx);
+          if (n.needsGrad(1)) {
+            grads[1] = turnout::mul(turnout::mul(g, go.unpack(&n)),
+                                    geluSecondDerivative(x, approx));
+          }
+          return grads;
+        });
+    if (node != nullptr) {
+      node->addSaved("approximate", IValue(approx));
+      node->addSaved("grad_output", go);
+      node->addSaved("self", s);
+    }
+  }
+  return out;
+}
+
+// softplus_backward (SoftplusBackwardBackward0): grad_output: the same
+// backward of g; self: g * grad_output * beta * s * (1 - s) where
+// beta * self < threshold (0 beyond), s = sigmoid(beta * self).
+Tensor softplusBackward(const Tensor& grad_output, const Tensor& self,
+                        const Scalar& beta, const Scalar& threshold) {
+  const bool rec = shouldRecord("softplus_backward", grad_output, self);
+  Tensor out = belowAutograd([&] {
+    return turnout::softplus_backward(grad_output, self, beta, threshold);
+  });
+  if (rec) {
+    SavedVariable go(grad_output);
+    SavedVariable s(self);
+    Node* node = record(
+        "SoftplusBackwardBackward0", {grad_output, self}, out,
+        [go, s, beta, threshold](const F& n, const Tensor& g) {
+          const Tensor x = s.unpack(&n);
+          variable_list grads(2);
+          if (n.needsGrad(0)) {
+            grads[0] = turnout::softplus_backward(g, x, beta, threshold);
+          }
+          if (n.needsGrad(1)) {
+            const Tensor xb = turnout::mul(x, beta);
+            const Tensor sg = turnout::sigmoid(xb);
+            const Tensor slope =
+                turnout::mul(sg, turnout::rsub(sg, Scalar(1)));
+            const Tensor gg = turnout::mul(
+                turnout::mul(turnout::mul(g, go.unpack(&n)), slope), beta);
+            grads[1] = turnout::where(turnout::lt(xb, threshold), gg,
+                                      turnout::zeros_like(gg));
+          }
+          return grads;
+        });
+    if (node != nullptr) {
+      node->addSaved("beta", IValue(beta));
+      node->addSaved("grad_output", go);
+      node->addSaved("self", s);
+      node->addSaved("threshold", IValue(threshold));
+    }
+  }
+  return out;
+}
+
+// elu_backward (EluBackwardBackward0): grad_output: the same backward of g;
+// self_or_result, where it is negative: g * grad_output * input_scale
+// times, from the input, elu's slope there (elu_backward of it), or, from
+// the result, 1.
+Tensor eluBackward(const Tensor& grad_output, const Scalar& alpha,
+                   const Scalar& scale, const Scalar& input_scale,
+                   bool is_result, const Tensor& self_or_result) {
+  const bool rec =
+      shouldRecord("elu_backward", grad_output, self_or_result);
+  Tensor out = belowAutograd([&] {
+    return turnout::elu_backward(grad_output, alpha, scale, input_scale,
+                                 is_result, self_or_result);
+  });
+  if (rec) {
+    SavedVariable go(grad_output);
+    SavedVariable s(self_or_result);
+    Node* node = record(
+        "EluBackwardBackward0", {grad_output, self_or_result}, out,
+        [=](const F& n, const Tensor& g) {
+          const Tensor x = s.unpack(&n);
+          variable_list grads(2);
+          if (n.needsGrad(0)) {
+            grads[0] = turnout::elu_backward(g, alpha, scale, input_scale,
+                                             is_result, x);
+          }
+          if (n.needsGrad(1)) {
+            Tensor gg = turnout::mul(turnout::mul(g, go.unpack(&n)),
+                                     input_scale);
+            if (!is_result) {
+              gg = turnout::elu_backward(gg, alpha, scale, input_scale, false,
+                                         x);
+            }
+            grads[1] = turnout::where(turnout::lt(x, 0), gg,
+                                      turnout::zeros_like(gg));
+          }
+          return grads;
+        });
+    if (node != nullptr) {
+      node->addSaved("alpha", IValue(alpha));
+      node->addSaved("grad_output", go);
+      node->addSaved("input_scale", IValue(input_scale));
+      node->addSaved("is_result", IValue(is_result));
+      node->addSaved("scale", IValue(scale));
+      node->addSaved("self_or_result", s);
+    }
+  }
+  return out;
+}
+
 // ---- native_layer_norm ---------------------------------------------------------------
 
 Tensor valueOr(const std::optional<Tensor>& t) {
@@ -514,6 +665,9 @@ TURNOUT_LIBRARY_IMPL(aten, Autograd, m) {
   m.impl("clamp_max_", TURNOUT_FN(clampBound_<false>));
   m.impl("leaky_relu_backward", TURNOUT_FN(leakyReluBackward));
   m.impl("hardtanh_backward", TURNOUT_FN(hardtanhBackward));
+  m.impl("softplus_backward", TURNOUT_FN(softplusBackward));
+  m.impl("gelu_backward", TURNOUT_FN(geluBackward));
+  m.impl("elu_backward", TURNOUT_FN(eluBackward));
   m.impl("native_layer_norm", TURNOUT_FN(nativeLayerNorm));
   m.impl("embedding", TURNOUT_FN(embedding));
   m.impl("nll_loss_forward", TURNOUT_FN(nllLossForward<false>));

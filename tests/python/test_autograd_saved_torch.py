@@ -193,6 +193,12 @@ MORE_CASES = {
         x, c, 1.5, 4.5),
     "leaky_relu_backward": lambda L, x, w, c: L.ops.aten.leaky_relu_backward(
         c, x, 0.25, False),
+    "gelu_backward": lambda L, x, w, c: L.ops.aten.gelu_backward(
+        c, x, approximate="tanh"),
+    "softplus_backward": lambda L, x, w, c: L.ops.aten.softplus_backward(
+        c, x, 2, 5),
+    "elu_backward": lambda L, x, w, c: L.ops.aten.elu_backward(
+        c, 1.0, 1.5, 0.5, False, x - 3),
     "var": lambda L, x, w, c: x.var(),
     "var dim": lambda L, x, w, c: x.var(1, keepdim=True),
     "var correction": lambda L, x, w, c: L.ops.aten.var.correction(

@@ -28,22 +28,17 @@ KNOWN_DIFFERENCES = {
     # of nn.MultiheadAttention under no_grad). Made explicit it would lose
     # its gradient (kernels/attention.cc).
     "aten::_native_multi_head_attention": "turnout",
-    # The out= form of a pooling operator, written over the functional one;
-    # torch 1.13 has a CPU kernel. Not moved in this pass.
-    "aten::adaptive_avg_pool2d.out": "turnout",
     # The backward operators: torch 1.13 has backend kernels and
     # double-backward formulas for them (derivatives.yaml); turnout's are
     # composites whose second derivatives come from the operators they
     # call. Moving one needs an Autograd kernel with torch's double-backward
-    # formula, not written yet (hardtanh_backward and leaky_relu_backward
-    # have theirs).
-    "aten::elu_backward": "turnout",
+    # formula, not written yet (gelu_backward, elu_backward,
+    # hardtanh_backward, leaky_relu_backward and softplus_backward have
+    # theirs).
     "aten::embedding_dense_backward": "turnout",
-    "aten::gelu_backward": "turnout",
     "aten::native_layer_norm_backward": "turnout",
     "aten::nll_loss2d_backward": "turnout",
     "aten::nll_loss_backward": "turnout",
-    "aten::softplus_backward": "turnout",
     # The reverse: composite in torch 1.13 (over mm.out, mv.out, ...),
     # a backend kernel in turnout, which writes its own matmul into out.
     # A composite over copy_ would take gradients through out where torch's
@@ -255,6 +250,16 @@ GRAD_CASES = {
     "leaky_relu through": lambda L, a, b, m: L.autograd.grad(
         L.ops.aten.leaky_relu(a * a - 0.5, 0.3).sum(), a,
         create_graph=True)[0] * a,
+    "gelu_backward": lambda L, a, b, m: L.ops.aten.gelu_backward(
+        a * a, a * 1.3, approximate="none") * a,
+    "gelu_backward tanh": lambda L, a, b, m: L.ops.aten.gelu_backward(
+        a * a, a * 1.3, approximate="tanh") * a,
+    "softplus_backward": lambda L, a, b, m: L.ops.aten.softplus_backward(
+        a * a, a * 3, 2, 1.5) * a,
+    "elu_backward": lambda L, a, b, m: L.ops.aten.elu_backward(
+        a * b, 1.5, 1.2, 0.7, False, a - 0.2) * a,
+    "elu_backward result": lambda L, a, b, m: L.ops.aten.elu_backward(
+        a * b, 1.5, 1.2, 0.7, True, a * 0.5 - 0.3) * a,
     "var": lambda L, a, b, m: (a * a).var(),
     "var dim": lambda L, a, b, m: m.var(1),
     "var dims keepdim": lambda L, a, b, m: L.var(m, [0, -1], True),
