@@ -641,6 +641,56 @@ std::tuple<Tensor, Tensor> nllLossForward(const Tensor& self,
   return result;
 }
 
+// nll_loss_backward, nll_loss2d_backward: linear in grad_output, constant
+// in self: torch 1.13's NllLossBackwardBackward0 (NllLoss2DBackwardBackward0)
+// gives grad_output the loss of the incoming gradient (nll_loss(g, target,
+// ...)) and self zeros; target and total_weight take none.
+template <bool k2d>
+Tensor nllLossBackward(const Tensor& grad_output, const Tensor& self,
+                       const Tensor& target,
+                       const std::optional<Tensor>& weight, int64_t reduction,
+                       int64_t ignore_index, const Tensor& total_weight) {
+  const char* op = k2d ? "nll_loss2d_backward" : "nll_loss_backward";
+  const bool rec = shouldRecord(op, grad_output, self);
+  Tensor out = belowAutograd([&] {
+    return k2d ? turnout::nll_loss2d_backward(grad_output, self, target,
+                                              weight, reduction, ignore_index,
+                                              total_weight)
+               : turnout::nll_loss_backward(grad_output, self, target, weight,
+                                            reduction, ignore_index,
+                                            total_weight);
+  });
+  if (rec) {
+    SavedVariable st(target), sw(valueOr(weight));
+    Node* node = record(
+        k2d ? "NllLoss2DBackwardBackward0" : "NllLossBackwardBackward0",
+        {grad_output, self}, out,
+        [st, sw, reduction, ignore_index](const F& n, const Tensor& g) {
+          variable_list grads(2);
+          if (n.needsGrad(0)) {
+            const Tensor w = sw.unpack(&n);
+            const std::optional<Tensor> wo =
+                w.defined() ? std::optional<Tensor>(w) : std::nullopt;
+            const Tensor t = st.unpack(&n);
+            grads[0] = std::get<0>(
+                k2d ? turnout::nll_loss2d_forward(g, t, wo, reduction,
+                                                  ignore_index)
+                    : turnout::nll_loss_forward(g, t, wo, reduction,
+                                                ignore_index));
+          }
+          if (n.needsGrad(1)) grads[1] = turnout::zeros_like(g);
+          return grads;
+        });
+    if (node != nullptr) {
+      node->addSaved("ignore_index", IValue(ignore_index));
+      node->addSaved("reduction", IValue(reduction));
+      node->addSaved("target", st);
+      node->addSaved("weight", sw);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 }  // namespace autograd
 }  // namespace turnout
@@ -672,4 +722,6 @@ TURNOUT_LIBRARY_IMPL(aten, Autograd, m) {
   m.impl("embedding", TURNOUT_FN(embedding));
   m.impl("nll_loss_forward", TURNOUT_FN(nllLossForward<false>));
   m.impl("nll_loss2d_forward", TURNOUT_FN(nllLossForward<true>));
+  m.impl("nll_loss_backward", TURNOUT_FN(nllLossBackward<false>));
+  m.impl("nll_loss2d_backward", TURNOUT_FN(nllLossBackward<true>));
 }

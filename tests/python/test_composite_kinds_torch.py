@@ -33,12 +33,10 @@ KNOWN_DIFFERENCES = {
     # composites whose second derivatives come from the operators they
     # call. Moving one needs an Autograd kernel with torch's double-backward
     # formula, not written yet (gelu_backward, elu_backward,
-    # hardtanh_backward, leaky_relu_backward and softplus_backward have
-    # theirs).
+    # hardtanh_backward, leaky_relu_backward, softplus_backward and the
+    # nll_loss backwards have theirs).
     "aten::embedding_dense_backward": "turnout",
     "aten::native_layer_norm_backward": "turnout",
-    "aten::nll_loss2d_backward": "turnout",
-    "aten::nll_loss_backward": "turnout",
     # The reverse: composite in torch 1.13 (over mm.out, mv.out, ...),
     # a backend kernel in turnout, which writes its own matmul into out.
     # A composite over copy_ would take gradients through out where torch's
@@ -254,6 +252,15 @@ GRAD_CASES = {
         a * a, a * 1.3, approximate="none") * a,
     "gelu_backward tanh": lambda L, a, b, m: L.ops.aten.gelu_backward(
         a * a, a * 1.3, approximate="tanh") * a,
+    "nll_loss_backward": lambda L, a, b, m: L.ops.aten.nll_loss_backward(
+        (b * b).sum(), a, L.tensor([2, 0]), b.detach() + 2, 1, -100,
+        L.tensor(3.0, dtype=L.float64)) * a,
+    "nll_loss_backward none": lambda L, a, b, m: L.ops.aten.nll_loss_backward(
+        b[:2] * 2, a, L.tensor([1, 1]), None, 0, 1,
+        L.tensor(2.0, dtype=L.float64)) * a,
+    "nll_loss2d_backward": lambda L, a, b, m: L.ops.aten.nll_loss2d_backward(
+        (b * b).sum(), m.view(1, 2, 3, 2), L.tensor([[[0, 1], [1, 1], [0, 0]]]),
+        None, 2, -100, L.tensor(6.0, dtype=L.float64)) * m.view(1, 2, 3, 2),
     "softplus_backward": lambda L, a, b, m: L.ops.aten.softplus_backward(
         a * a, a * 3, 2, 1.5) * a,
     "elu_backward": lambda L, a, b, m: L.ops.aten.elu_backward(
