@@ -28,13 +28,13 @@ KNOWN_DIFFERENCES = {
     # of nn.MultiheadAttention under no_grad). Made explicit it would lose
     # its gradient (kernels/attention.cc).
     "aten::_native_multi_head_attention": "turnout",
-    # The backward operators: torch 1.13 has backend kernels and
+    # Two backward operators: torch 1.13 has backend kernels and
     # double-backward formulas for them (derivatives.yaml); turnout's are
     # composites whose second derivatives come from the operators they
     # call. Moving one needs an Autograd kernel with torch's double-backward
-    # formula, not written yet (gelu_backward, elu_backward,
-    # hardtanh_backward, leaky_relu_backward, softplus_backward and the
-    # nll_loss backwards have theirs).
+    # formula (layer norm's is long), not written yet. The other backward
+    # operators (gelu, elu, hardtanh, leaky_relu, softplus, nll_loss,
+    # nll_loss2d) were moved with theirs (autograd/nn_autograd.cc).
     "aten::embedding_dense_backward": "turnout",
     "aten::native_layer_norm_backward": "turnout",
     # The reverse: composite in torch 1.13 (over mm.out, mv.out, ...),
