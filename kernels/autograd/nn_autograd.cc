@@ -651,6 +651,16 @@ Tensor nllLossBackward(const Tensor& grad_output, const Tensor& self,
                        const std::optional<Tensor>& weight, int64_t reduction,
                        int64_t ignore_index, const Tensor& total_weight) {
   const char* op = k2d ? "nll_loss2d_backward" : "nll_loss_backward";
+  // As torch's: weight and total_weight are not differentiable here.
+  const bool grad_mode = GradMode::is_enabled();
+  TURNOUT_CHECK(!grad_mode || !weight.has_value() || !requiresGrad(*weight),
+                ErrorKind::InvalidArgument, "The function '", op,
+                "' is not differentiable with respect to argument 'weight'. "
+                "This input cannot have requires_grad True.");
+  TURNOUT_CHECK(!grad_mode || !requiresGrad(total_weight),
+                ErrorKind::InvalidArgument, "The function '", op,
+                "' is not differentiable with respect to argument "
+                "'total_weight'. This input cannot have requires_grad True.");
   const bool rec = shouldRecord(op, grad_output, self);
   Tensor out = belowAutograd([&] {
     return k2d ? turnout::nll_loss2d_backward(grad_output, self, target,

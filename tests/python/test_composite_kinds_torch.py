@@ -322,3 +322,21 @@ def test_gradients_and_second_gradients_are_torchs(name):
     theirs = gradients(TORCH, GRAD_CASES[name], second)
     ours = gradients(TURNOUT, GRAD_CASES[name], second)
     assert ours == theirs
+
+
+@pytest.mark.parametrize("arg", ["weight", "total_weight"])
+def test_nll_loss_backward_refuses_a_weight_that_requires_grad(arg):
+    def case(api):
+        L = api.lib
+        args = dict(g=L.tensor(1.5, requires_grad=True), x=L.ones(3, 4),
+                    t=L.tensor([0, 2, 1]), w=L.ones(4), tw=L.tensor(2.0))
+        args["w" if arg == "weight" else "tw"].requires_grad_()
+        try:
+            L.ops.aten.nll_loss_backward(args["g"], args["x"], args["t"],
+                                         args["w"], 1, -100, args["tw"])
+        except RuntimeError as e:
+            return str(e)
+        return "no error"
+    theirs, ours = case(TORCH), case(TURNOUT)
+    assert ours == theirs
+    assert f"argument '{arg}'" in ours
