@@ -30,7 +30,9 @@
 #include "kernels/copy.h"
 #include "kernels/elementwise.h"
 #include "kernels/factory.h"
+#include "kernels/indexing.h"
 #include "kernels/nn.h"
+#include "kernels/shape.h"
 
 namespace turnout {
 namespace autograd {
@@ -701,6 +703,47 @@ Tensor nllLossBackward(const Tensor& grad_output, const Tensor& self,
   return out;
 }
 
+// embedding_dense_backward (EmbeddingDenseBackwardBackward0): linear in
+// grad_output, whose gradient is the rows of g that `indices` picks (zeros
+// where an index is padding_idx), in grad_output's shape; as torch 1.13's
+// formula, scale_grad_by_freq is not applied to it. indices takes none.
+Tensor embeddingDenseBackward(const Tensor& grad_output, const Tensor& indices,
+                              int64_t num_weights, int64_t padding_idx,
+                              bool scale_grad_by_freq) {
+  using Sig = Tensor(const Tensor&, const Tensor&, int64_t, int64_t, bool);
+  static const auto op = Dispatcher::singleton()
+                             .findSchemaOrThrow("aten::embedding_dense_backward", "")
+                             .typed<Sig>();
+  const bool rec = shouldRecord("embedding_dense_backward", grad_output);
+  Tensor out = belowAutograd([&] {
+    return op.call(grad_output, indices, num_weights, padding_idx,
+                   scale_grad_by_freq);
+  });
+  if (rec) {
+    SavedVariable si(indices);
+    Node* node = record(
+        "EmbeddingDenseBackwardBackward0", {grad_output}, out,
+        [si, padding_idx](const F& n, const Tensor& g) {
+          const Tensor ix = si.unpack(&n);
+          const Tensor flat = turnout::reshape(ix, DimVector{-1});
+          Tensor rows = turnout::index_select(g, 0, flat);
+          if (padding_idx >= 0) {
+            const Tensor pad = turnout::reshape(turnout::eq(flat, padding_idx),
+                                                DimVector{-1, 1});
+            rows = turnout::masked_fill(rows, pad, Scalar(0));
+          }
+          DimVector size(ix.sizes().begin(), ix.sizes().end());
+          size.push_back(-1);
+          return variable_list{turnout::reshape(rows, size)};
+        });
+    if (node != nullptr) {
+      node->addSaved("indices", si);
+      node->addSaved("padding_idx", IValue(padding_idx));
+    }
+  }
+  return out;
+}
+
 }  // namespace
 }  // namespace autograd
 }  // namespace turnout
@@ -734,4 +777,5 @@ TURNOUT_LIBRARY_IMPL(aten, Autograd, m) {
   m.impl("nll_loss2d_forward", TURNOUT_FN(nllLossForward<true>));
   m.impl("nll_loss_backward", TURNOUT_FN(nllLossBackward<false>));
   m.impl("nll_loss2d_backward", TURNOUT_FN(nllLossBackward<true>));
+  m.impl("embedding_dense_backward", TURNOUT_FN(embeddingDenseBackward));
 }

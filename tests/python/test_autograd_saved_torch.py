@@ -195,6 +195,8 @@ MORE_CASES = {
         c, x, 0.25, False),
     "nll_loss_backward": lambda L, x, w, c: L.ops.aten.nll_loss_backward(
         x.sum(), c, L.tensor([2, 0]), L.ones(3), 1, -100, L.tensor(2.0)),
+    "embedding_dense_backward": lambda L, x, w, c: (
+        L.ops.aten.embedding_dense_backward(x, L.tensor([1, 0]), 3, 0, False)),
     "gelu_backward": lambda L, x, w, c: L.ops.aten.gelu_backward(
         c, x, approximate="tanh"),
     "softplus_backward": lambda L, x, w, c: L.ops.aten.softplus_backward(

@@ -28,14 +28,13 @@ KNOWN_DIFFERENCES = {
     # of nn.MultiheadAttention under no_grad). Made explicit it would lose
     # its gradient (kernels/attention.cc).
     "aten::_native_multi_head_attention": "turnout",
-    # Two backward operators: torch 1.13 has backend kernels and
-    # double-backward formulas for them (derivatives.yaml); turnout's are
-    # composites whose second derivatives come from the operators they
-    # call. Moving one needs an Autograd kernel with torch's double-backward
-    # formula (layer norm's is long), not written yet. The other backward
-    # operators (gelu, elu, hardtanh, leaky_relu, softplus, nll_loss,
-    # nll_loss2d) were moved with theirs (autograd/nn_autograd.cc).
-    "aten::embedding_dense_backward": "turnout",
+    # A backward operator: torch 1.13 has backend kernels and a
+    # double-backward formula for it (derivatives.yaml); turnout's is a
+    # composite whose second derivatives come from the operators it calls.
+    # Moving it needs an Autograd kernel with torch's (long) double-backward
+    # formula, not written yet. The other backward operators (gelu, elu,
+    # hardtanh, leaky_relu, softplus, nll_loss, nll_loss2d,
+    # embedding_dense) were moved with theirs (autograd/nn_autograd.cc).
     "aten::native_layer_norm_backward": "turnout",
     # The reverse: composite in torch 1.13 (over mm.out, mv.out, ...),
     # a backend kernel in turnout, which writes its own matmul into out.
@@ -261,6 +260,12 @@ GRAD_CASES = {
     "nll_loss2d_backward": lambda L, a, b, m: L.ops.aten.nll_loss2d_backward(
         (b * b).sum(), m.view(1, 2, 3, 2), L.tensor([[[0, 1], [1, 1], [0, 0]]]),
         None, 2, -100, L.tensor(6.0, dtype=L.float64)) * m.view(1, 2, 3, 2),
+    "embedding_dense_backward": lambda L, a, b, m: (
+        L.ops.aten.embedding_dense_backward(
+            m.view(2, 2, 3), L.tensor([[1, 3], [3, 0]]), 5, 3, False) ** 2),
+    "embedding_dense_backward freq": lambda L, a, b, m: (
+        L.ops.aten.embedding_dense_backward(
+            a * a, L.tensor([1, 1]), 4, -1, True) * 2),
     "softplus_backward": lambda L, a, b, m: L.ops.aten.softplus_backward(
         a * a, a * 3, 2, 1.5) * a,
     "elu_backward": lambda L, a, b, m: L.ops.aten.elu_backward(
