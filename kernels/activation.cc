@@ -7,7 +7,10 @@
 // gradients come from the Autograd kernels in autograd/nn_autograd.cc,
 // which call the backward operators. The backward operators (and dropout,
 // as torch's) are CompositeImplicitAutograd: autograd sees through them, so
-// a gradient of a gradient works.
+// a gradient of a gradient works; but gelu_backward, elu_backward,
+// leaky_relu_backward, hardtanh_backward and softplus_backward are
+// CompositeExplicitAutograd, as torch 1.13's (a Python mode sees them),
+// with its double-backward formulas in autograd/nn_autograd.cc.
 //
 // Dtypes and errors are torch 1.13's: the activations are defined for
 // floating-point inputs only ("\"silu_cpu\" not implemented for 'Long'"),
@@ -328,9 +331,9 @@ Tensor softplusBackward(const Tensor& grad_output, const Tensor& self,
                mul(grad_output, turnout::sigmoid(xb)));
 }
 
-// ---- clamp_min, clamp_max (CompositeImplicitAutograd over clamp) -----------------------
-// F.normalize calls clamp_min; values, promotion and gradient are clamp's
-// with one bound.
+// ---- clamp_min, clamp_max (CompositeExplicitAutograd over clamp, as torch 1.13's) -------
+// F.normalize calls clamp_min; values and promotion are clamp's with one
+// bound; gradients in autograd/nn_autograd.cc (ClampMinBackward0, ...).
 
 Tensor clampMin(const Tensor& self, const Scalar& min) {
   return clamp(self, min, std::nullopt);
@@ -628,20 +631,22 @@ TURNOUT_LIBRARY_IMPL(aten, CompositeExplicitAutograd, m) {
   m.impl("hardtanh_", TURNOUT_FN(hardtanhInplace));
   m.impl("softplus", TURNOUT_FN(softplusKernel));
   m.impl("clamp_", TURNOUT_FN(clampInplace));
-}
-
-TURNOUT_LIBRARY_IMPL(aten, CompositeImplicitAutograd, m) {
-  using namespace turnout;  // NOLINT: the kernels above
-  m.impl("gelu_backward", TURNOUT_FN(geluBackward));
-  m.impl("silu_backward", TURNOUT_FN(siluBackward));
-  m.impl("elu_backward", TURNOUT_FN(eluBackward));
-  m.impl("leaky_relu_backward", TURNOUT_FN(leakyReluBackward));
-  m.impl("hardtanh_backward", TURNOUT_FN(hardtanhBackward));
-  m.impl("softplus_backward", TURNOUT_FN(softplusBackward));
-  m.impl("dropout", TURNOUT_FN(dropoutKernel));
-  m.impl("dropout_", TURNOUT_FN(dropoutInplace));
   m.impl("clamp_min", TURNOUT_FN(clampMin));
   m.impl("clamp_max", TURNOUT_FN(clampMax));
   m.impl("clamp_min_", TURNOUT_FN(clampMinInplace));
   m.impl("clamp_max_", TURNOUT_FN(clampMaxInplace));
+  // The backward operators that torch 1.13 has as backend kernels, with
+  // its double-backward formulas (autograd/nn_autograd.cc).
+  m.impl("leaky_relu_backward", TURNOUT_FN(leakyReluBackward));
+  m.impl("hardtanh_backward", TURNOUT_FN(hardtanhBackward));
+  m.impl("gelu_backward", TURNOUT_FN(geluBackward));
+  m.impl("elu_backward", TURNOUT_FN(eluBackward));
+  m.impl("softplus_backward", TURNOUT_FN(softplusBackward));
+}
+
+TURNOUT_LIBRARY_IMPL(aten, CompositeImplicitAutograd, m) {
+  using namespace turnout;  // NOLINT: the kernels above
+  m.impl("silu_backward", TURNOUT_FN(siluBackward));
+  m.impl("dropout", TURNOUT_FN(dropoutKernel));
+  m.impl("dropout_", TURNOUT_FN(dropoutInplace));
 }

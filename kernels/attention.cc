@@ -10,9 +10,12 @@
 //   gradient, as torch's).
 // - logical_or, logical_or_: CPU and Meta, broadcasting, Bool result (in
 //   place keeps self's dtype); not differentiable.
+// - baddbmm, constant_pad_nd (cat of constant blocks and narrow for
+//   negative pads): CompositeExplicitAutograd as torch 1.13's (a Python
+//   mode sees them, not their parts), with Autograd kernels in
+//   kernels/autograd/attention_autograd.cc.
 // - CompositeImplicitAutograd (gradients, Meta and other devices from the
-//   operators they call): baddbmm, constant_pad_nd (cat of constant blocks
-//   and narrow for negative pads), pad (mode "constant"; the other modes
+//   operators they call): pad (mode "constant"; the other modes
 //   are refused with NotImplemented), and _native_multi_head_attention,
 //   nn.MultiheadAttention's fast path (batch first, query, key and value
 //   of one shape; a key padding mask, mask_type 1, or none: the other mask
@@ -375,13 +378,14 @@ TURNOUT_LIBRARY_IMPL(aten, Meta, m) {
 TURNOUT_LIBRARY_IMPL(aten, CompositeExplicitAutograd, m) {
   using namespace turnout;  // NOLINT: the kernels above
   m.impl("div.Tensor_mode", TURNOUT_FN(divTensorMode));
+  // As torch 1.13's: a Python mode sees these operators, not their parts.
+  m.impl("div.Scalar_mode", TURNOUT_FN(divScalarMode));
+  m.impl("baddbmm", TURNOUT_FN(baddbmmKernel));
+  m.impl("constant_pad_nd", TURNOUT_FN(constantPadNd));
 }
 
 TURNOUT_LIBRARY_IMPL(aten, CompositeImplicitAutograd, m) {
   using namespace turnout;  // NOLINT: the kernels above
-  m.impl("div.Scalar_mode", TURNOUT_FN(divScalarMode));
-  m.impl("baddbmm", TURNOUT_FN(baddbmmKernel));
-  m.impl("constant_pad_nd", TURNOUT_FN(constantPadNd));
   m.impl("pad", TURNOUT_FN(padKernel));
   m.impl("_native_multi_head_attention", TURNOUT_FN(nativeMultiHeadAttention));
 }

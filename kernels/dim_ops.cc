@@ -23,7 +23,6 @@
 #include "dispatcher/library.h"
 #include "dispatcher/operator_handle.h"
 #include "kernels/aten_tags.h"
-#include "kernels/autograd/autograd_fallback.h"
 #include "kernels/copy.h"
 #include "kernels/elementwise.h"
 #include "kernels/loops.h"
@@ -483,15 +482,38 @@ Tensor finish(const Tensor& var) {
   return kStd ? turnout::sqrt(var) : var;
 }
 
+// The correction overloads, through the dispatcher: var and std (all, dim,
+// out) are CompositeImplicitAutograd over them, as torch 1.13's, so a
+// Python mode sees var.correction and its gradient is VarBackward0's.
+using VarCorrectionSig = Tensor(const Tensor&, DimList, std::optional<int64_t>,
+                                bool);
+using VarCorrectionOutSig = Tensor&(const Tensor&, DimList,
+                                    std::optional<int64_t>, bool, Tensor&);
+template <bool kStd>
+const TypedOperatorHandle<VarCorrectionSig>& varCorrectionOp() {
+  static const auto op =
+      Dispatcher::singleton()
+          .findSchemaOrThrow(kStd ? "aten::std" : "aten::var", "correction")
+          .typed<VarCorrectionSig>();
+  return op;
+}
+template <bool kStd>
+const TypedOperatorHandle<VarCorrectionOutSig>& varCorrectionOutOp() {
+  static const auto op =
+      Dispatcher::singleton()
+          .findSchemaOrThrow(kStd ? "aten::std" : "aten::var", "correction_out")
+          .typed<VarCorrectionOutSig>();
+  return op;
+}
+
 template <bool kStd>
 Tensor varAll(const Tensor& self, bool unbiased) {
-  return finish<kStd>(
-      varImpl(kStd ? "std" : "var", self, std::nullopt, unbiased ? 1 : 0, false));
+  return varCorrectionOp<kStd>().call(self, std::nullopt, unbiased ? 1 : 0,
+                                      false);
 }
 template <bool kStd>
 Tensor varDim(const Tensor& self, DimList dim, bool unbiased, bool keepdim) {
-  return finish<kStd>(
-      varImpl(kStd ? "std" : "var", self, dim, unbiased ? 1 : 0, keepdim));
+  return varCorrectionOp<kStd>().call(self, dim, unbiased ? 1 : 0, keepdim);
 }
 template <bool kStd>
 Tensor varCorrection(const Tensor& self, DimList dim,
@@ -502,17 +524,13 @@ Tensor varCorrection(const Tensor& self, DimList dim,
 template <bool kStd>
 Tensor& varOut(const Tensor& self, DimList dim, bool unbiased, bool keepdim,
                Tensor& out) {
-  autograd::checkOutCallWithoutGrad(kStd ? "std.out" : "var.out",
-                                    {&self, &out});
-  return copyToOut(kStd ? "std.out" : "var.out",
-                   varDim<kStd>(self, dim, unbiased, keepdim), out);
+  return varCorrectionOutOp<kStd>().call(self, dim, unbiased ? 1 : 0, keepdim,
+                                         out);
 }
 template <bool kStd>
 Tensor& varCorrectionOut(const Tensor& self, DimList dim,
                          std::optional<int64_t> correction, bool keepdim,
                          Tensor& out) {
-  autograd::checkOutCallWithoutGrad(
-      kStd ? "std.correction_out" : "var.correction_out", {&self, &out});
   return copyToOut(kStd ? "std.correction_out" : "var.correction_out",
                    varCorrection<kStd>(self, dim, correction, keepdim), out);
 }
@@ -782,18 +800,27 @@ void registerDimOps(Library& m) {
 TURNOUT_LIBRARY_IMPL(aten, CPU, m) { turnout::registerDimOps<true>(m); }
 TURNOUT_LIBRARY_IMPL(aten, Meta, m) { turnout::registerDimOps<false>(m); }
 
-// var and std are sums and means: their gradients, Meta and other devices
-// come from those operators.
+// var.correction and std.correction are sums and means (so Meta and other
+// devices come from those operators), registered as
+// CompositeExplicitAutograd, as torch 1.13's are backend kernels: a Python
+// mode sees them whole; their gradients (VarBackward0, StdBackward0) are in
+// kernels/autograd/math_autograd.cc. The out= forms have no Autograd
+// kernel, as the other out= forms.
+TURNOUT_LIBRARY_IMPL(aten, CompositeExplicitAutograd, m) {
+  using namespace turnout;  // NOLINT: the kernels above
+  m.impl("var.correction", TURNOUT_FN(varCorrection<false>));
+  m.impl("var.correction_out", TURNOUT_FN(varCorrectionOut<false>));
+  m.impl("std.correction", TURNOUT_FN(varCorrection<true>));
+  m.impl("std.correction_out", TURNOUT_FN(varCorrectionOut<true>));
+}
+
+// The other overloads of var and std call the correction ones.
 TURNOUT_LIBRARY_IMPL(aten, CompositeImplicitAutograd, m) {
   using namespace turnout;  // NOLINT: the kernels above
   m.impl("var", TURNOUT_FN(varAll<false>));
   m.impl("var.dim", TURNOUT_FN(varDim<false>));
-  m.impl("var.correction", TURNOUT_FN(varCorrection<false>));
   m.impl("var.out", TURNOUT_FN(varOut<false>));
-  m.impl("var.correction_out", TURNOUT_FN(varCorrectionOut<false>));
   m.impl("std", TURNOUT_FN(varAll<true>));
   m.impl("std.dim", TURNOUT_FN(varDim<true>));
-  m.impl("std.correction", TURNOUT_FN(varCorrection<true>));
   m.impl("std.out", TURNOUT_FN(varOut<true>));
-  m.impl("std.correction_out", TURNOUT_FN(varCorrectionOut<true>));
 }

@@ -148,12 +148,15 @@ TURNOUT_LIBRARY_FRAGMENT(aten, m) {
       "num_weights, int padding_idx, bool scale_grad_by_freq) -> Tensor");
 }
 
+// embedding_dense_backward as torch 1.13's (a backend kernel there): a
+// Python mode sees it whole; its double backward is in
+// autograd/nn_autograd.cc.
 TURNOUT_LIBRARY_IMPL(aten, CompositeExplicitAutograd, m) {
   m.impl("embedding", TURNOUT_FN(turnout::embeddingKernel));
+  m.impl("embedding_dense_backward",
+         TURNOUT_FN(turnout::embeddingDenseBackward));
 }
 
 TURNOUT_LIBRARY_IMPL(aten, CompositeImplicitAutograd, m) {
   m.impl("embedding_backward", TURNOUT_FN(turnout::embeddingBackward));
-  m.impl("embedding_dense_backward",
-         TURNOUT_FN(turnout::embeddingDenseBackward));
 }

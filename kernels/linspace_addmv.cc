@@ -1,7 +1,9 @@
 // aten::linspace (and .out): CPU and Meta kernels behind a BackendSelect
 // kernel, as the other factories; aten::addmv (and addmv_, .out) as
-// CompositeImplicitAutograd kernels over matmul, mul, add and copy_, so
-// their gradients, Meta shapes and other devices come from those operators.
+// CompositeExplicitAutograd kernels over matmul, mul, add and copy_ (as
+// torch 1.13's, a Python mode sees addmv itself), so their Meta shapes and
+// other devices come from those operators; their Autograd kernels are in
+// kernels/autograd/misc_autograd.cc.
 // Front end in linspace_addmv.h.
 #include "kernels/linspace_addmv.h"
 
@@ -15,7 +17,6 @@
 #include "dispatcher/library.h"
 #include "dispatcher/operator_handle.h"
 #include "kernels/aten_tags.h"
-#include "kernels/autograd/autograd_fallback.h"
 #include "kernels/copy.h"
 #include "kernels/dtype_dispatch.h"
 #include "kernels/elementwise.h"
@@ -163,7 +164,6 @@ Tensor& addmvInplace(Tensor& self, const Tensor& mat, const Tensor& vec,
 
 Tensor& addmvOut(const Tensor& self, const Tensor& mat, const Tensor& vec,
                  const Scalar& beta, const Scalar& alpha, Tensor& out) {
-  autograd::checkOutCallWithoutGrad("addmv.out", {&self, &mat, &vec, &out});
   const Tensor result = addmvImpl(self, mat, vec, beta, alpha);
   reduce_internal::resizeOutput(out, result.sizes(), "addmv.out");
   turnout::copy_(out, result);
@@ -220,7 +220,9 @@ TURNOUT_LIBRARY_IMPL(aten, Meta, m) {
   m.impl("linspace", TURNOUT_FN(turnout::linspaceKernel));
   m.impl("linspace.out", TURNOUT_FN(turnout::linspaceOut));
 }
-TURNOUT_LIBRARY_IMPL(aten, CompositeImplicitAutograd, m) {
+// As torch 1.13's, not composite-implicit: a Python mode sees addmv itself.
+// Gradients in kernels/autograd/misc_autograd.cc; addmv.out has none.
+TURNOUT_LIBRARY_IMPL(aten, CompositeExplicitAutograd, m) {
   m.impl("addmv", TURNOUT_FN(turnout::addmvImpl));
   m.impl("addmv_", TURNOUT_FN(turnout::addmvInplace));
   m.impl("addmv.out", TURNOUT_FN(turnout::addmvOut));

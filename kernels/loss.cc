@@ -7,7 +7,9 @@
 //   nll_loss ─> nll_loss_forward, nll_loss2d ─> nll_loss2d_forward
 //   nll_loss_forward, nll_loss2d_forward: CompositeExplicitAutograd (one
 //       kernel for CPU, Meta and CUDA; gradient in autograd/nn_autograd.cc)
-//   nll_loss_backward, nll_loss2d_backward: CompositeImplicitAutograd
+//   nll_loss_backward, nll_loss2d_backward: CompositeExplicitAutograd, as
+//       torch 1.13's are backend kernels (double backward in
+//       autograd/nn_autograd.cc)
 //
 // The forward kernels pick each row's target column through a one-hot mask
 // (eq against arange, where, sum), so they run wherever those operators do.
@@ -514,13 +516,15 @@ TURNOUT_LIBRARY_FRAGMENT(aten, m) {
 TURNOUT_LIBRARY_IMPL(aten, CompositeExplicitAutograd, m) {
   m.impl("nll_loss_forward", TURNOUT_FN(turnout::nllLossForward));
   m.impl("nll_loss2d_forward", TURNOUT_FN(turnout::nllLoss2dForward));
+  // As torch 1.13's (backend kernels there): a Python mode sees them whole;
+  // their double-backward nodes are in autograd/nn_autograd.cc.
+  m.impl("nll_loss_backward", TURNOUT_FN(turnout::nllLossBackward));
+  m.impl("nll_loss2d_backward", TURNOUT_FN(turnout::nllLoss2dBackward));
 }
 
 TURNOUT_LIBRARY_IMPL(aten, CompositeImplicitAutograd, m) {
   m.impl("nll_loss_nd", TURNOUT_FN(turnout::nllLossNd));
   m.impl("nll_loss", TURNOUT_FN(turnout::nllLoss));
-  m.impl("nll_loss_backward", TURNOUT_FN(turnout::nllLossBackward));
   m.impl("nll_loss2d", TURNOUT_FN(turnout::nllLoss2d));
-  m.impl("nll_loss2d_backward", TURNOUT_FN(turnout::nllLoss2dBackward));
   m.impl("cross_entropy_loss", TURNOUT_FN(turnout::crossEntropyLoss));
 }

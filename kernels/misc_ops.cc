@@ -1452,14 +1452,7 @@ TURNOUT_LIBRARY_IMPL(aten, CompositeExplicitAutograd, m) {
   m.impl("remainder.Scalar_out", TURNOUT_FN(remainderScalarOut));
   m.impl("remainder.Scalar_Tensor_out", TURNOUT_FN(remainderScalarTensorOut));
   m.impl("pow.Scalar_out", TURNOUT_FN(powScalarOut));
-}
-
-TURNOUT_LIBRARY_IMPL(aten, CompositeImplicitAutograd, m) {
-  using namespace turnout;  // NOLINT: the kernels above
-  m.impl("narrow", TURNOUT_FN(narrowKernel));
-  m.impl("narrow.Tensor", TURNOUT_FN(narrowTensorKernel));
-  m.impl("expand_as", TURNOUT_FN(expandAs));
-  m.impl("type_as", TURNOUT_FN(typeAs));
+  // As torch 1.13's: a Python mode sees these operators, not their parts.
   m.impl("squeeze", TURNOUT_FN(squeezeAll));
   m.impl("repeat", TURNOUT_FN(repeatKernel));
   m.impl("flip", TURNOUT_FN(flipKernel));
@@ -1472,6 +1465,14 @@ TURNOUT_LIBRARY_IMPL(aten, CompositeImplicitAutograd, m) {
   m.impl("eye.m", TURNOUT_FN(eyeKernel));
   m.impl("fmod.Scalar", TURNOUT_FN(fmodScalar));
   m.impl("fmod_.Scalar", TURNOUT_FN(fmodScalarInplace));
+}
+
+TURNOUT_LIBRARY_IMPL(aten, CompositeImplicitAutograd, m) {
+  using namespace turnout;  // NOLINT: the kernels above
+  m.impl("narrow", TURNOUT_FN(narrowKernel));
+  m.impl("narrow.Tensor", TURNOUT_FN(narrowTensorKernel));
+  m.impl("expand_as", TURNOUT_FN(expandAs));
+  m.impl("type_as", TURNOUT_FN(typeAs));
   m.impl("floor_divide.Scalar", TURNOUT_FN(floorDivideScalar));
   m.impl("floor_divide_.Scalar", TURNOUT_FN(floorDivideScalarInplace));
   m.impl("bitwise_xor.Scalar", TURNOUT_FN(xorScalar));

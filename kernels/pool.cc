@@ -758,6 +758,13 @@ TURNOUT_LIBRARY_IMPL(aten, CompositeImplicitAutograd, m) {
   using namespace turnout;  // NOLINT: the kernels above
   m.impl("max_pool2d", TURNOUT_FN(max_pool2d_composite));
   m.impl("adaptive_avg_pool2d", TURNOUT_FN(adaptive_avg_pool2d_composite));
+}
+
+// Not composite-implicit, as torch 1.13's (a backend kernel there): a
+// Python mode sees the out= call whole. No Autograd kernel, as the other
+// out= forms.
+TURNOUT_LIBRARY_IMPL(aten, CompositeExplicitAutograd, m) {
+  using namespace turnout;  // NOLINT: the kernels above
   m.impl("adaptive_avg_pool2d.out",
          TURNOUT_FN(adaptive_avg_pool2d_out_composite));
 }

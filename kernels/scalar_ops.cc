@@ -339,7 +339,6 @@ TURNOUT_LIBRARY_IMPL(aten, CompositeExplicitAutograd, m) {
   m.impl("Float.int", TURNOUT_FN(turnout::float_int));
   m.impl("ScalarImplicit", TURNOUT_FN(turnout::scalar_implicit));
   m.impl("size", TURNOUT_FN(turnout::size_default));
-  m.impl("size.int", TURNOUT_FN(turnout::size_int));
   m.impl("dim", TURNOUT_FN(turnout::dim_default));
   m.impl("sym_size", TURNOUT_FN(turnout::size_default));
   m.impl("sym_size.int", TURNOUT_FN(turnout::size_int));
@@ -361,6 +360,8 @@ TURNOUT_LIBRARY_FRAGMENT(prim, m) {
 
 TURNOUT_LIBRARY_IMPL(aten, CompositeImplicitAutograd, m) {
   m.impl("item", TURNOUT_FN(turnout::item_composite));
+  // As torch 1.13's (sym_size.int stays explicit, as its is).
+  m.impl("size.int", TURNOUT_FN(turnout::size_int));
 }
 
 TURNOUT_LIBRARY_IMPL(aten, CPU, m) {

@@ -1,5 +1,7 @@
 // aten::softmax.int, log_softmax.int (and their int_out variants): schemas,
-// CPU and Meta kernels, and their front end (declared in reduce.h).
+// CPU and Meta kernels (softmax.int and log_softmax.int composite-implicit
+// over _softmax and _log_softmax, as torch 1.13's), and their front end
+// (declared in reduce.h).
 //
 // Each slice along `dim` is done in three passes (the maximum, the sum of
 // exp(x - max), the output), so that large logits do not overflow: in
@@ -8,6 +10,7 @@
 // Slices are spread over parallel_for's threads when there is enough work.
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <type_traits>
 
 #include "dispatcher/dispatcher.h"
@@ -133,20 +136,10 @@ Tensor softmaxImpl(const char* op, const Tensor& self, int64_t dim,
   return out;
 }
 
-Tensor softmax_kernel(const Tensor& self, int64_t dim,
-                      std::optional<ScalarType> dtype) {
-  return softmaxImpl<false>("softmax()", self, dim, dtype);
-}
-
 Tensor& softmax_out_kernel(const Tensor& self, int64_t dim,
                            std::optional<ScalarType> dtype, Tensor& out) {
   return copyToOut("softmax.int_out()",
                    softmaxImpl<false>("softmax()", self, dim, dtype), out);
-}
-
-Tensor log_softmax_kernel(const Tensor& self, int64_t dim,
-                          std::optional<ScalarType> dtype) {
-  return softmaxImpl<true>("log_softmax()", self, dim, dtype);
 }
 
 Tensor& log_softmax_out_kernel(const Tensor& self, int64_t dim,
@@ -180,6 +173,41 @@ Tensor internal_softmax_kernel(const Tensor& self, int64_t dim,
 Tensor internal_log_softmax_kernel(const Tensor& self, int64_t dim,
                                    bool half_to_float) {
   return internalSoftmax<true>("_log_softmax()", self, dim, half_to_float);
+}
+
+// softmax.int, log_softmax.int: CompositeImplicitAutograd over _softmax
+// (_log_softmax), as torch 1.13's, so that a Python mode sees the internal
+// operator and the gradient is its node (SoftmaxBackward0): the conversion
+// to `dtype` first (its own node, ToCopyBackward0), except Half to Float on
+// CUDA, which the internal operator does itself (half_to_float).
+template <bool kLog>
+Tensor softmaxComposite(const Tensor& self, int64_t dim,
+                        std::optional<ScalarType> dtype) {
+  using Sig = Tensor(const Tensor&, int64_t, bool);
+  static const auto op =
+      Dispatcher::singleton()
+          .findSchemaOrThrow(kLog ? "aten::_log_softmax" : "aten::_softmax", "")
+          .typed<Sig>();
+  using ToSig = Tensor(const Tensor&, ScalarType, bool, bool,
+                       std::optional<MemoryFormat>);
+  static const auto to =
+      Dispatcher::singleton().findSchemaOrThrow("aten::to", "dtype").typed<ToSig>();
+  const char* name = kLog ? "log_softmax()" : "softmax()";
+  TURNOUT_CHECK(self.defined(), ErrorKind::InvalidArgument, name,
+                ": expected a defined tensor, but got an undefined one");
+  const ScalarType out_dtype = dtype.value_or(self.scalar_type());
+  TURNOUT_CHECK(isFloatingType(out_dtype), ErrorKind::NotImplemented, name,
+                ": not implemented for '", out_dtype,
+                "'; pass a floating dtype (e.g. dtype=Float)");
+  if (self.device().is_cuda() && self.scalar_type() == ScalarType::Half &&
+      out_dtype == ScalarType::Float) {
+    return op.call(self, dim, true);
+  }
+  const Tensor converted =
+      self.scalar_type() == out_dtype
+          ? self
+          : to.call(self, out_dtype, false, false, std::nullopt);
+  return op.call(converted, dim, false);
 }
 
 // ---- Backward
@@ -278,14 +306,17 @@ TURNOUT_LIBRARY_FRAGMENT(aten, m) {
 // One function per operator serves both keys: shape and dtype checks come
 // first, the arithmetic is skipped for Meta outputs.
 #define TURNOUT_SOFTMAX_KERNELS(m)                                       \
-  m.impl("softmax.int", TURNOUT_FN(softmax_kernel));                     \
   m.impl("softmax.int_out", TURNOUT_FN(softmax_out_kernel));             \
-  m.impl("log_softmax.int", TURNOUT_FN(log_softmax_kernel));             \
   m.impl("log_softmax.int_out", TURNOUT_FN(log_softmax_out_kernel));     \
   m.impl("_softmax", TURNOUT_FN(internal_softmax_kernel));               \
   m.impl("_log_softmax", TURNOUT_FN(internal_log_softmax_kernel));       \
   m.impl("_softmax_backward_data", TURNOUT_FN(softmax_backward_kernel)); \
   m.impl("_log_softmax_backward_data", TURNOUT_FN(log_softmax_backward_kernel))
+
+TURNOUT_LIBRARY_IMPL(aten, CompositeImplicitAutograd, m) {
+  m.impl("softmax.int", TURNOUT_FN(softmaxComposite<false>));
+  m.impl("log_softmax.int", TURNOUT_FN(softmaxComposite<true>));
+}
 
 TURNOUT_LIBRARY_IMPL(aten, CPU, m) { TURNOUT_SOFTMAX_KERNELS(m); }
 TURNOUT_LIBRARY_IMPL(aten, Meta, m) { TURNOUT_SOFTMAX_KERNELS(m); }

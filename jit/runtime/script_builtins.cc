@@ -1218,7 +1218,6 @@ TURNOUT_LIBRARY_IMPL(aten, CompositeExplicitAutograd, m) {
   m.impl("sorted.str", boxed(&turnout::sorted_str));
   m.impl("remove.str", boxed(&turnout::remove_str));
   m.impl("slice.t", boxed(&turnout::slice_t));
-  m.impl("is_floating_point", TURNOUT_FN(turnout::is_floating_point_));
   m.impl("is_grad_enabled", TURNOUT_FN(turnout::is_grad_enabled_));
   m.impl("is_autocast_enabled", TURNOUT_FN(turnout::is_autocast_enabled_));
   m.impl("numel", TURNOUT_FN(turnout::numel_));
@@ -1254,6 +1253,11 @@ TURNOUT_LIBRARY_FRAGMENT(prim, m) {
     m.def(o + ".bool_list(bool[] l, bool[] r) -> bool[]");
     m.def(o + ".self_bool(bool[] self) -> bool");
   }
+}
+
+// Composite-implicit, as torch 1.13's: a Python mode does not see it.
+TURNOUT_LIBRARY_IMPL(aten, CompositeImplicitAutograd, m) {
+  m.impl("is_floating_point", TURNOUT_FN(turnout::is_floating_point_));
 }
 
 TURNOUT_LIBRARY_IMPL(prim, CompositeExplicitAutograd, m) {

@@ -72,16 +72,22 @@ std::string message(const OperatorName& name) {
          "require grad\", or leaves their .grad unset). If the operator is "
          "differentiable, register an autograd kernel for it: in Python "
          "register_autograd (turnout.library, or the method of a custom_op), "
-         "or Library.impl(\"" + short_name +
+         "or Library.impl(\"" +
+         short_name +
          "\", fn, \"Autograd\") with fn calling a turnout.autograd.Function; "
-         "in C++ m.impl(\"" + short_name + "\", kernel) in a "
-         "TURNOUT_LIBRARY_IMPL(" + ns +
-         ", Autograd, m) block, the kernel calling autograd::Function<T>::apply "
+         "in C++ m.impl(\"" +
+         short_name +
+         "\", kernel) in a "
+         "TURNOUT_LIBRARY_IMPL(" +
+         ns +
+         ", Autograd, m) block, the kernel calling "
+         "autograd::Function<T>::apply "
          "(kernels/autograd/custom_function.h). If it is not differentiable, "
          "register a fallthrough for it at Autograd: Library.impl(\"" +
          short_name +
          "\", turnout.library.fallthrough_kernel, \"Autograd\"), or "
-         "m.impl(\"" + short_name +
+         "m.impl(\"" +
+         short_name +
          "\", CppFunction::makeFallthrough()). (This warning is given once "
          "per operator.)";
 }
@@ -155,6 +161,22 @@ bool refusesGrad(const OperatorHandle& op) {
          !functional->isKernelFallthroughKernel(DispatchKey::AutogradCPU);
 }
 
+// Throws NotImplemented (Python: NotImplementedError, a RuntimeError) for a
+// call of the out= overload `name` that refusesGrad.
+[[noreturn]] void refuseOutCallWithGrad(const OperatorName& name) {
+  const std::string functional = name.name.substr(name.name.find("::") + 2);
+  ::turnout::detail::throwError(
+      ErrorKind::NotImplemented,
+      toString(name) +
+          ": an out= call records no autograd, and one of its "
+          "arguments (an input or out) requires grad, so its result "
+          "could not be differentiated. Call " +
+          functional +
+          " without out= to get a result that records the graph, or "
+          "make the call under turnout.no_grad() (C++: NoGradGuard), "
+          "or pass detached tensors.");
+}
+
 // The boxed fallback at every autograd key. The call goes on below autograd
 // in every case. Its filter sends it only calls in grad mode with an input
 // that requires grad; a direct boxed call (callBoxedForDispatchKey, the
@@ -185,33 +207,6 @@ void autogradFallback(const OperatorHandle& op, DispatchKeySet ks,
 }
 
 }  // namespace
-
-void refuseOutCallWithGrad(const OperatorName& name) {
-  const std::string functional = name.name.substr(name.name.find("::") + 2);
-  ::turnout::detail::throwError(ErrorKind::NotImplemented,
-             toString(name) +
-                 ": an out= call records no autograd, and one of its "
-                 "arguments (an input or out) requires grad, so its result "
-                 "could not be differentiated. Call " +
-                 functional +
-                 " without out= to get a result that records the graph, or "
-                 "make the call under turnout.no_grad() (C++: NoGradGuard), "
-                 "or pass detached tensors.");
-}
-
-void checkOutCallWithoutGrad(const char* name,
-                             std::initializer_list<const Tensor*> tensors) {
-  if (!GradMode::is_enabled()) return;
-  for (const Tensor* t : tensors) {
-    if (requiresGrad(*t)) {
-      std::string full(name);
-      const size_t dot = full.find('.');
-      refuseOutCallWithGrad(
-          OperatorName{"aten::" + full.substr(0, dot),
-                       dot == std::string::npos ? "" : full.substr(dot + 1)});
-    }
-  }
-}
 
 void setAutogradFallbackMode(AutogradFallbackMode mode) {
   Dispatcher& d = Dispatcher::singleton();

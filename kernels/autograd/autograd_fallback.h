@@ -11,7 +11,10 @@
 // the mistake shows only later, as backward()'s "element 0 of tensors does
 // not require grad". Nothing: the autograd keys fall through (no call at
 // all), as in torch 1.13, whose tables the table-comparison tests pin
-// (tests/python/torch113_tables.py). TURNOUT_AUTOGRAD_FALLBACK_MODE=nothing
+// (tests/python/torch113_tables.py). In Warn mode the fallback also
+// refuses, as torch does, a call in grad mode of an out= overload of a
+// differentiable operator with an argument that requires grad (it would
+// record no graph). TURNOUT_AUTOGRAD_FALLBACK_MODE=nothing
 // (or warn) in the environment, read once when the runtime is loaded,
 // chooses the default.
 //
@@ -29,11 +32,7 @@
 #define TURNOUT_KERNELS_AUTOGRAD_AUTOGRAD_FALLBACK_H_
 
 #include <functional>
-#include <initializer_list>
 #include <string>
-
-#include "dispatcher/core/tensor.h"
-#include "dispatcher/schema/operator_name.h"
 
 namespace turnout {
 namespace autograd {
@@ -49,18 +48,6 @@ AutogradFallbackMode autogradFallbackMode();
 using AutogradFallbackWarningHandler = std::function<void(const std::string&)>;
 AutogradFallbackWarningHandler setAutogradFallbackWarningHandler(
     AutogradFallbackWarningHandler handler);
-
-/// Throws NotImplemented (Python: NotImplementedError, a RuntimeError), naming
-/// the out= overload `name` and the fix: as torch, the out= overload of a
-/// differentiable operator refuses, in grad mode, arguments (inputs or out)
-/// that require grad, since it records no graph. The fallback above refuses
-/// for operators without an autograd kernel; a composite out= kernel, which
-/// the fallback never sees, calls checkOutCallWithoutGrad first.
-[[noreturn]] void refuseOutCallWithGrad(const OperatorName& name);
-/// refuseOutCallWithGrad for aten::`name` ("std.out") when grad mode is on
-/// and one of `tensors` requires grad.
-void checkOutCallWithoutGrad(const char* name,
-                             std::initializer_list<const Tensor*> tensors);
 
 /// Forgets which operators have warned (tests).
 void resetAutogradFallbackWarnings();

@@ -602,20 +602,16 @@ Tensor aminmax(const Tensor& self, IntArrayRef dim, bool keepdim) {
   return out;
 }
 
-// softmax.int, _softmax, log_softmax.int, _log_softmax: the backward kernels
-// take the saved output.
-template <bool kLog, bool kInternal>
-Tensor softmaxImpl(const Tensor& self, int64_t dim,
-                   std::optional<ScalarType> dtype, bool half_to_float) {
+// _softmax, _log_softmax (softmax.int and log_softmax.int are
+// composite-implicit over them, as torch 1.13's): the backward kernels take
+// the saved output.
+template <bool kLog>
+Tensor softmaxImpl(const Tensor& self, int64_t dim, bool half_to_float) {
   const char* op = kLog ? "log_softmax" : "softmax";
   const bool rec = shouldRecord(op, self);
   Tensor out = belowAutograd([&] {
-    if (kInternal) {
-      return kLog ? turnout::_log_softmax(self, dim, half_to_float)
-                  : turnout::_softmax(self, dim, half_to_float);
-    }
-    return kLog ? turnout::log_softmax(self, dim, dtype)
-                : turnout::softmax(self, dim, dtype);
+    return kLog ? turnout::_log_softmax(self, dim, half_to_float)
+                : turnout::_softmax(self, dim, half_to_float);
   });
   if (rec) {
     SavedVariable r(out, /*is_output=*/true);
@@ -635,19 +631,11 @@ Tensor softmaxImpl(const Tensor& self, int64_t dim,
   }
   return out;
 }
-Tensor softmaxInt(const Tensor& self, int64_t dim,
-                  std::optional<ScalarType> dtype) {
-  return softmaxImpl<false, false>(self, dim, dtype, false);
-}
-Tensor logSoftmaxInt(const Tensor& self, int64_t dim,
-                     std::optional<ScalarType> dtype) {
-  return softmaxImpl<true, false>(self, dim, dtype, false);
-}
 Tensor internalSoftmax(const Tensor& self, int64_t dim, bool half_to_float) {
-  return softmaxImpl<false, true>(self, dim, std::nullopt, half_to_float);
+  return softmaxImpl<false>(self, dim, half_to_float);
 }
 Tensor internalLogSoftmax(const Tensor& self, int64_t dim, bool half_to_float) {
-  return softmaxImpl<true, true>(self, dim, std::nullopt, half_to_float);
+  return softmaxImpl<true>(self, dim, half_to_float);
 }
 
 // ---- Linear algebra --------------------------------------------------------
@@ -1071,8 +1059,6 @@ TURNOUT_LIBRARY_IMPL(aten, Autograd, m) {
   m.impl("mean.dim", TURNOUT_FN(sumMeanDim<true>));
   m.impl("amax", TURNOUT_FN(aminmax<true>));
   m.impl("amin", TURNOUT_FN(aminmax<false>));
-  m.impl("softmax.int", TURNOUT_FN(softmaxInt));
-  m.impl("log_softmax.int", TURNOUT_FN(logSoftmaxInt));
   m.impl("_softmax", TURNOUT_FN(internalSoftmax));
   m.impl("_log_softmax", TURNOUT_FN(internalLogSoftmax));
   m.impl("mm", TURNOUT_FN(mmBmm<false>));
@@ -1103,7 +1089,7 @@ TURNOUT_LIBRARY_IMPL(aten, Autograd, m) {
   for (const char* op :
        {"eq.Tensor", "eq.Scalar", "ne.Tensor", "ne.Scalar", "lt.Tensor",
         "lt.Scalar", "le.Tensor", "le.Scalar", "gt.Tensor", "gt.Scalar",
-        "ge.Tensor", "ge.Scalar", "argmax", "item", "dim", "size", "size.int",
+        "ge.Tensor", "ge.Scalar", "argmax", "item", "dim", "size",
         "is_pinned", "detach", "empty_like", "zeros_like", "ones_like",
         "new_empty", "sym_size", "sym_size.int", "sym_stride",
         "sym_stride.int", "sym_numel", "sym_storage_offset",

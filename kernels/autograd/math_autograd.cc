@@ -12,19 +12,25 @@
 //
 // out= overloads have no autograd kernel (PyTorch refuses gradients through
 // them; here they fall through to the backend, as add.out does).
+#include <algorithm>
 #include <cmath>
+#include <optional>
 #include <utility>
+#include <vector>
 
 #include "dispatcher/core/error.h"
+#include "dispatcher/dispatcher.h"
 #include "dispatcher/library.h"
 #include "dispatcher/local_dispatch_key_set.h"
 #include "kernels/autograd/autograd_meta.h"
 #include "kernels/autograd/function_node.h"
+#include "kernels/autograd/grad_mode.h"
 #include "kernels/autograd/saved_variable.h"
 #include "kernels/copy.h"
 #include "kernels/dim_ops.h"
 #include "kernels/elementwise.h"
 #include "kernels/factory.h"
+#include "kernels/indexing.h"
 #include "kernels/reduce.h"
 #include "kernels/shape.h"
 #include "kernels/tensor_utils.h"
@@ -415,6 +421,84 @@ std::tuple<Tensor, Tensor> topkKernel(const Tensor& self, int64_t k,
   return result;
 }
 
+// ---- var.correction, std.correction ----------------------------------------------
+// torch 1.13's VarBackward0: 2 / (n - correction) * g * (x - mean(x)), g
+// with the reduced dimensions put back; n is the number of elements
+// reduced: all of them without a dim list, the product of the listed
+// sizes with one (1 for an empty list, as torch 1.13, though the forward
+// reduces every dimension then). No special case where n <= correction:
+// the gradient is then inf, -inf or nan, as torch's. StdBackward0: the same
+// over g / (2 * result), 0 where the result is 0.
+using VarDimList = std::optional<std::vector<int64_t>>;
+using VarCorrectionSig = Tensor(const Tensor&, VarDimList,
+                                std::optional<int64_t>, bool);
+
+Tensor varBackward(Tensor g, const Tensor& x, const VarDimList& dim,
+                   int64_t correction, bool keepdim) {
+  const int64_t ndim = x.dim();
+  std::vector<int64_t> dims;
+  int64_t n = 1;
+  if (!dim.has_value() || dim->empty() || ndim == 0) {
+    for (int64_t d = 0; d < ndim; ++d) dims.push_back(d);
+    if (!dim.has_value() || ndim == 0) n = x.numel();
+  } else {
+    for (int64_t d : *dim) dims.push_back(maybeWrapDim(d, ndim));
+    std::sort(dims.begin(), dims.end());
+    dims.erase(std::unique(dims.begin(), dims.end()), dims.end());
+    for (int64_t d : dims) n *= x.sizes()[d];
+    if (!keepdim) {
+      for (int64_t d : dims) g = turnout::unsqueeze(g, d);
+    }
+  }
+  const double scale = 2.0 / static_cast<double>(n - correction);
+  const Tensor centered = sub(x, turnout::mean(x, IntArrayRef(dims), true));
+  return mul(mul(g, Scalar(scale)), centered);
+}
+
+template <bool kStd>
+Tensor varCorrectionKernel(const Tensor& self, VarDimList dim,
+                           std::optional<int64_t> correction, bool keepdim) {
+  static const auto op =
+      Dispatcher::singleton()
+          .findSchemaOrThrow(kStd ? "aten::std" : "aten::var", "correction")
+          .typed<VarCorrectionSig>();
+  const char* name = kStd ? "std" : "var";
+  const bool rec = shouldRecord(name, self);
+  Tensor out =
+      belowAutograd([&] { return op.call(self, dim, correction, keepdim); });
+  if (rec) {
+    // The forward checked the dims.
+    const int64_t c = correction.value_or(1);
+    SavedVariable s(self);
+    SavedVariable r(kStd ? out : Tensor(), /*is_output=*/true);
+    Node* node = record(
+        kStd ? "StdBackward0" : "VarBackward0", {self}, out,
+        [s, r, dim, c, keepdim](const F& n, const Tensor& g) {
+          Tensor gv = g;
+          if (kStd) {
+            // A saved output has no history (saved_variable.h): under
+            // create_graph the result is computed again from self, so that
+            // the gradient's gradient goes through it as torch's does.
+            Tensor result = r.unpack(&n);
+            if (GradMode::is_enabled()) {
+              result = op.call(s.unpack(&n), dim, c, keepdim);
+            }
+            gv = masked_fill(div(g, mul(result, Scalar(2))), eq(result, 0),
+                             Scalar(0));
+          }
+          return variable_list{varBackward(gv, s.unpack(&n), dim, c, keepdim)};
+        });
+    if (node != nullptr) {
+      node->addSaved("correction", correction ? IValue(*correction) : IValue());
+      node->addSaved("dim", dim ? IValue(IntArrayRef(*dim)) : IValue());
+      node->addSaved("keepdim", IValue(keepdim));
+      if (kStd) node->addSaved("result", r);
+      node->addSaved("self", s);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 }  // namespace autograd
 }  // namespace turnout
@@ -443,6 +527,8 @@ TURNOUT_LIBRARY_IMPL(aten, Autograd, m) {
   m.impl("sort", TURNOUT_FN(sortKernel));
   m.impl("sort.stable", TURNOUT_FN(sortStableKernel));
   m.impl("topk", TURNOUT_FN(topkKernel));
+  m.impl("var.correction", TURNOUT_FN(varCorrectionKernel<false>));
+  m.impl("std.correction", TURNOUT_FN(varCorrectionKernel<true>));
   // Indices: not differentiable.
   m.impl("argmin", turnout::CppFunction::makeFallthrough());
   m.impl("bitwise_not", turnout::CppFunction::makeFallthrough());

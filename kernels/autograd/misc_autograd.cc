@@ -22,9 +22,19 @@
 //   gather: scatter_add of g into zeros; scatter_add: self: g, src:
 //     gather(g);
 //   logsumexp: g * exp(self - result);
-//   norm: torch's norm_backward for p = 0, 1, 2, inf, other p.
-// all, any, logical_not and bitwise_xor are not differentiable
-// (fallthrough).
+//   norm: torch's norm_backward for p = 0, 1, 2, inf, other p;
+//   flip (FlipBackward0): flip(g, dims); repeat (RepeatBackward0): g summed
+//     over the copies; squeeze() (SqueezeBackward0, a view): g reshaped to
+//     self's sizes; dot (DotBackward0): self: g * tensor, tensor: g * self;
+//     mv (MvBackward0): self: outer(g, vec), vec: mv(self^T, g);
+//   zero_ (ZeroBackward0): zeros; fill_.Tensor (FillBackward3): self:
+//     zeros, value: sum(g); fmod.Scalar, fmod_.Scalar (FmodBackward0): g;
+//   addmv, addmv_ (kernels/linspace_addmv.cc; AddmvBackward0): self:
+//     beta * g; mat: alpha * outer(g, vec); vec: alpha * mv(mat^T, g).
+//     addmv.out has no Autograd kernel (the autograd fallback's, as the
+//     other out= forms).
+// all, any, logical_not, bitwise_xor, eye and new_zeros are not
+// differentiable (fallthrough).
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -167,6 +177,58 @@ using NormDimSig = Tensor(const Tensor&, const std::optional<Scalar>&,
                           IntArrayRef, bool);
 const TypedOperatorHandle<NormDimSig>& normDimOp() {
   static const auto op = lookup<NormDimSig>("aten::norm", "ScalarOpt_dim");
+  return op;
+}
+
+using UnarySig = Tensor(const Tensor&);
+using DimsSig = Tensor(const Tensor&, IntArrayRef);
+const TypedOperatorHandle<DimsSig>& flipOp() {
+  static const auto op = lookup<DimsSig>("aten::flip", "");
+  return op;
+}
+const TypedOperatorHandle<DimsSig>& repeatOp() {
+  static const auto op = lookup<DimsSig>("aten::repeat", "");
+  return op;
+}
+const TypedOperatorHandle<UnarySig>& squeezeOp() {
+  static const auto op = lookup<UnarySig>("aten::squeeze", "");
+  return op;
+}
+const TypedOperatorHandle<BinarySig>& dotOp() {
+  static const auto op = lookup<BinarySig>("aten::dot", "");
+  return op;
+}
+const TypedOperatorHandle<BinarySig>& mvOp() {
+  static const auto op = lookup<BinarySig>("aten::mv", "");
+  return op;
+}
+using ZeroSig = Tensor&(Tensor&);
+const TypedOperatorHandle<ZeroSig>& zeroOp() {
+  static const auto op = lookup<ZeroSig>("aten::zero_", "");
+  return op;
+}
+const TypedOperatorHandle<InplaceSig>& fillTensorOp() {
+  static const auto op = lookup<InplaceSig>("aten::fill_", "Tensor");
+  return op;
+}
+const TypedOperatorHandle<ScalarSig>& fmodScalarOp() {
+  static const auto op = lookup<ScalarSig>("aten::fmod", "Scalar");
+  return op;
+}
+const TypedOperatorHandle<ScalarInplaceSig>& fmodScalarInplaceOp() {
+  static const auto op = lookup<ScalarInplaceSig>("aten::fmod_", "Scalar");
+  return op;
+}
+using AddmvSig = Tensor(const Tensor&, const Tensor&, const Tensor&,
+                       const Scalar&, const Scalar&);
+using AddmvInplaceSig = Tensor&(Tensor&, const Tensor&, const Tensor&,
+                                const Scalar&, const Scalar&);
+const TypedOperatorHandle<AddmvSig>& addmvOp() {
+  static const auto op = lookup<AddmvSig>("aten::addmv", "");
+  return op;
+}
+const TypedOperatorHandle<AddmvInplaceSig>& addmvInplaceOp() {
+  static const auto op = lookup<AddmvInplaceSig>("aten::addmv_", "");
   return op;
 }
 
@@ -733,6 +795,222 @@ Tensor normDimKernel(const Tensor& self, const std::optional<Scalar>& p,
   return out;
 }
 
+// ---- flip, repeat, squeeze ------------------------------------------------------------
+
+Tensor flipKernel(const Tensor& self, IntArrayRef dims) {
+  const bool rec = shouldRecord("flip", self);
+  Tensor out = belowAutograd([&] { return flipOp().call(self, dims); });
+  if (rec) {
+    const DimVector ds(dims.begin(), dims.end());
+    Node* node =
+        record("FlipBackward0", {self}, out, [ds](const F&, const Tensor& g) {
+          return variable_list{flipOp().call(g, ds)};
+        });
+    if (node != nullptr) node->addSaved("dims", IValue(dims));
+  }
+  return out;
+}
+
+// The output is self (padded with leading 1s to the length of `repeats`)
+// tiled: seen as [r0, p0, r1, p1, ...], the gradient is summed over the
+// r's and reshaped to self's sizes.
+Tensor repeatBackward(const Tensor& g, const DimVector& repeats,
+                      const DimVector& sizes) {
+  const size_t n = repeats.size();
+  const size_t lead = n - sizes.size();  // the forward checked n >= dim
+  DimVector split;
+  DimVector copies;
+  for (size_t i = 0; i < n; ++i) {
+    split.push_back(repeats[i]);
+    split.push_back(i < lead ? 1 : sizes[i - lead]);
+    copies.push_back(static_cast<int64_t>(2 * i));
+  }
+  if (n == 0) return g;
+  return reshape(turnout::sum(reshape(g, split), copies, false), sizes);
+}
+
+Tensor repeatKernel(const Tensor& self, IntArrayRef repeats) {
+  const bool rec = shouldRecord("repeat", self);
+  Tensor out = belowAutograd([&] { return repeatOp().call(self, repeats); });
+  if (rec) {
+    const DimVector reps(repeats.begin(), repeats.end());
+    const DimVector sizes(self.sizes().begin(), self.sizes().end());
+    Node* node = record("RepeatBackward0", {self}, out,
+                        [reps, sizes](const F&, const Tensor& g) {
+                          return variable_list{repeatBackward(g, reps, sizes)};
+                        });
+    if (node != nullptr) {
+      node->addSaved("repeats", IValue(repeats));
+      node->addSaved("self_sym_sizes", IValue(self.sizes()));
+    }
+  }
+  return out;
+}
+
+// squeeze(): a view, as torch's.
+Tensor squeezeAllKernel(const Tensor& self) {
+  const bool rec = shouldRecord("squeeze", self);
+  Tensor out = belowAutograd([&] { return squeezeOp().call(self); });
+  if (rec) {
+    const DimVector sizes(self.sizes().begin(), self.sizes().end());
+    Node* node = record(
+        "SqueezeBackward0", {self}, out,
+        [sizes](const F&, const Tensor& g) {
+          return variable_list{reshape(g, sizes)};
+        },
+        /*is_view=*/true);
+    if (node != nullptr) node->addSaved("self_sizes", IValue(self.sizes()));
+  }
+  return out;
+}
+
+// ---- dot, mv ------------------------------------------------------------------------
+
+// torch shows each operand only where the other one's gradient needs it.
+Tensor dotKernel(const Tensor& self, const Tensor& tensor) {
+  const bool rec = shouldRecord("dot", self, tensor);
+  Tensor out = belowAutograd([&] { return dotOp().call(self, tensor); });
+  if (rec) {
+    const SavedVariable a = requiresGrad(tensor) ? SavedVariable(self)
+                                                 : SavedVariable();
+    const SavedVariable b = requiresGrad(self) ? SavedVariable(tensor)
+                                               : SavedVariable();
+    Node* node = record("DotBackward0", {self, tensor}, out,
+                        [a, b](const F& n, const Tensor& g) {
+                          Tensor ga, gb;
+                          if (n.needsGrad(0)) ga = mul(g, b.unpack(&n));
+                          if (n.needsGrad(1)) gb = mul(g, a.unpack(&n));
+                          return variable_list{ga, gb};
+                        });
+    if (node != nullptr) {
+      node->addSaved("self", a);
+      node->addSaved("tensor", b);
+    }
+  }
+  return out;
+}
+
+Tensor mvKernel(const Tensor& self, const Tensor& vec) {
+  const bool rec = shouldRecord("mv", self, vec);
+  Tensor out = belowAutograd([&] { return mvOp().call(self, vec); });
+  if (rec) {
+    const SavedVariable a = requiresGrad(vec) ? SavedVariable(self)
+                                              : SavedVariable();
+    const SavedVariable b = requiresGrad(self) ? SavedVariable(vec)
+                                               : SavedVariable();
+    Node* node = record(
+        "MvBackward0", {self, vec}, out, [a, b](const F& n, const Tensor& g) {
+          Tensor ga, gb;
+          if (n.needsGrad(0)) {
+            ga = mul(turnout::unsqueeze(g, 1),
+                     turnout::unsqueeze(b.unpack(&n), 0));
+          }
+          if (n.needsGrad(1)) gb = mvOp().call(turnout::t(a.unpack(&n)), g);
+          return variable_list{ga, gb};
+        });
+    if (node != nullptr) {
+      node->addSaved("self", a);
+      node->addSaved("vec", b);
+    }
+  }
+  return out;
+}
+
+// AddmvBackward0; `out` is the result (self for addmv_). torch shows mat
+// only where vec's gradient needs it, and vec where mat's does.
+void recordAddmv(const Tensor& self, const Tensor& mat, const Tensor& vec,
+                 const Scalar& beta, const Scalar& alpha, const Tensor& out) {
+  const SavedVariable m = requiresGrad(vec) ? SavedVariable(mat)
+                                            : SavedVariable();
+  const SavedVariable v = requiresGrad(mat) ? SavedVariable(vec)
+                                            : SavedVariable();
+  Node* node = record(
+      "AddmvBackward0", {self, mat, vec}, out,
+      [m, v, beta, alpha](const F& n, const Tensor& g) {
+        // The node sums self's gradient to self's shape.
+        variable_list grads(3);
+        if (n.needsGrad(0)) grads[0] = mul(g, beta);
+        if (n.needsGrad(1)) {
+          grads[1] = mul(mul(turnout::unsqueeze(g, 1),
+                             turnout::unsqueeze(v.unpack(&n), 0)),
+                         alpha);
+        }
+        if (n.needsGrad(2)) {
+          grads[2] = mul(mvOp().call(turnout::t(m.unpack(&n)), g), alpha);
+        }
+        return grads;
+      });
+  if (node != nullptr) {
+    node->addSaved("alpha", IValue(alpha));
+    node->addSaved("beta", IValue(beta));
+    node->addSaved("mat", m);
+    node->addSaved("vec", v);
+  }
+}
+
+Tensor addmvKernel(const Tensor& self, const Tensor& mat, const Tensor& vec,
+                   const Scalar& beta, const Scalar& alpha) {
+  const bool rec = shouldRecord("addmv", self, mat, vec);
+  Tensor out = belowAutograd(
+      [&] { return addmvOp().call(self, mat, vec, beta, alpha); });
+  if (rec) recordAddmv(self, mat, vec, beta, alpha, out);
+  return out;
+}
+
+Tensor& addmvInplace(Tensor& self, const Tensor& mat, const Tensor& vec,
+                     const Scalar& beta, const Scalar& alpha) {
+  const bool rec = shouldRecord("addmv_", self, mat, vec);
+  detail::writeInplace(self, rec, "addmv_", [&] {
+    addmvInplaceOp().call(self, mat, vec, beta, alpha);
+  });
+  if (rec) recordAddmv(self, mat, vec, beta, alpha, self);
+  return self;
+}
+
+// ---- zero_, fill_.Tensor, fmod.Scalar --------------------------------------------------
+
+variable_list zeroGrad(const F&, const Tensor& g) {
+  return variable_list{zeros_like(g)};
+}
+
+Tensor& zeroKernel(Tensor& self) {
+  const bool rec = shouldRecord("zero_", self);
+  detail::writeInplace(self, rec, "zero_", [&] { zeroOp().call(self); });
+  if (rec) record("ZeroBackward0", {self}, self, zeroGrad);
+  return self;
+}
+
+Tensor& fillTensorKernel(Tensor& self, const Tensor& value) {
+  const bool rec = shouldRecord("fill_", self, value);
+  detail::writeInplace(self, rec, "fill_",
+                       [&] { fillTensorOp().call(self, value); });
+  if (rec) {
+    record("FillBackward3", {self, value}, self,
+           [](const F& n, const Tensor& g) {
+             Tensor gs, gv;
+             if (n.needsGrad(0)) gs = zeros_like(g);
+             if (n.needsGrad(1)) gv = turnout::sum(g);
+             return variable_list{gs, gv};
+           });
+  }
+  return self;
+}
+
+Tensor fmodScalarKernel(const Tensor& self, const Scalar& other) {
+  const bool rec = shouldRecord("fmod", self);
+  Tensor out = belowAutograd([&] { return fmodScalarOp().call(self, other); });
+  if (rec) record("FmodBackward0", {self}, out, passGrad);
+  return out;
+}
+
+Tensor& fmodScalarInplace(Tensor& self, const Scalar& other) {
+  const bool rec = shouldRecord("fmod_", self);
+  detail::writeInplace(self, rec, "fmod_",
+                       [&] { fmodScalarInplaceOp().call(self, other); });
+  if (rec) record("FmodBackward0", {self}, self, passGrad);
+  return self;
+}
+
 }  // namespace
 }  // namespace autograd
 }  // namespace turnout
@@ -761,10 +1039,22 @@ TURNOUT_LIBRARY_IMPL(aten, Autograd, m) {
   m.impl("logsumexp", TURNOUT_FN(logsumexpKernel));
   m.impl("norm.Scalar", TURNOUT_FN(normScalarKernel));
   m.impl("norm.ScalarOpt_dim", TURNOUT_FN(normDimKernel));
+  m.impl("flip", TURNOUT_FN(flipKernel));
+  m.impl("repeat", TURNOUT_FN(repeatKernel));
+  m.impl("squeeze", TURNOUT_FN(squeezeAllKernel));
+  m.impl("dot", TURNOUT_FN(dotKernel));
+  m.impl("mv", TURNOUT_FN(mvKernel));
+  m.impl("zero_", TURNOUT_FN(zeroKernel));
+  m.impl("fill_.Tensor", TURNOUT_FN(fillTensorKernel));
+  m.impl("fmod.Scalar", TURNOUT_FN(fmodScalarKernel));
+  m.impl("fmod_.Scalar", TURNOUT_FN(fmodScalarInplace));
+  m.impl("addmv", TURNOUT_FN(addmvKernel));
+  m.impl("addmv_", TURNOUT_FN(addmvInplace));
   // Not differentiable.
   for (const char* name :
        {"all", "all.dim", "any", "any.dim", "logical_not", "logical_not_",
-        "bitwise_xor.Tensor", "bitwise_xor_.Tensor"}) {
+        "bitwise_xor.Tensor", "bitwise_xor_.Tensor", "eye", "eye.m",
+        "new_zeros"}) {
     m.impl(name, turnout::CppFunction::makeFallthrough());
   }
 }

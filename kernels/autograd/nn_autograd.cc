@@ -1,5 +1,5 @@
 // The Autograd kernels of the forward operators of kernels/nn.h (the
-// activations and clamp_, native_layer_norm, embedding, nll_loss_forward and
+// activations, clamp_, clamp_min(_), clamp_max(_), native_layer_norm, embedding, nll_loss_forward and
 // nll_loss2d_forward), registered at the Autograd alias key as
 // math_autograd.cc's are: record when grad mode is on and an input requires
 // grad, call the operator below autograd, attach a FunctionNode whose
@@ -20,7 +20,9 @@
 #include <tuple>
 
 #include "dispatcher/core/error.h"
+#include "dispatcher/dispatcher.h"
 #include "dispatcher/library.h"
+#include "dispatcher/operator_handle.h"
 #include "kernels/autograd/autograd_meta.h"
 #include "kernels/autograd/function_node.h"
 #include "kernels/autograd/grad_mode.h"
@@ -28,7 +30,9 @@
 #include "kernels/copy.h"
 #include "kernels/elementwise.h"
 #include "kernels/factory.h"
+#include "kernels/indexing.h"
 #include "kernels/nn.h"
+#include "kernels/shape.h"
 
 namespace turnout {
 namespace autograd {
@@ -252,6 +256,261 @@ Tensor& clamp_(Tensor& self, const std::optional<Scalar>& min,
       });
 }
 
+// clamp_min, clamp_max and their in-place forms: torch 1.13's
+// ClampMinBackward0 (ClampMaxBackward0): g where x >= min (x <= max), 0
+// elsewhere (NaN included); the in-place forms over x before the write.
+using ClampBoundSig = Tensor(const Tensor&, const Scalar&);
+using ClampBoundInplaceSig = Tensor&(Tensor&, const Scalar&);
+
+template <bool kMin>
+Tensor clampBoundGrad(const Tensor& g, const Tensor& x, const Scalar& bound) {
+  const Tensor keep = kMin ? turnout::ge(x, bound) : turnout::le(x, bound);
+  return turnout::where(keep, g, turnout::zeros_like(g));
+}
+
+template <bool kMin>
+Tensor clampBound(const Tensor& self, const Scalar& bound) {
+  static const auto op =
+      Dispatcher::singleton()
+          .findSchemaOrThrow(kMin ? "aten::clamp_min" : "aten::clamp_max", "")
+          .typed<ClampBoundSig>();
+  return recordUnary(
+      kMin ? "clamp_min" : "clamp_max",
+      kMin ? "ClampMinBackward0" : "ClampMaxBackward0", self,
+      [&] { return op.call(self, bound); },
+      [bound](const Tensor& g, const Tensor& x) {
+        return clampBoundGrad<kMin>(g, x, bound);
+      },
+      [bound](Node* n) { n->addSaved(kMin ? "min" : "max", IValue(bound)); });
+}
+
+template <bool kMin>
+Tensor& clampBound_(Tensor& self, const Scalar& bound) {
+  static const auto op =
+      Dispatcher::singleton()
+          .findSchemaOrThrow(kMin ? "aten::clamp_min_" : "aten::clamp_max_", "")
+          .typed<ClampBoundInplaceSig>();
+  return recordUnaryInplace(
+      kMin ? "clamp_min_" : "clamp_max_",
+      kMin ? "ClampMinBackward0" : "ClampMaxBackward0", self, true,
+      [&] { op.call(self, bound); },
+      [bound](const Tensor& g, const Tensor& x) {
+        return clampBoundGrad<kMin>(g, x, bound);
+      },
+      [bound](Node* n) { n->addSaved(kMin ? "min" : "max", IValue(bound)); });
+}
+
+// leaky_relu_backward, hardtanh_backward: linear in grad_output, piecewise
+// constant in self: torch 1.13's LeakyReluBackwardBackward0 and
+// HardtanhBackwardBackward0 give grad_output the same backward of the
+// incoming gradient and self zeros.
+Tensor leakyReluBackward(const Tensor& grad_output, const Tensor& self,
+                         const Scalar& negative_slope, bool self_is_result) {
+  const bool rec = shouldRecord("leaky_relu_backward", grad_output, self);
+  Tensor out = belowAutograd([&] {
+    return turnout::leaky_relu_backward(grad_output, self, negative_slope,
+                                        self_is_result);
+  });
+  if (rec) {
+    SavedVariable s(self);
+    Node* node = record(
+        "LeakyReluBackwardBackward0", {grad_output, self}, out,
+        [s, negative_slope](const F& n, const Tensor& g) {
+          variable_list grads(2);
+          if (n.needsGrad(0)) {
+            grads[0] = turnout::leaky_relu_backward(g, s.unpack(&n),
+                                                    negative_slope, false);
+          }
+          if (n.needsGrad(1)) grads[1] = turnout::zeros_like(g);
+          return grads;
+        });
+    if (node != nullptr) {
+      node->addSaved("negative_slope", IValue(negative_slope));
+      node->addSaved("self", s);
+    }
+  }
+  return out;
+}
+
+Tensor hardtanhBackward(const Tensor& grad_output, const Tensor& self,
+                        const Scalar& min_val, const Scalar& max_val) {
+  const bool rec = shouldRecord("hardtanh_backward", grad_output, self);
+  Tensor out = belowAutograd([&] {
+    return turnout::hardtanh_backward(grad_output, self, min_val, max_val);
+  });
+  if (rec) {
+    SavedVariable s(self);
+    Node* node = record(
+        "HardtanhBackwardBackward0", {grad_output, self}, out,
+        [s, min_val, max_val](const F& n, const Tensor& g) {
+          variable_list grads(2);
+          if (n.needsGrad(0)) {
+            grads[0] =
+                turnout::hardtanh_backward(g, s.unpack(&n), min_val, max_val);
+          }
+          if (n.needsGrad(1)) grads[1] = turnout::zeros_like(g);
+          return grads;
+        });
+    if (node != nullptr) {
+      node->addSaved("max_val", IValue(max_val));
+      node->addSaved("min_val", IValue(min_val));
+      node->addSaved("self", s);
+    }
+  }
+  return out;
+}
+
+// gelu_backward (GeluBackwardBackward0): grad_output: the same backward of
+// g; self: g * grad_output * gelu''(self): phi(x) * (2 - x^2) exactly
+// (phi the normal density); with approximate="tanh", for
+// gelu(x) = x/2 * (1 + tanh(u)), u = k * (x + c x^3):
+// (1 - t^2) * (u' + x/2 * (u'' - 2 t u'^2)), t = tanh(u).
+Tensor geluSecondDerivative(const Tensor& x, std::string_view approximate) {
+  if (approximate != "tanh") {
+    const double inv_sqrt_2pi = 0.3989422804014327;  // 1 / sqrt(2 pi)
+    const Tensor sq = turnout::mul(x, x);
+    const Tensor pdf =
+        turnout::mul(turnout::exp(turnout::mul(sq, Scalar(-0.5))),
+                     Scalar(inv_sqrt_2pi));
+    return turnout::mul(pdf, turnout::rsub(sq, Scalar(2)));
+  }
+  const double k = 0.7978845608028654;  // sqrt(2 / pi)
+  const double c = 0.044715;
+  const Tensor sq = turnout::mul(x, x);
+  const Tensor u = turnout::mul(
+      turnout::add(x, turnout::mul(turnout::mul(sq, x), Scalar(c))), Scalar(k));
+  const Tensor t = turnout::tanh(u);
+  const Tensor du = turnout::mul(
+      turnout::add(turnout::mul(sq, Scalar(3 * c)), Scalar(1)), Scalar(k));
+  const Tensor d2u = turnout::mul(x, Scalar(6 * c * k));
+  const Tensor inner = turnout::sub(
+      d2u, turnout::mul(turnout::mul(t, turnout::mul(du, du)), Scalar(2)));
+  const Tensor bracket =
+      turnout::add(du, turnout::mul(turnout::mul(x, inner), Scalar(0.5)));
+  return turnout::mul(turnout::rsub(turnout::mul(t, t), Scalar(1)), bracket);
+}
+
+Tensor geluBackward(const Tensor& grad_output, const Tensor& self,
+                    std::string_view approximate) {
+  const bool rec = shouldRecord("gelu_backward", grad_output, self);
+  Tensor out = belowAutograd(
+      [&] { return turnout::gelu_backward(grad_output, self, approximate); });
+  if (rec) {
+    SavedVariable go(grad_output);
+    SavedVariable s(self);
+    const std::string approx(approximate);
+    Node* node = record(
+        "GeluBackwardBackward0", {grad_output, self}, out,
+        [go, s, approx](const F& n, const Tensor& g) {
+          const Tensor x = s.unpack(&n);
+          variable_list grads(2);
+          if (n.needsGrad(0)) grads[0] = turnout::gelu_backward(g, x, approx);
+          if (n.needsGrad(1)) {
+            grads[1] = turnout::mul(turnout::mul(g, go.unpack(&n)),
+                                    geluSecondDerivative(x, approx));
+          }
+          return grads;
+        });
+    if (node != nullptr) {
+      node->addSaved("approximate", IValue(approx));
+      node->addSaved("grad_output", go);
+      node->addSaved("self", s);
+    }
+  }
+  return out;
+}
+
+// softplus_backward (SoftplusBackwardBackward0): grad_output: the same
+// backward of g; self: g * grad_output * beta * s * (1 - s) where
+// beta * self < threshold (0 beyond), s = sigmoid(beta * self).
+Tensor softplusBackward(const Tensor& grad_output, const Tensor& self,
+                        const Scalar& beta, const Scalar& threshold) {
+  const bool rec = shouldRecord("softplus_backward", grad_output, self);
+  Tensor out = belowAutograd([&] {
+    return turnout::softplus_backward(grad_output, self, beta, threshold);
+  });
+  if (rec) {
+    SavedVariable go(grad_output);
+    SavedVariable s(self);
+    Node* node = record(
+        "SoftplusBackwardBackward0", {grad_output, self}, out,
+        [go, s, beta, threshold](const F& n, const Tensor& g) {
+          const Tensor x = s.unpack(&n);
+          variable_list grads(2);
+          if (n.needsGrad(0)) {
+            grads[0] = turnout::softplus_backward(g, x, beta, threshold);
+          }
+          if (n.needsGrad(1)) {
+            const Tensor xb = turnout::mul(x, beta);
+            const Tensor sg = turnout::sigmoid(xb);
+            const Tensor slope =
+                turnout::mul(sg, turnout::rsub(sg, Scalar(1)));
+            const Tensor gg = turnout::mul(
+                turnout::mul(turnout::mul(g, go.unpack(&n)), slope), beta);
+            grads[1] = turnout::where(turnout::lt(xb, threshold), gg,
+                                      turnout::zeros_like(gg));
+          }
+          return grads;
+        });
+    if (node != nullptr) {
+      node->addSaved("beta", IValue(beta));
+      node->addSaved("grad_output", go);
+      node->addSaved("self", s);
+      node->addSaved("threshold", IValue(threshold));
+    }
+  }
+  return out;
+}
+
+// elu_backward (EluBackwardBackward0): grad_output: the same backward of g;
+// self_or_result, where it is negative: g * grad_output * input_scale
+// times, from the input, elu's slope there (elu_backward of it), or, from
+// the result, 1.
+Tensor eluBackward(const Tensor& grad_output, const Scalar& alpha,
+                   const Scalar& scale, const Scalar& input_scale,
+                   bool is_result, const Tensor& self_or_result) {
+  const bool rec =
+      shouldRecord("elu_backward", grad_output, self_or_result);
+  Tensor out = belowAutograd([&] {
+    return turnout::elu_backward(grad_output, alpha, scale, input_scale,
+                                 is_result, self_or_result);
+  });
+  if (rec) {
+    SavedVariable go(grad_output);
+    SavedVariable s(self_or_result);
+    Node* node = record(
+        "EluBackwardBackward0", {grad_output, self_or_result}, out,
+        [=](const F& n, const Tensor& g) {
+          const Tensor x = s.unpack(&n);
+          variable_list grads(2);
+          if (n.needsGrad(0)) {
+            grads[0] = turnout::elu_backward(g, alpha, scale, input_scale,
+                                             is_result, x);
+          }
+          if (n.needsGrad(1)) {
+            Tensor gg = turnout::mul(turnout::mul(g, go.unpack(&n)),
+                                     input_scale);
+            if (!is_result) {
+              gg = turnout::elu_backward(gg, alpha, scale, input_scale, false,
+                                         x);
+            }
+            grads[1] = turnout::where(turnout::lt(x, 0), gg,
+                                      turnout::zeros_like(gg));
+          }
+          return grads;
+        });
+    if (node != nullptr) {
+      node->addSaved("alpha", IValue(alpha));
+      node->addSaved("grad_output", go);
+      node->addSaved("input_scale", IValue(input_scale));
+      node->addSaved("is_result", IValue(is_result));
+      node->addSaved("scale", IValue(scale));
+      node->addSaved("self_or_result", s);
+    }
+  }
+  return out;
+}
+
 // ---- native_layer_norm ---------------------------------------------------------------
 
 Tensor valueOr(const std::optional<Tensor>& t) {
@@ -384,6 +643,107 @@ std::tuple<Tensor, Tensor> nllLossForward(const Tensor& self,
   return result;
 }
 
+// nll_loss_backward, nll_loss2d_backward: linear in grad_output, constant
+// in self: torch 1.13's NllLossBackwardBackward0 (NllLoss2DBackwardBackward0)
+// gives grad_output the loss of the incoming gradient (nll_loss(g, target,
+// ...)) and self zeros; target and total_weight take none.
+template <bool k2d>
+Tensor nllLossBackward(const Tensor& grad_output, const Tensor& self,
+                       const Tensor& target,
+                       const std::optional<Tensor>& weight, int64_t reduction,
+                       int64_t ignore_index, const Tensor& total_weight) {
+  const char* op = k2d ? "nll_loss2d_backward" : "nll_loss_backward";
+  // As torch's: weight and total_weight are not differentiable here.
+  const bool grad_mode = GradMode::is_enabled();
+  TURNOUT_CHECK(!grad_mode || !weight.has_value() || !requiresGrad(*weight),
+                ErrorKind::InvalidArgument, "The function '", op,
+                "' is not differentiable with respect to argument 'weight'. "
+                "This input cannot have requires_grad True.");
+  TURNOUT_CHECK(!grad_mode || !requiresGrad(total_weight),
+                ErrorKind::InvalidArgument, "The function '", op,
+                "' is not differentiable with respect to argument "
+                "'total_weight'. This input cannot have requires_grad True.");
+  const bool rec = shouldRecord(op, grad_output, self);
+  Tensor out = belowAutograd([&] {
+    return k2d ? turnout::nll_loss2d_backward(grad_output, self, target,
+                                              weight, reduction, ignore_index,
+                                              total_weight)
+               : turnout::nll_loss_backward(grad_output, self, target, weight,
+                                            reduction, ignore_index,
+                                            total_weight);
+  });
+  if (rec) {
+    SavedVariable st(target), sw(valueOr(weight));
+    Node* node = record(
+        k2d ? "NllLoss2DBackwardBackward0" : "NllLossBackwardBackward0",
+        {grad_output, self}, out,
+        [st, sw, reduction, ignore_index](const F& n, const Tensor& g) {
+          variable_list grads(2);
+          if (n.needsGrad(0)) {
+            const Tensor w = sw.unpack(&n);
+            const std::optional<Tensor> wo =
+                w.defined() ? std::optional<Tensor>(w) : std::nullopt;
+            const Tensor t = st.unpack(&n);
+            grads[0] = std::get<0>(
+                k2d ? turnout::nll_loss2d_forward(g, t, wo, reduction,
+                                                  ignore_index)
+                    : turnout::nll_loss_forward(g, t, wo, reduction,
+                                                ignore_index));
+          }
+          if (n.needsGrad(1)) grads[1] = turnout::zeros_like(g);
+          return grads;
+        });
+    if (node != nullptr) {
+      node->addSaved("ignore_index", IValue(ignore_index));
+      node->addSaved("reduction", IValue(reduction));
+      node->addSaved("target", st);
+      node->addSaved("weight", sw);
+    }
+  }
+  return out;
+}
+
+// embedding_dense_backward (EmbeddingDenseBackwardBackward0): linear in
+// grad_output, whose gradient is the rows of g that `indices` picks (zeros
+// where an index is padding_idx), in grad_output's shape; as torch 1.13's
+// formula, scale_grad_by_freq is not applied to it. indices takes none.
+Tensor embeddingDenseBackward(const Tensor& grad_output, const Tensor& indices,
+                              int64_t num_weights, int64_t padding_idx,
+                              bool scale_grad_by_freq) {
+  using Sig = Tensor(const Tensor&, const Tensor&, int64_t, int64_t, bool);
+  static const auto op = Dispatcher::singleton()
+                             .findSchemaOrThrow("aten::embedding_dense_backward", "")
+                             .typed<Sig>();
+  const bool rec = shouldRecord("embedding_dense_backward", grad_output);
+  Tensor out = belowAutograd([&] {
+    return op.call(grad_output, indices, num_weights, padding_idx,
+                   scale_grad_by_freq);
+  });
+  if (rec) {
+    SavedVariable si(indices);
+    Node* node = record(
+        "EmbeddingDenseBackwardBackward0", {grad_output}, out,
+        [si, padding_idx](const F& n, const Tensor& g) {
+          const Tensor ix = si.unpack(&n);
+          const Tensor flat = turnout::reshape(ix, DimVector{-1});
+          Tensor rows = turnout::index_select(g, 0, flat);
+          if (padding_idx >= 0) {
+            const Tensor pad = turnout::reshape(turnout::eq(flat, padding_idx),
+                                                DimVector{-1, 1});
+            rows = turnout::masked_fill(rows, pad, Scalar(0));
+          }
+          DimVector size(ix.sizes().begin(), ix.sizes().end());
+          size.push_back(-1);
+          return variable_list{turnout::reshape(rows, size)};
+        });
+    if (node != nullptr) {
+      node->addSaved("indices", si);
+      node->addSaved("padding_idx", IValue(padding_idx));
+    }
+  }
+  return out;
+}
+
 }  // namespace
 }  // namespace autograd
 }  // namespace turnout
@@ -402,8 +762,20 @@ TURNOUT_LIBRARY_IMPL(aten, Autograd, m) {
   m.impl("hardtanh_", TURNOUT_FN(hardtanh_));
   m.impl("softplus", TURNOUT_FN(softplus));
   m.impl("clamp_", TURNOUT_FN(clamp_));
+  m.impl("clamp_min", TURNOUT_FN(clampBound<true>));
+  m.impl("clamp_max", TURNOUT_FN(clampBound<false>));
+  m.impl("clamp_min_", TURNOUT_FN(clampBound_<true>));
+  m.impl("clamp_max_", TURNOUT_FN(clampBound_<false>));
+  m.impl("leaky_relu_backward", TURNOUT_FN(leakyReluBackward));
+  m.impl("hardtanh_backward", TURNOUT_FN(hardtanhBackward));
+  m.impl("softplus_backward", TURNOUT_FN(softplusBackward));
+  m.impl("gelu_backward", TURNOUT_FN(geluBackward));
+  m.impl("elu_backward", TURNOUT_FN(eluBackward));
   m.impl("native_layer_norm", TURNOUT_FN(nativeLayerNorm));
   m.impl("embedding", TURNOUT_FN(embedding));
   m.impl("nll_loss_forward", TURNOUT_FN(nllLossForward<false>));
   m.impl("nll_loss2d_forward", TURNOUT_FN(nllLossForward<true>));
+  m.impl("nll_loss_backward", TURNOUT_FN(nllLossBackward<false>));
+  m.impl("nll_loss2d_backward", TURNOUT_FN(nllLossBackward<true>));
+  m.impl("embedding_dense_backward", TURNOUT_FN(embeddingDenseBackward));
 }

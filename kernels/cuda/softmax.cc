@@ -185,8 +185,9 @@ TURNOUT_CUDA_SOFTMAX_OUT(log_softmax, logSoftmaxKernel)
 
 TURNOUT_LIBRARY_IMPL(aten, CUDA, m) {
   using namespace ::turnout::cuda;
-  m.impl("softmax.int", TURNOUT_FN(softmaxKernel));
-  m.impl("log_softmax.int", TURNOUT_FN(logSoftmaxKernel));
+  // No softmax.int / log_softmax.int: they are composite-implicit over
+  // _softmax / _log_softmax (kernels/softmax.cc), and a CUDA kernel of their
+  // own would keep that composite from serving AutogradCUDA.
   m.impl("_softmax", TURNOUT_FN(internalSoftmaxKernel));
   m.impl("_log_softmax", TURNOUT_FN(internalLogSoftmaxKernel));
   m.impl("softmax.int_out", TURNOUT_FN(softmaxOut));

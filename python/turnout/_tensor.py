@@ -634,7 +634,9 @@ class Tensor(_C.TensorBase):
     def squeeze(self, dim: Optional[int] = None) -> "Tensor":
         if dim is not None:
             return ops.aten.squeeze.dim(self, dim)
-        return self.view([s for s in self._sizes() if s != 1])
+        # aten.squeeze.default itself, as torch's (a mode sees squeeze, and
+        # the grad_fn is SqueezeBackward0).
+        return ops.aten.squeeze.default(self)
 
     @property
     def T(self) -> "Tensor":

@@ -162,6 +162,54 @@ MORE_CASES = {
     "logsumexp": lambda L, x, w, c: L.logsumexp(x, 1),
     "fmod": lambda L, x, w, c: L.fmod(x, c),
     "fmod other": lambda L, x, w, c: L.fmod(c, x),
+    # CompositeExplicitAutograd with Autograd kernels, as torch 1.13's.
+    "flip": lambda L, x, w, c: x.flip([1]),
+    "flip dims": lambda L, x, w, c: x.flip([-1, 0]),
+    "repeat": lambda L, x, w, c: x.repeat([2, 1, 3]),
+    "squeeze all": lambda L, x, w, c: x.view(1, 2, 1, 3).squeeze(),
+    "dot": lambda L, x, w, c: x[0].dot(w[:, 0]),
+    "dot self only": lambda L, x, w, c: x[0].dot(c[0]),
+    "mv": lambda L, x, w, c: x.mv(w[:, 0]),
+    "mv vec only": lambda L, x, w, c: c.mv(w[:, 0]),
+    "addmv": lambda L, x, w, c: L.addmv(c[:, 0], x, w[:, 0], beta=2,
+                                        alpha=3),
+    "addmv_": lambda L, x, w, c: c[:, 0].clone().addmv_(x, c[0]),
+    "baddbmm": lambda L, x, w, c: L.baddbmm(
+        c[:, :2], x.view(1, 2, 3), w.view(1, 3, 2), beta=2, alpha=0.5),
+    "zero_": lambda L, x, w, c: x.clone().zero_(),
+    "fill_ tensor": lambda L, x, w, c: x.clone().fill_(w[0, 0]),
+    "fmod scalar": lambda L, x, w, c: L.fmod(x, 4),
+    "fmod_ scalar": lambda L, x, w, c: x.clone().fmod_(4),
+    "clamp_min": lambda L, x, w, c: x.clamp_min(2.5),
+    "clamp_max": lambda L, x, w, c: x.clamp_max(2.5),
+    "clamp_min_": lambda L, x, w, c: x.clone().clamp_min_(2.5),
+    "clamp_max_": lambda L, x, w, c: x.clone().clamp_max_(2.5),
+    "constant_pad_nd": lambda L, x, w, c: L.constant_pad_nd(x, [1, 2], 0.5),
+    "div Scalar_mode": lambda L, x, w, c: L.ops.aten.div.Scalar_mode(
+        x, 2, rounding_mode="floor"),
+    "div Scalar_mode none": lambda L, x, w, c: L.ops.aten.div.Scalar_mode(
+        x, 2, rounding_mode=None),
+    "hardtanh_backward": lambda L, x, w, c: L.ops.aten.hardtanh_backward(
+        x, c, 1.5, 4.5),
+    "leaky_relu_backward": lambda L, x, w, c: L.ops.aten.leaky_relu_backward(
+        c, x, 0.25, False),
+    "nll_loss_backward": lambda L, x, w, c: L.ops.aten.nll_loss_backward(
+        x.sum(), c, L.tensor([2, 0]), L.ones(3), 1, -100, L.tensor(2.0)),
+    "embedding_dense_backward": lambda L, x, w, c: (
+        L.ops.aten.embedding_dense_backward(x, L.tensor([1, 0]), 3, 0, False)),
+    "gelu_backward": lambda L, x, w, c: L.ops.aten.gelu_backward(
+        c, x, approximate="tanh"),
+    "softplus_backward": lambda L, x, w, c: L.ops.aten.softplus_backward(
+        c, x, 2, 5),
+    "elu_backward": lambda L, x, w, c: L.ops.aten.elu_backward(
+        c, 1.0, 1.5, 0.5, False, x - 3),
+    "var": lambda L, x, w, c: x.var(),
+    "var dim": lambda L, x, w, c: x.var(1, keepdim=True),
+    "var correction": lambda L, x, w, c: L.ops.aten.var.correction(
+        x, [-1], correction=0),
+    "std": lambda L, x, w, c: x.std(),
+    "std correction": lambda L, x, w, c: L.ops.aten.std.correction(
+        x, [0], correction=2, keepdim=True),
 }
 
 
