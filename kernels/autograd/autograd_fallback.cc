@@ -150,8 +150,9 @@ bool refusesGrad(const OperatorHandle& op) {
   // torch 1.13 runs these too, though their functional overloads are
   // differentiable (found by test_op_db_torch.py's out= samples).
   static constexpr std::string_view kRunInTorch[] = {
-      "aten::floor_divide.out", "aten::log_softmax.int_out",
-      "aten::silu_backward.grad_input", "aten::softmax.int_out"};
+      "aten::adaptive_avg_pool2d.out", "aten::floor_divide.out",
+      "aten::log_softmax.int_out", "aten::silu_backward.grad_input",
+      "aten::softmax.int_out"};
   const std::string name = toString(op.operator_name());
   for (std::string_view n : kRunInTorch) {
     if (name == n) return false;
