@@ -10,8 +10,9 @@
 // tensor against its result by the overload's OutRule (what torch 1.13
 // does for that operator), then resizes each out to its result's shape
 // (reduce_internal::resizeOutput: the deprecation warning when out had
-// elements) and copies the result in (converting the dtype where the rule
-// allows another). The returned tensors are the out arguments themselves.
+// elements; an elementwise operator's out gets its result's layout, as
+// torch's TensorIterator gives it) and copies the result in (converting
+// the dtype where the rule allows another). The returned tensors are the out arguments themselves.
 // Every check is made before anything is written: a refused call leaves
 // the out tensors as they were.
 //
