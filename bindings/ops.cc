@@ -371,6 +371,11 @@ class OpPacket {
                    std::string::npos;
           });
     }
+    for (const auto& o : overloads_) {
+      int outs = 0;
+      for (const Argument& a : o->schema().arguments()) outs += a.is_out();
+      several_outs_ |= outs >= 2;
+    }
     TURNOUT_CHECK(!overloads_.empty(), ErrorKind::InvalidArgument,
                   "no operator named ", qualname,
                   " has a schema; check the namespace and the name (e.g. "
@@ -379,7 +384,7 @@ class OpPacket {
 
   py::object call(PyObject* const* args, size_t nargs,
                   PyObject* kwnames) const {
-    if (kwnames != nullptr) {
+    if (several_outs_ && kwnames != nullptr) {
       if (std::optional<py::object> r = callWithOutTuple(args, nargs, kwnames)) {
         return *r;
       }
@@ -492,6 +497,7 @@ class OpPacket {
   std::string qualname_;
   std::vector<std::unique_ptr<OpOverload>> overloads_;  // default, sorted
   std::vector<const OpOverload*> try_order_;  // the order call() binds in
+  bool several_outs_ = false;  // an overload writes several out= tensors
 };
 
 // ---- Raising a C++ exception as a Python one

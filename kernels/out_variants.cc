@@ -518,6 +518,8 @@ class OutVariantKernel final : public OperatorKernel {
   // Internal when the table names an overload that does not fit.
   void plan(const OperatorHandle& op) {
     name_ = toString(op.operator_name());
+    elementwise_ = variant_.rule == OutRule::kCast ||
+                   name_.rfind("aten::clamp", 0) == 0;
     const auto& args = op.schema().arguments();
     for (size_t i = 0; i < args.size(); ++i) {
       if (args[i].isWrite()) out_args_.push_back(i);
@@ -561,12 +563,8 @@ class OutVariantKernel final : public OperatorKernel {
   void resize(const Tensor& out, const Tensor& result) const {
     const IntArrayRef sizes = result.sizes();
     if (out.sizes() == sizes) return;
-    const bool elementwise = variant_.rule == OutRule::kCast ||
-                             name_.rfind("aten::clamp", 0) == 0;
-    if (elementwise && !variant_.silent_resize) {
-      // An elementwise (TensorIterator) operator's, clamp's exact-dtype
-      // ones included: resized to the layout its result has
-      // (kernels/output_layout.h), as torch's.
+    if (elementwise_ && !variant_.silent_resize) {
+      // The result's layout (kernels/output_layout.h), as torch's.
       reduce_internal::resizeOutput(out, sizes, result.strides(),
                                     name_.c_str());
       return;
@@ -663,6 +661,9 @@ class OutVariantKernel final : public OperatorKernel {
   std::once_flag planned_;
   // Set once by plan().
   std::string name_;
+  // An elementwise (TensorIterator) operator, clamp's exact-dtype ones
+  // included: a resized out takes its result's layout.
+  bool elementwise_ = false;
   std::optional<OperatorHandle> functional_;
   std::vector<Source> sources_;
   std::vector<size_t> out_args_;
