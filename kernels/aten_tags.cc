@@ -201,6 +201,8 @@ atenTagTable() {
       {"aten::neg.out", {"pointwise"}},
       {"aten::neg_", {"pointwise"}},
       {"aten::new_empty.out", {"generated"}},
+      {"aten::new_full.out", {"generated"}},
+      {"aten::new_ones.out", {"generated"}},
       {"aten::new_zeros.out", {"generated"}},
       {"aten::nonzero", {"core", "dynamic_output_shape"}},
       {"aten::nonzero.out", {"dynamic_output_shape"}},

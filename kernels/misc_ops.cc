@@ -29,7 +29,8 @@
 //   generates it, the functional result copied into out (any dtype).
 // - CompositeImplicitAutograd (gradients, Meta and other devices from the
 //   operators they call): narrow (.Tensor), expand_as, type_as, squeeze()
-//   without a dim, repeat, flip, dot, mv, new_zeros, zero_, fill_.Tensor,
+//   without a dim, repeat, flip, dot, mv, new_zeros (new_ones, new_full),
+//   sum_to_size, zero_, fill_.Tensor,
 //   eye (.m), fmod.Scalar (fmod_.Scalar), floor_divide.Scalar
 //   (floor_divide_.Scalar), bitwise_xor.Scalar (bitwise_xor_.Scalar),
 //   __xor__ and __ixor__; max.other, min.other, clamp_min.Tensor,
@@ -786,6 +787,34 @@ Tensor normScalarOptDimDtype(const Tensor& self, const std::optional<Scalar>& p,
 
 // ---- CompositeImplicitAutograd ------------------------------------------------------
 
+// sum_to_size: sums the leading dimensions `size` lacks and those it has
+// as 1 where self's is not (keeping them), then views to `size`: the
+// reduction of a broadcast, as torch's.
+Tensor sumToSizeKernel(const Tensor& self, IntArrayRef size) {
+  checkDefined("sum_to_size", self);
+  const int64_t lead = self.dim() - static_cast<int64_t>(size.size());
+  std::vector<int64_t> dims;
+  bool expandable = lead >= 0;
+  for (int64_t i = 0; expandable && i < self.dim(); ++i) {
+    if (i < lead) {
+      dims.push_back(i);
+    } else if (size[i - lead] == 1 && self.size(i) != 1) {
+      dims.push_back(i);
+    } else {
+      expandable = size[i - lead] == self.size(i);
+    }
+  }
+  TURNOUT_CHECK(expandable, ErrorKind::InvalidArgument,
+                "sum_to_size: size ", shapeString(size),
+                " is not expandable to the tensor's size ",
+                shapeString(self.sizes()),
+                "; give at most its number of dimensions, each 1 or equal "
+                "to the tensor's");
+  if (dims.empty()) return self;
+  Tensor r = turnout::sum(self, IntArrayRef(dims), /*keepdim=*/true);
+  return lead > 0 ? view(r, size) : r;
+}
+
 Tensor narrowKernel(const Tensor& self, int64_t dim, int64_t start,
                     int64_t length) {
   checkDefined("narrow", self);
@@ -929,6 +958,29 @@ Tensor newZeros(const Tensor& self, IntArrayRef size,
                          .layout(layout)
                          .device(device ? device : self.device())
                          .pinned_memory(pin_memory));
+}
+
+Tensor newOnes(const Tensor& self, IntArrayRef size,
+               std::optional<ScalarType> dtype, std::optional<Layout> layout,
+               std::optional<Device> device, std::optional<bool> pin_memory) {
+  checkDefined("new_ones", self);
+  return ones(size, TensorOptions()
+                        .dtype(dtype ? dtype : self.scalar_type())
+                        .layout(layout)
+                        .device(device ? device : self.device())
+                        .pinned_memory(pin_memory));
+}
+
+Tensor newFull(const Tensor& self, IntArrayRef size, const Scalar& fill_value,
+               std::optional<ScalarType> dtype, std::optional<Layout> layout,
+               std::optional<Device> device, std::optional<bool> pin_memory) {
+  checkDefined("new_full", self);
+  return full(size, fill_value,
+              TensorOptions()
+                  .dtype(dtype ? dtype : self.scalar_type())
+                  .layout(layout)
+                  .device(device ? device : self.device())
+                  .pinned_memory(pin_memory));
 }
 
 Tensor& zeroInplace(Tensor& self) {
@@ -1375,6 +1427,7 @@ TURNOUT_LIBRARY_FRAGMENT(aten, m) {
       "norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool "
       "keepdim=False) -> Tensor");
   m.def("narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)");
+  m.def("sum_to_size(Tensor self, int[] size) -> Tensor");
   m.def(
       "narrow.Tensor(Tensor(a) self, int dim, Tensor start, int length) -> "
       "Tensor(a)");
@@ -1389,6 +1442,14 @@ TURNOUT_LIBRARY_FRAGMENT(aten, m) {
       "new_zeros(Tensor self, SymInt[] size, *, ScalarType? dtype=None, "
       "Layout? layout=None, Device? device=None, bool? pin_memory=None) -> "
       "Tensor");
+  m.def(
+      "new_ones(Tensor self, SymInt[] size, *, ScalarType? dtype=None, "
+      "Layout? layout=None, Device? device=None, bool? pin_memory=None) -> "
+      "Tensor");
+  m.def(
+      "new_full(Tensor self, SymInt[] size, Scalar fill_value, *, "
+      "ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+      "bool? pin_memory=None) -> Tensor");
   m.def("zero_(Tensor(a!) self) -> Tensor(a!)");
   m.def("fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)");
   m.def(
@@ -1459,6 +1520,8 @@ TURNOUT_LIBRARY_IMPL(aten, CompositeExplicitAutograd, m) {
   m.impl("dot", TURNOUT_FN(dotKernel));
   m.impl("mv", TURNOUT_FN(mvKernel));
   m.impl("new_zeros", TURNOUT_FN(newZeros));
+  m.impl("new_ones", TURNOUT_FN(newOnes));
+  m.impl("new_full", TURNOUT_FN(newFull));
   m.impl("zero_", TURNOUT_FN(zeroInplace));
   m.impl("fill_.Tensor", TURNOUT_FN(fillTensor));
   m.impl("eye", TURNOUT_FN(eyeN));
@@ -1470,6 +1533,7 @@ TURNOUT_LIBRARY_IMPL(aten, CompositeExplicitAutograd, m) {
 TURNOUT_LIBRARY_IMPL(aten, CompositeImplicitAutograd, m) {
   using namespace turnout;  // NOLINT: the kernels above
   m.impl("narrow", TURNOUT_FN(narrowKernel));
+  m.impl("sum_to_size", TURNOUT_FN(sumToSizeKernel));
   m.impl("narrow.Tensor", TURNOUT_FN(narrowTensorKernel));
   m.impl("expand_as", TURNOUT_FN(expandAs));
   m.impl("type_as", TURNOUT_FN(typeAs));

@@ -328,6 +328,12 @@ constexpr OutVariant kOutVariants[] = {
     {"new_empty.out(Tensor self, SymInt[] size, *, Tensor(a!) out) "
      "-> Tensor(a!)",
      "", OutRule::kCopy},
+    {"new_full.out(Tensor self, SymInt[] size, Scalar fill_value, *, "
+     "Tensor(a!) out) -> Tensor(a!)",
+     "", OutRule::kCopy},
+    {"new_ones.out(Tensor self, SymInt[] size, *, Tensor(a!) out) "
+     "-> Tensor(a!)",
+     "", OutRule::kCopy},
     {"new_zeros.out(Tensor self, SymInt[] size, *, Tensor(a!) out) "
      "-> Tensor(a!)",
      "", OutRule::kCopy},

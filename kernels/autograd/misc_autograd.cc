@@ -1054,7 +1054,7 @@ TURNOUT_LIBRARY_IMPL(aten, Autograd, m) {
   for (const char* name :
        {"all", "all.dim", "any", "any.dim", "logical_not", "logical_not_",
         "bitwise_xor.Tensor", "bitwise_xor_.Tensor", "eye", "eye.m",
-        "new_zeros"}) {
+        "new_zeros", "new_ones", "new_full"}) {
     m.impl(name, turnout::CppFunction::makeFallthrough());
   }
 }

@@ -855,10 +855,10 @@ for _name in [
         "acosh", "addmm", "addmv", "addmv_", "all", "angle", "any", "asinh",
         "atanh", "baddbmm", "bitwise_xor", "bitwise_xor_", "clamp_max",
         "clamp_max_", "clamp_min", "clamp_min_", "dot", "erfc", "expand_as",
-        "flip", "floor_divide", "floor_divide_", "fmod", "fmod_", "gather",
+        "floor_divide", "floor_divide_", "fmod", "fmod_", "gather",
         "isfinite", "isinf", "isnan", "lgamma", "log_softmax", "logical_not",
         "logical_not_", "logical_or", "logical_or_", "logsumexp", "maximum",
-        "minimum", "mv", "narrow", "norm", "prod", "repeat", "scatter_add",
+        "minimum", "mv", "narrow", "norm", "prod", "scatter_add",
         "split_with_sizes", "type_as", "unsafe_chunk", "unsafe_split",
         "unsafe_split_with_sizes", "zero_"]:
     setattr(Tensor, _name, _make_method(_name))
@@ -893,6 +893,59 @@ def _new_zeros(self: Tensor, *size: Any, dtype: Any = None, layout: Any = None,
     return t
 
 
+def _new_ones(self: Tensor, *size: Any, dtype: Any = None, layout: Any = None,
+              device: Any = None, pin_memory: Any = None,
+              requires_grad: bool = False) -> Tensor:
+    """A tensor of ones of the given size with this tensor's dtype and
+    device unless given."""
+    t = ops.aten.new_ones.default(self, _size_args("new_ones", size),
+                                  dtype=dtype, layout=layout, device=device,
+                                  pin_memory=pin_memory)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _new_full(self: Tensor, size: Any, fill_value: Any, *, dtype: Any = None,
+              layout: Any = None, device: Any = None, pin_memory: Any = None,
+              requires_grad: bool = False) -> Tensor:
+    """A tensor of the given size (a sequence) filled with `fill_value`,
+    with this tensor's dtype and device unless given."""
+    if not isinstance(size, (list, tuple)):
+        raise TypeError(f"new_full(): size must be a sequence of ints (as "
+                        f"torch's), got {type(size).__name__}; write "
+                        f"new_full(({size!r},), fill_value)")
+    t = ops.aten.new_full.default(self, _size_args("new_full", (size,)),
+                                  fill_value, dtype=dtype, layout=layout,
+                                  device=device, pin_memory=pin_memory)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _sizes_method(name: str, what: str) -> Any:
+    """A method taking its int list as varargs or as one sequence
+    (``x.flip(0, 1)`` or ``x.flip([0, 1])``), as torch's."""
+    op = getattr(ops.aten, name).default
+
+    def method(self: Tensor, *sizes: Any, **kwargs: Any) -> Tensor:
+        if what in kwargs and not sizes:
+            sizes = (kwargs.pop(what),)
+        if kwargs:
+            raise TypeError(f"{name}() got an unexpected keyword argument "
+                            f"{next(iter(kwargs))!r}")
+        if not sizes:
+            raise TypeError(f"{name}() missing 1 required positional "
+                            f"argument: {what!r}")
+        return op(self, _size_args(name, sizes))
+
+    method.__name__ = name
+    method.__qualname__ = f"Tensor.{name}"
+    method.__doc__ = (f"``turnout.ops.aten.{name}(self, {what})``; {what} as "
+                      f"ints or as one sequence.")
+    return method
+
+
 def _contains(self: Tensor, element: Any) -> bool:
     """``element in t``: whether some element equals `element`, as torch's
     (``(t == element).any()``)."""
@@ -906,6 +959,11 @@ def _contains(self: Tensor, element: Any) -> bool:
 Tensor.is_floating_point = _is_floating_point
 Tensor.where = _where
 Tensor.new_zeros = _new_zeros
+Tensor.new_ones = _new_ones
+Tensor.new_full = _new_full
+Tensor.flip = _sizes_method("flip", "dims")
+Tensor.repeat = _sizes_method("repeat", "repeats")
+Tensor.sum_to_size = _sizes_method("sum_to_size", "size")
 Tensor.__contains__ = _contains
 
 

@@ -2486,6 +2486,22 @@ add(OpInfo("aten::new_zeros", lambda: [
     S(T((2, 3)), [2, 4]), S(T((2, 3), "int64"), [3]), S(T((2, 3)), []),
     S(T((2, 3)), [2], dtype=D("float64")), S(T((2, 3)), [2], device=Dev("cpu")),
     S(T((2, 3)), [-1], error=True)]))
+add(OpInfo("aten::new_ones", lambda: [
+    S(T((2, 3)), [2, 4]), S(T((2, 3), "int64"), [3]), S(T((2, 3)), []),
+    S(T((2, 3)), [2], dtype=D("float64")), S(T((2, 3), "bool"), [2]),
+    S(T((2, 3)), [-1], error=True)]))
+add(OpInfo("aten::new_full", lambda: [
+    S(T((2, 3)), [2, 4], 1.5), S(T((2, 3), "int64"), [3], 7), S(T((2, 3)), [], -2.0),
+    S(T((2, 3)), [2], 3, dtype=D("float64")), S(T((2, 3), "int64"), [2], 2.5),
+    S(T((2, 3)), [-1], 1.0, error=True)]))
+add(OpInfo("aten::sum_to_size",
+           opcheck=("test_autograd_registration", "test_faketensor", "test_graph"),
+           skip_opcheck="sum_to_size returns self when the size is already the "
+           "tensor's, as torch's (its schema says 'Tensor')", samples=lambda: [
+    S(T((2, 3)), [1, 3]), S(T((2, 3)), [2, 1]), S(T((2, 3)), [3]), S(T((2, 3)), [2, 3]),
+    S(T((2, 1, 3), "float64", "strided"), [1, 3]), S(T((4, 3), "int64"), [1]),
+    S(T((3, 4), layout="transposed"), [1, 1]), S(T((2, 3)), []),
+    S(T((2, 3)), [2, 2], error=True), S(T((2, 3)), [1, 2, 3], error=True)]))
 _ZERO = lambda: [  # noqa: E731
     S(T((2, 3))), S(T((2, 3), "int64")), S(T((3, 4), layout="transposed")),
     S(T((2, 6), layout="strided")), S(T(())), S(T((0, 2))), S(T((2, 3), "bool"))]
@@ -2948,6 +2964,8 @@ _out_variant(
     "bool")
 _out_variant("new_empty.out", lambda o: S(T((2,)), [2, 3], **o), "float32", **_UNINIT)
 _out_variant("new_zeros.out", lambda o: S(T((2,)), [2, 3], **o), "float32")
+_out_variant("new_ones.out", lambda o: S(T((2,)), [2, 3], **o), "float32")
+_out_variant("new_full.out", lambda o: S(T((2,)), [2, 3], 1.5, **o), "float32")
 _out_variant(
     "nll_loss.out", lambda o: S(T((4, 3)), T((4,), "int64", low=0, high=2), None, 1, -100,
         **o),

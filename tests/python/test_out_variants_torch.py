@@ -94,6 +94,8 @@ SAMPLES = {
     "empty_strided.out": lambda M: (([2, 3], [1, 2]), {}),
     "new_empty.out": lambda M: ((M.f((2,)), [2, 3]), {}),
     "new_zeros.out": lambda M: ((M.f((2,)), [2, 3]), {}),
+    "new_ones.out": lambda M: ((M.f((2,)), [2, 3]), {}),
+    "new_full.out": lambda M: ((M.f((2,)), [2, 3], 1.5), {}),
     "zeros.out": lambda M: (([2, 3],), {}),
     "ones.out": lambda M: (([2, 3],), {}),
     "full.out": lambda M: (([2, 3], 2.5), {}),

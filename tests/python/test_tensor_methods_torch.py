@@ -59,6 +59,26 @@ CASES = {
     "new_tensor": lambda lib, a: a.new_tensor([1, 2]),
     "new_tensor int": lambda lib, a: a.long().new_tensor([1.5, 2.5]),
     "allclose": lambda lib, a: (a.allclose(a + 1e-9), a.allclose(a + 1)),
+    "flip varargs": lambda lib, a: a.flip(0, 1),
+    "flip int": lambda lib, a: a.flip(-1),
+    "flip keyword": lambda lib, a: a.flip(dims=[0]),
+    "flip none": lambda lib, a: a.flip(),
+    "repeat varargs": lambda lib, a: a.repeat(2, 1, 3),
+    "repeat too few": lambda lib, a: a.repeat(2),
+    "new_ones": lambda lib, a: a.new_ones(2, 3),
+    "new_ones seq dtype": lambda lib, a: a.new_ones((4,), dtype=lib.int32),
+    "new_ones grad": lambda lib, a: a.new_ones(2, requires_grad=True).requires_grad,
+    "new_ones float size": lambda lib, a: a.new_ones(2.0),
+    "new_full": lambda lib, a: a.new_full((2, 2), 1.5),
+    "new_full int dtype": lambda lib, a: a.new_full([3], 2.5, dtype=lib.int64),
+    "new_full bool fill": lambda lib, a: a.new_full([2], True),
+    "new_full int size": lambda lib, a: a.new_full(3, 1.0),
+    "sum_to_size": lambda lib, a: a.sum_to_size(1, 3),
+    "sum_to_size seq": lambda lib, a: a.sum_to_size([2, 1]),
+    "sum_to_size same": lambda lib, a: a.sum_to_size(2, 3) is a,
+    "sum_to_size lead": lambda lib, a: a.sum_to_size(3),
+    "sum_to_size bad": lambda lib, a: a.sum_to_size(2, 2),
+    "sum_to_size more dims": lambda lib, a: a.sum_to_size(1, 2, 3),
 }
 
 
@@ -77,11 +97,9 @@ def _run(lib, name):
 
 
 # Where the operators a mode sees differ, for a reason outside the method:
-# torch 1.13's reshape is _reshape_alias, turnout's view; turnout's flip and
-# repeat decompose above the Python key (CompositeImplicitAutograd); torch
-# has an aten.allclose, turnout computes it from its parts.
-_RESULTS_ONLY = {"reshape_as", "unflatten -1", "fliplr", "flipud", "tile",
-                 "tile more", "allclose"}
+# torch 1.13's reshape is _reshape_alias, turnout's view; torch has an
+# aten.allclose, turnout computes it from its parts.
+_RESULTS_ONLY = {"reshape_as", "unflatten -1", "allclose"}
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
