@@ -248,6 +248,7 @@ atenTagTable() {
       {"aten::remainder_.Tensor", {"pointwise"}},
       {"aten::repeat", {"core"}},
       {"aten::repeat.out", {"generated"}},
+      {"aten::resize_", {"inplace_view"}},
       {"aten::round", {"core", "pointwise"}},
       {"aten::round.decimals", {"pointwise"}},
       {"aten::round.decimals_out", {"pointwise"}},

@@ -12,6 +12,9 @@
 // - Reductions, CPU and Meta: all, any (full and .dim; Bool results, uint8
 //   for uint8 inputs, as torch 1.13), prod (full and .dim_int, with dtype=;
 //   integers and Bool give Long).
+// - resize_, CPU and Meta (and CUDA, kernels/cuda/shape.cc): torch's
+//   Tensor.resize_ (kernels/reduce_utils.h resizeTensor); its Autograd
+//   kernel refuses a tensor that requires grad.
 // - gather and scatter_add, CPU and Meta (gather's gradient is scatter_add,
 //   scatter_add's is gather: both in kernels/autograd/misc_autograd.cc).
 // - CompositeExplicitAutograd (their gradients in misc_autograd.cc):
@@ -983,6 +986,14 @@ Tensor newFull(const Tensor& self, IntArrayRef size, const Scalar& fill_value,
                   .pinned_memory(pin_memory));
 }
 
+// resize_ on every device (CUDA registers it too): the storage grows
+// through the device's own copy (kernels/reduce_utils.h).
+Tensor& resizeInplace(Tensor& self, IntArrayRef size,
+                      std::optional<MemoryFormat> memory_format) {
+  reduce_internal::resizeTensor(self, size, memory_format);
+  return self;
+}
+
 Tensor& zeroInplace(Tensor& self) {
   checkDefined("zero_", self);
   fill_(self, 0);
@@ -1450,6 +1461,9 @@ TURNOUT_LIBRARY_FRAGMENT(aten, m) {
       "new_full(Tensor self, SymInt[] size, Scalar fill_value, *, "
       "ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
       "bool? pin_memory=None) -> Tensor");
+  m.def(
+      "resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? "
+      "memory_format=None) -> Tensor(a!)");
   m.def("zero_(Tensor(a!) self) -> Tensor(a!)");
   m.def("fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)");
   m.def(
@@ -1492,6 +1506,7 @@ void registerMiscOps(Library& m) {
   m.impl("prod.dim_int", TURNOUT_FN(prodDim<kCpu>));
   m.impl("gather", TURNOUT_FN(gatherKernel<kCpu>));
   m.impl("scatter_add", TURNOUT_FN(scatterAddKernel<kCpu>));
+  m.impl("resize_", TURNOUT_FN(resizeInplace));
 }
 }  // namespace
 }  // namespace turnout

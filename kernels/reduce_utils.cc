@@ -8,6 +8,7 @@
 #include "dispatcher/core/error.h"
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/core/size_arithmetic.h"
+#include "kernels/factory_utils.h"
 #include "kernels/loops.h"
 #include "kernels/output_layout.h"
 #include "kernels/tensor_utils.h"
@@ -56,6 +57,11 @@ void copyBytes(void* dst, const void* src, size_t nbytes, Device device) {
 
 namespace {
 
+// Gives `out` `sizes` and `strides` (empty: contiguous ones), growing its
+// storage when needed; all checks first, so a throw leaves `out` as it was.
+void regrow(const Tensor& out, IntArrayRef sizes, IntArrayRef strides,
+            const char* op);
+
 // resizeOutput's body; `strides` empty: contiguous ones.
 void resizeTo(const Tensor& out, IntArrayRef sizes, IntArrayRef strides,
               const char* op) {
@@ -74,6 +80,11 @@ void resizeTo(const Tensor& out, IntArrayRef sizes, IntArrayRef strides,
                  "reuse an out tensor only when it already has the right "
                  "shape, or pass one with zero elements.");
   }
+  regrow(out, sizes, strides, op);
+}
+
+void regrow(const Tensor& out, IntArrayRef sizes, IntArrayRef strides,
+            const char* op) {
   TensorImpl* impl = out.unsafeGetTensorImpl();
   const Storage& storage = out.storage();
   TURNOUT_CHECK(storage.defined(), ErrorKind::InvalidArgument, op,
@@ -110,6 +121,29 @@ void resizeTo(const Tensor& out, IntArrayRef sizes, IntArrayRef strides,
 }
 
 }  // namespace
+
+void resizeTensor(const Tensor& self, IntArrayRef sizes,
+                  std::optional<MemoryFormat> memory_format) {
+  constexpr const char* kOp = "resize_";
+  TURNOUT_CHECK(self.defined(), ErrorKind::InvalidArgument,
+                "resize_(): expected a defined tensor");
+  for (int64_t s : sizes) {
+    TURNOUT_CHECK(s >= 0, ErrorKind::InvalidArgument,
+                  "resize_(): negative size ", s, " in ",
+                  sizesToString(sizes), "; sizes must be >= 0");
+  }
+  TURNOUT_CHECK(memory_format != MemoryFormat::Preserve,
+                ErrorKind::InvalidArgument,
+                "resize_(): memory_format=preserve_format is not supported "
+                "(there is no other tensor to preserve the layout of); pass "
+                "contiguous_format or channels_last");
+  if (!memory_format && self.sizes() == sizes) return;
+  const DimVector strides =
+      memory_format && *memory_format != MemoryFormat::Contiguous
+          ? stridesForMemoryFormat(sizes, *memory_format, kOp)
+          : DimVector();
+  regrow(self, sizes, strides, kOp);
+}
 
 void resizeOutput(const Tensor& out, IntArrayRef sizes, const char* op) {
   resizeTo(out, sizes, {}, op);

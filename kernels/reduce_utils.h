@@ -13,8 +13,10 @@
 #define TURNOUT_KERNELS_REDUCE_UTILS_H_
 
 #include <initializer_list>
+#include <optional>
 #include <string>
 
+#include "dispatcher/core/memory_format.h"
 #include "dispatcher/core/tensor.h"
 
 namespace turnout {
@@ -29,6 +31,15 @@ namespace reduce_internal {
 /// InvalidArgument when the storage cannot be resized, and whatever the
 /// allocator or the copy throws; `out` and its storage are then unchanged.
 void resizeOutput(const Tensor& out, IntArrayRef sizes, const char* op);
+
+/// Tensor.resize_ (aten::resize_ on every device): gives `self` `sizes`,
+/// with contiguous strides or those of `memory_format` (ChannelsLast for a
+/// 4-d size), growing its storage (keeping its bytes) when it is too small,
+/// never shrinking it; no warning. Same sizes and no memory format: nothing
+/// changes. Throws InvalidArgument for a negative size, a Preserve format
+/// and a storage that cannot grow; `self` is then unchanged.
+void resizeTensor(const Tensor& self, IntArrayRef sizes,
+                  std::optional<MemoryFormat> memory_format);
 
 /// As resizeOutput, but a resized `out` gets `strides` (one per size; the
 /// storage grows to reach their furthest element). An `out` that already

@@ -1011,11 +1011,29 @@ Tensor& fmodScalarInplace(Tensor& self, const Scalar& other) {
   return self;
 }
 
+// resize_: refused on a tensor that requires grad, grad mode or not (its
+// history would describe other elements), as torch's; otherwise below
+// autograd, leaving the version counter alone (a geometry change, not a
+// write).
+Tensor& resizeInplace(Tensor& self, IntArrayRef size,
+                      std::optional<MemoryFormat> memory_format) {
+  TURNOUT_CHECK(!self.requires_grad(), ErrorKind::InvalidArgument,
+                "resize_(): cannot resize a tensor that requires grad; "
+                "resize a detached one (x.detach().resize_(...)) or build a "
+                "new tensor");
+  static const auto op =
+      lookup<Tensor&(Tensor&, IntArrayRef, std::optional<MemoryFormat>)>(
+          "aten::resize_", "");
+  belowAutograd([&] { op.call(self, size, memory_format); });
+  return self;
+}
+
 }  // namespace
 }  // namespace autograd
 }  // namespace turnout
 
 TURNOUT_LIBRARY_IMPL(aten, Autograd, m) {
+  m.impl("resize_", TURNOUT_FN(turnout::autograd::resizeInplace));
   using namespace turnout::autograd;  // NOLINT: the kernels above
   m.impl("maximum", TURNOUT_FN(maxMinKernel<true>));
   m.impl("minimum", TURNOUT_FN(maxMinKernel<false>));

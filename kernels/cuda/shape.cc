@@ -2,6 +2,7 @@
 // composite ones: aten::view (a view of the same device memory with the
 // sizes and strides the Meta kernel computes) and aten::cat (the Meta
 // kernel's result, filled by one converting copy per input).
+#include <optional>
 #include <vector>
 
 #include "absl/types/span.h"
@@ -9,6 +10,7 @@
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/library.h"
 #include "kernels/cuda/cuda_loops.h"
+#include "kernels/reduce_utils.h"
 #include "kernels/tensor_utils.h"
 
 namespace turnout {
@@ -55,11 +57,20 @@ Tensor catKernel(absl::Span<const Tensor> tensors, int64_t dim) {
   return out;
 }
 
+// resize_: the device-independent resize (its storage grows through the
+// CUDA copy_).
+Tensor& resizeKernel(Tensor& self, IntArrayRef size,
+                     std::optional<MemoryFormat> memory_format) {
+  reduce_internal::resizeTensor(self, size, memory_format);
+  return self;
+}
+
 }  // namespace
 }  // namespace cuda
 }  // namespace turnout
 
 TURNOUT_LIBRARY_IMPL(aten, CUDA, m) {
+  m.impl("resize_", TURNOUT_FN(::turnout::cuda::resizeKernel));
   m.impl("view", TURNOUT_FN(::turnout::cuda::viewKernel));
   m.impl("cat", TURNOUT_FN(::turnout::cuda::catKernel));
 }

@@ -655,16 +655,16 @@ class Tensor(_C.TensorBase):
         return _index_Tensor(result, indices)
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        if not isinstance(value, _C.TensorBase) and any(
-                _is_advanced(k) for k in _as_index_tuple(key)):
-            # The value tensor first, as torch's order of calls.
+        if not isinstance(value, _C.TensorBase):
+            if _number_kind(value) is None and not isinstance(value, complex):
+                raise TypeError(
+                    f"can't assign a {type(value).__name__} to a tensor: "
+                    f"assign a number or a tensor (turnout.tensor(value))")
+            # A tensor of self's dtype first, as torch's order of calls.
             value = _fresh_tensor(value, self.dtype, self.device)
-        view, indices = _apply_index(self, key)
+        view, indices = _apply_index(self, key, for_setitem=True)
         if indices is None:
-            if isinstance(value, _C.TensorBase):
-                ops.aten.copy_.default(view, value)
-            else:
-                ops.aten.fill_.Scalar(view, value)
+            _copy_to(view, value)
             return
         _index_put_(view, indices, value)
 
@@ -946,6 +946,18 @@ def _sizes_method(name: str, what: str) -> Any:
     return method
 
 
+def _resize_(self: Tensor, *size: Any, memory_format: Any = None) -> Tensor:
+    """Gives this tensor `size` in place (``aten.resize_``): contiguous
+    strides (or `memory_format`'s), its storage grown when too small and
+    never shrunk; the elements beyond the old ones are uninitialised."""
+    if not size:
+        raise TypeError("resize_() missing 1 required positional argument: "
+                        "'size'")
+    ops.aten.resize_.default(self, _size_args("resize_", size),
+                             memory_format=memory_format)
+    return self
+
+
 def _contains(self: Tensor, element: Any) -> bool:
     """``element in t``: whether some element equals `element`, as torch's
     (``(t == element).any()``)."""
@@ -964,6 +976,7 @@ Tensor.new_full = _new_full
 Tensor.flip = _sizes_method("flip", "dims")
 Tensor.repeat = _sizes_method("repeat", "repeats")
 Tensor.sum_to_size = _sizes_method("sum_to_size", "size")
+Tensor.resize_ = _resize_
 Tensor.__contains__ = _contains
 
 
@@ -1244,11 +1257,52 @@ def _index_tensor(k: Any, device: Any) -> Tensor:
             f"byte Variables are valid indices (got {k!r})") from None
 
 
-def _apply_index(self: Tensor, key: Any) -> Tuple[Tensor, Optional[list]]:
+_INT64_MAX = 2 ** 63 - 1
+
+
+def _slice_bound(v: Any, default: int) -> int:
+    """A slice's start or stop as torch reads it: None gives `default`,
+    anything else an int clamped to int64's range."""
+    if v is None:
+        return default
+    return max(-_INT64_MAX - 1, min(_INT64_MAX, operator.index(v)))
+
+
+def _copy_to(dst: Tensor, src: Tensor) -> None:
+    """``dst[...] = src`` after basic indexing, calling what torch 1.13
+    calls: copy_ for the same sizes, fill_ for a 0-dim CPU value, else the
+    value without its leading 1s, expanded to dst and copied."""
+    if dst.shape == src.shape:
+        ops.aten.copy_.default(dst, src)
+        return
+    if src.dim() == 0 and src.device.type == "cpu":
+        ops.aten.fill_.Tensor(dst, src)
+        return
+    sizes = list(src.shape)
+    while sizes and sizes[0] == 1:
+        del sizes[0]
+    src = ops.aten.view.default(src, sizes)
+    if list(src.shape) != list(dst.shape):
+        try:
+            src = ops.aten.expand.default(src, list(dst.shape))
+        except RuntimeError:
+            raise RuntimeError(
+                f"setitem: the value's shape {list(src.shape)} cannot be "
+                f"broadcast to the indexed shape {list(dst.shape)}") from None
+    ops.aten.copy_.default(dst, src)
+
+
+def _apply_index(self: Tensor, key: Any, for_setitem: bool = False
+                 ) -> Tuple[Tensor, Optional[list]]:
     """The view of `self` that key's basic parts make, and the indices
     (``Tensor?[]``, None for whole dimensions) of its advanced parts, or
-    None when it has none."""
-    key = _as_index_tuple(key)
+    None when it has none. As torch 1.13's: a slice of a whole dimension
+    (0, its size, step 1) is skipped, but for x[a:b] read alone; a read that
+    leaves `self` as it was returns ``aten.alias(self)``."""
+    parts = _as_index_tuple(key)
+    alone = len(parts) == 1 and parts[0] is key  # not a tuple or sequence
+    skip_whole = for_setitem or not alone
+    key = parts
     # What each part consumes of self's dimensions.
     consumed = 0
     ellipses = 0
@@ -1291,9 +1345,11 @@ def _apply_index(self: Tensor, key: Any) -> Tuple[Tensor, Optional[list]]:
             step = 1 if k.step is None else operator.index(k.step)
             if step <= 0:
                 raise ValueError(f"slice step must be positive, got {step}")
-            result = ops.aten.slice.Tensor(
-                result, dim, None if k.start is None else operator.index(k.start),
-                None if k.stop is None else operator.index(k.stop), step)
+            start = _slice_bound(k.start, 0)
+            stop = _slice_bound(k.stop, _INT64_MAX)
+            if not (skip_whole and start == 0 and step == 1
+                    and stop == result.shape[dim]):
+                result = ops.aten.slice.Tensor(result, dim, start, stop, step)
             dim += 1
         elif _is_int(k) and not isinstance(k, _C.TensorBase):
             result = ops.aten.select.int(result, dim, operator.index(k))
@@ -1315,6 +1371,8 @@ def _apply_index(self: Tensor, key: Any) -> Tuple[Tensor, Optional[list]]:
             raise TypeError(
                 f"tensor indices must be ints, slices, None or ..., bools, lists "
                 f"or tensors, got {type(k).__name__} ({k!r})")
+    if not indices and result is self and not for_setitem:
+        result = ops.aten.alias.default(self)
     return result, (indices if indices else None)
 
 

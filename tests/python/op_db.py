@@ -2494,6 +2494,16 @@ add(OpInfo("aten::new_full", lambda: [
     S(T((2, 3)), [2, 4], 1.5), S(T((2, 3), "int64"), [3], 7), S(T((2, 3)), [], -2.0),
     S(T((2, 3)), [2], 3, dtype=D("float64")), S(T((2, 3), "int64"), [2], 2.5),
     S(T((2, 3)), [-1], 1.0, error=True)]))
+# Shrinking or keeping the element count only: a grown tensor's new
+# elements are uninitialised (test_tensor_methods_torch checks growth).
+add(OpInfo("aten::resize_", grad=False,
+           opcheck=("test_schema", "test_faketensor", "test_graph"),
+           skip_opcheck="resize_ refuses a tensor that requires grad, as torch's",
+           samples=lambda: [
+    S(T((2, 3)), [3, 2]), S(T((2, 3)), [4]), S(T((2, 3), "int64"), [1, 1, 2]),
+    S(T((2, 3)), [0]), S(T((3, 4), layout="transposed"), [3, 4]),
+    S(T((3, 4), layout="transposed"), [2, 2]), S(T((2, 3)), [2, 3]),
+    S(T((2, 3)), [-1], error=True)]))
 add(OpInfo("aten::sum_to_size",
            opcheck=("test_autograd_registration", "test_faketensor", "test_graph"),
            skip_opcheck="sum_to_size returns self when the size is already the "

@@ -79,7 +79,36 @@ CASES = {
     "sum_to_size lead": lambda lib, a: a.sum_to_size(3),
     "sum_to_size bad": lambda lib, a: a.sum_to_size(2, 2),
     "sum_to_size more dims": lambda lib, a: a.sum_to_size(1, 2, 3),
+    "resize_ shrink": lambda lib, a: a.clone().resize_(2, 2),
+    "resize_ list": lambda lib, a: a.clone().resize_([5]),
+    "resize_ grow": lambda lib, a: _grown(a.clone().resize_(4, 2)),
+    "resize_ grow small": lambda lib, a: _grown(lib.ones(2).resize_(3, 5)),
+    "resize_ same keeps strides": lambda lib, a: a.t().resize_(3, 2).stride(),
+    "resize_ restrides": lambda lib, a: a.t().resize_(2, 3).stride(),
+    "resize_ is self": lambda lib, a: (lambda c: c.resize_(0) is c)(a.clone()),
+    "resize_ version": lambda lib, a: (lambda c: (c.resize_(3), c._version))(
+        a.clone())[1],
+    "resize_ view shares": lambda lib, a: (lambda c: (c[0].resize_(2), c))(
+        a.clone())[1],
+    "resize_ channels_last": lambda lib, a: lib.ones(4).resize_(
+        1, 2, 2, 2, memory_format=lib.channels_last).stride(),
+    "resize_ preserve": lambda lib, a: a.resize_(2, 2, memory_format=lib.preserve_format),
+    "resize_ requires grad": lambda lib, a: a.clone().requires_grad_().resize_(2),
+    "resize_ requires grad no_grad": lambda lib, a: _no_grad_resize(lib),
+    "resize_ float": lambda lib, a: a.resize_(2.0),
+    "resize_ none": lambda lib, a: a.resize_(),
 }
+
+
+def _grown(t):
+    """A grown tensor's geometry and its first (initialised) elements."""
+    return list(t.shape), list(t.stride()), t[0, :2].tolist()
+
+
+def _no_grad_resize(lib):
+    w = lib.ones(2, requires_grad=True)
+    with lib.no_grad():
+        return w.resize_(3)
 
 
 def _run(lib, name):
