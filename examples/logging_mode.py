@@ -6,7 +6,7 @@ Run it with ``bazel run //examples:logging_mode``, or with Debian's
 the dispatcher's ``Python`` key, after autograd, so composite operators show
 as the calls they decompose into (``matmul`` as ``mm``)::
 
-    aten::ones([2, 3]) -> Tensor[2, 3]
+    aten::ones([2, 3], device=device(type='cpu'), pin_memory=False) -> Tensor[2, 3]
     aten::mm(Tensor[2, 3], Tensor[3, 2]) -> Tensor[2, 2]
     ...
 """

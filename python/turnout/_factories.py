@@ -26,7 +26,8 @@ from typing import Any, Callable, Optional, TypeVar
 
 from turnout import _C
 from turnout._ops import ops
-from turnout._tensor import _BELOW_PYTHON, Tensor, _same_device, _size_args
+from turnout._tensor import (_BELOW_PYTHON, Tensor, _factory_kwargs, _same_device,
+                             _size_args)
 
 __all__ = [
     "arange", "as_tensor", "empty", "empty_like", "enable_grad", "full", "no_grad", "ones",
@@ -233,8 +234,9 @@ def as_tensor(data: Any, dtype: Optional[_C.dtype] = None,
 
 
 def empty(*size: Any, out: Optional[Tensor] = None,
-          dtype: Optional[_C.dtype] = None, device: Any = None,
-          requires_grad: bool = False, memory_format: Any = None) -> Tensor:
+          dtype: Optional[_C.dtype] = None, layout: Any = None,
+          device: Any = None, requires_grad: bool = False,
+          pin_memory: bool = False, memory_format: Any = None) -> Tensor:
     """A tensor of the given size with uninitialized values (`out`, resized,
     when given: ``aten.empty.out``)."""
     if out is not None:
@@ -242,27 +244,32 @@ def empty(*size: Any, out: Optional[Tensor] = None,
         return _finish(ops.aten.empty.out(_size_args("empty", size),
                                           memory_format=memory_format, out=out),
                        requires_grad)
-    t = ops.aten.empty.memory_format(_size_args("empty", size), dtype=dtype,
-                                     device=device, memory_format=memory_format)
+    t = ops.aten.empty.memory_format(
+        _size_args("empty", size),
+        **_factory_kwargs(dtype, layout, device, pin_memory,
+                          memory_format=memory_format))
     return _finish(t, requires_grad)
 
 
 def zeros(*size: Any, out: Optional[Tensor] = None,
-          dtype: Optional[_C.dtype] = None, device: Any = None,
-          requires_grad: bool = False) -> Tensor:
+          dtype: Optional[_C.dtype] = None, layout: Any = None,
+          device: Any = None, requires_grad: bool = False,
+          pin_memory: bool = False) -> Tensor:
     """A tensor of the given size filled with 0 (float32 by default); with
     `out`, out resized and filled (``aten.zeros.out``)."""
     if out is not None:
         _check_out("zeros", out, dtype, device)
         return _finish(ops.aten.zeros.out(_size_args("zeros", size), out=out),
                        requires_grad)
-    t = ops.aten.zeros.default(_size_args("zeros", size), dtype=dtype, device=device)
+    t = ops.aten.zeros.default(_size_args("zeros", size),
+                               **_factory_kwargs(dtype, layout, device, pin_memory))
     return _finish(t, requires_grad)
 
 
 def ones(*size: Any, out: Optional[Tensor] = None,
-         dtype: Optional[_C.dtype] = None, device: Any = None,
-         requires_grad: bool = False) -> Tensor:
+         dtype: Optional[_C.dtype] = None, layout: Any = None,
+         device: Any = None, requires_grad: bool = False,
+         pin_memory: bool = False) -> Tensor:
     """A tensor of the given size filled with 1 (float32 by default); with
     `out`, out resized and filled (``aten.ones.out``).
 
@@ -276,13 +283,15 @@ def ones(*size: Any, out: Optional[Tensor] = None,
         _check_out("ones", out, dtype, device)
         return _finish(ops.aten.ones.out(_size_args("ones", size), out=out),
                        requires_grad)
-    t = ops.aten.ones.default(_size_args("ones", size), dtype=dtype, device=device)
+    t = ops.aten.ones.default(_size_args("ones", size),
+                              **_factory_kwargs(dtype, layout, device, pin_memory))
     return _finish(t, requires_grad)
 
 
 def full(size: Any, fill_value: Any, *, out: Optional[Tensor] = None,
-         dtype: Optional[_C.dtype] = None, device: Any = None,
-         requires_grad: bool = False) -> Tensor:
+         dtype: Optional[_C.dtype] = None, layout: Any = None,
+         device: Any = None, requires_grad: bool = False,
+         pin_memory: bool = False) -> Tensor:
     """A tensor of `size` filled with `fill_value` (its dtype follows the
     value's type unless `dtype` is given); with `out`, out resized and
     filled (``aten.full.out``)."""
@@ -291,13 +300,14 @@ def full(size: Any, fill_value: Any, *, out: Optional[Tensor] = None,
         return _finish(ops.aten.full.out(_size_args("full", (size,)), fill_value,
                                          out=out), requires_grad)
     t = ops.aten.full.default(_size_args("full", (size,)), fill_value,
-                              dtype=dtype, device=device)
+                              **_factory_kwargs(dtype, layout, device, pin_memory))
     return _finish(t, requires_grad)
 
 
-def arange(start: Any, end: Any = None, step: Any = 1, *,
+def arange(start: Any, end: Any = None, step: Any = None, *,
            out: Optional[Tensor] = None, dtype: Optional[_C.dtype] = None,
-           device: Any = None, requires_grad: bool = False) -> Tensor:
+           layout: Any = None, device: Any = None, requires_grad: bool = False,
+           pin_memory: bool = False) -> Tensor:
     """Values from `start` (0 when only one bound is given) up to `end`
     (excluded) by `step`; int64 when all bounds are ints, else float32;
     with `out`, computed in out's dtype into out (``aten.arange.start_out``).
@@ -308,39 +318,52 @@ def arange(start: Any, end: Any = None, step: Any = 1, *,
         >>> turnout.arange(0, 1, 0.25)
         tensor([0.0000, 0.2500, 0.5000, 0.7500])
     """
-    if end is None:
-        start, end = 0, start
     if out is not None:
+        if end is None:
+            start, end = 0, start
         _check_out("arange", out, dtype, device)
-        return _finish(ops.aten.arange.start_out(start, end, step, out=out),
-                       requires_grad)
-    t = ops.aten.arange.start_step(start, end, step, dtype=dtype, device=device)
+        return _finish(ops.aten.arange.start_out(
+            start, end, 1 if step is None else step, out=out), requires_grad)
+    # The overload torch's Python arange calls for the bounds given.
+    kwargs = _factory_kwargs(dtype, layout, device, pin_memory)
+    if end is None and step is None:
+        t = ops.aten.arange.default(start, **kwargs)
+    elif step is None:
+        t = ops.aten.arange.start(start, end, **kwargs)
+    else:
+        if end is None:
+            start, end = 0, start
+        t = ops.aten.arange.start_step(start, end, step, **kwargs)
     return _finish(t, requires_grad)
 
 
 def rand(*size: Any, out: Optional[Tensor] = None,
-         dtype: Optional[_C.dtype] = None, device: Any = None,
-         requires_grad: bool = False) -> Tensor:
+         dtype: Optional[_C.dtype] = None, layout: Any = None,
+         device: Any = None, requires_grad: bool = False,
+         pin_memory: bool = False) -> Tensor:
     """Uniform random values in [0, 1) (into `out` when given:
     ``aten.rand.out``)."""
     if out is not None:
         _check_out("rand", out, dtype, device)
         return _finish(ops.aten.rand.out(_size_args("rand", size), out=out),
                        requires_grad)
-    t = ops.aten.rand.default(_size_args("rand", size), dtype=dtype, device=device)
+    t = ops.aten.rand.default(_size_args("rand", size),
+                              **_factory_kwargs(dtype, layout, device, pin_memory))
     return _finish(t, requires_grad)
 
 
 def randn(*size: Any, out: Optional[Tensor] = None,
-          dtype: Optional[_C.dtype] = None, device: Any = None,
-          requires_grad: bool = False) -> Tensor:
+          dtype: Optional[_C.dtype] = None, layout: Any = None,
+          device: Any = None, requires_grad: bool = False,
+          pin_memory: bool = False) -> Tensor:
     """Standard normal random values (into `out` when given:
     ``aten.randn.out``)."""
     if out is not None:
         _check_out("randn", out, dtype, device)
         return _finish(ops.aten.randn.out(_size_args("randn", size), out=out),
                        requires_grad)
-    t = ops.aten.randn.default(_size_args("randn", size), dtype=dtype, device=device)
+    t = ops.aten.randn.default(_size_args("randn", size),
+                               **_factory_kwargs(dtype, layout, device, pin_memory))
     return _finish(t, requires_grad)
 
 

@@ -124,9 +124,35 @@ def _tuple_if_list(r: Any) -> Any:
     return tuple(r) if isinstance(r, list) else r
 
 
+def _is_factory(schemas: Sequence[Any]) -> bool:
+    """Every overload but the out= ones makes a tensor from no tensor
+    argument and takes the TensorOptions keywords (eye, scalar_tensor,
+    empty_strided, ...)."""
+    functional = [s for s in schemas
+                  if not any(a.name == "out" for a in s.arguments)]
+    for s in functional:
+        names = {a.name for a in s.arguments}
+        if not {"dtype", "layout", "device", "pin_memory"} <= names:
+            return False
+        if any("Tensor" in str(a.type) for a in s.arguments):
+            return False
+    return bool(functional)
+
+
 def _make_function(name: str, packet: Any, schemas: Sequence[Any]) -> Callable:
-    def fn(*args: Any, **kwargs: Any) -> Any:
-        return _tuple_if_list(packet(*args, **kwargs))
+    if _is_factory(schemas):
+        from turnout._tensor import _factory_kwargs
+
+        def fn(*args: Any, requires_grad: bool = False, **kwargs: Any) -> Any:
+            # What torch's Python factories pass (a mode sees the same).
+            t = packet(*args, **(kwargs if kwargs.get("out") is not None
+                                 else _factory_kwargs(**kwargs)))
+            if requires_grad:
+                t.requires_grad_(True)
+            return t
+    else:
+        def fn(*args: Any, **kwargs: Any) -> Any:
+            return _tuple_if_list(packet(*args, **kwargs))
 
     fn.__name__ = name
     fn.__qualname__ = name

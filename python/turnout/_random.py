@@ -21,7 +21,7 @@ from typing import Any, Optional
 from turnout import _C
 from turnout._ops import ops
 from turnout._factories import _check_out
-from turnout._tensor import Tensor, _size_args
+from turnout._tensor import Tensor, _factory_kwargs, _size_args
 
 __all__ = ["linspace", "manual_seed", "randint", "randperm"]
 
@@ -67,11 +67,13 @@ def manual_seed(seed: int) -> _SeedToken:
 
 def randint(low: Any, high: Any = None, size: Any = None, *,
             out: Optional[Tensor] = None, dtype: Optional[_C.dtype] = None,
-            device: Any = None, requires_grad: bool = False) -> Tensor:
+            layout: Any = None, device: Any = None, requires_grad: bool = False,
+            pin_memory: bool = False) -> Tensor:
     """Uniform random integers in [low, high) (int64 unless `dtype`);
     ``randint(high, size)`` starts at 0, as torch.randint; into `out`
     when given (``aten.randint.low_out``)."""
-    if size is None:
+    from_zero = size is None
+    if from_zero:
         low, high, size = 0, low, high
     if size is None:
         raise TypeError("randint(): missing the size argument (a tuple of ints)")
@@ -79,31 +81,41 @@ def randint(low: Any, high: Any = None, size: Any = None, *,
         _check_out("randint", out, dtype, device)
         return _finish(ops.aten.randint.low_out(
             low, high, _size_args("randint", (size,)), out=out), requires_grad)
-    t = ops.aten.randint.low(low, high, _size_args("randint", (size,)),
-                             dtype=dtype, device=device)
+    kwargs = _factory_kwargs(dtype, layout, device, pin_memory)
+    # The overload torch's Python randint calls for the bounds given.
+    if from_zero:
+        t = ops.aten.randint.default(high, _size_args("randint", (size,)),
+                                     **kwargs)
+    else:
+        t = ops.aten.randint.low(low, high, _size_args("randint", (size,)),
+                                 **kwargs)
     return _finish(t, requires_grad)
 
 
 def randperm(n: int, *, out: Optional[Tensor] = None,
-             dtype: Optional[_C.dtype] = None, device: Any = None,
-             requires_grad: bool = False) -> Tensor:
+             dtype: Optional[_C.dtype] = None, layout: Any = None,
+             device: Any = None, requires_grad: bool = False,
+             pin_memory: bool = False) -> Tensor:
     """A random permutation of ``0 .. n-1`` (int64 unless `dtype`); into
     `out` when given (``aten.randperm.out``)."""
     if out is not None:
         _check_out("randperm", out, dtype, device)
         return _finish(ops.aten.randperm.out(n, out=out), requires_grad)
-    t = ops.aten.randperm.default(n, dtype=dtype, device=device)
+    t = ops.aten.randperm.default(
+        n, **_factory_kwargs(dtype, layout, device, pin_memory))
     return _finish(t, requires_grad)
 
 
 def linspace(start: Any, end: Any, steps: int, *, out: Optional[Tensor] = None,
-             dtype: Optional[_C.dtype] = None, device: Any = None,
-             requires_grad: bool = False) -> Tensor:
+             dtype: Optional[_C.dtype] = None, layout: Any = None,
+             device: Any = None, requires_grad: bool = False,
+             pin_memory: bool = False) -> Tensor:
     """`steps` values evenly spaced from `start` to `end`, both included
     (``aten::linspace``; into `out` when given: ``aten::linspace.out``)."""
     if out is not None:
         _check_out("linspace", out, dtype, device)
         return _finish(ops.aten.linspace.out(start, end, steps, out=out),
                        requires_grad)
-    t = ops.aten.linspace.default(start, end, steps, dtype=dtype, device=device)
+    t = ops.aten.linspace.default(
+        start, end, steps, **_factory_kwargs(dtype, layout, device, pin_memory))
     return _finish(t, requires_grad)

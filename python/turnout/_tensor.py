@@ -81,6 +81,40 @@ def _size_args(fn: str, size: Tuple[Any, ...]) -> List[int]:
     return [operator.index(s) for s in size]
 
 
+def _factory_kwargs(dtype: Any = None, layout: Any = None, device: Any = None,
+                    pin_memory: Any = None, **given: Any) -> dict:
+    """The TensorOptions keywords torch 1.13's Python factories pass to
+    their operator (what a dispatch mode sees): dtype and layout when
+    given, device (cpu unless given) and pin_memory (False unless given)
+    always, then the other keywords given (memory_format, ...) that are not
+    None."""
+    kwargs = {}
+    if dtype is not None:
+        kwargs["dtype"] = dtype
+    if layout is not None:
+        kwargs["layout"] = layout
+    kwargs["device"] = (_CPU if device is None else device
+                        if isinstance(device, _C.device) else _C.device(device))
+    kwargs["pin_memory"] = bool(pin_memory)
+    kwargs.update((k, v) for k, v in given.items() if v is not None)
+    return kwargs
+
+
+_CPU = _C.device("cpu")
+
+
+def _like_kwargs(self: Any, dtype: Any = None, layout: Any = None,
+                 device: Any = None, pin_memory: Any = None,
+                 **given: Any) -> dict:
+    """The TensorOptions keywords torch 1.13's new_* methods and *_like
+    factories pass: self's dtype, layout and device unless given,
+    pin_memory False unless given, then the other keywords given."""
+    return _factory_kwargs(self.dtype if dtype is None else dtype,
+                           self.layout if layout is None else layout,
+                           self.device if device is None else device,
+                           pin_memory, **given)
+
+
 def _same_device(a: _C.device, b: _C.device) -> bool:
     return a.type == b.type and (a.index is None or b.index is None
                                  or a.index == b.index)
@@ -380,8 +414,8 @@ class Tensor(_C.TensorBase):
         """An uninitialised tensor of `size` (ints or one sequence) with this
         tensor's dtype and device unless given (``aten.new_empty``)."""
         out = ops.aten.new_empty.default(
-            self, _size_args("new_empty", size), dtype=dtype, layout=layout,
-            device=device, pin_memory=pin_memory)
+            self, _size_args("new_empty", size),
+            **_like_kwargs(self, dtype, layout, device, pin_memory))
         if requires_grad:
             out.requires_grad_(True)
         return out
@@ -660,8 +694,15 @@ class Tensor(_C.TensorBase):
                 raise TypeError(
                     f"can't assign a {type(value).__name__} to a tensor: "
                     f"assign a number or a tensor (turnout.tensor(value))")
+            if (type(self) is Tensor and not _C._dispatch_mode_stack()
+                    and not any(_is_advanced(k) for k in _as_index_tuple(key))):
+                # Nothing in Python sees the calls: fill_.Scalar, the same
+                # result without making the value tensor.
+                view, _ = _apply_index(self, key, for_setitem=True)
+                ops.aten.fill_.Scalar(view, value)
+                return
             # A tensor of self's dtype first, as torch's order of calls.
-            value = _fresh_tensor(value, self.dtype, self.device)
+            value = _number_tensor(value, self.dtype, self.device)
         view, indices = _apply_index(self, key, for_setitem=True)
         if indices is None:
             _copy_to(view, value)
@@ -886,8 +927,7 @@ def _new_zeros(self: Tensor, *size: Any, dtype: Any = None, layout: Any = None,
     """A tensor of zeros of the given size with this tensor's dtype and
     device unless given."""
     t = ops.aten.new_zeros.default(self, _size_args("new_zeros", size),
-                                   dtype=dtype, layout=layout, device=device,
-                                   pin_memory=pin_memory)
+                                   **_like_kwargs(self, dtype, layout, device, pin_memory))
     if requires_grad:
         t.requires_grad_(True)
     return t
@@ -899,8 +939,7 @@ def _new_ones(self: Tensor, *size: Any, dtype: Any = None, layout: Any = None,
     """A tensor of ones of the given size with this tensor's dtype and
     device unless given."""
     t = ops.aten.new_ones.default(self, _size_args("new_ones", size),
-                                  dtype=dtype, layout=layout, device=device,
-                                  pin_memory=pin_memory)
+                                  **_like_kwargs(self, dtype, layout, device, pin_memory))
     if requires_grad:
         t.requires_grad_(True)
     return t
@@ -916,8 +955,9 @@ def _new_full(self: Tensor, size: Any, fill_value: Any, *, dtype: Any = None,
                         f"torch's), got {type(size).__name__}; write "
                         f"new_full(({size!r},), fill_value)")
     t = ops.aten.new_full.default(self, _size_args("new_full", (size,)),
-                                  fill_value, dtype=dtype, layout=layout,
-                                  device=device, pin_memory=pin_memory)
+                                  fill_value,
+                                  **_like_kwargs(self, dtype, layout, device,
+                                                 pin_memory))
     if requires_grad:
         t.requires_grad_(True)
     return t
@@ -1219,6 +1259,15 @@ def _is_advanced(k: Any) -> bool:
         return not (k.dim() == 0 and k.dtype not in (_C.bool, _C.uint8)
                     and not k.dtype.is_floating_point)
     return False
+
+
+def _number_tensor(value: Any, dtype: Any, device: Any) -> Tensor:
+    """A 0-dim tensor of number `value` in `dtype` made below the Python key,
+    then passed through aten.lift_fresh, as torch's setitem makes its value
+    tensor (a mode sees only the lift_fresh)."""
+    with _C._ExcludeDispatchKeyGuard(_BELOW_PYTHON):
+        t = ops.aten.scalar_tensor.default(value, dtype=dtype, device=device)
+    return ops.aten.lift_fresh.default(t)
 
 
 def _fresh_tensor(value: Any, dtype: Any, device: Any) -> Tensor:

@@ -630,9 +630,12 @@ def test_logging_example_prints_every_call_with_shapes():
     with contextlib.redirect_stdout(out):
         example.main()
     assert out.getvalue().splitlines() == [
-        # As torch's handlers see them: defaulted arguments left out.
-        "aten::ones([2, 3]) -> Tensor[2, 3]",
-        "aten::full([3, 2], 0.5) -> Tensor[3, 2]",
+        # As torch's handlers see them: defaulted arguments left out, but
+        # the device and pin_memory a Python factory always passes.
+        "aten::ones([2, 3], device=device(type='cpu'), pin_memory=False) -> "
+        "Tensor[2, 3]",
+        "aten::full([3, 2], 0.5, device=device(type='cpu'), pin_memory=False)"
+        " -> Tensor[3, 2]",
         "aten::mm(Tensor[2, 3], Tensor[3, 2]) -> Tensor[2, 2]",
         "aten::sub.Tensor(Tensor[2, 2], 1) -> Tensor[2, 2]",
         "aten::relu(Tensor[2, 2]) -> Tensor[2, 2]",

@@ -1,0 +1,137 @@
+"""What a dispatch mode sees of Python-level calls, against torch 1.13:
+the keywords torch's Python factories pass (device and pin_memory always,
+the input's options for new_*), the overload they pick (arange, randint),
+and the operators basic indexing calls (a whole-dimension slice skipped, a
+read that changes nothing an alias, setitem's fill_/copy_ and its value
+tensor). Each case runs the same code under a logging mode on both
+libraries and compares the logs, then the results."""
+
+import pytest
+import torch
+
+import turnout
+from turnout._mode import DispatchMode
+from torch.utils._python_dispatch import TorchDispatchMode
+
+
+def _show(lib, v):
+    if isinstance(v, lib.Tensor):
+        return ("T", str(v.dtype).split(".")[-1], tuple(v.shape))
+    s = str(v)
+    return s.replace("torch.", "").replace("turnout.", "")
+
+
+def _mode(lib, log):
+    def handler(self, func, types, args=(), kwargs=None):
+        log.append((str(func).replace("aten.", ""),
+                    tuple(_show(lib, a) for a in args),
+                    {k: _show(lib, v) for k, v in (kwargs or {}).items()}))
+        return func(*args, **(kwargs or {}))
+    if lib is torch:
+        return type("M", (TorchDispatchMode,), {"__torch_dispatch__": handler})()
+    return type("M", (DispatchMode,), {"__turnout_dispatch__": handler})()
+
+
+FACTORIES = {
+    "zeros": lambda L, x: L.zeros(2),
+    "ones dtype": lambda L, x: L.ones(2, dtype=L.int64),
+    "empty": lambda L, x: L.empty(2, 3).shape,
+    "empty memory_format": lambda L, x: L.empty(
+        2, memory_format=L.contiguous_format).shape,
+    "full": lambda L, x: L.full((2,), 1.5),
+    "arange end": lambda L, x: L.arange(3),
+    "arange start end": lambda L, x: L.arange(1, 3),
+    "arange step": lambda L, x: L.arange(0, 1, 0.5),
+    "rand": lambda L, x: L.rand(2).shape,
+    "randn": lambda L, x: L.randn(2).shape,
+    "randint high": lambda L, x: L.randint(3, (2,)).shape,
+    "randint low high": lambda L, x: L.randint(1, 3, (2,)).shape,
+    "randperm": lambda L, x: L.randperm(3).shape,
+    "eye": lambda L, x: L.eye(2),
+    "eye m": lambda L, x: L.eye(2, 3, dtype=L.float64),
+    "linspace": lambda L, x: L.linspace(0, 1, 3),
+    "empty_strided": lambda L, x: L.empty_strided((2,), (1,)).stride(),
+    "scalar_tensor": lambda L, x: L.scalar_tensor(1.0),
+    "device given": lambda L, x: L.zeros(2, device="cpu"),
+    "pin_memory given": lambda L, x: L.zeros(2, pin_memory=False),
+    "layout given": lambda L, x: L.zeros(2, layout=L.strided),
+    "requires_grad": lambda L, x: L.zeros(2, requires_grad=True).requires_grad,
+    "eye requires_grad": lambda L, x: L.eye(2, requires_grad=True).requires_grad,
+    "new_zeros": lambda L, x: x.new_zeros(2),
+    "new_ones dtype": lambda L, x: x.new_ones(2, dtype=L.int32),
+    "new_empty": lambda L, x: x.new_empty(2).shape,
+    "new_full": lambda L, x: x.new_full((2,), 1.0),
+}
+
+INDEXING = {
+    "x[:]": lambda L, x: x[:],
+    "x[0:4] alone": lambda L, x: x[0:4],
+    "x[:, :2] whole second": lambda L, x: x[:, :2],
+    "x[0:10]": lambda L, x: x[0:10],
+    "x[-4:]": lambda L, x: x[-4:],
+    "x[:, 0:]": lambda L, x: x[:, 0:],
+    "x[0:4:2]": lambda L, x: x[0:4:2],
+    "x[...]": lambda L, x: x[...],
+    "x[()]": lambda L, x: x[()],
+    "x[(...,)]": lambda L, x: x[(Ellipsis,)],
+    "x[None]": lambda L, x: x[None],
+    "x[None, ...]": lambda L, x: x[None, ...],
+    "x[0, :2]": lambda L, x: x[0, :2],
+    "x[1:3, 0:2]": lambda L, x: x[1:3, 0:2],
+    "x[..., 0:2]": lambda L, x: x[..., 0:2],
+    "x[0:4, None]": lambda L, x: x[0:4, None],
+    "x[0:2**70]": lambda L, x: x[0:2 ** 70],
+    "x[0:4, [0]]": lambda L, x: x[0:4, [0]],
+    "x[[0, slice(None)]]": lambda L, x: x[[0, slice(None)]],
+}
+
+
+def _set(key, value):
+    def run(L, x):
+        x[key] = value(L) if callable(value) else value
+        return x
+    return run
+
+
+SETITEM = {
+    "x[:] = t0": _set(slice(None), lambda L: L.zeros(())),
+    "x[0:4] = t0": _set(slice(0, 4), lambda L: L.zeros(())),
+    "x[...] = t0": _set(Ellipsis, lambda L: L.zeros(())),
+    "x[..., 0:2] = t0": _set((Ellipsis, slice(0, 2)), lambda L: L.zeros(())),
+    "x[1] = t0 int": _set(1, lambda L: L.zeros((), dtype=L.int64)),
+    "x[:, 0:2] = float": _set((slice(None), slice(0, 2)), 1.0),
+    "x[0] = True": _set(0, True),
+    "x[...] = 2": _set(Ellipsis, 2),
+    "x[()] = 1.0": _set((), 1.0),
+    "x[:, 0:2] = row": _set((slice(None), slice(0, 2)), lambda L: L.arange(2.0)),
+    "x[1:3] = 1x2": _set(slice(1, 3), lambda L: L.full((1, 2), 3.0)),
+    "x[1:3] = same shape": _set(slice(1, 3), lambda L: L.full((2, 2), 3.0)),
+    "x[0, 0] = 7": _set((0, 0), 7),
+    "x[x > 1] = 0.5": lambda L, x: _set(x > 1, 0.5)(L, x),
+    "x[[0, 1]] = 2.0": _set([0, 1], 2.0),
+    "x[0] = list": _set(0, [1.0, 2.0]),
+    "x[0] = bad shape": _set(0, lambda L: L.ones(3)),
+}
+
+CASES = {**FACTORIES, **INDEXING, **SETITEM}
+
+
+def _run(lib, name):
+    x = lib.arange(8.0).reshape(4, 2)
+    log = []
+    try:
+        with _mode(lib, log):
+            r = CASES[name](lib, x)
+    except Exception as e:  # noqa: BLE001 -- compared with torch's
+        return ("raises", "RuntimeError" if isinstance(e, RuntimeError)
+                else type(e).__name__, log)
+    if isinstance(r, lib.Tensor):
+        r = (str(r.dtype).split(".")[-1], list(r.shape), r.tolist())
+    elif isinstance(r, tuple):
+        r = tuple(r)
+    return r, log
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_mode_sees_what_torch_shows(name):
+    assert _run(turnout, name) == _run(torch, name)
