@@ -98,7 +98,7 @@ Device commonDevice(const char* op, std::initializer_list<const Tensor*> ts) {
 struct Plan {
   ScalarType common = ScalarType::Undefined;
   DimVector sizes;
-  Device device;
+  Device device{DeviceType::CPU};
 };
 
 // ---- Wrapping integer arithmetic (torch's integers wrap) -------------------
