@@ -261,6 +261,7 @@ atenTagTable() {
       {"aten::remainder_.Tensor", {"pointwise"}},
       {"aten::repeat", {"core"}},
       {"aten::repeat.out", {"generated"}},
+      {"aten::roll.out", {"generated"}},
       {"aten::round", {"core", "pointwise"}},
       {"aten::round.decimals", {"pointwise"}},
       {"aten::round.decimals_out", {"pointwise"}},

@@ -38,6 +38,7 @@
 #include "dispatcher/core/tensor.h"
 #include "dispatcher/core/tensor_impl.h"
 #include "dispatcher/library.h"
+#include "kernels/aten_tags.h"
 #include "kernels/dtype_dispatch.h"
 #include "kernels/loops.h"
 #include "kernels/mem_overlap.h"
@@ -456,6 +457,7 @@ void registerPointwiseTernary(Library& m) {
 }  // namespace turnout
 
 TURNOUT_LIBRARY_FRAGMENT(aten, m) {
+  m.tagsFor(&turnout::atenTags);
   // torch 1.13's schemas.
   m.def("addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor");
   m.def("addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)");

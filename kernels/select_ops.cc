@@ -37,6 +37,7 @@
 #include "dispatcher/core/tensor.h"
 #include "dispatcher/core/tensor_impl.h"
 #include "dispatcher/library.h"
+#include "kernels/aten_tags.h"
 #include "kernels/dtype_dispatch.h"
 #include "kernels/loops.h"
 #include "kernels/mem_overlap.h"
@@ -415,6 +416,7 @@ void registerSelectOps(Library& m) {
 }  // namespace turnout
 
 TURNOUT_LIBRARY_FRAGMENT(aten, m) {
+  m.tagsFor(&turnout::atenTags);
   // torch 1.13's schemas.
   m.def("tril(Tensor self, int diagonal=0) -> Tensor");
   m.def("tril_(Tensor(a!) self, int diagonal=0) -> Tensor(a!)");

@@ -327,11 +327,14 @@ Tensor maskedSelectKernel(const Tensor& self, const Tensor& mask) {
         [sm, self_sizes](const F& n, const Tensor& g) {
           const Tensor m = sm.unpack(&n);
           const DimVector sizes = inferBroadcastSize(self_sizes, m.sizes());
+          // Flat, so that a 0-dim mask is a mask of one element too.
+          const int64_t count = numelOf(sizes);
           const Tensor z = turnout::zeros(
-              sizes, TensorOptions(g.scalar_type()).device(g.device()));
-          const OptionalTensorList at{turnout::expand(m, sizes)};
+              {count}, TensorOptions(g.scalar_type()).device(g.device()));
+          const OptionalTensorList at{
+              turnout::reshape(turnout::expand(m, sizes), {count})};
           // The node sums the broadcast gradient to self's shape.
-          return variable_list{index_put(z, at, g)};
+          return variable_list{turnout::reshape(index_put(z, at, g), sizes)};
         });
     if (node != nullptr) {
       node->addSaved("mask", sm);
