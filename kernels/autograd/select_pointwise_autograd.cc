@@ -189,9 +189,7 @@ void recordLerpTensor(const Tensor& self, const Tensor& self_value,
                       const Tensor& end, const Tensor& weight,
                       const Tensor& out) {
   const bool gw = requiresGrad(weight);
-  const SavedVariable sw = requiresGrad(self) || requiresGrad(end)
-                               ? SavedVariable(weight)
-                               : SavedVariable();
+  const SavedVariable sw(weight);  // torch saves it in every case
   const SavedVariable ss = gw ? SavedVariable(self_value) : SavedVariable();
   const SavedVariable se = gw ? SavedVariable(end) : SavedVariable();
   Node* node = record(
