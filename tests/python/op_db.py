@@ -1226,7 +1226,7 @@ def _masked_select() -> List[Sample]:
             # tensor), not in the order the values were selected: turnout's
             # is the derivative, so these gradients are not compared.
             S(T((3, 4), layout="transposed"), T((3, 4), "bool"), grad=False),
-            S(T((3, 4), layout="strided"), T((4, 3), "bool", "transposed")),
+            S(T((3, 4), layout="strided"), T((3, 4), "bool", "transposed")),
             S(T((2, 3), "int64"), T((2, 3), "bool")),
             S(T(()), T((), "bool"), desc="0-dim"),
             S(T((0, 3)), T((3,), "bool"), desc="empty"),
