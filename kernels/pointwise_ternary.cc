@@ -7,7 +7,7 @@
 //   addcmul(self, t1, t2, value=v)  = self + v * t1 * t2
 //   addcdiv(self, t1, t2, value=v)  = self + v * t1 / t2
 //   lerp(self, end, w)              = self + w * (end - self), computed
-//       as torch's: end - (end - self) * (1 - w) where |w| >= 0.5
+//       as torch's: end - (end - self) * (1 - w) where w >= 0.5
 //
 // torch 1.13's rules, which the Meta kernels check (so the CUDA kernels,
 // which redispatch to them, check the same):
@@ -173,14 +173,19 @@ void computeAddc(const Tensor& dst, const Tensor& self, const Tensor& t1,
                 castTo(t2, common),
                 [v](T a, T b, T c) -> T { return wrapMulAdd<T>(a, v, b, c); });
     } else {
-      const M v = static_cast<M>(value.to<T>());
+      // As torch 1.13's CPU kernel rounds: addcmul's last multiply-add
+      // fused (its vectorised loop is contracted to an FMA); Float and
+      // Double take `value` in their dtype, the 16-bit types compute in
+      // float with `value` as a float, rounding once at the end.
+      const M v = kIsReducedFloat<T> ? static_cast<M>(value.to<float>())
+                                     : static_cast<M>(value.to<T>());
       if (dst.numel() == 0) return;
       cpuKernel(dst, castTo(self, common), castTo(t1, common),
                 castTo(t2, common), [v](T a, T b, T c) -> T {
-                  if constexpr (kKind == Addc::Mul) {
-                    return T(M(a) + v * M(b) * M(c));
-                  } else {
+                  if constexpr (kKind == Addc::Div) {
                     return T(M(a) + v * M(b) / M(c));
+                  } else {
+                    return T(std::fma(v * M(b), M(c), M(a)));
                   }
                 });
     }
@@ -291,10 +296,14 @@ Plan planLerp(const char* op, const Tensor& self, const Tensor& end,
   return p;
 }
 
-// torch's formula: exact at both ends (w = 0 gives self, w = 1 gives end).
+// torch 1.13's CPU kernel, to the last bit: exact at both ends (w = 0
+// gives self, w = 1 gives end), each branch one fused multiply-add, and
+// the branch chosen by w < 0.5 (not |w| < 0.5: its vectorised loops
+// compare the signed weight, so w = -0.8 takes the first form too).
 template <class M>
 inline M lerpValue(M s, M e, M w) {
-  return std::abs(w) < M(0.5) ? s + w * (e - s) : e - (e - s) * (M(1) - w);
+  const M d = e - s;
+  return w < M(0.5) ? std::fma(w, d, s) : std::fma(-d, M(1) - w, e);
 }
 
 // dst (p.common, p.sizes, CPU) = lerp; `weight` null: the Scalar `w`.

@@ -405,8 +405,9 @@ __device__ __forceinline__ void applyOp(const ElementwiseArgs& a, Input&& input,
         const M s = input(0);
         const M e = input(1);
         const M w = a.has_scalar[0] ? scalarAs<M>(a.scalar[0]) : input(2);
-        // Exact at both ends, as the CPU kernel (and torch's).
-        store(fabs(w) < M(0.5) ? s + w * (e - s) : e - (e - s) * (M(1) - w));
+        // Exact at both ends; the CPU kernel's branches (w < 0.5, as
+        // torch 1.13's CPU kernel chooses them).
+        store(w < M(0.5) ? s + w * (e - s) : e - (e - s) * (M(1) - w));
       } else {
         store(input(0));  // refused on the host
       }
