@@ -189,7 +189,8 @@ Tensor& triOut(const Tensor& self, int64_t diagonal, Tensor& out) {
   const std::string op = std::string(triName(kKind)) + ".out";
   checkTri(kKind, op.c_str(), self);
   checkDefined(op.c_str(), out, "out");
-  TURNOUT_CHECK(out.scalar_type() == self.scalar_type(), ErrorKind::InvalidArgument,
+  TURNOUT_CHECK(out.scalar_type() == self.scalar_type(),
+                ErrorKind::InvalidArgument,
                 "Expected out tensor to have dtype ",
                 typeMetaName(self.scalar_type()), ", but got ",
                 typeMetaName(out.scalar_type()), " instead");

@@ -58,7 +58,8 @@ using AddcInplaceSig = Tensor&(Tensor&, const Tensor&, const Tensor&,
 
 template <bool kMul>
 const TypedOperatorHandle<AddcSig>& addcOp() {
-  static const auto op = lookup<AddcSig>(kMul ? "aten::addcmul" : "aten::addcdiv", "");
+  static const auto op =
+      lookup<AddcSig>(kMul ? "aten::addcmul" : "aten::addcdiv", "");
   return op;
 }
 template <bool kMul>
@@ -223,10 +224,11 @@ Tensor& lerpTensorInplace(Tensor& self, const Tensor& end,
                           const Tensor& weight) {
   const bool rec = shouldRecord("lerp_", self, end, weight);
   checkInplaceAllowed(self, rec, "lerp_");
+  // Self's value before the write, for weight's gradient: cloned with
+  // autograd (as torch's original_self), so that a gradient of that
+  // gradient reaches self's history too.
   Tensor original;
-  if (rec && requiresGrad(weight)) {
-    original = belowAutograd([&] { return turnout::clone(self); });
-  }
+  if (rec && requiresGrad(weight)) original = turnout::clone(self);
   belowAutograd([&] { lerpTensorInplaceOp().call(self, end, weight); });
   self.unsafeGetTensorImpl()->bump_version();
   if (rec) recordLerpTensor(self, original, end, weight, self);
@@ -240,7 +242,8 @@ using TriInplaceSig = Tensor&(Tensor&, int64_t);
 
 template <bool kLower>
 const TypedOperatorHandle<TriSig>& triOp() {
-  static const auto op = lookup<TriSig>(kLower ? "aten::tril" : "aten::triu", "");
+  static const auto op =
+      lookup<TriSig>(kLower ? "aten::tril" : "aten::triu", "");
   return op;
 }
 template <bool kLower>
@@ -262,7 +265,8 @@ void recordTri(const Tensor& self, int64_t diagonal, const Tensor& out) {
 template <bool kLower>
 Tensor triKernel(const Tensor& self, int64_t diagonal) {
   const bool rec = shouldRecord(kLower ? "tril" : "triu", self);
-  Tensor out = belowAutograd([&] { return triOp<kLower>().call(self, diagonal); });
+  Tensor out =
+      belowAutograd([&] { return triOp<kLower>().call(self, diagonal); });
   if (rec) recordTri<kLower>(self, diagonal, out);
   return out;
 }

@@ -275,3 +275,37 @@ def test_rounding_is_torchs_to_the_bit(name, dtype):
         r = ROUNDING[name](lib, *args)
         results.append(np.asarray(r.double().numpy()))
     np.testing.assert_array_equal(results[1], results[0])
+
+
+SECOND_ORDER = {
+    "addcmul": lambda L, a, b, c: L.addcmul(a * a, b, c, value=0.3) * b,
+    "addcdiv": lambda L, a, b, c: L.addcdiv(a, b, c, value=0.7) * a,
+    "addcdiv_": lambda L, a, b, c: (a * 1).addcdiv_(b * a, c) * b,
+    "lerp": lambda L, a, b, c: L.lerp(a * b, b, 0.3) * a,
+    "lerp tensor": lambda L, a, b, c: L.lerp(a, b, c) * c,
+    "lerp_ tensor": lambda L, a, b, c: (a * b).lerp_(b, c * a),
+    "tril_": lambda L, a, b, c: (a * b).tril_(0) * a,
+    "roll, triu": lambda L, a, b, c: (a * b).triu(-1).roll((1, 1), (0, 1)) * c,
+    "masked_select": lambda L, a, b, c: (a * b).masked_select((c > 1)[0]).pow(2),
+}
+
+
+@pytest.mark.parametrize("name", list(SECOND_ORDER))
+def test_gradients_of_gradients_as_torchs(name):
+    # The formulas are written over differentiable operators (and in-place
+    # forms save self's old value with its history), so double backward
+    # gives torch's.
+    rng = np.random.default_rng(3)
+    data = [rng.uniform(0.5, 2.0, (2, 3)) for _ in range(3)]
+    results = []
+    for lib in (torch, turnout):
+        a, b, c = [lib.from_numpy(d.copy()).requires_grad_() for d in data]
+        y = SECOND_ORDER[name](lib, a, b, c)
+        first = lib.autograd.grad(y.sum(), [a, b, c], create_graph=True,
+                                  allow_unused=True)
+        total = sum((g * g).sum() for g in first if g is not None)
+        second = lib.autograd.grad(total, [a, b, c], allow_unused=True)
+        results.append([None if g is None else
+                        np.round(np.asarray(g.detach().numpy()), 6).tolist()
+                        for g in list(first) + list(second)])
+    assert results[1] == results[0]
