@@ -43,6 +43,7 @@
 #include "kernels/loops.h"
 #include "kernels/mem_overlap.h"
 #include "kernels/output_layout.h"
+#include "kernels/parallel.h"
 #include "kernels/reduce_utils.h"
 #include "kernels/tensor_utils.h"
 #include "kernels/type_promotion.h"
@@ -116,6 +117,91 @@ T wrapMulAdd(T a, T v, T b, T c) {  // a + v * b * c
                                                 static_cast<U>(c));
 }
 
+// ---- Contiguous fused multiply-add loops ------------------------------------------
+//
+// addcmul and lerp round as torch's FMA-contracted loops (std::fma). Built
+// for the baseline x86-64 target, std::fma is a library call per element,
+// about three times the cost of the unfused loop (4M floats: 17 ms against
+// 5.7 ms at -O2); so Float and Double operands that are all contiguous with
+// the output's sizes take these loops, compiled a second time for AVX2 +
+// FMA and chosen once by the CPU's features, whose std::fma is one
+// instruction the compiler vectorises. Same bits either way.
+
+template <class T>
+struct FmaLoops {
+  // y = fma(v * b, c, a)
+  static void addcmul(const T* a, const T* b, const T* c, T v, T* y,
+                      int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] = std::fma(v * b[i], c[i], a[i]);
+  }
+  // y = lerp(s, e, w), w per element when wv is null
+  static void lerp(const T* s, const T* e, const T* wv, T w, T* y,
+                   int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+      const T wi = wv != nullptr ? wv[i] : w;
+      const T d = e[i] - s[i];
+      y[i] = wi < T(0.5) ? std::fma(wi, d, s[i]) : std::fma(-d, T(1) - wi, e[i]);
+    }
+  }
+};
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define TURNOUT_FMA_TARGET __attribute__((target("avx2,fma")))
+template <class T>
+TURNOUT_FMA_TARGET void addcmulAvx2(const T* a, const T* b, const T* c, T v,
+                                    T* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = std::fma(v * b[i], c[i], a[i]);
+}
+template <class T>
+TURNOUT_FMA_TARGET void lerpAvx2(const T* s, const T* e, const T* wv, T w,
+                                 T* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const T wi = wv != nullptr ? wv[i] : w;
+    const T d = e[i] - s[i];
+    y[i] = wi < T(0.5) ? std::fma(wi, d, s[i]) : std::fma(-d, T(1) - wi, e[i]);
+  }
+}
+#undef TURNOUT_FMA_TARGET
+bool haveAvx2Fma() {
+  static const bool have =
+      __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return have;
+}
+#else
+template <class T>
+void addcmulAvx2(const T* a, const T* b, const T* c, T v, T* y, int64_t n) {
+  FmaLoops<T>::addcmul(a, b, c, v, y, n);
+}
+template <class T>
+void lerpAvx2(const T* s, const T* e, const T* wv, T w, T* y, int64_t n) {
+  FmaLoops<T>::lerp(s, e, wv, w, y, n);
+}
+bool haveAvx2Fma() { return false; }
+#endif
+
+// True when dst and every defined input are contiguous CPU tensors of
+// dst's sizes and dtype `T` (the flat loops above apply).
+template <class T>
+bool flatOperands(const Tensor& dst, std::initializer_list<const Tensor*> in,
+                  ScalarType dtype) {
+  if (!dst.is_cpu() || !dst.is_contiguous() || dst.scalar_type() != dtype) {
+    return false;
+  }
+  for (const Tensor* t : in) {
+    if (t == nullptr) continue;
+    if (!t->is_cpu() || !t->is_contiguous() || t->scalar_type() != dtype ||
+        t->sizes() != dst.sizes()) {
+      return false;
+    }
+  }
+  return true;
+}
+
+template <class T>
+const T* dataOf(const Tensor& t) {
+  return static_cast<const T*>(t.data_ptr());
+}
+
 // ---- addcmul, addcdiv ----------------------------------------------------------
 
 enum class Addc { Mul, Div };
@@ -180,6 +266,21 @@ void computeAddc(const Tensor& dst, const Tensor& self, const Tensor& t1,
       const M v = kIsReducedFloat<T> ? static_cast<M>(value.to<float>())
                                      : static_cast<M>(value.to<T>());
       if (dst.numel() == 0) return;
+      if constexpr (kKind == Addc::Mul && std::is_floating_point_v<T>) {
+        if (flatOperands<T>(dst, {&self, &t1, &t2}, common)) {
+          const T *a = dataOf<T>(self), *b = dataOf<T>(t1), *c = dataOf<T>(t2);
+          T* y = static_cast<T*>(dst.data_ptr());
+          const bool avx2 = haveAvx2Fma();
+          parallel_for(0, dst.numel(), kGrainSize, [&](int64_t lo, int64_t hi) {
+            if (avx2) {
+              addcmulAvx2<T>(a + lo, b + lo, c + lo, v, y + lo, hi - lo);
+            } else {
+              FmaLoops<T>::addcmul(a + lo, b + lo, c + lo, v, y + lo, hi - lo);
+            }
+          });
+          return;
+        }
+      }
       cpuKernel(dst, castTo(self, common), castTo(t1, common),
                 castTo(t2, common), [v](T a, T b, T c) -> T {
                   if constexpr (kKind == Addc::Div) {
@@ -318,6 +419,24 @@ void computeLerp(const Tensor& dst, const Tensor& self, const Tensor& end,
   visitFloatingDtype(common, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using M = OpMathType<T>;
+    if constexpr (std::is_floating_point_v<T>) {
+      if (dst.numel() > 0 && flatOperands<T>(dst, {&self, &end, weight}, common)) {
+        const T *s = dataOf<T>(self), *e = dataOf<T>(end);
+        const T* wv = weight != nullptr ? dataOf<T>(*weight) : nullptr;
+        const T wc = weight != nullptr ? T(0) : w.to<T>();
+        T* y = static_cast<T*>(dst.data_ptr());
+        const bool avx2 = haveAvx2Fma();
+        parallel_for(0, dst.numel(), kGrainSize, [&](int64_t lo, int64_t hi) {
+          const T* wl = wv != nullptr ? wv + lo : nullptr;
+          if (avx2) {
+            lerpAvx2<T>(s + lo, e + lo, wl, wc, y + lo, hi - lo);
+          } else {
+            FmaLoops<T>::lerp(s + lo, e + lo, wl, wc, y + lo, hi - lo);
+          }
+        });
+        return;
+      }
+    }
     if (weight == nullptr) {
       const M wv = w.to<M>();
       if (dst.numel() == 0) return;
