@@ -127,41 +127,49 @@ T wrapMulAdd(T a, T v, T b, T c) {  // a + v * b * c
 // FMA and chosen once by the CPU's features, whose std::fma is one
 // instruction the compiler vectorises. Same bits either way.
 
+// The loop bodies, inlined into both variants below.
 template <class T>
 struct FmaLoops {
   // y = fma(v * b, c, a)
-  static void addcmul(const T* a, const T* b, const T* c, T v, T* y,
-                      int64_t n) {
+  __attribute__((always_inline)) static inline void addcmul(
+      const T* a, const T* b, const T* c, T v, T* y, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] = std::fma(v * b[i], c[i], a[i]);
   }
-  // y = lerp(s, e, w), w per element when wv is null
-  static void lerp(const T* s, const T* e, const T* wv, T w, T* y,
-                   int64_t n) {
+  // y = lerp(s, e, w) as lerpValue below; w per element when wv is set.
+  __attribute__((always_inline)) static inline void lerp(
+      const T* s, const T* e, const T* wv, T w, T* y, int64_t n) {
     for (int64_t i = 0; i < n; ++i) {
       const T wi = wv != nullptr ? wv[i] : w;
       const T d = e[i] - s[i];
-      y[i] = wi < T(0.5) ? std::fma(wi, d, s[i]) : std::fma(-d, T(1) - wi, e[i]);
+      y[i] = wi < T(0.5) ? std::fma(wi, d, s[i])
+                         : std::fma(-d, T(1) - wi, e[i]);
     }
   }
 };
 
+template <class T>
+void addcmulBaseline(const T* a, const T* b, const T* c, T v, T* y,
+                     int64_t n) {
+  FmaLoops<T>::addcmul(a, b, c, v, y, n);
+}
+template <class T>
+void lerpBaseline(const T* s, const T* e, const T* wv, T w, T* y, int64_t n) {
+  FmaLoops<T>::lerp(s, e, wv, w, y, n);
+}
+
 #if defined(__x86_64__) && defined(__GNUC__)
-#define TURNOUT_FMA_TARGET __attribute__((target("avx2,fma")))
 template <class T>
-TURNOUT_FMA_TARGET void addcmulAvx2(const T* a, const T* b, const T* c, T v,
-                                    T* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = std::fma(v * b[i], c[i], a[i]);
+__attribute__((target("avx2,fma"))) void addcmulAvx2(const T* a, const T* b,
+                                                     const T* c, T v, T* y,
+                                                     int64_t n) {
+  FmaLoops<T>::addcmul(a, b, c, v, y, n);
 }
 template <class T>
-TURNOUT_FMA_TARGET void lerpAvx2(const T* s, const T* e, const T* wv, T w,
-                                 T* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    const T wi = wv != nullptr ? wv[i] : w;
-    const T d = e[i] - s[i];
-    y[i] = wi < T(0.5) ? std::fma(wi, d, s[i]) : std::fma(-d, T(1) - wi, e[i]);
-  }
+__attribute__((target("avx2,fma"))) void lerpAvx2(const T* s, const T* e,
+                                                  const T* wv, T w, T* y,
+                                                  int64_t n) {
+  FmaLoops<T>::lerp(s, e, wv, w, y, n);
 }
-#undef TURNOUT_FMA_TARGET
 bool haveAvx2Fma() {
   static const bool have =
       __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
@@ -170,11 +178,11 @@ bool haveAvx2Fma() {
 #else
 template <class T>
 void addcmulAvx2(const T* a, const T* b, const T* c, T v, T* y, int64_t n) {
-  FmaLoops<T>::addcmul(a, b, c, v, y, n);
+  addcmulBaseline(a, b, c, v, y, n);
 }
 template <class T>
 void lerpAvx2(const T* s, const T* e, const T* wv, T w, T* y, int64_t n) {
-  FmaLoops<T>::lerp(s, e, wv, w, y, n);
+  lerpBaseline(s, e, wv, w, y, n);
 }
 bool haveAvx2Fma() { return false; }
 #endif
@@ -275,7 +283,7 @@ void computeAddc(const Tensor& dst, const Tensor& self, const Tensor& t1,
             if (avx2) {
               addcmulAvx2<T>(a + lo, b + lo, c + lo, v, y + lo, hi - lo);
             } else {
-              FmaLoops<T>::addcmul(a + lo, b + lo, c + lo, v, y + lo, hi - lo);
+              addcmulBaseline<T>(a + lo, b + lo, c + lo, v, y + lo, hi - lo);
             }
           });
           return;
@@ -431,7 +439,7 @@ void computeLerp(const Tensor& dst, const Tensor& self, const Tensor& end,
           if (avx2) {
             lerpAvx2<T>(s + lo, e + lo, wl, wc, y + lo, hi - lo);
           } else {
-            FmaLoops<T>::lerp(s + lo, e + lo, wl, wc, y + lo, hi - lo);
+            lerpBaseline<T>(s + lo, e + lo, wl, wc, y + lo, hi - lo);
           }
         });
         return;
