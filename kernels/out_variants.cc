@@ -408,6 +408,9 @@ constexpr OutVariant kOutVariants[] = {
     {"repeat.out(Tensor self, SymInt[] repeats, *, Tensor(a!) out) "
      "-> Tensor(a!)",
      "", OutRule::kCopy},
+    {"roll.out(Tensor self, int[1] shifts, int[1] dims=[], *, "
+     "Tensor(a!) out) -> Tensor(a!)",
+     "", OutRule::kCopy},
     {"rsub.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, "
      "Tensor(a!) out) -> Tensor(a!)",
      "Scalar", OutRule::kCopy},

@@ -388,6 +388,30 @@ __device__ __forceinline__ void applyOp(const ElementwiseArgs& a, Input&& input,
     case ElementwiseOp::PowTensor:
       store(binaryFn<M>(a.op, input(0), input(1)));
       break;
+    case ElementwiseOp::Addcmul:
+      store(wrapAdd<M>(input(0),
+                       wrapMul<M>(wrapMul<M>(scalarAs<M>(a.scalar[0]), input(1)),
+                                  input(2))));
+      break;
+    case ElementwiseOp::Addcdiv:
+      if constexpr (std::is_floating_point_v<M>) {
+        store(input(0) + scalarAs<M>(a.scalar[0]) * input(1) / input(2));
+      } else {
+        store(input(0));  // refused on the host (integer division)
+      }
+      break;
+    case ElementwiseOp::Lerp:
+      if constexpr (std::is_floating_point_v<M>) {
+        const M s = input(0);
+        const M e = input(1);
+        const M w = a.has_scalar[0] ? scalarAs<M>(a.scalar[0]) : input(2);
+        // Exact at both ends; the CPU kernel's branches (w < 0.5, as
+        // torch 1.13's CPU kernel chooses them).
+        store(w < M(0.5) ? s + w * (e - s) : e - (e - s) * (M(1) - w));
+      } else {
+        store(input(0));  // refused on the host
+      }
+      break;
   }
 }
 

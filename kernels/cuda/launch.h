@@ -64,6 +64,11 @@ enum class ElementwiseOp : int {
   BitwiseXor,        // integral and Bool compute only
   PowTensor,         // in0 ** in1; integers: wrapping, 0 for a negative
                      // exponent but of a base of 1 or -1
+  // Ternary, the inputs converted to the compute dtype.
+  Addcmul,  // in0 + scalar0 (value) * in1 * in2; integers wrap
+  Addcdiv,  // in0 + scalar0 (value) * in1 / in2; floating compute only
+  Lerp,     // in0 + w * (in1 - in0), w = scalar0 if has_scalar[0] else in2,
+            // as the CPU kernel computes it; floating compute only
 };
 
 /// One operand: data at element 0, dtype, and strides in elements over the

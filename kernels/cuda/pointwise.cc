@@ -7,7 +7,8 @@
 // floor_divide, bitwise_xor.Tensor (with
 // their in-place forms), remainder.Tensor_out, pow.Tensor_Tensor_out,
 // pow.Tensor_Scalar_out, logical_not (logical_not_), masked_fill_ (.Scalar,
-// .Tensor) and where.self_out.
+// .Tensor), where.self_out, and addcmul, addcdiv, lerp (.Scalar, .Tensor)
+// with their in-place and out= overloads.
 //
 // As elementwise.cc's: each kernel redispatches to the operator's Meta
 // kernel on meta stand-ins for sizes, dtype and every check, then runs
@@ -353,6 +354,171 @@ Tensor& whereSelfOut(const Tensor& condition, const Tensor& self,
                     {condition, self, other});
 }
 
+// ---- addcmul, addcdiv, lerp -----------------------------------------------------
+
+// The dtypes torch 1.13's CUDA kernels take (the Meta kernels accept any).
+void checkCudaDtype(const char* kernel, ScalarType compute,
+                    bool floating_only) {
+  const bool ok = floating_only ? isFloatingType(compute)
+                                : compute != ScalarType::Bool;
+  TURNOUT_CHECK(ok, ErrorKind::NotImplemented, "\"", kernel,
+                "\" not implemented for '", toString(compute), "'");
+}
+
+using AddcSig = Tensor(const Tensor&, const Tensor&, const Tensor&,
+                       const Scalar&);
+using AddcInplaceSig = Tensor&(Tensor&, const Tensor&, const Tensor&,
+                               const Scalar&);
+using AddcOutSig = Tensor&(const Tensor&, const Tensor&, const Tensor&,
+                           const Scalar&, Tensor&);
+
+template <bool kMul>
+struct AddcNames {
+  static constexpr const char* kOp = kMul ? "aten::addcmul" : "aten::addcdiv";
+  static constexpr const char* kInplaceOp =
+      kMul ? "aten::addcmul_" : "aten::addcdiv_";
+  static constexpr const char* kName = kMul ? "addcmul" : "addcdiv";
+  static constexpr const char* kInplaceName = kMul ? "addcmul_" : "addcdiv_";
+  static constexpr const char* kOutName = kMul ? "addcmul.out" : "addcdiv.out";
+  static constexpr const char* kKernel =
+      kMul ? "addcmul_cuda" : "addcdiv_cuda";
+  static constexpr ElementwiseOp kKind =
+      kMul ? ElementwiseOp::Addcmul : ElementwiseOp::Addcdiv;
+};
+
+template <bool kMul>
+Tensor addcFunctional(const Tensor& self, const Tensor& t1, const Tensor& t2,
+                      const Scalar& value) {
+  using N = AddcNames<kMul>;
+  static const auto op = typedOp<AddcSig>(N::kOp, "");
+  const Device device = checkCudaDevices(N::kName, {&self, &t1, &t2});
+  const Tensor m = op.redispatch(metaKeys(), metaLike(self), metaLike(t1),
+                                 metaLike(t2), value);
+  const ScalarType compute = m.scalar_type();
+  checkCudaDtype(N::kKernel, compute, /*floating_only=*/false);
+  Tensor out = emptyLikeMeta(m, compute, device);
+  runElementwise(N::kName, N::kKind, compute, out, {self, t1, t2},
+                 {scalarArg(value, compute, N::kName)});
+  return out;
+}
+
+// The Meta kernels of the in-place and out= forms require self (out) to
+// have the promoted dtype: it is the compute dtype.
+template <bool kMul>
+Tensor& addcInplace(Tensor& self, const Tensor& t1, const Tensor& t2,
+                    const Scalar& value) {
+  using N = AddcNames<kMul>;
+  static const auto op = typedOp<AddcInplaceSig>(N::kInplaceOp, "");
+  checkCudaDevices(N::kInplaceName, {&t1, &t2}, &self);
+  Tensor ms = metaLike(self);
+  op.redispatch(metaKeys(), ms, metaLike(t1), metaLike(t2), value);
+  const ScalarType compute = self.scalar_type();
+  checkCudaDtype(N::kKernel, compute, /*floating_only=*/false);
+  runElementwise(N::kInplaceName, N::kKind, compute, self, {self, t1, t2},
+                 {scalarArg(value, compute, N::kInplaceName)});
+  return self;
+}
+
+template <bool kMul>
+Tensor& addcOut(const Tensor& self, const Tensor& t1, const Tensor& t2,
+                const Scalar& value, Tensor& out) {
+  using N = AddcNames<kMul>;
+  static const auto op = typedOp<AddcOutSig>(N::kOp, "out");
+  checkCudaDevices(N::kOutName, {&self, &t1, &t2}, &out);
+  Tensor mo = metaLike(out);
+  op.redispatch(metaKeys(), metaLike(self), metaLike(t1), metaLike(t2), value,
+                mo);
+  const ScalarType compute = mo.scalar_type();
+  checkCudaDtype(N::kKernel, compute, /*floating_only=*/false);
+  return computeOut(N::kOutName, N::kKind, compute, mo, out, {self, t1, t2},
+                    {scalarArg(value, compute, N::kOutName)});
+}
+
+// lerp: self, end (and a Tensor weight) have one dtype (the Meta kernels
+// check it), which is the compute dtype; a Scalar weight is scalar 0.
+Tensor lerpScalar(const Tensor& self, const Tensor& end, const Scalar& w) {
+  static const auto op =
+      typedOp<Tensor(const Tensor&, const Tensor&, const Scalar&)>(
+          "aten::lerp", "Scalar");
+  const Device device = checkCudaDevices("lerp", {&self, &end});
+  const Tensor m = op.redispatch(metaKeys(), metaLike(self), metaLike(end), w);
+  const ScalarType compute = m.scalar_type();
+  checkCudaDtype("lerp_cuda", compute, /*floating_only=*/true);
+  Tensor out = emptyLikeMeta(m, compute, device);
+  runElementwise("lerp", ElementwiseOp::Lerp, compute, out, {self, end},
+                 {scalarArg(w, compute, "lerp")});
+  return out;
+}
+
+Tensor lerpTensor(const Tensor& self, const Tensor& end, const Tensor& w) {
+  static const auto op =
+      typedOp<Tensor(const Tensor&, const Tensor&, const Tensor&)>(
+          "aten::lerp", "Tensor");
+  const Device device = checkCudaDevices("lerp", {&self, &end, &w});
+  const Tensor m = op.redispatch(metaKeys(), metaLike(self), metaLike(end),
+                                 metaLike(w));
+  const ScalarType compute = m.scalar_type();
+  checkCudaDtype("lerp_cuda", compute, /*floating_only=*/true);
+  Tensor out = emptyLikeMeta(m, compute, device);
+  runElementwise("lerp", ElementwiseOp::Lerp, compute, out, {self, end, w});
+  return out;
+}
+
+Tensor& lerpScalarInplace(Tensor& self, const Tensor& end, const Scalar& w) {
+  static const auto op =
+      typedOp<Tensor&(Tensor&, const Tensor&, const Scalar&)>("aten::lerp_",
+                                                              "Scalar");
+  checkCudaDevices("lerp_", {&end}, &self);
+  Tensor ms = metaLike(self);
+  op.redispatch(metaKeys(), ms, metaLike(end), w);
+  const ScalarType compute = self.scalar_type();
+  checkCudaDtype("lerp_cuda", compute, /*floating_only=*/true);
+  runElementwise("lerp_", ElementwiseOp::Lerp, compute, self, {self, end},
+                 {scalarArg(w, compute, "lerp_")});
+  return self;
+}
+
+Tensor& lerpTensorInplace(Tensor& self, const Tensor& end, const Tensor& w) {
+  static const auto op =
+      typedOp<Tensor&(Tensor&, const Tensor&, const Tensor&)>("aten::lerp_",
+                                                              "Tensor");
+  checkCudaDevices("lerp_", {&end, &w}, &self);
+  Tensor ms = metaLike(self);
+  op.redispatch(metaKeys(), ms, metaLike(end), metaLike(w));
+  const ScalarType compute = self.scalar_type();
+  checkCudaDtype("lerp_cuda", compute, /*floating_only=*/true);
+  runElementwise("lerp_", ElementwiseOp::Lerp, compute, self, {self, end, w});
+  return self;
+}
+
+Tensor& lerpScalarOut(const Tensor& self, const Tensor& end, const Scalar& w,
+                      Tensor& out) {
+  static const auto op =
+      typedOp<Tensor&(const Tensor&, const Tensor&, const Scalar&, Tensor&)>(
+          "aten::lerp", "Scalar_out");
+  checkCudaDevices("lerp.Scalar_out", {&self, &end}, &out);
+  Tensor mo = metaLike(out);
+  op.redispatch(metaKeys(), metaLike(self), metaLike(end), w, mo);
+  const ScalarType compute = self.scalar_type();  // out may be wider
+  checkCudaDtype("lerp_cuda", compute, /*floating_only=*/true);
+  return computeOut("lerp.Scalar_out", ElementwiseOp::Lerp, compute, mo, out,
+                    {self, end}, {scalarArg(w, compute, "lerp.Scalar_out")});
+}
+
+Tensor& lerpTensorOut(const Tensor& self, const Tensor& end, const Tensor& w,
+                      Tensor& out) {
+  static const auto op =
+      typedOp<Tensor&(const Tensor&, const Tensor&, const Tensor&, Tensor&)>(
+          "aten::lerp", "Tensor_out");
+  checkCudaDevices("lerp.Tensor_out", {&self, &end, &w}, &out);
+  Tensor mo = metaLike(out);
+  op.redispatch(metaKeys(), metaLike(self), metaLike(end), metaLike(w), mo);
+  const ScalarType compute = self.scalar_type();
+  checkCudaDtype("lerp_cuda", compute, /*floating_only=*/true);
+  return computeOut("lerp.Tensor_out", ElementwiseOp::Lerp, compute, mo, out,
+                    {self, end, w});
+}
+
 }  // namespace
 }  // namespace cuda
 }  // namespace turnout
@@ -391,6 +557,18 @@ TURNOUT_LIBRARY_IMPL(aten, CUDA, m) {
   m.impl("masked_fill_.Scalar", TURNOUT_FN(maskedFillScalar));
   m.impl("masked_fill_.Tensor", TURNOUT_FN(maskedFillTensor));
   m.impl("where.self_out", TURNOUT_FN(whereSelfOut));
+  m.impl("addcmul", TURNOUT_FN(addcFunctional<true>));
+  m.impl("addcmul_", TURNOUT_FN(addcInplace<true>));
+  m.impl("addcmul.out", TURNOUT_FN(addcOut<true>));
+  m.impl("addcdiv", TURNOUT_FN(addcFunctional<false>));
+  m.impl("addcdiv_", TURNOUT_FN(addcInplace<false>));
+  m.impl("addcdiv.out", TURNOUT_FN(addcOut<false>));
+  m.impl("lerp.Scalar", TURNOUT_FN(lerpScalar));
+  m.impl("lerp.Tensor", TURNOUT_FN(lerpTensor));
+  m.impl("lerp_.Scalar", TURNOUT_FN(lerpScalarInplace));
+  m.impl("lerp_.Tensor", TURNOUT_FN(lerpTensorInplace));
+  m.impl("lerp.Scalar_out", TURNOUT_FN(lerpScalarOut));
+  m.impl("lerp.Tensor_out", TURNOUT_FN(lerpTensorOut));
 }
 #undef TURNOUT_CUDA_IMPL_FN
 #undef TURNOUT_CUDA_IMPL_INPLACE_OUT

@@ -901,7 +901,10 @@ for _name in [
         "logical_not_", "logical_or", "logical_or_", "logsumexp", "maximum",
         "minimum", "mv", "narrow", "norm", "prod", "scatter_add",
         "split_with_sizes", "type_as", "unsafe_chunk", "unsafe_split",
-        "unsafe_split_with_sizes", "zero_"]:
+        "unsafe_split_with_sizes", "zero_",
+        # kernels/pointwise_ternary.cc, kernels/select_ops.cc
+        "addcdiv", "addcdiv_", "addcmul", "addcmul_", "equal", "lerp",
+        "lerp_", "masked_select", "roll", "tril", "tril_", "triu", "triu_"]:
     setattr(Tensor, _name, _make_method(_name))
 del _name
 Tensor.__xor__ = _make_method("__xor__")

@@ -1056,6 +1056,207 @@ add(OpInfo("aten::lift_fresh", lambda: [S(T((2, 3))), S(T(())), S(T((3, 4), layo
            grad=False))
 
 
+# ---- Operators kernels are written with (issue 18) --------------------------
+# kernels/pointwise_ternary.cc and kernels/select_ops.cc.
+
+
+def _addc(div: bool) -> Callable[[], List[Sample]]:
+    low = 0.5 if div else -3  # a divisor away from 0
+
+    def gen() -> List[Sample]:
+        out = [S(T((2, 3)), T((2, 3)), T((2, 3), low=low)),
+               S(T((2, 3)), T((3,)), T((2, 1), low=low), value=0.5,
+                 desc="broadcast, value"),
+               S(T((3, 4), layout="transposed"), T((3, 4), layout="strided"),
+                 T((4,), low=low), value=-2),
+               S(T(()), T(()), T((), low=low), desc="0-dim"),
+               S(T((0, 3)), T((3,)), T((3,), low=low), desc="empty"),
+               S(T((2, 3), "float64"), T((2, 3)), T((2, 3), low=low), desc="promotion"),
+               S(T((2, 3), "int64"), T((2, 3)), T((), "float64", low=low),
+                 desc="int self, 0-dim double"),
+               S(T((2, 3)), T((4,)), T((2, 3), low=low), desc="shapes", error=True),
+               S(T((2, 3), "float16"), T((2, 3), "float16"), T((2, 3), "float16", low=low),
+                 desc="no Half CPU kernel", error=True)]
+        if div:
+            out.append(S(T((2, 3)), T((2, 3), "int64"), T((2, 3), "int64", low=1),
+                         desc="integer division", error=True))
+        else:
+            out += [S(T((2, 3), "int64"), T((2, 3), "int64"), T((3,), "int64"), value=3,
+                      desc="int"),
+                    S(T((2, 3), "int64"), T((2, 3), "int64"), T((3,), "int64"),
+                      value=2.7, desc="int, float value truncated"),
+                    S(T((2, 3), "bool"), T((2, 3), "bool"), T((2, 3), "bool"),
+                      desc="no Bool kernel", error=True)]
+        return out
+    return gen
+
+
+def _addc_inplace(div: bool) -> Callable[[], List[Sample]]:
+    low = 0.5 if div else -3
+
+    def gen() -> List[Sample]:
+        return [S(T((2, 3)), T((2, 3)), T((3,), low=low), value=2),
+                S(T((3, 4), layout="transposed"), T((4,)), T((3, 4), low=low)),
+                S(T(()), T(()), T((), low=low), desc="0-dim"),
+                S(T((2, 3), "float64"), T((2, 3)), T((2, 3), low=low),
+                  desc="float into double"),
+                S(T((3,)), T((2, 3)), T((3,), low=low), desc="other broadcasts self",
+                  error=True),
+                S(T((2, 3), "int64"), T((2, 3)), T((2, 3), low=low), desc="float into int",
+                  error=True)]
+    return gen
+
+
+def _addc_out(div: bool) -> Callable[[], List[Sample]]:
+    low = 0.5 if div else -3
+
+    def gen() -> List[Sample]:
+        return [S(T((2, 3)), T((2, 3)), T((3,), low=low), out=T((2, 3))),
+                S(T((2, 3)), T((3,)), T((2, 1), low=low), value=3,
+                  out=T((2, 3), layout="transposed"), desc="transposed out"),
+                S(T((2, 3)), T((2, 3)), T((2, 3), low=low), out=T((0,)), desc="resized out"),
+                S(T((2, 3)), T((2, 3)), T((2, 3), low=low), out=T((2, 3), "int64"),
+                  desc="float into int out", error=True)]
+    return gen
+
+
+for _name, _div in (("addcmul", False), ("addcdiv", True)):
+    add(OpInfo(f"aten::{_name}", _addc(_div)))
+    add(OpInfo(f"aten::{_name}_", _addc_inplace(_div)))
+    add(OpInfo(f"aten::{_name}.out", _addc_out(_div)))
+
+
+def _lerp(weight: Callable[[Sequence[int]], Any]) -> Callable[[], List[Sample]]:
+    """weight(shape): a Python number or a T of that shape."""
+    def gen() -> List[Sample]:
+        return [S(T((2, 3)), T((2, 3)), weight((2, 3))),
+                S(T((2, 3)), T((3,)), weight((2, 1)), desc="broadcast"),
+                S(T((3, 4), "float64", "transposed"), T((3, 4), "float64", "strided"),
+                  weight(("float64", 4))),
+                S(T(()), T(()), weight(()), desc="0-dim"),
+                S(T((0, 3)), T((3,)), weight((3,)), desc="empty"),
+                S(T((2, 3)), T((2, 3), "float64"), weight((2, 3)), desc="end dtype",
+                  error=True),
+                S(T((2, 3), "int64"), T((2, 3), "int64"), weight(("int64", 3)),
+                  desc="integers", error=True),
+                S(T((2, 3)), T((4,)), weight((4,)), desc="shapes", error=True)]
+    return gen
+
+
+def _lerp_weight_scalar(shape: Any) -> Any:
+    return {(2, 3): 0.3, (2, 1): 0.75, (): -1.5, (3,): 2}.get(
+        tuple(shape) if isinstance(shape, tuple) else shape, 0.5)
+
+
+def _lerp_weight_tensor(shape: Any) -> Any:
+    if shape and isinstance(shape[0], str):  # (dtype, n)
+        return T((shape[1],), shape[0], low=-1, high=2)
+    return T(shape, low=-1, high=2)
+
+
+add(OpInfo("aten::lerp.Scalar", _lerp(_lerp_weight_scalar)))
+add(OpInfo("aten::lerp.Tensor", lambda: _lerp(_lerp_weight_tensor)() + [
+    S(T((2, 3)), T((2, 3)), T((2, 3), "float64"), desc="weight dtype", error=True),
+    S(T((2, 3), "float16"), T((2, 3), "float16"), T((2, 3), "float16"),
+      desc="no Half CPU kernel", error=True)]))
+
+
+def _lerp_inplace(weight: Callable[[Sequence[int]], Any]) -> Callable[[], List[Sample]]:
+    def gen() -> List[Sample]:
+        return [S(T((2, 3)), T((3,)), weight((3,))),
+                S(T((3, 4), layout="transposed"), T((3, 4)), weight(())),
+                S(T(()), T(()), weight(()), desc="0-dim"),
+                S(T((3,)), T((2, 3)), weight((3,)), desc="end broadcasts self", error=True),
+                S(T((2, 3)), T((2, 3), "float64"), weight((2, 3)), desc="end dtype",
+                  error=True)]
+    return gen
+
+
+add(OpInfo("aten::lerp_.Scalar", _lerp_inplace(_lerp_weight_scalar)))
+add(OpInfo("aten::lerp_.Tensor", _lerp_inplace(_lerp_weight_tensor)))
+add(OpInfo("aten::lerp.Scalar_out", lambda: [
+    S(T((2, 3)), T((3,)), 0.25, out=T((2, 3))),
+    S(T((2, 3)), T((2, 3)), 0.75, out=T((0,)), desc="resized out"),
+    S(T((2, 3)), T((2, 3)), 0.5, out=T((2, 3), "float64"), desc="float into double out"),
+    S(T((2, 3)), T((2, 3)), 0.5, out=T((2, 3), "int64"), desc="float into int out",
+      error=True)]))
+add(OpInfo("aten::lerp.Tensor_out", lambda: [
+    S(T((2, 3)), T((3,)), T((2, 1)), out=T((2, 3))),
+    S(T((2, 3)), T((2, 3)), T(()), out=T((0,)), desc="resized out"),
+    S(T((2, 3)), T((2, 3)), T((2, 3)), out=T((2, 3), "float64"), desc="out dtype",
+      error=True)]))
+
+
+def _tri() -> List[Sample]:
+    return [S(T((3, 4))), S(T((3, 4)), 1), S(T((4, 3)), -1), S(T((2, 3, 4)), 2),
+            S(T((3, 4), layout="transposed"), -2), S(T((3, 4), "int64")),
+            S(T((3, 3), "bool")), S(T((0, 3))), S(T((3, 4)), 100), S(T((3, 4)), -100),
+            S(T((3, 5), layout="strided"), 1),
+            S(T((3,)), desc="1-D", error=True), S(T(()), desc="0-dim", error=True)]
+
+
+for _name in ("tril", "triu"):
+    add(OpInfo(f"aten::{_name}", _tri))
+    add(OpInfo(f"aten::{_name}_", _tri))
+    add(OpInfo(f"aten::{_name}.out", lambda: out_of(
+        _tri, lambda s: T((0,), s.args[0].dtype))() + [
+        S(T((3, 4)), out=T((3, 4), "int64"), desc="out dtype", error=True),
+        S(T((3, 4)), 1, out=T((4, 3), layout="transposed"), desc="transposed out",
+          grad=False)]))
+
+
+add(OpInfo("aten::roll", lambda: [
+    S(T((2, 3)), 1), S(T((2, 3)), 1, 0), S(T((2, 3)), [1, -1], [0, 1]), S(T((2, 3)), -7),
+    S(T((3, 4), layout="transposed"), 2, 1), S(T((3, 4), layout="strided"), [5, 1], [1, 0]),
+    S(T(()), 3, desc="0-dim"), S(T((0, 3)), 1, 0, desc="empty"),
+    S(T((2, 3)), [1, 1], [0, 0], desc="a dim twice"), S(T((2, 3), "int64"), 2, -1),
+    S(T((2, 3, 4)), [1, 2], [2, 0]),
+    S(T((2, 3)), [1, 2], [0], desc="shifts and dims", error=True),
+    S(T((2, 3)), [], [], desc="no shifts", error=True),
+    S(T((2, 3)), 1, 5, desc="dim", error=True),
+    S(T(()), 1, 0, desc="dim of 0-dim", error=True)]))
+
+
+def _masked_select() -> List[Sample]:
+    return [S(T((2, 3)), T((2, 3), "bool")),
+            S(T((2, 3)), T((3,), "bool"), desc="broadcast mask"),
+            S(T((3,)), T((2, 3), "bool"), desc="broadcast self"),
+            # torch 1.13's gradient of a transposed self is scattered in
+            # self's memory order (its masked_scatter_ on a non-contiguous
+            # tensor), not in the order the values were selected: turnout's
+            # is the derivative, so these gradients are not compared.
+            S(T((3, 4), layout="transposed"), T((3, 4), "bool"), grad=False),
+            S(T((3, 4), layout="strided"), T((3, 4), "bool", "transposed")),
+            S(T((2, 3), "int64"), T((2, 3), "bool")),
+            S(T(()), T((), "bool"), desc="0-dim"),
+            S(T((0, 3)), T((3,), "bool"), desc="empty"),
+            S(T((2, 3)), T((2, 3), "uint8", low=0, high=1), desc="uint8 mask"),
+            S(T((2, 3)), T((2, 3), "int64", low=0, high=1), desc="long mask", error=True),
+            S(T((2, 3)), T((4,), "bool"), desc="shapes", error=True)]
+
+
+add(OpInfo("aten::masked_select", _masked_select, **_DYNAMIC))
+add(OpInfo("aten::masked_select.out", lambda: out_of(
+    _masked_select, lambda s: T((0,), s.args[0].dtype))() + [
+    S(T((2, 3)), T((2, 3), "bool"), out=T((5, 5)), desc="resized out", grad=False),
+    S(T((2, 3)), T((2, 3), "bool"), out=T((2,), "float64"), desc="out dtype",
+      error=True)], **_DYNAMIC))
+
+_NAN = float("nan")
+add(OpInfo("aten::equal", lambda: [
+    S(T((2, 3)), T((2, 3))),
+    S(T((3,), values=[1.0, 2.0, 3.0]), T((3,), values=[1.0, 2.0, 3.0]), desc="equal"),
+    S(T((3,), values=[1.0, 2.0, 3.0]), T((3,), "int64", values=[1, 2, 3]),
+      desc="promoted"),
+    S(T((2,), values=[1.5, 2.0]), T((2,), "int64", values=[1, 2]), desc="not equal"),
+    S(T((2,), "bool", values=[True, False]), T((2,), "int64", values=[1, 0])),
+    S(T((3,)), T((1,)), desc="sizes"), S(T((3,)), T((3, 1)), desc="dims"),
+    S(T((1,), values=[_NAN]), T((1,), values=[_NAN]), desc="nan"),
+    S(T(()), T(())), S(T((0,)), T((0,), "int64"), desc="empty")],
+    grad=False, opcheck=("test_schema", "test_autograd_registration"),
+    skip_opcheck="returns a bool computed from the values: no Meta kernel (as torch 1.13)"))
+
+
 # ---- Math, dim and random operators (issue 18) -------------------------------
 
 # Transcendental functions compute an integer input in float32; the others
@@ -3014,6 +3215,7 @@ _out_variant("randint.out", lambda o: S(7, [2, 3], **o), "int64", "bool", **_RAN
 _out_variant("randn.out", lambda o: S([2, 3], **o), "float32", "bool", **_RANDOM)
 _out_variant("randperm.out", lambda o: S(6, **o), "int64", "bool", **_RANDOM)
 _out_variant("repeat.out", lambda o: S(T((2, 3)), [2, 1, 2], **o), "float32")
+_out_variant("roll.out", lambda o: S(T((2, 3)), [1, -1], [0, 1], **o), "float32")
 _out_variant("rsub.Scalar_out", lambda o: S(T((2, 3)), 1.5, alpha=2, **o), "float32")
 _out_variant(
     "rsub.Tensor_out", lambda o: S(T((2, 3)), T((3,)), alpha=2, **o), "float32")

@@ -210,6 +210,29 @@ MORE_CASES = {
     "std": lambda L, x, w, c: x.std(),
     "std correction": lambda L, x, w, c: L.ops.aten.std.correction(
         x, [0], correction=2, keepdim=True),
+    # kernels/pointwise_ternary.cc and kernels/select_ops.cc (issue 18).
+    "addcmul": lambda L, x, w, c: L.addcmul(c, x, c, value=2),
+    "addcmul self": lambda L, x, w, c: L.addcmul(x, c, c),
+    "addcmul both": lambda L, x, w, c: L.addcmul(c, x, x * 2, value=0.5),
+    "addcmul_": lambda L, x, w, c: c.clone().addcmul_(c, x, value=3),
+    "addcdiv": lambda L, x, w, c: L.addcdiv(c, x, c, value=2),
+    "addcdiv divisor": lambda L, x, w, c: L.addcdiv(c, c, x),
+    "addcdiv_": lambda L, x, w, c: c.clone().addcdiv_(x, c),
+    "lerp": lambda L, x, w, c: L.lerp(x, c, 0.3),
+    "lerp_": lambda L, x, w, c: c.clone().lerp_(x, 0.75),
+    "lerp tensor": lambda L, x, w, c: L.lerp(x, c, c / 4),
+    "lerp tensor weight": lambda L, x, w, c: L.lerp(c, c * 3, x),
+    "lerp_ tensor": lambda L, x, w, c: x.clone().lerp_(c, x / 7),
+    "tril": lambda L, x, w, c: x.tril(1),
+    "triu": lambda L, x, w, c: x.triu(-1),
+    "tril_": lambda L, x, w, c: x.clone().tril_(),
+    "triu_": lambda L, x, w, c: x.clone().triu_(2),
+    "roll": lambda L, x, w, c: x.roll(1, 0),
+    "roll dims": lambda L, x, w, c: x.roll((1, -2), (0, 1)),
+    "roll flat": lambda L, x, w, c: x.roll(2),
+    "masked_select": lambda L, x, w, c: x.masked_select(x > 2.5),
+    "masked_select broadcast": lambda L, x, w, c: x.masked_select(
+        L.tensor([True, False, True])),
 }
 
 
@@ -233,7 +256,8 @@ def test_more_saved_values_as_torchs(name):
 
 
 @pytest.mark.parametrize("name", ["sin_", "cumprod", "index", "max dim",
-                                  "gather", "masked_fill"])
+                                  "gather", "masked_fill", "addcdiv divisor",
+                                  "lerp tensor weight", "masked_select"])
 def test_saved_tensors_of_more_nodes_are_freed(name):
     def case(api):
         L = api.lib

@@ -108,6 +108,25 @@ def pad_mode_error(x: torch.Tensor):
     return F.pad(x, [1, 2, 3], value=0.5)
 
 
+# The operators kernels are written with (kernels/pointwise_ternary.cc,
+# kernels/select_ops.cc): functions, methods and in-place forms.
+def kernel_writer_ops(x: torch.Tensor, y: torch.Tensor):
+    a = torch.addcmul(x, x, y, value=0.5) + torch.addcdiv(x, x, y.abs() + 1.0)
+    b = torch.lerp(x, y, 0.3) + x.lerp(y, x / 10.0)
+    c = x.tril(1) + torch.triu(x, -1) + x.roll(1, 0) + torch.roll(x, [1, 2], [0, 1])
+    d = x.masked_select(x > 0)
+    e = torch.equal(x, x.clone()), torch.equal(x, y)
+    z = x.clone()
+    z.addcmul_(y, y, value=2.0)
+    z.tril_()
+    z.lerp_(y, 0.5)
+    return a, b, c, d, e, z
+
+
+def lerp_dtype_error(x: torch.Tensor):
+    return torch.lerp(x, x.double(), 0.5)
+
+
 CASES = [
     (pointwise, lambda: (t23(), torch.tensor([0.5, -3.0, 3.0]))),
     (integer_ops, lambda: (torch.tensor([[5, -3], [0, 7]]), torch.tensor([1, 6]))),
@@ -122,6 +141,8 @@ CASES = [
                              torch.tensor([[True, False, False], [False, False, True]]))),
     (attention_builtins, lambda: (t23(), "abcabc")),
     (pad_mode_error, lambda: (t23(),)),
+    (kernel_writer_ops, lambda: (t23(), torch.tensor([0.5, -3.0, 3.0]))),
+    (lerp_dtype_error, lambda: (t23(),)),
 ]
 
 

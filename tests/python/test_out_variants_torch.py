@@ -154,6 +154,7 @@ SAMPLES = {
     "prod.out": lambda M: ((M.f((2, 3)),), {}),
     "prod.int_out": lambda M: ((M.f((2, 3)), 1), {"keepdim": True}),
     "repeat.out": lambda M: ((M.f((2, 3)), [2, 1, 2]), {}),
+    "roll.out": lambda M: ((M.f((2, 3)), [1, -1], [0, 1]), {}),
     "unsafe_split.Tensor_out": lambda M: ((M.f((5, 3)), 2), {}),
     "unsafe_split_with_sizes.out": lambda M: ((M.f((5, 3)), [1, 4]), {}),
     "max.out": lambda M: ((M.f((2, 3)), M.f((3,))), {}),

@@ -45,7 +45,11 @@ const char* const kCudaKernels[] = {
     "aten::all.dim", "aten::any", "aten::any.dim", "aten::prod",
     "aten::prod.dim_int", "aten::argmin", "aten::argmin.out", "aten::max",
     "aten::min", "aten::max.dim", "aten::min.dim", "aten::max.dim_max",
-    "aten::min.dim_min",
+    "aten::min.dim_min", "aten::addcmul", "aten::addcmul_",
+    "aten::addcmul.out", "aten::addcdiv", "aten::addcdiv_",
+    "aten::addcdiv.out", "aten::lerp.Scalar", "aten::lerp.Tensor",
+    "aten::lerp_.Scalar", "aten::lerp_.Tensor", "aten::lerp.Scalar_out",
+    "aten::lerp.Tensor_out",
 };
 
 // Composite operators whose kernels call only operators with CUDA kernels.

@@ -1,7 +1,7 @@
 // The CUDA kernels of kernels/cuda/pointwise.cc against the CPU kernels:
 // the unary math operators (functional, in-place, out=), maximum, minimum,
 // fmod, floor_divide, bitwise_xor, logical_not, masked_fill_, where.self_out,
-// and the composite activations that run on CUDA through them, over
+// addcmul, addcdiv, lerp, and the composite activations that run on CUDA through them, over
 // contiguous, transposed, strided, broadcast and 0-dim inputs of several
 // dtypes. Skips when no CUDA device is present.
 #include <gmock/gmock.h>
@@ -354,6 +354,77 @@ TEST_F(CudaPointwise, MaskedFillAndWhereOutMatchCpu) {
     where_out.call(on(d, mask), on(d, mixed(kFloat, {3, 4})),
                    on(d, tensorOf({2.0}, {1}, kDouble)), out);
     return out;
+  });
+}
+
+// addcmul, addcdiv and lerp (functional, in place, out=) through
+// elementwise.cu's ternary operations, over broadcast, transposed and
+// strided operands; the CPU-round-trip operators of select_ops.cc too.
+TEST_F(CudaPointwise, AddcmulAddcdivLerpMatchCpu) {
+  using Addc = Tensor(const Tensor&, const Tensor&, const Tensor&,
+                      const Scalar&);
+  using AddcInplace = Tensor&(Tensor&, const Tensor&, const Tensor&,
+                              const Scalar&);
+  using AddcOut = Tensor&(const Tensor&, const Tensor&, const Tensor&,
+                          const Scalar&, Tensor&);
+  const Tensor a = mixed(kFloat, {3, 4});
+  const Tensor b = mixed(kFloat, {4}, 0.5, 0.25);
+  const Tensor c = mixed(kFloat, {3, 1}, 0.7, 0.5);  // no zeros
+  for (const char* name : {"aten::addcmul", "aten::addcdiv"}) {
+    const std::string inplace = std::string(name) + "_";
+    expectSame(name, [&](Device d) {
+      return op<Addc>(name).call(transposed(on(d, mixed(kFloat, {4, 3})), 0, 1),
+                                 on(d, b), stridedOn(d, c), 0.5);
+    });
+    expectSame(inplace, [&](Device d) {
+      Tensor self = on(d, a);
+      op<AddcInplace>(inplace.c_str()).call(self, on(d, b), on(d, c), -2);
+      return self;
+    });
+    expectSame(std::string(name) + ".out resized", [&](Device d) {
+      Tensor out = empty({0}, TensorOptions(kDouble).device(d));
+      op<AddcOut>(name, "out").call(on(d, to(a, kDouble)), on(d, b), on(d, c),
+                                    3, out);
+      return out;
+    });
+  }
+  expectSame("addcmul int wraps", [&](Device d) {
+    const Tensor i8 = tensorOf({100, -100, 7}, {3}, kChar);
+    return op<Addc>("aten::addcmul").call(on(d, i8), on(d, i8),
+                                          on(d, tensorOf({1}, {}, kChar)), 2.7);
+  });
+  using LerpS = Tensor(const Tensor&, const Tensor&, const Scalar&);
+  using LerpT = Tensor(const Tensor&, const Tensor&, const Tensor&);
+  for (ScalarType dt : {kFloat, kDouble, kHalf}) {
+    const double tol = isReduced(dt) ? 1e-2 : 1e-5;
+    const Tensor w = mixed(dt, {4}, 0.4, -0.5);  // both formula branches
+    expectSame("lerp.Scalar", [&](Device d) {
+      return op<LerpS>("aten::lerp", "Scalar").call(
+          on(d, mixed(dt, {3, 4})), on(d, mixed(dt, {4})), 0.75);
+    }, tol, tol);
+    expectSame("lerp.Tensor", [&](Device d) {
+      return op<LerpT>("aten::lerp", "Tensor").call(
+          on(d, mixed(dt, {3, 4})), stridedOn(d, mixed(dt, {3, 4}, 0.1)),
+          on(d, w));
+    }, tol, tol);
+  }
+  EXPECT_THAT(errorOf([&] {
+                op<Addc>("aten::addcmul").call(
+                    on(cudaDevice(), to(a, kBool)), on(cudaDevice(), to(a, kBool)),
+                    on(cudaDevice(), to(a, kBool)), 1);
+              }),
+              ::testing::HasSubstr("not implemented for 'Bool'"));
+  // Through the CPU round trip.
+  expectSame("tril", [&](Device d) {
+    return op<Tensor(const Tensor&, int64_t)>("aten::tril").call(on(d, a), 1);
+  });
+  expectSame("roll", [&](Device d) {
+    return op<Tensor(const Tensor&, IntArrayRef, IntArrayRef)>("aten::roll")
+        .call(on(d, a), {1, -1}, {0, 1});
+  });
+  expectSame("masked_select", [&](Device d) {
+    return op<Tensor(const Tensor&, const Tensor&)>("aten::masked_select")
+        .call(on(d, a), on(d, gt(b, 0.5)));
   });
 }
 
