@@ -826,7 +826,8 @@ _MATH_METHODS = [
     for name in (
         "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "expm1",
         "log2", "log10", "log1p", "rsqrt", "reciprocal", "erf", "sign",
-        "floor", "ceil", "round", "trunc")
+        "floor", "ceil", "round", "trunc", "acosh", "asinh", "atanh", "erfc",
+        "lgamma", "digamma")
     for suffix in ("", "_")
 ] + [
     "exp_", "log_", "sqrt_", "tanh_", "sigmoid_", "neg_", "abs_",
@@ -852,11 +853,11 @@ Tensor.clamp_ = _make_method("clamp_")
 # The other registered aten operators that are torch.Tensor methods of the
 # same arguments (`x.all()`, `x.isnan()`, `x.maximum(y)`, ...).
 for _name in [
-        "acosh", "addmm", "addmv", "addmv_", "all", "angle", "any", "asinh",
-        "atanh", "baddbmm", "bitwise_xor", "bitwise_xor_", "clamp_max",
-        "clamp_max_", "clamp_min", "clamp_min_", "dot", "erfc", "expand_as",
+        "addmm", "addmv", "addmv_", "all", "angle", "any",
+        "baddbmm", "bitwise_xor", "bitwise_xor_", "clamp_max",
+        "clamp_max_", "clamp_min", "clamp_min_", "dot", "expand_as",
         "flip", "floor_divide", "floor_divide_", "fmod", "fmod_", "gather",
-        "isfinite", "isinf", "isnan", "lgamma", "log_softmax", "logical_not",
+        "isfinite", "isinf", "isnan", "log_softmax", "logical_not",
         "logical_not_", "logical_or", "logical_or_", "logsumexp", "maximum",
         "minimum", "mv", "narrow", "norm", "prod", "repeat", "scatter_add",
         "split_with_sizes", "type_as", "unsafe_chunk", "unsafe_split",

@@ -1062,7 +1062,7 @@ add(OpInfo("aten::lift_fresh", lambda: [S(T((2, 3))), S(T(())), S(T((3, 4), layo
 # keep the input's dtype (their out= must have it).
 _TO_FLOAT = {"acos", "asin", "atan", "cos", "cosh", "erf", "exp", "expm1", "log", "log10",
              "log1p", "log2", "reciprocal", "rsqrt", "sigmoid", "sin", "sinh", "sqrt", "tan",
-             "tanh"}
+             "tanh", "acosh", "asinh", "atanh", "erfc", "lgamma", "digamma", "angle"}
 
 
 def _unary_out_dtype(name: str) -> Callable[[Sample], T]:
@@ -1093,6 +1093,20 @@ def _unary_for_out(low: float, high: float) -> Callable[[], List[Sample]]:
     return lambda: [s for s in unary(low=low, high=high)() if s.args[0].layout != "transposed"]
 
 
+# lgamma and digamma of negative non-integers (the reflection formulas),
+# and at the poles (0, -0, the negative integers: torch's infinities and
+# NaNs).
+_GAMMA_POLES = lambda: [  # noqa: E731
+    S(T((2, 3), low=-4.9, high=-0.1)), S(T((3, 2), "float64", low=-9.9, high=-0.1)),
+    S(T((6,), values=[0.0, -0.0, -1.0, -2.0, 1.0, 2.0]), desc="poles"),
+    S(T((5,), "int64", values=[0, -1, -3, 1, 2]), desc="integer poles")]
+add(OpInfo("aten::lgamma", lambda: unary(low=0.1, high=4)() + _GAMMA_POLES()))
+# digamma's derivative is polygamma(1, x), which turnout lacks yet: no
+# Autograd kernel (the fallback warns), no gradients compared.
+add(OpInfo("aten::digamma", lambda: unary(low=0.1, high=4)() + _GAMMA_POLES(), grad=False))
+# angle has no in-place form; its gradient of a real input is zero.
+add(OpInfo("aten::angle", unary(low=-3, high=3)))
+add(OpInfo("aten::angle.out", out_of(_unary_for_out(-3, 3), _unary_out_dtype("angle"))))
 for _name, _low, _high in (
         ("abs", -3, 3), ("neg", -3, 3), ("exp", -3, 3), ("sigmoid", -3, 3), ("tanh", -3, 3),
         ("log", 0.1, 3), ("sqrt", 0.1, 3), ("sin", -3, 3), ("cos", -3, 3), ("tan", -1.2, 1.2),
@@ -1100,7 +1114,8 @@ for _name, _low, _high in (
         ("cosh", -3, 3), ("expm1", -3, 3), ("log2", 0.1, 3), ("log10", 0.1, 3),
         ("log1p", -0.9, 3), ("rsqrt", 0.1, 3), ("reciprocal", 0.5, 3), ("erf", -3, 3),
         ("sign", -3, 3), ("floor", -3, 3), ("ceil", -3, 3), ("round", -3, 3),
-        ("trunc", -3, 3)):
+        ("trunc", -3, 3), ("acosh", 1.1, 4), ("asinh", -3, 3), ("atanh", -0.9, 0.9),
+        ("erfc", -3, 3), ("lgamma", 0.1, 4), ("digamma", 0.1, 4)):
     if f"aten::{_name}" not in OP_DB:
         add(OpInfo(f"aten::{_name}", unary(low=_low, high=_high)))
     add(OpInfo(f"aten::{_name}_", unary_inplace(_name, _low, _high)))
