@@ -219,6 +219,9 @@ constexpr OutVariant kOutVariants[] = {
      "-> Tensor(a!)",
      "", OutRule::kFactory,
      true},
+    {"full_like.out(Tensor self, Scalar fill_value, *, MemoryFormat? "
+     "memory_format=None, Tensor(a!) out) -> Tensor(a!)",
+     "", OutRule::kCopy},
     {"gather.out(Tensor self, int dim, Tensor index, *, bool "
      "sparse_grad=False, Tensor(a!) out) -> Tensor(a!)",
      "", OutRule::kExact},
@@ -385,6 +388,9 @@ constexpr OutVariant kOutVariants[] = {
     {"rand.out(int[] size, *, Tensor(a!) out) -> Tensor(a!)",
      "", OutRule::kFactory,
      true},
+    {"rand_like.out(Tensor self, *, MemoryFormat? memory_format=None, "
+     "Tensor(a!) out) -> Tensor(a!)",
+     "", OutRule::kCopy},
     {"randint.low_out(int low, int high, int[] size, *, Tensor(a!) "
      "out) -> Tensor(a!)",
      "low", OutRule::kFactory,
@@ -393,9 +399,18 @@ constexpr OutVariant kOutVariants[] = {
      "Tensor(a!)",
      "", OutRule::kFactory,
      true},
+    {"randint_like.low_dtype_out(Tensor self, int low, int high, *, "
+     "MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)",
+     "low_dtype", OutRule::kCopy},
+    {"randint_like.out(Tensor self, int high, *, MemoryFormat? "
+     "memory_format=None, Tensor(a!) out) -> Tensor(a!)",
+     "", OutRule::kCopy},
     {"randn.out(int[] size, *, Tensor(a!) out) -> Tensor(a!)",
      "", OutRule::kFactory,
      true},
+    {"randn_like.out(Tensor self, *, MemoryFormat? memory_format=None, "
+     "Tensor(a!) out) -> Tensor(a!)",
+     "", OutRule::kCopy},
     {"randperm.out(int n, *, Tensor(a!) out) -> Tensor(a!)",
      "", OutRule::kFactory,
      true},
