@@ -323,8 +323,10 @@ Tensor functional(const Tensor& self, int64_t param) {
   return out;
 }
 
+// InvalidArgument (RuntimeError in Python), as torch 1.13 raises it.
 void checkCastable(ScalarType result, const Tensor& written) {
-  TURNOUT_CHECK(canCast(result, written.scalar_type()), ErrorKind::Type,
+  TURNOUT_CHECK(canCast(result, written.scalar_type()),
+                ErrorKind::InvalidArgument,
                 "result type ", toString(result),
                 " can't be cast to the desired output type ",
                 toString(written.scalar_type()));

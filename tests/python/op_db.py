@@ -495,9 +495,17 @@ def factory(floating_only: bool = False) -> Callable[[], List[Sample]]:
 
 
 def like() -> List[Sample]:
+    """A *_like factory: self's strides when dense (a permutation too),
+    contiguous ones for a strided view, or memory_format's."""
     return [S(T((2, 3))), S(T((3, 4), "float64", "transposed")),
             S(T((2, 6), layout="strided")), S(T(())), S(T((0, 2))),
-            S(T((2, 3)), dtype=D("int64")), S(T((2, 3), "int64"))]
+            S(T((2, 3)), dtype=D("int64")), S(T((2, 3), "int64")),
+            S(T((2, 3, 4, 5)), memory_format=MF("channels_last")),
+            S(T((2, 3, 4, 5), layout="transposed"), memory_format=MF("preserve_format")),
+            S(T((2, 3, 4, 5), layout="transposed"), memory_format=MF("channels_last")),
+            S(T((3, 4), layout="transposed"), memory_format=MF("contiguous_format")),
+            S(T((2, 3, 4, 6), layout="strided"), memory_format=MF("preserve_format")),
+            S(T((3, 4)), memory_format=MF("channels_last"), desc="not 4-d", error=True)]
 
 
 # ---- The entries ------------------------------------------------------------
@@ -897,6 +905,14 @@ add(OpInfo("aten::empty_strided", lambda: [
 add(OpInfo("aten::zeros_like", like))
 add(OpInfo("aten::ones_like", like))
 add(OpInfo("aten::empty_like", like, **_UNINIT))
+# full_like: self's dtype (not the value's) unless given; a value that does
+# not fit it is refused (fill_'s check), a fraction into integers truncated.
+add(OpInfo("aten::full_like", lambda: [
+    S(*s.args, 2.5, **s.kwargs, desc=s.desc, error=s.error) for s in like()] + [
+    S(T((2, 3), "int64"), 1.5), S(T((2,), "uint8"), -1), S(T((2,), "bool"), 2),
+    S(T((2,), "int64"), True), S(T((2,), "float32"), 7, dtype=D("float64")),
+    S(T((2,), "uint8"), 300, error=True), S(T((2,), "int64"), float("inf"), error=True),
+    S(T((2,), "int64"), float("nan"), error=True), S(T((2,), "float16"), 1e6, error=True)]))
 add(OpInfo("aten::new_empty", lambda: [
     S(T((2, 3)), [4, 5]), S(T((2,), "int64"), []), S(T((2,)), [3], dtype=D("float64")),
     S(T((2,)), [0, 2]), S(T((2,)), [-1], error=True)], **_UNINIT))
@@ -1254,6 +1270,28 @@ add(OpInfo("aten::randint.low", lambda: [S(2, 10, [3]), S(-5, 5, [2, 2])], grad=
            **_RANDOM))
 add(OpInfo("aten::randperm", lambda: [S(5), S(0), S(4, dtype=D("float32"))], grad=False,
            **_RANDOM))
+# The random *_like factories: like()'s layouts and memory formats, a
+# floating dtype only for rand_like/randn_like; randint_like's range must
+# be non-empty and inside the dtype (torch's random_ checks).
+_FLOAT_LIKE = lambda: [s for s in like() if s.args[0].is_float()  # noqa: E731
+                       and s.kwargs.get("dtype") is None] + [
+    S(T((2, 3), "int64"), desc="integral", error=True),
+    S(T((2, 3), "int64"), dtype=D("float64")), S(T((2,), "bool"), error=True),
+    S(T((2,), "float16"))]
+add(OpInfo("aten::rand_like", _FLOAT_LIKE, grad=False, **_RANDOM))
+add(OpInfo("aten::randn_like", _FLOAT_LIKE, grad=False, **_RANDOM))
+add(OpInfo("aten::randint_like", lambda: [
+    S(*s.args, 7, **s.kwargs, desc=s.desc, error=s.error) for s in like()] + [
+    S(T((2,), "bool"), 2), S(T((2,), "uint8"), 256), S(T((2,), "float16"), 2048),
+    S(T((2,), "bool"), 3, error=True), S(T((2,), "uint8"), 300, error=True),
+    S(T((2,), "int32"), 2 ** 40, error=True), S(T((2,), "float16"), 2 ** 20, error=True),
+    S(T((2,)), 0, error=True), S(T((2,), "int64"), -3, error=True)],
+    grad=False, **_RANDOM))
+add(OpInfo("aten::randint_like.low_dtype", lambda: [
+    S(T((2, 3)), -5, 5), S(T((3, 4), "int64", "transposed"), 3, 9, dtype=D("int16")),
+    S(T((2, 3, 4, 5)), 0, 2, dtype=D("bool"), memory_format=MF("channels_last")),
+    S(T((2,), "uint8"), -1, 5, error=True), S(T((2,), "int8"), -129, 5, error=True),
+    S(T((2,), "int64"), 5, 5, error=True)], grad=False, **_RANDOM))
 
 
 # ---- Convolution, pooling, batch norm (issue 20) ------------------------------
@@ -2992,6 +3030,13 @@ _out_variant(
     "norm.out", lambda o: S(T((2, 3)), 2, [1], keepdim=True, **o), "float32", "bool")
 _out_variant("ones.out", lambda o: S([2, 3], **o), "float32")
 _out_variant("ones_like.out", lambda o: S(T((2, 3)), **o), "float32")
+_out_variant("full_like.out", lambda o: S(T((2, 3)), 2.5, **o), "float32")
+_out_variant("rand_like.out", lambda o: S(T((2, 3)), **o), "float32", **_RANDOM)
+_out_variant("randn_like.out", lambda o: S(T((2, 3)), **o), "float64", **_RANDOM)
+_out_variant("randint_like.out", lambda o: S(T((2, 3), "int64"), 9, **o), "int64",
+             **_RANDOM)
+_out_variant("randint_like.low_dtype_out", lambda o: S(T((2, 3)), -4, 4, **o),
+             "float32", **_RANDOM)
 _out_variant("prod.int_out", lambda o: S(T((2, 3)), 1, keepdim=True, **o), "float32")
 _out_variant("prod.out", lambda o: S(T((2, 3)), **o), "float32")
 _out_variant("rand.out", lambda o: S([2, 3], **o), "float32", "bool", **_RANDOM)
