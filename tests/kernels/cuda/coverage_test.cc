@@ -45,7 +45,12 @@ const char* const kCudaKernels[] = {
     "aten::all.dim", "aten::any", "aten::any.dim", "aten::prod",
     "aten::prod.dim_int", "aten::argmin", "aten::argmin.out", "aten::max",
     "aten::min", "aten::max.dim", "aten::min.dim", "aten::max.dim_max",
-    "aten::min.dim_min",
+    "aten::min.dim_min", "aten::acosh", "aten::acosh_", "aten::acosh.out",
+    "aten::asinh", "aten::asinh_", "aten::asinh.out", "aten::atanh",
+    "aten::atanh_", "aten::atanh.out", "aten::erfc", "aten::erfc_",
+    "aten::erfc.out", "aten::lgamma", "aten::lgamma_", "aten::lgamma.out",
+    "aten::digamma", "aten::digamma_", "aten::digamma.out", "aten::angle",
+    "aten::angle.out",
 };
 
 // Composite operators whose kernels call only operators with CUDA kernels.
