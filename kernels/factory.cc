@@ -438,6 +438,14 @@ Tensor empty_like(const Tensor& self, TensorOptions o,
   return emptyLikeOp().call(self, o.dtype_opt(), o.layout_opt(), o.device_opt(),
                             o.pinned_memory_opt(), memory_format);
 }
+Tensor full_like(const Tensor& self, const Scalar& fill_value,
+                 TensorOptions o, std::optional<MemoryFormat> memory_format) {
+  static const auto op =
+      find("aten::full_like", "")
+          .typed<Tensor(const Tensor&, const Scalar&, Dt, Lo, Dv, Pin, Mf)>();
+  return op.call(self, fill_value, o.dtype_opt(), o.layout_opt(),
+                 o.device_opt(), o.pinned_memory_opt(), memory_format);
+}
 Tensor zeros_like(const Tensor& self, TensorOptions o,
                   std::optional<MemoryFormat> memory_format) {
   return zerosLikeOp().call(self, o.dtype_opt(), o.layout_opt(), o.device_opt(),

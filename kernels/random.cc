@@ -454,6 +454,30 @@ Tensor randintLike(const Tensor& self, int64_t high, Dt dtype, Lo layout,
 
 }  // namespace
 
+Tensor rand_like(const Tensor& self, TensorOptions o,
+                 std::optional<MemoryFormat> memory_format) {
+  static const auto op = lookup<LikeSig>("aten::rand_like", "");
+  return op.call(self, o.dtype_opt(), o.layout_opt(), o.device_opt(),
+                 o.pinned_memory_opt(), memory_format);
+}
+
+Tensor randn_like(const Tensor& self, TensorOptions o,
+                  std::optional<MemoryFormat> memory_format) {
+  static const auto op = lookup<LikeSig>("aten::randn_like", "");
+  return op.call(self, o.dtype_opt(), o.layout_opt(), o.device_opt(),
+                 o.pinned_memory_opt(), memory_format);
+}
+
+Tensor randint_like(const Tensor& self, int64_t low, int64_t high,
+                    TensorOptions o,
+                    std::optional<MemoryFormat> memory_format) {
+  static const auto op =
+      lookup<Tensor(const Tensor&, int64_t, int64_t, Dt, Lo, Dv, Pin, Mf)>(
+          "aten::randint_like", "low_dtype");
+  return op.call(self, low, high, o.dtype_opt(), o.layout_opt(),
+                 o.device_opt(), o.pinned_memory_opt(), memory_format);
+}
+
 }  // namespace turnout
 
 // ---- Registration ------------------------------------------------------------------------
