@@ -372,7 +372,7 @@ const Tensor& bernoulli_(const Tensor& self, double p) {
   return callSampler("aten::bernoulli_", "float", self, {IValue(p)});
 }
 
-// ---- rand_like, randn_like, randint_like: CompositeExplicitAutograd -------------
+// ---- rand_like, randn_like, randint_like: CompositeExplicitAutograd -------
 
 namespace {
 
@@ -424,8 +424,9 @@ void checkRandomRange(int64_t low, int64_t high, ScalarType dtype) {
     case ScalarType::Half: lo = -65504; hi = 65504; name = "c10::Half"; break;
     default: return;  // Long, BFloat16, Float, Double hold every int64
   }
-  TURNOUT_CHECK(static_cast<double>(low) >= lo && static_cast<double>(low) <= hi,
-                ErrorKind::InvalidArgument, "from is out of bounds for ", name);
+  const double first = static_cast<double>(low);
+  TURNOUT_CHECK(first >= lo && first <= hi, ErrorKind::InvalidArgument,
+                "from is out of bounds for ", name);
   const double last = static_cast<double>(high) - 1;
   TURNOUT_CHECK(last >= lo && last <= hi, ErrorKind::InvalidArgument,
                 "to - 1 is out of bounds for ", name);

@@ -138,6 +138,7 @@ __all__ = [
     "float64", "from_dlpack", "from_numpy", "full", "full_like", "half", "int", "int8",
     "int16", "int32", "int64", "is_grad_enabled", "layout", "library", "long",
     "memory_format", "no_grad", "ones", "ones_like", "ops", "preserve_format",
-    "rand", "rand_like", "randint_like", "randn", "randn_like", "short", "linspace", "manual_seed", "randint", "randperm", "sparse_coo", "strided", "tensor", "uint8", "zeros",
+    "rand", "rand_like", "randint_like", "randn", "randn_like", "short",
+    "linspace", "manual_seed", "randint", "randperm", "sparse_coo", "strided", "tensor", "uint8", "zeros",
     "zeros_like",
 ]
