@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "absl/strings/str_join.h"
 #include "dispatcher/core/error.h"
@@ -45,6 +46,15 @@ T fillValue(const Scalar& value, ScalarType dtype) {
                   value.isFloatingPoint() && !std::isfinite(value.toDouble())),
                 ErrorKind::InvalidArgument, "fill_(): value ", value.str(),
                 " cannot be converted to type ", dtype, " without overflow");
+  if constexpr (std::is_unsigned_v<T> && !std::is_same_v<T, bool>) {
+    // As torch 1.13: a negative integer down to -max wraps (-1 fills a
+    // uint8 tensor with 255); a negative fraction is refused below.
+    if (value.isIntegral(/*include_bool=*/false) && value.toLong() < 0 &&
+        value.toLong() >=
+            -static_cast<int64_t>(std::numeric_limits<T>::max())) {
+      return static_cast<T>(value.toLong());
+    }
+  }
   try {
     return value.to<T>();
   } catch (const Error&) {

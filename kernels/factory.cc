@@ -374,6 +374,17 @@ Tensor ones_like_composite(const Tensor& self, Dt dtype, Lo layout, Dv device,
   return out;
 }
 
+// full_like: self's dtype unless given (not the value's, as full's), and
+// fill_'s check that the value fits it (1.5 into an integer tensor
+// truncates; 300 into uint8, inf or NaN into an integer one are refused).
+Tensor full_like_composite(const Tensor& self, const Scalar& fill_value,
+                           Dt dtype, Lo layout, Dv device, Pin pin, Mf mf) {
+  Tensor out = empty_like_composite(self, dtype, layout, device, pin, mf);
+  AutoDispatchBelowAutograd below;  // version 0, as torch's
+  fill_(out, fill_value);
+  return out;
+}
+
 }  // namespace
 
 // ---- Front end
@@ -426,6 +437,14 @@ Tensor empty_like(const Tensor& self, TensorOptions o,
                   std::optional<MemoryFormat> memory_format) {
   return emptyLikeOp().call(self, o.dtype_opt(), o.layout_opt(), o.device_opt(),
                             o.pinned_memory_opt(), memory_format);
+}
+Tensor full_like(const Tensor& self, const Scalar& fill_value,
+                 TensorOptions o, std::optional<MemoryFormat> memory_format) {
+  static const auto op =
+      find("aten::full_like", "")
+          .typed<Tensor(const Tensor&, const Scalar&, Dt, Lo, Dv, Pin, Mf)>();
+  return op.call(self, fill_value, o.dtype_opt(), o.layout_opt(),
+                 o.device_opt(), o.pinned_memory_opt(), memory_format);
 }
 Tensor zeros_like(const Tensor& self, TensorOptions o,
                   std::optional<MemoryFormat> memory_format) {
@@ -496,6 +515,10 @@ TURNOUT_LIBRARY(aten, m) {
       "ones_like(Tensor self, *, ScalarType? dtype=None, Layout? "
       "layout=None, Device? device=None, bool? pin_memory=None, "
       "MemoryFormat? memory_format=None) -> Tensor");
+  m.def(
+      "full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, "
+      "Layout? layout=None, Device? device=None, bool? pin_memory=None, "
+      "MemoryFormat? memory_format=None) -> Tensor");
 }
 
 TURNOUT_LIBRARY_IMPL(aten, BackendSelect, m) {
@@ -534,4 +557,5 @@ TURNOUT_LIBRARY_IMPL(aten, CompositeExplicitAutograd, m) {
   m.impl("new_empty", TURNOUT_FN(turnout::new_empty_composite));
   m.impl("zeros_like", TURNOUT_FN(turnout::zeros_like_composite));
   m.impl("ones_like", TURNOUT_FN(turnout::ones_like_composite));
+  m.impl("full_like", TURNOUT_FN(turnout::full_like_composite));
 }

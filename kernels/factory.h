@@ -111,6 +111,12 @@ Tensor zeros_like(const Tensor& self, TensorOptions options = {},
                   std::optional<MemoryFormat> memory_format = std::nullopt);
 Tensor ones_like(const Tensor& self, TensorOptions options = {},
                  std::optional<MemoryFormat> memory_format = std::nullopt);
+/// aten::full_like: `fill_value` in self's dtype unless given (not the
+/// value's, as full's). Throws InvalidArgument when the value does not fit
+/// the dtype (fill_'s check).
+Tensor full_like(const Tensor& self, const Scalar& fill_value,
+                 TensorOptions options = {},
+                 std::optional<MemoryFormat> memory_format = std::nullopt);
 
 }  // namespace turnout
 

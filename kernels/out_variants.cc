@@ -72,9 +72,10 @@ enum class OutRule {
   /// A reduction with `ScalarType? dtype`: without dtype= it computes in
   /// out's dtype; then out must have the result's dtype exactly.
   kReduceInOutDtype,
-  /// A factory (no tensor input): the functional overload makes the
-  /// result with out's dtype and on out's device (its own dtype errors
-  /// apply, e.g. rand into an integer out).
+  /// A factory (no tensor input, or a *_like one whose out= form lacks
+  /// dtype and device): the functional overload makes the result with
+  /// out's dtype and on out's device (its own dtype errors apply, e.g.
+  /// rand or rand_like into an integer out).
   kFactory,
 };
 
@@ -219,6 +220,9 @@ constexpr OutVariant kOutVariants[] = {
      "-> Tensor(a!)",
      "", OutRule::kFactory,
      true},
+    {"full_like.out(Tensor self, Scalar fill_value, *, MemoryFormat? "
+     "memory_format=None, Tensor(a!) out) -> Tensor(a!)",
+     "", OutRule::kFactory},
     {"gather.out(Tensor self, int dim, Tensor index, *, bool "
      "sparse_grad=False, Tensor(a!) out) -> Tensor(a!)",
      "", OutRule::kExact},
@@ -391,6 +395,9 @@ constexpr OutVariant kOutVariants[] = {
     {"rand.out(int[] size, *, Tensor(a!) out) -> Tensor(a!)",
      "", OutRule::kFactory,
      true},
+    {"rand_like.out(Tensor self, *, MemoryFormat? memory_format=None, "
+     "Tensor(a!) out) -> Tensor(a!)",
+     "", OutRule::kFactory},
     {"randint.low_out(int low, int high, int[] size, *, Tensor(a!) "
      "out) -> Tensor(a!)",
      "low", OutRule::kFactory,
@@ -399,9 +406,18 @@ constexpr OutVariant kOutVariants[] = {
      "Tensor(a!)",
      "", OutRule::kFactory,
      true},
+    {"randint_like.low_dtype_out(Tensor self, int low, int high, *, "
+     "MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)",
+     "low_dtype", OutRule::kFactory},
+    {"randint_like.out(Tensor self, int high, *, MemoryFormat? "
+     "memory_format=None, Tensor(a!) out) -> Tensor(a!)",
+     "", OutRule::kFactory},
     {"randn.out(int[] size, *, Tensor(a!) out) -> Tensor(a!)",
      "", OutRule::kFactory,
      true},
+    {"randn_like.out(Tensor self, *, MemoryFormat? memory_format=None, "
+     "Tensor(a!) out) -> Tensor(a!)",
+     "", OutRule::kFactory},
     {"randperm.out(int n, *, Tensor(a!) out) -> Tensor(a!)",
      "", OutRule::kFactory,
      true},

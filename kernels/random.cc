@@ -1,6 +1,7 @@
 // The random operators over the default generator (kernels/generator.h):
-// aten::manual_seed, randint (.low), randperm, and the in-place samplers
-// normal_, uniform_ and bernoulli_.float; schemas (torch 1.13's), their
+// aten::manual_seed, randint (.low), randperm, the in-place samplers
+// normal_, uniform_ and bernoulli_.float, and rand_like, randn_like and
+// randint_like (.low_dtype); schemas (torch 1.13's), their
 // BackendSelect, CPU, Meta and Autograd kernels, and the C++ front end
 // (declared in random.h).
 //
@@ -31,6 +32,7 @@
 #include "kernels/aten_tags.h"
 #include "kernels/autograd/autograd_meta.h"
 #include "kernels/autograd/function_node.h"
+#include "kernels/copy.h"
 #include "kernels/dtype_dispatch.h"
 #include "kernels/factory.h"
 #include "kernels/factory_utils.h"
@@ -370,6 +372,113 @@ const Tensor& bernoulli_(const Tensor& self, double p) {
   return callSampler("aten::bernoulli_", "float", self, {IValue(p)});
 }
 
+// ---- rand_like, randn_like, randint_like: CompositeExplicitAutograd -------
+
+namespace {
+
+using Mf = std::optional<MemoryFormat>;
+using LikeSig = Tensor(const Tensor&, Dt, Lo, Dv, Pin, Mf);
+
+// empty_like's tensor (self's layout, or the memory format's), to sample
+// into below autograd (a new tensor: no history, version 0 as torch's).
+Tensor emptyLike(const Tensor& self, Dt dtype, Lo layout, Dv device, Pin pin,
+                 Mf mf) {
+  static const auto op = lookup<LikeSig>("aten::empty_like", "");
+  return op.call(self, dtype, layout, device, pin, mf);
+}
+
+Tensor randLike(const Tensor& self, Dt dtype, Lo layout, Dv device, Pin pin,
+                Mf mf) {
+  Tensor out = emptyLike(self, dtype, layout, device, pin, mf);
+  AutoDispatchBelowAutograd below;
+  uniform_(out, 0.0, 1.0);  // refuses integral and Bool dtypes, as torch's
+  return out;
+}
+
+Tensor randnLike(const Tensor& self, Dt dtype, Lo layout, Dv device, Pin pin,
+                 Mf mf) {
+  Tensor out = emptyLike(self, dtype, layout, device, pin, mf);
+  AutoDispatchBelowAutograd below;
+  normal_(out, 0.0, 1.0);
+  return out;
+}
+
+// torch 1.13's random_(from, to) checks: from < to, and both ends within
+// the dtype (Bool: 0 and 1; a floating dtype: its finite range), named by
+// the C++ type as torch names it.
+void checkRandomRange(int64_t low, int64_t high, ScalarType dtype) {
+  TURNOUT_CHECK(low < high, ErrorKind::InvalidArgument,
+                "random_ expects 'from' to be less than 'to', but got from=",
+                low, " >= to=", high);
+  double lo = 0;
+  double hi = 0;
+  const char* name = nullptr;
+  switch (dtype) {
+    case ScalarType::Bool: lo = 0; hi = 1; name = "bool"; break;
+    case ScalarType::Byte: lo = 0; hi = 255; name = "unsigned char"; break;
+    case ScalarType::Char: lo = -128; hi = 127; name = "signed char"; break;
+    case ScalarType::Short:
+      lo = -32768; hi = 32767; name = "short int"; break;
+    case ScalarType::Int:
+      lo = -2147483648.0; hi = 2147483647.0; name = "int"; break;
+    case ScalarType::Half: lo = -65504; hi = 65504; name = "c10::Half"; break;
+    default: return;  // Long, BFloat16, Float, Double hold every int64
+  }
+  const double first = static_cast<double>(low);
+  TURNOUT_CHECK(first >= lo && first <= hi, ErrorKind::InvalidArgument,
+                "from is out of bounds for ", name);
+  const double last = static_cast<double>(high) - 1;
+  TURNOUT_CHECK(last >= lo && last <= hi, ErrorKind::InvalidArgument,
+                "to - 1 is out of bounds for ", name);
+}
+
+// Drawn as randint.low's values (element order of a contiguous tensor),
+// then copied into empty_like's layout.
+Tensor randintLikeLow(const Tensor& self, int64_t low, int64_t high, Dt dtype,
+                      Lo layout, Dv device, Pin pin, Mf mf) {
+  TURNOUT_CHECK(self.defined(), ErrorKind::InvalidArgument,
+                "randint_like(): expected a defined tensor");
+  checkRandomRange(low, high, dtype.value_or(self.scalar_type()));
+  Tensor out = emptyLike(self, dtype, layout, device, pin, mf);
+  AutoDispatchBelowAutograd below;
+  const Tensor values = turnout::randint(
+      low, high, out.sizes(),
+      TensorOptions().dtype(out.scalar_type()).device(out.device()));
+  copy_(out, values);
+  return out;
+}
+
+Tensor randintLike(const Tensor& self, int64_t high, Dt dtype, Lo layout,
+                   Dv device, Pin pin, Mf mf) {
+  return randintLikeLow(self, 0, high, dtype, layout, device, pin, mf);
+}
+
+}  // namespace
+
+Tensor rand_like(const Tensor& self, TensorOptions o,
+                 std::optional<MemoryFormat> memory_format) {
+  static const auto op = lookup<LikeSig>("aten::rand_like", "");
+  return op.call(self, o.dtype_opt(), o.layout_opt(), o.device_opt(),
+                 o.pinned_memory_opt(), memory_format);
+}
+
+Tensor randn_like(const Tensor& self, TensorOptions o,
+                  std::optional<MemoryFormat> memory_format) {
+  static const auto op = lookup<LikeSig>("aten::randn_like", "");
+  return op.call(self, o.dtype_opt(), o.layout_opt(), o.device_opt(),
+                 o.pinned_memory_opt(), memory_format);
+}
+
+Tensor randint_like(const Tensor& self, int64_t low, int64_t high,
+                    TensorOptions o,
+                    std::optional<MemoryFormat> memory_format) {
+  static const auto op =
+      lookup<Tensor(const Tensor&, int64_t, int64_t, Dt, Lo, Dv, Pin, Mf)>(
+          "aten::randint_like", "low_dtype");
+  return op.call(self, low, high, o.dtype_opt(), o.layout_opt(),
+                 o.device_opt(), o.pinned_memory_opt(), memory_format);
+}
+
 }  // namespace turnout
 
 // ---- Registration ------------------------------------------------------------------------
@@ -396,6 +505,31 @@ TURNOUT_LIBRARY_FRAGMENT(aten, m) {
   m.def(
       "bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? "
       "generator=None) -> Tensor(a!)");
+  m.def(
+      "rand_like(Tensor self, *, ScalarType? dtype=None, Layout? "
+      "layout=None, Device? device=None, bool? pin_memory=None, "
+      "MemoryFormat? memory_format=None) -> Tensor");
+  m.def(
+      "randn_like(Tensor self, *, ScalarType? dtype=None, Layout? "
+      "layout=None, Device? device=None, bool? pin_memory=None, "
+      "MemoryFormat? memory_format=None) -> Tensor");
+  m.def(
+      "randint_like(Tensor self, int high, *, ScalarType? dtype=None, "
+      "Layout? layout=None, Device? device=None, bool? pin_memory=None, "
+      "MemoryFormat? memory_format=None) -> Tensor");
+  m.def(
+      "randint_like.low_dtype(Tensor self, int low, int high, *, "
+      "ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+      "bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor");
+}
+
+// As torch 1.13's: composites over empty_like and the samplers, which a
+// dispatch mode sees whole.
+TURNOUT_LIBRARY_IMPL(aten, CompositeExplicitAutograd, m) {
+  m.impl("rand_like", TURNOUT_FN(turnout::randLike));
+  m.impl("randn_like", TURNOUT_FN(turnout::randnLike));
+  m.impl("randint_like", TURNOUT_FN(turnout::randintLike));
+  m.impl("randint_like.low_dtype", TURNOUT_FN(turnout::randintLikeLow));
 }
 
 TURNOUT_LIBRARY_IMPL(aten, BackendSelect, m) {

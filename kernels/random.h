@@ -38,6 +38,20 @@ const Tensor& uniform_(const Tensor& self, double from = 0.0, double to = 1.0);
 /// aten::bernoulli_.float: 1 with probability p, else 0.
 const Tensor& bernoulli_(const Tensor& self, double p = 0.5);
 
+/// aten::rand_like, randn_like: uniform in [0, 1) / standard normal values
+/// of self's sizes, with empty_like's dtype, device and strides. Floating
+/// dtypes only.
+Tensor rand_like(const Tensor& self, TensorOptions options = {},
+                 std::optional<MemoryFormat> memory_format = std::nullopt);
+Tensor randn_like(const Tensor& self, TensorOptions options = {},
+                  std::optional<MemoryFormat> memory_format = std::nullopt);
+/// aten::randint_like.low_dtype: integers in [low, high), in self's dtype
+/// unless given. Throws InvalidArgument (torch's random_ messages) when
+/// low >= high or either end is outside the dtype.
+Tensor randint_like(const Tensor& self, int64_t low, int64_t high,
+                    TensorOptions options = {},
+                    std::optional<MemoryFormat> memory_format = std::nullopt);
+
 }  // namespace turnout
 
 #endif  // TURNOUT_KERNELS_RANDOM_H_

@@ -12,6 +12,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <type_traits>
 
@@ -56,6 +57,41 @@ M wrappingNeg(M x) {
   }
 }
 
+// The digamma function psi = Gamma' / Gamma, in double: -inf at 0, +inf at
+// -0 (as torch 1.13), NaN at the negative integers; x < 0 by the
+// reflection psi(x) = psi(1 - x) - pi / tan(pi x); small x raised by
+// psi(x) = psi(x + 1) - 1 / x to x >= 10, where the asymptotic series
+// ln x - 1 / (2x) - sum B_2k / (2k x^2k) is good to double precision.
+template <class M>
+double digammaOf(M in) {
+  double x = static_cast<double>(in);
+  if (std::isnan(x)) return x;
+  if (x == 0) return std::copysign(std::numeric_limits<double>::infinity(), -x);
+  double result = 0;
+  if (x < 0) {
+    if (x == std::floor(x)) return std::numeric_limits<double>::quiet_NaN();
+    // pi / tan(pi x), with x reduced to (-1, 0] first to keep pi x exact.
+    const double frac = x - std::floor(x);
+    result = -M_PI / std::tan(M_PI * frac);
+    x = 1 - x;
+  }
+  while (x < 10) {
+    result -= 1 / x;
+    x += 1;
+  }
+  const double inv2 = 1 / (x * x);
+  // B_2k / (2k): 1/12, -1/120, 1/252, -1/240, 1/132, -691/32760, 1/12.
+  const double series =
+      inv2 * (1.0 / 12 -
+              inv2 * (1.0 / 120 -
+                      inv2 * (1.0 / 252 -
+                              inv2 * (1.0 / 240 -
+                                      inv2 * (1.0 / 132 -
+                                              inv2 * (691.0 / 32760 -
+                                                      inv2 / 12))))));
+  return result + std::log(x) - 0.5 / x - series;
+}
+
 #define TURNOUT_FLOAT_OP(Name, op_name, expr)              \
   struct Name {                                            \
     static constexpr const char* kName = op_name;          \
@@ -86,6 +122,15 @@ TURNOUT_FLOAT_OP(SqrtOp, "sqrt", std::sqrt(x))
 TURNOUT_FLOAT_OP(RsqrtOp, "rsqrt", M(1) / std::sqrt(x))
 TURNOUT_FLOAT_OP(ReciprocalOp, "reciprocal", M(1) / x)
 TURNOUT_FLOAT_OP(ErfOp, "erf", std::erf(x))
+TURNOUT_FLOAT_OP(AcoshOp, "acosh", std::acosh(x))
+TURNOUT_FLOAT_OP(AsinhOp, "asinh", std::asinh(x))
+TURNOUT_FLOAT_OP(AtanhOp, "atanh", std::atanh(x))
+TURNOUT_FLOAT_OP(ErfcOp, "erfc", std::erfc(x))
+TURNOUT_FLOAT_OP(LgammaOp, "lgamma", std::lgamma(x))
+TURNOUT_FLOAT_OP(DigammaOp, "digamma", static_cast<M>(digammaOf(x)))
+// angle of a real number: 0 for x >= 0 (and -0), pi for x < 0, NaN for NaN.
+TURNOUT_FLOAT_OP(AngleOp, "angle",
+                 std::isnan(x) ? x : (x < M(0) ? static_cast<M>(M_PI) : M(0)))
 #undef TURNOUT_FLOAT_OP
 
 struct NegOp {
@@ -278,8 +323,10 @@ Tensor functional(const Tensor& self, int64_t param) {
   return out;
 }
 
+// InvalidArgument (RuntimeError in Python), as torch 1.13 raises it.
 void checkCastable(ScalarType result, const Tensor& written) {
-  TURNOUT_CHECK(canCast(result, written.scalar_type()), ErrorKind::Type,
+  TURNOUT_CHECK(canCast(result, written.scalar_type()),
+                ErrorKind::InvalidArgument,
                 "result type ", toString(result),
                 " can't be cast to the desired output type ",
                 toString(written.scalar_type()));
@@ -411,6 +458,12 @@ TURNOUT_FRONT_ALL(log1p)
 TURNOUT_FRONT_ALL(rsqrt)
 TURNOUT_FRONT_ALL(reciprocal)
 TURNOUT_FRONT_ALL(erf)
+TURNOUT_FRONT_ALL(acosh)
+TURNOUT_FRONT_ALL(asinh)
+TURNOUT_FRONT_ALL(atanh)
+TURNOUT_FRONT_ALL(erfc)
+TURNOUT_FRONT_ALL(lgamma)
+TURNOUT_FRONT_ALL(digamma)
 TURNOUT_FRONT_ALL(sign)
 TURNOUT_FRONT_ALL(floor)
 TURNOUT_FRONT_ALL(ceil)
@@ -419,6 +472,17 @@ TURNOUT_FRONT_ALL(trunc)
 TURNOUT_FRONT_ALL(bitwise_not)
 #undef TURNOUT_FRONT_ALL
 #undef TURNOUT_FRONT_INPLACE_OUT
+
+Tensor angle(const Tensor& self) {
+  static const auto op = lookup<Tensor(const Tensor&)>("aten::angle", "");
+  return op.call(self);
+}
+
+const Tensor& angle_out(const Tensor& out, const Tensor& self) {
+  static const auto op =
+      lookup<Tensor&(const Tensor&, Tensor&)>("aten::angle", "out");
+  return op.call(self, mut(out));
+}
 
 Tensor round(const Tensor& self, int64_t decimals) {
   static const auto op =
@@ -443,7 +507,8 @@ const Tensor& round_(const Tensor& self, int64_t decimals) {
   X(log2, Log2Op) X(log10, Log10Op) X(log1p, Log1pOp) X(rsqrt, RsqrtOp)    \
   X(reciprocal, ReciprocalOp) X(erf, ErfOp) X(sign, SignOp)                \
   X(floor, FloorOp) X(ceil, CeilOp) X(round, RoundOp) X(trunc, TruncOp)     \
-  X(bitwise_not, BitwiseNotOp)
+  X(bitwise_not, BitwiseNotOp) X(acosh, AcoshOp) X(asinh, AsinhOp)           \
+  X(atanh, AtanhOp) X(erfc, ErfcOp) X(lgamma, LgammaOp) X(digamma, DigammaOp)
 // Those whose functional form is in elementwise_kernels.cc.
 #define TURNOUT_UNARY_MATH_OLD(X)                                     \
   X(exp, ExpOp) X(log, LogOp) X(sqrt, SqrtOp) X(tanh, TanhOp)         \
@@ -459,6 +524,9 @@ TURNOUT_LIBRARY_FRAGMENT(aten, m) {
   TURNOUT_UNARY_MATH_NEW(TURNOUT_DEF_FN)
   TURNOUT_UNARY_MATH_NEW(TURNOUT_DEF_INPLACE_OUT)
   TURNOUT_UNARY_MATH_OLD(TURNOUT_DEF_INPLACE_OUT)
+  // angle has no in-place form (a complex input's angle is real).
+  m.def("angle(Tensor self) -> Tensor");
+  m.def("angle.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)");
   m.def("round.decimals(Tensor self, *, int decimals) -> Tensor");
   m.def("round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)");
   m.def(
@@ -481,6 +549,8 @@ void registerUnaryMath(Library& m) {
   TURNOUT_UNARY_MATH_NEW(TURNOUT_IMPL_FN)
   TURNOUT_UNARY_MATH_NEW(TURNOUT_IMPL_INPLACE_OUT)
   TURNOUT_UNARY_MATH_OLD(TURNOUT_IMPL_INPLACE_OUT)
+  m.impl("angle", TURNOUT_FN((fnKernel<kCpu, AngleOp>)));
+  m.impl("angle.out", TURNOUT_FN((outOnlyKernel<kCpu, AngleOp>)));
   m.impl("round.decimals", TURNOUT_FN(roundDecimals<kCpu>));
   m.impl("round_.decimals", TURNOUT_FN(roundDecimalsInplace<kCpu>));
   m.impl("round.decimals_out", TURNOUT_FN(roundDecimalsOut<kCpu>));

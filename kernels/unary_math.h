@@ -1,6 +1,7 @@
 // The C++ front end of the unary math operators (aten::sin, cos, tan, asin,
 // acos, atan, sinh, cosh, expm1, log2, log10, log1p, rsqrt, reciprocal, erf,
-// sign, floor, ceil, round, trunc, bitwise_not), and of the in-place and out= overloads
+// sign, floor, ceil, round, trunc, bitwise_not, acosh, asinh, atanh, erfc,
+// lgamma, digamma, angle), and of the in-place and out= overloads
 // of all of them and of exp, log, sqrt, tanh, sigmoid, neg, abs and relu (whose
 // functional forms are in kernels/elementwise.h). Each function calls
 // through the dispatcher, so CPU, Meta and any registered key work alike.
@@ -65,8 +66,21 @@ TURNOUT_UNARY_MATH_DECL_NEW(ceil)
 TURNOUT_UNARY_MATH_DECL_NEW(round)
 TURNOUT_UNARY_MATH_DECL_NEW(trunc)
 TURNOUT_UNARY_MATH_DECL_NEW(bitwise_not)
+TURNOUT_UNARY_MATH_DECL_NEW(acosh)
+TURNOUT_UNARY_MATH_DECL_NEW(asinh)
+TURNOUT_UNARY_MATH_DECL_NEW(atanh)
+TURNOUT_UNARY_MATH_DECL_NEW(erfc)
+TURNOUT_UNARY_MATH_DECL_NEW(lgamma)
+TURNOUT_UNARY_MATH_DECL_NEW(digamma)
 #undef TURNOUT_UNARY_MATH_DECL
 #undef TURNOUT_UNARY_MATH_DECL_NEW
+
+/// aten::angle: of a real input, 0 where x >= 0, pi where x < 0, NaN for
+/// NaN; computed in floating point as the transcendental operators. No
+/// in-place form (torch has none).
+Tensor angle(const Tensor& self);
+/// aten::angle.out.
+const Tensor& angle_out(const Tensor& out, const Tensor& self);
 
 /// aten::round.decimals: rounded to `decimals` decimal places (half to
 /// even); negative `decimals` round to tens, hundreds, ... Floating only.

@@ -1091,8 +1091,9 @@ TURNOUT_LIBRARY_IMPL(aten, Autograd, m) {
         "lt.Scalar", "le.Tensor", "le.Scalar", "gt.Tensor", "gt.Scalar",
         "ge.Tensor", "ge.Scalar", "argmax", "item", "dim", "size",
         "is_pinned", "detach", "empty_like", "zeros_like", "ones_like",
-        "new_empty", "sym_size", "sym_size.int", "sym_stride",
-        "sym_stride.int", "sym_numel", "sym_storage_offset",
+        "full_like", "rand_like", "randn_like", "randint_like",
+        "randint_like.low_dtype", "new_empty", "sym_size", "sym_size.int",
+        "sym_stride", "sym_stride.int", "sym_numel", "sym_storage_offset",
         "is_contiguous.memory_format",
         "Float.Tensor", "Int.Tensor", "ScalarImplicit"}) {
     m.impl(op, turnout::CppFunction::makeFallthrough());

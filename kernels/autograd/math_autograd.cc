@@ -143,6 +143,14 @@ TURNOUT_DERIVATIVE(dReciprocal, neg(mul(g, mul(r, r))))
 // erf' = 2 / sqrt(pi) * exp(-x^2).
 TURNOUT_DERIVATIVE(dErf, mul(g, mul(turnout::exp(neg(mul(x, x))),
                                     2.0 / std::sqrt(M_PI))))
+// acosh' = 1 / sqrt(x^2 - 1), asinh' = 1 / sqrt(x^2 + 1),
+// atanh' = 1 / (1 - x^2), erfc' = -erf', lgamma' = digamma.
+TURNOUT_DERIVATIVE(dAcosh, mul(g, turnout::rsqrt(sub(pow(x, 2), 1))))
+TURNOUT_DERIVATIVE(dAsinh, mul(g, turnout::rsqrt(add(pow(x, 2), 1))))
+TURNOUT_DERIVATIVE(dAtanh, div(g, sub(one(x), pow(x, 2))))
+TURNOUT_DERIVATIVE(dErfc, mul(g, mul(turnout::exp(neg(pow(x, 2))),
+                                     -2.0 / std::sqrt(M_PI))))
+TURNOUT_DERIVATIVE(dLgamma, mul(g, turnout::digamma(x)))
 TURNOUT_DERIVATIVE(dNeg, neg(g))
 // relu' = 1 where the result is positive.
 TURNOUT_DERIVATIVE(dRelu, where(gt(r, 0), g, turnout::zeros_like(g)))
@@ -167,6 +175,11 @@ TURNOUT_DERIVATIVE(dAbs, mul(g, turnout::sign(x)))
   X(rsqrt, "RsqrtBackward0", false, true, dRsqrt)                     \
   X(reciprocal, "ReciprocalBackward0", false, true, dReciprocal)      \
   X(erf, "ErfBackward0", true, false, dErf)                           \
+  X(acosh, "AcoshBackward0", true, false, dAcosh)                     \
+  X(asinh, "AsinhBackward0", true, false, dAsinh)                     \
+  X(atanh, "AtanhBackward0", true, false, dAtanh)                     \
+  X(erfc, "ErfcBackward0", true, false, dErfc)                        \
+  X(lgamma, "LgammaBackward0", true, false, dLgamma)                  \
   X(sign, "SignBackward0", false, false, zeroGrad)                    \
   X(floor, "FloorBackward0", false, false, zeroGrad)                  \
   X(ceil, "CeilBackward0", false, false, zeroGrad)                    \
@@ -206,6 +219,14 @@ TURNOUT_UNARY_GRADS(TURNOUT_INPLACE)
 TURNOUT_OLD_UNARY_GRADS(TURNOUT_INPLACE)
 #undef TURNOUT_FUNCTIONAL
 #undef TURNOUT_INPLACE
+
+// angle (no in-place form): of a real input, a zero gradient; torch 1.13
+// saves self for the complex case's formula, and so does this.
+constexpr UnaryGrad k_angle{"angle", "AngleBackward0", true, false, zeroGrad};
+Tensor angleFunctional(const Tensor& self) {
+  return functionalKernel(k_angle, self,
+                          [](const Tensor& x) { return turnout::angle(x); });
+}
 
 // round.decimals and round_.decimals: zero gradient.
 constexpr UnaryGrad kRoundDecimals{"round", "RoundBackward1", false, false,
@@ -511,6 +532,7 @@ TURNOUT_LIBRARY_IMPL(aten, Autograd, m) {
   m.impl(#name "_", TURNOUT_FN(name##Inplace));
   TURNOUT_UNARY_GRADS(TURNOUT_REGISTER_FUNCTIONAL)
   TURNOUT_UNARY_GRADS(TURNOUT_REGISTER_INPLACE)
+  m.impl("angle", TURNOUT_FN(angleFunctional));
   TURNOUT_OLD_UNARY_GRADS(TURNOUT_REGISTER_INPLACE)
 #undef TURNOUT_REGISTER_FUNCTIONAL
 #undef TURNOUT_REGISTER_INPLACE

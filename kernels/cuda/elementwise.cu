@@ -7,6 +7,7 @@
 // switch (uniform across a launch, so it costs no divergence), which keeps
 // the number of instantiations at two per compute dtype.
 #include <cuda_runtime.h>
+#include <math_constants.h>
 
 #include <cmath>
 
@@ -103,6 +104,33 @@ __device__ __forceinline__ M scalarAs(const ScalarArg& s) {
   }
 }
 
+// psi(x) as the CPU kernel (kernels/unary_math.cc): reflection for x < 0,
+// recurrence to x >= 10, then the asymptotic series.
+__device__ __forceinline__ double digammaFn(double x) {
+  if (isnan(x)) return x;
+  if (x == 0) return copysign(CUDART_INF, -x);
+  double result = 0;
+  if (x < 0) {
+    if (x == floor(x)) return CUDART_NAN;
+    result = -CUDART_PI / tan(CUDART_PI * (x - floor(x)));
+    x = 1 - x;
+  }
+  while (x < 10) {
+    result -= 1 / x;
+    x += 1;
+  }
+  const double inv2 = 1 / (x * x);
+  const double series =
+      inv2 * (1.0 / 12 -
+              inv2 * (1.0 / 120 -
+                      inv2 * (1.0 / 252 -
+                              inv2 * (1.0 / 240 -
+                                      inv2 * (1.0 / 132 -
+                                              inv2 * (691.0 / 32760 -
+                                                      inv2 / 12))))));
+  return result + log(x) - 0.5 / x - series;
+}
+
 // The floating functions on a non-floating M are never reached (the host
 // computes them in a floating dtype); they compile through double.
 template <class M>
@@ -130,6 +158,16 @@ __device__ __forceinline__ M floatingFn(ElementwiseOp op, M x) {
     case ElementwiseOp::Rsqrt: return static_cast<M>(F(1) / sqrt(v));
     case ElementwiseOp::Reciprocal: return static_cast<M>(F(1) / v);
     case ElementwiseOp::Erf: return static_cast<M>(erf(v));
+    case ElementwiseOp::Acosh: return static_cast<M>(acosh(v));
+    case ElementwiseOp::Asinh: return static_cast<M>(asinh(v));
+    case ElementwiseOp::Atanh: return static_cast<M>(atanh(v));
+    case ElementwiseOp::Erfc: return static_cast<M>(erfc(v));
+    case ElementwiseOp::Lgamma: return static_cast<M>(lgamma(v));
+    case ElementwiseOp::Digamma:
+      return static_cast<M>(digammaFn(static_cast<double>(v)));
+    // angle of a real number: NaN stays, pi below 0, else 0.
+    case ElementwiseOp::Angle:
+      return isnan(v) ? x : static_cast<M>(v < F(0) ? F(CUDART_PI) : F(0));
     default: return static_cast<M>(F(1) / (F(1) + exp(-v)));  // Sigmoid
   }
 }
@@ -355,6 +393,13 @@ __device__ __forceinline__ void applyOp(const ElementwiseArgs& a, Input&& input,
     case ElementwiseOp::Rsqrt:
     case ElementwiseOp::Reciprocal:
     case ElementwiseOp::Erf:
+    case ElementwiseOp::Acosh:
+    case ElementwiseOp::Asinh:
+    case ElementwiseOp::Atanh:
+    case ElementwiseOp::Erfc:
+    case ElementwiseOp::Lgamma:
+    case ElementwiseOp::Digamma:
+    case ElementwiseOp::Angle:
       store(floatingFn<M>(a.op, input(0)));
       break;
     case ElementwiseOp::Sign:

@@ -49,7 +49,7 @@ enum class ElementwiseOp : int {
   // Unary, floating compute only (the host computes integral and Bool
   // inputs in the default float dtype).
   Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Expm1, Log2, Log10, Log1p,
-  Rsqrt, Reciprocal, Erf,
+  Rsqrt, Reciprocal, Erf, Acosh, Asinh, Atanh, Erfc, Lgamma, Digamma, Angle,
   // Unary in the input's dtype.
   Sign,
   Floor, Ceil, Round, Trunc,  // integral inputs are copied

@@ -1,6 +1,7 @@
 // CUDA kernels of the pointwise operators of issues 18 and 20, registered
-// at the CUDA key: the unary math operators (sin ... erf, sign, floor,
-// ceil, round, round.decimals, trunc, bitwise_not: functional, in-place and
+// at the CUDA key: the unary math operators (sin ... erf, acosh, asinh,
+// atanh, erfc, lgamma, digamma, sign, floor, ceil, round, round.decimals,
+// trunc, bitwise_not: functional, in-place and out=; angle: functional and
 // out=), the in-place and out= overloads of exp, log, sqrt, tanh, sigmoid,
 // neg, abs and relu (their functional forms are in elementwise.cc),
 // maximum, minimum, fmod.Tensor, remainder.Tensor, pow.Tensor_Tensor,
@@ -84,13 +85,16 @@ Tensor& computeOut(std::string_view op, ElementwiseOp kind, ScalarType compute,
   X(atan, Atan) X(sinh, Sinh) X(cosh, Cosh) X(expm1, Expm1) X(log2, Log2)  \
   X(log10, Log10) X(log1p, Log1p) X(rsqrt, Rsqrt)                          \
   X(reciprocal, Reciprocal) X(erf, Erf) X(sign, Sign) X(floor, Floor)      \
-  X(ceil, Ceil) X(round, Round) X(trunc, Trunc) X(bitwise_not, BitwiseNot)
+  X(ceil, Ceil) X(round, Round) X(trunc, Trunc) X(bitwise_not, BitwiseNot) \
+  X(acosh, Acosh) X(asinh, Asinh) X(atanh, Atanh) X(erfc, Erfc)            \
+  X(lgamma, Lgamma) X(digamma, Digamma)
 #define TURNOUT_CUDA_UNARY_OLD(X)                                          \
   X(exp, Exp) X(log, Log) X(sqrt, Sqrt) X(tanh, Tanh) X(sigmoid, Sigmoid)  \
   X(neg, Neg) X(abs, Abs) X(relu, Relu)
 
 TURNOUT_CUDA_UNARY_NEW(TURNOUT_CUDA_UNARY_SPEC)
 TURNOUT_CUDA_UNARY_OLD(TURNOUT_CUDA_UNARY_SPEC)
+TURNOUT_CUDA_UNARY_SPEC(angle, Angle)  // no in-place form
 #undef TURNOUT_CUDA_UNARY_SPEC
 
 // The dtype the operator computes in: its functional Meta kernel's result
@@ -534,6 +538,8 @@ TURNOUT_LIBRARY_IMPL(aten, CUDA, m) {
   TURNOUT_CUDA_UNARY_NEW(TURNOUT_CUDA_IMPL_FN)
   TURNOUT_CUDA_UNARY_NEW(TURNOUT_CUDA_IMPL_INPLACE_OUT)
   TURNOUT_CUDA_UNARY_OLD(TURNOUT_CUDA_IMPL_INPLACE_OUT)
+  m.impl("angle", TURNOUT_FN(unaryFunctional<AngleSpec>));
+  m.impl("angle.out", TURNOUT_FN(unaryOut<AngleSpec>));
   m.impl("round.decimals", TURNOUT_FN(roundDecimals));
   m.impl("round_.decimals", TURNOUT_FN(roundDecimalsInplace));
   m.impl("round.decimals_out", TURNOUT_FN(roundDecimalsOut));

@@ -30,8 +30,9 @@ from turnout._tensor import (_BELOW_PYTHON, Tensor, _factory_kwargs, _same_devic
                              _size_args)
 
 __all__ = [
-    "arange", "as_tensor", "empty", "empty_like", "enable_grad", "full", "no_grad", "ones",
-    "ones_like", "rand", "randn", "tensor", "zeros", "zeros_like",
+    "arange", "as_tensor", "empty", "empty_like", "enable_grad", "full", "full_like",
+    "no_grad", "ones", "ones_like", "rand", "rand_like", "randint_like", "randn",
+    "randn_like", "tensor", "zeros", "zeros_like",
 ]
 
 
@@ -367,22 +368,94 @@ def randn(*size: Any, out: Optional[Tensor] = None,
     return _finish(t, requires_grad)
 
 
+def _like(op: Any, t: Tensor, args: tuple, dtype: Optional[_C.dtype],
+          layout: Any, device: Any, requires_grad: bool,
+          memory_format: Any) -> Tensor:
+    return _finish(op(t, *args, dtype=dtype, layout=layout, device=device,
+                      memory_format=memory_format), requires_grad)
+
+
 def empty_like(t: Tensor, *, dtype: Optional[_C.dtype] = None,
-               device: Any = None) -> Tensor:
-    """An uninitialized tensor shaped like `t`."""
-    return ops.aten.empty_like.default(t, dtype=dtype, device=device)
+               layout: Any = None, device: Any = None,
+               requires_grad: bool = False,
+               memory_format: Any = None) -> Tensor:
+    """An uninitialized tensor shaped like `t`, with its dtype and device
+    unless given. Its strides: `t`'s when `t` is dense and non-overlapping
+    (``memory_format=turnout.preserve_format``, the default), else dense in
+    the order of `t`'s; or those of `memory_format`."""
+    return _like(ops.aten.empty_like.default, t, (), dtype, layout, device,
+                 requires_grad, memory_format)
 
 
 def zeros_like(t: Tensor, *, dtype: Optional[_C.dtype] = None,
-               device: Any = None) -> Tensor:
-    """Zeros shaped like `t`, with its dtype and device unless given."""
-    return ops.aten.zeros_like.default(t, dtype=dtype, device=device)
+               layout: Any = None, device: Any = None,
+               requires_grad: bool = False,
+               memory_format: Any = None) -> Tensor:
+    """Zeros shaped like `t` (dtype, device and strides as ``empty_like``)."""
+    return _like(ops.aten.zeros_like.default, t, (), dtype, layout, device,
+                 requires_grad, memory_format)
 
 
 def ones_like(t: Tensor, *, dtype: Optional[_C.dtype] = None,
-              device: Any = None) -> Tensor:
-    """Ones shaped like `t`, with its dtype and device unless given."""
-    return ops.aten.ones_like.default(t, dtype=dtype, device=device)
+              layout: Any = None, device: Any = None,
+              requires_grad: bool = False,
+              memory_format: Any = None) -> Tensor:
+    """Ones shaped like `t` (dtype, device and strides as ``empty_like``)."""
+    return _like(ops.aten.ones_like.default, t, (), dtype, layout, device,
+                 requires_grad, memory_format)
+
+
+def full_like(t: Tensor, fill_value: Any, *, dtype: Optional[_C.dtype] = None,
+              layout: Any = None, device: Any = None,
+              requires_grad: bool = False,
+              memory_format: Any = None) -> Tensor:
+    """`fill_value` shaped like `t`, in `t`'s dtype unless `dtype` is given
+    (not the value's, as ``full``'s); raises when the value does not fit
+    the dtype (300 into uint8, inf into an integer dtype).
+
+    Example::
+
+        >>> import turnout
+        >>> turnout.full_like(turnout.zeros(2, dtype=turnout.int64), 7)
+        tensor([7, 7])
+    """
+    return _like(ops.aten.full_like.default, t, (fill_value,), dtype, layout,
+                 device, requires_grad, memory_format)
+
+
+def rand_like(t: Tensor, *, dtype: Optional[_C.dtype] = None,
+              layout: Any = None, device: Any = None,
+              requires_grad: bool = False,
+              memory_format: Any = None) -> Tensor:
+    """Uniform random values in [0, 1) shaped like `t` (turnout's generator:
+    ``turnout.manual_seed``); a floating dtype only."""
+    return _like(ops.aten.rand_like.default, t, (), dtype, layout, device,
+                 requires_grad, memory_format)
+
+
+def randn_like(t: Tensor, *, dtype: Optional[_C.dtype] = None,
+               layout: Any = None, device: Any = None,
+               requires_grad: bool = False,
+               memory_format: Any = None) -> Tensor:
+    """Standard normal random values shaped like `t`; a floating dtype
+    only."""
+    return _like(ops.aten.randn_like.default, t, (), dtype, layout, device,
+                 requires_grad, memory_format)
+
+
+def randint_like(t: Tensor, low: Any, high: Any = None, *,
+                 dtype: Optional[_C.dtype] = None, layout: Any = None,
+                 device: Any = None, requires_grad: bool = False,
+                 memory_format: Any = None) -> Tensor:
+    """Uniform random integers in [low, high) shaped like `t`, in `t`'s
+    dtype unless given; ``randint_like(t, high)`` starts at 0, as torch's.
+    Raises when the range is empty or leaves the dtype (as torch's
+    ``random_``)."""
+    if high is None:
+        return _like(ops.aten.randint_like.default, t, (low,), dtype, layout,
+                     device, requires_grad, memory_format)
+    return _like(ops.aten.randint_like.low_dtype, t, (low, high), dtype,
+                 layout, device, requires_grad, memory_format)
 
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -23,7 +23,7 @@ Example::
 from __future__ import annotations
 
 import operator
-from typing import Any, Iterator, List, Optional, Tuple, Union
+from typing import Any, Iterator, List, Optional, Sequence, Tuple, Union
 
 from turnout import _C, _cuda_loader
 from turnout._ops import ops
@@ -542,7 +542,12 @@ class Tensor(_C.TensorBase):
                     f"{type(a).__name__} ({a!r})")
         if isinstance(device, str):
             device = _C.device(device)
-        if (not copy and (dtype is None or dtype is self.dtype)
+        # As torch 1.13: a memory_format other than preserve_format copies
+        # unless it is the one this tensor's strides suggest.
+        keeps_format = (memory_format is None
+                        or memory_format == _C.preserve_format
+                        or memory_format == _suggested_memory_format(self))
+        if (not copy and keeps_format and (dtype is None or dtype is self.dtype)
                 and (device is None or _same_device(device, self.device))):
             return self
         return ops.aten._to_copy.default(
@@ -835,6 +840,33 @@ class Tensor(_C.TensorBase):
         return self._compare("ge", other)
 
 
+def _channels_last_like(sizes: Sequence[int], strides: Sequence[int]) -> bool:
+    """Whether 4-d strides order the dims N, H, W, C from outermost to
+    innermost (a channels_last layout, possibly with gaps), as torch 1.13
+    reads a layout: C's stride nonzero, no empty dim, each of C, W, H, N at
+    least the memory spanned by the dims inside it, and a tie between N and
+    C (an N111-like tensor) read as contiguous."""
+    if strides[1] == 0:
+        return False
+    spanned = 0
+    for d in (1, 3, 2, 0):
+        if sizes[d] == 0 or strides[d] < spanned:
+            return False
+        if d == 0 and spanned == strides[1]:
+            return False
+        spanned = strides[d] * sizes[d] if sizes[d] > 1 else strides[d]
+    return True
+
+
+def _suggested_memory_format(t: "Tensor") -> Any:
+    """The memory format `t`'s strides suggest (torch's
+    suggest_memory_format): channels_last for a 4-d tensor laid out so,
+    else contiguous_format."""
+    if t.dim() == 4 and _channels_last_like(t.shape, t.stride()):
+        return _C.channels_last
+    return _C.contiguous_format
+
+
 def _make_method(name: str) -> Any:
     if name.endswith("_"):
         # In place: the same Python object back, as in PyTorch.
@@ -867,7 +899,8 @@ _MATH_METHODS = [
     for name in (
         "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "expm1",
         "log2", "log10", "log1p", "rsqrt", "reciprocal", "erf", "sign",
-        "floor", "ceil", "round", "trunc")
+        "floor", "ceil", "round", "trunc", "acosh", "asinh", "atanh", "erfc",
+        "lgamma", "digamma")
     for suffix in ("", "_")
 ] + [
     "exp_", "log_", "sqrt_", "tanh_", "sigmoid_", "neg_", "abs_",
@@ -893,11 +926,11 @@ Tensor.clamp_ = _make_method("clamp_")
 # The other registered aten operators that are torch.Tensor methods of the
 # same arguments (`x.all()`, `x.isnan()`, `x.maximum(y)`, ...).
 for _name in [
-        "acosh", "addmm", "addmv", "addmv_", "all", "angle", "any", "asinh",
-        "atanh", "baddbmm", "bitwise_xor", "bitwise_xor_", "clamp_max",
-        "clamp_max_", "clamp_min", "clamp_min_", "dot", "erfc", "expand_as",
+        "addmm", "addmv", "addmv_", "all", "angle", "any",
+        "baddbmm", "bitwise_xor", "bitwise_xor_", "clamp_max",
+        "clamp_max_", "clamp_min", "clamp_min_", "dot", "expand_as",
         "floor_divide", "floor_divide_", "fmod", "fmod_", "gather",
-        "isfinite", "isinf", "isnan", "lgamma", "log_softmax", "logical_not",
+        "isfinite", "isinf", "isnan", "log_softmax", "logical_not",
         "logical_not_", "logical_or", "logical_or_", "logsumexp", "maximum",
         "minimum", "mv", "narrow", "norm", "prod", "scatter_add",
         "split_with_sizes", "type_as", "unsafe_chunk", "unsafe_split",

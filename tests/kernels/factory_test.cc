@@ -248,6 +248,32 @@ TEST(Factory, LikeFactories) {
   EXPECT_EQ(valuesOf(back), (std::vector<double>{0, 0}));
 }
 
+TEST(Factory, FullLike) {
+  // self's dtype, not the value's: 1.5 into Int truncates; -1 into Byte
+  // wraps to 255 as torch's fill_ (down to -255); 256, -256 and inf are
+  // refused.
+  const Tensor x = t(tensorOf({1, 2, 3, 4, 5, 6}, {2, 3}, kInt));
+  const Tensor f = full_like(x, 1.5);
+  EXPECT_EQ(f.scalar_type(), kInt);
+  EXPECT_EQ(vec(f.strides()), (Dims{1, 3}));
+  EXPECT_EQ(valuesOf(f), std::vector<double>(6, 1));
+  EXPECT_EQ(valuesOf(full_like(x, 2.5, kDouble, MemoryFormat::Contiguous)),
+            std::vector<double>(6, 2.5));
+  const Tensor b = tensorOf({0, 0}, {2}, kByte);
+  EXPECT_EQ(valuesOf(full_like(b, -1)), (std::vector<double>{255, 255}));
+  EXPECT_EQ(valuesOf(full_like(b, -255)), (std::vector<double>{1, 1}));
+  EXPECT_THAT(errorOf([&] { full_like(b, 256); }),
+              ::testing::HasSubstr("value 256 cannot be converted to type "
+                                   "Byte without overflow"));
+  EXPECT_THAT(errorOf([&] { full_like(b, -256); }),
+              ::testing::HasSubstr("without overflow"));
+  EXPECT_THAT(errorOf([&] { full_like(b, -1.5); }),
+              ::testing::HasSubstr("without overflow"));
+  EXPECT_THAT(errorOf([&] { full_like(x, INFINITY); }),
+              ::testing::HasSubstr("without overflow"));
+  EXPECT_TRUE(full_like(x, 3, "meta").is_meta());
+}
+
 TEST(Factory, Errors) {
   struct Case {
     const char* name;

@@ -81,6 +81,60 @@ TEST(Random, Errors) {
       HasSubstr("not implemented for 'Long'"));
 }
 
+TEST(Random, LikeFactories) {
+  // A transposed self: the result takes its strides (preserve_format), or
+  // the memory format's; the values follow manual_seed.
+  const Tensor x = t(emptyTensor({2, 3}, ScalarType::Double, cpu()));
+  manual_seed_op(5);
+  const Tensor r = rand_like(x);
+  EXPECT_EQ(r.scalar_type(), ScalarType::Double);
+  EXPECT_EQ(vec(r.strides()), (std::vector<int64_t>{1, 3}));
+  for (double v : valuesOf(r)) {
+    EXPECT_GE(v, 0.0);
+    EXPECT_LT(v, 1.0);
+  }
+  manual_seed_op(5);
+  EXPECT_EQ(valuesOf(rand_like(x)), valuesOf(r));
+  const Tensor n = randn_like(x, ScalarType::Float, MemoryFormat::Contiguous);
+  EXPECT_EQ(n.scalar_type(), ScalarType::Float);
+  EXPECT_EQ(vec(n.strides()), (std::vector<int64_t>{2, 1}));
+  const Tensor i = randint_like(x, -2, 3, ScalarType::Char);
+  EXPECT_EQ(i.scalar_type(), ScalarType::Char);
+  EXPECT_EQ(vec(i.strides()), (std::vector<int64_t>{1, 3}));
+  for (double v : valuesOf(i)) {
+    EXPECT_GE(v, -2);
+    EXPECT_LE(v, 2);
+  }
+  const Tensor cl = randint_like(emptyTensor({2, 3, 4, 5}, ScalarType::Float,
+                                             cpu()),
+                                 0, 2, ScalarType::Bool,
+                                 MemoryFormat::ChannelsLast);
+  EXPECT_EQ(vec(cl.strides()), (std::vector<int64_t>{60, 1, 15, 3}));
+  EXPECT_EQ(rand_like(x, meta()).device(), meta());
+}
+
+TEST(Random, LikeFactoryErrors) {
+  const Tensor l = emptyTensor({2}, ScalarType::Long, cpu());
+  EXPECT_THAT(errorOf([&] { rand_like(l); }),
+              HasSubstr("\"check_uniform_bounds\" not implemented for 'Long'"));
+  EXPECT_THAT(errorOf([&] { randn_like(l, ScalarType::Bool); }),
+              HasSubstr("\"normal_kernel_cpu\" not implemented for 'Bool'"));
+  EXPECT_THAT(errorOf([&] { randint_like(l, 5, 5); }),
+              HasSubstr("random_ expects 'from' to be less than 'to', but got "
+                        "from=5 >= to=5"));
+  EXPECT_THAT(errorOf([&] { randint_like(l, 0, 300, ScalarType::Byte); }),
+              HasSubstr("to - 1 is out of bounds for unsigned char"));
+  EXPECT_THAT(errorOf([&] { randint_like(l, -1, 1, ScalarType::Bool); }),
+              HasSubstr("from is out of bounds for bool"));
+  EXPECT_THAT(errorOf([&] { randint_like(l, 0, 70000, ScalarType::Half); }),
+              HasSubstr("to - 1 is out of bounds for c10::Half"));
+  EXPECT_THAT(errorOf([&] {
+                randint_like(emptyTensor({3, 4}, ScalarType::Float, cpu()), 0,
+                             2, {}, MemoryFormat::ChannelsLast);
+              }),
+              HasSubstr("channels"));
+}
+
 TEST(Linspace, ValuesAndErrors) {
   EXPECT_EQ(valuesOf(linspace(0, 1, 5)), (V{0, 0.25, 0.5, 0.75, 1}));
   EXPECT_EQ(valuesOf(linspace(3, -1, 5, TensorOptions(ScalarType::Int))),

@@ -49,6 +49,12 @@ const std::vector<UnaryCase>& floatCases() {
        [](double x) { return 1.0 / std::sqrt(x); }},
       {"erf", [](const Tensor& x) { return erf(x); }, erf_, erf_out,
        [](double x) { return std::erf(x); }},
+      {"asinh", [](const Tensor& x) { return asinh(x); }, asinh_, asinh_out,
+       [](double x) { return std::asinh(x); }},
+      {"erfc", [](const Tensor& x) { return erfc(x); }, erfc_, erfc_out,
+       [](double x) { return std::erfc(x); }},
+      {"lgamma", [](const Tensor& x) { return lgamma(x); }, lgamma_,
+       lgamma_out, [](double x) { return std::lgamma(x); }},
       {"exp_", [](const Tensor& x) { return exp(x); }, exp_, exp_out,
        [](double x) { return std::exp(x); }},
   };
@@ -94,6 +100,61 @@ TEST(UnaryMath, ValuesDtypesAndLayouts) {
     EXPECT_EQ(m.scalar_type(), ScalarType::Float);
     EXPECT_EQ(sizesOf(m), (std::vector<int64_t>{4, 5}));
   }
+}
+
+TEST(UnaryMath, InverseHyperbolicGammaAndAngle) {
+  // acosh and atanh outside their domains give NaN, at its edge +-inf.
+  const std::vector<double> a =
+      valuesOf(acosh(tensorOf({1, 2, 0.5}, {3}, ScalarType::Double)));
+  EXPECT_EQ(a[0], 0);
+  EXPECT_NEAR(a[1], std::log(2 + std::sqrt(3.0)), 1e-15);
+  EXPECT_TRUE(std::isnan(a[2]));
+  const std::vector<double> t =
+      valuesOf(atanh(tensorOf({0.5, 1, -1, 2}, {4}, ScalarType::Double)));
+  EXPECT_NEAR(t[0], 0.5 * std::log(3.0), 1e-15);
+  EXPECT_EQ(t[1], INFINITY);
+  EXPECT_EQ(t[2], -INFINITY);
+  EXPECT_TRUE(std::isnan(t[3]));
+  // digamma: psi(1) = -gamma, psi(1/2) = -gamma - 2 ln 2, the reflection
+  // for x < 0, -inf at 0 and +inf at -0, NaN at the negative integers.
+  const double euler = 0.57721566490153286;
+  const std::vector<double> d = valuesOf(digamma(tensorOf(
+      {1, 0.5, -0.5, 0, -0.0, -2, 20}, {7}, ScalarType::Double)));
+  EXPECT_NEAR(d[0], -euler, 1e-15);
+  EXPECT_NEAR(d[1], -euler - 2 * std::log(2.0), 1e-14);
+  EXPECT_NEAR(d[2], -euler - 2 * std::log(2.0) + 2, 1e-14);
+  EXPECT_EQ(d[3], -INFINITY);
+  EXPECT_EQ(d[4], INFINITY);
+  EXPECT_TRUE(std::isnan(d[5]));
+  // psi(20) = H_19 - gamma.
+  double h19 = 0;
+  for (int k = 1; k < 20; ++k) h19 += 1.0 / k;
+  EXPECT_NEAR(d[6], h19 - euler, 1e-14);
+  Tensor di = tensorOf({1, 0.5}, {2});
+  digamma_(di);
+  EXPECT_NEAR(valuesOf(di)[0], -euler, 1e-6);
+  // angle: 0 or pi in the default float dtype for integers and Bool, NaN
+  // kept; no in-place form; out= casts into a wider out.
+  const Tensor l = tensorOf({-2, 0, 3}, {3}, ScalarType::Long);
+  EXPECT_EQ(angle(l).scalar_type(), ScalarType::Float);
+  EXPECT_EQ(valuesOf(angle(l)),
+            (std::vector<double>{static_cast<float>(M_PI), 0, 0}));
+  EXPECT_EQ(angle(tensorOf({1, 0}, {2}, ScalarType::Bool)).scalar_type(),
+            ScalarType::Float);
+  const std::vector<double> an = valuesOf(
+      angle(tensorOf({-0.0, -1, std::nan("")}, {3}, ScalarType::Double)));
+  EXPECT_EQ(an[0], 0);
+  EXPECT_EQ(an[1], M_PI);
+  EXPECT_TRUE(std::isnan(an[2]));
+  Tensor out = emptyTensor({0}, ScalarType::Double, cpu());
+  angle_out(out, tensorOf({-1, 1}, {2}));
+  EXPECT_EQ(valuesOf(out),  // computed in Float, then cast
+            (std::vector<double>{static_cast<float>(M_PI), 0}));
+  EXPECT_THAT(errorOf([&] {
+                Tensor o = emptyTensor({2}, ScalarType::Long, cpu());
+                angle_out(o, tensorOf({-1, 1}, {2}));
+              }),
+              HasSubstr("can't be cast to the desired output type Long"));
 }
 
 TEST(UnaryMath, DtypeKeepingOperators) {
@@ -190,6 +251,23 @@ TEST(UnaryMath, Gradients) {
   const std::vector<double> vy = valuesOf(y);
   for (size_t i = 0; i < vy.size(); ++i) {
     EXPECT_NEAR(gy[i], 2 * std::cos(2 * vy[i]), 1e-12);
+  }
+  // acosh' = 1 / sqrt(x^2 - 1), atanh' = 1 / (1 - x^2), erfc' = -erf',
+  // lgamma' = digamma, angle' = 0.
+  const Tensor w = rangeOf({3}, ScalarType::Double, 0.5, 1.5);  // 1.5 .. 2.5
+  w.requires_grad_(true);
+  const Tensor half = mul(w, 0.25);
+  sum(add(add(add(acosh(w), atanh(half)), erfc(w)), add(lgamma(w), angle(w))))
+      .backward();
+  const std::vector<double> gw = valuesOf(w.grad());
+  const std::vector<double> vw = valuesOf(w);
+  const std::vector<double> psi = valuesOf(digamma(w));
+  for (size_t i = 0; i < vw.size(); ++i) {
+    const double v = vw[i];
+    EXPECT_NEAR(gw[i],
+                1 / std::sqrt(v * v - 1) + 0.25 / (1 - v * v / 16) -
+                    2 / std::sqrt(M_PI) * std::exp(-v * v) + psi[i],
+                1e-12);
   }
   // On a leaf that requires grad: refused.
   EXPECT_THAT(errorOf([&] { exp_(y); }), HasSubstr("leaf"));

@@ -495,9 +495,17 @@ def factory(floating_only: bool = False) -> Callable[[], List[Sample]]:
 
 
 def like() -> List[Sample]:
+    """A *_like factory: self's strides when dense (a permutation too),
+    contiguous ones for a strided view, or memory_format's."""
     return [S(T((2, 3))), S(T((3, 4), "float64", "transposed")),
             S(T((2, 6), layout="strided")), S(T(())), S(T((0, 2))),
-            S(T((2, 3)), dtype=D("int64")), S(T((2, 3), "int64"))]
+            S(T((2, 3)), dtype=D("int64")), S(T((2, 3), "int64")),
+            S(T((2, 3, 4, 5)), memory_format=MF("channels_last")),
+            S(T((2, 3, 4, 5), layout="transposed"), memory_format=MF("preserve_format")),
+            S(T((2, 3, 4, 5), layout="transposed"), memory_format=MF("channels_last")),
+            S(T((3, 4), layout="transposed"), memory_format=MF("contiguous_format")),
+            S(T((2, 3, 4, 6), layout="strided"), memory_format=MF("preserve_format")),
+            S(T((3, 4)), memory_format=MF("channels_last"), desc="not 4-d", error=True)]
 
 
 # ---- The entries ------------------------------------------------------------
@@ -897,6 +905,14 @@ add(OpInfo("aten::empty_strided", lambda: [
 add(OpInfo("aten::zeros_like", like))
 add(OpInfo("aten::ones_like", like))
 add(OpInfo("aten::empty_like", like, **_UNINIT))
+# full_like: self's dtype (not the value's) unless given; a value that does
+# not fit it is refused (fill_'s check), a fraction into integers truncated.
+add(OpInfo("aten::full_like", lambda: [
+    S(*s.args, 2.5, **s.kwargs, desc=s.desc, error=s.error) for s in like()] + [
+    S(T((2, 3), "int64"), 1.5), S(T((2,), "uint8"), -1), S(T((2,), "bool"), 2),
+    S(T((2,), "int64"), True), S(T((2,), "float32"), 7, dtype=D("float64")),
+    S(T((2,), "uint8"), 300, error=True), S(T((2,), "int64"), float("inf"), error=True),
+    S(T((2,), "int64"), float("nan"), error=True), S(T((2,), "float16"), 1e6, error=True)]))
 add(OpInfo("aten::new_empty", lambda: [
     S(T((2, 3)), [4, 5]), S(T((2,), "int64"), []), S(T((2,)), [3], dtype=D("float64")),
     S(T((2,)), [0, 2]), S(T((2,)), [-1], error=True)], **_UNINIT))
@@ -1263,7 +1279,7 @@ add(OpInfo("aten::equal", lambda: [
 # keep the input's dtype (their out= must have it).
 _TO_FLOAT = {"acos", "asin", "atan", "cos", "cosh", "erf", "exp", "expm1", "log", "log10",
              "log1p", "log2", "reciprocal", "rsqrt", "sigmoid", "sin", "sinh", "sqrt", "tan",
-             "tanh"}
+             "tanh", "acosh", "asinh", "atanh", "erfc", "lgamma", "digamma", "angle"}
 
 
 def _unary_out_dtype(name: str) -> Callable[[Sample], T]:
@@ -1294,6 +1310,25 @@ def _unary_for_out(low: float, high: float) -> Callable[[], List[Sample]]:
     return lambda: [s for s in unary(low=low, high=high)() if s.args[0].layout != "transposed"]
 
 
+# lgamma and digamma of negative non-integers (the reflection formulas),
+# and at the poles (0, -0, the negative integers: torch's infinities and
+# NaNs).
+_GAMMA_POLES = lambda: [  # noqa: E731
+    S(T((2, 3), low=-4.9, high=-0.1)), S(T((3, 2), "float64", low=-9.9, high=-0.1)),
+    S(T((6,), values=[0.0, -0.0, -1.0, -2.0, 1.0, 2.0]), desc="poles", grad=False),
+    S(T((5,), "int64", values=[0, -1, -3, 1, 2]), desc="integer poles")]
+add(OpInfo("aten::lgamma", lambda: unary(low=0.1, high=4)() + _GAMMA_POLES()))
+# digamma's derivative is polygamma(1, x), which turnout lacks yet: no
+# Autograd kernel (the fallback warns), no gradients compared.
+_NO_DIGAMMA_GRAD = dict(grad=False, opcheck=("test_schema", "test_faketensor"),
+                        skip_opcheck="no Autograd kernel yet: its derivative is "
+                                     "polygamma(1, x), not in turnout yet")
+add(OpInfo("aten::digamma", lambda: unary(low=0.1, high=4)() + _GAMMA_POLES(),
+           **_NO_DIGAMMA_GRAD))
+add(OpInfo("aten::digamma_", unary_inplace("digamma", 0.1, 4), **_NO_DIGAMMA_GRAD))
+# angle has no in-place form; its gradient of a real input is zero.
+add(OpInfo("aten::angle", unary(low=-3, high=3)))
+add(OpInfo("aten::angle.out", out_of(_unary_for_out(-3, 3), _unary_out_dtype("angle"))))
 for _name, _low, _high in (
         ("abs", -3, 3), ("neg", -3, 3), ("exp", -3, 3), ("sigmoid", -3, 3), ("tanh", -3, 3),
         ("log", 0.1, 3), ("sqrt", 0.1, 3), ("sin", -3, 3), ("cos", -3, 3), ("tan", -1.2, 1.2),
@@ -1301,10 +1336,12 @@ for _name, _low, _high in (
         ("cosh", -3, 3), ("expm1", -3, 3), ("log2", 0.1, 3), ("log10", 0.1, 3),
         ("log1p", -0.9, 3), ("rsqrt", 0.1, 3), ("reciprocal", 0.5, 3), ("erf", -3, 3),
         ("sign", -3, 3), ("floor", -3, 3), ("ceil", -3, 3), ("round", -3, 3),
-        ("trunc", -3, 3)):
+        ("trunc", -3, 3), ("acosh", 1.1, 4), ("asinh", -3, 3), ("atanh", -0.9, 0.9),
+        ("erfc", -3, 3), ("lgamma", 0.1, 4), ("digamma", 0.1, 4)):
     if f"aten::{_name}" not in OP_DB:
         add(OpInfo(f"aten::{_name}", unary(low=_low, high=_high)))
-    add(OpInfo(f"aten::{_name}_", unary_inplace(_name, _low, _high)))
+    if f"aten::{_name}_" not in OP_DB:
+        add(OpInfo(f"aten::{_name}_", unary_inplace(_name, _low, _high)))
     add(OpInfo(f"aten::{_name}.out", out_of(_unary_for_out(_low, _high),
                                             _unary_out_dtype(_name))))
 add(OpInfo("aten::relu_", unary_inplace("relu", -3, 3)))
@@ -1440,6 +1477,28 @@ add(OpInfo("aten::randint.low", lambda: [S(2, 10, [3]), S(-5, 5, [2, 2])], grad=
            **_RANDOM))
 add(OpInfo("aten::randperm", lambda: [S(5), S(0), S(4, dtype=D("float32"))], grad=False,
            **_RANDOM))
+# The random *_like factories: like()'s layouts and memory formats, a
+# floating dtype only for rand_like/randn_like; randint_like's range must
+# be non-empty and inside the dtype (torch's random_ checks).
+_FLOAT_LIKE = lambda: [s for s in like() if s.args[0].is_float()  # noqa: E731
+                       and s.kwargs.get("dtype") is None] + [
+    S(T((2, 3), "int64"), desc="integral", error=True),
+    S(T((2, 3), "int64"), dtype=D("float64")), S(T((2,), "bool"), error=True),
+    S(T((2,), "float16"))]
+add(OpInfo("aten::rand_like", _FLOAT_LIKE, grad=False, **_RANDOM))
+add(OpInfo("aten::randn_like", _FLOAT_LIKE, grad=False, **_RANDOM))
+add(OpInfo("aten::randint_like", lambda: [
+    S(*s.args, 7, **s.kwargs, desc=s.desc, error=s.error) for s in like()] + [
+    S(T((2,), "bool"), 2), S(T((2,), "uint8"), 256), S(T((2,), "float16"), 2048),
+    S(T((2,), "bool"), 3, error=True), S(T((2,), "uint8"), 300, error=True),
+    S(T((2,), "int32"), 2 ** 40, error=True), S(T((2,), "float16"), 2 ** 20, error=True),
+    S(T((2,)), 0, error=True), S(T((2,), "int64"), -3, error=True)],
+    grad=False, **_RANDOM))
+add(OpInfo("aten::randint_like.low_dtype", lambda: [
+    S(T((2, 3)), -5, 5), S(T((3, 4), "int64", "transposed"), 3, 9, dtype=D("int16")),
+    S(T((2, 3, 4, 5)), 0, 2, dtype=D("bool"), memory_format=MF("channels_last")),
+    S(T((2,), "uint8"), -1, 5, error=True), S(T((2,), "int8"), -129, 5, error=True),
+    S(T((2,), "int64"), 5, 5, error=True)], grad=False, **_RANDOM))
 
 
 # ---- Convolution, pooling, batch norm (issue 20) ------------------------------
@@ -3206,6 +3265,13 @@ _out_variant(
     "norm.out", lambda o: S(T((2, 3)), 2, [1], keepdim=True, **o), "float32", "bool")
 _out_variant("ones.out", lambda o: S([2, 3], **o), "float32")
 _out_variant("ones_like.out", lambda o: S(T((2, 3)), **o), "float32")
+_out_variant("full_like.out", lambda o: S(T((2, 3)), 2.5, **o), "float32")
+_out_variant("rand_like.out", lambda o: S(T((2, 3)), **o), "float32", **_RANDOM)
+_out_variant("randn_like.out", lambda o: S(T((2, 3)), **o), "float64", **_RANDOM)
+_out_variant("randint_like.out", lambda o: S(T((2, 3), "int64"), 9, **o), "int64",
+             **_RANDOM)
+_out_variant("randint_like.low_dtype_out", lambda o: S(T((2, 3)), -4, 4, **o),
+             "float32", **_RANDOM)
 _out_variant("prod.int_out", lambda o: S(T((2, 3)), 1, keepdim=True, **o), "float32")
 _out_variant("prod.out", lambda o: S(T((2, 3)), **o), "float32")
 _out_variant("rand.out", lambda o: S([2, 3], **o), "float32", "bool", **_RANDOM)

@@ -369,19 +369,54 @@ LIKE = {
     "empty_like": lambda lib, x: lib.empty_like(x),
     "zeros_like": lambda lib, x: lib.zeros_like(x),
     "ones_like": lambda lib, x: lib.ones_like(x),
+    "full_like": lambda lib, x: lib.full_like(x, 2.5),
+    "rand_like": lambda lib, x: lib.rand_like(x),
+    "randn_like": lambda lib, x: lib.randn_like(x, dtype=lib.float32),
+    "randint_like": lambda lib, x: lib.randint_like(x, 3, 9),
+    "zeros_like_contiguous": lambda lib, x: lib.zeros_like(
+        x, memory_format=lib.contiguous_format),
+    "ones_like_preserve": lambda lib, x: lib.ones_like(
+        x, memory_format=lib.preserve_format),
+    "empty_like_channels_last": lambda lib, x: lib.empty_like(
+        x, memory_format=lib.channels_last),
+    "full_like_channels_last": lambda lib, x: lib.full_like(
+        x, 1, memory_format=lib.channels_last),
+    "rand_like_contiguous": lambda lib, x: lib.rand_like(
+        x, memory_format=lib.contiguous_format),
+    "randint_like_channels_last": lambda lib, x: lib.randint_like(
+        x, 5, dtype=lib.int32, memory_format=lib.channels_last),
     "clone": lambda lib, x: x.clone(),
     "clone_preserve": lambda lib, x: x.clone(memory_format=lib.preserve_format),
     "contiguous_then_clone": lambda lib, x: x.contiguous().clone(),
+    # Tensor.to(memory_format=): a copy in that format unless the tensor's
+    # strides suggest it already (then the tensor itself).
+    "to_contiguous": lambda lib, x: x.to(memory_format=lib.contiguous_format),
+    "to_channels_last": lambda lib, x: x.to(memory_format=lib.channels_last),
+    "to_preserve": lambda lib, x: x.to(memory_format=lib.preserve_format),
+    "to_dtype_channels_last": lambda lib, x: x.to(
+        lib.float32, memory_format=lib.channels_last),
 }
 
 
 @pytest.mark.parametrize("fn", list(LIKE))
 @pytest.mark.parametrize("layout", UNARY_LAYOUTS)
 def test_like_copies_have_torchs_strides(fn, layout):
-    mine = LIKE[fn](turnout, make(turnout, layout))
-    theirs = LIKE[fn](torch, make(torch, layout))
+    x_mine, x_theirs = make(turnout, layout), make(torch, layout)
+    try:
+        theirs = LIKE[fn](torch, x_theirs)
+    except RuntimeError as e:  # channels_last of a tensor not 4-d
+        with pytest.raises((RuntimeError, ValueError), match="rank 4|4-d|4 dim"):
+            LIKE[fn](turnout, x_mine)
+        assert "rank 4" in str(e)
+        return
+    mine = LIKE[fn](turnout, x_mine)
     assert (tuple(mine.shape), tuple(mine.stride())) == (
         tuple(theirs.shape), tuple(theirs.stride()))
+    assert mine.dtype == getattr(turnout, str(theirs.dtype).split(".")[-1])
+    assert (mine is x_mine) == (theirs is x_theirs), "a copy in one library only"
+    assert not mine.requires_grad
+    if fn.startswith(("clone", "contiguous", "to_")):
+        assert summary(mine) == summary(theirs)
     if fn.startswith("clone") or fn == "contiguous_then_clone":
         assert summary(mine) == summary(theirs)
 
@@ -393,3 +428,63 @@ def test_overlapping_input_gets_a_dense_copy_in_its_order():
         assert tuple(x.clone().stride()) == (1, 3)
         assert tuple(lib.empty_like(x).stride()) == (1, 3)
         assert tuple((x + 1).stride()) == (1, 3)
+
+
+# ---- The like-factories' dtypes, requires_grad and errors ----------------------------
+
+LIKE_CALLS = {
+    "full_like int 1.5": lambda lib: lib.full_like(lib.zeros(2, dtype=lib.int64), 1.5),
+    "full_like uint8 300": lambda lib: lib.full_like(lib.zeros(2, dtype=lib.uint8), 300),
+    "full_like int inf": lambda lib: lib.full_like(
+        lib.zeros(2, dtype=lib.int64), float("inf")),
+    "full_like requires_grad": lambda lib: lib.full_like(
+        lib.zeros(2), 1.0, requires_grad=True),
+    "full_like int requires_grad": lambda lib: lib.full_like(
+        lib.zeros(2, dtype=lib.int64), 1, requires_grad=True),
+    "rand_like int": lambda lib: lib.rand_like(lib.zeros(2, dtype=lib.int64)),
+    "randn_like bool": lambda lib: lib.randn_like(lib.zeros(2, dtype=lib.bool)),
+    "rand_like requires_grad": lambda lib: lib.rand_like(
+        lib.zeros(2, dtype=lib.int64), dtype=lib.float64, requires_grad=True),
+    "randint_like float": lambda lib: lib.randint_like(lib.zeros(2), 4),
+    "randint_like bool 3": lambda lib: lib.randint_like(
+        lib.zeros(2, dtype=lib.bool), 3),
+    "randint_like empty range": lambda lib: lib.randint_like(lib.zeros(2), 5, 5),
+    "randint_like int8 from": lambda lib: lib.randint_like(
+        lib.zeros(2, dtype=lib.int8), -200, 5),
+    "randint_like requires_grad int": lambda lib: lib.randint_like(
+        lib.zeros(2, dtype=lib.int64), 4, requires_grad=True),
+}
+
+
+@pytest.mark.parametrize("case", list(LIKE_CALLS))
+def test_like_factories_dtypes_and_errors_are_torchs(case):
+    try:
+        theirs = LIKE_CALLS[case](torch)
+    except RuntimeError as e:
+        with pytest.raises((RuntimeError, ValueError, TypeError,
+                            NotImplementedError)) as mine:
+            LIKE_CALLS[case](turnout)
+        # The same problem named (turnout's words may differ).
+        keys = [k for k in ("overflow", "out of bounds", "not implemented",
+                            "'from' to be less than 'to'", "gradients")
+                if k in str(e)]
+        assert keys and keys[0] in str(mine.value), (str(mine.value), str(e))
+        return
+    mine = LIKE_CALLS[case](turnout)
+    assert str(mine.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+    assert mine.requires_grad == theirs.requires_grad
+    assert tuple(mine.shape) == tuple(theirs.shape)
+    if case.startswith("full_like"):
+        assert mine.tolist() == theirs.tolist()
+    if case.startswith("randint_like"):
+        assert all(0 <= v < 4 for v in mine.tolist())
+
+
+def test_random_like_factories_follow_manual_seed():
+    x = turnout.zeros(2, 3)
+    for fn in (turnout.rand_like, turnout.randn_like,
+               lambda t: turnout.randint_like(t, 100)):
+        turnout.manual_seed(7)
+        a = fn(x).tolist()
+        turnout.manual_seed(7)
+        assert fn(x).tolist() == a

@@ -109,6 +109,20 @@ SAMPLES = {
     "randint.out": lambda M: ((7, [2, 3]), {}),
     "randint.low_out": lambda M: ((3, 7, [2, 3]), {}),
     "randperm.out": lambda M: ((6,), {}),
+    "full_like.out": lambda M: ((M.f((2, 3)), 2.5), {}),
+    "rand_like.out": lambda M: ((M.f((2, 3)),), {}),
+    "randn_like.out": lambda M: ((M.d((2, 3)),), {}),
+    "randint_like.out": lambda M: ((M.i((2, 3)), 7), {}),
+    "randint_like.low_dtype_out": lambda M: ((M.f((2, 3)), 2, 9), {}),
+    # The unary .out kernels of kernels/unary_math.cc (not made by
+    # out_variants.cc, but checked as those: a cast into out's dtype).
+    "acosh.out": lambda M: ((M.f((2, 3), 1.0, 4.0),), {}),
+    "asinh.out": lambda M: ((M.f((2, 3)),), {}),
+    "atanh.out": lambda M: ((M.d((2, 3), -0.9, 0.9),), {}),
+    "erfc.out": lambda M: ((M.i((2, 3)),), {}),
+    "lgamma.out": lambda M: ((M.f((2, 3), 0.1, 4.0),), {}),
+    "digamma.out": lambda M: ((M.f((2, 3), 0.1, 4.0),), {}),
+    "angle.out": lambda M: ((M.i((2, 3)),), {}),
     "eq.Scalar_out": lambda M: ((M.i((2, 3), -2, 2), 1), {}),
     "eq.Tensor_out": lambda M: ((M.i((2, 3), -2, 2), M.i((3,), -2, 2)), {}),
     "ne.Scalar_out": lambda M: ((M.i((2, 3), -2, 2), 1), {}),
@@ -175,7 +189,8 @@ SAMPLES = {
 # Uninitialized or random values: compared by dtype, shape (and range).
 _UNCOMPARED = {"empty.out", "empty_like.out", "empty_strided.out", "new_empty.out",
                "rand.out", "randn.out", "randint.out", "randint.low_out",
-               "randperm.out"}
+               "randperm.out", "rand_like.out", "randn_like.out",
+               "randint_like.out", "randint_like.low_dtype_out"}
 # torch 1.13 has no CPU kernel for it (only CUDA's): compared with the
 # functional overload's result instead.
 _NO_TORCH_CPU = {"native_batch_norm.out": "native_batch_norm"}

@@ -50,6 +50,12 @@ const char* const kCudaKernels[] = {
     "aten::addcdiv.out", "aten::lerp.Scalar", "aten::lerp.Tensor",
     "aten::lerp_.Scalar", "aten::lerp_.Tensor", "aten::lerp.Scalar_out",
     "aten::lerp.Tensor_out",
+    "aten::acosh", "aten::acosh_", "aten::acosh.out",
+    "aten::asinh", "aten::asinh_", "aten::asinh.out", "aten::atanh",
+    "aten::atanh_", "aten::atanh.out", "aten::erfc", "aten::erfc_",
+    "aten::erfc.out", "aten::lgamma", "aten::lgamma_", "aten::lgamma.out",
+    "aten::digamma", "aten::digamma_", "aten::digamma.out", "aten::angle",
+    "aten::angle.out",
 };
 
 // Composite operators whose kernels call only operators with CUDA kernels.

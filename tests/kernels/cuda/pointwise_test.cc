@@ -68,7 +68,10 @@ const UnaryCase kUnaryCases[] = {
     {"log", false, false, false},        {"sqrt", false, false, false},
     {"tanh", false, false, false},       {"sigmoid", false, false, false},
     {"neg", false, false, true},         {"abs", false, false, true},
-    {"relu", false, false, true},
+    {"relu", false, false, true},        {"acosh", false, false, false},
+    {"asinh", false, false, false},      {"atanh", false, false, false},
+    {"erfc", false, false, false},       {"lgamma", false, false, false},
+    {"digamma", false, false, false},
 };
 
 bool accepts(const UnaryCase& c, ScalarType dt) {
@@ -111,6 +114,26 @@ TEST_F(CudaPointwise, UnaryFunctionalMatchesCpu) {
       }
     }
   }
+}
+
+// angle has no in-place form: functional and out= (a Float out of a Long
+// input, and a Double out of a Float one: the cast on the way).
+TEST_F(CudaPointwise, AngleMatchesCpu) {
+  const auto f = op<Unary>("aten::angle");
+  const auto out_op =
+      op<Tensor&(const Tensor&, Tensor&)>("aten::angle", "out");
+  for (ScalarType dt : kUnaryDtypes) {
+    const Tensor x = unaryInput(dt, {3, 4});
+    expectSame(std::string("angle ") + toString(dt),
+               [&](Device d) { return f.call(on(d, x)); });
+    expectSame(std::string("angle transposed ") + toString(dt),
+               [&](Device d) { return f.call(transposed(on(d, x), 0, 1)); });
+  }
+  expectSame("angle.out", [&](Device d) {
+    Tensor o = empty({0}, TensorOptions(kDouble).device(d));
+    out_op.call(on(d, unaryInput(kFloat, {3, 4})), o);
+    return o;
+  });
 }
 
 TEST_F(CudaPointwise, UnaryInplaceAndOutMatchCpu) {
