@@ -26,8 +26,8 @@ from typing import Any, Callable, Optional, TypeVar
 
 from turnout import _C
 from turnout._ops import ops
-from turnout._tensor import (_BELOW_PYTHON, Tensor, _factory_kwargs, _same_device,
-                             _size_args)
+from turnout._tensor import (_BELOW_PYTHON, Tensor, _factory_kwargs, _like_kwargs,
+                             _same_device, _size_args)
 
 __all__ = [
     "arange", "as_tensor", "empty", "empty_like", "enable_grad", "full", "full_like",
@@ -371,8 +371,10 @@ def randn(*size: Any, out: Optional[Tensor] = None,
 def _like(op: Any, t: Tensor, args: tuple, dtype: Optional[_C.dtype],
           layout: Any, device: Any, requires_grad: bool,
           memory_format: Any) -> Tensor:
-    return _finish(op(t, *args, dtype=dtype, layout=layout, device=device,
-                      memory_format=memory_format), requires_grad)
+    # The keywords torch's Python *_like functions pass (a mode sees them).
+    return _finish(op(t, *args, **_like_kwargs(t, dtype, layout, device,
+                                               memory_format=memory_format)),
+                   requires_grad)
 
 
 def empty_like(t: Tensor, *, dtype: Optional[_C.dtype] = None,

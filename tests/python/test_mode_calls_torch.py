@@ -61,6 +61,16 @@ FACTORIES = {
     "new_ones dtype": lambda L, x: x.new_ones(2, dtype=L.int32),
     "new_empty": lambda L, x: x.new_empty(2).shape,
     "new_full": lambda L, x: x.new_full((2,), 1.0),
+    "zeros_like": lambda L, x: L.zeros_like(x),
+    "ones_like dtype": lambda L, x: L.ones_like(x, dtype=L.int64),
+    "empty_like": lambda L, x: L.empty_like(x).stride(),
+    "empty_like memory_format": lambda L, x: L.empty_like(
+        x, memory_format=L.contiguous_format).stride(),
+    "full_like": lambda L, x: L.full_like(x, 2),
+    "rand_like": lambda L, x: L.rand_like(x).shape,
+    "randn_like": lambda L, x: L.randn_like(x).shape,
+    "randint_like": lambda L, x: L.randint_like(x, 5).shape,
+    "randint_like low": lambda L, x: L.randint_like(x, 1, 5).shape,
 }
 
 INDEXING = {
