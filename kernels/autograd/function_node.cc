@@ -6,6 +6,7 @@
 #include "kernels/autograd/autograd_meta.h"
 #include "kernels/autograd/grad_mode.h"
 #include "kernels/copy.h"
+#include "kernels/factory.h"
 #include "kernels/reduce.h"
 #include "kernels/shape.h"
 
@@ -118,6 +119,23 @@ Node* record(const char* name, absl::Span<const Tensor> inputs,
     meta->view_version = output.unsafeGetTensorImpl()->version();
   }
   return node.get();
+}
+
+Tensor viewBackward(const char* name, const Tensor& g, IntArrayRef sizes,
+                    std::function<Tensor(const Tensor&)> view_of) {
+  const bool rec = shouldRecord(name, g);
+  Tensor z = belowAutograd([&] {
+    Tensor zeros_of = zeros(sizes, TensorOptions(g.scalar_type()).device(g.device()));
+    copy_(view_of(zeros_of), g);
+    return zeros_of;
+  });
+  if (rec) {
+    record(name, {g}, z,
+           [view_of = std::move(view_of)](const FunctionNode&, const Tensor& gg) {
+             return variable_list{view_of(gg)};
+           });
+  }
+  return z;
 }
 
 void checkInplaceAllowed(const Tensor& self, bool recording,

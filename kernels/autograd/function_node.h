@@ -85,6 +85,16 @@ Node* record(const char* name, absl::Span<const Tensor> inputs,
              const Tensor& output, FunctionNode::Formula formula,
              bool is_view = false);
 
+/// The gradient of a view operator: zeros of `sizes` (g's dtype and
+/// device) with `g` written where `view_of(zeros)` lies. Differentiable
+/// itself, as torch's select_backward and slice_backward are: when grad mode
+/// is on and `g` requires grad (backward with create_graph=True), the result
+/// gets a node `name` ("SelectBackwardBackward0") whose gradient is
+/// view_of(the result's gradient). (Writing g into a view of fresh zeros
+/// under autograd would lose g's history: turnout does not rebase views.)
+Tensor viewBackward(const char* name, const Tensor& g, IntArrayRef sizes,
+                    std::function<Tensor(const Tensor&)> view_of);
+
 /// The part of an in-place operator's work that autograd owns: checks that
 /// `self` may be modified (not a leaf that requires grad, not a view of a
 /// tensor that requires grad) when `recording`.

@@ -2,11 +2,13 @@
 // accumulation into leaves, broadcasting, dtypes, in-place operations and
 // the version counter, views, detach. Gradient values of every operator are
 // checked numerically in gradcheck_test.cc.
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "dispatcher/dispatcher.h"
 #include "kernels/autograd/autograd_meta.h"
 #include "kernels/autograd/engine.h"
 #include "kernels/autograd/function_node.h"
@@ -258,6 +260,60 @@ TEST(AutogradKernels, TwoLayerPerceptronGradients) {
   EXPECT_THAT(valuesOf(grad(w2)), ElementsAre(0, 1.5));
   EXPECT_THAT(valuesOf(grad(b1)), ElementsAre(0, 3));
   EXPECT_THAT(valuesOf(grad(w1)), ElementsAre(0, 0, 3, 6));
+}
+
+TEST(AutogradKernels, ASavedOutputComesBackWithItsNodeUnderCreateGraph) {
+  // exp' = exp is computed from the saved result: with create_graph the
+  // first gradient must itself be differentiable (d2/dx2 exp = exp).
+  Tensor x = leaf({0.5, -1, 2}, {3});
+  Tensor y = turnout::exp(x);
+  std::weak_ptr<Node> fn = gradFn(y);
+  Tensor g = grad({turnout::sum(y)}, {}, {x}, /*create_graph=*/true)[0];
+  EXPECT_TRUE(requiresGrad(g));
+  Tensor g2 = grad({turnout::sum(g)}, {}, {x})[0];
+  EXPECT_EQ(valuesOf(g2), valuesOf(turnout::exp(tensorOf({0.5, -1, 2}, {3}))));
+  // Without create_graph the saved result comes back without history.
+  Tensor plain = grad({turnout::sum(y)}, {}, {x})[0];
+  EXPECT_FALSE(requiresGrad(plain));
+  // Node -> saved output -> Node would be a cycle: the node goes with the
+  // last tensor that reaches it.
+  y = Tensor();
+  EXPECT_FALSE(fn.expired());  // g's graph holds it
+  g = Tensor();
+  EXPECT_TRUE(fn.expired());
+}
+
+TEST(AutogradKernels, AnInplaceSavedOutputComesBackWithItsNewNode) {
+  Tensor x = leaf({0.5, -1}, {2});
+  Tensor y = turnout::mul(x, 1);
+  Dispatcher::singleton()  // ExpBackward0 saves y after the write
+      .findSchemaOrThrow("aten::exp_", "")
+      .typed<Tensor&(Tensor&)>()
+      .call(y);
+  Tensor g = grad({turnout::sum(y)}, {}, {x}, /*create_graph=*/true)[0];
+  Tensor g2 = grad({turnout::sum(g)}, {}, {x})[0];
+  EXPECT_EQ(valuesOf(g2), valuesOf(turnout::exp(tensorOf({0.5, -1}, {2}))));
+}
+
+TEST(AutogradKernels, TheGradientOfASelectIsDifferentiable) {
+  // d/dx of sum(grad(x[1]^3)^2): 2 * 3x^2 * 6x at index 1 only.
+  Tensor x = leaf({1, 2, 3}, {3});
+  Tensor y = turnout::pow(turnout::select(x, 0, 1), 3);
+  Tensor g = grad({y}, {}, {x}, /*create_graph=*/true)[0];
+  EXPECT_EQ(fnName(g), "SelectBackwardBackward0");
+  Tensor g2 = grad({turnout::sum(turnout::mul(g, g))}, {}, {x})[0];
+  EXPECT_THAT(valuesOf(g2), ElementsAre(0, 2 * 12 * 12, 0));
+}
+
+TEST(AutogradKernels, AMovedLeafRefusesBackward) {
+  Tensor x = leaf({1, 2}, {2});
+  Tensor y = Dispatcher::singleton()  // torch 1.13 gives x a grad_fn here
+                 .findSchemaOrThrow("aten::lift_fresh", "")
+                 .typed<Tensor(const Tensor&)>()
+                 .call(x);
+  EXPECT_EQ(fnName(x), "LiftFreshBackward0");
+  EXPECT_THAT(errorOf([&] { backward({turnout::sum(y)}); }),
+              HasSubstr("leaf variable has been moved into the graph interior"));
 }
 
 }  // namespace
