@@ -17,12 +17,14 @@
 #include <vector>
 
 #include "dispatcher/core/error.h"
+#include "dispatcher/dispatcher.h"
 #include "dispatcher/library.h"
 #include "kernels/autograd/function_node.h"
 #include "kernels/autograd/saved_variable.h"
 #include "kernels/batch_norm.h"
 #include "kernels/conv.h"
 #include "kernels/pool.h"
+#include "kernels/shape.h"
 
 namespace turnout {
 namespace autograd {
@@ -204,6 +206,97 @@ Tensor adaptiveAvgPool2dKernel(const Tensor& self, IntArrayRef output_size) {
   return out;
 }
 
+// The pooling backward operators are differentiable in grad_output (torch
+// 1.13's double backward; their gradient with respect to self is zero):
+// each is linear in it, and its adjoint is the forward pooling again (for
+// max pooling, a gather at the saved indices).
+using GatherSig = Tensor(const Tensor&, int64_t, const Tensor&, bool);
+const TypedOperatorHandle<GatherSig>& gatherOp() {
+  static const auto op = Dispatcher::singleton()
+                             .findSchemaOrThrow("aten::gather", "")
+                             .typed<GatherSig>();
+  return op;
+}
+
+Tensor maxPool2dWithIndicesBackwardKernel(
+    const Tensor& grad_output, const Tensor& self, IntArrayRef kernel_size,
+    IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
+    bool ceil_mode, const Tensor& indices) {
+  const bool rec =
+      shouldRecord("max_pool2d_with_indices_backward", grad_output, self);
+  Tensor out = belowAutograd([&] {
+    return turnout::max_pool2d_with_indices_backward(
+        grad_output, self, kernel_size, stride, padding, dilation, ceil_mode,
+        indices);
+  });
+  if (rec) {
+    SavedVariable si(indices);
+    Node* node = record(
+        "MaxPool2DWithIndicesBackwardBackward0", {grad_output, self}, out,
+        [si](const F& n, const Tensor& gg) {
+          // grad_output[..., i] takes gg at the input position indices[..., i]
+          // of its (flattened) plane.
+          const Tensor ix = si.unpack(&n);
+          const int64_t lead = gg.dim() - 2;
+          std::vector<int64_t> flat_gg(gg.sizes().begin(),
+                                       gg.sizes().begin() + lead);
+          flat_gg.push_back(-1);
+          std::vector<int64_t> flat_ix(ix.sizes().begin(),
+                                       ix.sizes().begin() + lead);
+          flat_ix.push_back(-1);
+          const Tensor picked =
+              gatherOp().call(turnout::reshape(gg, flat_gg), lead,
+                              turnout::reshape(ix, flat_ix), false);
+          return variable_list{turnout::reshape(picked, ix.sizes()), Tensor()};
+        });
+    if (node != nullptr) node->addSaved("indices", si);
+  }
+  return out;
+}
+
+Tensor avgPool2dBackwardKernel(const Tensor& grad_output, const Tensor& self,
+                               IntArrayRef kernel_size, IntArrayRef stride,
+                               IntArrayRef padding, bool ceil_mode,
+                               bool count_include_pad,
+                               std::optional<int64_t> divisor_override) {
+  const bool rec = shouldRecord("avg_pool2d_backward", grad_output, self);
+  Tensor out = belowAutograd([&] {
+    return turnout::avg_pool2d_backward(grad_output, self, kernel_size, stride,
+                                        padding, ceil_mode, count_include_pad,
+                                        divisor_override);
+  });
+  if (rec) {
+    record("AvgPool2DBackwardBackward0", {grad_output, self}, out,
+           [k = vec(kernel_size), s = vec(stride), p = vec(padding), ceil_mode,
+            count_include_pad, divisor_override](const F&, const Tensor& gg) {
+             return variable_list{
+                 turnout::avg_pool2d(gg, k, s, p, ceil_mode, count_include_pad,
+                                     divisor_override),
+                 Tensor()};
+           });
+  }
+  return out;
+}
+
+Tensor adaptiveAvgPool2dBackwardKernel(const Tensor& grad_output,
+                                       const Tensor& self) {
+  const bool rec =
+      shouldRecord("_adaptive_avg_pool2d_backward", grad_output, self);
+  Tensor out = belowAutograd([&] {
+    return turnout::_adaptive_avg_pool2d_backward(grad_output, self);
+  });
+  if (rec) {
+    const std::vector<int64_t> size(grad_output.sizes().end() - 2,
+                                    grad_output.sizes().end());
+    record("AdaptiveAvgPool2DBackwardBackward0", {grad_output, self}, out,
+           [size](const F&, const Tensor& gg) {
+             return variable_list{turnout::_adaptive_avg_pool2d(gg, size),
+                                  Tensor()};
+           });
+  }
+  return out;
+}
+
 std::tuple<Tensor, Tensor, Tensor> nativeBatchNormKernel(
     const Tensor& input, const std::optional<Tensor>& weight,
     const std::optional<Tensor>& bias, const std::optional<Tensor>& running_mean,
@@ -279,4 +372,9 @@ TURNOUT_LIBRARY_IMPL(aten, Autograd, m) {
   m.impl("avg_pool2d", TURNOUT_FN(avgPool2dKernel));
   m.impl("_adaptive_avg_pool2d", TURNOUT_FN(adaptiveAvgPool2dKernel));
   m.impl("native_batch_norm", TURNOUT_FN(nativeBatchNormKernel));
+  m.impl("max_pool2d_with_indices_backward",
+         TURNOUT_FN(maxPool2dWithIndicesBackwardKernel));
+  m.impl("avg_pool2d_backward", TURNOUT_FN(avgPool2dBackwardKernel));
+  m.impl("_adaptive_avg_pool2d_backward",
+         TURNOUT_FN(adaptiveAvgPool2dBackwardKernel));
 }

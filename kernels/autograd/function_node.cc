@@ -123,19 +123,29 @@ Node* record(const char* name, absl::Span<const Tensor> inputs,
 
 Tensor viewBackward(const char* name, const Tensor& g, IntArrayRef sizes,
                     std::function<Tensor(const Tensor&)> view_of) {
+  const DimVector shape(sizes.begin(), sizes.end());
+  return linearInGrad(
+      name, g,
+      [&](const Tensor& grad) {
+        Tensor z = zeros(shape, TensorOptions(grad.scalar_type()).device(grad.device()));
+        copy_(view_of(z), grad);
+        return z;
+      },
+      std::move(view_of));
+}
+
+Tensor linearInGrad(const char* name, const Tensor& g,
+                    const std::function<Tensor(const Tensor&)>& apply,
+                    std::function<Tensor(const Tensor&)> adjoint) {
   const bool rec = shouldRecord(name, g);
-  Tensor z = belowAutograd([&] {
-    Tensor zeros_of = zeros(sizes, TensorOptions(g.scalar_type()).device(g.device()));
-    copy_(view_of(zeros_of), g);
-    return zeros_of;
-  });
+  Tensor out = belowAutograd([&] { return apply(g); });
   if (rec) {
-    record(name, {g}, z,
-           [view_of = std::move(view_of)](const FunctionNode&, const Tensor& gg) {
-             return variable_list{view_of(gg)};
+    record(name, {g}, out,
+           [adjoint = std::move(adjoint)](const FunctionNode&, const Tensor& gg) {
+             return variable_list{adjoint(gg)};
            });
   }
-  return z;
+  return out;
 }
 
 void checkInplaceAllowed(const Tensor& self, bool recording,

@@ -95,6 +95,15 @@ Node* record(const char* name, absl::Span<const Tensor> inputs,
 Tensor viewBackward(const char* name, const Tensor& g, IntArrayRef sizes,
                     std::function<Tensor(const Tensor&)> view_of);
 
+/// A backward formula's part that is linear in the gradient `g` and
+/// computed by a raw kernel: `apply(g)` runs below autograd; when grad mode
+/// is on and `g` requires grad, the result gets a node `name` whose gradient
+/// is `adjoint(its gradient)` (the transposed map, run in grad mode, so
+/// that it is differentiable in turn). viewBackward is one.
+Tensor linearInGrad(const char* name, const Tensor& g,
+                    const std::function<Tensor(const Tensor&)>& apply,
+                    std::function<Tensor(const Tensor&)> adjoint);
+
 /// The part of an in-place operator's work that autograd owns: checks that
 /// `self` may be modified (not a leaf that requires grad, not a view of a
 /// tensor that requires grad) when `recording`.

@@ -322,7 +322,13 @@ Tensor& fmodInplace(Tensor& self, const Tensor& other) {
 variable_list remainderGrad(const F& n, const Tensor& g, const Tensor& x,
                             const Tensor& y) {
   Tensor gy;
-  if (n.needsGrad(1)) gy = neg(mul(g, floorDivideOp().call(x, y)));
+  if (n.needsGrad(1)) {
+    // The floor quotient is piecewise constant: a constant of the second
+    // derivative (torch's div(rounding_mode="floor") has a zero gradient;
+    // turnout's floor_divide refuses one, as torch's floor_divide does).
+    const Tensor q = belowAutograd([&] { return floorDivideOp().call(x, y); });
+    gy = neg(mul(g, q));
+  }
   return variable_list{g, gy};
 }
 

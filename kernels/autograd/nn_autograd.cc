@@ -32,7 +32,9 @@
 #include "kernels/factory.h"
 #include "kernels/indexing.h"
 #include "kernels/nn.h"
+#include "kernels/reduce.h"
 #include "kernels/shape.h"
+#include "kernels/unary_math.h"
 
 namespace turnout {
 namespace autograd {
@@ -535,10 +537,27 @@ std::tuple<Tensor, Tensor, Tensor> nativeLayerNorm(
     const DimVector shape(normalized_shape.begin(), normalized_shape.end());
     Node* node = record(
         "NativeLayerNormBackward0", {input, w, b}, out,
-        [si, sw, sb, smean, srstd, shape](const F& n, const Tensor& g) {
+        [si, sw, sb, smean, srstd, shape, eps](const F& n, const Tensor& g) {
           const Tensor wt = sw.unpack(&n), bt = sb.unpack(&n);
+          const Tensor x = si.unpack(&n);
+          Tensor mean = smean.unpack(&n), rstd = srstd.unpack(&n);
+          if (GradMode::is_enabled() && requiresGrad(x)) {
+            // create_graph: the saved statistics have no history (they are
+            // outputs this node does not attach), so the second derivative
+            // would miss their dependence on x. Computed again from x, in
+            // grad mode, as native_layer_norm does.
+            std::vector<int64_t> dims;
+            for (int64_t i = x.dim() - static_cast<int64_t>(shape.size());
+                 i < x.dim(); ++i) {
+              dims.push_back(i);
+            }
+            mean = turnout::mean(x, dims, /*keepdim=*/true);
+            const Tensor xc = turnout::sub(x, mean);
+            rstd = turnout::rsqrt(turnout::add(
+                turnout::mean(turnout::mul(xc, xc), dims, /*keepdim=*/true), eps));
+          }
           auto grads = turnout::native_layer_norm_backward(
-              g, si.unpack(&n), shape, smean.unpack(&n), srstd.unpack(&n),
+              g, x, shape, mean, rstd,
               wt.defined() ? std::optional<Tensor>(wt) : std::nullopt,
               bt.defined() ? std::optional<Tensor>(bt) : std::nullopt,
               {n.needsGrad(0), n.needsGrad(1) && wt.defined(),

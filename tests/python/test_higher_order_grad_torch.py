@@ -48,6 +48,13 @@ def _weights(key: str, shapes: List[tuple]) -> List[np.ndarray]:
     return [rng.uniform(0.5, 1.5, s).astype(np.float64) for s in shapes]
 
 
+def _np(x: Any) -> np.ndarray:
+    # torch's zero gradients may be ZeroTensors, with no memory to read.
+    if isinstance(x, torch.Tensor) and x._is_zerotensor():
+        return np.zeros(tuple(x.shape), to_numpy(torch.zeros((), dtype=x.dtype)).dtype)
+    return to_numpy(x)
+
+
 def second_order(lib: Any, info, sample) -> Optional[dict]:
     """What the test compares, for one library; None when no output
     requires grad."""
@@ -62,7 +69,7 @@ def second_order(lib: Any, info, sample) -> Optional[dict]:
     firsts = lib.autograd.grad(outs, leaves, vs, create_graph=True, allow_unused=True)
     differentiable = [g for g in firsts if g is not None and g.requires_grad]
     result = {"first requires grad": [g is not None and g.requires_grad for g in firsts],
-              "first": [None if g is None else to_numpy(g) for g in firsts]}
+              "first": [None if g is None else _np(g) for g in firsts]}
     if not differentiable:
         return result
     us = _weights(key + "u", [tuple(g.shape) for g in differentiable])
@@ -70,7 +77,7 @@ def second_order(lib: Any, info, sample) -> Optional[dict]:
                for g, u in zip(differentiable, us))
     wrt = leaves + vs
     seconds = lib.autograd.grad(loss, wrt, allow_unused=True)
-    result["second"] = [np.zeros(tuple(x.shape)) if g is None else to_numpy(g)
+    result["second"] = [np.zeros(tuple(x.shape)) if g is None else _np(g)
                         for g, x in zip(seconds, wrt)]
     result["dtypes"] = [dtype_name(x.dtype) for x in wrt]
     return result
