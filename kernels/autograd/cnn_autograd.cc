@@ -20,10 +20,12 @@
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/library.h"
 #include "kernels/autograd/function_node.h"
+#include "kernels/autograd/grad_mode.h"
 #include "kernels/autograd/saved_variable.h"
 #include "kernels/batch_norm.h"
 #include "kernels/conv.h"
 #include "kernels/pool.h"
+#include "kernels/reduce.h"
 #include "kernels/shape.h"
 
 namespace turnout {
@@ -40,6 +42,75 @@ IntVec vec(IntArrayRef v) { return IntVec(v.begin(), v.end()); }
 
 Tensor orUndefined(const std::optional<Tensor>& t) {
   return t.has_value() ? *t : Tensor();
+}
+
+// Differentiable gradients of a convolution, for create_graph. The
+// convolution B(x, w) is bilinear, so its input gradient B_x^T(g; w) is
+// bilinear in (g, w) and its weight gradient B_w^T(g; x) in (g, x), with
+// <gg, B_x^T(g; w)> = <B(gg, w), g> and <gg, B_w^T(g; x)> = <B(x, gg), g>:
+// the gradients of each are a convolution and the other gradient, which
+// record in turn (third derivatives too). Torch 1.13's
+// convolution_backward has its own autograd formula; turnout's operator
+// has none, and these pieces stand in for it (as ConvolutionBackwardBackward0).
+struct ConvGeometry {
+  IntVec stride, padding, dilation, output_padding;
+  bool transposed;
+  int64_t groups;
+};
+
+Tensor convOf(const Tensor& x, const Tensor& w, const ConvGeometry& c) {
+  return turnout::convolution(x, w, std::nullopt, c.stride, c.padding,
+                              c.dilation, c.transposed, c.output_padding,
+                              c.groups);
+}
+
+Tensor convWeightGrad(const Tensor& g, const Tensor& x, const Tensor& w,
+                      const ConvGeometry& c);
+
+// B_x^T(g; w): `x` gives the input's shape only.
+Tensor convInputGrad(const Tensor& g, const Tensor& x, const Tensor& w,
+                     const ConvGeometry& c) {
+  const bool rec = shouldRecord("convolution_backward", g, w);
+  Tensor out = belowAutograd([&] {
+    return std::get<0>(turnout::convolution_backward(
+        g, x, w, std::nullopt, c.stride, c.padding, c.dilation, c.transposed,
+        c.output_padding, c.groups, {true, false, false}));
+  });
+  if (rec) {
+    SavedVariable sg(g), sx(x), sw(w);
+    record("ConvolutionBackwardBackward0", {g, w}, out,
+           [sg, sx, sw, c](const F& n, const Tensor& gg) {
+             const Tensor w = sw.unpack(&n);
+             return variable_list{
+                 n.needsGrad(0) ? convOf(gg, w, c) : Tensor(),
+                 n.needsGrad(1) ? convWeightGrad(sg.unpack(&n), gg, w, c)
+                                : Tensor()};
+           });
+  }
+  return out;
+}
+
+// B_w^T(g; x): `w` gives the weight's shape only.
+Tensor convWeightGrad(const Tensor& g, const Tensor& x, const Tensor& w,
+                      const ConvGeometry& c) {
+  const bool rec = shouldRecord("convolution_backward", g, x);
+  Tensor out = belowAutograd([&] {
+    return std::get<1>(turnout::convolution_backward(
+        g, x, w, std::nullopt, c.stride, c.padding, c.dilation, c.transposed,
+        c.output_padding, c.groups, {false, true, false}));
+  });
+  if (rec) {
+    SavedVariable sg(g), sx(x), sw(w);
+    record("ConvolutionBackwardBackward0", {g, x}, out,
+           [sg, sx, sw, c](const F& n, const Tensor& gg) {
+             const Tensor x = sx.unpack(&n);
+             return variable_list{
+                 n.needsGrad(0) ? convOf(x, gg, c) : Tensor(),
+                 n.needsGrad(1) ? convInputGrad(sg.unpack(&n), x, gg, c)
+                                : Tensor()};
+           });
+  }
+  return out;
 }
 
 // convolution and _convolution: the same gradient, under torch's two nodes
@@ -68,6 +139,19 @@ Tensor recordConvolution(const char* op_name, const char* node_name,
                  const std::vector<bool> mask = {
                      n.needsGrad(0), n.needsGrad(1),
                      n.needsGrad(2) && bias_sizes.has_value()};
+                 if (GradMode::is_enabled()) {  // create_graph
+                   const ConvGeometry c{s, p, d, op, transposed, groups};
+                   const Tensor x = si.unpack(&n), w = sw.unpack(&n);
+                   Tensor gb;
+                   if (mask[2]) {
+                     IntVec dims{0};
+                     for (int64_t i = 2; i < g.dim(); ++i) dims.push_back(i);
+                     gb = turnout::sum(g, dims);
+                   }
+                   return variable_list{
+                       mask[0] ? convInputGrad(g, x, w, c) : Tensor(),
+                       mask[1] ? convWeightGrad(g, x, w, c) : Tensor(), gb};
+                 }
                  auto [gi, gw, gb] = turnout::convolution_backward(
                      g, si.unpack(&n), sw.unpack(&n), bias_sizes, s, p, d,
                      transposed, op, groups, mask);

@@ -131,7 +131,7 @@ Tensor viewBackward(const char* name, const Tensor& g, IntArrayRef sizes,
         copy_(view_of(z), grad);
         return z;
       },
-      std::move(view_of));
+      view_of);  // a copy: `apply` above uses view_of too
 }
 
 Tensor linearInGrad(const char* name, const Tensor& g,

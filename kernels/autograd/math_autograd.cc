@@ -267,8 +267,9 @@ void addCumprodSaved(Node* node, int64_t dim, const Tensor& result,
 // differentiable: a second derivative through an input with zeros is
 // missing, a known difference).
 Tensor cumprodGrad(const Tensor& g, const Tensor& self, int64_t d) {
+  if (self.numel() <= 1) return g;  // cumprod is the identity there
   if (!GradMode::is_enabled() || !(requiresGrad(g) || requiresGrad(self)) ||
-      self.numel() <= 1 || self.is_meta()) {
+      self.is_meta()) {
     return autograd_helpers::cumprodBackward(g, self, d);
   }
   const double zeros = belowAutograd([&] {
