@@ -24,9 +24,11 @@
 #include "kernels/autograd/saved_variable.h"
 #include "kernels/batch_norm.h"
 #include "kernels/conv.h"
+#include "kernels/elementwise.h"
 #include "kernels/pool.h"
 #include "kernels/reduce.h"
 #include "kernels/shape.h"
+#include "kernels/unary_math.h"
 
 namespace turnout {
 namespace autograd {
@@ -381,6 +383,52 @@ Tensor adaptiveAvgPool2dBackwardKernel(const Tensor& grad_output,
   return out;
 }
 
+// native_batch_norm's gradients from differentiable operators, for
+// create_graph (turnout's native_batch_norm_backward has no autograd
+// formula; torch 1.13's has one). The statistics are computed again from x
+// in grad mode, so that the second derivative sees their dependence on it
+// (the saved mean and invstd are outputs without history). With batch
+// statistics: gi = w * invstd * (g - mean(g) - xhat * mean(g * xhat)); with
+// running ones: gi = w * invstd * g. gw = sum(g * xhat), gb = sum(g), over
+// every dimension but the channels.
+variable_list batchNormGrads(const Tensor& g, const Tensor& x, const Tensor& w,
+                             const Tensor& running_mean,
+                             const Tensor& running_var, bool training,
+                             double eps, const std::vector<bool>& mask) {
+  IntVec dims{0};
+  for (int64_t i = 2; i < x.dim(); ++i) dims.push_back(i);
+  IntVec channel_shape(static_cast<size_t>(x.dim()), 1);
+  channel_shape[1] = x.size(1);
+  const bool batch_stats = training || !running_mean.defined();
+  Tensor mean, invstd;
+  if (batch_stats) {
+    mean = turnout::mean(x, dims, /*keepdim=*/true);
+    const Tensor xc = turnout::sub(x, mean);
+    invstd = turnout::rsqrt(turnout::add(
+        turnout::mean(turnout::mul(xc, xc), dims, /*keepdim=*/true), eps));
+  } else {
+    mean = turnout::reshape(running_mean, channel_shape);
+    invstd = turnout::reshape(turnout::rsqrt(turnout::add(running_var, eps)),
+                              channel_shape);
+  }
+  const Tensor xhat = turnout::mul(turnout::sub(x, mean), invstd);
+  Tensor gi, gw, gb;
+  if (mask[0]) {
+    Tensor centred = g;
+    if (batch_stats) {
+      centred = turnout::sub(
+          turnout::sub(g, turnout::mean(g, dims, /*keepdim=*/true)),
+          turnout::mul(xhat, turnout::mean(turnout::mul(g, xhat), dims,
+                                           /*keepdim=*/true)));
+    }
+    gi = turnout::mul(centred, invstd);
+    if (w.defined()) gi = turnout::mul(gi, turnout::reshape(w, channel_shape));
+  }
+  if (mask[1]) gw = turnout::sum(turnout::mul(g, xhat), dims);
+  if (mask[2]) gb = turnout::sum(g, dims);
+  return {gi, gw, gb};
+}
+
 std::tuple<Tensor, Tensor, Tensor> nativeBatchNormKernel(
     const Tensor& input, const std::optional<Tensor>& weight,
     const std::optional<Tensor>& bias, const std::optional<Tensor>& running_mean,
@@ -421,6 +469,11 @@ std::tuple<Tensor, Tensor, Tensor> nativeBatchNormKernel(
                  const std::vector<bool> mask = {n.needsGrad(0),
                                                  n.needsGrad(1) && has_weight,
                                                  n.needsGrad(2) && has_bias};
+                 if (GradMode::is_enabled() && si.unpack(&n).numel() > 0) {
+                   return batchNormGrads(g, si.unpack(&n), sw.unpack(&n),
+                                         srm.unpack(&n), srv.unpack(&n),
+                                         training, eps, mask);
+                 }
                  auto opt = [](const Tensor& t) {
                    return t.defined() ? std::optional<Tensor>(t) : std::nullopt;
                  };
