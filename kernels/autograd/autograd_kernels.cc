@@ -283,7 +283,7 @@ Tensor& mulDivInplaceTensor(Tensor& self, const Tensor& other) {
   checkInplaceAllowed(self, rec, op);
   Tensor original;
   if (rec && requiresGrad(other)) {
-    original = belowAutograd([&] { return turnout::clone(self); });
+    original = detail::cloneWithHistory(self);
   }
   // x.mul_(x) saves the tensor that becomes this node's output: kept
   // without its history (as an output), or it would hold its own grad_fn.

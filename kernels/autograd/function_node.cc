@@ -148,6 +148,8 @@ Tensor linearInGrad(const char* name, const Tensor& g,
   return out;
 }
 
+Tensor cloneWithHistory(const Tensor& self) { return clone(self); }
+
 void checkInplaceAllowed(const Tensor& self, bool recording,
                          const char* op_name) {
   if (!recording) return;

@@ -104,6 +104,12 @@ Tensor linearInGrad(const char* name, const Tensor& g,
                     const std::function<Tensor(const Tensor&)>& apply,
                     std::function<Tensor(const Tensor&)> adjoint);
 
+/// Self's value before an in-place write, for a formula that needs it: a
+/// clone made in grad mode (CloneBackward0 over self's old history), so
+/// that the formula is differentiable under create_graph, as torch's saved
+/// original self is. Precondition: recording.
+Tensor cloneWithHistory(const Tensor& self);
+
 /// The part of an in-place operator's work that autograd owns: checks that
 /// `self` may be modified (not a leaf that requires grad, not a view of a
 /// tensor that requires grad) when `recording`.

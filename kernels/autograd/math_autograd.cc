@@ -87,7 +87,7 @@ Tensor& inplaceKernel(const UnaryGrad& d, const char* op, Tensor& self,
   checkInplaceAllowed(self, rec, op);
   Tensor original;
   if (rec && d.save_self) {
-    original = belowAutograd([&] { return turnout::clone(self); });
+    original = detail::cloneWithHistory(self);
   }
   belowAutograd([&] { write(self); });
   self.unsafeGetTensorImpl()->bump_version();
@@ -328,7 +328,7 @@ Tensor& cumprodInplace(Tensor& self, int64_t dim,
   const bool rec = shouldRecord("cumprod_", self);
   checkInplaceAllowed(self, rec, "cumprod_");
   Tensor original;
-  if (rec) original = belowAutograd([&] { return turnout::clone(self); });
+  if (rec) original = detail::cloneWithHistory(self);
   belowAutograd([&] { turnout::cumprod_(self, dim, dtype); });
   self.unsafeGetTensorImpl()->bump_version();
   if (rec) {

@@ -302,7 +302,7 @@ Tensor& fmodInplace(Tensor& self, const Tensor& other) {
   const bool rec = shouldRecord("fmod_", self, other);
   checkInplaceAllowed(self, rec, "fmod_");
   Tensor original;
-  if (rec) original = belowAutograd([&] { return turnout::clone(self); });
+  if (rec) original = detail::cloneWithHistory(self);
   belowAutograd([&] { fmodInplaceOp().call(self, other); });
   self.unsafeGetTensorImpl()->bump_version();
   if (rec) {
@@ -356,7 +356,7 @@ Tensor& remainderInplace(Tensor& self, const Tensor& other) {
   const bool rec = shouldRecord("remainder_", self, other);
   checkInplaceAllowed(self, rec, "remainder_");
   Tensor original;
-  if (rec) original = belowAutograd([&] { return turnout::clone(self); });
+  if (rec) original = detail::cloneWithHistory(self);
   belowAutograd([&] { remainderInplaceOp().call(self, other); });
   self.unsafeGetTensorImpl()->bump_version();
   if (rec) recordRemainder(self, original, other, self);
@@ -440,7 +440,7 @@ Tensor& powInplace(Tensor& self, const Tensor& exponent) {
   const bool rec = shouldRecord("pow_", self, exponent);
   checkInplaceAllowed(self, rec, "pow_");
   Tensor original;
-  if (rec) original = belowAutograd([&] { return turnout::clone(self); });
+  if (rec) original = detail::cloneWithHistory(self);
   belowAutograd([&] { powInplaceOp().call(self, exponent); });
   self.unsafeGetTensorImpl()->bump_version();
   if (rec) recordPow(self, original, exponent, self);
@@ -476,7 +476,7 @@ Tensor& powScalarInplace(Tensor& self, const Scalar& exponent) {
   const bool rec = shouldRecord("pow_", self);
   checkInplaceAllowed(self, rec, "pow_");
   Tensor original;
-  if (rec) original = belowAutograd([&] { return turnout::clone(self); });
+  if (rec) original = detail::cloneWithHistory(self);
   belowAutograd([&] { powScalarInplaceOp().call(self, exponent); });
   self.unsafeGetTensorImpl()->bump_version();
   if (rec) {

@@ -77,7 +77,7 @@ Tensor& recordUnaryInplace(const char* op, const char* node, Tensor& self,
   const bool rec = shouldRecord(op, self);
   Tensor original;
   if (rec && save_input) {
-    original = belowAutograd([&] { return turnout::clone(self); });
+    original = detail::cloneWithHistory(self);
   }
   writeInplace(self, rec, op, write);
   if (rec) {

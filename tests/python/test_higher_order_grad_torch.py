@@ -150,3 +150,94 @@ def test_second_derivatives_as_torch(info, sample):
         np.testing.assert_allclose(
             o, t, rtol=rtol, atol=atol, equal_nan=True,
             err_msg=f"second gradient with respect to {'input' if i < len(ours['first']) else 'v'} {i}")
+
+
+# ---- First-order rules around the sweep -------------------------------------
+
+_TIES = dict(x=[1.0, 2.0, 3.0, 0.5, 0.0], lo=[1.0, 1.0, 5.0, 0.5, 1.0],
+             hi=[2.0, 2.0, 4.0, 0.5, 1.0])
+_TIE_CALLS = {
+    # self == a bound: self gets it all; min > max: max gets it; min == max
+    # with self outside: nobody (torch 1.13's formula).
+    "clamp.Tensor": lambda L, x, lo, hi: L.clamp(x, lo, hi),
+    "clamp.Tensor min": lambda L, x, lo, hi: L.clamp(x, min=lo),
+    "clamp.Tensor max": lambda L, x, lo, hi: L.clamp(x, max=hi),
+    "clamp_min.Tensor": lambda L, x, lo, hi: x.clamp_min(lo),
+    "clamp_max.Tensor": lambda L, x, lo, hi: x.clamp_max(hi),
+    # maximum and minimum split a tie between both sides.
+    "maximum": lambda L, x, lo, hi: L.maximum(x, lo),
+    "minimum": lambda L, x, lo, hi: L.minimum(x, hi),
+}
+
+
+def _tie_gradients(L, call):
+    x, lo, hi = (L.tensor(_TIES[k], dtype=L.float64, requires_grad=True)
+                 for k in ("x", "lo", "hi"))
+    y = call(L, x, lo, hi)
+    grads = L.autograd.grad(y, [x, lo, hi], L.ones(5, dtype=L.float64),
+                            allow_unused=True)
+    return (y.grad_fn.name(), y.tolist(),
+            [None if g is None else g.tolist() for g in grads])
+
+
+@pytest.mark.parametrize("name", list(_TIE_CALLS))
+def test_gradients_at_ties_as_torch(name):
+    assert _tie_gradients(turnout, _TIE_CALLS[name]) == _tie_gradients(
+        torch, _TIE_CALLS[name])
+
+
+def _lift_fresh(L):
+    x = L.tensor([1.0, 2.0], requires_grad=True)
+    z = x * 2
+    w = L.ops.aten.lift_fresh.default(z)
+    seen = [w is z, z.grad_fn.name(), z.grad_fn.next_functions[0][0].name()]
+    w.sum().backward()
+    seen.append(x.grad.tolist())
+    plain = L.ops.aten.lift_fresh.default(L.ones(2))
+    seen.append(plain.grad_fn is None)
+    leaf = L.tensor([1.0, 2.0], requires_grad=True)
+    lifted = L.ops.aten.lift_fresh.default(leaf)
+    seen += [lifted is leaf, leaf.is_leaf, leaf.grad_fn.name()]
+    try:
+        lifted.sum().backward()
+        seen.append("no error")
+    except RuntimeError as e:
+        seen.append("moved into the graph interior" in str(e))
+    return seen
+
+
+def test_lift_fresh_records_as_torch():
+    """torch 1.13's lift_fresh returns its input itself and, given one that
+    requires grad, makes LiftFreshBackward0 its grad_fn: a leaf so moved
+    into the graph cannot be backpropagated into."""
+    assert _lift_fresh(turnout) == _lift_fresh(torch)
+
+
+def _saved_result(L):
+    x = L.tensor([0.5, -1.0], dtype=L.float64, requires_grad=True)
+    y = x.exp()
+    r = y.grad_fn._saved_result
+    return [r.grad_fn.name(), r.requires_grad, r.tolist() == y.tolist()]
+
+
+def test_a_saved_result_shows_its_node_as_torch():
+    """A node that saves its own output gives it back attached to itself,
+    as torch's SavedVariable does (what makes exp's double backward work)."""
+    assert _saved_result(turnout) == _saved_result(torch)
+
+
+@pytest.mark.parametrize("op", ["sin_", "log_", "cumprod_", "pow_", "exp_",
+                                "sigmoid_", "tanh_", "sqrt_", "reciprocal_"])
+def test_inplace_second_derivatives_as_torch(op):
+    """In-place forms save self's old value (or the result): both must keep
+    their history for create_graph."""
+    def run(L):
+        x = L.tensor([0.5, 1.3, 2.0], dtype=L.float64, requires_grad=True)
+        v = L.tensor([1.0, 0.7, 1.2], dtype=L.float64, requires_grad=True)
+        y = x * 1
+        extra = {"cumprod_": (0,), "pow_": (2.5,)}.get(op, ())
+        getattr(y, op)(*extra)
+        g, = L.autograd.grad(y, x, v, create_graph=True)
+        return [None if a is None else np.round(a.detach().numpy(), 9).tolist()
+                for a in L.autograd.grad((g * g).sum(), [x, v], allow_unused=True)]
+    assert run(turnout) == run(torch)

@@ -268,13 +268,13 @@ TEST(AutogradKernels, ASavedOutputComesBackWithItsNodeUnderCreateGraph) {
   Tensor x = leaf({0.5, -1, 2}, {3});
   Tensor y = turnout::exp(x);
   std::weak_ptr<Node> fn = gradFn(y);
+  // Without create_graph the saved result comes back without history.
+  Tensor plain = grad({turnout::sum(y)}, {}, {x}, false, /*retain_graph=*/true)[0];
+  EXPECT_FALSE(requiresGrad(plain));
   Tensor g = grad({turnout::sum(y)}, {}, {x}, /*create_graph=*/true)[0];
   EXPECT_TRUE(requiresGrad(g));
   Tensor g2 = grad({turnout::sum(g)}, {}, {x})[0];
   EXPECT_EQ(valuesOf(g2), valuesOf(turnout::exp(tensorOf({0.5, -1, 2}, {3}))));
-  // Without create_graph the saved result comes back without history.
-  Tensor plain = grad({turnout::sum(y)}, {}, {x})[0];
-  EXPECT_FALSE(requiresGrad(plain));
   // Node -> saved output -> Node would be a cycle: the node goes with the
   // last tensor that reaches it.
   y = Tensor();
@@ -290,6 +290,7 @@ TEST(AutogradKernels, AnInplaceSavedOutputComesBackWithItsNewNode) {
       .findSchemaOrThrow("aten::exp_", "")
       .typed<Tensor&(Tensor&)>()
       .call(y);
+  ASSERT_EQ(fnName(y), "ExpBackward0");
   Tensor g = grad({turnout::sum(y)}, {}, {x}, /*create_graph=*/true)[0];
   Tensor g2 = grad({turnout::sum(g)}, {}, {x})[0];
   EXPECT_EQ(valuesOf(g2), valuesOf(turnout::exp(tensorOf({0.5, -1}, {2}))));
