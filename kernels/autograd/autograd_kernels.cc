@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "dispatcher/core/error.h"
+#include "dispatcher/dispatcher.h"
 #include "dispatcher/library.h"
 #include "dispatcher/local_dispatch_key_set.h"
 #include "kernels/autograd/function_node.h"
@@ -374,11 +375,13 @@ Tensor absKernel(const Tensor& self) {
       "abs", "AbsBackward0", self,
       [](const Tensor& x) { return turnout::abs(x); }, true, false,
       [](const Tensor& g, const Tensor& x, const Tensor&) {
-        // g * sign(x), with 0 at x == 0.
-        const Tensor z = zeroLike(g);
-        return turnout::where(
-            turnout::gt(x, 0), g,
-            turnout::where(turnout::lt(x, 0), turnout::neg(g), z));
+        // g * sign(x) (0 at x == 0), with sign recorded (its derivative is
+        // zero): under create_graph the gradient depends on x, as torch's
+        // g * sgn(x) does.
+        static const auto sign = Dispatcher::singleton()
+                                     .findSchemaOrThrow("aten::sign", "")
+                                     .typed<Tensor(const Tensor&)>();
+        return turnout::mul(g, sign.call(x));
       });
 }
 
@@ -431,12 +434,34 @@ Tensor sigmoidKernel(const Tensor& self) {
       });
 }
 
+// relu's gradient, torch's threshold_backward(g, result, 0): g where the
+// result is positive. Recorded over g and the result (whose derivative is
+// zero), so that under create_graph it depends on the input as torch's
+// ThresholdBackwardBackward0 does (autograd.grad through it then gives
+// zeros instead of failing).
+Tensor reluGrad(const Tensor& g, const Tensor& r) {
+  const bool rec = shouldRecord("threshold_backward", g, r);
+  Tensor out = belowAutograd(
+      [&] { return turnout::where(turnout::gt(r, 0), g, zeroLike(g)); });
+  if (rec) {
+    SavedVariable sr(r);
+    record("ThresholdBackwardBackward0", {g, r}, out,
+           [sr](const F& n, const Tensor& gg) {
+             const Tensor keep = turnout::gt(sr.unpack(&n), 0);
+             return variable_list{
+                 n.needsGrad(0) ? turnout::where(keep, gg, zeroLike(gg)) : Tensor(),
+                 n.needsGrad(1) ? turnout::zeros_like(gg) : Tensor()};
+           });
+  }
+  return out;
+}
+
 Tensor reluKernel(const Tensor& self) {
   return unary(
       "relu", "ReluBackward0", self,
       [](const Tensor& x) { return turnout::relu(x); }, false, true,
       [](const Tensor& g, const Tensor&, const Tensor& r) {
-        return turnout::where(turnout::gt(r, 0), g, zeroLike(g));
+        return reluGrad(g, r);
       });
 }
 

@@ -148,7 +148,8 @@ Tensor recordConvolution(const char* op_name, const char* node_name,
                    if (mask[2]) {
                      IntVec dims{0};
                      for (int64_t i = 2; i < g.dim(); ++i) dims.push_back(i);
-                     gb = turnout::sum(g, dims);
+                     gb = detail::sumGradOver("ConvolutionBackwardBackward0", g,
+                                              dims, {x, w});
                    }
                    return variable_list{
                        mask[0] ? convInputGrad(g, x, w, c) : Tensor(),

@@ -150,6 +150,37 @@ Tensor linearInGrad(const char* name, const Tensor& g,
 
 Tensor cloneWithHistory(const Tensor& self) { return clone(self); }
 
+Tensor sumGradOver(const char* name, const Tensor& g, IntArrayRef dims,
+                   absl::Span<const Tensor> others) {
+  std::vector<Tensor> inputs{g};
+  inputs.insert(inputs.end(), others.begin(), others.end());
+  const bool rec = shouldRecord(inputs, name);
+  Tensor out = belowAutograd([&] { return sum(g, dims); });
+  if (rec) {
+    const DimVector g_sizes(g.sizes().begin(), g.sizes().end());
+    DimVector kept = g_sizes;
+    for (int64_t d : dims) kept[static_cast<size_t>(d)] = 1;
+    std::vector<DimVector> other_sizes;
+    for (const Tensor& t : others) {
+      other_sizes.emplace_back(t.defined() ? DimVector(t.sizes().begin(), t.sizes().end())
+                                           : DimVector());
+    }
+    record(name, inputs, out,
+           [g_sizes, kept, other_sizes](const FunctionNode& n, const Tensor& gg) {
+             variable_list grads(1 + other_sizes.size());
+             if (n.needsGrad(0)) grads[0] = expand(reshape(gg, kept), g_sizes);
+             for (size_t i = 0; i < other_sizes.size(); ++i) {
+               if (n.needsGrad(i + 1)) {
+                 grads[i + 1] = zeros(other_sizes[i], TensorOptions(gg.scalar_type())
+                                                          .device(gg.device()));
+               }
+             }
+             return grads;
+           });
+  }
+  return out;
+}
+
 void checkInplaceAllowed(const Tensor& self, bool recording,
                          const char* op_name) {
   if (!recording) return;

@@ -104,6 +104,13 @@ Tensor linearInGrad(const char* name, const Tensor& g,
                     const std::function<Tensor(const Tensor&)>& apply,
                     std::function<Tensor(const Tensor&)> adjoint);
 
+/// sum(g, dims), a bias's gradient, recorded as `name` over g and `others`
+/// (their gradients zero), as torch's multi-output backward operators
+/// record every output over all their inputs: under create_graph it
+/// requires grad wherever torch's does. `dims`: non-negative.
+Tensor sumGradOver(const char* name, const Tensor& g, IntArrayRef dims,
+                   absl::Span<const Tensor> others);
+
 /// Self's value before an in-place write, for a formula that needs it: a
 /// clone made in grad mode (CloneBackward0 over self's old history), so
 /// that the formula is differentiable under create_graph, as torch's saved

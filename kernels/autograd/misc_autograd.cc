@@ -38,6 +38,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -323,11 +324,15 @@ variable_list remainderGrad(const F& n, const Tensor& g, const Tensor& x,
                             const Tensor& y) {
   Tensor gy;
   if (n.needsGrad(1)) {
-    // The floor quotient is piecewise constant: a constant of the second
-    // derivative (torch's div(rounding_mode="floor") has a zero gradient;
-    // turnout's floor_divide refuses one, as torch's floor_divide does).
-    const Tensor q = belowAutograd([&] { return floorDivideOp().call(x, y); });
-    gy = neg(mul(g, q));
+    // torch's -g * div(x, y, rounding_mode="floor"): the quotient is
+    // piecewise constant, with zero gradients (DivBackward2), where
+    // floor_divide refuses a derivative (as torch's does).
+    static const auto div_mode =
+        Dispatcher::singleton()
+            .findSchemaOrThrow("aten::div", "Tensor_mode")
+            .typed<Tensor(const Tensor&, const Tensor&,
+                          const std::optional<std::string>&)>();
+    gy = neg(mul(g, div_mode.call(x, y, std::string("floor"))));
   }
   return variable_list{g, gy};
 }

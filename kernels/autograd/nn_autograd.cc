@@ -541,6 +541,10 @@ std::tuple<Tensor, Tensor, Tensor> nativeLayerNorm(
           const Tensor wt = sw.unpack(&n), bt = sb.unpack(&n);
           const Tensor x = si.unpack(&n);
           Tensor mean = smean.unpack(&n), rstd = srstd.unpack(&n);
+          // Under create_graph the bias's gradient is recorded over x and
+          // the weight too, as torch's NativeLayerNormBackwardBackward0.
+          const bool bias_apart = GradMode::is_enabled() && n.needsGrad(2) &&
+                                  bt.defined();
           if (GradMode::is_enabled() && requiresGrad(x)) {
             // create_graph: the saved statistics have no history (they are
             // outputs this node does not attach), so the second derivative
@@ -561,7 +565,16 @@ std::tuple<Tensor, Tensor, Tensor> nativeLayerNorm(
               wt.defined() ? std::optional<Tensor>(wt) : std::nullopt,
               bt.defined() ? std::optional<Tensor>(bt) : std::nullopt,
               {n.needsGrad(0), n.needsGrad(1) && wt.defined(),
-               n.needsGrad(2) && bt.defined()});
+               n.needsGrad(2) && bt.defined() && !bias_apart});
+          if (bias_apart) {
+            std::vector<int64_t> lead;
+            for (int64_t i = 0; i < g.dim() - static_cast<int64_t>(shape.size());
+                 ++i) {
+              lead.push_back(i);
+            }
+            std::get<2>(grads) = detail::sumGradOver(
+                "NativeLayerNormBackwardBackward0", g, lead, {x, wt});
+          }
           return variable_list{std::get<0>(grads), std::get<1>(grads),
                                std::get<2>(grads)};
         });
