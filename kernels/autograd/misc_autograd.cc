@@ -7,7 +7,8 @@
 //     to each on ties;
 //   fmod.Tensor: self: g; other: -g * trunc(self / other);
 //   remainder.Tensor (RemainderBackward1): self: g; other:
-//     -g * floor_divide(self, other); remainder.Scalar (RemainderBackward0):
+//     -g * div(self, other, rounding_mode="floor") (a quotient with zero
+//     gradients); remainder.Scalar (RemainderBackward0):
 //     self: g; remainder.Scalar_Tensor: recorded, and its backward fails as
 //     torch's does ("derivative for aten::remainder is not implemented");
 //   pow.Tensor_Tensor, pow_.Tensor (PowBackward1): self: 0 where

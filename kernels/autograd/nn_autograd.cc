@@ -1,6 +1,7 @@
 // The Autograd kernels of the forward operators of kernels/nn.h (the
-// activations, clamp_, clamp_min(_), clamp_max(_), native_layer_norm, embedding, nll_loss_forward and
-// nll_loss2d_forward), registered at the Autograd alias key as
+// activations, clamp_, clamp_min(_), clamp_max(_), clamp.Tensor,
+// clamp_min.Tensor, clamp_max.Tensor, native_layer_norm, embedding,
+// nll_loss_forward and nll_loss2d_forward), registered at the Autograd alias key as
 // math_autograd.cc's are: record when grad mode is on and an input requires
 // grad, call the operator below autograd, attach a FunctionNode whose
 // formula calls the operator's backward operator (itself

@@ -11,6 +11,15 @@ first gradients require grad, and the values of both second gradients (an
 absent gradient counts as zeros: torch gives None or zeros depending on its
 graph's shape, which is not what this test is about).
 
+The same again with constant weights ``v``: then a first gradient requires
+grad only through the inputs' history, and must where torch's does (even
+with a zero second derivative, as relu's), or autograd.grad through it would
+fail where torch's gives zeros.
+
+Around the sweep: first-order gradients at ties (clamp with Tensor bounds
+against maximum / minimum), lift_fresh's node, a saved result's node, and
+the second derivatives of in-place forms (which the sweep leaves out).
+
 Where turnout's second derivative is known to differ, KNOWN_DIFFERENCES
 says why, per case; such a case is an expected failure, and a strict one
 (it fails once fixed, so that the entry goes). A case where torch itself
@@ -157,9 +166,10 @@ def test_second_derivatives_as_torch(info, sample):
     for i, (o, t, dt) in enumerate(zip(ours["second"], theirs["second"],
                                        theirs["dtypes"])):
         rtol, atol = _TOLERANCE.get(dt, (1e-7, 1e-7))
-        np.testing.assert_allclose(
-            o, t, rtol=rtol, atol=atol, equal_nan=True,
-            err_msg=f"second gradient with respect to {'input' if i < len(ours['first']) else 'v'} {i}")
+        n = len(ours["first"])
+        what = f"input {i}" if i < n else f"v {i - n}"
+        np.testing.assert_allclose(o, t, rtol=rtol, atol=atol, equal_nan=True,
+                                   err_msg=f"second gradient with respect to {what}")
 
 
 # ---- First-order rules around the sweep -------------------------------------
