@@ -146,12 +146,6 @@ variable_list AccumulateGrad::apply(variable_list&& grads) {
   Tensor& incoming = grads[0];
   if (!incoming.defined()) return {};
   AutogradMeta& meta = materialize(variable_);
-  // A leaf that got a grad_fn after this node was made (torch's lift_fresh
-  // does that to a tensor requiring grad) is no leaf any more.
-  TURNOUT_CHECK(meta.grad_fn == nullptr, ErrorKind::InvalidArgument,
-                "leaf variable has been moved into the graph interior (",
-                meta.grad_fn ? meta.grad_fn->name() : std::string(),
-                " made it a non-leaf after it was used as a leaf)");
   if (meta.leaf_hooks && !meta.leaf_hooks->hooks.empty()) {
     // A copy: a hook may remove itself (or others) while running.
     auto hooks = meta.leaf_hooks->hooks;

@@ -248,14 +248,22 @@ Tensor asStridedKernel(const Tensor& self, IntArrayRef size,
 
 // lift_fresh returns its input itself. Meant for fresh tensors, which never
 // require grad; given one that does, torch 1.13's records
-// LiftFreshBackward0 (gradient: g) as the input's new grad_fn, over its
-// old history. A leaf so becomes a non-leaf whose backward then fails
-// ("leaf variable has been moved into the graph interior"), as torch's.
+// LiftFreshBackward0 (gradient: g) as the input's new grad_fn, over its old
+// history, and so does this kernel. On a leaf that requires grad torch's
+// would make the leaf a non-leaf over its own AccumulateGrad (a reference
+// cycle, and a backward that fails: "leaf variable has been moved into the
+// graph interior"); this kernel refuses that call instead.
 Tensor liftFreshKernel(const Tensor& self) {
   static const auto op = Dispatcher::singleton()
                              .findSchemaOrThrow("aten::lift_fresh", "")
                              .typed<Tensor(const Tensor&)>();
   const bool rec = shouldRecord("lift_fresh", self);
+  TURNOUT_CHECK(!rec || !isLeaf(self), ErrorKind::InvalidArgument,
+                "lift_fresh: the input is a leaf that requires grad; torch "
+                "1.13 would move it into the graph (its backward then fails "
+                "with \"leaf variable has been moved into the graph "
+                "interior\"). lift_fresh is for fresh tensors: pass "
+                "self.detach(), or call it under no_grad");
   Tensor out = belowAutograd([&] { return op.call(self); });
   if (rec) {
     record("LiftFreshBackward0", {self}, out,

@@ -306,15 +306,24 @@ TEST(AutogradKernels, TheGradientOfASelectIsDifferentiable) {
   EXPECT_THAT(valuesOf(g2), ElementsAre(0, 2 * 12 * 12, 0));
 }
 
-TEST(AutogradKernels, AMovedLeafRefusesBackward) {
+TEST(AutogradKernels, LiftFreshRecordsOverANonLeafAndRefusesALeaf) {
+  const auto lift = Dispatcher::singleton()
+                        .findSchemaOrThrow("aten::lift_fresh", "")
+                        .typed<Tensor(const Tensor&)>();
   Tensor x = leaf({1, 2}, {2});
-  Tensor y = Dispatcher::singleton()  // torch 1.13 gives x a grad_fn here
-                 .findSchemaOrThrow("aten::lift_fresh", "")
-                 .typed<Tensor(const Tensor&)>()
-                 .call(x);
-  EXPECT_EQ(fnName(x), "LiftFreshBackward0");
-  EXPECT_THAT(errorOf([&] { backward({turnout::sum(y)}); }),
-              HasSubstr("leaf variable has been moved into the graph interior"));
+  Tensor z = turnout::mul(x, 2);
+  Tensor y = lift.call(z);  // z itself, with a new grad_fn, as torch 1.13's
+  EXPECT_EQ(y.unsafeGetTensorImpl(), z.unsafeGetTensorImpl());
+  EXPECT_EQ(fnName(z), "LiftFreshBackward0");
+  backward({turnout::sum(y)});
+  EXPECT_THAT(valuesOf(grad(x)), ElementsAre(2, 2));
+  // torch 1.13 would move the leaf into the graph (a cycle through its
+  // AccumulateGrad, and a failing backward): refused, x left as it was.
+  EXPECT_THAT(errorOf([&] { lift.call(x); }),
+              HasSubstr("lift_fresh: the input is a leaf that requires grad"));
+  EXPECT_TRUE(isLeaf(x));
+  NoGradGuard no_grad;
+  EXPECT_EQ(lift.call(x).unsafeGetTensorImpl(), x.unsafeGetTensorImpl());
 }
 
 }  // namespace
