@@ -449,7 +449,8 @@ Tensor reluGrad(const Tensor& g, const Tensor& r) {
            [sr](const F& n, const Tensor& gg) {
              const Tensor keep = turnout::gt(sr.unpack(&n), 0);
              return variable_list{
-                 n.needsGrad(0) ? turnout::where(keep, gg, zeroLike(gg)) : Tensor(),
+                 n.needsGrad(0) ? turnout::where(keep, gg, zeroLike(gg))
+                                : Tensor(),
                  n.needsGrad(1) ? turnout::zeros_like(gg) : Tensor()};
            });
   }
@@ -691,7 +692,8 @@ Tensor softmaxBackwardData(const Tensor& grad_output, const Tensor& output,
           Tensor ggo, gy;
           if (kLog) {
             const Tensor ey = turnout::exp(y);
-            if (n.needsGrad(0)) ggo = turnout::sub(gg, sumDim(turnout::mul(gg, ey)));
+            if (n.needsGrad(0))
+              ggo = turnout::sub(gg, sumDim(turnout::mul(gg, ey)));
             if (n.needsGrad(1)) {
               gy = turnout::mul(turnout::mul(turnout::neg(sumDim(go)), ey), gg);
             }
@@ -961,10 +963,10 @@ Tensor sliceKernel(const Tensor& self, int64_t dim,
       "slice", "SliceBackward0", self,
       [=](const Tensor& x) { return turnout::slice(x, dim, start, end, step); },
       [=](const Tensor& g, IntArrayRef sizes) {
-        return detail::viewBackward("SliceBackwardBackward0", g, sizes,
-                                    [=](const Tensor& z) {
-          return turnout::slice(z, dim, start, end, step);
-        });
+        return detail::viewBackward(
+            "SliceBackwardBackward0", g, sizes, [=](const Tensor& z) {
+              return turnout::slice(z, dim, start, end, step);
+            });
       },
       [&](Node* n) {
         n->addSaved("dim", IValue(dim));
@@ -980,10 +982,9 @@ Tensor selectKernel(const Tensor& self, int64_t dim, int64_t index) {
       "select", "SelectBackward0", self,
       [=](const Tensor& x) { return turnout::select(x, dim, index); },
       [=](const Tensor& g, IntArrayRef sizes) {
-        return detail::viewBackward("SelectBackwardBackward0", g, sizes,
-                                    [=](const Tensor& z) {
-          return turnout::select(z, dim, index);
-        });
+        return detail::viewBackward(
+            "SelectBackwardBackward0", g, sizes,
+            [=](const Tensor& z) { return turnout::select(z, dim, index); });
       },
       [&](Node* n) {
         n->addSaved("dim", IValue(dim));

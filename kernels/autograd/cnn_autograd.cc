@@ -83,10 +83,10 @@ Tensor convInputGrad(const Tensor& g, const Tensor& x, const Tensor& w,
     record("ConvolutionBackwardBackward0", {g, w}, out,
            [sg, sx, sw, c](const F& n, const Tensor& gg) {
              const Tensor w = sw.unpack(&n);
-             return variable_list{
-                 n.needsGrad(0) ? convOf(gg, w, c) : Tensor(),
-                 n.needsGrad(1) ? convWeightGrad(sg.unpack(&n), gg, w, c)
-                                : Tensor()};
+             return variable_list{n.needsGrad(0) ? convOf(gg, w, c) : Tensor(),
+                                  n.needsGrad(1)
+                                      ? convWeightGrad(sg.unpack(&n), gg, w, c)
+                                      : Tensor()};
            });
   }
   return out;
@@ -106,10 +106,10 @@ Tensor convWeightGrad(const Tensor& g, const Tensor& x, const Tensor& w,
     record("ConvolutionBackwardBackward0", {g, x}, out,
            [sg, sx, sw, c](const F& n, const Tensor& gg) {
              const Tensor x = sx.unpack(&n);
-             return variable_list{
-                 n.needsGrad(0) ? convOf(x, gg, c) : Tensor(),
-                 n.needsGrad(1) ? convInputGrad(sg.unpack(&n), x, gg, c)
-                                : Tensor()};
+             return variable_list{n.needsGrad(0) ? convOf(x, gg, c) : Tensor(),
+                                  n.needsGrad(1)
+                                      ? convInputGrad(sg.unpack(&n), x, gg, c)
+                                      : Tensor()};
            });
   }
   return out;

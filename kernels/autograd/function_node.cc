@@ -127,7 +127,8 @@ Tensor viewBackward(const char* name, const Tensor& g, IntArrayRef sizes,
   return linearInGrad(
       name, g,
       [&](const Tensor& grad) {
-        Tensor z = zeros(shape, TensorOptions(grad.scalar_type()).device(grad.device()));
+        Tensor z = zeros(
+            shape, TensorOptions(grad.scalar_type()).device(grad.device()));
         copy_(view_of(z), grad);
         return z;
       },
@@ -140,10 +141,11 @@ Tensor linearInGrad(const char* name, const Tensor& g,
   const bool rec = shouldRecord(name, g);
   Tensor out = belowAutograd([&] { return apply(g); });
   if (rec) {
-    record(name, {g}, out,
-           [adjoint = std::move(adjoint)](const FunctionNode&, const Tensor& gg) {
-             return variable_list{adjoint(gg)};
-           });
+    record(
+        name, {g}, out,
+        [adjoint = std::move(adjoint)](const FunctionNode&, const Tensor& gg) {
+          return variable_list{adjoint(gg)};
+        });
   }
   return out;
 }
@@ -162,21 +164,24 @@ Tensor sumGradOver(const char* name, const Tensor& g, IntArrayRef dims,
     for (int64_t d : dims) kept[static_cast<size_t>(d)] = 1;
     std::vector<DimVector> other_sizes;
     for (const Tensor& t : others) {
-      other_sizes.emplace_back(t.defined() ? DimVector(t.sizes().begin(), t.sizes().end())
-                                           : DimVector());
+      other_sizes.emplace_back(
+          t.defined() ? DimVector(t.sizes().begin(), t.sizes().end())
+                      : DimVector());
     }
-    record(name, inputs, out,
-           [g_sizes, kept, other_sizes](const FunctionNode& n, const Tensor& gg) {
-             variable_list grads(1 + other_sizes.size());
-             if (n.needsGrad(0)) grads[0] = expand(reshape(gg, kept), g_sizes);
-             for (size_t i = 0; i < other_sizes.size(); ++i) {
-               if (n.needsGrad(i + 1)) {
-                 grads[i + 1] = zeros(other_sizes[i], TensorOptions(gg.scalar_type())
-                                                          .device(gg.device()));
-               }
-             }
-             return grads;
-           });
+    record(
+        name, inputs, out,
+        [g_sizes, kept, other_sizes](const FunctionNode& n, const Tensor& gg) {
+          variable_list grads(1 + other_sizes.size());
+          if (n.needsGrad(0)) grads[0] = expand(reshape(gg, kept), g_sizes);
+          for (size_t i = 0; i < other_sizes.size(); ++i) {
+            if (n.needsGrad(i + 1)) {
+              grads[i + 1] =
+                  zeros(other_sizes[i],
+                        TensorOptions(gg.scalar_type()).device(gg.device()));
+            }
+          }
+          return grads;
+        });
   }
   return out;
 }

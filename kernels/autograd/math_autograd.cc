@@ -273,7 +273,8 @@ Tensor cumprodGrad(const Tensor& g, const Tensor& self, int64_t d) {
     return autograd_helpers::cumprodBackward(g, self, d);
   }
   const double zeros = belowAutograd([&] {
-    Tensor count = turnout::sum(turnout::to(turnout::eq(self, 0), ScalarType::Double));
+    Tensor count =
+        turnout::sum(turnout::to(turnout::eq(self, 0), ScalarType::Double));
     return turnout::to(count, Device(DeviceType::CPU)).data_ptr<double>()[0];
   });
   if (zeros != 0) {
@@ -296,10 +297,10 @@ Tensor cumprodKernel(const Tensor& self, int64_t dim,
   if (rec) {
     const int64_t d = maybeWrapDim(dim, self.dim());
     SavedVariable s(self);
-    Node* node = record(
-        "CumprodBackward0", {self}, out, [s, d](const F& n, const Tensor& g) {
-          return variable_list{cumprodGrad(g, s.unpack(&n), d)};
-        });
+    Node* node = record("CumprodBackward0", {self}, out,
+                        [s, d](const F& n, const Tensor& g) {
+                          return variable_list{cumprodGrad(g, s.unpack(&n), d)};
+                        });
     if (node != nullptr) addCumprodSaved(node, dim, out, s);
   }
   return out;
@@ -334,10 +335,10 @@ Tensor& cumprodInplace(Tensor& self, int64_t dim,
   if (rec) {
     const int64_t d = maybeWrapDim(dim, self.dim());
     SavedVariable s(original);
-    Node* node = record(
-        "CumprodBackward0", {self}, self, [s, d](const F& n, const Tensor& g) {
-          return variable_list{cumprodGrad(g, s.unpack(&n), d)};
-        });
+    Node* node = record("CumprodBackward0", {self}, self,
+                        [s, d](const F& n, const Tensor& g) {
+                          return variable_list{cumprodGrad(g, s.unpack(&n), d)};
+                        });
     if (node != nullptr) addCumprodSaved(node, dim, self, s);
   }
   return self;
@@ -401,8 +402,8 @@ Node* recordPicked(const char* node, const Tensor& self, const Tensor& values,
                return variable_list{detail::linearInGrad(
                    "ScatterBackward0", grad,
                    [&](const Tensor& gr) {
-                     return autograd_helpers::indexAlongDimBackward(
-                         gr, index, sizes, d);
+                     return autograd_helpers::indexAlongDimBackward(gr, index,
+                                                                    sizes, d);
                    },
                    [index, d](const Tensor& gg) {
                      return gatherOp().call(gg, d, index, false);

@@ -1,9 +1,9 @@
 // The Autograd kernels of the forward operators of kernels/nn.h (the
 // activations, clamp_, clamp_min(_), clamp_max(_), clamp.Tensor,
 // clamp_min.Tensor, clamp_max.Tensor, native_layer_norm, embedding,
-// nll_loss_forward and nll_loss2d_forward), registered at the Autograd alias key as
-// math_autograd.cc's are: record when grad mode is on and an input requires
-// grad, call the operator below autograd, attach a FunctionNode whose
+// nll_loss_forward and nll_loss2d_forward), registered at the Autograd alias
+// key as math_autograd.cc's are: record when grad mode is on and an input
+// requires grad, call the operator below autograd, attach a FunctionNode whose
 // formula calls the operator's backward operator (itself
 // CompositeImplicitAutograd, so gradients of gradients work).
 //
@@ -544,8 +544,8 @@ std::tuple<Tensor, Tensor, Tensor> nativeLayerNorm(
           Tensor mean = smean.unpack(&n), rstd = srstd.unpack(&n);
           // Under create_graph the bias's gradient is recorded over x and
           // the weight too, as torch's NativeLayerNormBackwardBackward0.
-          const bool bias_apart = GradMode::is_enabled() && n.needsGrad(2) &&
-                                  bt.defined();
+          const bool bias_apart =
+              GradMode::is_enabled() && n.needsGrad(2) && bt.defined();
           if (GradMode::is_enabled() && requiresGrad(x)) {
             // create_graph: the saved statistics have no history (they are
             // outputs this node does not attach), so the second derivative
@@ -559,7 +559,8 @@ std::tuple<Tensor, Tensor, Tensor> nativeLayerNorm(
             mean = turnout::mean(x, dims, /*keepdim=*/true);
             const Tensor xc = turnout::sub(x, mean);
             rstd = turnout::rsqrt(turnout::add(
-                turnout::mean(turnout::mul(xc, xc), dims, /*keepdim=*/true), eps));
+                turnout::mean(turnout::mul(xc, xc), dims, /*keepdim=*/true),
+                eps));
           }
           auto grads = turnout::native_layer_norm_backward(
               g, x, shape, mean, rstd,
@@ -569,8 +570,8 @@ std::tuple<Tensor, Tensor, Tensor> nativeLayerNorm(
                n.needsGrad(2) && bt.defined() && !bias_apart});
           if (bias_apart) {
             std::vector<int64_t> lead;
-            for (int64_t i = 0; i < g.dim() - static_cast<int64_t>(shape.size());
-                 ++i) {
+            for (int64_t i = 0;
+                 i < g.dim() - static_cast<int64_t>(shape.size()); ++i) {
               lead.push_back(i);
             }
             std::get<2>(grads) = detail::sumGradOver(
@@ -817,12 +818,12 @@ Tensor clampTensor(const Tensor& self, const std::optional<Tensor>& min,
   Tensor out = belowAutograd([&] { return op.call(self, min, max); });
   if (rec) {
     SavedVariable ss(self), smin(mn), smax(mx);
-    Node* node = record("ClampBackward0", {self, mn, mx}, out,
-                        [ss, smin, smax](const F& n, const Tensor& g) {
-                          return clampTensorGrads(g, ss.unpack(&n),
-                                                  smin.unpack(&n),
-                                                  smax.unpack(&n));
-                        });
+    Node* node =
+        record("ClampBackward0", {self, mn, mx}, out,
+               [ss, smin, smax](const F& n, const Tensor& g) {
+                 return clampTensorGrads(g, ss.unpack(&n), smin.unpack(&n),
+                                         smax.unpack(&n));
+               });
     if (node != nullptr) {
       node->addSaved("max", smax);
       node->addSaved("min", smin);
@@ -834,13 +835,12 @@ Tensor clampTensor(const Tensor& self, const std::optional<Tensor>& min,
 
 template <bool kMin>
 Tensor clampBoundTensor(const Tensor& self, const Tensor& bound) {
-  static const auto op = Dispatcher::singleton()
-                             .findSchemaOrThrow(kMin ? "aten::clamp_min"
-                                                     : "aten::clamp_max",
-                                                "Tensor")
-                             .typed<ClampBoundTensorSig>();
-  const bool rec =
-      shouldRecord(kMin ? "clamp_min" : "clamp_max", self, bound);
+  static const auto op =
+      Dispatcher::singleton()
+          .findSchemaOrThrow(kMin ? "aten::clamp_min" : "aten::clamp_max",
+                             "Tensor")
+          .typed<ClampBoundTensorSig>();
+  const bool rec = shouldRecord(kMin ? "clamp_min" : "clamp_max", self, bound);
   Tensor out = belowAutograd([&] { return op.call(self, bound); });
   if (rec) {
     SavedVariable ss(self), sb(bound);

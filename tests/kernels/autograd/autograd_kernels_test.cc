@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "dispatcher/dispatcher.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "dispatcher/dispatcher.h"
 #include "kernels/autograd/autograd_meta.h"
 #include "kernels/autograd/engine.h"
 #include "kernels/autograd/function_node.h"
@@ -269,7 +269,8 @@ TEST(AutogradKernels, ASavedOutputComesBackWithItsNodeUnderCreateGraph) {
   Tensor y = turnout::exp(x);
   std::weak_ptr<Node> fn = gradFn(y);
   // Without create_graph the saved result comes back without history.
-  Tensor plain = grad({turnout::sum(y)}, {}, {x}, false, /*retain_graph=*/true)[0];
+  Tensor plain =
+      grad({turnout::sum(y)}, {}, {x}, false, /*retain_graph=*/true)[0];
   EXPECT_FALSE(requiresGrad(plain));
   Tensor g = grad({turnout::sum(y)}, {}, {x}, /*create_graph=*/true)[0];
   EXPECT_TRUE(requiresGrad(g));
