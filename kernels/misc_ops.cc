@@ -22,7 +22,9 @@
 //   remainder.Scalar, remainder_.Scalar and remainder.Scalar_Tensor over
 //   remainder.Tensor (their own gradients, as torch 1.13's: `x % 4` is
 //   RemainderBackward0, `4 % x` is not differentiable); pow.Scalar and
-//   pow_.Scalar over pow.Tensor_Tensor (pow_.Tensor).
+//   pow_.Scalar over pow.Tensor_Tensor (pow_.Tensor); clamp.Tensor,
+//   clamp_min.Tensor and clamp_max.Tensor over maximum/minimum (their
+//   gradients, torch 1.13's, in autograd/nn_autograd.cc).
 // - The out= overloads of remainder and pow (torch 1.13's schemas and out=
 //   rules): remainder.Tensor_out, pow.Tensor_Tensor_out and
 //   pow.Tensor_Scalar_out, CPU and Meta, over the functional kernels;
@@ -36,8 +38,7 @@
 //   sum_to_size, zero_, fill_.Tensor,
 //   eye (.m), fmod.Scalar (fmod_.Scalar), floor_divide.Scalar
 //   (floor_divide_.Scalar), bitwise_xor.Scalar (bitwise_xor_.Scalar),
-//   __xor__ and __ixor__; max.other, min.other, clamp_min.Tensor,
-//   clamp_max.Tensor, clamp.Tensor (over maximum/minimum), isnan, isinf,
+//   __xor__ and __ixor__; max.other, min.other, isnan, isinf,
 //   copy, bitwise_xor.Scalar_Tensor and norm's dtype= overloads
 //   (ScalarOpt_dtype, ScalarOpt_dim_dtype: over to() and norm), whose out=
 //   overloads are in kernels/out_variants.cc.
@@ -1288,8 +1289,8 @@ Tensor minOther(const Tensor& self, const Tensor& other) {
 }
 // clamp_min.Tensor / clamp_max.Tensor have maximum's / minimum's values,
 // promotion and NaN propagation (a NaN bound gives NaN, as torch 1.13's).
-// Their gradients are maximum's and minimum's: where self equals the bound
-// each side gets half (torch's own formula gives it all to self).
+// CompositeExplicitAutograd: their Autograd kernels (autograd/nn_autograd.cc)
+// give a tie's gradient to self, as torch's, where maximum splits it.
 Tensor clampMinTensor(const Tensor& self, const Tensor& min) {
   return maximumOp().call(self, min);
 }
@@ -1517,6 +1518,10 @@ TURNOUT_LIBRARY_IMPL(aten, Meta, m) { turnout::registerMiscOps<false>(m); }
 // Gradients in kernels/autograd/misc_autograd.cc.
 TURNOUT_LIBRARY_IMPL(aten, CompositeExplicitAutograd, m) {
   using namespace turnout;  // NOLINT: the kernels above
+  // Their gradients: autograd/nn_autograd.cc (torch 1.13's tie rule).
+  m.impl("clamp_min.Tensor", TURNOUT_FN(clampMinTensor));
+  m.impl("clamp_max.Tensor", TURNOUT_FN(clampMaxTensor));
+  m.impl("clamp.Tensor", TURNOUT_FN(clampTensor));
   m.impl("logsumexp", TURNOUT_FN(logsumexpKernel));
   m.impl("norm.Scalar", TURNOUT_FN(normScalar));
   m.impl("norm.ScalarOpt_dim", TURNOUT_FN(normScalarOptDim));
@@ -1558,9 +1563,6 @@ TURNOUT_LIBRARY_IMPL(aten, CompositeImplicitAutograd, m) {
   m.impl("bitwise_xor.Scalar_Tensor", TURNOUT_FN(xorScalarTensor));
   m.impl("max.other", TURNOUT_FN(maxOther));
   m.impl("min.other", TURNOUT_FN(minOther));
-  m.impl("clamp_min.Tensor", TURNOUT_FN(clampMinTensor));
-  m.impl("clamp_max.Tensor", TURNOUT_FN(clampMaxTensor));
-  m.impl("clamp.Tensor", TURNOUT_FN(clampTensor));
   m.impl("isnan", TURNOUT_FN(isnanKernel));
   m.impl("isinf", TURNOUT_FN(isinfKernel));
   m.impl("copy", TURNOUT_FN(copyKernel));

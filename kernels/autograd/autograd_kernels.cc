@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "dispatcher/core/error.h"
+#include "dispatcher/dispatcher.h"
 #include "dispatcher/library.h"
 #include "dispatcher/local_dispatch_key_set.h"
 #include "kernels/autograd/function_node.h"
@@ -283,7 +284,7 @@ Tensor& mulDivInplaceTensor(Tensor& self, const Tensor& other) {
   checkInplaceAllowed(self, rec, op);
   Tensor original;
   if (rec && requiresGrad(other)) {
-    original = belowAutograd([&] { return turnout::clone(self); });
+    original = detail::cloneWithHistory(self);
   }
   // x.mul_(x) saves the tensor that becomes this node's output: kept
   // without its history (as an output), or it would hold its own grad_fn.
@@ -374,11 +375,13 @@ Tensor absKernel(const Tensor& self) {
       "abs", "AbsBackward0", self,
       [](const Tensor& x) { return turnout::abs(x); }, true, false,
       [](const Tensor& g, const Tensor& x, const Tensor&) {
-        // g * sign(x), with 0 at x == 0.
-        const Tensor z = zeroLike(g);
-        return turnout::where(
-            turnout::gt(x, 0), g,
-            turnout::where(turnout::lt(x, 0), turnout::neg(g), z));
+        // g * sign(x) (0 at x == 0), with sign recorded (its derivative is
+        // zero): under create_graph the gradient depends on x, as torch's
+        // g * sgn(x) does.
+        static const auto sign = Dispatcher::singleton()
+                                     .findSchemaOrThrow("aten::sign", "")
+                                     .typed<Tensor(const Tensor&)>();
+        return turnout::mul(g, sign.call(x));
       });
 }
 
@@ -431,12 +434,35 @@ Tensor sigmoidKernel(const Tensor& self) {
       });
 }
 
+// relu's gradient, torch's threshold_backward(g, result, 0): g where the
+// result is positive. Recorded over g and the result (whose derivative is
+// zero), so that under create_graph it depends on the input as torch's
+// ThresholdBackwardBackward0 does (autograd.grad through it then gives
+// zeros instead of failing).
+Tensor reluGrad(const Tensor& g, const Tensor& r) {
+  const bool rec = shouldRecord("threshold_backward", g, r);
+  Tensor out = belowAutograd(
+      [&] { return turnout::where(turnout::gt(r, 0), g, zeroLike(g)); });
+  if (rec) {
+    SavedVariable sr(r);
+    record("ThresholdBackwardBackward0", {g, r}, out,
+           [sr](const F& n, const Tensor& gg) {
+             const Tensor keep = turnout::gt(sr.unpack(&n), 0);
+             return variable_list{
+                 n.needsGrad(0) ? turnout::where(keep, gg, zeroLike(gg))
+                                : Tensor(),
+                 n.needsGrad(1) ? turnout::zeros_like(gg) : Tensor()};
+           });
+  }
+  return out;
+}
+
 Tensor reluKernel(const Tensor& self) {
   return unary(
       "relu", "ReluBackward0", self,
       [](const Tensor& x) { return turnout::relu(x); }, false, true,
       [](const Tensor& g, const Tensor&, const Tensor& r) {
-        return turnout::where(turnout::gt(r, 0), g, zeroLike(g));
+        return reluGrad(g, r);
       });
 }
 
@@ -631,6 +657,68 @@ Tensor softmaxImpl(const Tensor& self, int64_t dim, bool half_to_float) {
   }
   return out;
 }
+// _softmax_backward_data and _log_softmax_backward_data are differentiable
+// (the second derivatives of softmax), with torch 1.13's formulas. For
+// softmax's r = y * (go - sum(go * y)): d/dgo is the same operator on the
+// incoming gradient gg, d/dy = go * gg - sum(y * go) * gg - go * sum(y *
+// gg). For log_softmax's r = go - exp(y) * sum(go): d/dgo = gg -
+// sum(gg * exp(y)), d/dy = -sum(go) * exp(y) * gg.
+template <bool kLog>
+Tensor softmaxBackwardData(const Tensor& grad_output, const Tensor& output,
+                           int64_t dim, ScalarType input_dtype) {
+  const bool rec = shouldRecord(
+      kLog ? "_log_softmax_backward_data" : "_softmax_backward_data",
+      grad_output, output);
+  Tensor out = belowAutograd([&] {
+    return kLog ? turnout::_log_softmax_backward_data(grad_output, output, dim,
+                                                      input_dtype)
+                : turnout::_softmax_backward_data(grad_output, output, dim,
+                                                  input_dtype);
+  });
+  if (rec) {
+    SavedVariable sgo(grad_output), sy(output);
+    const int64_t d = maybeWrapDim(dim, output.dim());
+    Node* node = record(
+        kLog ? "LogSoftmaxBackwardDataBackward0"
+             : "SoftmaxBackwardDataBackward0",
+        {grad_output, output}, out,
+        [sgo, sy, d, input_dtype](const F& n, const Tensor& gg_in) {
+          const Tensor go = sgo.unpack(&n), y = sy.unpack(&n);
+          const Tensor gg = turnout::to(gg_in, y.scalar_type());
+          const std::vector<int64_t> dims{d};
+          auto sumDim = [&](const Tensor& t) {
+            return turnout::sum(t, dims, /*keepdim=*/true);
+          };
+          Tensor ggo, gy;
+          if (kLog) {
+            const Tensor ey = turnout::exp(y);
+            if (n.needsGrad(0))
+              ggo = turnout::sub(gg, sumDim(turnout::mul(gg, ey)));
+            if (n.needsGrad(1)) {
+              gy = turnout::mul(turnout::mul(turnout::neg(sumDim(go)), ey), gg);
+            }
+          } else {
+            if (n.needsGrad(0)) {
+              ggo = turnout::_softmax_backward_data(gg, y, d, input_dtype);
+            }
+            if (n.needsGrad(1)) {
+              gy = turnout::sub(
+                  turnout::sub(turnout::mul(go, gg),
+                               turnout::mul(sumDim(turnout::mul(y, go)), gg)),
+                  turnout::mul(go, sumDim(turnout::mul(y, gg))));
+            }
+          }
+          return variable_list{ggo, gy};
+        });
+    if (node != nullptr) {
+      node->addSaved("dim", IValue(dim));
+      node->addSaved("grad_output", sgo);
+      node->addSaved("output", sy);
+    }
+  }
+  return out;
+}
+
 Tensor internalSoftmax(const Tensor& self, int64_t dim, bool half_to_float) {
   return softmaxImpl<false>(self, dim, half_to_float);
 }
@@ -868,16 +956,6 @@ Tensor unsqueezeKernel(const Tensor& self, int64_t dim) {
       [dim](Node* n) { n->addSaved("dim", IValue(dim)); });
 }
 
-// The gradient of a slice or select: zeros of the input's shape with `g`
-// written into the part the view covered.
-template <class ViewOf>
-Tensor scatterInto(const Tensor& g, IntArrayRef sizes, ViewOf view_of) {
-  Tensor z =
-      turnout::zeros(sizes, TensorOptions(g.scalar_type()).device(g.device()));
-  turnout::copy_(view_of(z), g);
-  return z;
-}
-
 Tensor sliceKernel(const Tensor& self, int64_t dim,
                    std::optional<int64_t> start, std::optional<int64_t> end,
                    int64_t step) {
@@ -885,9 +963,10 @@ Tensor sliceKernel(const Tensor& self, int64_t dim,
       "slice", "SliceBackward0", self,
       [=](const Tensor& x) { return turnout::slice(x, dim, start, end, step); },
       [=](const Tensor& g, IntArrayRef sizes) {
-        return scatterInto(g, sizes, [=](const Tensor& z) {
-          return turnout::slice(z, dim, start, end, step);
-        });
+        return detail::viewBackward(
+            "SliceBackwardBackward0", g, sizes, [=](const Tensor& z) {
+              return turnout::slice(z, dim, start, end, step);
+            });
       },
       [&](Node* n) {
         n->addSaved("dim", IValue(dim));
@@ -903,9 +982,9 @@ Tensor selectKernel(const Tensor& self, int64_t dim, int64_t index) {
       "select", "SelectBackward0", self,
       [=](const Tensor& x) { return turnout::select(x, dim, index); },
       [=](const Tensor& g, IntArrayRef sizes) {
-        return scatterInto(g, sizes, [=](const Tensor& z) {
-          return turnout::select(z, dim, index);
-        });
+        return detail::viewBackward(
+            "SelectBackwardBackward0", g, sizes,
+            [=](const Tensor& z) { return turnout::select(z, dim, index); });
       },
       [&](Node* n) {
         n->addSaved("dim", IValue(dim));
@@ -1061,6 +1140,8 @@ TURNOUT_LIBRARY_IMPL(aten, Autograd, m) {
   m.impl("amin", TURNOUT_FN(aminmax<false>));
   m.impl("_softmax", TURNOUT_FN(internalSoftmax));
   m.impl("_log_softmax", TURNOUT_FN(internalLogSoftmax));
+  m.impl("_softmax_backward_data", TURNOUT_FN(softmaxBackwardData<false>));
+  m.impl("_log_softmax_backward_data", TURNOUT_FN(softmaxBackwardData<true>));
   m.impl("mm", TURNOUT_FN(mmBmm<false>));
   m.impl("bmm", TURNOUT_FN(mmBmm<true>));
   m.impl("addmm", TURNOUT_FN(addmmKernel));

@@ -17,12 +17,18 @@
 #include <vector>
 
 #include "dispatcher/core/error.h"
+#include "dispatcher/dispatcher.h"
 #include "dispatcher/library.h"
 #include "kernels/autograd/function_node.h"
+#include "kernels/autograd/grad_mode.h"
 #include "kernels/autograd/saved_variable.h"
 #include "kernels/batch_norm.h"
 #include "kernels/conv.h"
+#include "kernels/elementwise.h"
 #include "kernels/pool.h"
+#include "kernels/reduce.h"
+#include "kernels/shape.h"
+#include "kernels/unary_math.h"
 
 namespace turnout {
 namespace autograd {
@@ -38,6 +44,75 @@ IntVec vec(IntArrayRef v) { return IntVec(v.begin(), v.end()); }
 
 Tensor orUndefined(const std::optional<Tensor>& t) {
   return t.has_value() ? *t : Tensor();
+}
+
+// Differentiable gradients of a convolution, for create_graph. The
+// convolution B(x, w) is bilinear, so its input gradient B_x^T(g; w) is
+// bilinear in (g, w) and its weight gradient B_w^T(g; x) in (g, x), with
+// <gg, B_x^T(g; w)> = <B(gg, w), g> and <gg, B_w^T(g; x)> = <B(x, gg), g>:
+// the gradients of each are a convolution and the other gradient, which
+// record in turn (third derivatives too). Torch 1.13's
+// convolution_backward has its own autograd formula; turnout's operator
+// has none, and these pieces stand in for it (as ConvolutionBackwardBackward0).
+struct ConvGeometry {
+  IntVec stride, padding, dilation, output_padding;
+  bool transposed;
+  int64_t groups;
+};
+
+Tensor convOf(const Tensor& x, const Tensor& w, const ConvGeometry& c) {
+  return turnout::convolution(x, w, std::nullopt, c.stride, c.padding,
+                              c.dilation, c.transposed, c.output_padding,
+                              c.groups);
+}
+
+Tensor convWeightGrad(const Tensor& g, const Tensor& x, const Tensor& w,
+                      const ConvGeometry& c);
+
+// B_x^T(g; w): `x` gives the input's shape only.
+Tensor convInputGrad(const Tensor& g, const Tensor& x, const Tensor& w,
+                     const ConvGeometry& c) {
+  const bool rec = shouldRecord("convolution_backward", g, w);
+  Tensor out = belowAutograd([&] {
+    return std::get<0>(turnout::convolution_backward(
+        g, x, w, std::nullopt, c.stride, c.padding, c.dilation, c.transposed,
+        c.output_padding, c.groups, {true, false, false}));
+  });
+  if (rec) {
+    SavedVariable sg(g), sx(x), sw(w);
+    record("ConvolutionBackwardBackward0", {g, w}, out,
+           [sg, sx, sw, c](const F& n, const Tensor& gg) {
+             const Tensor w = sw.unpack(&n);
+             return variable_list{n.needsGrad(0) ? convOf(gg, w, c) : Tensor(),
+                                  n.needsGrad(1)
+                                      ? convWeightGrad(sg.unpack(&n), gg, w, c)
+                                      : Tensor()};
+           });
+  }
+  return out;
+}
+
+// B_w^T(g; x): `w` gives the weight's shape only.
+Tensor convWeightGrad(const Tensor& g, const Tensor& x, const Tensor& w,
+                      const ConvGeometry& c) {
+  const bool rec = shouldRecord("convolution_backward", g, x);
+  Tensor out = belowAutograd([&] {
+    return std::get<1>(turnout::convolution_backward(
+        g, x, w, std::nullopt, c.stride, c.padding, c.dilation, c.transposed,
+        c.output_padding, c.groups, {false, true, false}));
+  });
+  if (rec) {
+    SavedVariable sg(g), sx(x), sw(w);
+    record("ConvolutionBackwardBackward0", {g, x}, out,
+           [sg, sx, sw, c](const F& n, const Tensor& gg) {
+             const Tensor x = sx.unpack(&n);
+             return variable_list{n.needsGrad(0) ? convOf(x, gg, c) : Tensor(),
+                                  n.needsGrad(1)
+                                      ? convInputGrad(sg.unpack(&n), x, gg, c)
+                                      : Tensor()};
+           });
+  }
+  return out;
 }
 
 // convolution and _convolution: the same gradient, under torch's two nodes
@@ -66,6 +141,20 @@ Tensor recordConvolution(const char* op_name, const char* node_name,
                  const std::vector<bool> mask = {
                      n.needsGrad(0), n.needsGrad(1),
                      n.needsGrad(2) && bias_sizes.has_value()};
+                 if (GradMode::is_enabled()) {  // create_graph
+                   const ConvGeometry c{s, p, d, op, transposed, groups};
+                   const Tensor x = si.unpack(&n), w = sw.unpack(&n);
+                   Tensor gb;
+                   if (mask[2]) {
+                     IntVec dims{0};
+                     for (int64_t i = 2; i < g.dim(); ++i) dims.push_back(i);
+                     gb = detail::sumGradOver("ConvolutionBackwardBackward0", g,
+                                              dims, {x, w});
+                   }
+                   return variable_list{
+                       mask[0] ? convInputGrad(g, x, w, c) : Tensor(),
+                       mask[1] ? convWeightGrad(g, x, w, c) : Tensor(), gb};
+                 }
                  auto [gi, gw, gb] = turnout::convolution_backward(
                      g, si.unpack(&n), sw.unpack(&n), bias_sizes, s, p, d,
                      transposed, op, groups, mask);
@@ -134,7 +223,7 @@ std::tuple<Tensor, Tensor> maxPool2dWithIndicesKernel(
                                             dilation, ceil_mode);
   });
   if (rec) {
-    SavedVariable ss(self), si(std::get<1>(result), /*is_output=*/true);
+    SavedVariable ss(self), si(std::get<1>(result), /*is_output=*/true, 1);
     Node* node =
         record("MaxPool2DWithIndicesBackward0", {self}, std::get<0>(result),
                [ss, si, k = vec(kernel_size), s = vec(stride), p = vec(padding),
@@ -204,6 +293,143 @@ Tensor adaptiveAvgPool2dKernel(const Tensor& self, IntArrayRef output_size) {
   return out;
 }
 
+// The pooling backward operators are differentiable in grad_output (torch
+// 1.13's double backward; their gradient with respect to self is zero):
+// each is linear in it, and its adjoint is the forward pooling again (for
+// max pooling, a gather at the saved indices).
+using GatherSig = Tensor(const Tensor&, int64_t, const Tensor&, bool);
+const TypedOperatorHandle<GatherSig>& gatherOp() {
+  static const auto op = Dispatcher::singleton()
+                             .findSchemaOrThrow("aten::gather", "")
+                             .typed<GatherSig>();
+  return op;
+}
+
+Tensor maxPool2dWithIndicesBackwardKernel(
+    const Tensor& grad_output, const Tensor& self, IntArrayRef kernel_size,
+    IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
+    bool ceil_mode, const Tensor& indices) {
+  const bool rec =
+      shouldRecord("max_pool2d_with_indices_backward", grad_output, self);
+  Tensor out = belowAutograd([&] {
+    return turnout::max_pool2d_with_indices_backward(
+        grad_output, self, kernel_size, stride, padding, dilation, ceil_mode,
+        indices);
+  });
+  if (rec) {
+    SavedVariable si(indices);
+    Node* node = record(
+        "MaxPool2DWithIndicesBackwardBackward0", {grad_output, self}, out,
+        [si](const F& n, const Tensor& gg) {
+          // grad_output[..., i] takes gg at the input position indices[..., i]
+          // of its (flattened) plane.
+          const Tensor ix = si.unpack(&n);
+          const int64_t lead = gg.dim() - 2;
+          std::vector<int64_t> flat_gg(gg.sizes().begin(),
+                                       gg.sizes().begin() + lead);
+          flat_gg.push_back(-1);
+          std::vector<int64_t> flat_ix(ix.sizes().begin(),
+                                       ix.sizes().begin() + lead);
+          flat_ix.push_back(-1);
+          const Tensor picked =
+              gatherOp().call(turnout::reshape(gg, flat_gg), lead,
+                              turnout::reshape(ix, flat_ix), false);
+          return variable_list{turnout::reshape(picked, ix.sizes()), Tensor()};
+        });
+    if (node != nullptr) node->addSaved("indices", si);
+  }
+  return out;
+}
+
+Tensor avgPool2dBackwardKernel(const Tensor& grad_output, const Tensor& self,
+                               IntArrayRef kernel_size, IntArrayRef stride,
+                               IntArrayRef padding, bool ceil_mode,
+                               bool count_include_pad,
+                               std::optional<int64_t> divisor_override) {
+  const bool rec = shouldRecord("avg_pool2d_backward", grad_output, self);
+  Tensor out = belowAutograd([&] {
+    return turnout::avg_pool2d_backward(grad_output, self, kernel_size, stride,
+                                        padding, ceil_mode, count_include_pad,
+                                        divisor_override);
+  });
+  if (rec) {
+    record("AvgPool2DBackwardBackward0", {grad_output, self}, out,
+           [k = vec(kernel_size), s = vec(stride), p = vec(padding), ceil_mode,
+            count_include_pad, divisor_override](const F&, const Tensor& gg) {
+             return variable_list{
+                 turnout::avg_pool2d(gg, k, s, p, ceil_mode, count_include_pad,
+                                     divisor_override),
+                 Tensor()};
+           });
+  }
+  return out;
+}
+
+Tensor adaptiveAvgPool2dBackwardKernel(const Tensor& grad_output,
+                                       const Tensor& self) {
+  const bool rec =
+      shouldRecord("_adaptive_avg_pool2d_backward", grad_output, self);
+  Tensor out = belowAutograd([&] {
+    return turnout::_adaptive_avg_pool2d_backward(grad_output, self);
+  });
+  if (rec) {
+    const std::vector<int64_t> size(grad_output.sizes().end() - 2,
+                                    grad_output.sizes().end());
+    record("AdaptiveAvgPool2DBackwardBackward0", {grad_output, self}, out,
+           [size](const F&, const Tensor& gg) {
+             return variable_list{turnout::_adaptive_avg_pool2d(gg, size),
+                                  Tensor()};
+           });
+  }
+  return out;
+}
+
+// native_batch_norm's gradients from differentiable operators, for
+// create_graph (turnout's native_batch_norm_backward has no autograd
+// formula; torch 1.13's has one). The statistics are computed again from x
+// in grad mode, so that the second derivative sees their dependence on it
+// (the saved mean and invstd are outputs without history). With batch
+// statistics: gi = w * invstd * (g - mean(g) - xhat * mean(g * xhat)); with
+// running ones: gi = w * invstd * g. gw = sum(g * xhat), gb = sum(g), over
+// every dimension but the channels.
+variable_list batchNormGrads(const Tensor& g, const Tensor& x, const Tensor& w,
+                             const Tensor& running_mean,
+                             const Tensor& running_var, bool training,
+                             double eps, const std::vector<bool>& mask) {
+  IntVec dims{0};
+  for (int64_t i = 2; i < x.dim(); ++i) dims.push_back(i);
+  IntVec channel_shape(static_cast<size_t>(x.dim()), 1);
+  channel_shape[1] = x.size(1);
+  const bool batch_stats = training || !running_mean.defined();
+  Tensor mean, invstd;
+  if (batch_stats) {
+    mean = turnout::mean(x, dims, /*keepdim=*/true);
+    const Tensor xc = turnout::sub(x, mean);
+    invstd = turnout::rsqrt(turnout::add(
+        turnout::mean(turnout::mul(xc, xc), dims, /*keepdim=*/true), eps));
+  } else {
+    mean = turnout::reshape(running_mean, channel_shape);
+    invstd = turnout::reshape(turnout::rsqrt(turnout::add(running_var, eps)),
+                              channel_shape);
+  }
+  const Tensor xhat = turnout::mul(turnout::sub(x, mean), invstd);
+  Tensor gi, gw, gb;
+  if (mask[0]) {
+    Tensor centred = g;
+    if (batch_stats) {
+      centred = turnout::sub(
+          turnout::sub(g, turnout::mean(g, dims, /*keepdim=*/true)),
+          turnout::mul(xhat, turnout::mean(turnout::mul(g, xhat), dims,
+                                           /*keepdim=*/true)));
+    }
+    gi = turnout::mul(centred, invstd);
+    if (w.defined()) gi = turnout::mul(gi, turnout::reshape(w, channel_shape));
+  }
+  if (mask[1]) gw = turnout::sum(turnout::mul(g, xhat), dims);
+  if (mask[2]) gb = turnout::sum(g, dims);
+  return {gi, gw, gb};
+}
+
 std::tuple<Tensor, Tensor, Tensor> nativeBatchNormKernel(
     const Tensor& input, const std::optional<Tensor>& weight,
     const std::optional<Tensor>& bias, const std::optional<Tensor>& running_mean,
@@ -234,8 +460,8 @@ std::tuple<Tensor, Tensor, Tensor> nativeBatchNormKernel(
     // their version, so a later training step does not invalidate them).
     SavedVariable si(input), sw(w);
     SavedVariable srm(orUndefined(running_mean)), srv(orUndefined(running_var));
-    SavedVariable smean(std::get<1>(result), /*is_output=*/true);
-    SavedVariable sinvstd(std::get<2>(result), /*is_output=*/true);
+    SavedVariable smean(std::get<1>(result), /*is_output=*/true, 1);
+    SavedVariable sinvstd(std::get<2>(result), /*is_output=*/true, 2);
     const bool has_weight = w.defined(), has_bias = b.defined();
     Node* node =
         record("NativeBatchNormBackward0", {input, w, b}, std::get<0>(result),
@@ -244,6 +470,11 @@ std::tuple<Tensor, Tensor, Tensor> nativeBatchNormKernel(
                  const std::vector<bool> mask = {n.needsGrad(0),
                                                  n.needsGrad(1) && has_weight,
                                                  n.needsGrad(2) && has_bias};
+                 if (GradMode::is_enabled() && si.unpack(&n).numel() > 0) {
+                   return batchNormGrads(g, si.unpack(&n), sw.unpack(&n),
+                                         srm.unpack(&n), srv.unpack(&n),
+                                         training, eps, mask);
+                 }
                  auto opt = [](const Tensor& t) {
                    return t.defined() ? std::optional<Tensor>(t) : std::nullopt;
                  };
@@ -279,4 +510,9 @@ TURNOUT_LIBRARY_IMPL(aten, Autograd, m) {
   m.impl("avg_pool2d", TURNOUT_FN(avgPool2dKernel));
   m.impl("_adaptive_avg_pool2d", TURNOUT_FN(adaptiveAvgPool2dKernel));
   m.impl("native_batch_norm", TURNOUT_FN(nativeBatchNormKernel));
+  m.impl("max_pool2d_with_indices_backward",
+         TURNOUT_FN(maxPool2dWithIndicesBackwardKernel));
+  m.impl("avg_pool2d_backward", TURNOUT_FN(avgPool2dBackwardKernel));
+  m.impl("_adaptive_avg_pool2d_backward",
+         TURNOUT_FN(adaptiveAvgPool2dBackwardKernel));
 }

@@ -184,13 +184,15 @@ variable_list CustomFunctionNode::wrapOutputs(variable_list outputs,
   ctx.saved_.clear();
   for (const Tensor& t : ctx.to_save_) {
     bool is_output = false;
+    uint32_t output_nr = 0;
     for (const Tensor& o : outputs) {
       if (t.defined() && o.defined() &&
           o.unsafeGetTensorImpl() == t.unsafeGetTensorImpl()) {
         is_output = gradFn(o).get() == this;
+        if (is_output) output_nr = getAutogradMeta(o)->output_nr;
       }
     }
-    ctx.saved_.emplace_back(t, is_output);
+    ctx.saved_.emplace_back(t, is_output, output_nr);
   }
   ctx.to_save_.clear();
   ctx.saved_done_ = true;

@@ -6,6 +6,7 @@
 #include "kernels/autograd/autograd_meta.h"
 #include "kernels/autograd/grad_mode.h"
 #include "kernels/copy.h"
+#include "kernels/factory.h"
 #include "kernels/reduce.h"
 #include "kernels/shape.h"
 
@@ -118,6 +119,71 @@ Node* record(const char* name, absl::Span<const Tensor> inputs,
     meta->view_version = output.unsafeGetTensorImpl()->version();
   }
   return node.get();
+}
+
+Tensor viewBackward(const char* name, const Tensor& g, IntArrayRef sizes,
+                    std::function<Tensor(const Tensor&)> view_of) {
+  const DimVector shape(sizes.begin(), sizes.end());
+  return linearInGrad(
+      name, g,
+      [&](const Tensor& grad) {
+        Tensor z = zeros(
+            shape, TensorOptions(grad.scalar_type()).device(grad.device()));
+        copy_(view_of(z), grad);
+        return z;
+      },
+      view_of);  // a copy: `apply` above uses view_of too
+}
+
+Tensor linearInGrad(const char* name, const Tensor& g,
+                    const std::function<Tensor(const Tensor&)>& apply,
+                    std::function<Tensor(const Tensor&)> adjoint) {
+  const bool rec = shouldRecord(name, g);
+  Tensor out = belowAutograd([&] { return apply(g); });
+  if (rec) {
+    record(
+        name, {g}, out,
+        [adjoint = std::move(adjoint)](const FunctionNode&, const Tensor& gg) {
+          return variable_list{adjoint(gg)};
+        });
+  }
+  return out;
+}
+
+Tensor cloneWithHistory(const Tensor& self) { return clone(self); }
+
+Tensor sumGradOver(const char* name, const Tensor& g, IntArrayRef dims,
+                   absl::Span<const Tensor> others) {
+  std::vector<Tensor> inputs{g};
+  inputs.insert(inputs.end(), others.begin(), others.end());
+  const bool rec = shouldRecord(inputs, name);
+  Tensor out = belowAutograd([&] { return sum(g, dims); });
+  if (rec) {
+    const DimVector g_sizes(g.sizes().begin(), g.sizes().end());
+    DimVector kept = g_sizes;
+    for (int64_t d : dims) kept[static_cast<size_t>(d)] = 1;
+    std::vector<DimVector> other_sizes;
+    for (const Tensor& t : others) {
+      other_sizes.emplace_back(
+          t.defined() ? DimVector(t.sizes().begin(), t.sizes().end())
+                      : DimVector());
+    }
+    record(
+        name, inputs, out,
+        [g_sizes, kept, other_sizes](const FunctionNode& n, const Tensor& gg) {
+          variable_list grads(1 + other_sizes.size());
+          if (n.needsGrad(0)) grads[0] = expand(reshape(gg, kept), g_sizes);
+          for (size_t i = 0; i < other_sizes.size(); ++i) {
+            if (n.needsGrad(i + 1)) {
+              grads[i + 1] =
+                  zeros(other_sizes[i],
+                        TensorOptions(gg.scalar_type()).device(gg.device()));
+            }
+          }
+          return grads;
+        });
+  }
+  return out;
 }
 
 void checkInplaceAllowed(const Tensor& self, bool recording,

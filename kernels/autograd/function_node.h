@@ -85,6 +85,38 @@ Node* record(const char* name, absl::Span<const Tensor> inputs,
              const Tensor& output, FunctionNode::Formula formula,
              bool is_view = false);
 
+/// The gradient of a view operator: zeros of `sizes` (g's dtype and
+/// device) with `g` written where `view_of(zeros)` lies. Differentiable
+/// itself, as torch's select_backward and slice_backward are: when grad mode
+/// is on and `g` requires grad (backward with create_graph=True), the result
+/// gets a node `name` ("SelectBackwardBackward0") whose gradient is
+/// view_of(the result's gradient). (Writing g into a view of fresh zeros
+/// under autograd would lose g's history: turnout does not rebase views.)
+Tensor viewBackward(const char* name, const Tensor& g, IntArrayRef sizes,
+                    std::function<Tensor(const Tensor&)> view_of);
+
+/// A backward formula's part that is linear in the gradient `g` and
+/// computed by a raw kernel: `apply(g)` runs below autograd; when grad mode
+/// is on and `g` requires grad, the result gets a node `name` whose gradient
+/// is `adjoint(its gradient)` (the transposed map, run in grad mode, so
+/// that it is differentiable in turn). viewBackward is one.
+Tensor linearInGrad(const char* name, const Tensor& g,
+                    const std::function<Tensor(const Tensor&)>& apply,
+                    std::function<Tensor(const Tensor&)> adjoint);
+
+/// sum(g, dims), a bias's gradient, recorded as `name` over g and `others`
+/// (their gradients zero), as torch's multi-output backward operators
+/// record every output over all their inputs: under create_graph it
+/// requires grad wherever torch's does. `dims`: non-negative.
+Tensor sumGradOver(const char* name, const Tensor& g, IntArrayRef dims,
+                   absl::Span<const Tensor> others);
+
+/// Self's value before an in-place write, for a formula that needs it: a
+/// clone made in grad mode (CloneBackward0 over self's old history), so
+/// that the formula is differentiable under create_graph, as torch's saved
+/// original self is. Precondition: recording.
+Tensor cloneWithHistory(const Tensor& self);
+
 /// The part of an in-place operator's work that autograd owns: checks that
 /// `self` may be modified (not a leaf that requires grad, not a view of a
 /// tensor that requires grad) when `recording`.

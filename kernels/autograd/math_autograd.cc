@@ -87,7 +87,7 @@ Tensor& inplaceKernel(const UnaryGrad& d, const char* op, Tensor& self,
   checkInplaceAllowed(self, rec, op);
   Tensor original;
   if (rec && d.save_self) {
-    original = belowAutograd([&] { return turnout::clone(self); });
+    original = detail::cloneWithHistory(self);
   }
   belowAutograd([&] { write(self); });
   self.unsafeGetTensorImpl()->bump_version();
@@ -281,6 +281,36 @@ void addCumprodSaved(Node* node, int64_t dim, const Tensor& result,
   node->addSaved("self", self);
 }
 
+// cumprod's gradient. Under create_graph (grad mode on, g or self requiring
+// grad) and with no zero in self it is torch 1.13's differentiable form,
+// the reversed cumsum of cumprod(self) * g divided by self; otherwise the
+// exact raw kernel (which handles zeros, and whose result is not
+// differentiable: a second derivative through an input with zeros is
+// missing, a known difference).
+Tensor cumprodGrad(const Tensor& g, const Tensor& self, int64_t d) {
+  if (self.numel() <= 1) return g;  // cumprod is the identity there
+  if (!GradMode::is_enabled() || !(requiresGrad(g) || requiresGrad(self)) ||
+      self.is_meta()) {
+    return autograd_helpers::cumprodBackward(g, self, d);
+  }
+  const double zeros = belowAutograd([&] {
+    Tensor count =
+        turnout::sum(turnout::to(turnout::eq(self, 0), ScalarType::Double));
+    return turnout::to(count, Device(DeviceType::CPU)).data_ptr<double>()[0];
+  });
+  if (zeros != 0) {
+    return autograd_helpers::cumprodBackward(g, self, d);
+  }
+  static const auto flip = Dispatcher::singleton()
+                               .findSchemaOrThrow("aten::flip", "")
+                               .typed<Tensor(const Tensor&, IntArrayRef)>();
+  const std::vector<int64_t> dims{d};
+  const Tensor w = turnout::mul(turnout::cumprod(self, d), g);
+  const Tensor reversed =
+      flip.call(turnout::cumsum(flip.call(w, dims), d), dims);
+  return turnout::div(reversed, self);
+}
+
 Tensor cumprodKernel(const Tensor& self, int64_t dim,
                      std::optional<ScalarType> dtype) {
   const bool rec = shouldRecord("cumprod", self);
@@ -288,11 +318,10 @@ Tensor cumprodKernel(const Tensor& self, int64_t dim,
   if (rec) {
     const int64_t d = maybeWrapDim(dim, self.dim());
     SavedVariable s(self);
-    Node* node = record(
-        "CumprodBackward0", {self}, out, [s, d](const F& n, const Tensor& g) {
-          return variable_list{
-              autograd_helpers::cumprodBackward(g, s.unpack(&n), d)};
-        });
+    Node* node = record("CumprodBackward0", {self}, out,
+                        [s, d](const F& n, const Tensor& g) {
+                          return variable_list{cumprodGrad(g, s.unpack(&n), d)};
+                        });
     if (node != nullptr) addCumprodSaved(node, dim, out, s);
   }
   return out;
@@ -321,17 +350,16 @@ Tensor& cumprodInplace(Tensor& self, int64_t dim,
   const bool rec = shouldRecord("cumprod_", self);
   checkInplaceAllowed(self, rec, "cumprod_");
   Tensor original;
-  if (rec) original = belowAutograd([&] { return turnout::clone(self); });
+  if (rec) original = detail::cloneWithHistory(self);
   belowAutograd([&] { turnout::cumprod_(self, dim, dtype); });
   self.unsafeGetTensorImpl()->bump_version();
   if (rec) {
     const int64_t d = maybeWrapDim(dim, self.dim());
     SavedVariable s(original);
-    Node* node = record(
-        "CumprodBackward0", {self}, self, [s, d](const F& n, const Tensor& g) {
-          return variable_list{
-              autograd_helpers::cumprodBackward(g, s.unpack(&n), d)};
-        });
+    Node* node = record("CumprodBackward0", {self}, self,
+                        [s, d](const F& n, const Tensor& g) {
+                          return variable_list{cumprodGrad(g, s.unpack(&n), d)};
+                        });
     if (node != nullptr) addCumprodSaved(node, dim, self, s);
   }
   return self;
@@ -366,6 +394,14 @@ Tensor minmaxAllKernel(const Tensor& self) {
 // max.dim / min.dim / sort / topk: the gradient goes to the picked indices.
 // Saves what torch's nodes show: dim as given, the indices, self's sizes
 // (and keepdim, for max.dim / min.dim: `show_keepdim`).
+using GatherSig = Tensor(const Tensor&, int64_t, const Tensor&, bool);
+const TypedOperatorHandle<GatherSig>& gatherOp() {
+  static const auto op = Dispatcher::singleton()
+                             .findSchemaOrThrow("aten::gather", "")
+                             .typed<GatherSig>();
+  return op;
+}
+
 Node* recordPicked(const char* node, const Tensor& self, const Tensor& values,
                    const Tensor& indices, int64_t dim, bool keepdim,
                    bool show_keepdim = false) {
@@ -382,8 +418,17 @@ Node* recordPicked(const char* node, const Tensor& self, const Tensor& values,
                  grad = turnout::unsqueeze(grad, d);
                  index = turnout::unsqueeze(index, d);
                }
-               return variable_list{autograd_helpers::indexAlongDimBackward(
-                   grad, index, sizes, d)};
+               // Linear in grad: differentiable (create_graph) through
+               // the gather at the same indices.
+               return variable_list{detail::linearInGrad(
+                   "ScatterBackward0", grad,
+                   [&](const Tensor& gr) {
+                     return autograd_helpers::indexAlongDimBackward(gr, index,
+                                                                    sizes, d);
+                   },
+                   [index, d](const Tensor& gg) {
+                     return gatherOp().call(gg, d, index, false);
+                   })};
              });
   if (made != nullptr) {
     made->addSaved("dim", IValue(dim));

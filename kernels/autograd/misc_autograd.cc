@@ -7,7 +7,8 @@
 //     to each on ties;
 //   fmod.Tensor: self: g; other: -g * trunc(self / other);
 //   remainder.Tensor (RemainderBackward1): self: g; other:
-//     -g * floor_divide(self, other); remainder.Scalar (RemainderBackward0):
+//     -g * div(self, other, rounding_mode="floor") (a quotient with zero
+//     gradients); remainder.Scalar (RemainderBackward0):
 //     self: g; remainder.Scalar_Tensor: recorded, and its backward fails as
 //     torch's does ("derivative for aten::remainder is not implemented");
 //   pow.Tensor_Tensor, pow_.Tensor (PowBackward1): self: 0 where
@@ -38,6 +39,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -302,7 +304,7 @@ Tensor& fmodInplace(Tensor& self, const Tensor& other) {
   const bool rec = shouldRecord("fmod_", self, other);
   checkInplaceAllowed(self, rec, "fmod_");
   Tensor original;
-  if (rec) original = belowAutograd([&] { return turnout::clone(self); });
+  if (rec) original = detail::cloneWithHistory(self);
   belowAutograd([&] { fmodInplaceOp().call(self, other); });
   self.unsafeGetTensorImpl()->bump_version();
   if (rec) {
@@ -322,7 +324,17 @@ Tensor& fmodInplace(Tensor& self, const Tensor& other) {
 variable_list remainderGrad(const F& n, const Tensor& g, const Tensor& x,
                             const Tensor& y) {
   Tensor gy;
-  if (n.needsGrad(1)) gy = neg(mul(g, floorDivideOp().call(x, y)));
+  if (n.needsGrad(1)) {
+    // torch's -g * div(x, y, rounding_mode="floor"): the quotient is
+    // piecewise constant, with zero gradients (DivBackward2), where
+    // floor_divide refuses a derivative (as torch's does).
+    static const auto div_mode =
+        Dispatcher::singleton()
+            .findSchemaOrThrow("aten::div", "Tensor_mode")
+            .typed<Tensor(const Tensor&, const Tensor&,
+                          const std::optional<std::string>&)>();
+    gy = neg(mul(g, div_mode.call(x, y, std::string("floor"))));
+  }
   return variable_list{g, gy};
 }
 
@@ -350,7 +362,7 @@ Tensor& remainderInplace(Tensor& self, const Tensor& other) {
   const bool rec = shouldRecord("remainder_", self, other);
   checkInplaceAllowed(self, rec, "remainder_");
   Tensor original;
-  if (rec) original = belowAutograd([&] { return turnout::clone(self); });
+  if (rec) original = detail::cloneWithHistory(self);
   belowAutograd([&] { remainderInplaceOp().call(self, other); });
   self.unsafeGetTensorImpl()->bump_version();
   if (rec) recordRemainder(self, original, other, self);
@@ -434,7 +446,7 @@ Tensor& powInplace(Tensor& self, const Tensor& exponent) {
   const bool rec = shouldRecord("pow_", self, exponent);
   checkInplaceAllowed(self, rec, "pow_");
   Tensor original;
-  if (rec) original = belowAutograd([&] { return turnout::clone(self); });
+  if (rec) original = detail::cloneWithHistory(self);
   belowAutograd([&] { powInplaceOp().call(self, exponent); });
   self.unsafeGetTensorImpl()->bump_version();
   if (rec) recordPow(self, original, exponent, self);
@@ -470,7 +482,7 @@ Tensor& powScalarInplace(Tensor& self, const Scalar& exponent) {
   const bool rec = shouldRecord("pow_", self);
   checkInplaceAllowed(self, rec, "pow_");
   Tensor original;
-  if (rec) original = belowAutograd([&] { return turnout::clone(self); });
+  if (rec) original = detail::cloneWithHistory(self);
   belowAutograd([&] { powScalarInplaceOp().call(self, exponent); });
   self.unsafeGetTensorImpl()->bump_version();
   if (rec) {

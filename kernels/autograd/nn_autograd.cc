@@ -1,8 +1,9 @@
 // The Autograd kernels of the forward operators of kernels/nn.h (the
-// activations, clamp_, clamp_min(_), clamp_max(_), native_layer_norm, embedding, nll_loss_forward and
-// nll_loss2d_forward), registered at the Autograd alias key as
-// math_autograd.cc's are: record when grad mode is on and an input requires
-// grad, call the operator below autograd, attach a FunctionNode whose
+// activations, clamp_, clamp_min(_), clamp_max(_), clamp.Tensor,
+// clamp_min.Tensor, clamp_max.Tensor, native_layer_norm, embedding,
+// nll_loss_forward and nll_loss2d_forward), registered at the Autograd alias
+// key as math_autograd.cc's are: record when grad mode is on and an input
+// requires grad, call the operator below autograd, attach a FunctionNode whose
 // formula calls the operator's backward operator (itself
 // CompositeImplicitAutograd, so gradients of gradients work).
 //
@@ -32,7 +33,9 @@
 #include "kernels/factory.h"
 #include "kernels/indexing.h"
 #include "kernels/nn.h"
+#include "kernels/reduce.h"
 #include "kernels/shape.h"
+#include "kernels/unary_math.h"
 
 namespace turnout {
 namespace autograd {
@@ -75,7 +78,7 @@ Tensor& recordUnaryInplace(const char* op, const char* node, Tensor& self,
   const bool rec = shouldRecord(op, self);
   Tensor original;
   if (rec && save_input) {
-    original = belowAutograd([&] { return turnout::clone(self); });
+    original = detail::cloneWithHistory(self);
   }
   writeInplace(self, rec, op, write);
   if (rec) {
@@ -530,19 +533,50 @@ std::tuple<Tensor, Tensor, Tensor> nativeLayerNorm(
   if (rec) {
     const Tensor& out = std::get<0>(result);
     SavedVariable si(input), sw(w), sb(b);
-    SavedVariable smean(std::get<1>(result), /*is_output=*/true);
-    SavedVariable srstd(std::get<2>(result), /*is_output=*/true);
+    SavedVariable smean(std::get<1>(result), /*is_output=*/true, 1);
+    SavedVariable srstd(std::get<2>(result), /*is_output=*/true, 2);
     const DimVector shape(normalized_shape.begin(), normalized_shape.end());
     Node* node = record(
         "NativeLayerNormBackward0", {input, w, b}, out,
-        [si, sw, sb, smean, srstd, shape](const F& n, const Tensor& g) {
+        [si, sw, sb, smean, srstd, shape, eps](const F& n, const Tensor& g) {
           const Tensor wt = sw.unpack(&n), bt = sb.unpack(&n);
+          const Tensor x = si.unpack(&n);
+          Tensor mean = smean.unpack(&n), rstd = srstd.unpack(&n);
+          // Under create_graph the bias's gradient is recorded over x and
+          // the weight too, as torch's NativeLayerNormBackwardBackward0.
+          const bool bias_apart =
+              GradMode::is_enabled() && n.needsGrad(2) && bt.defined();
+          if (GradMode::is_enabled() && requiresGrad(x)) {
+            // create_graph: the saved statistics have no history (they are
+            // outputs this node does not attach), so the second derivative
+            // would miss their dependence on x. Computed again from x, in
+            // grad mode, as native_layer_norm does.
+            std::vector<int64_t> dims;
+            for (int64_t i = x.dim() - static_cast<int64_t>(shape.size());
+                 i < x.dim(); ++i) {
+              dims.push_back(i);
+            }
+            mean = turnout::mean(x, dims, /*keepdim=*/true);
+            const Tensor xc = turnout::sub(x, mean);
+            rstd = turnout::rsqrt(turnout::add(
+                turnout::mean(turnout::mul(xc, xc), dims, /*keepdim=*/true),
+                eps));
+          }
           auto grads = turnout::native_layer_norm_backward(
-              g, si.unpack(&n), shape, smean.unpack(&n), srstd.unpack(&n),
+              g, x, shape, mean, rstd,
               wt.defined() ? std::optional<Tensor>(wt) : std::nullopt,
               bt.defined() ? std::optional<Tensor>(bt) : std::nullopt,
               {n.needsGrad(0), n.needsGrad(1) && wt.defined(),
-               n.needsGrad(2) && bt.defined()});
+               n.needsGrad(2) && bt.defined() && !bias_apart});
+          if (bias_apart) {
+            std::vector<int64_t> lead;
+            for (int64_t i = 0;
+                 i < g.dim() - static_cast<int64_t>(shape.size()); ++i) {
+              lead.push_back(i);
+            }
+            std::get<2>(grads) = detail::sumGradOver(
+                "NativeLayerNormBackwardBackward0", g, lead, {x, wt});
+          }
           return variable_list{std::get<0>(grads), std::get<1>(grads),
                                std::get<2>(grads)};
         });
@@ -614,7 +648,7 @@ std::tuple<Tensor, Tensor> nllLossForward(const Tensor& self,
   if (rec) {
     // total_weight is not differentiable (torch's output_differentiability).
     SavedVariable ss(self), st(target), sw(valueOr(weight));
-    SavedVariable stotal(std::get<1>(result), /*is_output=*/true);
+    SavedVariable stotal(std::get<1>(result), /*is_output=*/true, 1);
     Node* node =
         record(k2d ? "NllLoss2DBackward0" : "NllLossBackward0", {self},
                std::get<0>(result),
@@ -744,6 +778,88 @@ Tensor embeddingDenseBackward(const Tensor& grad_output, const Tensor& indices,
   return out;
 }
 
+// clamp.Tensor, clamp_min.Tensor and clamp_max.Tensor: torch 1.13's
+// ClampBackward0, ClampMinBackward1 and ClampMaxBackward1. Unlike maximum
+// and minimum, which split a tie, self gets the whole gradient where it
+// equals a bound, and a bound only where it wins strictly. With both
+// bounds, where min > max the result is max: the gradient goes to max alone
+// (min's needs min < max), as torch's formula gives it.
+using ClampTensorSig = Tensor(const Tensor&, const std::optional<Tensor>&,
+                              const std::optional<Tensor>&);
+using ClampBoundTensorSig = Tensor(const Tensor&, const Tensor&);
+
+// Gradients of self, min and max (undefined where a bound is absent).
+variable_list clampTensorGrads(const Tensor& g, const Tensor& x,
+                               const Tensor& mn, const Tensor& mx) {
+  const Tensor z = turnout::zeros_like(g);
+  if (mn.defined() && mx.defined()) {
+    return {turnout::where(turnout::ge(x, mn),
+                           turnout::where(turnout::le(x, mx), g, z), z),
+            turnout::where(turnout::lt(x, mn),
+                           turnout::where(turnout::lt(mn, mx), g, z), z),
+            turnout::where(turnout::gt(x, mx), g,
+                           turnout::where(turnout::lt(mx, mn), g, z))};
+  }
+  if (mn.defined()) {
+    return {turnout::where(turnout::ge(x, mn), g, z),
+            turnout::where(turnout::lt(x, mn), g, z), Tensor()};
+  }
+  return {turnout::where(turnout::le(x, mx), g, z), Tensor(),
+          turnout::where(turnout::gt(x, mx), g, z)};
+}
+
+Tensor clampTensor(const Tensor& self, const std::optional<Tensor>& min,
+                   const std::optional<Tensor>& max) {
+  static const auto op = Dispatcher::singleton()
+                             .findSchemaOrThrow("aten::clamp", "Tensor")
+                             .typed<ClampTensorSig>();
+  const Tensor mn = min ? *min : Tensor(), mx = max ? *max : Tensor();
+  const bool rec = shouldRecord("clamp", self, mn, mx);
+  Tensor out = belowAutograd([&] { return op.call(self, min, max); });
+  if (rec) {
+    SavedVariable ss(self), smin(mn), smax(mx);
+    Node* node =
+        record("ClampBackward0", {self, mn, mx}, out,
+               [ss, smin, smax](const F& n, const Tensor& g) {
+                 return clampTensorGrads(g, ss.unpack(&n), smin.unpack(&n),
+                                         smax.unpack(&n));
+               });
+    if (node != nullptr) {
+      node->addSaved("max", smax);
+      node->addSaved("min", smin);
+      node->addSaved("self", ss);
+    }
+  }
+  return out;
+}
+
+template <bool kMin>
+Tensor clampBoundTensor(const Tensor& self, const Tensor& bound) {
+  static const auto op =
+      Dispatcher::singleton()
+          .findSchemaOrThrow(kMin ? "aten::clamp_min" : "aten::clamp_max",
+                             "Tensor")
+          .typed<ClampBoundTensorSig>();
+  const bool rec = shouldRecord(kMin ? "clamp_min" : "clamp_max", self, bound);
+  Tensor out = belowAutograd([&] { return op.call(self, bound); });
+  if (rec) {
+    SavedVariable ss(self), sb(bound);
+    Node* node = record(
+        kMin ? "ClampMinBackward1" : "ClampMaxBackward1", {self, bound}, out,
+        [ss, sb](const F& n, const Tensor& g) {
+          const Tensor x = ss.unpack(&n), b = sb.unpack(&n);
+          variable_list grads = kMin ? clampTensorGrads(g, x, b, Tensor())
+                                     : clampTensorGrads(g, x, Tensor(), b);
+          return variable_list{grads[0], grads[kMin ? 1 : 2]};
+        });
+    if (node != nullptr) {
+      node->addSaved(kMin ? "min" : "max", sb);
+      node->addSaved("self", ss);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 }  // namespace autograd
 }  // namespace turnout
@@ -766,6 +882,9 @@ TURNOUT_LIBRARY_IMPL(aten, Autograd, m) {
   m.impl("clamp_max", TURNOUT_FN(clampBound<false>));
   m.impl("clamp_min_", TURNOUT_FN(clampBound_<true>));
   m.impl("clamp_max_", TURNOUT_FN(clampBound_<false>));
+  m.impl("clamp.Tensor", TURNOUT_FN(clampTensor));
+  m.impl("clamp_min.Tensor", TURNOUT_FN(clampBoundTensor<true>));
+  m.impl("clamp_max.Tensor", TURNOUT_FN(clampBoundTensor<false>));
   m.impl("leaky_relu_backward", TURNOUT_FN(leakyReluBackward));
   m.impl("hardtanh_backward", TURNOUT_FN(hardtanhBackward));
   m.impl("softplus_backward", TURNOUT_FN(softplusBackward));

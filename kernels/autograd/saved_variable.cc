@@ -3,6 +3,8 @@
 #include <string>
 
 #include "dispatcher/core/error.h"
+#include "kernels/autograd/autograd_meta.h"
+#include "kernels/autograd/grad_mode.h"
 #include "kernels/autograd/node.h"
 
 namespace turnout {
@@ -17,24 +19,34 @@ std::string describe(const Tensor& t) {
   return out + "]]";
 }
 
+// A tensor of its own over `t`'s memory and version counter, without
+// autograd history.
+Tensor shallowCopy(const Tensor& t) {
+  Tensor out(make_intrusive<TensorImpl, UndefinedTensorImpl>(
+      t.storage(), t.scalar_type(), t.device(), t.layout(), t.key_set()));
+  TensorImpl* impl = out.unsafeGetTensorImpl();
+  impl->set_sizes_and_strides(t.sizes(), t.strides());
+  impl->set_storage_offset(t.storage_offset());
+  impl->set_version_counter(t.unsafeGetTensorImpl()->version_counter());
+  return out;
+}
+
 }  // namespace
 
-SavedVariable::SavedVariable(const Tensor& t, bool is_output) {
+SavedVariable::SavedVariable(const Tensor& t, bool is_output,
+                             uint32_t output_nr) {
   if (!t.defined()) return;
   state_ = std::make_shared<State>();
   state_->saved_version = t.unsafeGetTensorImpl()->version();
+  state_->is_output = is_output;
+  state_->output_nr = output_nr;
   // An output is kept as a tensor of its own over the same memory and
   // version counter, without autograd history: no cycle.
   if (!is_output) {
     state_->data = t;
     return;
   }
-  state_->data = Tensor(make_intrusive<TensorImpl, UndefinedTensorImpl>(
-      t.storage(), t.scalar_type(), t.device(), t.layout(), t.key_set()));
-  TensorImpl* impl = state_->data.unsafeGetTensorImpl();
-  impl->set_sizes_and_strides(t.sizes(), t.strides());
-  impl->set_storage_offset(t.storage_offset());
-  impl->set_version_counter(t.unsafeGetTensorImpl()->version_counter());
+  state_->data = shallowCopy(t);
 }
 
 void SavedVariable::release() const {
@@ -66,7 +78,23 @@ Tensor SavedVariable::unpack(const Node* saved_for) const {
                 state_->saved_version,
                 " instead. Hint: make the in-place operation out-of-place, or "
                 "clone() the tensor before modifying it.");
-  return data;
+  if (!state_->is_output || saved_for == nullptr || !GradMode::is_enabled() ||
+      !isFloatingType(data.scalar_type()) ||
+      state_->output_nr >= saved_for->num_inputs()) {
+    return data;
+  }
+  // The output again, as a new tensor whose grad_fn is the Node (made per
+  // unpack: keeping it here would be the cycle this class avoids). Only
+  // the graph built from it in backward holds the Node.
+  std::shared_ptr<Node> node =
+      std::const_pointer_cast<Node>(saved_for->weak_from_this().lock());
+  if (node == nullptr) return data;
+  Tensor out = shallowCopy(data);
+  auto meta = std::make_unique<AutogradMeta>();
+  meta->grad_fn = std::move(node);
+  meta->output_nr = state_->output_nr;
+  out.unsafeGetTensorImpl()->set_autograd_meta(std::move(meta));
+  return out;
 }
 
 }  // namespace autograd

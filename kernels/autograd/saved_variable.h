@@ -6,8 +6,12 @@
 //
 // Saving an output of the Node itself would make a reference cycle (output
 // -> grad_fn -> saved output); such a Node saves the output's data only
-// (SavedVariable(out, /*is_output=*/true)) and unpack() gives it back
-// without history.
+// (SavedVariable(out, /*is_output=*/true)), and unpack(node) in grad mode
+// gives back a new tensor over that data whose grad_fn is `node` again (as
+// torch's SavedVariable reattaches the Node it was saved for), so that a
+// formula using the result (exp' = exp) is itself differentiable under
+// create_graph=True. Outside grad mode (a plain backward) the data comes
+// back without history: nothing would record it.
 //
 // Copies share one saved value: release() (the engine's, after backward
 // without retain_graph) frees the tensor for all of them, and unpack()
@@ -30,11 +34,17 @@ class Node;
 class SavedVariable {
  public:
   SavedVariable() = default;
-  explicit SavedVariable(const Tensor& t, bool is_output = false);
+  /// `is_output`: `t` is output number `output_nr` of the Node that saves
+  /// it (its grad_fn, once recorded). An output the Node does not attach
+  /// (num_inputs() <= output_nr, or not floating point) comes back from
+  /// unpack() without history.
+  explicit SavedVariable(const Tensor& t, bool is_output = false,
+                         uint32_t output_nr = 0);
 
   /// The saved tensor. Throws InvalidArgument when it was modified in place
   /// after being saved, naming the Node and both versions, or when it was
-  /// released.
+  /// released. An output comes back with `saved_for` as its grad_fn when
+  /// grad mode is on (see above).
   Tensor unpack(const Node* saved_for) const;
   bool defined() const { return state_ != nullptr; }
   /// Frees the tensor (every copy of this SavedVariable sees it freed).
@@ -46,6 +56,8 @@ class SavedVariable {
     Tensor data;
     uint32_t saved_version = 0;
     bool released = false;
+    bool is_output = false;
+    uint32_t output_nr = 0;
   };
   // Null for an undefined tensor (nothing saved).
   std::shared_ptr<State> state_;

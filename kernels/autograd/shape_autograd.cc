@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "dispatcher/core/error.h"
+#include "dispatcher/dispatcher.h"
 #include "dispatcher/library.h"
 #include "dispatcher/local_dispatch_key_set.h"
 #include "kernels/autograd/function_node.h"
@@ -48,14 +49,6 @@ TensorOptions optionsOf(const Tensor& g) {
   return TensorOptions(g.scalar_type()).device(g.device());
 }
 
-// Zeros of `sizes` with `g` written into the part `view_of` covers.
-template <class ViewOf>
-Tensor scatterInto(const Tensor& g, IntArrayRef sizes, ViewOf view_of) {
-  Tensor z = zeros(sizes, optionsOf(g));
-  copy_(view_of(z), g);
-  return z;
-}
-
 DimVector sizesOf(const Tensor& t) {
   return DimVector(t.sizes().begin(), t.sizes().end());
 }
@@ -79,9 +72,12 @@ void recordPieces(const char* name, const Tensor& self,
     Node* node = record(
         name, {self}, pieces[i],
         [sizes, dim, at, len, selects](const F&, const Tensor& g) {
-          return variable_list{scatterInto(g, sizes, [&](const Tensor& z) {
-            return selects ? select(z, dim, at) : slice(z, dim, at, at + len, 1);
-          })};
+          return variable_list{detail::viewBackward(
+              selects ? "SelectBackwardBackward0" : "SliceBackwardBackward0", g,
+              sizes, [=](const Tensor& z) {
+                return selects ? select(z, dim, at)
+                               : slice(z, dim, at, at + len, 1);
+              })};
         },
         /*is_view=*/views);
     if (node != nullptr) extra(node);
@@ -181,9 +177,10 @@ Tensor diagonalKernel(const Tensor& self, int64_t offset, int64_t dim1,
     Node* node = record(
         "DiagonalBackward0", {self}, out,
         [sizes, offset, dim1, dim2](const F&, const Tensor& g) {
-          return variable_list{scatterInto(g, sizes, [&](const Tensor& z) {
-            return diagonal(z, offset, dim1, dim2);
-          })};
+          return variable_list{detail::viewBackward(
+              "DiagonalBackwardBackward0", g, sizes, [=](const Tensor& z) {
+                return diagonal(z, offset, dim1, dim2);
+              })};
         },
         /*is_view=*/true);
     if (node != nullptr) {
@@ -245,6 +242,32 @@ Tensor asStridedKernel(const Tensor& self, IntArrayRef size,
                      storage_offset ? IValue(*storage_offset) : IValue());
       node->addSaved("stride", IValue(stride));
     }
+  }
+  return out;
+}
+
+// lift_fresh returns its input itself. Meant for fresh tensors, which never
+// require grad; given one that does, torch 1.13's records
+// LiftFreshBackward0 (gradient: g) as the input's new grad_fn, over its old
+// history, and so does this kernel. On a leaf that requires grad torch's
+// would make the leaf a non-leaf over its own AccumulateGrad (a reference
+// cycle, and a backward that fails: "leaf variable has been moved into the
+// graph interior"); this kernel refuses that call instead.
+Tensor liftFreshKernel(const Tensor& self) {
+  static const auto op = Dispatcher::singleton()
+                             .findSchemaOrThrow("aten::lift_fresh", "")
+                             .typed<Tensor(const Tensor&)>();
+  const bool rec = shouldRecord("lift_fresh", self);
+  TURNOUT_CHECK(!rec || !isLeaf(self), ErrorKind::InvalidArgument,
+                "lift_fresh: the input is a leaf that requires grad; torch "
+                "1.13 would move it into the graph (its backward then fails "
+                "with \"leaf variable has been moved into the graph "
+                "interior\"). lift_fresh is for fresh tensors: pass "
+                "self.detach(), or call it under no_grad");
+  Tensor out = belowAutograd([&] { return op.call(self); });
+  if (rec) {
+    record("LiftFreshBackward0", {self}, out,
+           [](const F&, const Tensor& g) { return variable_list{g}; });
   }
   return out;
 }
@@ -447,9 +470,9 @@ TURNOUT_LIBRARY_IMPL(aten, Autograd, m) {
   m.impl("masked_fill.Tensor", TURNOUT_FN(maskedFillTensor));
   m.impl("masked_fill_.Scalar", TURNOUT_FN(maskedFillInplaceScalar));
   m.impl("masked_fill_.Tensor", TURNOUT_FN(maskedFillInplaceTensor));
+  m.impl("lift_fresh", TURNOUT_FN(liftFreshKernel));
   // Not differentiable: integer results, or a number.
-  // lift_fresh returns its (fresh, never requiring grad) input.
-  for (const char* op : {"nonzero", "scalar_tensor", "lift_fresh"}) {
+  for (const char* op : {"nonzero", "scalar_tensor"}) {
     m.impl(op, turnout::CppFunction::makeFallthrough());
   }
 }

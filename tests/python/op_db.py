@@ -2175,7 +2175,8 @@ add(OpInfo("aten::min.other", _maxmin))
 
 
 def _clamp_tensor() -> List[Sample]:
-    # No ties: there turnout's gradient is maximum's (half to each side).
+    # No ties (gradcheck cannot take them): test_higher_order_grad_torch.py
+    # compares the gradients there with torch's.
     return [S(T((2, 3)), T((3,))), S(T((3, 4), "float64", "transposed"), T((3, 4), "float64")),
             S(T((2, 3), "int64"), T((3,), "int64")), S(T((2, 3), "int64"), T((3,)),
                                                        desc="promotion"),
@@ -2195,6 +2196,7 @@ add(OpInfo("aten::clamp.Tensor", lambda: [
     S(T((2, 3), "int64"), T((3,), "int64", low=-3, high=-1), T((3,), low=1, high=3),
       desc="promotion"),
     S(T((2,)), T((2,), low=1, high=3), T((2,), low=-3, high=-1), desc="min above max"),
+
     S(T((0, 3)), T((3,)), None, desc="empty"),
     S(T((2, 3)), None, None, desc="neither", error=True)]))
 

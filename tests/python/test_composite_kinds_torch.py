@@ -42,14 +42,11 @@ KNOWN_DIFFERENCES = {
     # out= forms refuse them; not moved in this pass.
     "aten::matmul.out": "torch",
     # Functional overloads added beside their out= forms
-    # (kernels/misc_ops.cc) as composites over maximum/minimum, ne/eq/abs,
-    # bitwise_xor.Tensor and norm; torch 1.13 has backend kernels (and
-    # Autograd kernels for clamp and norm). Not moved yet: each needs its
-    # own Autograd kernel (clamp's tie rule, norm's dtype) or fallthrough.
+    # (kernels/misc_ops.cc) as composites over ne/eq/abs, bitwise_xor.Tensor
+    # and norm; torch 1.13 has backend kernels (and an Autograd kernel for
+    # norm). Not moved yet: each needs its own Autograd kernel (norm's
+    # dtype) or fallthrough. (clamp*.Tensor were moved with theirs.)
     "aten::bitwise_xor.Scalar_Tensor": "turnout",
-    "aten::clamp.Tensor": "turnout",
-    "aten::clamp_max.Tensor": "turnout",
-    "aten::clamp_min.Tensor": "turnout",
     "aten::isinf": "turnout",
     "aten::isnan": "turnout",
     "aten::norm.ScalarOpt_dim_dtype": "turnout",

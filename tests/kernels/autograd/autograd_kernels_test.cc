@@ -2,9 +2,11 @@
 // accumulation into leaves, broadcasting, dtypes, in-place operations and
 // the version counter, views, detach. Gradient values of every operator are
 // checked numerically in gradcheck_test.cc.
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "dispatcher/dispatcher.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels/autograd/autograd_meta.h"
@@ -258,6 +260,71 @@ TEST(AutogradKernels, TwoLayerPerceptronGradients) {
   EXPECT_THAT(valuesOf(grad(w2)), ElementsAre(0, 1.5));
   EXPECT_THAT(valuesOf(grad(b1)), ElementsAre(0, 3));
   EXPECT_THAT(valuesOf(grad(w1)), ElementsAre(0, 0, 3, 6));
+}
+
+TEST(AutogradKernels, ASavedOutputComesBackWithItsNodeUnderCreateGraph) {
+  // exp' = exp is computed from the saved result: with create_graph the
+  // first gradient must itself be differentiable (d2/dx2 exp = exp).
+  Tensor x = leaf({0.5, -1, 2}, {3});
+  Tensor y = turnout::exp(x);
+  std::weak_ptr<Node> fn = gradFn(y);
+  // Without create_graph the saved result comes back without history.
+  Tensor plain =
+      grad({turnout::sum(y)}, {}, {x}, false, /*retain_graph=*/true)[0];
+  EXPECT_FALSE(requiresGrad(plain));
+  Tensor g = grad({turnout::sum(y)}, {}, {x}, /*create_graph=*/true)[0];
+  EXPECT_TRUE(requiresGrad(g));
+  Tensor g2 = grad({turnout::sum(g)}, {}, {x})[0];
+  EXPECT_EQ(valuesOf(g2), valuesOf(turnout::exp(tensorOf({0.5, -1, 2}, {3}))));
+  // Node -> saved output -> Node would be a cycle: the node goes with the
+  // last tensor that reaches it.
+  y = Tensor();
+  EXPECT_FALSE(fn.expired());  // g's graph holds it
+  g = Tensor();
+  EXPECT_TRUE(fn.expired());
+}
+
+TEST(AutogradKernels, AnInplaceSavedOutputComesBackWithItsNewNode) {
+  Tensor x = leaf({0.5, -1}, {2});
+  Tensor y = turnout::mul(x, 1);
+  Dispatcher::singleton()  // ExpBackward0 saves y after the write
+      .findSchemaOrThrow("aten::exp_", "")
+      .typed<Tensor&(Tensor&)>()
+      .call(y);
+  ASSERT_EQ(fnName(y), "ExpBackward0");
+  Tensor g = grad({turnout::sum(y)}, {}, {x}, /*create_graph=*/true)[0];
+  Tensor g2 = grad({turnout::sum(g)}, {}, {x})[0];
+  EXPECT_EQ(valuesOf(g2), valuesOf(turnout::exp(tensorOf({0.5, -1}, {2}))));
+}
+
+TEST(AutogradKernels, TheGradientOfASelectIsDifferentiable) {
+  // d/dx of sum(grad(x[1]^3)^2): 2 * 3x^2 * 6x at index 1 only.
+  Tensor x = leaf({1, 2, 3}, {3});
+  Tensor y = turnout::pow(turnout::select(x, 0, 1), 3);
+  Tensor g = grad({y}, {}, {x}, /*create_graph=*/true)[0];
+  EXPECT_EQ(fnName(g), "SelectBackwardBackward0");
+  Tensor g2 = grad({turnout::sum(turnout::mul(g, g))}, {}, {x})[0];
+  EXPECT_THAT(valuesOf(g2), ElementsAre(0, 2 * 12 * 12, 0));
+}
+
+TEST(AutogradKernels, LiftFreshRecordsOverANonLeafAndRefusesALeaf) {
+  const auto lift = Dispatcher::singleton()
+                        .findSchemaOrThrow("aten::lift_fresh", "")
+                        .typed<Tensor(const Tensor&)>();
+  Tensor x = leaf({1, 2}, {2});
+  Tensor z = turnout::mul(x, 2);
+  Tensor y = lift.call(z);  // z itself, with a new grad_fn, as torch 1.13's
+  EXPECT_EQ(y.unsafeGetTensorImpl(), z.unsafeGetTensorImpl());
+  EXPECT_EQ(fnName(z), "LiftFreshBackward0");
+  backward({turnout::sum(y)});
+  EXPECT_THAT(valuesOf(grad(x)), ElementsAre(2, 2));
+  // torch 1.13 would move the leaf into the graph (a cycle through its
+  // AccumulateGrad, and a failing backward): refused, x left as it was.
+  EXPECT_THAT(errorOf([&] { lift.call(x); }),
+              HasSubstr("lift_fresh: the input is a leaf that requires grad"));
+  EXPECT_TRUE(isLeaf(x));
+  NoGradGuard no_grad;
+  EXPECT_EQ(lift.call(x).unsafeGetTensorImpl(), x.unsafeGetTensorImpl());
 }
 
 }  // namespace
