@@ -56,24 +56,6 @@ void checkDefined(const char* op, const Tensor& t, const char* arg) {
                 arg, "` to be a defined tensor, but got an undefined one");
 }
 
-// The spelling of torch's dtype checks (caffe2's TypeMeta names).
-const char* typeMetaName(ScalarType t) {
-  switch (t) {
-    case ScalarType::Byte: return "unsigned char";
-    case ScalarType::Char: return "signed char";
-    case ScalarType::Short: return "short int";
-    case ScalarType::Int: return "int";
-    case ScalarType::Long: return "long int";
-    case ScalarType::Half: return "c10::Half";
-    case ScalarType::Float: return "float";
-    case ScalarType::Double: return "double";
-    case ScalarType::Bool: return "bool";
-    case ScalarType::BFloat16: return "c10::BFloat16";
-    case ScalarType::Undefined: break;
-  }
-  return "undefined";
-}
-
 bool isCpuScalar(const Tensor& t) { return t.dim() == 0 && t.is_cpu(); }
 
 // The device of a pointwise call: that of the first operand that is not a

@@ -129,4 +129,21 @@ Tensor makeView(const Tensor& base, IntArrayRef sizes, IntArrayRef strides,
   return Tensor(std::move(impl));
 }
 
+const char* typeMetaName(ScalarType t) {
+  switch (t) {
+    case ScalarType::Byte: return "unsigned char";
+    case ScalarType::Char: return "signed char";
+    case ScalarType::Short: return "short int";
+    case ScalarType::Int: return "int";
+    case ScalarType::Long: return "long int";
+    case ScalarType::Half: return "c10::Half";
+    case ScalarType::Float: return "float";
+    case ScalarType::Double: return "double";
+    case ScalarType::Bool: return "bool";
+    case ScalarType::BFloat16: return "c10::BFloat16";
+    case ScalarType::Undefined: break;
+  }
+  return "undefined";
+}
+
 }  // namespace turnout

@@ -51,6 +51,10 @@ Tensor wrappedScalarTensor(const Scalar& s);
 Tensor makeView(const Tensor& base, IntArrayRef sizes, IntArrayRef strides,
                 int64_t storage_offset);
 
+/// The name torch's dtype checks give a dtype (caffe2's TypeMeta names:
+/// "float", "long int", "c10::Half", ...), for messages that match torch's.
+const char* typeMetaName(ScalarType t);
+
 }  // namespace turnout
 
 #endif  // TURNOUT_KERNELS_TENSOR_UTILS_H_

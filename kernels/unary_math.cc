@@ -23,6 +23,7 @@
 #include "dispatcher/library.h"
 #include "dispatcher/operator_handle.h"
 #include "kernels/aten_tags.h"
+#include "kernels/digamma.h"
 #include "kernels/loops.h"
 #include "kernels/mem_overlap.h"
 #include "kernels/output_layout.h"
@@ -57,39 +58,11 @@ M wrappingNeg(M x) {
   }
 }
 
-// The digamma function psi = Gamma' / Gamma, in double: -inf at 0, +inf at
-// -0 (as torch 1.13), NaN at the negative integers; x < 0 by the
-// reflection psi(x) = psi(1 - x) - pi / tan(pi x); small x raised by
-// psi(x) = psi(x + 1) - 1 / x to x >= 10, where the asymptotic series
-// ln x - 1 / (2x) - sum B_2k / (2k x^2k) is good to double precision.
+// psi in double, torch 1.13's edge values (kernels/digamma.h, shared with
+// the CUDA kernel).
 template <class M>
 double digammaOf(M in) {
-  double x = static_cast<double>(in);
-  if (std::isnan(x)) return x;
-  if (x == 0) return std::copysign(std::numeric_limits<double>::infinity(), -x);
-  double result = 0;
-  if (x < 0) {
-    if (x == std::floor(x)) return std::numeric_limits<double>::quiet_NaN();
-    // pi / tan(pi x), with x reduced to (-1, 0] first to keep pi x exact.
-    const double frac = x - std::floor(x);
-    result = -M_PI / std::tan(M_PI * frac);
-    x = 1 - x;
-  }
-  while (x < 10) {
-    result -= 1 / x;
-    x += 1;
-  }
-  const double inv2 = 1 / (x * x);
-  // B_2k / (2k): 1/12, -1/120, 1/252, -1/240, 1/132, -691/32760, 1/12.
-  const double series =
-      inv2 * (1.0 / 12 -
-              inv2 * (1.0 / 120 -
-                      inv2 * (1.0 / 252 -
-                              inv2 * (1.0 / 240 -
-                                      inv2 * (1.0 / 132 -
-                                              inv2 * (691.0 / 32760 -
-                                                      inv2 / 12))))));
-  return result + std::log(x) - 0.5 / x - series;
+  return digamma_internal::digamma(static_cast<double>(in));
 }
 
 #define TURNOUT_FLOAT_OP(Name, op_name, expr)              \

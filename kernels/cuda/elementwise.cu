@@ -12,6 +12,7 @@
 #include <cmath>
 
 #include "kernels/cuda/device_types.cuh"
+#include "kernels/digamma.h"
 #include "kernels/int_pow.h"
 #include "kernels/cuda/launch.h"
 #include "kernels/cuda/vectorized.cuh"
@@ -104,33 +105,6 @@ __device__ __forceinline__ M scalarAs(const ScalarArg& s) {
   }
 }
 
-// psi(x) as the CPU kernel (kernels/unary_math.cc): reflection for x < 0,
-// recurrence to x >= 10, then the asymptotic series.
-__device__ __forceinline__ double digammaFn(double x) {
-  if (isnan(x)) return x;
-  if (x == 0) return copysign(CUDART_INF, -x);
-  double result = 0;
-  if (x < 0) {
-    if (x == floor(x)) return CUDART_NAN;
-    result = -CUDART_PI / tan(CUDART_PI * (x - floor(x)));
-    x = 1 - x;
-  }
-  while (x < 10) {
-    result -= 1 / x;
-    x += 1;
-  }
-  const double inv2 = 1 / (x * x);
-  const double series =
-      inv2 * (1.0 / 12 -
-              inv2 * (1.0 / 120 -
-                      inv2 * (1.0 / 252 -
-                              inv2 * (1.0 / 240 -
-                                      inv2 * (1.0 / 132 -
-                                              inv2 * (691.0 / 32760 -
-                                                      inv2 / 12))))));
-  return result + log(x) - 0.5 / x - series;
-}
-
 // The floating functions on a non-floating M are never reached (the host
 // computes them in a floating dtype); they compile through double.
 template <class M>
@@ -164,7 +138,7 @@ __device__ __forceinline__ M floatingFn(ElementwiseOp op, M x) {
     case ElementwiseOp::Erfc: return static_cast<M>(erfc(v));
     case ElementwiseOp::Lgamma: return static_cast<M>(lgamma(v));
     case ElementwiseOp::Digamma:
-      return static_cast<M>(digammaFn(static_cast<double>(v)));
+      return static_cast<M>(digamma_internal::digamma(static_cast<double>(v)));
     // angle of a real number: NaN stays, pi below 0, else 0.
     case ElementwiseOp::Angle:
       return isnan(v) ? x : static_cast<M>(v < F(0) ? F(CUDART_PI) : F(0));
