@@ -60,6 +60,9 @@ KNOWN_DIFFERENCES = {
                        "gradient is zeros without a graph; turnout's (zeros "
                        "too) is differentiable",
     # A missing formula.
+    **{f"aten::lgamma[{i}]": "lgamma's gradient is grad * digamma(x), and "
+                             "digamma has no derivative yet (polygamma(1, x) "
+                             "is missing)" for i in (0, 1, 2, 3, 6, 7)},
     "aten::cumprod[8]": "an input with a zero: turnout's cumprod gradient there "
                         "is an exact raw kernel, not differentiable (torch 1.13 "
                         "has a differentiable formula for zeros); inputs "
@@ -74,6 +77,12 @@ def _cases():
     return [(info, i, s) for info, i, s in CASES
             if info.grad and s.grad and not s.error and has_float_tensor(s)
             and not is_mutating(info)]
+
+
+def _loosest(dtypes: List[str]) -> tuple:
+    """The tolerance of the least precise dtype of a call: a float64 input's
+    second gradient goes through the float32 arithmetic of a mixed call."""
+    return max(_TOLERANCE.get(d, (1e-7, 1e-7)) for d in dtypes)
 
 
 def _weights(key: str, shapes: List[tuple]) -> List[np.ndarray]:
@@ -121,9 +130,12 @@ def second_order(lib: Any, info, sample, v_requires_grad: bool = True) -> Option
 # The ones that show with constant weights v too (the others are in the
 # derivative with respect to v).
 KNOWN_DIFFERENCES_CONSTANT_V = {
-    k: KNOWN_DIFFERENCES[k] for k in (
+    **{k: KNOWN_DIFFERENCES[k] for k in (
         "aten::cumprod[8]", "aten::pow.Tensor_Tensor[10]", "aten::prod[9]",
-        "aten::norm.ScalarOpt_dim[12]", "aten::norm.Scalar[7]")}
+        "aten::norm.ScalarOpt_dim[12]", "aten::norm.Scalar[7]")},
+    # (the empty input too: its first gradient has no graph through digamma)
+    **{f"aten::lgamma[{i}]": KNOWN_DIFFERENCES["aten::lgamma[0]"]
+       for i in (0, 1, 2, 3, 4, 6, 7)}}
 
 
 def _param(info, i, s, known=KNOWN_DIFFERENCES):
@@ -163,9 +175,8 @@ def test_second_derivatives_as_torch(info, sample):
     if "second" not in theirs:
         assert "second" not in ours
         return
-    for i, (o, t, dt) in enumerate(zip(ours["second"], theirs["second"],
-                                       theirs["dtypes"])):
-        rtol, atol = _TOLERANCE.get(dt, (1e-7, 1e-7))
+    for i, (o, t) in enumerate(zip(ours["second"], theirs["second"])):
+        rtol, atol = _loosest(theirs["dtypes"])
         n = len(ours["first"])
         what = f"input {i}" if i < n else f"v {i - n}"
         np.testing.assert_allclose(o, t, rtol=rtol, atol=atol, equal_nan=True,
@@ -286,8 +297,7 @@ def test_first_gradients_are_differentiable_where_torchs_are(info, sample):
         return
     assert ours["first requires grad"] == theirs["first requires grad"]
     if "second" in theirs:
-        for i, (o, t, dt) in enumerate(zip(ours["second"], theirs["second"],
-                                           theirs["dtypes"])):
-            rtol, atol = _TOLERANCE.get(dt, (1e-7, 1e-7))
+        rtol, atol = _loosest(theirs["dtypes"])
+        for i, (o, t) in enumerate(zip(ours["second"], theirs["second"])):
             np.testing.assert_allclose(o, t, rtol=rtol, atol=atol, equal_nan=True,
                                        err_msg=f"second gradient of input {i}")
