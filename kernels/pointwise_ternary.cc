@@ -284,6 +284,18 @@ void computeAddc(const Tensor& dst, const Tensor& self, const Tensor& t1,
 }
 
 // torch 1.13 computes into self or out only in the promoted dtype.
+// An out= tensor's checks common to every overload here: defined, on the
+// inputs' device, no internal overlap, no partial overlap with an input.
+void checkOut(const char* op, Device device, const Tensor& out,
+              std::initializer_list<const Tensor*> inputs) {
+  checkDefined(op, out, "out");
+  TURNOUT_CHECK(out.device() == device, ErrorKind::InvalidArgument, op,
+                ": expected the out tensor on ", device,
+                ", the inputs' device, but it is on ", out.device());
+  checkNoInternalOverlap(out, op);
+  for (const Tensor* t : inputs) checkNoPartialOverlap(out, *t, op);
+}
+
 void checkWrittenDtype(const char* op, ScalarType common, ScalarType written,
                        const char* what) {
   TURNOUT_CHECK(canCast(common, written), ErrorKind::InvalidArgument,
@@ -335,14 +347,7 @@ Tensor& addcOut(const Tensor& self, const Tensor& t1, const Tensor& t2,
                 const Scalar& value, Tensor& out) {
   const std::string op = std::string(addcName(kKind)) + ".out";
   const Plan p = planAddc(kKind, op.c_str(), self, t1, t2);
-  checkDefined(op.c_str(), out, "out");
-  TURNOUT_CHECK(out.device() == p.device, ErrorKind::InvalidArgument, op,
-                ": expected the out tensor on ", p.device,
-                ", the inputs' device, but it is on ", out.device());
-  checkNoInternalOverlap(out, op);
-  checkNoPartialOverlap(out, self, op);
-  checkNoPartialOverlap(out, t1, op);
-  checkNoPartialOverlap(out, t2, op);
+  checkOut(op.c_str(), p.device, out, {&self, &t1, &t2});
   checkWrittenDtype(op.c_str(), p.common, out.scalar_type(), "out");
   if constexpr (kCpu) {
     Tensor result = emptyElementwiseOutput(p.sizes, p.common, out.device(),
@@ -507,20 +512,14 @@ Tensor& lerpOutImpl(const Tensor& self, const Tensor& end,
                     const Tensor* weight, const Scalar& w, Tensor& out) {
   const char* op = weight == nullptr ? "lerp.Scalar_out" : "lerp.Tensor_out";
   const Plan p = planLerp(op, self, end, weight);
-  checkDefined(op, out, "out");
-  TURNOUT_CHECK(out.device() == p.device, ErrorKind::InvalidArgument, op,
-                ": expected the out tensor on ", p.device,
-                ", the inputs' device, but it is on ", out.device());
-  checkNoInternalOverlap(out, op);
-  checkNoPartialOverlap(out, self, op);
-  checkNoPartialOverlap(out, end, op);
   if (weight != nullptr) {
-    checkNoPartialOverlap(out, *weight, op);
+    checkOut(op, p.device, out, {&self, &end, weight});
     // TensorIterator without type promotion: every operand of one dtype.
     TURNOUT_CHECK(out.scalar_type() == p.common, ErrorKind::InvalidArgument,
                   "Found dtype ", toString(out.scalar_type()),
                   " but expected ", toString(p.common));
   } else {
+    checkOut(op, p.device, out, {&self, &end});
     TURNOUT_CHECK(canCast(p.common, out.scalar_type()),
                   ErrorKind::InvalidArgument, "result type ",
                   toString(p.common),

@@ -699,12 +699,15 @@ class Tensor(_C.TensorBase):
                 raise TypeError(
                     f"can't assign a {type(value).__name__} to a tensor: "
                     f"assign a number or a tensor (turnout.tensor(value))")
-            if (type(self) is Tensor and not _C._dispatch_mode_stack()
-                    and not any(_is_advanced(k) for k in _as_index_tuple(key))):
-                # Nothing in Python sees the calls: fill_.Scalar, the same
-                # result without making the value tensor.
-                view, _ = _apply_index(self, key, for_setitem=True)
-                ops.aten.fill_.Scalar(view, value)
+            if type(self) is Tensor and not _C._dispatch_mode_stack():
+                # Nothing in Python sees the calls or their order: basic
+                # indexing fills with fill_.Scalar, without a value tensor.
+                view, indices = _apply_index(self, key, for_setitem=True)
+                if indices is None:
+                    ops.aten.fill_.Scalar(view, value)
+                else:
+                    _index_put_(view, indices,
+                                _number_tensor(value, self.dtype, self.device))
                 return
             # A tensor of self's dtype first, as torch's order of calls.
             value = _number_tensor(value, self.dtype, self.device)
@@ -957,28 +960,25 @@ def _where(self: Tensor, condition: Any, y: Any) -> Tensor:
     return ops.aten.where(condition, self, y)
 
 
-def _new_zeros(self: Tensor, *size: Any, dtype: Any = None, layout: Any = None,
+def _new_filled(name: str, what: str) -> Any:
+    """Tensor.new_zeros / new_ones: a tensor of `what` of the given size (ints
+    or one sequence) with this tensor's dtype and device unless given."""
+    op = getattr(ops.aten, name).default
+
+    def method(self: Tensor, *size: Any, dtype: Any = None, layout: Any = None,
                device: Any = None, pin_memory: Any = None,
                requires_grad: bool = False) -> Tensor:
-    """A tensor of zeros of the given size with this tensor's dtype and
-    device unless given."""
-    t = ops.aten.new_zeros.default(self, _size_args("new_zeros", size),
-                                   **_like_kwargs(self, dtype, layout, device, pin_memory))
-    if requires_grad:
-        t.requires_grad_(True)
-    return t
+        t = op(self, _size_args(name, size),
+               **_like_kwargs(self, dtype, layout, device, pin_memory))
+        if requires_grad:
+            t.requires_grad_(True)
+        return t
 
-
-def _new_ones(self: Tensor, *size: Any, dtype: Any = None, layout: Any = None,
-              device: Any = None, pin_memory: Any = None,
-              requires_grad: bool = False) -> Tensor:
-    """A tensor of ones of the given size with this tensor's dtype and
-    device unless given."""
-    t = ops.aten.new_ones.default(self, _size_args("new_ones", size),
-                                  **_like_kwargs(self, dtype, layout, device, pin_memory))
-    if requires_grad:
-        t.requires_grad_(True)
-    return t
+    method.__name__ = name
+    method.__qualname__ = f"Tensor.{name}"
+    method.__doc__ = (f"A tensor of {what} of the given size with this "
+                      f"tensor's dtype and device unless given.")
+    return method
 
 
 def _new_full(self: Tensor, size: Any, fill_value: Any, *, dtype: Any = None,
@@ -1046,8 +1046,8 @@ def _contains(self: Tensor, element: Any) -> bool:
 
 Tensor.is_floating_point = _is_floating_point
 Tensor.where = _where
-Tensor.new_zeros = _new_zeros
-Tensor.new_ones = _new_ones
+Tensor.new_zeros = _new_filled("new_zeros", "zeros")
+Tensor.new_ones = _new_filled("new_ones", "ones")
 Tensor.new_full = _new_full
 Tensor.flip = _sizes_method("flip", "dims")
 Tensor.repeat = _sizes_method("repeat", "repeats")
