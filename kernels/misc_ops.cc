@@ -1267,8 +1267,10 @@ Tensor& powTensorScalarOut(const Tensor& self, const Scalar& exponent,
 }
 
 // ---- max.other, min.other, clamp*.Tensor, isnan, isinf, copy, bitwise_xor
-// .Scalar_Tensor: CompositeImplicitAutograd over the operators above, so
-// that their out= overloads (kernels/out_variants.cc) have a functional one.
+// .Scalar_Tensor: over the operators above (CompositeImplicitAutograd, but
+// isnan, isinf, bitwise_xor.Scalar_Tensor and clamp*.Tensor explicit, as
+// torch 1.13's), so that their out= overloads (kernels/out_variants.cc) have
+// a functional one.
 
 const auto& maximumOp() {
   static const auto op =
@@ -1548,6 +1550,11 @@ TURNOUT_LIBRARY_IMPL(aten, CompositeExplicitAutograd, m) {
   m.impl("eye.m", TURNOUT_FN(eyeKernel));
   m.impl("fmod.Scalar", TURNOUT_FN(fmodScalar));
   m.impl("fmod_.Scalar", TURNOUT_FN(fmodScalarInplace));
+  // As torch 1.13's: a mode sees isnan, isinf and bitwise_xor.Scalar_Tensor
+  // whole, not the operators they are computed with.
+  m.impl("isnan", TURNOUT_FN(isnanKernel));
+  m.impl("isinf", TURNOUT_FN(isinfKernel));
+  m.impl("bitwise_xor.Scalar_Tensor", TURNOUT_FN(xorScalarTensor));
 }
 
 TURNOUT_LIBRARY_IMPL(aten, CompositeImplicitAutograd, m) {
@@ -1560,11 +1567,8 @@ TURNOUT_LIBRARY_IMPL(aten, CompositeImplicitAutograd, m) {
   m.impl("floor_divide.Scalar", TURNOUT_FN(floorDivideScalar));
   m.impl("floor_divide_.Scalar", TURNOUT_FN(floorDivideScalarInplace));
   m.impl("bitwise_xor.Scalar", TURNOUT_FN(xorScalar));
-  m.impl("bitwise_xor.Scalar_Tensor", TURNOUT_FN(xorScalarTensor));
   m.impl("max.other", TURNOUT_FN(maxOther));
   m.impl("min.other", TURNOUT_FN(minOther));
-  m.impl("isnan", TURNOUT_FN(isnanKernel));
-  m.impl("isinf", TURNOUT_FN(isinfKernel));
   m.impl("copy", TURNOUT_FN(copyKernel));
   m.impl("norm.ScalarOpt_dtype", TURNOUT_FN(normScalarOptDtype));
   m.impl("norm.ScalarOpt_dim_dtype", TURNOUT_FN(normScalarOptDimDtype));

@@ -34,8 +34,8 @@
 //     beta * g; mat: alpha * outer(g, vec); vec: alpha * mv(mat^T, g).
 //     addmv.out has no Autograd kernel (the autograd fallback's, as the
 //     other out= forms).
-// all, any, logical_not, bitwise_xor, eye and new_zeros are not
-// differentiable (fallthrough).
+// all, any, logical_not, bitwise_xor, eye, new_zeros, isnan and isinf are
+// not differentiable (fallthrough).
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -1084,7 +1084,8 @@ TURNOUT_LIBRARY_IMPL(aten, Autograd, m) {
   for (const char* name :
        {"all", "all.dim", "any", "any.dim", "logical_not", "logical_not_",
         "bitwise_xor.Tensor", "bitwise_xor_.Tensor", "eye", "eye.m",
-        "new_zeros", "new_ones", "new_full"}) {
+        "new_zeros", "new_ones", "new_full", "isnan", "isinf",
+        "bitwise_xor.Scalar_Tensor"}) {
     m.impl(name, turnout::CppFunction::makeFallthrough());
   }
 }

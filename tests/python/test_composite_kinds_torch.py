@@ -42,13 +42,10 @@ KNOWN_DIFFERENCES = {
     # out= forms refuse them; not moved in this pass.
     "aten::matmul.out": "torch",
     # Functional overloads added beside their out= forms
-    # (kernels/misc_ops.cc) as composites over ne/eq/abs, bitwise_xor.Tensor
-    # and norm; torch 1.13 has backend kernels (and an Autograd kernel for
-    # norm). Not moved yet: each needs its own Autograd kernel (norm's
-    # dtype) or fallthrough. (clamp*.Tensor were moved with theirs.)
-    "aten::bitwise_xor.Scalar_Tensor": "turnout",
-    "aten::isinf": "turnout",
-    "aten::isnan": "turnout",
+    # (kernels/misc_ops.cc) as composites over to() and norm; torch 1.13 has
+    # backend kernels and an Autograd kernel with norm's formula, not written
+    # yet for the dtype= forms. (clamp*.Tensor, isnan, isinf and
+    # bitwise_xor.Scalar_Tensor were moved.)
     "aten::norm.ScalarOpt_dim_dtype": "turnout",
     "aten::norm.ScalarOpt_dtype": "turnout",
     # out= forms that torch 1.13 writes through other out= kernels
@@ -189,6 +186,11 @@ MODE_CASES = {
     "constant_pad_nd": lambda L, x, v, w, c, u: L.constant_pad_nd(x, [1, 2], 0.5),
     "fmod scalar": lambda L, x, v, w, c, u: x.fmod(2),
     "fmod_ scalar": lambda L, x, v, w, c, u: w.clone().fmod_(2),
+    "isnan": lambda L, x, v, w, c, u: x.isnan(),
+    "isinf": lambda L, x, v, w, c, u: L.isinf(x / 0),
+    "isinf int": lambda L, x, v, w, c, u: L.isinf(L.ones(2, dtype=L.int64)),
+    "bitwise_xor Scalar_Tensor": lambda L, x, v, w, c, u: (
+        L.ops.aten.bitwise_xor.Scalar_Tensor(5, L.ones(3, dtype=L.int32))),
     "div Scalar_mode": lambda L, x, v, w, c, u: L.ops.aten.div.Scalar_mode(
         x, 2, rounding_mode="floor"),
     # Composite-implicit in both: what they call.
