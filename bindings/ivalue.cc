@@ -663,6 +663,12 @@ std::string describeAt(py::handle obj, int depth, int* budget) {
     return "dict[" + describeAt(key, depth + 1, budget) + ", " +
            describeAt(value, depth + 1, budget) + "]";
   }
+  if (PyLong_Check(p) && !PyBool_Check(p)) {
+    // Refused where an int is wanted only when it does not fit int64.
+    int overflow = 0;
+    PyLong_AsLongLongAndOverflow(p, &overflow);
+    if (overflow != 0) return "int out of int64's range";
+  }
   return py::str(obj.get_type().attr("__name__")).cast<std::string>();
 }
 

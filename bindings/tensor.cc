@@ -7,6 +7,8 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <initializer_list>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -406,11 +408,19 @@ enum BinaryOp {
   kDiv,
   kRDiv,  // rtruediv(tensor, other): other / tensor
   kFloorDivide,
+  // Basic indexing (tensorSubscript, below): the views it makes, and the
+  // Python function that indexes with any other key.
+  kSelectInt,
+  kSliceTensor,
+  kUnsqueeze,
+  kAlias,
+  kGetitem,
   kNumBinaryOps
 };
 const char* const kBinaryOpNames[kNumBinaryOps] = {
-    "add_Tensor", "sub_Tensor", "rsub", "mul_Tensor",
-    "div_Tensor", "rtruediv",   "floor_divide"};
+    "add_Tensor", "sub_Tensor",   "rsub",      "mul_Tensor", "div_Tensor",
+    "rtruediv",   "floor_divide", "select_int", "slice_Tensor", "unsqueeze",
+    "alias",      "getitem"};
 // One strong reference each, or null. Read and written with the GIL held.
 PyObject* g_binary_ops[kNumBinaryOps] = {};
 
@@ -439,6 +449,205 @@ PyObject* inOrderSlot(PyObject* a, PyObject* b) {
   return callBinary(kOp, a, b);
 }
 
+std::string knownOperatorNames() {
+  std::string names;
+  for (const char* name : kBinaryOpNames) {
+    if (!names.empty()) names += ", ";
+    names += name;
+  }
+  return names;
+}
+
+// ---- Basic indexing ---------------------------------------------------------------
+//
+// `x[key]` for the keys of basic indexing (ints, slices of ints or None,
+// None, ...; alone or in a tuple) as TensorBase's mp_subscript: the calls
+// turnout._tensor's _apply_index makes (select.int, slice.Tensor,
+// unsqueeze, alias), in its order, vectorcalled, without a Python frame.
+// Any other key (tensors, lists, bools, objects with __index__), a bad one
+// included, and a tensor whose subclass answers its own sizes, go to that
+// Python function (kGetitem), which raises the errors.
+
+enum IndexPart { kPartInt, kPartSlice, kPartNone, kPartEllipsis, kPartOther };
+
+inline bool intOrNone(PyObject* v) {
+  return v == Py_None || PyLong_CheckExact(v);
+}
+
+IndexPart indexPart(PyObject* k) {
+  if (k == Py_None) return kPartNone;
+  if (k == Py_Ellipsis) return kPartEllipsis;
+  if (PyLong_CheckExact(k)) return kPartInt;  // not bool: a subclass
+  if (PySlice_Check(k)) {
+    auto* s = reinterpret_cast<PySliceObject*>(k);
+    if (intOrNone(s->start) && intOrNone(s->stop) && intOrNone(s->step)) {
+      return kPartSlice;
+    }
+  }
+  return kPartOther;
+}
+
+// A slice bound as _slice_bound reads it: None gives `dflt`, an int is
+// clamped to int64's range.
+int64_t sliceBound(PyObject* v, int64_t dflt) {
+  if (v == Py_None) return dflt;
+  int overflow = 0;
+  long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+  if (overflow > 0) return std::numeric_limits<int64_t>::max();
+  if (overflow < 0) return std::numeric_limits<int64_t>::min();
+  return x;
+}
+
+// Calls g_binary_ops[op] on `tensor` (a new reference, stolen) and the
+// ints `ints`; returns a new reference or null with an exception set.
+PyObject* callView(BinaryOp op, PyObject* tensor,
+                   std::initializer_list<int64_t> ints) {
+  PyObject* args[5] = {tensor};
+  size_t n = 1;
+  for (int64_t v : ints) {
+    args[n] = PyLong_FromLongLong(v);
+    if (args[n] == nullptr) break;
+    ++n;
+  }
+  PyObject* out = n == ints.size() + 1
+                      ? PyObject_Vectorcall(g_binary_ops[op], args, n, nullptr)
+                      : nullptr;
+  for (size_t i = 0; i < n; ++i) Py_DECREF(args[i]);
+  return out;
+}
+
+// Sets *equal to whether `view`'s size at `dim` is `size`: read from the
+// TensorImpl, or as `view.shape[dim]` for a tensor whose subclass answers
+// its sizes (or an object a handler returned in a tensor's place). -1 with
+// an exception set when that fails.
+int dimSize(PyObject* view, int64_t dim, bool* equal, int64_t size) {
+  if (isTensor(view)) {
+    const Tensor& r = unpackTensor(view);
+    if (r.unsafeGetTensorImpl()->python_custom() == 0 && dim < r.dim()) {
+      *equal = r.size(dim) == size;
+      return 0;
+    }
+  }
+  PyObject* shape = PyObject_GetAttrString(view, "shape");
+  if (shape == nullptr) return -1;
+  PyObject* got = PySequence_GetItem(shape, static_cast<Py_ssize_t>(dim));
+  Py_DECREF(shape);
+  if (got == nullptr) return -1;
+  PyObject* want = PyLong_FromLongLong(size);
+  const int eq = want == nullptr ? -1 : PyObject_RichCompareBool(got, want, Py_EQ);
+  Py_DECREF(got);
+  Py_XDECREF(want);
+  if (eq < 0) return -1;
+  *equal = eq == 1;
+  return 0;
+}
+
+PyObject* tensorSubscript(PyObject* self, PyObject* key) {
+  PyObject* slow = g_binary_ops[kGetitem];
+  if (slow == nullptr) {
+    PyErr_SetString(PyExc_TypeError,
+                    "turnout._C.TensorBase cannot be indexed before "
+                    "turnout._tensor is imported; use turnout.Tensor");
+    return nullptr;
+  }
+  const bool alone = !PyTuple_Check(key);
+  PyObject* const* parts = alone ? &key : &PyTuple_GET_ITEM(key, 0);
+  const Py_ssize_t n = alone ? 1 : PyTuple_GET_SIZE(key);
+  const Tensor& t = unpackTensor(self);
+  int64_t consumed = 0;
+  int ellipses = 0;
+  bool basic = t.unsafeGetTensorImpl()->python_custom() == 0;
+  for (Py_ssize_t i = 0; basic && i < n; ++i) {
+    switch (indexPart(parts[i])) {
+      case kPartInt:
+      case kPartSlice: ++consumed; break;
+      case kPartEllipsis: ++ellipses; break;
+      case kPartNone: break;
+      case kPartOther: basic = false; break;
+    }
+  }
+  if (!basic || ellipses > 1 || consumed > t.dim()) {
+    PyObject* args[2] = {self, key};
+    return PyObject_Vectorcall(slow, args, 2, nullptr);
+  }
+  Py_INCREF(self);
+  PyObject* result = self;
+  int64_t dim = 0;
+  for (Py_ssize_t i = 0; i < n && result != nullptr; ++i) {
+    PyObject* k = parts[i];
+    switch (indexPart(k)) {
+      case kPartNone:
+        result = callView(kUnsqueeze, result, {dim});
+        ++dim;
+        break;
+      case kPartEllipsis: dim += t.dim() - consumed; break;
+      case kPartInt: {
+        if (isTensor(result)) {
+          // As torch's: an index out of range is refused before select.
+          const Tensor& r = unpackTensor(result);
+          int overflow = 0;
+          const long long index = PyLong_AsLongLongAndOverflow(k, &overflow);
+          if (overflow == 0 && r.unsafeGetTensorImpl()->python_custom() == 0 &&
+              dim < r.dim() && (index < -r.size(dim) || index >= r.size(dim))) {
+            PyErr_Format(PyExc_IndexError,
+                         "index %lld is out of bounds for dimension %lld with "
+                         "size %lld",
+                         index, static_cast<long long>(dim),
+                         static_cast<long long>(r.size(dim)));
+            Py_DECREF(result);
+            return nullptr;
+          }
+        }
+        PyObject* args[3] = {result, nullptr, k};
+        args[1] = PyLong_FromLongLong(dim);
+        PyObject* out = args[1] == nullptr
+                            ? nullptr
+                            : PyObject_Vectorcall(g_binary_ops[kSelectInt],
+                                                  args, 3, nullptr);
+        Py_XDECREF(args[1]);
+        Py_DECREF(result);
+        result = out;
+        break;
+      }
+      case kPartSlice: {
+        auto* s = reinterpret_cast<PySliceObject*>(k);
+        const int64_t step = sliceBound(s->step, 1);
+        if (step <= 0) {
+          PyErr_Format(PyExc_ValueError, "slice step must be positive, got %lld",
+                       static_cast<long long>(step));
+          Py_DECREF(result);
+          return nullptr;
+        }
+        const int64_t start = sliceBound(s->start, 0);
+        const int64_t stop =
+            sliceBound(s->stop, std::numeric_limits<int64_t>::max());
+        // As torch's: a whole dimension is not sliced inside a tuple.
+        bool whole = false;
+        if (!alone && start == 0 && step == 1) {
+          if (dimSize(result, dim, &whole, stop) < 0) {
+            Py_DECREF(result);
+            return nullptr;
+          }
+        }
+        if (!whole) {
+          result = callView(kSliceTensor, result, {dim, start, stop, step});
+        }
+        ++dim;
+        break;
+      }
+      case kPartOther: break;  // not reached: checked above
+    }
+  }
+  if (result == self) {
+    // Nothing changed the view: x[...], x[()].
+    PyObject* args[1] = {self};
+    PyObject* out = PyObject_Vectorcall(g_binary_ops[kAlias], args, 1, nullptr);
+    Py_DECREF(result);
+    result = out;
+  }
+  return result;
+}
+
 // Checks every keyword before changing anything: a bad call leaves the
 // operators as they were.
 void setTensorOperators(py::kwargs ops) {
@@ -449,8 +658,7 @@ void setTensorOperators(py::kwargs ops) {
     while (i < kNumBinaryOps && name != kBinaryOpNames[i]) ++i;
     TURNOUT_CHECK(i < kNumBinaryOps, ErrorKind::Type,
                   "_set_tensor_operators(): unknown operator '", name,
-                  "'; expected keywords among add_Tensor, sub_Tensor, rsub, "
-                  "mul_Tensor, div_Tensor, rtruediv, floor_divide");
+                  "'; expected keywords among ", knownOperatorNames());
     TURNOUT_CHECK(
         PyCallable_Check(item.second.ptr()), ErrorKind::Type,
         "_set_tensor_operators(): '", name, "' must be callable, got ",
@@ -623,6 +831,7 @@ void initTensor(py::module_& m) {
        reinterpret_cast<void*>(&nonCommutativeSlot<kDiv, kRDiv>)},
       {Py_nb_floor_divide,
        reinterpret_cast<void*>(&inOrderSlot<kFloorDivide>)},
+      {Py_mp_subscript, reinterpret_cast<void*>(&tensorSubscript)},
       {Py_tp_doc, const_cast<char*>(
                       "The C++ tensor behind turnout.Tensor; use turnout.Tensor.")},
       {0, nullptr}};
@@ -661,8 +870,10 @@ void initTensor(py::module_& m) {
   m.def("_set_tensor_operators", &setTensorOperators,
         "Sets the callables behind TensorBase's +, -, *, / and // "
         "(keywords add_Tensor, sub_Tensor, rsub, mul_Tensor, div_Tensor, "
-        "rtruediv, floor_divide); turnout._tensor passes the aten "
-        "overloads.");
+        "rtruediv, floor_divide) and its indexing (select_int, "
+        "slice_Tensor, unsqueeze, alias: the views of basic indexing; "
+        "getitem: a function (tensor, key) for every other key); "
+        "turnout._tensor passes the aten overloads.");
 
   // Metadata. A tensor whose Python subclass answers some of it
   // (TensorImpl::python_custom, set by _make_wrapper_subclass /

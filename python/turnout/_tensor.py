@@ -687,12 +687,8 @@ class Tensor(_C.TensorBase):
     # unsqueeze); tensors, lists and bools index advanced, through one
     # aten.index.Tensor call (aten.index_put_ for assignment) on the view the
     # basic parts made, with None for the dimensions they leave whole.
-    def __getitem__(self, key: Any) -> "Tensor":
-        result, indices = _apply_index(self, key)
-        if indices is None:
-            return result
-        return _index_Tensor(result, indices)
-
+    # x[key] is TensorBase's, in C (bindings/tensor.cc): ints, slices, None
+    # and ... there, the other keys in _getitem below.
     def __setitem__(self, key: Any, value: Any) -> None:
         if not isinstance(value, _C.TensorBase):
             if _number_kind(value) is None and not isinstance(value, complex):
@@ -1377,6 +1373,16 @@ def _copy_to(dst: Tensor, src: Tensor) -> None:
     ops.aten.copy_.default(dst, src)
 
 
+def _getitem(self: Tensor, key: Any) -> Tensor:
+    """``self[key]`` for the keys TensorBase's C indexing leaves to Python
+    (tensors, lists, bools, objects with __index__, bad keys): the same
+    calls, in the same order."""
+    result, indices = _apply_index(self, key)
+    if indices is None:
+        return result
+    return _index_Tensor(result, indices)
+
+
 def _apply_index(self: Tensor, key: Any, for_setitem: bool = False
                  ) -> Tuple[Tensor, Optional[list]]:
     """The view of `self` that key's basic parts make, and the indices
@@ -1437,7 +1443,13 @@ def _apply_index(self: Tensor, key: Any, for_setitem: bool = False
                 result = ops.aten.slice.Tensor(result, dim, start, stop, step)
             dim += 1
         elif _is_int(k) and not isinstance(k, _C.TensorBase):
-            result = ops.aten.select.int(result, dim, operator.index(k))
+            k = operator.index(k)
+            size = result.shape[dim]
+            if not -size <= k < size:
+                # As torch's: refused before select.
+                raise IndexError(f"index {k} is out of bounds for dimension "
+                                 f"{dim} with size {size}")
+            result = ops.aten.select.int(result, dim, k)
         elif isinstance(k, (_C.TensorBase, list, tuple)):
             t = k if isinstance(k, _C.TensorBase) else _index_tensor(k, self.device)
             if t.dim() == 0 and t.dtype not in (_C.bool, _C.uint8) \
@@ -1539,7 +1551,9 @@ def _rtruediv(self: Tensor, other: Any) -> Tensor:
 _C._set_tensor_operators(
     add_Tensor=_add_Tensor, sub_Tensor=_sub_Tensor, rsub=_rsub,
     mul_Tensor=_mul_Tensor, div_Tensor=_div_Tensor, rtruediv=_rtruediv,
-    floor_divide=_floor_divide)
+    floor_divide=_floor_divide, select_int=ops.aten.select.int,
+    slice_Tensor=ops.aten.slice.Tensor, unsqueeze=ops.aten.unsqueeze.default,
+    alias=ops.aten.alias.default, getitem=_getitem)
 # As torch's _TensorBase: the tensor methods live on the base class too, so
 # that a subclass of turnout._C.TensorBase has them.
 _NOT_ON_BASE = {"__module__", "__doc__", "__dict__", "__weakref__",
