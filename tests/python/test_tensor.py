@@ -311,7 +311,7 @@ def test_basic_indexing_returns_views():
 
 @pytest.mark.parametrize("key,exc,match", [
     ((0, 0, 0), IndexError, r"too many indices for tensor of dimension 2 \(got 3\)"),
-    (5, IndexError, "out of range"),
+    (5, IndexError, "index 5 is out of bounds for dimension 0 with size 3"),
     ((Ellipsis, Ellipsis), IndexError, "single ellipsis"),
     (slice(None, None, -1), ValueError, "slice step must be positive, got -1"),
     ("a", TypeError, r"tensor indices must be ints, slices, None or \.\.\., "
