@@ -25,6 +25,7 @@
 #include "dispatcher/core/error.h"
 #include "dispatcher/core/storage.h"
 #include "dispatcher/core/tensor_impl.h"
+#include "dispatcher/local_dispatch_key_set.h"
 #include "kernels/autograd/autograd_meta.h"
 #include "kernels/autograd/engine.h"
 #include "kernels/autograd/grad_mode.h"
@@ -414,13 +415,15 @@ enum BinaryOp {
   kSliceTensor,
   kUnsqueeze,
   kAlias,
+  kFillScalar,
   kGetitem,
+  kSetitem,
   kNumBinaryOps
 };
 const char* const kBinaryOpNames[kNumBinaryOps] = {
     "add_Tensor", "sub_Tensor",   "rsub",      "mul_Tensor", "div_Tensor",
     "rtruediv",   "floor_divide", "select_int", "slice_Tensor", "unsqueeze",
-    "alias",      "getitem"};
+    "alias",      "fill_Scalar",  "getitem",    "setitem"};
 // One strong reference each, or null. Read and written with the GIL held.
 PyObject* g_binary_ops[kNumBinaryOps] = {};
 
@@ -465,8 +468,9 @@ std::string knownOperatorNames() {
 // turnout._tensor's _apply_index makes (select.int, slice.Tensor,
 // unsqueeze, alias), in its order, vectorcalled, without a Python frame.
 // Any other key (tensors, lists, bools, objects with __index__), a bad one
-// included, and a tensor whose subclass answers its own sizes, go to that
-// Python function (kGetitem), which raises the errors.
+// included, and a tensor whose subclass answers its own sizes, go to
+// turnout._tensor's _getitem (kGetitem), which raises the errors.
+// Assignment (mp_ass_subscript) likewise, with _setitem.
 
 enum IndexPart { kPartInt, kPartSlice, kPartNone, kPartEllipsis, kPartOther };
 
@@ -542,34 +546,33 @@ int dimSize(PyObject* view, int64_t dim, bool* equal, int64_t size) {
   return 0;
 }
 
-PyObject* tensorSubscript(PyObject* self, PyObject* key) {
-  PyObject* slow = g_binary_ops[kGetitem];
-  if (slow == nullptr) {
-    PyErr_SetString(PyExc_TypeError,
-                    "turnout._C.TensorBase cannot be indexed before "
-                    "turnout._tensor is imported; use turnout.Tensor");
-    return nullptr;
-  }
+// What basicView returns for a key that is not basic indexing's (or a
+// tensor whose subclass answers its sizes): Python indexes with it.
+PyObject* const kNotBasic = Py_NotImplemented;
+
+// The view of `self` that a basic key makes (a new reference), null with an
+// exception set, or kNotBasic (borrowed). As _apply_index: a whole
+// dimension's slice is skipped inside a tuple or for assignment, and a
+// read that changes nothing is alias(self).
+PyObject* basicView(PyObject* self, PyObject* key, bool for_setitem) {
   const bool alone = !PyTuple_Check(key);
   PyObject* const* parts = alone ? &key : &PyTuple_GET_ITEM(key, 0);
   const Py_ssize_t n = alone ? 1 : PyTuple_GET_SIZE(key);
   const Tensor& t = unpackTensor(self);
+  if (t.unsafeGetTensorImpl()->python_custom() != 0) return kNotBasic;
   int64_t consumed = 0;
   int ellipses = 0;
-  bool basic = t.unsafeGetTensorImpl()->python_custom() == 0;
-  for (Py_ssize_t i = 0; basic && i < n; ++i) {
+  for (Py_ssize_t i = 0; i < n; ++i) {
     switch (indexPart(parts[i])) {
       case kPartInt:
       case kPartSlice: ++consumed; break;
       case kPartEllipsis: ++ellipses; break;
       case kPartNone: break;
-      case kPartOther: basic = false; break;
+      case kPartOther: return kNotBasic;
     }
   }
-  if (!basic || ellipses > 1 || consumed > t.dim()) {
-    PyObject* args[2] = {self, key};
-    return PyObject_Vectorcall(slow, args, 2, nullptr);
-  }
+  // Python raises these errors.
+  if (ellipses > 1 || consumed > t.dim()) return kNotBasic;
   Py_INCREF(self);
   PyObject* result = self;
   int64_t dim = 0;
@@ -623,7 +626,7 @@ PyObject* tensorSubscript(PyObject* self, PyObject* key) {
             sliceBound(s->stop, std::numeric_limits<int64_t>::max());
         // As torch's: a whole dimension is not sliced inside a tuple.
         bool whole = false;
-        if (!alone && start == 0 && step == 1) {
+        if ((for_setitem || !alone) && start == 0 && step == 1) {
           if (dimSize(result, dim, &whole, stop) < 0) {
             Py_DECREF(result);
             return nullptr;
@@ -638,7 +641,7 @@ PyObject* tensorSubscript(PyObject* self, PyObject* key) {
       case kPartOther: break;  // not reached: checked above
     }
   }
-  if (result == self) {
+  if (result == self && !for_setitem) {
     // Nothing changed the view: x[...], x[()].
     PyObject* args[1] = {self};
     PyObject* out = PyObject_Vectorcall(g_binary_ops[kAlias], args, 1, nullptr);
@@ -646,6 +649,59 @@ PyObject* tensorSubscript(PyObject* self, PyObject* key) {
     result = out;
   }
   return result;
+}
+
+bool indexingReady() {
+  if (g_binary_ops[kGetitem] != nullptr && g_binary_ops[kSetitem] != nullptr) {
+    return true;
+  }
+  PyErr_SetString(PyExc_TypeError,
+                  "turnout._C.TensorBase cannot be indexed before "
+                  "turnout._tensor is imported; use turnout.Tensor");
+  return false;
+}
+
+PyObject* tensorSubscript(PyObject* self, PyObject* key) {
+  if (!indexingReady()) return nullptr;
+  PyObject* view = basicView(self, key, /*for_setitem=*/false);
+  if (view != kNotBasic) return view;
+  PyObject* args[2] = {self, key};
+  return PyObject_Vectorcall(g_binary_ops[kGetitem], args, 2, nullptr);
+}
+
+// `x[key] = value`. A Python number into a plain turnout.Tensor with no
+// mode active and a basic key (what nothing in Python can watch) is
+// fill_.Scalar on the view, as _setitem's own shortcut; everything else is
+// _setitem (kSetitem), which makes torch's calls.
+int tensorAssSubscript(PyObject* self, PyObject* key, PyObject* value) {
+  if (value == nullptr) {
+    PyErr_SetString(PyExc_TypeError,
+                    "tensors do not support item deletion (del x[key]); "
+                    "index the part to keep instead");
+    return -1;
+  }
+  if (!indexingReady()) return -1;
+  if ((PyFloat_CheckExact(value) || PyLong_CheckExact(value) ||
+       PyBool_Check(value)) &&
+      Py_TYPE(self) == g_tensor_class &&
+      !tls_is_dispatch_key_included(DispatchKey::Python)) {
+    PyObject* view = basicView(self, key, /*for_setitem=*/true);
+    if (view == nullptr) return -1;
+    if (view != kNotBasic) {
+      PyObject* args[2] = {view, value};
+      PyObject* out =
+          PyObject_Vectorcall(g_binary_ops[kFillScalar], args, 2, nullptr);
+      Py_DECREF(view);
+      if (out == nullptr) return -1;
+      Py_DECREF(out);
+      return 0;
+    }
+  }
+  PyObject* args[3] = {self, key, value};
+  PyObject* out = PyObject_Vectorcall(g_binary_ops[kSetitem], args, 3, nullptr);
+  if (out == nullptr) return -1;
+  Py_DECREF(out);
+  return 0;
 }
 
 // Checks every keyword before changing anything: a bad call leaves the
@@ -832,6 +888,7 @@ void initTensor(py::module_& m) {
       {Py_nb_floor_divide,
        reinterpret_cast<void*>(&inOrderSlot<kFloorDivide>)},
       {Py_mp_subscript, reinterpret_cast<void*>(&tensorSubscript)},
+      {Py_mp_ass_subscript, reinterpret_cast<void*>(&tensorAssSubscript)},
       {Py_tp_doc, const_cast<char*>(
                       "The C++ tensor behind turnout.Tensor; use turnout.Tensor.")},
       {0, nullptr}};
@@ -872,7 +929,8 @@ void initTensor(py::module_& m) {
         "(keywords add_Tensor, sub_Tensor, rsub, mul_Tensor, div_Tensor, "
         "rtruediv, floor_divide) and its indexing (select_int, "
         "slice_Tensor, unsqueeze, alias: the views of basic indexing; "
-        "getitem: a function (tensor, key) for every other key); "
+        "fill_Scalar: assigning a number; getitem (tensor, key) and "
+        "setitem (tensor, key, value): Python functions for the rest); "
         "turnout._tensor passes the aten overloads.");
 
   // Metadata. A tensor whose Python subclass answers some of it

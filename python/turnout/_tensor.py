@@ -613,6 +613,16 @@ class Tensor(_C.TensorBase):
     def bfloat16(self) -> "Tensor":
         return self.to(_C.bfloat16)
 
+    def as_subclass(self, cls: type) -> "Tensor":
+        """A `cls` instance sharing this tensor's data, as torch's: an alias
+        of it (AliasBackward0 history when it requires grad)."""
+        if not (isinstance(cls, type) and issubclass(cls, _TensorBase)):
+            raise RuntimeError(
+                f"as_subclass({getattr(cls, '__name__', cls)!s}): a tensor "
+                f"subclass must inherit from turnout.Tensor; make the class "
+                f"derive from it")
+        return _C._alias_subclass(cls, self)
+
     def contiguous(self, memory_format: Any = _C.contiguous_format) -> "Tensor":
         """This tensor with contiguous memory (itself when it already is)."""
         if memory_format is _C.contiguous_format and self.is_contiguous():
@@ -687,31 +697,9 @@ class Tensor(_C.TensorBase):
     # unsqueeze); tensors, lists and bools index advanced, through one
     # aten.index.Tensor call (aten.index_put_ for assignment) on the view the
     # basic parts made, with None for the dimensions they leave whole.
-    # x[key] is TensorBase's, in C (bindings/tensor.cc): ints, slices, None
-    # and ... there, the other keys in _getitem below.
-    def __setitem__(self, key: Any, value: Any) -> None:
-        if not isinstance(value, _C.TensorBase):
-            if _number_kind(value) is None and not isinstance(value, complex):
-                raise TypeError(
-                    f"can't assign a {type(value).__name__} to a tensor: "
-                    f"assign a number or a tensor (turnout.tensor(value))")
-            if type(self) is Tensor and not _C._dispatch_mode_stack():
-                # Nothing in Python sees the calls or their order: basic
-                # indexing fills with fill_.Scalar, without a value tensor.
-                view, indices = _apply_index(self, key, for_setitem=True)
-                if indices is None:
-                    ops.aten.fill_.Scalar(view, value)
-                else:
-                    _index_put_(view, indices,
-                                _number_tensor(value, self.dtype, self.device))
-                return
-            # A tensor of self's dtype first, as torch's order of calls.
-            value = _number_tensor(value, self.dtype, self.device)
-        view, indices = _apply_index(self, key, for_setitem=True)
-        if indices is None:
-            _copy_to(view, value)
-            return
-        _index_put_(view, indices, value)
+    # x[key] and x[key] = value are TensorBase's, in C (bindings/tensor.cc):
+    # ints, slices, None and ... there, the other keys in _getitem and
+    # _setitem below.
 
     # ---- Operators ---------------------------------------------------------
     # +, -, *, / and // (and their reflected forms) are TensorBase's number
@@ -1383,6 +1371,34 @@ def _getitem(self: Tensor, key: Any) -> Tensor:
     return _index_Tensor(result, indices)
 
 
+def _setitem(self: Tensor, key: Any, value: Any) -> None:
+    """``self[key] = value`` for what TensorBase's C assignment leaves to
+    Python: torch 1.13's calls (a number's value tensor through lift_fresh,
+    then copy_ / fill_ / index_put_), but for a plain Tensor with no mode."""
+    if not isinstance(value, _C.TensorBase):
+        if _number_kind(value) is None and not isinstance(value, complex):
+            raise TypeError(
+                f"can't assign a {type(value).__name__} to a tensor: "
+                f"assign a number or a tensor (turnout.tensor(value))")
+        if type(self) is Tensor and not _C._dispatch_mode_stack():
+            # Nothing in Python sees the calls or their order: basic
+            # indexing fills with fill_.Scalar, without a value tensor.
+            view, indices = _apply_index(self, key, for_setitem=True)
+            if indices is None:
+                ops.aten.fill_.Scalar(view, value)
+            else:
+                _index_put_(view, indices,
+                            _number_tensor(value, self.dtype, self.device))
+            return
+        # A tensor of self's dtype first, as torch's order of calls.
+        value = _number_tensor(value, self.dtype, self.device)
+    view, indices = _apply_index(self, key, for_setitem=True)
+    if indices is None:
+        _copy_to(view, value)
+        return
+    _index_put_(view, indices, value)
+
+
 def _apply_index(self: Tensor, key: Any, for_setitem: bool = False
                  ) -> Tuple[Tensor, Optional[list]]:
     """The view of `self` that key's basic parts make, and the indices
@@ -1553,7 +1569,8 @@ _C._set_tensor_operators(
     mul_Tensor=_mul_Tensor, div_Tensor=_div_Tensor, rtruediv=_rtruediv,
     floor_divide=_floor_divide, select_int=ops.aten.select.int,
     slice_Tensor=ops.aten.slice.Tensor, unsqueeze=ops.aten.unsqueeze.default,
-    alias=ops.aten.alias.default, getitem=_getitem)
+    alias=ops.aten.alias.default, fill_Scalar=ops.aten.fill_.Scalar,
+    getitem=_getitem, setitem=_setitem)
 # As torch's _TensorBase: the tensor methods live on the base class too, so
 # that a subclass of turnout._C.TensorBase has them.
 _NOT_ON_BASE = {"__module__", "__doc__", "__dict__", "__weakref__",

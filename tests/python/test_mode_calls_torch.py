@@ -185,3 +185,73 @@ def _run(lib, name):
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_mode_sees_what_torch_shows(name):
     assert _run(turnout, name) == _run(torch, name)
+
+
+# Without a mode, x[key] = number takes TensorBase's C shortcut for basic
+# keys (fill_ on the view); the values, errors and version counter are
+# torch's all the same.
+ASSIGNMENTS = [
+    (1, 2.5), ((1, 0), 7), (slice(None), 1), (slice(1, 3), -1.5),
+    ((Ellipsis, 1), True), ((None, 2), 3), ((slice(None), slice(0, 1)), 4),
+    (slice(0, 10, 2), 9), (-1, 0.25), (9, 1.0), ((0, 0, 0), 1.0),
+    (slice(None, None, -1), 1.0), (1.5, 1.0), ("a", 1.0), ([0, 2], 5.0),
+    (True, 6.0), (1, 2 ** 70), (1, "x"), (1, None),
+]
+
+
+@pytest.mark.parametrize("key,value", ASSIGNMENTS,
+                         ids=[repr(a) for a in ASSIGNMENTS])
+@pytest.mark.parametrize("dtype", ["float32", "int64"])
+def test_assignment_without_a_mode_as_torch(key, value, dtype):
+    def run(lib):
+        x = lib.arange(8).reshape(4, 2).to(getattr(lib, dtype))
+        try:
+            x[key] = value
+        except Exception as e:  # noqa: BLE001 -- compared with torch's
+            kind = "RuntimeError" if isinstance(e, RuntimeError) else (
+                type(e).__name__)
+            return kind, x.tolist(), x._version
+        return x.tolist(), x._version
+    ours, theirs = run(turnout), run(torch)
+    if key == (1, 2 ** 70)[0] and value == 2 ** 70:
+        # An int beyond int64: torch's RuntimeError ("Overflow when
+        # unpacking long"), turnout's TypeError naming the argument.
+        assert theirs[0] == "RuntimeError" and ours[0] == "TypeError"
+        assert ours[1:] == theirs[1:]
+        return
+    assert ours == theirs
+
+
+@pytest.mark.parametrize("lib", [torch, turnout])
+def test_assignment_into_a_subclass(lib):
+    # Not the C shortcut: Python's _setitem, with torch's calls.
+    class Sub(lib.Tensor):
+        pass
+    base = lib.zeros(3)
+    x = base.as_subclass(Sub)
+    assert type(x) is Sub
+    x[1] = 2.0
+    x[0:1] = 1
+    assert x.tolist() == [1.0, 2.0, 0.0] and base.tolist() == x.tolist()
+
+
+@pytest.mark.parametrize("lib", [torch, turnout])
+def test_as_subclass_as_torch(lib):
+    class Sub(lib.Tensor):
+        pass
+    x = lib.ones(2, requires_grad=True)
+    y = x.as_subclass(Sub)
+    assert type(y) is Sub and y.requires_grad
+    assert type(y.grad_fn).__name__ == "AliasBackward0" or (
+        y.grad_fn.name() == "AliasBackward0")
+    y.sum().backward()
+    assert x.grad.tolist() == [1.0, 1.0]
+    assert lib.ones(2).as_subclass(Sub).grad_fn is None
+    with pytest.raises(RuntimeError, match="inherit from"):
+        lib.ones(2).as_subclass(int)
+
+
+def test_del_item_is_refused():
+    x = turnout.zeros(3)
+    with pytest.raises(TypeError, match="do not support item deletion"):
+        del x[0]
