@@ -59,8 +59,29 @@ def turnout_cases():
         "the same, _IncludeDispatchKeyGuard(k)": include_enter_exit,
         "_dispatch_dump_table('aten::add.Tensor')":
             lambda: _C._dispatch_dump_table("aten::add.Tensor"),
+        **indexing_cases(turnout),
     }
     return cases, lib
+
+
+def indexing_cases(lib):
+    """Basic indexing of a 4x3 float tensor: reads and number writes."""
+    x = lib.zeros(4, 3)
+
+    def write_row():
+        x[1] = 2.0
+
+    def write_column():
+        x[:, 1] = 2.0
+
+    return {
+        "x[1]": lambda: x[1],
+        "x[1:3]": lambda: x[1:3],
+        "x[:, 1]": lambda: x[:, 1],
+        "x[None, 1, 0:2]": lambda: x[None, 1, 0:2],
+        "x[1] = 2.0": write_row,
+        "x[:, 1] = 2.0": write_column,
+    }
 
 
 def torch_cases():
@@ -103,6 +124,7 @@ def torch_cases():
         # 1.13 has no include guard in Python.
         "_dispatch_dump_table('aten::add.Tensor')":
             lambda: torch._C._dispatch_dump_table("aten::add.Tensor"),
+        **indexing_cases(torch),
     }
     return cases, (lib, py_lib)
 
