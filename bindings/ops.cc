@@ -37,6 +37,7 @@
 #include "dispatcher/core/error.h"
 #include "dispatcher/dispatch_table.h"
 #include "dispatcher/dispatcher.h"
+#include "dispatcher/fallback_filter.h"
 #include "dispatcher/local_dispatch_key_set.h"
 #include "dispatcher/operator_entry.h"
 #include "dispatcher/schema/default_ivalue.h"
@@ -322,8 +323,12 @@ class OpOverload {
     detail::CallSection section;
     const DispatchTable& table = op_.entry()->table();
     if (stack.size() < table.num_arguments) return false;  // callBoxed says
-    const KernelFunction& kernel = table.lookup(
-        table.computeDispatchKeySet(table.extractFromStack(stack)));
+    const DispatchKeySet ks =
+        table.computeDispatchKeySet(table.extractFromStack(stack));
+    // Past the autograd fallback's filter (Warn mode) when it passes the
+    // call on: a custom operator's Python kernel, reached from plain tensors.
+    const KernelFunction& kernel =
+        detail::kernelCalledFor(table.lookup(ks), table, ks, stack);
     return kernel.boxedFunction() == python;
   }
 

@@ -84,6 +84,18 @@ KernelFunction makeFilteredFallbackEntry(const KernelFunction& fallback,
       std::move(functor), &boxedFilteredFallback, unboxed);
 }
 
+const KernelFunction& kernelCalledFor(const KernelFunction& kernel,
+                                      const DispatchTable& table,
+                                      DispatchKeySet ks, const Stack& stack) {
+  if (kernel.boxedFunction() != &boxedFilteredFallback) return kernel;
+  const auto& self = *static_cast<const FilteredFallback*>(kernel.functor());
+  if (stack.size() < table.num_arguments ||
+      (stackSelects(self.filter, table, stack) && self.filter.active())) {
+    return kernel;
+  }
+  return table.lookup(self.passOnKeySet(ks));
+}
+
 bool filteredFallbackAgreesWith(const KernelFunction& kernel,
                                 const DispatchTable& table) {
   if (kernel.boxedFunction() != &boxedFilteredFallback) return true;

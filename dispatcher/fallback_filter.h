@@ -115,6 +115,14 @@ KernelFunction makeFilteredFallbackEntry(const KernelFunction& fallback,
                                          const DispatchTable* table,
                                          const OperatorHandle& op,
                                          void* unboxed);
+/// Where a boxed call with `stack` goes from `kernel`, the entry of `table`
+/// at key set `ks`: `kernel` itself, or, for a filtered entry that passes
+/// this call on, the entry below that it passes it to. For callers that
+/// decide something before making the call (the Python bindings keep the
+/// GIL for a call that goes to a Python kernel).
+const KernelFunction& kernelCalledFor(const KernelFunction& kernel,
+                                      const DispatchTable& table,
+                                      DispatchKeySet ks, const Stack& stack);
 /// Whether `kernel`, an entry of `table`, is either no filtered entry or
 /// one that names `table` and whose precomputed pass-through agrees with
 /// the table's fallthrough masks (for checkInvariants).
