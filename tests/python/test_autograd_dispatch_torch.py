@@ -188,6 +188,7 @@ VIEWS = {
     "view_as": lambda L, s: s.view_as(s),
     "movedim": lambda L, s: s.movedim(0, 1),
     "T": lambda L, s: s.T,
+    "unflatten": lambda L, s: s.unflatten(1, (2, 2)),
     "clone": lambda L, s: s.clone(),
     "to the same dtype (itself)": lambda L, s: s.to(L.float32),
     "to another dtype": lambda L, s: s.to(L.float64),
