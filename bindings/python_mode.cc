@@ -31,6 +31,7 @@
 #include "dispatcher/operator_handle.h"
 #include "dispatcher/schema/default_ivalue.h"
 #include "kernels/autograd/autograd_meta.h"
+#include "kernels/autograd/saved_variable.h"
 #include "kernels/shape.h"
 
 namespace py = pybind11;
@@ -999,6 +1000,16 @@ Tensor shallowCopyThroughPython(const Tensor& t) {
   return stack.back().toTensor();
 }
 
+namespace {
+// autograd's SavedVariable, saving or unpacking an output (any thread, GIL
+// held or not).
+Tensor autogradShallowCopy(const Tensor& t) {
+  if (!pythonMakesShallowCopy(t)) return Tensor();
+  GilAcquire gil;
+  return shallowCopyThroughPython(t);
+}
+}  // namespace
+
 PyObject* preservedPythonTensor(const Tensor& t) {
   return static_cast<PyObject*>(t.unsafeGetTensorImpl()->pyobj_slot().get());
 }
@@ -1012,6 +1023,7 @@ PyObject* takeBackPythonTensor(const Tensor& t, PyObject* obj) {
 }
 
 void initPythonMode(py::module_& m) {
+  autograd::setPythonShallowCopyHook(&autogradShallowCopy);
   m.def("_push_dispatch_mode", &pushMode, py::arg("mode"),
         "Makes `mode` the innermost dispatch mode of this thread "
         "(DispatchMode.__enter__ calls this).");

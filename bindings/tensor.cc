@@ -1050,16 +1050,19 @@ void initTensor(py::module_& m) {
         }
         return data;
       },
-      [](const Tensor&, py::handle) {
-        TURNOUT_CHECK(false, ErrorKind::NotImplemented,
-                      "Tensor.data = value: turnout cannot swap a tensor's "
-                      "memory for another's (torch's set_data). Write the new "
-                      "values into it instead, under no_grad: `with "
-                      "turnout.no_grad(): t.copy_(value)` (t.resize_(shape) "
-                      "first for a new shape)");
+      [](const Tensor& t, py::handle value) {
+        TURNOUT_CHECK(isTensor(value.ptr()), ErrorKind::Type,
+                      "Variable data has to be a tensor, but got ",
+                      std::string(py::str(value.get_type().attr("__name__"))),
+                      " (Tensor.data = value takes a Tensor)");
+        autograd::setData(t, unpackTensor(value.ptr()));
       },
       "This tensor's memory as a tensor outside autograd: no grad_fn, "
-      "requires_grad False, a version counter of its own.");
+      "requires_grad False, a version counter of its own. Assigning a "
+      "tensor (torch's set_data) makes this tensor use that tensor's "
+      "memory, dtype, device, sizes and strides, keeping its own identity: "
+      "the same Python object, grad, requires_grad, grad_fn, hooks and "
+      "version counter.");
   method(
       base, "register_hook",
       [](const Tensor& t, py::object fn) {
@@ -1109,6 +1112,12 @@ void initTensor(py::module_& m) {
   property(base, "retains_grad",
            [](const Tensor& t) { return autograd::retainsGrad(t); },
            "Whether retain_grad() was called on this non-leaf.");
+  method(base, "_is_view", [](const Tensor& t) {
+    return autograd::viewBase(t).defined();
+  }, "True when a view operator made this tensor from another (torch's "
+     "_is_view(); detach() and .data are not views).");
+  property(base, "_base", [](const Tensor& t) { return autograd::viewBase(t); }, "The tensor this view was taken of (the first one of a chain of views), "
+     "or None when this tensor is not a view.");
   property(base, "is_leaf", [](const Tensor& t) { return autograd::isLeaf(t); },
            "True when the tensor was not made by a recorded operation.");
   property(base, "_grad_fn_name", [](const Tensor& t) -> py::object {

@@ -169,6 +169,29 @@ void TensorImpl::set_autograd_meta(std::unique_ptr<AutogradMetaInterface> meta) 
   autograd_meta_ = std::move(meta);
 }
 
+void TensorImpl::shallow_copy_from(const TensorImpl& src) {
+  checkMutable("shallow_copy_from()");
+  if (&src == this) return;
+  // The copies that may allocate first; the rest cannot throw.
+  DimVector sizes = src.sizes_;
+  DimVector strides = src.strides_;
+  Storage storage = src.storage_;
+  const DispatchKeySet python_keys =
+      DispatchKeySet(DispatchKey::Python).add(DispatchKey::PythonTLSSnapshot);
+  key_set_ = (src.key_set_ - python_keys) | (key_set_ & python_keys);
+  storage_ = std::move(storage);
+  sizes_ = std::move(sizes);
+  strides_ = std::move(strides);
+  storage_offset_ = src.storage_offset_;
+  numel_ = src.numel_;
+  itemsize_ = src.itemsize_;
+  dtype_ = src.dtype_;
+  device_ = src.device_;
+  layout_ = src.layout_;
+  is_contiguous_ = src.is_contiguous_;
+  is_wrapped_number_ = src.is_wrapped_number_;
+}
+
 void TensorImpl::set_version_counter(intrusive_ptr<VersionCounter> counter) {
   checkMutable("set_version_counter()");
   TURNOUT_CHECK(counter.defined(), ErrorKind::InvalidArgument,

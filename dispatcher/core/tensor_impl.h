@@ -153,6 +153,15 @@ class TensorImpl : public IntrusivePtrTarget {
   uint32_t version() const { return version_counter_->current(); }
   void bump_version() { version_counter_->bump(); }
 
+  /// Takes `src`'s storage, dtype, device, layout, sizes, strides, storage
+  /// offset, wrapped-number flag and key set (c10's shallow_copy_from, what
+  /// `Tensor.data = src` does), keeping this tensor's version counter,
+  /// autograd state, Python object and its Python keys (Python,
+  /// PythonTLSSnapshot: a subclass stays one). All or nothing: copies are
+  /// made before anything changes. The caller checks that the swap makes
+  /// sense (autograd's setData does).
+  void shallow_copy_from(const TensorImpl& src);
+
   // ---- A language binding's object (see py_object_slot.h) ------------------
   /// Where turnout's Python bindings keep a tensor subclass instance made
   /// for this tensor. Precondition for changing it: the GIL is held.

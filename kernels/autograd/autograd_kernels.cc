@@ -854,6 +854,7 @@ Tensor viewOp(const char* op, const char* name, const Tensor& self, Fwd fwd,
               Formula formula, Extra extra) {
   const bool rec = shouldRecord(op, self);
   Tensor out = belowAutograd([&] { return fwd(self); });
+  setViewBase(out, self);
   if (rec) {
     DimVector sizes(self.sizes().begin(), self.sizes().end());
     Node* node = record(
@@ -911,6 +912,7 @@ Tensor transposeKernel(const Tensor& self, int64_t dim0, int64_t dim1) {
 Tensor permuteKernel(const Tensor& self, IntArrayRef dims) {
   const bool rec = shouldRecord("permute", self);
   Tensor out = belowAutograd([&] { return turnout::permute(self, dims); });
+  setViewBase(out, self);
   if (rec) {
     // The forward checked `dims`: the inverse permutation is well formed.
     const int64_t n = self.dim();

@@ -24,6 +24,64 @@ AutogradMeta* getAutogradMeta(const Tensor& t) {
   return static_cast<AutogradMeta*>(t.unsafeGetTensorImpl()->autograd_meta());
 }
 
+void setViewBase(const Tensor& view, const Tensor& of) {
+  if (!view.defined() || !of.defined() ||
+      view.unsafeGetTensorImpl() == of.unsafeGetTensorImpl()) {
+    return;
+  }
+  Tensor base = viewBase(of);
+  materialize(view).view_base = base.defined() ? std::move(base) : of;
+}
+
+Tensor viewBase(const Tensor& t) {
+  const AutogradMeta* meta = getAutogradMeta(t);
+  return meta == nullptr ? Tensor() : meta->view_base;
+}
+
+namespace {
+// Keys a tensor subclass adds; set_data keeps the variable's.
+constexpr DispatchKeySet kPythonKeys =
+    DispatchKeySet(DispatchKey::Python).add(DispatchKey::PythonTLSSnapshot);
+
+bool denseCpuOrCuda(const Tensor& t) {
+  return t.layout() == Layout::Strided &&
+         (t.device().type() == DeviceType::CPU ||
+          t.device().type() == DeviceType::CUDA);
+}
+}  // namespace
+
+void setData(const Tensor& self, const Tensor& value) {
+  TURNOUT_CHECK(self.defined() && value.defined(), ErrorKind::InvalidArgument,
+                "Tensor.data = value: ", self.defined() ? "value" : "the tensor",
+                " is undefined");
+  if (self.unsafeGetTensorImpl() == value.unsafeGetTensorImpl()) return;
+  TURNOUT_CHECK(
+      (self.key_set() - kPythonKeys) == (value.key_set() - kPythonKeys) ||
+          (denseCpuOrCuda(self) && denseCpuOrCuda(value)),
+      ErrorKind::InvalidArgument,
+      "Tensor.data = value (set_data): the tensor (", self.device().str(),
+      ", layout ", toString(self.layout()), ") and the value (",
+      value.device().str(), ", layout ", toString(value.layout()),
+      ") have incompatible tensor types; only a dense CPU or CUDA tensor "
+      "takes another's, or two tensors of the same kind. Make the value "
+      "with the tensor's device and layout first, e.g. value.to(t.device)");
+  TURNOUT_CHECK(!requiresGrad(self) || isFloatingType(value.scalar_type()),
+                ErrorKind::InvalidArgument,
+                "Tensor.data = value (set_data): data set to a tensor that "
+                "requires gradients must be floating point or complex dtype; "
+                "the value is ",
+                toString(value.scalar_type()),
+                ". Convert it first (value.float()) or call "
+                "requires_grad_(False) on the tensor");
+  AutogradMeta* meta = getAutogradMeta(self);
+  if (meta != nullptr && (self.scalar_type() != value.scalar_type() ||
+                          self.device() != value.device())) {
+    // Its recorded input metadata is out of date, as torch resets it.
+    meta->grad_accumulator.reset();
+  }
+  self.unsafeGetTensorImpl()->shallow_copy_from(*value.unsafeGetTensorImpl());
+}
+
 bool requiresGrad(const Tensor& t) {
   const AutogradMeta* meta = getAutogradMeta(t);
   return meta != nullptr && (meta->requires_grad || meta->grad_fn != nullptr);

@@ -48,6 +48,11 @@ struct AutogradMeta final : AutogradMetaInterface {
   // makes its history stale (turnout does not rebase views).
   bool is_view = false;
   uint32_t view_version = 0;
+  // torch's `_base`: the tensor this one is a view of (the root of a chain
+  // of views), set by the autograd kernel of every view operator, recording
+  // or not; undefined for a tensor that is not a view. Holding the base is
+  // no cycle: a base never holds its views.
+  Tensor view_base;
   // A leaf's Tensor.register_hook hooks, run on each gradient before it is
   // accumulated (shared with the handles that remove them), and whether a
   // non-leaf keeps its gradient in .grad (retain_grad).
@@ -95,6 +100,27 @@ bool retainsGrad(const Tensor& t);
 /// Where a gradient for `t` goes: its grad_fn and output_nr, a leaf's
 /// AccumulateGrad, or an invalid edge when `t` needs no gradient.
 Edge gradientEdge(const Tensor& t);
+/// Marks `view`, an output of a view operator over `of`, as a view in
+/// torch's `_is_view()` sense: its base is `of`'s base when `of` is a view
+/// itself, else `of`. Nothing when `view` is `of` (an operator that returned
+/// its input) or undefined.
+void setViewBase(const Tensor& view, const Tensor& of);
+/// torch's `t._base`: the tensor `t` is a view of, undefined when `t` is not
+/// a view (detach() and `.data` are not).
+Tensor viewBase(const Tensor& t);
+
+/// `self.data = value` (torch's set_data): `self` takes `value`'s memory,
+/// dtype, device, sizes and strides and keeps its identity: its autograd
+/// state (requires_grad, grad, grad_fn, hooks, being a view), its version
+/// counter and its Python object. A leaf's AccumulateGrad is dropped when
+/// the dtype or device changes (a new one is made on the next use). Throws,
+/// changing nothing, InvalidArgument when the two tensors cannot share
+/// metadata (a layout or backend other than dense CPU/CUDA that differs,
+/// e.g. a Meta value for a CPU tensor) and when `self` requires grad and
+/// `value` is not floating point (torch raises RuntimeError for both). Nothing happens when they are the
+/// same tensor.
+void setData(const Tensor& self, const Tensor& value);
+
 /// Makes `fn` the grad_fn of `output` (its next forward output).
 void setHistory(const Tensor& output, const std::shared_ptr<Node>& fn);
 

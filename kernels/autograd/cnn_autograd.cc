@@ -223,7 +223,7 @@ std::tuple<Tensor, Tensor> maxPool2dWithIndicesKernel(
                                             dilation, ceil_mode);
   });
   if (rec) {
-    SavedVariable ss(self), si(std::get<1>(result), /*is_output=*/true, 1);
+    SavedVariable ss(self), si(std::get<1>(result));
     Node* node =
         record("MaxPool2DWithIndicesBackward0", {self}, std::get<0>(result),
                [ss, si, k = vec(kernel_size), s = vec(stride), p = vec(padding),
@@ -460,8 +460,8 @@ std::tuple<Tensor, Tensor, Tensor> nativeBatchNormKernel(
     // their version, so a later training step does not invalidate them).
     SavedVariable si(input), sw(w);
     SavedVariable srm(orUndefined(running_mean)), srv(orUndefined(running_var));
-    SavedVariable smean(std::get<1>(result), /*is_output=*/true, 1);
-    SavedVariable sinvstd(std::get<2>(result), /*is_output=*/true, 2);
+    SavedVariable smean(std::get<1>(result));
+    SavedVariable sinvstd(std::get<2>(result));
     const bool has_weight = w.defined(), has_bias = b.defined();
     Node* node =
         record("NativeBatchNormBackward0", {input, w, b}, std::get<0>(result),

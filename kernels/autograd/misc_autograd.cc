@@ -863,6 +863,7 @@ Tensor repeatKernel(const Tensor& self, IntArrayRef repeats) {
 Tensor squeezeAllKernel(const Tensor& self) {
   const bool rec = shouldRecord("squeeze", self);
   Tensor out = belowAutograd([&] { return squeezeOp().call(self); });
+  setViewBase(out, self);
   if (rec) {
     const DimVector sizes(self.sizes().begin(), self.sizes().end());
     Node* node = record(

@@ -533,8 +533,8 @@ std::tuple<Tensor, Tensor, Tensor> nativeLayerNorm(
   if (rec) {
     const Tensor& out = std::get<0>(result);
     SavedVariable si(input), sw(w), sb(b);
-    SavedVariable smean(std::get<1>(result), /*is_output=*/true, 1);
-    SavedVariable srstd(std::get<2>(result), /*is_output=*/true, 2);
+    SavedVariable smean(std::get<1>(result));
+    SavedVariable srstd(std::get<2>(result));
     const DimVector shape(normalized_shape.begin(), normalized_shape.end());
     Node* node = record(
         "NativeLayerNormBackward0", {input, w, b}, out,
@@ -648,7 +648,7 @@ std::tuple<Tensor, Tensor> nllLossForward(const Tensor& self,
   if (rec) {
     // total_weight is not differentiable (torch's output_differentiability).
     SavedVariable ss(self), st(target), sw(valueOr(weight));
-    SavedVariable stotal(std::get<1>(result), /*is_output=*/true, 1);
+    SavedVariable stotal(std::get<1>(result));
     Node* node =
         record(k2d ? "NllLoss2DBackward0" : "NllLossBackward0", {self},
                std::get<0>(result),

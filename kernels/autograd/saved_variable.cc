@@ -1,5 +1,6 @@
 #include "kernels/autograd/saved_variable.h"
 
+#include <atomic>
 #include <string>
 
 #include "dispatcher/core/error.h"
@@ -31,7 +32,40 @@ Tensor shallowCopy(const Tensor& t) {
   return out;
 }
 
+std::atomic<PythonShallowCopyHook> g_python_hook{nullptr};
+
+// The copy the Python handlers made of `t`, or undefined when none wants
+// to. A handler's result that is `t` itself or has autograd history is
+// copied again here (keeping it would be a cycle or a stale history); it
+// shares `t`'s version counter, as torch's copy does.
+Tensor copyThroughPython(const Tensor& t) {
+  // Relaxed: the hook is a function pointer set once, before any call that
+  // could reach Python.
+  PythonShallowCopyHook hook = g_python_hook.load(std::memory_order_relaxed);
+  if (hook == nullptr) return Tensor();
+  Tensor copy = hook(t);
+  if (!copy.defined()) return copy;
+  TensorImpl* impl = copy.unsafeGetTensorImpl();
+  if (impl == t.unsafeGetTensorImpl() || impl->autograd_meta() != nullptr) {
+    copy = shallowCopy(copy);
+    impl = copy.unsafeGetTensorImpl();
+  }
+  impl->set_version_counter(t.unsafeGetTensorImpl()->version_counter());
+  return copy;
+}
+
+// A tensor of its own over `t`'s memory, through the handlers when they
+// want it.
+Tensor detachedCopy(const Tensor& t) {
+  Tensor copy = copyThroughPython(t);
+  return copy.defined() ? copy : shallowCopy(t);
+}
+
 }  // namespace
+
+void setPythonShallowCopyHook(PythonShallowCopyHook hook) {
+  g_python_hook.store(hook, std::memory_order_relaxed);
+}
 
 SavedVariable::SavedVariable(const Tensor& t, bool is_output,
                              uint32_t output_nr) {
@@ -41,12 +75,14 @@ SavedVariable::SavedVariable(const Tensor& t, bool is_output,
   state_->is_output = is_output;
   state_->output_nr = output_nr;
   // An output is kept as a tensor of its own over the same memory and
-  // version counter, without autograd history: no cycle.
-  if (!is_output) {
+  // version counter, without autograd history: no cycle. One the Node does
+  // not attach (not floating point) is kept as it is, as an input.
+  if (!is_output || !isFloatingType(t.scalar_type())) {
+    state_->is_output = false;
     state_->data = t;
     return;
   }
-  state_->data = shallowCopy(t);
+  state_->data = detachedCopy(t);
 }
 
 void SavedVariable::release() const {
@@ -78,18 +114,20 @@ Tensor SavedVariable::unpack(const Node* saved_for) const {
                 state_->saved_version,
                 " instead. Hint: make the in-place operation out-of-place, or "
                 "clone() the tensor before modifying it.");
-  if (!state_->is_output || saved_for == nullptr || !GradMode::is_enabled() ||
-      !isFloatingType(data.scalar_type()) ||
-      state_->output_nr >= saved_for->num_inputs()) {
-    return data;
+  if (!state_->is_output) return data;
+  // A saved output comes back as a new tensor (torch's make_variable over
+  // the saved data, a copy the Python handlers see), whose grad_fn is the
+  // Node in grad mode (made per unpack: keeping it here would be the cycle
+  // this class avoids). Only the graph built from it in backward holds the
+  // Node.
+  Tensor via_python = copyThroughPython(data);
+  std::shared_ptr<Node> node;
+  if (saved_for != nullptr && GradMode::is_enabled() &&
+      state_->output_nr < saved_for->num_inputs()) {
+    node = std::const_pointer_cast<Node>(saved_for->weak_from_this().lock());
   }
-  // The output again, as a new tensor whose grad_fn is the Node (made per
-  // unpack: keeping it here would be the cycle this class avoids). Only
-  // the graph built from it in backward holds the Node.
-  std::shared_ptr<Node> node =
-      std::const_pointer_cast<Node>(saved_for->weak_from_this().lock());
-  if (node == nullptr) return data;
-  Tensor out = shallowCopy(data);
+  if (node == nullptr) return via_python.defined() ? via_python : data;
+  Tensor out = via_python.defined() ? via_python : shallowCopy(data);
   auto meta = std::make_unique<AutogradMeta>();
   meta->grad_fn = std::move(node);
   meta->output_nr = state_->output_nr;

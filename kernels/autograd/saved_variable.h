@@ -13,6 +13,12 @@
 // create_graph=True. Outside grad mode (a plain backward) the data comes
 // back without history: nothing would record it.
 //
+// Under Python dispatch (a dispatch mode active, or a tensor subclass with a
+// handler) saving an output, and unpacking it, makes its copy through the
+// handlers, as torch's shallow_copy_and_detach does: they see one
+// aten::detach call each time (see setPythonShallowCopyHook). An input, or
+// an output the Node does not attach, is kept as it is and seen by nobody.
+//
 // Copies share one saved value: release() (the engine's, after backward
 // without retain_graph) frees the tensor for all of them, and unpack()
 // then raises torch's "backward through the graph a second time" error.
@@ -31,13 +37,24 @@ namespace autograd {
 
 class Node;
 
+/// Makes torch's shallow_copy_and_detach of `t` through the Python key's
+/// handlers when they want to see it (a dispatch mode active, or `t` a
+/// subclass with a handler, and the Python key not excluded); returns an
+/// undefined Tensor when none does. May throw what the handler raised.
+using PythonShallowCopyHook = Tensor (*)(const Tensor& t);
+/// Installed once by the Python bindings when they load; without them (a
+/// plain C++ program) saving an output costs one relaxed atomic load more.
+void setPythonShallowCopyHook(PythonShallowCopyHook hook);
+
 class SavedVariable {
  public:
   SavedVariable() = default;
   /// `is_output`: `t` is output number `output_nr` of the Node that saves
   /// it (its grad_fn, once recorded). An output the Node does not attach
   /// (num_inputs() <= output_nr, or not floating point) comes back from
-  /// unpack() without history.
+  /// unpack() without history; save it with is_output false instead (as
+  /// torch keeps an output without grad_fn: no detach under Python
+  /// dispatch).
   explicit SavedVariable(const Tensor& t, bool is_output = false,
                          uint32_t output_nr = 0);
 

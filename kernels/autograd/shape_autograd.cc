@@ -90,6 +90,7 @@ std::vector<Tensor> splitKernel(const Tensor& self, int64_t split_size,
   const bool rec = shouldRecord("split", self);
   std::vector<Tensor> out =
       belowAutograd([&] { return split(self, split_size, dim); });
+  for (const Tensor& piece : out) setViewBase(piece, self);
   if (rec) {
     recordPieces("SplitBackward0", self, out, maybeWrapDim(dim, self.dim()),
                  false, [&](Node* n) {
@@ -106,6 +107,7 @@ std::vector<Tensor> splitWithSizesKernel(const Tensor& self,
   const bool rec = shouldRecord("split_with_sizes", self);
   std::vector<Tensor> out =
       belowAutograd([&] { return split_with_sizes(self, split_sizes, dim); });
+  for (const Tensor& piece : out) setViewBase(piece, self);
   if (rec) {
     recordPieces("SplitWithSizesBackward0", self, out,
                  maybeWrapDim(dim, self.dim()), false, [&](Node* n) {
@@ -159,6 +161,7 @@ std::vector<Tensor> unsafeSplitWithSizesKernel(const Tensor& self,
 std::vector<Tensor> unbindKernel(const Tensor& self, int64_t dim) {
   const bool rec = shouldRecord("unbind", self);
   std::vector<Tensor> out = belowAutograd([&] { return unbind(self, dim); });
+  for (const Tensor& piece : out) setViewBase(piece, self);
   if (rec) {
     recordPieces("UnbindBackward0", self, out, maybeWrapDim(dim, self.dim()),
                  true, [dim](Node* n) { n->addSaved("dim", IValue(dim)); });
@@ -172,6 +175,7 @@ Tensor diagonalKernel(const Tensor& self, int64_t offset, int64_t dim1,
                       int64_t dim2) {
   const bool rec = shouldRecord("diagonal", self);
   Tensor out = belowAutograd([&] { return diagonal(self, offset, dim1, dim2); });
+  setViewBase(out, self);
   if (rec) {
     const DimVector sizes = sizesOf(self);
     Node* node = record(
@@ -205,6 +209,7 @@ Tensor asStridedKernel(const Tensor& self, IntArrayRef size,
   const bool rec = shouldRecord("as_strided", self);
   Tensor out = belowAutograd(
       [&] { return as_strided(self, size, stride, storage_offset); });
+  setViewBase(out, self);
   if (rec) {
     const DimVector in_sizes = sizesOf(self);
     const DimVector in_strides(self.strides().begin(), self.strides().end());

@@ -135,6 +135,7 @@ def test_basic_indexing_makes_views_advanced_copies(key, view):
     x, tx = _x(turnout), _x(torch)
     r, tr = x[_lib(turnout, key)], tx[_lib(torch, key)]
     assert (tr._base is not None) == view
+    assert (r._base is x) == view and r._is_view() == view
     assert x._shares_storage(r) == view
 
 

@@ -451,6 +451,29 @@ TEST(Tensor, KeySetCanBeChanged) {
   EXPECT_EQ(t.key_set(), DispatchKeySet(DispatchKey::CPU));
 }
 
+TEST(Tensor, ShallowCopyFromTakesMetadataKeepsCounterAndPythonKeys) {
+  Tensor t = makeEmptyTensor({3}, kFloat, Device("cpu"));
+  t.unsafeGetTensorImpl()->add_key(DispatchKey::Python);
+  t.unsafeGetTensorImpl()->bump_version();
+  Tensor src = makeEmptyTensor({2, 4}, kDouble, Device("cpu"));
+  src.unsafeGetTensorImpl()->set_sizes_and_strides({4, 2}, {1, 4});
+  TensorImpl* impl = t.unsafeGetTensorImpl();
+  impl->shallow_copy_from(*src.unsafeGetTensorImpl());
+  EXPECT_EQ(impl->dtype(), kDouble);
+  EXPECT_EQ(impl->sizes(), src.sizes());
+  EXPECT_EQ(impl->strides(), src.strides());
+  EXPECT_FALSE(impl->is_contiguous());
+  EXPECT_EQ(impl->numel(), 8);
+  EXPECT_EQ(impl->data(), src.unsafeGetTensorImpl()->data());  // shared
+  EXPECT_EQ(impl->version(), 1u);  // its own counter
+  EXPECT_EQ(src.unsafeGetTensorImpl()->version(), 0u);
+  EXPECT_TRUE(t.key_set().has(DispatchKey::Python));  // still a subclass
+  EXPECT_EQ(t.key_set().remove(DispatchKey::Python), src.key_set());
+  impl->checkInvariants();
+  impl->shallow_copy_from(*impl);  // itself: nothing changes
+  EXPECT_EQ(impl->numel(), 8);
+}
+
 TEST(Tensor, WrappedNumberFlag) {
   Tensor n = makeEmptyTensor({}, kLong, Device("cpu"));
   TensorImpl* impl = n.unsafeGetTensorImpl();

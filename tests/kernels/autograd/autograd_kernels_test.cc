@@ -2,6 +2,7 @@
 // accumulation into leaves, broadcasting, dtypes, in-place operations and
 // the version counter, views, detach. Gradient values of every operator are
 // checked numerically in gradcheck_test.cc.
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "kernels/autograd/engine.h"
 #include "kernels/autograd/function_node.h"
 #include "kernels/autograd/grad_mode.h"
+#include "kernels/autograd/saved_variable.h"
 #include "kernels/ops.h"
 #include "tests/error_of.h"
 #include "tests/kernels/autograd/autograd_testing.h"
@@ -325,6 +327,135 @@ TEST(AutogradKernels, LiftFreshRecordsOverANonLeafAndRefusesALeaf) {
   EXPECT_TRUE(isLeaf(x));
   NoGradGuard no_grad;
   EXPECT_EQ(lift.call(x).unsafeGetTensorImpl(), x.unsafeGetTensorImpl());
+}
+
+// ---- The Python bindings' shallow-copy hook, view bases, set_data ---------
+
+// Counts the copies asked of the hook; makes none (SavedVariable then makes
+// its own), or makes them itself when `g_make` is set.
+int g_hook_calls = 0;
+bool g_make = false;
+Tensor countingHook(const Tensor& t) {
+  ++g_hook_calls;
+  return g_make ? turnout::alias(t) : Tensor();
+}
+struct HookGuard {
+  HookGuard() {
+    g_hook_calls = 0;
+    setPythonShallowCopyHook(&countingHook);
+  }
+  ~HookGuard() {
+    setPythonShallowCopyHook(nullptr);
+    g_make = false;
+  }
+};
+
+TEST(SavedVariableHook, AskedOnlyForSavedOutputsWhenSavingAndUnpacking) {
+  HookGuard guard;
+  struct Case {
+    const char* name;
+    Tensor (*run)(const Tensor&);
+    int calls;
+  };
+  const Case cases[] = {
+      {"exp saves its output", [](const Tensor& x) { return turnout::exp(x); },
+       1},
+      {"tanh saves its output",
+       [](const Tensor& x) { return turnout::tanh(x); }, 1},
+      {"neg saves nothing", [](const Tensor& x) { return turnout::neg(x); }, 0},
+      {"mul saves inputs", [](const Tensor& x) { return turnout::mul(x, x); },
+       0},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    g_hook_calls = 0;
+    Tensor x = leaf({0.5, 1.0}, {2});
+    Tensor y = c.run(x);
+    EXPECT_EQ(g_hook_calls, c.calls);
+  }
+  // Nothing recorded: nothing saved.
+  g_hook_calls = 0;
+  turnout::exp(tensorOf({1, 2}, {2}));
+  EXPECT_EQ(g_hook_calls, 0);
+  // Backward unpacks the saved output once more.
+  Tensor x = leaf({0.0, 1.0}, {2});
+  Tensor y = turnout::exp(x);
+  g_hook_calls = 0;
+  backward({turnout::sum(y)});
+  EXPECT_EQ(g_hook_calls, 1);
+  EXPECT_THAT(valuesOf(grad(x)),
+              ElementsAre(1.0, ::testing::DoubleNear(std::exp(1.0), 1e-6)));
+}
+
+TEST(SavedVariableHook, AHookCopyKeepsTheVersionCheck) {
+  HookGuard guard;
+  g_make = true;
+  Tensor x = leaf({0.0, 1.0}, {2});
+  Tensor y = turnout::exp(x);
+  EXPECT_EQ(g_hook_calls, 1);
+  turnout::add_(y, 1);  // after the save: backward must refuse
+  EXPECT_THAT(errorOf([&] { backward({turnout::sum(y)}); }),
+              HasSubstr("modified by an inplace operation"));
+}
+
+TEST(ViewBase, ViewsKeepTheirRootBaseOthersHaveNone) {
+  for (bool requires : {false, true}) {
+    SCOPED_TRACE(requires ? "requires grad" : "plain");
+    Tensor x = tensorOf({1, 2, 3, 4}, {2, 2});
+    if (requires) setRequiresGrad(x, true);
+    const int64_t flat[] = {4};
+    Tensor v = turnout::view(x, flat);
+    Tensor vv = turnout::select(v, 0, 1);
+    EXPECT_EQ(viewBase(v).unsafeGetTensorImpl(), x.unsafeGetTensorImpl());
+    EXPECT_EQ(viewBase(vv).unsafeGetTensorImpl(), x.unsafeGetTensorImpl());
+    EXPECT_FALSE(viewBase(x).defined());
+    EXPECT_FALSE(viewBase(turnout::detach(v)).defined());
+    EXPECT_FALSE(viewBase(turnout::mul(v, 2)).defined());
+  }
+}
+
+TEST(SetData, TakesTheMemoryKeepsTheIdentity) {
+  Tensor x = leaf({1, 2, 3}, {3});
+  TensorImpl* impl = x.unsafeGetTensorImpl();
+  setGrad(x, tensorOf({5, 5, 5}, {3}));
+  turnout::add_(turnout::detach(x), 1);  // x's version: 1
+  Tensor value = tensorOf({7, 8}, {2});
+  turnout::add_(value, 0);  // value's version: 1
+  turnout::add_(value, 0);  // 2
+  setData(x, value);
+  EXPECT_EQ(x.unsafeGetTensorImpl(), impl);
+  EXPECT_THAT(sizesOf(x), ElementsAre(2));
+  EXPECT_THAT(valuesOf(x), ElementsAre(7, 8));
+  EXPECT_TRUE(requiresGrad(x));
+  EXPECT_THAT(valuesOf(grad(x)), ElementsAre(5, 5, 5));  // kept, as torch's
+  EXPECT_EQ(x.unsafeGetTensorImpl()->version(), 1u);  // its own counter
+  EXPECT_EQ(x.data_ptr(), value.data_ptr());          // shared memory
+}
+
+TEST(SetData, ErrorsChangeNothing) {
+  struct Case {
+    const char* name;
+    Tensor value;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"integer value for a tensor requiring grad",
+       turnout::arange(Scalar(3), TensorOptions(ScalarType::Long)),
+       "must be floating point or complex dtype"},
+      {"Meta value for a CPU tensor",
+       turnout::zeros({2}, TensorOptions(ScalarType::Float)
+                               .device(Device(DeviceType::Meta))),
+       "incompatible tensor types"},
+      {"undefined value", Tensor(), "value is undefined"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Tensor x = leaf({1, 2, 3}, {3});
+    EXPECT_THAT(errorOf([&] { setData(x, c.value); }), HasSubstr(c.message));
+    EXPECT_THAT(sizesOf(x), ElementsAre(3));
+    EXPECT_EQ(x.scalar_type(), ScalarType::Float);
+    EXPECT_THAT(valuesOf(x), ElementsAre(1, 2, 3));
+  }
 }
 
 }  // namespace
