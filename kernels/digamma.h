@@ -6,7 +6,7 @@
 //
 //   double y = digamma_internal::digamma(0.5);        // -1.9635...
 //   float t = digamma_internal::trigamma(0.5f);       // 4.9348...
-//   double p = digamma_internal::polygamma(2, 0.5);   // -16.8288...
+//   double p = digamma_internal::polygammaHigh<double>(2, 0.5);  // -16.83
 #ifndef TURNOUT_KERNELS_DIGAMMA_H_
 #define TURNOUT_KERNELS_DIGAMMA_H_
 
@@ -35,8 +35,10 @@ TURNOUT_HOST_DEVICE inline double digamma(double x) {
   double result = 0;
   if (x < 0) {
     if (x == ::floor(x)) return (x - x) / (x - x);  // NaN at the poles
-    // pi / tan(pi x), with x reduced to (-1, 0] first to keep pi x exact.
-    const double frac = x - ::floor(x);
+    // pi / tan(pi x), with x's fractional part r = x - trunc(x) in (-1, 0)
+    // (exact, as torch 1.13's modf): pi r keeps its precision next to 0,
+    // where x - floor(x) would round 1 - |x| (psi(-1e-8) off by ~1).
+    const double frac = x - ::trunc(x);
     result = -M_PI / ::tan(M_PI * frac);
     x = 1 - x;
   }
@@ -130,12 +132,17 @@ TURNOUT_HOST_DEVICE inline double hurwitzZeta(double s, double q) {
   return sum;
 }
 
-/// psi^(n)(x) for n >= 2, in double: (-1)^(n+1) n! zeta(n + 1, x), with
-/// n! as exp(lgamma(n + 1)) (infinite from n = 171 on, as torch 1.13's).
+/// psi^(n)(x) for n >= 2: (-1)^(n+1) n! zeta(n + 1, x) in double, with n!
+/// as exp(lgamma(n + 1)) (infinite from n = 171 on) and the zeta rounded
+/// to T (the compute type) first, as torch 1.13's: a float zeta that
+/// underflows to 0 gives -0 (or NaN times an infinite n!), not an
+/// infinity.
+template <class T>
 TURNOUT_HOST_DEVICE inline double polygammaHigh(int64_t n, double x) {
   const double sign = (n % 2 != 0) ? 1.0 : -1.0;
+  const T zeta = static_cast<T>(hurwitzZeta(static_cast<double>(n + 1), x));
   return sign * ::exp(::lgamma(static_cast<double>(n) + 1.0)) *
-         hurwitzZeta(static_cast<double>(n + 1), x);
+         static_cast<double>(zeta);
 }
 
 }  // namespace digamma_internal

@@ -115,7 +115,7 @@ struct PolygammaOp {
       if (n == 0) return static_cast<M>(digammaOf(x));
       if (n == 1) return digamma_internal::trigamma<M>(x);
       return static_cast<M>(
-          digamma_internal::polygammaHigh(n, static_cast<double>(x)));
+          digamma_internal::polygammaHigh<M>(n, static_cast<double>(x)));
     };
   }
 };

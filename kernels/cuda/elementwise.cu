@@ -156,7 +156,7 @@ __device__ __forceinline__ M polygammaFn(int64_t n, M x) {
     }
     if (n == 1) return digamma_internal::trigamma<M>(x);
     return static_cast<M>(
-        digamma_internal::polygammaHigh(n, static_cast<double>(x)));
+        digamma_internal::polygammaHigh<M>(n, static_cast<double>(x)));
   } else {
     return x;  // not reached: the host computes integers in float
   }

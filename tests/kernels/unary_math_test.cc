@@ -167,9 +167,11 @@ TEST(UnaryMath, Polygamma) {
   const std::vector<double> p0 = valuesOf(polygamma(0, x));
   const std::vector<double> d = valuesOf(digamma(x));
   for (size_t i = 0; i < d.size(); ++i) EXPECT_EQ(p0[i], d[i]);
+  // trigamma is torch 1.13's short series, good to ~1e-9 (so are
+  // torch's values: 1.6449340676383375 at 1).
   const std::vector<double> p1 = valuesOf(polygamma(1, x));
-  EXPECT_NEAR(p1[0], M_PI * M_PI / 6, 1e-14);
-  EXPECT_NEAR(p1[1], M_PI * M_PI / 2, 1e-14);
+  EXPECT_NEAR(p1[0], M_PI * M_PI / 6, 2e-9);
+  EXPECT_NEAR(p1[1], M_PI * M_PI / 2, 2e-9);
   const std::vector<double> p2 = valuesOf(polygamma(2, x));
   EXPECT_NEAR(p2[0], -2 * zeta3, 1e-14);
   EXPECT_NEAR(p2[1], -14 * zeta3, 1e-13);  // -2 (2^3 - 1) zeta(3)

@@ -35,6 +35,8 @@ def _tt(x: torch.Tensor, requires_grad: bool = False) -> turnout.Tensor:
 
 def _np(t) -> np.ndarray:
     if isinstance(t, torch.Tensor):
+        if t._is_zerotensor():  # torch's zero gradients: no memory to read
+            return np.zeros(tuple(t.shape))
         t = t.detach()
         return (t.float() if t.dtype == torch.bfloat16 else t).numpy()
     t = t.detach()
@@ -47,7 +49,9 @@ def _close(a, b, rtol, atol=0.0):
     np.testing.assert_allclose(_np(a), _np(b), rtol=rtol, atol=atol, equal_nan=True)
 
 
-_RTOL = {torch.float64: 1e-12, torch.float32: 2e-6, torch.bfloat16: 1e-2}
+# (rtol, atol): atol for the values next to digamma's zero (1.4616...).
+_TOL = {torch.float64: (1e-12, 1e-13), torch.float32: (2e-6, 1e-5),
+        torch.bfloat16: (1e-2, 1e-2)}
 
 # ---- polygamma -------------------------------------------------------------------
 
@@ -62,18 +66,21 @@ def test_polygamma_values_over_a_range(n, dtype):
     theirs = torch.polygamma(n, x)
     mine = turnout.polygamma(n, _tt(x))
     assert mine.dtype == _tt(theirs).dtype
-    _close(mine, theirs, rtol=_RTOL[dtype], atol=1e-300)
+    rtol, atol = _TOL[dtype]
+    _close(mine, theirs, rtol=rtol, atol=atol)
 
 
 @pytest.mark.parametrize("n", [0, 1, 2, 3, 4, 5, 10, 25, 60, 170, 171, 200])
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
 def test_polygamma_edges(n, dtype):
     inf, nan = float("inf"), float("nan")
-    x = torch.tensor([0.0, -0.0, -1.0, -2.0, -3.0, 1.0, 2.0, inf, -inf, nan, 1e-8,
-                      -1e-8, -0.5, -2.5, 1e-30, 2e30], dtype=dtype)
+    x = [0.0, -0.0, -1.0, -2.0, -3.0, 1.0, 2.0, inf, -inf, nan, 1e-8, -1e-8, -0.5,
+         -2.5, 1e-30, 2e30]
+    x = torch.tensor(x, dtype=dtype)
     theirs = torch.polygamma(n, x)
     mine = turnout.polygamma(n, _tt(x))
-    _close(mine, theirs, rtol=_RTOL[dtype] * 10)
+    rtol, atol = _TOL[dtype]
+    _close(mine, theirs, rtol=rtol * 10, atol=atol)
 
 
 def test_polygamma_promotes_integers_and_bools_to_float():
@@ -269,6 +276,8 @@ class _TurnoutLog(DispatchMode):
         self.calls.append(str(func))
         return func(*args, **(kwargs or {}))
 
+    __turnout_dispatch__ = __torch_dispatch__
+
 
 _CALLS = [
     lambda L, x: L.arccos(x / 4), lambda L, x: L.arctanh(x / 4),
@@ -298,10 +307,11 @@ def test_alias_values_and_what_a_mode_sees(i):
     theirs = call(torch, x)
     mine = call(turnout, _tt(x))
     _close(mine, theirs, rtol=1e-12)
+    t = _tt(x)
     with _TorchLog() as tl:
         call(torch, x)
     with _TurnoutLog() as ml:
-        call(turnout, _tt(x))
+        call(turnout, t)
     # The alias decomposes above the mode: the target's call is seen.
     assert ml.calls == tl.calls
 
@@ -318,31 +328,36 @@ def test_alias_gradients_are_the_targets(i):
     assert mine.grad_fn.name() == theirs.grad_fn.name()
     (gt,) = torch.autograd.grad(theirs.sum(), [x], create_graph=True)
     (gm,) = turnout.autograd.grad(mine.sum(), [t], create_graph=True)
-    _close(gm, gt, rtol=1e-12)
+    _close(gm, gt, rtol=1e-12, atol=1e-15)  # sum(softmax): rounding noise
     if gt.requires_grad:
         (g2t,) = torch.autograd.grad(gt.sum(), [x], allow_unused=True)
         (g2m,) = turnout.autograd.grad(gm.sum(), [t], allow_unused=True)
         if g2t is None:
             assert g2m is None or not np.any(_np(g2m))
         else:
-            _close(g2m, g2t, rtol=1e-12, atol=1e-300)
+            _close(g2m, g2t, rtol=1e-12, atol=1e-15)
 
 
 def test_alias_errors_are_the_targets():
+    # (the alias's call, its target's call): both raise on torch; on turnout
+    # the alias raises exactly what its target raises.
     cases = [
-        lambda L: L.arccos(L.ones(2), out=L.empty(2, dtype=L.int64)),
-        lambda L: L.multiply(L.ones(2), L.ones(3)),
-        lambda L: L.ones(2, dtype=L.int64).divide_(L.ones(2)),
-        lambda L: L.ones(2).clip(),
-        lambda L: L.special.polygamma(-1, L.ones(2)),
-        lambda L: L.special.round(L.ones(2, dtype=L.int64)),
-        lambda L: L.special.logsumexp(L.ones(2), 3),
+        (lambda L: L.arccos(L.ones(2), out=L.empty(2, dtype=L.int64)),
+         lambda L: L.acos(L.ones(2), out=L.empty(2, dtype=L.int64))),
+        (lambda L: L.multiply(L.ones(2), L.ones(3)), lambda L: L.mul(L.ones(2), L.ones(3))),
+        (lambda L: L.ones(2, dtype=L.int64).divide_(L.ones(2)),
+         lambda L: L.ones(2, dtype=L.int64).div_(L.ones(2))),
+        (lambda L: L.ones(2).clip(), lambda L: L.ones(2).clamp()),
+        (lambda L: L.special.polygamma(-1, L.ones(2)), lambda L: L.polygamma(-1, L.ones(2))),
+        (lambda L: L.special.round(L.ones(2, dtype=L.int64)),
+         lambda L: L.round(L.ones(2, dtype=L.int64), decimals=0)),
+        (lambda L: L.special.logsumexp(L.ones(2), 3), lambda L: L.logsumexp(L.ones(2), [3])),
     ]
-    for case in cases:
-        theirs = _error(lambda: case(torch))
-        mine = _error(lambda: case(turnout))
-        assert theirs is not None, case
-        assert mine is not None and issubclass(mine[0], RuntimeError), case
+    for alias, target in cases:
+        assert _error(lambda: alias(torch)) is not None
+        assert _error(lambda: target(torch)) is not None
+        mine = _error(lambda: alias(turnout))
+        assert mine is not None and mine == _error(lambda: target(turnout)), mine
 
 
 def test_turnout_special_mirrors_torch_special():
