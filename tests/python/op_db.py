@@ -3451,8 +3451,17 @@ _ALIAS_SAMPLES: Dict[str, Callable[[], List[Sample]]] = {
 
 
 def _alias_info(alias: str, target: OpInfo) -> OpInfo:
-    return OpInfo(alias, _ALIAS_SAMPLES.get(alias, target._samples), values=target.values,
-                  grad=target.grad, opcheck=target.opcheck,
+    # A target compared through torch's Python function (the .Scalar ones:
+    # _scalar_ref) has its alias compared through the alias's (torch.subtract
+    # refuses a bool scalar as torch.sub does; torch.ops.aten's do not).
+    ref = None
+    if target.ref is not None:
+        base = alias.split("::")[1].split(".")[0]
+        if not alias.endswith(".Scalar"):
+            raise ValueError(f"op_db: no reference function for the alias {alias}")
+        ref = _scalar_ref(base, alpha=base == "subtract")
+    return OpInfo(alias, _ALIAS_SAMPLES.get(alias, target._samples), ref=ref,
+                  values=target.values, grad=target.grad, opcheck=target.opcheck,
                   skip_opcheck=target.skip_opcheck, atol=target.atol, rtol=target.rtol)
 
 
