@@ -212,13 +212,13 @@ class AliasKernel final : public OperatorKernel {
   void find(const OperatorHandle& op) {
     const std::string_view target(alias_.target);
     const size_t dot = target.find('.');
-    const std::string name =
-        "aten::" + std::string(target.substr(0, dot));
-    const std::string overload =
-        dot == std::string_view::npos ? "" : std::string(target.substr(dot + 1));
+    const std::string name = "aten::" + std::string(target.substr(0, dot));
+    const std::string overload = dot == std::string_view::npos
+                                     ? ""
+                                     : std::string(target.substr(dot + 1));
     auto handle = Dispatcher::singleton().findSchema({name, overload});
-    TURNOUT_CHECK(handle.has_value(), ErrorKind::Internal,
-                  op.schema().name(), ": the alias of ", alias_.target,
+    TURNOUT_CHECK(handle.has_value(), ErrorKind::Internal, op.schema().name(),
+                  ": the alias of ", alias_.target,
                   ", which is not registered (a turnout bug: kernels/"
                   "aliases.cc names a target that no library defines)");
     const auto& mine = op.schema().arguments();

@@ -81,10 +81,10 @@ TURNOUT_HOST_DEVICE inline T trigamma(T x) {
     x += T(1);
   }
   const T inv2 = T(1) / (x * x);
-  sum += (T(1) + T(1) / (T(2) * x) +
-          inv2 * (T(1) / T(6) -
-                  inv2 * (T(1) / T(30) - inv2 * (T(1) / T(42))))) /
-         x;
+  sum +=
+      (T(1) + T(1) / (T(2) * x) +
+       inv2 * (T(1) / T(6) - inv2 * (T(1) / T(30) - inv2 * (T(1) / T(42))))) /
+      x;
   return reflect ? reflected - sum : sum;
 }
 
@@ -96,7 +96,7 @@ TURNOUT_HOST_DEVICE inline T trigamma(T x) {
 /// Bernoulli numbers B_2j / (2j)!, stopping once a term no longer changes
 /// the sum.
 TURNOUT_HOST_DEVICE inline double hurwitzZeta(double s, double q) {
-  const double eps = 1.11022302462515654042e-16;  // 2^-53
+  const double eps = 1.11022302462515654042e-16;   // 2^-53
   if (q <= 0 && q == ::floor(q)) return HUGE_VAL;  // a pole
   double sum = ::pow(q, -s);
   double a = q;
@@ -112,10 +112,9 @@ TURNOUT_HOST_DEVICE inline double hurwitzZeta(double s, double q) {
   // plus, for j = 1, 2, ..., B_2j / (2j)! * s (s+1) ... (s+2j-2) *
   // a^-(s+2j-1).
   const double bernoulli[12] = {
-      1.0 / 6,          -1.0 / 30,        1.0 / 42,
-      -1.0 / 30,        5.0 / 66,         -691.0 / 2730,
-      7.0 / 6,          -3617.0 / 510,    43867.0 / 798,
-      -174611.0 / 330,  854513.0 / 138,   -236364091.0 / 2730};
+      1.0 / 6,       -1.0 / 30,       1.0 / 42,       -1.0 / 30,
+      5.0 / 66,      -691.0 / 2730,   7.0 / 6,        -3617.0 / 510,
+      43867.0 / 798, -174611.0 / 330, 854513.0 / 138, -236364091.0 / 2730};
   sum += term * a / (s - 1);
   sum -= 0.5 * term;
   double rising = s;        // s (s+1) ... (s+2j-2)

@@ -1004,11 +1004,11 @@ Tensor& resizeAsInplace(Tensor& self, const Tensor& the_template,
   TURNOUT_CHECK(the_template.defined(), ErrorKind::InvalidArgument,
                 "resize_as_: expected a defined template tensor");
   if (memory_format == MemoryFormat::Preserve) {
-    const bool nhwc =
-        the_template.dim() == 4 &&
-        !isContiguousAs(the_template, MemoryFormat::Contiguous) &&
-        isContiguousAs(the_template, MemoryFormat::ChannelsLast);
-    memory_format = nhwc ? MemoryFormat::ChannelsLast : MemoryFormat::Contiguous;
+    const bool nhwc = the_template.dim() == 4 &&
+                      !isContiguousAs(the_template, MemoryFormat::Contiguous) &&
+                      isContiguousAs(the_template, MemoryFormat::ChannelsLast);
+    memory_format =
+        nhwc ? MemoryFormat::ChannelsLast : MemoryFormat::Contiguous;
   }
   static const auto op =
       lookup<Tensor&(Tensor&, IntArrayRef, std::optional<MemoryFormat>)>(

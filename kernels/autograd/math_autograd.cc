@@ -182,7 +182,7 @@ TURNOUT_DERIVATIVE(dAbs, mul(g, turnout::sign(x)))
   X(atanh, "AtanhBackward0", true, false, dAtanh)                     \
   X(erfc, "ErfcBackward0", true, false, dErfc)                        \
   X(lgamma, "LgammaBackward0", true, false, dLgamma)                  \
-  X(digamma, "DigammaBackward0", true, false, dDigamma)              \
+  X(digamma, "DigammaBackward0", true, false, dDigamma)               \
   X(sign, "SignBackward0", false, false, zeroGrad)                    \
   X(floor, "FloorBackward0", false, false, zeroGrad)                  \
   X(ceil, "CeilBackward0", false, false, zeroGrad)                    \

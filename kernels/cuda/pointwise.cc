@@ -2,14 +2,14 @@
 // at the CUDA key: the unary math operators (sin ... erf, acosh, asinh,
 // atanh, erfc, lgamma, digamma, sign, floor, ceil, round, round.decimals,
 // trunc, bitwise_not, polygamma: functional, in-place and out=; angle:
-// functional and out=), the in-place and out= overloads of exp, log, sqrt, tanh, sigmoid,
-// neg, abs and relu (their functional forms are in elementwise.cc),
-// maximum, minimum, fmod.Tensor, remainder.Tensor, pow.Tensor_Tensor,
-// floor_divide, bitwise_xor.Tensor (with
-// their in-place forms), remainder.Tensor_out, pow.Tensor_Tensor_out,
-// pow.Tensor_Scalar_out, logical_not (logical_not_), masked_fill_ (.Scalar,
-// .Tensor), where.self_out, and addcmul, addcdiv, lerp (.Scalar, .Tensor)
-// with their in-place and out= overloads.
+// functional and out=), the in-place and out= overloads of exp, log, sqrt,
+// tanh, sigmoid, neg, abs and relu (their functional forms are in
+// elementwise.cc), maximum, minimum, fmod.Tensor, remainder.Tensor,
+// pow.Tensor_Tensor, floor_divide, bitwise_xor.Tensor (with their in-place
+// forms), remainder.Tensor_out, pow.Tensor_Tensor_out, pow.Tensor_Scalar_out,
+// logical_not (logical_not_), masked_fill_ (.Scalar, .Tensor), where.self_out,
+// and addcmul, addcdiv, lerp (.Scalar, .Tensor) with their in-place and out=
+// overloads.
 //
 // As elementwise.cc's: each kernel redispatches to the operator's Meta
 // kernel on meta stand-ins for sizes, dtype and every check, then runs
@@ -17,8 +17,9 @@
 // functional Meta kernel gives. The activations (gelu, silu, elu,
 // leaky_relu, hardtanh, softplus and their backward operators), clamp_,
 // masked_fill, the Scalar overloads of fmod, remainder, pow, floor_divide
-// and bitwise_xor (remainder's and pow's out= ones too), logsumexp, norm, var and std are composite kernels over
-// these and elementwise.cc's, so they run on CUDA through them.
+// and bitwise_xor (remainder's and pow's out= ones too), logsumexp, norm, var
+// and std are composite kernels over these and elementwise.cc's, so they run on
+// CUDA through them.
 //
 // One difference from the CPU kernels: an integer fmod, remainder or
 // floor_divide by zero gives 0 instead of raising ZeroDivisionError (device
