@@ -3,6 +3,7 @@
 // (special_round's decimals=0), its kernel is CompositeImplicitAutograd;
 // resize_as_ takes the template's sizes and memory format.
 #include <optional>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -60,13 +61,22 @@ TEST(Aliases, ComputeTheirTargets) {
 }
 
 TEST(Aliases, DefaultsAndErrorsAreTheirOwnAndTheTargets) {
-  // special_round(self) rounds to 0 decimals: round.decimals(self, 0).
+  // special_round's decimals defaults to 0 (round.decimals' has no
+  // default); a boxed caller passes it, as c10's callers do.
+  const OperatorHandle round =
+      Dispatcher::singleton().findSchemaOrThrow("aten::special_round", "");
+  std::ostringstream schema;
+  schema << round.schema();
+  EXPECT_THAT(schema.str(), HasSubstr("*, int decimals=0)"));
   const Tensor x = tensorOf({1.25, 2.5, -0.5}, {3}, ScalarType::Double);
-  Stack stack{IValue(x)};
-  Dispatcher::singleton()
-      .findSchemaOrThrow("aten::special_round", "")
-      .callBoxed(stack);  // decimals from the schema's default
+  Stack stack{IValue(x), IValue(int64_t{0})};
+  round.callBoxed(stack);
+  ASSERT_EQ(stack.size(), 1u);
   EXPECT_EQ(valuesOf(stack[0].toTensor()), (std::vector<double>{1, 2, -0.0}));
+  // A stack too short is refused before the alias's kernel runs.
+  Stack short_stack{IValue(x)};
+  EXPECT_THAT(errorOf([&] { round.callBoxed(short_stack); }),
+              HasSubstr("takes 2 arguments"));
   EXPECT_THAT(errorOf([&] {
                 op<Tensor(int64_t, const Tensor&)>("aten::special_polygamma")
                     .call(-1, x);
