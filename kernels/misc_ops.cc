@@ -65,6 +65,7 @@
 #include "kernels/dtype_dispatch.h"
 #include "kernels/elementwise.h"
 #include "kernels/factory.h"
+#include "kernels/factory_utils.h"
 #include "kernels/indexing.h"
 #include "kernels/int_pow.h"
 #include "kernels/linalg.h"
@@ -995,6 +996,27 @@ Tensor& resizeInplace(Tensor& self, IntArrayRef size,
   return self;
 }
 
+// resize_as_: resize_ to the template's sizes, with the memory format as
+// given (Preserve: the template's own, ChannelsLast for a 4-d template
+// strided as NHWC, else Contiguous). Errors are resize_'s.
+Tensor& resizeAsInplace(Tensor& self, const Tensor& the_template,
+                        std::optional<MemoryFormat> memory_format) {
+  TURNOUT_CHECK(the_template.defined(), ErrorKind::InvalidArgument,
+                "resize_as_: expected a defined template tensor");
+  if (memory_format == MemoryFormat::Preserve) {
+    const bool nhwc = the_template.dim() == 4 &&
+                      !isContiguousAs(the_template, MemoryFormat::Contiguous) &&
+                      isContiguousAs(the_template, MemoryFormat::ChannelsLast);
+    memory_format =
+        nhwc ? MemoryFormat::ChannelsLast : MemoryFormat::Contiguous;
+  }
+  static const auto op =
+      lookup<Tensor&(Tensor&, IntArrayRef, std::optional<MemoryFormat>)>(
+          "aten::resize_", "");
+  op.call(self, the_template.sizes(), memory_format);
+  return self;
+}
+
 Tensor& zeroInplace(Tensor& self) {
   checkDefined("zero_", self);
   fill_(self, 0);
@@ -1467,6 +1489,9 @@ TURNOUT_LIBRARY_FRAGMENT(aten, m) {
   m.def(
       "resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? "
       "memory_format=None) -> Tensor(a!)");
+  m.def(
+      "resize_as_(Tensor(a!) self, Tensor the_template, *, MemoryFormat? "
+      "memory_format=None) -> Tensor(a!)");
   m.def("zero_(Tensor(a!) self) -> Tensor(a!)");
   m.def("fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)");
   m.def(
@@ -1545,6 +1570,7 @@ TURNOUT_LIBRARY_IMPL(aten, CompositeExplicitAutograd, m) {
   m.impl("new_ones", TURNOUT_FN(newOnes));
   m.impl("new_full", TURNOUT_FN(newFull));
   m.impl("zero_", TURNOUT_FN(zeroInplace));
+  m.impl("resize_as_", TURNOUT_FN(resizeAsInplace));
   m.impl("fill_.Tensor", TURNOUT_FN(fillTensor));
   m.impl("eye", TURNOUT_FN(eyeN));
   m.impl("eye.m", TURNOUT_FN(eyeKernel));

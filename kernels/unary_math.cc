@@ -101,6 +101,25 @@ TURNOUT_FLOAT_OP(AtanhOp, "atanh", std::atanh(x))
 TURNOUT_FLOAT_OP(ErfcOp, "erfc", std::erfc(x))
 TURNOUT_FLOAT_OP(LgammaOp, "lgamma", std::lgamma(x))
 TURNOUT_FLOAT_OP(DigammaOp, "digamma", static_cast<M>(digammaOf(x)))
+// polygamma: psi^(n), n >= 0 (checked by the kernels, checkPolygammaOrder).
+// As torch 1.13: digamma (n = 0) and the n >= 2 functions in double, the
+// trigamma function (n = 1) in the compute type (float for the 32- and
+// 16-bit types), which decides its values next to the poles.
+struct PolygammaOp {
+  static constexpr const char* kName = "polygamma";
+  static constexpr bool kFloat = true;
+  static void check(const Tensor&) {}
+  template <class M>
+  static auto make(int64_t n) {
+    return [n](M x) -> M {
+      if (n == 0) return static_cast<M>(digammaOf(x));
+      if (n == 1) return digamma_internal::trigamma<M>(x);
+      return static_cast<M>(
+          digamma_internal::polygammaHigh<M>(n, static_cast<double>(x)));
+    };
+  }
+};
+
 // angle of a real number: 0 for x >= 0 (and -0), pi for x < 0, NaN for NaN.
 TURNOUT_FLOAT_OP(AngleOp, "angle",
                  std::isnan(x) ? x : (x < M(0) ? static_cast<M>(M_PI) : M(0)))
@@ -381,6 +400,43 @@ Tensor& roundDecimalsOut(const Tensor& self, int64_t decimals, Tensor& out) {
   return outKernel<kCpu, RoundDecimalsOp>(self, out, decimals);
 }
 
+// polygamma's kernels: n checked first (Meta too), then, on CPU, Half
+// refused under the name of the function torch 1.13 would compute (its
+// digamma, trigamma and polygamma kernels have no Half form).
+void checkPolygammaOrder(int64_t n) {
+  TURNOUT_CHECK(n >= 0, ErrorKind::InvalidArgument,
+                "polygamma(n, x) does not support negative n.");
+}
+template <bool kCpu>
+void checkPolygammaDtype(int64_t n, const Tensor& self) {
+  if constexpr (kCpu) {
+    if (self.defined() &&
+        toFloatingType(self.scalar_type()) == ScalarType::Half) {
+      detail::throwNotImplementedForDtype(
+          n == 0 ? "digamma" : (n == 1 ? "trigamma" : "polygamma"),
+          ScalarType::Half);
+    }
+  }
+}
+template <bool kCpu>
+Tensor polygammaKernel(int64_t n, const Tensor& self) {
+  checkPolygammaOrder(n);
+  checkPolygammaDtype<kCpu>(n, self);
+  return functional<kCpu, PolygammaOp>(self, n);
+}
+template <bool kCpu>
+Tensor& polygammaInplaceKernel(Tensor& self, int64_t n) {
+  checkPolygammaOrder(n);
+  checkPolygammaDtype<kCpu>(n, self);
+  return inplace<kCpu, PolygammaOp>(self, n);
+}
+template <bool kCpu>
+Tensor& polygammaOutKernel(int64_t n, const Tensor& self, Tensor& out) {
+  checkPolygammaOrder(n);
+  checkPolygammaDtype<kCpu>(n, self);
+  return outKernel<kCpu, PolygammaOp>(self, out, n);
+}
+
 // ---- Front end ------------------------------------------------------------------
 
 template <class Sig>
@@ -457,6 +513,24 @@ const Tensor& angle_out(const Tensor& out, const Tensor& self) {
   return op.call(self, mut(out));
 }
 
+Tensor polygamma(int64_t n, const Tensor& self) {
+  static const auto op =
+      lookup<Tensor(int64_t, const Tensor&)>("aten::polygamma", "");
+  return op.call(n, self);
+}
+
+const Tensor& polygamma_(const Tensor& self, int64_t n) {
+  static const auto op =
+      lookup<Tensor&(Tensor&, int64_t)>("aten::polygamma_", "");
+  return op.call(mut(self), n);
+}
+
+const Tensor& polygamma_out(const Tensor& out, int64_t n, const Tensor& self) {
+  static const auto op = lookup<Tensor&(int64_t, const Tensor&, Tensor&)>(
+      "aten::polygamma", "out");
+  return op.call(n, self, mut(out));
+}
+
 Tensor round(const Tensor& self, int64_t decimals) {
   static const auto op =
       lookup<Tensor(const Tensor&, int64_t)>("aten::round", "decimals");
@@ -500,6 +574,9 @@ TURNOUT_LIBRARY_FRAGMENT(aten, m) {
   // angle has no in-place form (a complex input's angle is real).
   m.def("angle(Tensor self) -> Tensor");
   m.def("angle.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)");
+  m.def("polygamma(int n, Tensor self) -> Tensor");
+  m.def("polygamma_(Tensor(a!) self, int n) -> Tensor(a!)");
+  m.def("polygamma.out(int n, Tensor self, *, Tensor(a!) out) -> Tensor(a!)");
   m.def("round.decimals(Tensor self, *, int decimals) -> Tensor");
   m.def("round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)");
   m.def(
@@ -524,6 +601,9 @@ void registerUnaryMath(Library& m) {
   TURNOUT_UNARY_MATH_OLD(TURNOUT_IMPL_INPLACE_OUT)
   m.impl("angle", TURNOUT_FN((fnKernel<kCpu, AngleOp>)));
   m.impl("angle.out", TURNOUT_FN((outOnlyKernel<kCpu, AngleOp>)));
+  m.impl("polygamma", TURNOUT_FN(polygammaKernel<kCpu>));
+  m.impl("polygamma_", TURNOUT_FN(polygammaInplaceKernel<kCpu>));
+  m.impl("polygamma.out", TURNOUT_FN(polygammaOutKernel<kCpu>));
   m.impl("round.decimals", TURNOUT_FN(roundDecimals<kCpu>));
   m.impl("round_.decimals", TURNOUT_FN(roundDecimalsInplace<kCpu>));
   m.impl("round.decimals_out", TURNOUT_FN(roundDecimalsOut<kCpu>));

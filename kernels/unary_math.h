@@ -1,7 +1,7 @@
 // The C++ front end of the unary math operators (aten::sin, cos, tan, asin,
 // acos, atan, sinh, cosh, expm1, log2, log10, log1p, rsqrt, reciprocal, erf,
 // sign, floor, ceil, round, trunc, bitwise_not, acosh, asinh, atanh, erfc,
-// lgamma, digamma, angle), and of the in-place and out= overloads
+// lgamma, digamma, angle, polygamma), and of the in-place and out= overloads
 // of all of them and of exp, log, sqrt, tanh, sigmoid, neg, abs and relu (whose
 // functional forms are in kernels/elementwise.h). Each function calls
 // through the dispatcher, so CPU, Meta and any registered key work alike.
@@ -74,6 +74,16 @@ TURNOUT_UNARY_MATH_DECL_NEW(lgamma)
 TURNOUT_UNARY_MATH_DECL_NEW(digamma)
 #undef TURNOUT_UNARY_MATH_DECL
 #undef TURNOUT_UNARY_MATH_DECL_NEW
+
+/// aten::polygamma: psi^(n)(self), the n-th derivative of digamma (n = 0
+/// is digamma, n = 1 trigamma); integral and Bool inputs compute in the
+/// default float dtype. n < 0 is refused. On CPU, Half is refused as
+/// torch 1.13 refuses it.
+Tensor polygamma(int64_t n, const Tensor& self);
+/// aten::polygamma_: self = psi^(n)(self) (a floating self only).
+const Tensor& polygamma_(const Tensor& self, int64_t n);
+/// aten::polygamma.out.
+const Tensor& polygamma_out(const Tensor& out, int64_t n, const Tensor& self);
 
 /// aten::angle: of a real input, 0 where x >= 0, pi where x < 0, NaN for
 /// NaN; computed in floating point as the transcendental operators. No

@@ -151,6 +151,8 @@ TURNOUT_DERIVATIVE(dAtanh, div(g, sub(one(x), pow(x, 2))))
 TURNOUT_DERIVATIVE(dErfc, mul(g, mul(turnout::exp(neg(pow(x, 2))),
                                      -2.0 / std::sqrt(M_PI))))
 TURNOUT_DERIVATIVE(dLgamma, mul(g, turnout::digamma(x)))
+// digamma' = polygamma(1, x).
+TURNOUT_DERIVATIVE(dDigamma, mul(g, turnout::polygamma(1, x)))
 TURNOUT_DERIVATIVE(dNeg, neg(g))
 // relu' = 1 where the result is positive.
 TURNOUT_DERIVATIVE(dRelu, where(gt(r, 0), g, turnout::zeros_like(g)))
@@ -180,6 +182,7 @@ TURNOUT_DERIVATIVE(dAbs, mul(g, turnout::sign(x)))
   X(atanh, "AtanhBackward0", true, false, dAtanh)                     \
   X(erfc, "ErfcBackward0", true, false, dErfc)                        \
   X(lgamma, "LgammaBackward0", true, false, dLgamma)                  \
+  X(digamma, "DigammaBackward0", true, false, dDigamma)               \
   X(sign, "SignBackward0", false, false, zeroGrad)                    \
   X(floor, "FloorBackward0", false, false, zeroGrad)                  \
   X(ceil, "CeilBackward0", false, false, zeroGrad)                    \
@@ -226,6 +229,45 @@ constexpr UnaryGrad k_angle{"angle", "AngleBackward0", true, false, zeroGrad};
 Tensor angleFunctional(const Tensor& self) {
   return functionalKernel(k_angle, self,
                           [](const Tensor& x) { return turnout::angle(x); });
+}
+
+// polygamma(n, x)' = polygamma(n + 1, x); torch 1.13's nodes save n and
+// self (the in-place form's, PolygammaBackward1, self's old value).
+void addPolygammaSaved(Node* node, int64_t n, const SavedVariable& self) {
+  node->addSaved("n", IValue(n));
+  node->addSaved("self", self);
+}
+Tensor polygammaFunctional(int64_t n, const Tensor& self) {
+  const bool rec = shouldRecord("polygamma", self);
+  Tensor out = belowAutograd([&] { return turnout::polygamma(n, self); });
+  if (rec) {
+    SavedVariable s(self);
+    Node* node = record("PolygammaBackward0", {self}, out,
+                        [s, n](const F& f, const Tensor& g) {
+                          return variable_list{
+                              mul(g, turnout::polygamma(n + 1, s.unpack(&f)))};
+                        });
+    if (node != nullptr) addPolygammaSaved(node, n, s);
+  }
+  return out;
+}
+Tensor& polygammaInplace(Tensor& self, int64_t n) {
+  const bool rec = shouldRecord("polygamma_", self);
+  checkInplaceAllowed(self, rec, "polygamma_");
+  Tensor original;
+  if (rec) original = detail::cloneWithHistory(self);
+  belowAutograd([&] { turnout::polygamma_(self, n); });
+  self.unsafeGetTensorImpl()->bump_version();
+  if (rec) {
+    SavedVariable s(original);
+    Node* node = record("PolygammaBackward1", {self}, self,
+                        [s, n](const F& f, const Tensor& g) {
+                          return variable_list{
+                              mul(g, turnout::polygamma(n + 1, s.unpack(&f)))};
+                        });
+    if (node != nullptr) addPolygammaSaved(node, n, s);
+  }
+  return self;
 }
 
 // round.decimals and round_.decimals: zero gradient.
@@ -578,6 +620,8 @@ TURNOUT_LIBRARY_IMPL(aten, Autograd, m) {
   TURNOUT_UNARY_GRADS(TURNOUT_REGISTER_FUNCTIONAL)
   TURNOUT_UNARY_GRADS(TURNOUT_REGISTER_INPLACE)
   m.impl("angle", TURNOUT_FN(angleFunctional));
+  m.impl("polygamma", TURNOUT_FN(polygammaFunctional));
+  m.impl("polygamma_", TURNOUT_FN(polygammaInplace));
   TURNOUT_OLD_UNARY_GRADS(TURNOUT_REGISTER_INPLACE)
 #undef TURNOUT_REGISTER_FUNCTIONAL
 #undef TURNOUT_REGISTER_INPLACE

@@ -1041,12 +1041,28 @@ Tensor& resizeInplace(Tensor& self, IntArrayRef size,
   return self;
 }
 
+// resize_as_: refused as resize_ for a self that requires grad (the
+// template may: only its sizes are read); otherwise below autograd.
+Tensor& resizeAsInplace(Tensor& self, const Tensor& the_template,
+                        std::optional<MemoryFormat> memory_format) {
+  TURNOUT_CHECK(!self.requires_grad(), ErrorKind::InvalidArgument,
+                "resize_as_(): cannot resize a tensor that requires grad; "
+                "resize a detached one (x.detach().resize_as_(t)) or build a "
+                "new tensor");
+  static const auto op =
+      lookup<Tensor&(Tensor&, const Tensor&, std::optional<MemoryFormat>)>(
+          "aten::resize_as_", "");
+  belowAutograd([&] { op.call(self, the_template, memory_format); });
+  return self;
+}
+
 }  // namespace
 }  // namespace autograd
 }  // namespace turnout
 
 TURNOUT_LIBRARY_IMPL(aten, Autograd, m) {
   m.impl("resize_", TURNOUT_FN(turnout::autograd::resizeInplace));
+  m.impl("resize_as_", TURNOUT_FN(turnout::autograd::resizeAsInplace));
   using namespace turnout::autograd;  // NOLINT: the kernels above
   m.impl("maximum", TURNOUT_FN(maxMinKernel<true>));
   m.impl("minimum", TURNOUT_FN(maxMinKernel<false>));

@@ -146,6 +146,22 @@ __device__ __forceinline__ M floatingFn(ElementwiseOp op, M x) {
   }
 }
 
+// polygamma(n, x) as the CPU kernel (kernels/digamma.h): digamma and
+// the n >= 2 functions in double, trigamma in the compute type.
+template <class M>
+__device__ __forceinline__ M polygammaFn(int64_t n, M x) {
+  if constexpr (std::is_floating_point_v<M>) {
+    if (n == 0) {
+      return static_cast<M>(digamma_internal::digamma(static_cast<double>(x)));
+    }
+    if (n == 1) return digamma_internal::trigamma<M>(x);
+    return static_cast<M>(
+        digamma_internal::polygammaHigh<M>(n, static_cast<double>(x)));
+  } else {
+    return x;  // not reached: the host computes integers in float
+  }
+}
+
 // sign, floor, ceil, round (half to even), trunc, round.decimals in the
 // input's dtype: integers are whole already, and sign is 0 for NaN and for
 // signed zeros.
@@ -383,6 +399,9 @@ __device__ __forceinline__ void applyOp(const ElementwiseArgs& a, Input&& input,
     case ElementwiseOp::Trunc:
     case ElementwiseOp::RoundDecimals:
       store(roundingFn<M>(a, input(0)));
+      break;
+    case ElementwiseOp::Polygamma:
+      store(polygammaFn<M>(a.scalar[0].i, input(0)));
       break;
     case ElementwiseOp::BitwiseNot: {
       const M x = input(0);

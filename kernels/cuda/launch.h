@@ -54,6 +54,7 @@ enum class ElementwiseOp : int {
   Sign,
   Floor, Ceil, Round, Trunc,  // integral inputs are copied
   RoundDecimals,  // scalar0.f = 10^|decimals|, scalar0.i = decimals < 0
+  Polygamma,      // psi^(n)(in0), n = scalar0.i >= 0; floating compute only
   BitwiseNot,     // integral and Bool compute only
   LogicalNot,     // Bool result: in0 == 0
   // Binary, both inputs converted to the compute dtype.

@@ -1,15 +1,15 @@
 // CUDA kernels of the pointwise operators of issues 18 and 20, registered
 // at the CUDA key: the unary math operators (sin ... erf, acosh, asinh,
 // atanh, erfc, lgamma, digamma, sign, floor, ceil, round, round.decimals,
-// trunc, bitwise_not: functional, in-place and out=; angle: functional and
-// out=), the in-place and out= overloads of exp, log, sqrt, tanh, sigmoid,
-// neg, abs and relu (their functional forms are in elementwise.cc),
-// maximum, minimum, fmod.Tensor, remainder.Tensor, pow.Tensor_Tensor,
-// floor_divide, bitwise_xor.Tensor (with
-// their in-place forms), remainder.Tensor_out, pow.Tensor_Tensor_out,
-// pow.Tensor_Scalar_out, logical_not (logical_not_), masked_fill_ (.Scalar,
-// .Tensor), where.self_out, and addcmul, addcdiv, lerp (.Scalar, .Tensor)
-// with their in-place and out= overloads.
+// trunc, bitwise_not, polygamma: functional, in-place and out=; angle:
+// functional and out=), the in-place and out= overloads of exp, log, sqrt,
+// tanh, sigmoid, neg, abs and relu (their functional forms are in
+// elementwise.cc), maximum, minimum, fmod.Tensor, remainder.Tensor,
+// pow.Tensor_Tensor, floor_divide, bitwise_xor.Tensor (with their in-place
+// forms), remainder.Tensor_out, pow.Tensor_Tensor_out, pow.Tensor_Scalar_out,
+// logical_not (logical_not_), masked_fill_ (.Scalar, .Tensor), where.self_out,
+// and addcmul, addcdiv, lerp (.Scalar, .Tensor) with their in-place and out=
+// overloads.
 //
 // As elementwise.cc's: each kernel redispatches to the operator's Meta
 // kernel on meta stand-ins for sizes, dtype and every check, then runs
@@ -17,8 +17,9 @@
 // functional Meta kernel gives. The activations (gelu, silu, elu,
 // leaky_relu, hardtanh, softplus and their backward operators), clamp_,
 // masked_fill, the Scalar overloads of fmod, remainder, pow, floor_divide
-// and bitwise_xor (remainder's and pow's out= ones too), logsumexp, norm, var and std are composite kernels over
-// these and elementwise.cc's, so they run on CUDA through them.
+// and bitwise_xor (remainder's and pow's out= ones too), logsumexp, norm, var
+// and std are composite kernels over these and elementwise.cc's, so they run on
+// CUDA through them.
 //
 // One difference from the CPU kernels: an integer fmod, remainder or
 // floor_divide by zero gives 0 instead of raising ZeroDivisionError (device
@@ -178,6 +179,53 @@ Tensor& roundDecimalsOut(const Tensor& self, int64_t decimals, Tensor& out) {
   return computeOut("round.decimals_out", ElementwiseOp::RoundDecimals,
                     self.scalar_type(), mo, out, {self},
                     {roundDecimalsArg(decimals)});
+}
+
+// polygamma(n, x): n in scalar0.i; the Meta kernels check n and the
+// dtypes, the functional one gives the compute dtype.
+ScalarArg polygammaArg(int64_t n) {
+  ScalarArg arg;
+  arg.i = n;
+  return arg;
+}
+
+ScalarType polygammaCompute(int64_t n, const Tensor& self) {
+  static const auto op =
+      typedOp<Tensor(int64_t, const Tensor&)>("aten::polygamma", "");
+  return op.redispatch(metaKeys(), n, metaLike(self)).scalar_type();
+}
+
+Tensor polygammaFunctional(int64_t n, const Tensor& self) {
+  const Device device = checkCudaDevices("polygamma", {&self});
+  static const auto op =
+      typedOp<Tensor(int64_t, const Tensor&)>("aten::polygamma", "");
+  const Tensor m = op.redispatch(metaKeys(), n, metaLike(self));
+  Tensor out = emptyLikeMeta(m, m.scalar_type(), device);
+  runElementwise("polygamma", ElementwiseOp::Polygamma, m.scalar_type(), out,
+                 {self}, {polygammaArg(n)});
+  return out;
+}
+
+Tensor& polygammaInplace(Tensor& self, int64_t n) {
+  static const auto op =
+      typedOp<Tensor&(Tensor&, int64_t)>("aten::polygamma_", "");
+  checkCudaDevices("polygamma_", {}, &self);
+  Tensor ms = metaLike(self);
+  op.redispatch(metaKeys(), ms, n);  // n, castability and internal overlap
+  runElementwise("polygamma_", ElementwiseOp::Polygamma,
+                 polygammaCompute(n, self), self, {self}, {polygammaArg(n)});
+  return self;
+}
+
+Tensor& polygammaOut(int64_t n, const Tensor& self, Tensor& out) {
+  static const auto op = typedOp<Tensor&(int64_t, const Tensor&, Tensor&)>(
+      "aten::polygamma", "out");
+  checkCudaDevices("polygamma.out", {&self}, &out);
+  Tensor mo = metaLike(out);
+  op.redispatch(metaKeys(), n, metaLike(self), mo);
+  return computeOut("polygamma.out", ElementwiseOp::Polygamma,
+                    polygammaCompute(n, self), mo, out, {self},
+                    {polygammaArg(n)});
 }
 
 // ---- Binary operators ------------------------------------------------------------
@@ -540,6 +588,9 @@ TURNOUT_LIBRARY_IMPL(aten, CUDA, m) {
   TURNOUT_CUDA_UNARY_OLD(TURNOUT_CUDA_IMPL_INPLACE_OUT)
   m.impl("angle", TURNOUT_FN(unaryFunctional<AngleSpec>));
   m.impl("angle.out", TURNOUT_FN(unaryOut<AngleSpec>));
+  m.impl("polygamma", TURNOUT_FN(polygammaFunctional));
+  m.impl("polygamma_", TURNOUT_FN(polygammaInplace));
+  m.impl("polygamma.out", TURNOUT_FN(polygammaOut));
   m.impl("round.decimals", TURNOUT_FN(roundDecimals));
   m.impl("round_.decimals", TURNOUT_FN(roundDecimalsInplace));
   m.impl("round.decimals_out", TURNOUT_FN(roundDecimalsOut));

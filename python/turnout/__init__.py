@@ -89,6 +89,7 @@ from turnout import library
 from turnout import autograd  # noqa: E402  (turnout.autograd)
 from turnout import cuda  # noqa: E402  (turnout.cuda)
 from turnout import jit  # noqa: E402  (turnout.jit)
+from turnout import special  # noqa: E402  (turnout.special)
 
 
 def from_numpy(ndarray) -> Tensor:
@@ -138,7 +139,7 @@ __all__ = [
     "float64", "from_dlpack", "from_numpy", "full", "full_like", "half", "int", "int8",
     "int16", "int32", "int64", "is_grad_enabled", "layout", "library", "long",
     "memory_format", "no_grad", "ones", "ones_like", "ops", "preserve_format",
-    "rand", "rand_like", "randint_like", "randn", "randn_like", "short",
+    "rand", "rand_like", "randint_like", "randn", "randn_like", "short", "special",
     "linspace", "manual_seed", "randint", "randperm", "sparse_coo", "strided", "tensor", "uint8", "zeros",
     "zeros_like",
 ]

@@ -4,7 +4,8 @@ As ``torch.cat``, ``torch.where``, ``torch.relu``: every operator of
 namespace ``aten`` is a function of the ``turnout`` module, unless torch
 1.13 has it as a Tensor method only (``view``, ``copy_``, ``item``, ...),
 it is an internal operator torch keeps off its top level (``index``,
-``slice``, ``_to_copy``, the ``*_backward`` ones), it takes and returns no
+``slice``, ``_to_copy``, the ``*_backward`` ones) or in torch.special
+(``special_psi``: :mod:`turnout.special`), it takes and returns no
 tensor (``len.t``, ``add.int``: TorchScript's number builtins), or the name
 is taken already (``turnout.tensor``, ``turnout.zeros`` and the other
 factories of :mod:`turnout._factories`, dtypes, submodules): nothing is
@@ -102,8 +103,10 @@ nll_loss_nd pad silu silu_ softplus
 
 
 def _excluded(name: str) -> bool:
+    # special_*: torch.special's (torch._C._special), not torch.<name>;
+    # turnout.special calls them.
     return (name in _METHOD_ONLY or name in _INTERNAL or name in _NN_MODULE
-            or name.startswith("__")
+            or name.startswith("__") or name.startswith("special_")
             or name[:1].isupper() or name.endswith("_backward")
             or name.endswith("_backward_data"))
 

@@ -924,9 +924,31 @@ for _name in [
         "unsafe_split_with_sizes", "zero_",
         # kernels/pointwise_ternary.cc, kernels/select_ops.cc
         "addcdiv", "addcdiv_", "addcmul", "addcmul_", "equal", "lerp",
-        "lerp_", "masked_select", "roll", "tril", "tril_", "triu", "triu_"]:
+        "lerp_", "masked_select", "roll", "tril", "tril_", "triu", "triu_",
+        # kernels/unary_math.cc, kernels/misc_ops.cc
+        "polygamma_", "resize_as_"]:
     setattr(Tensor, _name, _make_method(_name))
 del _name
+# torch 1.13's alias operators (kernels/aliases.cc) that are Tensor
+# methods; their in-place forms where turnout has the target's.
+for _name in [
+        "arccos", "arcsin", "arctan", "arccosh", "arcsinh", "arctanh",
+        "absolute", "negative", "fix", "multiply", "divide", "true_divide",
+        "subtract", "clip"]:
+    setattr(Tensor, _name, _make_method(_name))
+    setattr(Tensor, _name + "_", _make_method(_name + "_"))
+for _name in ["greater", "greater_equal", "less", "less_equal", "not_equal"]:
+    setattr(Tensor, _name, _make_method(_name))
+del _name
+
+
+def _polygamma(self: Tensor, n: int) -> Tensor:
+    """``turnout.ops.aten.polygamma(n, self)``: psi^(n) of this tensor (the
+    tensor comes second in the operator, as torch's Tensor.polygamma)."""
+    return ops.aten.polygamma.default(n, self)
+
+
+Tensor.polygamma = _polygamma
 Tensor.__xor__ = _make_method("__xor__")
 Tensor.__rxor__ = _make_method("__xor__")
 Tensor.__ixor__ = _make_method("__ixor__")

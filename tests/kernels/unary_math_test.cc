@@ -157,6 +157,61 @@ TEST(UnaryMath, InverseHyperbolicGammaAndAngle) {
               HasSubstr("can't be cast to the desired output type Long"));
 }
 
+TEST(UnaryMath, Polygamma) {
+  // Known values: psi1(1) = pi^2 / 6, psi1(1/2) = pi^2 / 2,
+  // psi2(1) = -2 zeta(3), psi3(1/2) = pi^4, psi4(1) = -24 zeta(5); n = 0
+  // is digamma; the Hurwitz zeta's direct sum for a negative x:
+  // psi2(-1/2) = psi2(1/2) + 2 / (1/2)^3 (the recurrence downwards).
+  const double zeta3 = 1.2020569031595942, zeta5 = 1.0369277551433699;
+  const Tensor x = tensorOf({1, 0.5, -0.5, 30}, {4}, ScalarType::Double);
+  const std::vector<double> p0 = valuesOf(polygamma(0, x));
+  const std::vector<double> d = valuesOf(digamma(x));
+  for (size_t i = 0; i < d.size(); ++i) EXPECT_EQ(p0[i], d[i]);
+  // trigamma is torch 1.13's short series, good to ~1e-9 (so are
+  // torch's values: 1.6449340676383375 at 1).
+  const std::vector<double> p1 = valuesOf(polygamma(1, x));
+  EXPECT_NEAR(p1[0], M_PI * M_PI / 6, 2e-9);
+  EXPECT_NEAR(p1[1], M_PI * M_PI / 2, 2e-9);
+  const std::vector<double> p2 = valuesOf(polygamma(2, x));
+  EXPECT_NEAR(p2[0], -2 * zeta3, 1e-14);
+  EXPECT_NEAR(p2[1], -14 * zeta3, 1e-13);  // -2 (2^3 - 1) zeta(3)
+  EXPECT_NEAR(p2[2], -14 * zeta3 + 16, 1e-13);
+  const std::vector<double> p3 = valuesOf(polygamma(3, x));
+  EXPECT_NEAR(p3[1], std::pow(M_PI, 4), 1e-11);
+  EXPECT_NEAR(valuesOf(polygamma(4, x))[0], -24 * zeta5, 1e-13);
+  // Poles: psi2 at 0 and the negative integers is -inf (the zeta's +inf,
+  // times -2), psi3 +inf; psi1 at 0 is +inf.
+  const Tensor poles = tensorOf({0, -1, -2}, {3}, ScalarType::Double);
+  for (double v : valuesOf(polygamma(2, poles))) EXPECT_EQ(v, -INFINITY);
+  for (double v : valuesOf(polygamma(3, poles))) EXPECT_EQ(v, INFINITY);
+  EXPECT_EQ(valuesOf(polygamma(1, poles))[0], INFINITY);
+  // Integers compute in Float; in place and out=.
+  const Tensor l = tensorOf({1, 2}, {2}, ScalarType::Long);
+  EXPECT_EQ(polygamma(1, l).scalar_type(), ScalarType::Float);
+  Tensor f = tensorOf({1, 0.5}, {2});
+  polygamma_(f, 1);
+  EXPECT_NEAR(valuesOf(f)[0], M_PI * M_PI / 6, 1e-6);
+  Tensor out = emptyTensor({0}, ScalarType::Double, cpu());
+  polygamma_out(out, 2, x);
+  EXPECT_EQ(valuesOf(out), p2);
+  // Errors: n < 0 (CPU and Meta), Half on CPU (under torch's names), a
+  // Float result into a Long self.
+  EXPECT_THAT(errorOf([&] { polygamma(-1, x); }),
+              HasSubstr("polygamma(n, x) does not support negative n."));
+  const Tensor m = emptyTensor({2}, ScalarType::Half, Device(DeviceType::Meta));
+  EXPECT_THAT(errorOf([&] { polygamma(-1, m); }), HasSubstr("negative n"));
+  EXPECT_EQ(polygamma(2, m).scalar_type(), ScalarType::Half);
+  const Tensor h = emptyTensor({2}, ScalarType::Half, cpu());
+  EXPECT_THAT(errorOf([&] { polygamma(0, h); }),
+              HasSubstr("\"digamma\" not implemented for 'Half'"));
+  EXPECT_THAT(errorOf([&] { polygamma(1, h); }),
+              HasSubstr("\"trigamma\" not implemented for 'Half'"));
+  EXPECT_THAT(errorOf([&] { polygamma(3, h); }),
+              HasSubstr("\"polygamma\" not implemented for 'Half'"));
+  EXPECT_THAT(errorOf([&] { polygamma_(l, 1); }), HasSubstr("can't be cast"));
+  EXPECT_EQ(valuesOf(l), (std::vector<double>{1, 2}));
+}
+
 TEST(UnaryMath, DtypeKeepingOperators) {
   const Tensor x = tensorOf({-2.5, -0.5, 0.5, 1.5, 2.5, -0.0}, {6});
   EXPECT_EQ(valuesOf(floor(x)), (std::vector<double>{-3, -1, 0, 1, 2, -0.0}));
@@ -268,6 +323,16 @@ TEST(UnaryMath, Gradients) {
                 1 / std::sqrt(v * v - 1) + 0.25 / (1 - v * v / 16) -
                     2 / std::sqrt(M_PI) * std::exp(-v * v) + psi[i],
                 1e-12);
+  }
+  // digamma' = polygamma(1, x), polygamma(n, x)' = polygamma(n + 1, x).
+  const Tensor p = rangeOf({3}, ScalarType::Double, 0.5, 1.5);
+  p.requires_grad_(true);
+  sum(add(digamma(p), polygamma(2, p))).backward();
+  const std::vector<double> gp = valuesOf(p.grad());
+  const std::vector<double> t1 = valuesOf(polygamma(1, p));
+  const std::vector<double> t3 = valuesOf(polygamma(3, p));
+  for (size_t i = 0; i < gp.size(); ++i) {
+    EXPECT_NEAR(gp[i], t1[i] + t3[i], 1e-12);
   }
   // On a leaf that requires grad: refused.
   EXPECT_THAT(errorOf([&] { exp_(y); }), HasSubstr("leaf"));

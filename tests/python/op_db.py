@@ -1318,14 +1318,58 @@ _GAMMA_POLES = lambda: [  # noqa: E731
     S(T((6,), values=[0.0, -0.0, -1.0, -2.0, 1.0, 2.0]), desc="poles", grad=False),
     S(T((5,), "int64", values=[0, -1, -3, 1, 2]), desc="integer poles")]
 add(OpInfo("aten::lgamma", lambda: unary(low=0.1, high=4)() + _GAMMA_POLES()))
-# digamma's derivative is polygamma(1, x), which turnout lacks yet: no
-# Autograd kernel (the fallback warns), no gradients compared.
-_NO_DIGAMMA_GRAD = dict(grad=False, opcheck=("test_schema", "test_faketensor"),
-                        skip_opcheck="no Autograd kernel yet: its derivative is "
-                                     "polygamma(1, x), not in turnout yet")
-add(OpInfo("aten::digamma", lambda: unary(low=0.1, high=4)() + _GAMMA_POLES(),
-           **_NO_DIGAMMA_GRAD))
-add(OpInfo("aten::digamma_", unary_inplace("digamma", 0.1, 4), **_NO_DIGAMMA_GRAD))
+# digamma's derivative is polygamma(1, x).
+add(OpInfo("aten::digamma", lambda: unary(low=0.1, high=4)() + _GAMMA_POLES()))
+
+
+def _polygamma_samples() -> List[Sample]:
+    """polygamma(n, x): n = 0 (digamma), 1 (trigamma, computed in float for
+    float32: its values next to the poles are float's), 2..4 and larger
+    (the Hurwitz zeta); negative non-integers (the reflection, the direct
+    sum over negative q), the poles and infinities, integer and Bool
+    inputs (computed in float32), n < 0 refused."""
+    inf = float("inf")
+    poles = [0.0, -0.0, -1.0, -2.0, 1.0, 2.0, inf, -inf, _NAN]
+    out = [S(n, T((2, 3), low=0.1, high=4)) for n in range(5)]
+    out += [S(n, T((3, 2), "float64", low=-3.9, high=-0.1), desc="negative")
+            for n in range(5)]
+    out += [S(n, T((9,), "float64", values=poles), desc="poles", grad=False)
+            for n in range(5)]
+    out += [S(1, T((9,), values=poles), desc="float poles", grad=False),
+            S(1, T((3, 4), "float64", "transposed", low=0.1, high=4)),
+            S(2, T((2, 5), layout="strided", low=0.5, high=4)),
+            S(3, T((), low=0.5, high=3), desc="0-dim"),
+            S(2, T((0, 3)), desc="empty"),
+            S(1, T((5,), "int64", low=-2, high=4)),
+            S(2, T((4,), "bool")),
+            S(0, T((2, 3), "bfloat16", low=0.5, high=3)),
+            S(6, T((2, 3), "float64", low=0.2, high=5), desc="n=6"),
+            S(25, T((4,), "float64", low=0.5, high=5), desc="n=25", grad=False),
+            S(-1, T((2, 3)), desc="negative n", error=True),
+            S(2, T((2, 3), "float16"), desc="Half", error=True)]
+    return out
+
+
+def _polygamma_inplace() -> List[Sample]:
+    return [S(T((2, 3), low=0.1, high=4), n) for n in range(4)] + [
+        S(T((3, 4), "float64", "transposed", low=0.1, high=4), 2),
+        S(T((2, 3), "float64", low=-2.9, high=-0.1), 1, desc="negative"),
+        S(T(()), 0, desc="0-dim"),
+        S(T((5,), "int64", low=1, high=4), 1, desc="float into int", error=True),
+        S(T((2, 3)), -2, desc="negative n", error=True)]
+
+
+# polygamma(n, x)' = polygamma(n + 1, x); large n (25: 25! ~ 1.6e25) makes
+# float32 values large, compared relatively.
+add(OpInfo("aten::polygamma", _polygamma_samples, atol=1e-4, rtol=2e-5))
+add(OpInfo("aten::polygamma_", _polygamma_inplace, atol=1e-4, rtol=2e-5))
+add(OpInfo("aten::polygamma.out", lambda: [
+    S(2, T((2, 3), low=0.1, high=4), out=T((2, 3))),
+    S(1, T((2, 3), "float64", low=0.1, high=4), out=T((0,), "float64"), desc="resized out"),
+    S(3, T((5,), "int64", low=1, high=4), out=T((5,), "float64"), desc="int into float out"),
+    S(0, T((2, 3)), out=T((2, 3), "int64"), desc="float into int out", error=True),
+    S(-1, T((2, 3)), out=T((2, 3)), desc="negative n", error=True)],
+    atol=1e-4, rtol=2e-5))
 # angle has no in-place form; its gradient of a real input is zero.
 add(OpInfo("aten::angle", unary(low=-3, high=3)))
 add(OpInfo("aten::angle.out", out_of(_unary_for_out(-3, 3), _unary_out_dtype("angle"))))
@@ -2766,6 +2810,18 @@ add(OpInfo("aten::resize_", grad=False,
     S(T((2, 3)), [0]), S(T((3, 4), layout="transposed"), [3, 4]),
     S(T((3, 4), layout="transposed"), [2, 2]), S(T((2, 3)), [2, 3]),
     S(T((2, 3)), [-1], error=True)]))
+# resize_as_: resize_ to the template's sizes (shrinking or keeping the
+# element count: grown elements are uninitialised), its memory format.
+add(OpInfo("aten::resize_as_", grad=False,
+           opcheck=("test_schema", "test_faketensor", "test_graph"),
+           skip_opcheck="resize_as_ refuses a tensor that requires grad, as torch's",
+           samples=lambda: [
+    S(T((2, 3)), T((3, 2))), S(T((2, 3)), T((4,), "int64")), S(T((2, 3)), T((0,))),
+    S(T((3, 4), layout="transposed"), T((3, 4))), S(T((2, 3)), T((2, 3))),
+    S(T((2, 3, 2, 2)), T((1, 2, 3, 2)), memory_format=MF("channels_last")),
+    S(T((2, 3, 2, 2)), T((2, 3, 2, 2)), memory_format=MF("contiguous_format")),
+    S(T((2, 3, 2, 2)), T((1, 2, 2, 3)), memory_format=MF("preserve_format")),
+    S(T((2, 3)), T((2, 3)), memory_format=MF("channels_last"), error=True)]))
 add(OpInfo("aten::sum_to_size",
            opcheck=("test_autograd_registration", "test_faketensor", "test_graph"),
            skip_opcheck="sum_to_size returns self when the size is already the "
@@ -3322,3 +3378,94 @@ _out_variant("norm.ScalarOpt_dtype_out", lambda o: S(T((2, 3)), 2, dtype=D("floa
              "float64")
 _out_variant("norm.dtype_out", lambda o: S(T((2, 3)), 2, [1], False, dtype=D("float64"), **o),
              "float64", "int64")
+
+
+# ---- torch 1.13's alias operators (kernels/aliases.cc) -----------------------
+
+# Alias overload -> the overload it calls (its CompositeImplicitAutograd
+# kernel). Each alias takes its target's samples (drawn again under its own
+# name) and settings.
+ALIASES: Dict[str, str] = {}
+for _alias, _target in (("arccos", "acos"), ("arcsin", "asin"), ("arctan", "atan"),
+                        ("arccosh", "acosh"), ("arcsinh", "asinh"),
+                        ("arctanh", "atanh"), ("absolute", "abs"),
+                        ("negative", "neg"), ("fix", "trunc")):
+    ALIASES[f"aten::{_alias}"] = f"aten::{_target}"
+    ALIASES[f"aten::{_alias}_"] = f"aten::{_target}_"
+    ALIASES[f"aten::{_alias}.out"] = f"aten::{_target}.out"
+for _alias, _target, _overloads in (
+        ("multiply", "mul", ("Tensor", "Scalar", "out")),
+        ("multiply_", "mul_", ("Tensor", "Scalar")),
+        ("divide", "div", ("Tensor", "Scalar", "Tensor_mode", "Scalar_mode", "out",
+                           "out_mode")),
+        ("divide_", "div_", ("Tensor", "Scalar")),
+        ("true_divide", "div", ("Tensor", "Scalar", "out")),
+        ("true_divide_", "div_", ("Tensor", "Scalar")),
+        ("subtract", "sub", ("Tensor", "Scalar", "out")),
+        ("subtract_", "sub_", ("Tensor", "Scalar")),
+        ("greater", "gt", ("Tensor", "Scalar", "Tensor_out", "Scalar_out")),
+        ("greater_equal", "ge", ("Tensor", "Scalar", "Tensor_out", "Scalar_out")),
+        ("less", "lt", ("Tensor", "Scalar", "Tensor_out", "Scalar_out")),
+        ("less_equal", "le", ("Tensor", "Scalar", "Tensor_out", "Scalar_out")),
+        ("not_equal", "ne", ("Tensor", "Scalar", "Tensor_out", "Scalar_out")),
+        ("clip", "clamp", ("", "Tensor", "out", "Tensor_out")),
+        ("clip_", "clamp_", ("",))):
+    for _o in _overloads:
+        _dot = f".{_o}" if _o else ""
+        ALIASES[f"aten::{_alias}{_dot}"] = f"aten::{_target}{_dot}"
+for _alias, _target in (("digamma", "digamma"), ("psi", "digamma"),
+                        ("polygamma", "polygamma"), ("gammaln", "lgamma"),
+                        ("erf", "erf"), ("erfc", "erfc"), ("expit", "sigmoid"),
+                        ("expm1", "expm1"), ("log1p", "log1p"),
+                        ("logsumexp", "logsumexp")):
+    ALIASES[f"aten::special_{_alias}"] = f"aten::{_target}"
+    ALIASES[f"aten::special_{_alias}.out"] = f"aten::{_target}.out"
+ALIASES["aten::special_round"] = "aten::round.decimals"
+ALIASES["aten::special_round.out"] = "aten::round.decimals_out"
+ALIASES["aten::special_log_softmax"] = "aten::log_softmax.int"
+ALIASES["aten::special_softmax"] = "aten::softmax.int"
+
+
+def _dtype_keyword(samples: Callable[[], List[Sample]]) -> Callable[[], List[Sample]]:
+    """softmax.int's samples for special_log_softmax, whose dtype is
+    keyword-only."""
+    def gen() -> List[Sample]:
+        out = []
+        for s in samples():
+            args, kwargs = list(s.args), dict(s.kwargs)
+            if len(args) > 2:
+                kwargs["dtype"] = args.pop(2)
+            out.append(Sample(args, kwargs, desc=s.desc, error=s.error, grad=s.grad))
+        return out
+    return gen
+
+
+# Samples of an alias's own: arguments its target has no default for
+# (special_round's decimals) or passes another way.
+_ALIAS_SAMPLES: Dict[str, Callable[[], List[Sample]]] = {
+    "aten::special_round": lambda: OP_DB["aten::round.decimals"]._samples() + [
+        S(T((2, 3), low=-30, high=30), desc="decimals=0"),
+        S(T((3,), "int64"), desc="int, decimals=0", error=True)],
+    "aten::special_log_softmax": _dtype_keyword(_softmax(False)),
+}
+
+
+def _alias_info(alias: str, target: OpInfo) -> OpInfo:
+    # A target compared through torch's Python function (the .Scalar ones:
+    # _scalar_ref) has its alias compared through the alias's (torch.subtract
+    # refuses a bool scalar as torch.sub does; torch.ops.aten's do not).
+    ref = None
+    if target.ref is not None:
+        base = alias.split("::")[1].split(".")[0]
+        if not alias.endswith(".Scalar"):
+            raise ValueError(f"op_db: no reference function for the alias {alias}")
+        ref = _scalar_ref(base, alpha=base == "subtract")
+    return OpInfo(alias, _ALIAS_SAMPLES.get(alias, target._samples), ref=ref,
+                  values=target.values, grad=target.grad, opcheck=target.opcheck,
+                  skip_opcheck=target.skip_opcheck, atol=target.atol, rtol=target.rtol)
+
+
+for _alias, _target in ALIASES.items():
+    if _target not in OP_DB:
+        raise ValueError(f"op_db: the alias {_alias}'s target {_target} has no samples")
+    add(_alias_info(_alias, OP_DB[_target]))

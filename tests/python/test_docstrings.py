@@ -11,11 +11,12 @@ import turnout._ops
 import turnout._tensor
 import turnout._tensor_str
 import turnout.cuda
+import turnout.special
 
 
 @pytest.mark.parametrize("module", [
     turnout, turnout._ops, turnout._tensor, turnout._factories,
-    turnout._tensor_str, turnout.cuda, turnout._functional,
+    turnout._tensor_str, turnout.cuda, turnout._functional, turnout.special,
 ], ids=lambda m: m.__name__)
 def test_docstring_examples(module):
     failures, attempted = doctest.testmod(module, optionflags=doctest.ELLIPSIS)

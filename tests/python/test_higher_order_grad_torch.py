@@ -60,9 +60,6 @@ KNOWN_DIFFERENCES = {
                        "gradient is zeros without a graph; turnout's (zeros "
                        "too) is differentiable",
     # A missing formula.
-    **{f"aten::lgamma[{i}]": "lgamma's gradient is grad * digamma(x), and "
-                             "digamma has no derivative yet (polygamma(1, x) "
-                             "is missing)" for i in (0, 1, 2, 3, 6, 7)},
     "aten::cumprod[8]": "an input with a zero: turnout's cumprod gradient there "
                         "is an exact raw kernel, not differentiable (torch 1.13 "
                         "has a differentiable formula for zeros); inputs "
@@ -132,10 +129,7 @@ def second_order(lib: Any, info, sample, v_requires_grad: bool = True) -> Option
 KNOWN_DIFFERENCES_CONSTANT_V = {
     **{k: KNOWN_DIFFERENCES[k] for k in (
         "aten::cumprod[8]", "aten::pow.Tensor_Tensor[10]", "aten::prod[9]",
-        "aten::norm.ScalarOpt_dim[12]", "aten::norm.Scalar[7]")},
-    # (the empty input too: its first gradient has no graph through digamma)
-    **{f"aten::lgamma[{i}]": KNOWN_DIFFERENCES["aten::lgamma[0]"]
-       for i in (0, 1, 2, 3, 4, 6, 7)}}
+        "aten::norm.ScalarOpt_dim[12]", "aten::norm.Scalar[7]")}}
 
 
 def _param(info, i, s, known=KNOWN_DIFFERENCES):

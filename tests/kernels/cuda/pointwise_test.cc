@@ -217,6 +217,57 @@ TEST_F(CudaPointwise, RoundDecimalsMatchesCpu) {
   }
 }
 
+// polygamma(n, x) for n = 0 (digamma), 1 (trigamma in the compute type),
+// 2..4 and 25 (the Hurwitz zeta in double): positive and negative
+// non-integers, the poles; integers compute in Float.
+TEST_F(CudaPointwise, PolygammaMatchesCpu) {
+  const Tensor x = tensorOf(
+      {0.3, 1.0, 2.5, 7.25, -0.5, -2.75, 0.0, -1.0, 30.0, 1e-3, 12.0, 0.75},
+      {3, 4}, kDouble);
+  const auto fn = op<Tensor(int64_t, const Tensor&)>("aten::polygamma");
+  const auto inplace = op<Tensor&(Tensor&, int64_t)>("aten::polygamma_");
+  const auto out_op =
+      op<Tensor&(int64_t, const Tensor&, Tensor&)>("aten::polygamma", "out");
+  for (int64_t n : {0, 1, 2, 3, 4, 25}) {
+    for (ScalarType dt : {kFloat, kDouble, kBFloat16, kHalf, kLong}) {
+      const std::string name =
+          "polygamma " + std::to_string(n) + " " + toString(dt);
+      const Tensor xt = to(x, dt);
+      const double rtol = dt == kDouble ? 1e-10 : rtolFor(dt);
+      if (dt == kHalf) {  // refused on CPU, as torch's
+        continue;
+      }
+      expectSame(
+          name, [&](Device d) { return fn.call(n, on(d, xt)); }, rtol,
+          atolFor(dt));
+      expectSame(
+          name + " transposed",
+          [&](Device d) { return fn.call(n, transposed(on(d, xt), 0, 1)); },
+          rtol, atolFor(dt));
+      if (dt == kLong) continue;
+      expectSame(
+          name + " in place",
+          [&](Device d) {
+            Tensor t = on(d, xt);
+            inplace.call(t, n);
+            return t;
+          },
+          rtol, atolFor(dt));
+      expectSame(
+          name + " out",
+          [&](Device d) {
+            Tensor out = empty({0}, TensorOptions(kDouble).device(d));
+            out_op.call(n, on(d, xt), out);
+            return out;
+          },
+          rtol, atolFor(dt));
+    }
+  }
+  Tensor cuda_x = to(x, cudaDevice());
+  EXPECT_THAT(errorOf([&] { fn.call(-1, cuda_x); }),
+              HasSubstr("polygamma(n, x) does not support negative n."));
+}
+
 struct BinaryCase {
   const char* name;
   const char* overload;
