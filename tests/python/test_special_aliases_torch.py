@@ -257,26 +257,21 @@ def test_an_alias_is_its_own_packet():
         assert not hasattr(torch, name) and not hasattr(turnout, name), name
 
 
-class _TorchLog(TorchDispatchMode):
-    def __init__(self):
-        super().__init__()
-        self.calls = []
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.calls.append(str(func))
-        return func(*args, **(kwargs or {}))
+def _log_call(self, func, types, args=(), kwargs=None):
+    self.calls.append(str(func))
+    return func(*args, **(kwargs or {}))
 
 
-class _TurnoutLog(DispatchMode):
-    def __init__(self):
-        super().__init__()
-        self.calls = []
+def _log_init(self):
+    super(type(self), self).__init__()
+    self.calls = []
 
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.calls.append(str(func))
-        return func(*args, **(kwargs or {}))
 
-    __turnout_dispatch__ = __torch_dispatch__
+# One logging mode per library, with the same handler.
+_TorchLog = type("_TorchLog", (TorchDispatchMode,),
+                 {"__init__": _log_init, "__torch_dispatch__": _log_call})
+_TurnoutLog = type("_TurnoutLog", (DispatchMode,),
+                   {"__init__": _log_init, "__turnout_dispatch__": _log_call})
 
 
 _CALLS = [
