@@ -973,16 +973,29 @@ py::object callHandlers(const OperatorHandle& op, const Stack& stack,
   return py::object();
 }
 
+const OperatorHandle& metadataOp(PythonMetadata what);
+
+// True for the operators a dispatch_sizes_strides_policy handler answers
+// (aten.sym_size, ...): None from the handler means "the stored value", as
+// torch 1.13's.
+bool isPolicyMetadataOp(const OperatorHandle& op) {
+  for (int i = 0; i <= static_cast<int>(PythonMetadata::kStorageOffset); ++i) {
+    if (op == metadataOp(static_cast<PythonMetadata>(i))) return true;
+  }
+  return false;
+}
+
 // pythonFallback's work: the modes, else the subclasses' handlers.
 // Precondition: the GIL is held.
 void handleWithGil(const OperatorHandle& op, DispatchKeySet ks, Stack* stack,
                    size_t first) {
   std::string who;
   py::object result = callHandlers(op, *stack, first, &who);
-  if (!result) {
+  if (!result || (result.is_none() && isPolicyMetadataOp(op))) {
     // Nothing here wants the call (Python was included by a captured key set
-    // on another thread, or the tensor's subclass has no handler): go on as
-    // if the key were absent.
+    // on another thread, or the tensor's subclass has no handler), or a
+    // policy handler answered None (the stored value, which the kernel
+    // below reads): go on as if the key were absent.
     withoutGil([&] {
       op.redispatchBoxed(
           ks & DispatchKeySet(DispatchKeySet::FULL_AFTER, DispatchKey::Python),
