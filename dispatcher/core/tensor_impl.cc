@@ -49,7 +49,8 @@ void TensorImpl::freeCustomCache() {
 }
 
 IntArrayRef TensorImpl::keepAnswer(bool strides, const DimVector& answer) const {
-  CustomCache* cache = custom_cache_;
+  // Acquire: pairs with the release of the thread that made the cache.
+  CustomCache* cache = __atomic_load_n(&custom_cache_, __ATOMIC_ACQUIRE);
   if (cache == nullptr) {
     // The first answer: one cache per tensor, whichever thread makes it.
     auto* made = new CustomCache;
