@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <mutex>
 #include <string>
 
 #include "absl/strings/str_join.h"
-#include "absl/synchronization/mutex.h"
 #include "dispatcher/core/compute_dispatch_key.h"
 #include "dispatcher/core/error.h"
 #include "dispatcher/core/size_arithmetic.h"
@@ -34,9 +34,10 @@ void setPythonMetadataHook(PythonMetadataHook hook) {
 // that the IntArrayRef the readers return lives as long as the tensor (torch
 // 1.13 keeps them on the Python object). Readers on several threads may
 // share a tensor: the mutex guards the vectors (a cold path; plain tensors
-// never get here).
+// never get here). std::mutex, not absl::Mutex: the sanitizers see it (the
+// Debian Abseil is not built for ThreadSanitizer).
 struct TensorImpl::CustomCache {
-  absl::Mutex mu;
+  std::mutex mu;
   DimVector sizes;
   DimVector strides;
   bool has_sizes = false;
@@ -64,7 +65,7 @@ IntArrayRef TensorImpl::keepAnswer(bool strides, const DimVector& answer) const 
       cache = expected;
     }
   }
-  absl::MutexLock lock(&cache->mu);
+  std::lock_guard<std::mutex> lock(cache->mu);
   DimVector& kept = strides ? cache->strides : cache->sizes;
   bool& has = strides ? cache->has_strides : cache->has_sizes;
   if (has && kept == answer) return kept;
