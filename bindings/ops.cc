@@ -290,7 +290,8 @@ class OpOverload {
 
   static bool isSmallCpu(const Tensor& t) {
     return !t.defined() || (t.is_cpu() && t.layout() == Layout::Strided &&
-                            t.numel() <= kSmallNumel);
+                            t.unsafeGetTensorImpl()->numel_default() <=
+                                kSmallNumel);
   }
 
   // True for an aten operator whose tensor arguments are all strided CPU

@@ -890,23 +890,18 @@ void pythonFallback(const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
   }
 }
 
-// pythonFallback's work: the modes, else the subclasses' handlers.
+// The handler's answer for the call on `stack` (from `first`): the
+// innermost mode's, else (when it returns NotImplemented, as torch 1.13)
+// the first subclass handler's that does not return NotImplemented. Null
+// when no mode is active and no argument's subclass has a handler: the call
+// goes on as if the Python key were absent. `*who` names the handler that
+// answered. Throws Error(Type) when every handler returned NotImplemented.
 // Precondition: the GIL is held.
-void handleWithGil(const OperatorHandle& op, DispatchKeySet ks, Stack* stack,
-                   size_t first) {
+py::object callHandlers(const OperatorHandle& op, const Stack& stack,
+                        size_t first, std::string* who) {
   const FunctionSchema& schema = op.schema();
-  std::vector<py::object> types = overloadedTypes(*stack, first);
-  if (tls_modes.empty() && types.empty()) {
-    // Nothing here wants the call (Python was included by a captured key set
-    // on another thread, or the tensor's subclass has no handler): go on as
-    // if the key were absent.
-    withoutGil([&] {
-      op.redispatchBoxed(
-          ks & DispatchKeySet(DispatchKeySet::FULL_AFTER, DispatchKey::Python),
-          stack);
-    });
-    return;
-  }
+  std::vector<py::object> types = overloadedTypes(stack, first);
+  if (tls_modes.empty() && types.empty()) return py::object();
 
   PythonNestingGuard nesting(tls_modes.empty()
                                  ? PythonNestingGuard::Kind::Subclass
@@ -922,17 +917,16 @@ void handleWithGil(const OperatorHandle& op, DispatchKeySet ks, Stack* stack,
   py::object func = opOverloadObject(schema);
   py::tuple args_tuple;
   py::dict kwargs;
-  handlerArguments(schema, *stack, first, &args_tuple, &kwargs);
+  handlerArguments(schema, stack, first, &args_tuple, &kwargs);
   py::tuple types_tuple(types.size());
   for (size_t i = 0; i < types.size(); ++i) types_tuple[i] = types[i];
 
   std::string mode_repr;  // the mode that returned NotImplemented, if any
   if (!tls_modes.empty()) {
     py::object result;
-    std::string who;
     {
       PoppedModeGuard popped;
-      who = typeName(popped.mode().get_type()) + ".__turnout_dispatch__";
+      *who = typeName(popped.mode().get_type()) + ".__turnout_dispatch__";
       if (isDispatchTraceEnabled()) {
         traceHandlerLine(op, describeHandler("mode", popped.mode().get_type()));
       }
@@ -943,10 +937,7 @@ void handleWithGil(const OperatorHandle& op, DispatchKeySet ks, Stack* stack,
         mode_repr = py::repr(popped.mode()).cast<std::string>();
       }
     }
-    if (mode_repr.empty()) {
-      pushReturns(result, schema, who, first, stack);
-      return;
-    }
+    if (mode_repr.empty()) return result;
     // As torch 1.13: a mode that returns NotImplemented defers to the
     // subclasses' handlers, which run with the mode still active.
   }
@@ -961,9 +952,8 @@ void handleWithGil(const OperatorHandle& op, DispatchKeySet ks, Stack* stack,
       result = callHandler(cls, cls, func, types_tuple, args_tuple, kwargs);
     }
     if (result.is(py::handle(Py_NotImplemented))) continue;
-    pushReturns(result, schema, typeName(cls) + ".__turnout_dispatch__", first,
-                stack);
-    return;
+    *who = typeName(cls) + ".__turnout_dispatch__";
+    return result;
   }
   std::string names;
   for (const py::object& cls : types) {
@@ -980,6 +970,95 @@ void handleWithGil(const OperatorHandle& op, DispatchKeySet ks, Stack* stack,
                           mode_repr +
                           " (it returned NotImplemented; return "
                           "func(*args, **kwargs) to run the call unchanged)");
+  return py::object();
+}
+
+const OperatorHandle& metadataOp(PythonMetadata what);
+
+// True for the operators a dispatch_sizes_strides_policy handler answers
+// (aten.sym_size, ...): None from the handler means "the stored value", as
+// torch 1.13's.
+bool isPolicyMetadataOp(const OperatorHandle& op) {
+  for (int i = 0; i <= static_cast<int>(PythonMetadata::kStorageOffset); ++i) {
+    if (op == metadataOp(static_cast<PythonMetadata>(i))) return true;
+  }
+  return false;
+}
+
+// pythonFallback's work: the modes, else the subclasses' handlers.
+// Precondition: the GIL is held.
+void handleWithGil(const OperatorHandle& op, DispatchKeySet ks, Stack* stack,
+                   size_t first) {
+  std::string who;
+  py::object result = callHandlers(op, *stack, first, &who);
+  if (!result || (result.is_none() && isPolicyMetadataOp(op))) {
+    // Nothing here wants the call (Python was included by a captured key set
+    // on another thread, or the tensor's subclass has no handler), or a
+    // policy handler answered None (the stored value, which the kernel
+    // below reads): go on as if the key were absent.
+    withoutGil([&] {
+      op.redispatchBoxed(
+          ks & DispatchKeySet(DispatchKeySet::FULL_AFTER, DispatchKey::Python),
+          stack);
+    });
+    return;
+  }
+  pushReturns(result, op.schema(), who, first, stack);
+}
+
+// ---- C++ readers of a python_custom tensor's metadata ----------------------
+
+// The operator torch 1.13 calls for a C++ reader of `what`.
+const OperatorHandle& metadataOp(PythonMetadata what) {
+  static const OperatorHandle ops[] = {
+      Dispatcher::singleton().findSchemaOrThrow("aten::sym_size", ""),
+      Dispatcher::singleton().findSchemaOrThrow("aten::sym_stride", ""),
+      Dispatcher::singleton().findSchemaOrThrow("aten::dim", ""),
+      Dispatcher::singleton().findSchemaOrThrow("aten::sym_numel", ""),
+      Dispatcher::singleton().findSchemaOrThrow("aten::is_contiguous", ""),
+      Dispatcher::singleton().findSchemaOrThrow("aten::sym_storage_offset", ""),
+  };
+  return ops[static_cast<int>(what)];
+}
+
+// TensorImpl's metadata hook (setPythonMetadataHook): a C++ reader of a
+// python_custom tensor asks the innermost mode, else the subclass's
+// handler, with the operator torch 1.13 calls. Below the Python key (Python
+// excluded on this thread: a handler's own calls on the inner tensor, the
+// kernels under it) and when the handler answers None, the stored value
+// stays (torch 1.13 recurses forever in the first case). A handler's
+// exception propagates to the reader's caller as a PythonError. Any thread,
+// GIL held or not.
+bool answerMetadata(const TensorImpl& self, PythonMetadata what,
+                    DimVector* out) {
+  if (tls_is_dispatch_key_excluded(DispatchKey::Python) ||
+      !Py_IsInitialized()) {
+    return false;
+  }
+  const OperatorHandle& op = metadataOp(what);
+  Tensor t(intrusive_ptr<TensorImpl, UndefinedTensorImpl>::reclaim_copy(
+      const_cast<TensorImpl*>(&self)));
+  GilAcquire gil;
+  try {
+    Stack stack{IValue(t)};
+    std::string who;
+    py::object result = callHandlers(op, stack, 0, &who);
+    if (!result || result.is_none()) return false;
+    IValue v = returnToIValue(result, op.schema().returns()[0], who,
+                              qualifiedName(op.schema()), "");
+    out->clear();
+    if (v.isIntList()) {
+      const std::vector<int64_t>& l = v.toIntListRef();
+      out->assign(l.begin(), l.end());
+    } else if (v.isBool()) {
+      out->push_back(v.toBool() ? 1 : 0);
+    } else {
+      out->push_back(v.toInt());
+    }
+    return true;
+  } catch (const py::error_already_set& e) {
+    throw PythonError(e);
+  }
 }
 
 }  // namespace
@@ -1024,6 +1103,7 @@ PyObject* takeBackPythonTensor(const Tensor& t, PyObject* obj) {
 
 void initPythonMode(py::module_& m) {
   autograd::setPythonShallowCopyHook(&autogradShallowCopy);
+  setPythonMetadataHook(&answerMetadata);
   m.def("_push_dispatch_mode", &pushMode, py::arg("mode"),
         "Makes `mode` the innermost dispatch mode of this thread "
         "(DispatchMode.__enter__ calls this).");

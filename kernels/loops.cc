@@ -29,10 +29,11 @@ LoopGeometry makeLoopGeometry(const Tensor& out,
                           "cpuKernel: too many inputs");
   LoopGeometry g;
   g.num_operands = static_cast<int>(inputs.size()) + 1;
-  g.numel = out.numel();
+  // The stored metadata (*_default), as allContiguousLike (loops.h).
+  g.numel = out.unsafeGetTensorImpl()->numel_default();
   if (g.numel == 0) return g;
 
-  const IntArrayRef out_sizes = out.sizes();
+  const IntArrayRef out_sizes = out.unsafeGetTensorImpl()->sizes_default();
   const int64_t ndim = static_cast<int64_t>(out_sizes.size());
   // Byte strides of every operand over out's dimensions (outermost first).
   absl::InlinedVector<DimVector, kMaxLoopOperands> full(g.num_operands,
@@ -45,8 +46,10 @@ LoopGeometry makeLoopGeometry(const Tensor& out,
                   "a CPU loop was given a tensor on ", t.device(),
                   ": this operation has no kernel for that device yet; "
                   "move the tensors to the CPU (.cpu()) to run it");
-    const IntArrayRef sizes = t.sizes();
-    const IntArrayRef strides = t.strides();
+    const TensorImpl* impl = t.unsafeGetTensorImpl();
+    if (impl->layout() != Layout::Strided) t.strides();  // throws
+    const IntArrayRef sizes = impl->sizes_default();
+    const IntArrayRef strides = impl->strides_default();
     const int64_t item = static_cast<int64_t>(t.itemsize());
     const int64_t offset = ndim - static_cast<int64_t>(sizes.size());
     TURNOUT_INTERNAL_ASSERT(offset >= 0, "cpuKernel: input ", k - 1,
@@ -77,7 +80,7 @@ LoopGeometry makeLoopGeometry(const Tensor& out,
   // (ties: the later dimension first), so that out, and inputs laid out as
   // it is, are walked in memory order and merge into long contiguous runs.
   // (A contiguous out, the common case, builds no order.)
-  const bool reorder = !out.is_contiguous();
+  const bool reorder = !out.unsafeGetTensorImpl()->is_contiguous_default();
   DimVector order;
   if (reorder) {
     order.resize(ndim);

@@ -263,14 +263,21 @@ inline bool sameSizes(IntArrayRef a, IntArrayRef b) {
 }
 
 // True when every input has out's sizes and all are contiguous (a shape
-// with no elements counts: the loop then runs zero times).
+// with no elements counts: the loop then runs zero times). The stored
+// values (*_default): a kernel runs below the Python key, where a subclass
+// that answers its sizes (TensorImpl::python_custom) is not asked, and the
+// readers' cold branches would keep GCC from inlining this.
 template <size_t N>
 inline bool allContiguousLike(const Tensor& out,
                               const Tensor* const (&inputs)[N]) {
-  if (!out.is_contiguous()) return false;
-  const IntArrayRef sizes = out.sizes();
+  const TensorImpl* o = out.unsafeGetTensorImpl();
+  if (!o->is_contiguous_default()) return false;
+  const IntArrayRef sizes = o->sizes_default();
   for (const Tensor* t : inputs) {
-    if (!t->is_contiguous() || !sameSizes(t->sizes(), sizes)) return false;
+    const TensorImpl* i = t->unsafeGetTensorImpl();
+    if (!i->is_contiguous_default() || !sameSizes(i->sizes_default(), sizes)) {
+      return false;
+    }
   }
   return true;
 }
@@ -303,7 +310,7 @@ void cpuKernelImpl(const Tensor& out, Func f, const Inputs&... inputs) {
   // geometry (the common case of same-shape operands; a 1-element add pays
   // for nothing else).
   if (allContiguousLike(out, input_ptrs)) {
-    const int64_t n = out.numel();
+    const int64_t n = out.unsafeGetTensorImpl()->numel_default();
     char* data[] = {static_cast<char*>(out.data_ptr()),
                     static_cast<char*>(inputs.data_ptr())...};
     if (n <= kGrainSize) {

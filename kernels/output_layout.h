@@ -111,8 +111,10 @@ inline bool elementwiseOutputIsContiguous(
       same_shape = false;
       continue;
     }
-    if (!t->is_contiguous()) return false;
-    same_shape = same_shape && detail::sameSizesAs(t->sizes(), sizes);
+    // The stored values, as allContiguousLike (kernels/loops.h) says why.
+    const TensorImpl* impl = t->unsafeGetTensorImpl();
+    if (!impl->is_contiguous_default()) return false;
+    same_shape = same_shape && detail::sameSizesAs(impl->sizes_default(), sizes);
   }
   if (same_shape) return true;  // step 1
   // Step 2 with contiguous inputs: without size-0 and size-1 dimensions in

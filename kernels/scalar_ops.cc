@@ -167,29 +167,48 @@ Tensor num_to_tensor(const Scalar& a) {
   return full({}, a, a.type());
 }
 
+// The metadata operators a Python tensor subclass answers in its handler
+// (dispatch_sizes_strides_policy, dispatch_device, dispatch_layout): below
+// the Python key they read the stored values (the *_default() readers), so
+// a handler that passes the call on to them is not asked again (torch
+// 1.13's ask the policy again and recurse).
 std::vector<int64_t> size_default(const Tensor& self) {
-  IntArrayRef s = self.sizes();
+  IntArrayRef s = self.unsafeGetTensorImpl()->sizes_default();
   return std::vector<int64_t>(s.begin(), s.end());
 }
 int64_t size_int(const Tensor& self, int64_t dim) {
-  return self.size(maybeWrapDim(dim, self.dim()));
+  IntArrayRef s = self.unsafeGetTensorImpl()->sizes_default();
+  return s[maybeWrapDim(dim, static_cast<int64_t>(s.size()))];
 }
-int64_t dim_default(const Tensor& self) { return self.dim(); }
-
-// The metadata operators a Python tensor subclass answers in its handler
-// (dispatch_sizes_strides_policy, dispatch_device, dispatch_layout): below
-// the Python key they read the TensorImpl, as torch's defaults.
+int64_t dim_default(const Tensor& self) {
+  return self.unsafeGetTensorImpl()->dim_default();
+}
+void checkHasStrides(const Tensor& self, const char* op) {
+  TURNOUT_CHECK(self.layout() == Layout::Strided, ErrorKind::NotImplemented,
+                op, "(): a tensor with layout ", toString(self.layout()),
+                " has no strides");
+}
 std::vector<int64_t> sym_stride_default(const Tensor& self) {
-  IntArrayRef s = self.strides();
+  checkHasStrides(self, "sym_stride");
+  IntArrayRef s = self.unsafeGetTensorImpl()->strides_default();
   return std::vector<int64_t>(s.begin(), s.end());
 }
 int64_t sym_stride_int(const Tensor& self, int64_t dim) {
-  return self.stride(maybeWrapDim(dim, self.dim()));
+  checkHasStrides(self, "sym_stride.int");
+  IntArrayRef s = self.unsafeGetTensorImpl()->strides_default();
+  return s[maybeWrapDim(dim, static_cast<int64_t>(s.size()))];
 }
-int64_t sym_numel(const Tensor& self) { return self.numel(); }
-int64_t sym_storage_offset(const Tensor& self) { return self.storage_offset(); }
+int64_t sym_numel(const Tensor& self) {
+  return self.unsafeGetTensorImpl()->numel_default();
+}
+int64_t sym_storage_offset(const Tensor& self) {
+  return self.unsafeGetTensorImpl()->storage_offset_default();
+}
 bool is_contiguous_memory_format(const Tensor& self,
                                  MemoryFormat memory_format) {
+  if (memory_format == MemoryFormat::Contiguous) {
+    return self.unsafeGetTensorImpl()->is_contiguous_default();
+  }
   return isContiguousAs(self, memory_format);
 }
 Layout prim_layout(const Tensor& a) { return a.layout(); }

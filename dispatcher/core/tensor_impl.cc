@@ -1,5 +1,8 @@
 #include "dispatcher/core/tensor_impl.h"
 
+#include <algorithm>
+#include <atomic>
+#include <mutex>
 #include <string>
 
 #include "absl/strings/str_join.h"
@@ -11,6 +14,128 @@ namespace turnout {
 
 UndefinedTensorImpl UndefinedTensorImpl::instance_;
 std::atomic<PyObjectSlot::Releaser> PyObjectSlot::releaser_{nullptr};
+
+namespace {
+// Relaxed: a function pointer set once, when the bindings load, before any
+// python_custom tensor exists.
+std::atomic<PythonMetadataHook> g_metadata_hook{nullptr};
+
+bool askPython(const TensorImpl& self, PythonMetadata what, DimVector* out) {
+  PythonMetadataHook hook = g_metadata_hook.load(std::memory_order_relaxed);
+  return hook != nullptr && hook(self, what, out);
+}
+}  // namespace
+
+void setPythonMetadataHook(PythonMetadataHook hook) {
+  g_metadata_hook.store(hook, std::memory_order_relaxed);
+}
+
+// The sizes and strides a python_custom tensor's handler answered, kept so
+// that the IntArrayRef the readers return lives as long as the tensor (torch
+// 1.13 keeps them on the Python object). Readers on several threads may
+// share a tensor: the mutex guards the vectors (a cold path; plain tensors
+// never get here). std::mutex, not absl::Mutex: the sanitizers see it (the
+// Debian Abseil is not built for ThreadSanitizer).
+struct TensorImpl::CustomCache {
+  std::mutex mu;
+  DimVector sizes;
+  DimVector strides;
+  bool has_sizes = false;
+  bool has_strides = false;
+};
+
+void TensorImpl::freeCustomCache() {
+  delete custom_cache_;
+  custom_cache_ = nullptr;
+}
+
+IntArrayRef TensorImpl::keepAnswer(bool strides, const DimVector& answer) const {
+  // Acquire: pairs with the release of the thread that made the cache.
+  CustomCache* cache = __atomic_load_n(&custom_cache_, __ATOMIC_ACQUIRE);
+  if (cache == nullptr) {
+    // The first answer: one cache per tensor, whichever thread makes it.
+    auto* made = new CustomCache;
+    CustomCache* expected = nullptr;
+    if (__atomic_compare_exchange_n(&custom_cache_, &expected, made,
+                                    /*weak=*/false, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE)) {
+      cache = made;
+    } else {
+      delete made;
+      cache = expected;
+    }
+  }
+  std::lock_guard<std::mutex> lock(cache->mu);
+  DimVector& kept = strides ? cache->strides : cache->sizes;
+  bool& has = strides ? cache->has_strides : cache->has_sizes;
+  if (has && kept == answer) return kept;
+  TURNOUT_CHECK(!has || kept.size() == answer.size(),
+                ErrorKind::InvalidArgument, strides ? "strides()" : "sizes()",
+                ": the tensor's Python handler answered ", shapeString(kept),
+                " and now ", shapeString(answer),
+                "; the number of dimensions of a tensor whose subclass "
+                "answers its ", strides ? "strides" : "sizes",
+                " (dispatch_sizes_strides_policy) cannot change, C++ code may "
+                "still hold the first answer");
+  // Same length: in place, so an earlier IntArrayRef stays valid.
+  if (has) {
+    std::copy(answer.begin(), answer.end(), kept.begin());
+  } else {
+    kept = answer;
+    has = true;
+  }
+  return kept;
+}
+
+IntArrayRef TensorImpl::customSizes() const {
+  DimVector answer;
+  if (!askPython(*this, PythonMetadata::kSizes, &answer)) return sizes_;
+  return keepAnswer(/*strides=*/false, answer);
+}
+
+IntArrayRef TensorImpl::customStrides() const {
+  DimVector answer;
+  if (!askPython(*this, PythonMetadata::kStrides, &answer)) return strides_;
+  return keepAnswer(/*strides=*/true, answer);
+}
+
+int64_t TensorImpl::customDim() const {
+  DimVector answer;
+  if (!askPython(*this, PythonMetadata::kDim, &answer)) {
+    return static_cast<int64_t>(sizes_.size());
+  }
+  TURNOUT_INTERNAL_ASSERT(answer.size() == 1, "the metadata hook answered ",
+                          answer.size(), " values for dim()");
+  return answer[0];
+}
+
+int64_t TensorImpl::customNumel() const {
+  DimVector answer;
+  if (!askPython(*this, PythonMetadata::kNumel, &answer)) return numel_;
+  TURNOUT_INTERNAL_ASSERT(answer.size() == 1, "the metadata hook answered ",
+                          answer.size(), " values for numel()");
+  return answer[0];
+}
+
+bool TensorImpl::customIsContiguous() const {
+  DimVector answer;
+  if (!askPython(*this, PythonMetadata::kIsContiguous, &answer)) {
+    return is_contiguous_;
+  }
+  TURNOUT_INTERNAL_ASSERT(answer.size() == 1, "the metadata hook answered ",
+                          answer.size(), " values for is_contiguous()");
+  return answer[0] != 0;
+}
+
+int64_t TensorImpl::customStorageOffset() const {
+  DimVector answer;
+  if (!askPython(*this, PythonMetadata::kStorageOffset, &answer)) {
+    return storage_offset_;
+  }
+  TURNOUT_INTERNAL_ASSERT(answer.size() == 1, "the metadata hook answered ",
+                          answer.size(), " values for storage_offset()");
+  return answer[0];
+}
 
 std::string shapeString(IntArrayRef values) {
   return "[" + absl::StrJoin(values, ", ") + "]";
@@ -203,15 +328,38 @@ IntArrayRef TensorImpl::strides() const {
   TURNOUT_CHECK(layout_ == Layout::Strided, ErrorKind::NotImplemented,
                 "strides(): a tensor with layout ", toString(layout_),
                 " has no strides");
+  if (__builtin_expect(python_custom_ & kCustomStrides, 0)) {
+    return customStrides();
+  }
   return strides_;
 }
 
+// A python_custom tensor's size(d) and stride(d) ask as torch 1.13's: dim()
+// to wrap d, then the whole sizes (strides); the answer's length is checked,
+// as a handler may answer a dim() that disagrees with its sizes.
 int64_t TensorImpl::size(int64_t d) const {
+  if (__builtin_expect(python_custom_ & kCustomSizes, 0)) {
+    const int64_t dims = dim();
+    const int64_t i = wrapDim(d, dims, "size");
+    IntArrayRef sizes = this->sizes();
+    TURNOUT_CHECK(i < static_cast<int64_t>(sizes.size()), ErrorKind::Index,
+                  "size(", d, "): the tensor's Python handler answered sizes ",
+                  shapeString(sizes), " for a tensor of ", dims,
+                  " dimensions; answer as many sizes as dim()");
+    return sizes[i];
+  }
   return sizes_[wrapDim(d, dim(), "size")];
 }
 
 int64_t TensorImpl::stride(int64_t d) const {
-  return strides()[wrapDim(d, dim(), "stride")];
+  const int64_t dims = dim();
+  const int64_t i = wrapDim(d, dims, "stride");
+  IntArrayRef strides = this->strides();
+  TURNOUT_CHECK(i < static_cast<int64_t>(strides.size()), ErrorKind::Index,
+                "stride(", d, "): the tensor's Python handler answered strides ",
+                shapeString(strides), " for a tensor of ", dims,
+                " dimensions; answer as many strides as dim()");
+  return strides[i];
 }
 
 void* TensorImpl::data() const {

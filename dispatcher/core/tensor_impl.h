@@ -100,17 +100,48 @@ class TensorImpl : public IntrusivePtrTarget {
 
   // ---- Shape
   // -----------------------------------------------------------------
-  IntArrayRef sizes() const { return sizes_; }
+  // A tensor whose Python subclass answers its sizes or strides
+  // (python_custom() below) asks its handler here, through the hook the
+  // bindings install (setPythonMetadataHook); every other tensor pays one
+  // byte's test. The *_default() readers skip that: the stored values.
+  IntArrayRef sizes() const {
+    if (__builtin_expect(python_custom_ & kCustomSizes, 0)) {
+      return customSizes();
+    }
+    return sizes_;
+  }
   /// Throws Error(NotImplemented) for a layout other than Strided.
   IntArrayRef strides() const;
-  int64_t dim() const { return static_cast<int64_t>(sizes_.size()); }
+  int64_t dim() const {
+    if (__builtin_expect(python_custom_ & kCustomSizes, 0)) return customDim();
+    return static_cast<int64_t>(sizes_.size());
+  }
   /// The size of dimension `d`; negative `d` counts from the end. Throws
   /// Error(Index) when out of range.
   int64_t size(int64_t d) const;
   /// The stride of dimension `d`, as size().
   int64_t stride(int64_t d) const;
-  int64_t numel() const { return numel_; }
-  bool is_contiguous() const { return is_contiguous_; }
+  int64_t numel() const {
+    if (__builtin_expect(python_custom_ & kCustomSizes, 0)) {
+      return customNumel();
+    }
+    return numel_;
+  }
+  bool is_contiguous() const {
+    if (__builtin_expect(python_custom_ & kCustomStrides, 0)) {
+      return customIsContiguous();
+    }
+    return is_contiguous_;
+  }
+  /// The stored values, never asking a Python subclass (c10's
+  /// sizes_default() and friends): for code that made the tensor itself, or
+  /// runs below the Python key.
+  IntArrayRef sizes_default() const { return sizes_; }
+  IntArrayRef strides_default() const { return strides_; }
+  int64_t dim_default() const { return static_cast<int64_t>(sizes_.size()); }
+  int64_t numel_default() const { return numel_; }
+  bool is_contiguous_default() const { return is_contiguous_; }
+  int64_t storage_offset_default() const { return storage_offset_; }
 
   // ---- Element type, placement, memory
   // ---------------------------------------
@@ -120,7 +151,12 @@ class TensorImpl : public IntrusivePtrTarget {
   Layout layout() const { return layout_; }
   const Storage& storage() const { return storage_; }
   bool has_storage() const { return storage_.defined(); }
-  int64_t storage_offset() const { return storage_offset_; }
+  int64_t storage_offset() const {
+    if (__builtin_expect(python_custom_ & kCustomSizes, 0)) {
+      return customStorageOffset();
+    }
+    return storage_offset_;
+  }
   /// The address of the first element: the storage's data plus the offset.
   /// Null when there is no storage or no data (Meta).
   void* data() const;
@@ -171,8 +207,10 @@ class TensorImpl : public IntrusivePtrTarget {
   /// The metadata a Python tensor subclass answers in its handler rather
   /// than this TensorImpl (torch's dispatch_sizes_strides_policy,
   /// dispatch_device, dispatch_layout): a mask of PythonCustom bits, 0 for
-  /// every other tensor. Read only by the bindings' metadata methods, never
-  /// on the call path; C++ code keeps reading the stored values.
+  /// every other tensor. The shape readers above ask the hook that
+  /// setPythonMetadataHook installs for the kCustomStrides / kCustomSizes
+  /// bits (C++ readers too, as torch 1.13's sizes_custom()); device and
+  /// layout are asked by the bindings' Python methods only.
   enum PythonCustom : uint8_t {
     kCustomStrides = 1,  // strides, is_contiguous
     kCustomSizes = 2,    // and sizes, dim, numel, storage_offset
@@ -198,6 +236,14 @@ class TensorImpl : public IntrusivePtrTarget {
   /// Throws Error(Internal) when an invariant above does not hold.
   void checkInvariants() const;
 
+  /// Releases the answers cache of a python_custom tensor (none for every
+  /// other tensor: one null test).
+  ~TensorImpl() override {
+    if (__builtin_expect(custom_cache_ != nullptr, 0)) freeCustomCache();
+  }
+  TensorImpl(const TensorImpl&) = delete;
+  TensorImpl& operator=(const TensorImpl&) = delete;
+
  protected:
   struct UndefinedTag {};
   /// The undefined tensor: no storage, no sizes, empty key set.
@@ -212,6 +258,23 @@ class TensorImpl : public IntrusivePtrTarget {
   void checkLayoutAndStorageDevice() const;
   [[noreturn]] __attribute__((noinline, cold)) void
   throwBadLayoutOrStorageDevice() const;
+  // The python_custom() readers: ask the metadata hook, keep the stored
+  // value when there is none, when Python dispatch is excluded on this
+  // thread or when the handler answers None. Out of line and cold: the
+  // inline readers stay one test and one load for every other tensor.
+  struct CustomCache;
+  __attribute__((noinline, cold)) IntArrayRef customSizes() const;
+  __attribute__((noinline, cold)) IntArrayRef customStrides() const;
+  __attribute__((noinline, cold)) int64_t customDim() const;
+  __attribute__((noinline, cold)) int64_t customNumel() const;
+  __attribute__((noinline, cold)) bool customIsContiguous() const;
+  __attribute__((noinline, cold)) int64_t customStorageOffset() const;
+  __attribute__((noinline, cold)) void freeCustomCache();
+  // Keeps `answer` in the cache's `which` vector (one per tensor, so the
+  // IntArrayRef readers hand out lives as long as the tensor) and returns
+  // it. Throws Error(InvalidArgument) when an earlier answer had another
+  // length: references to it may still be held.
+  IntArrayRef keepAnswer(bool strides, const DimVector& answer) const;
   // strides_ (already one per size): the contiguous strides for sizes_.
   void fillContiguousStrides();
   void refreshNumelAndContiguity();
@@ -239,6 +302,10 @@ class TensorImpl : public IntrusivePtrTarget {
   bool is_wrapped_number_ = false;  // likewise
   intrusive_ptr<VersionCounter> version_counter_;
   std::unique_ptr<AutogradMetaInterface> autograd_meta_;
+  // The python_custom() answers handed out as IntArrayRef; null until the
+  // first one (always null for a plain tensor). A raw pointer, freed out of
+  // line: a std::unique_ptr would take the destructor out of line.
+  mutable CustomCache* custom_cache_ = nullptr;
   // Last, so destroyed first: an owned binding object is released while the
   // rest of the tensor is still intact.
   PyObjectSlot pyobj_slot_;
@@ -256,6 +323,30 @@ class UndefinedTensorImpl final : public TensorImpl {
   UndefinedTensorImpl() : TensorImpl(UndefinedTag{}) {}
   static UndefinedTensorImpl instance_;
 };
+
+/// The metadata a python_custom() tensor's reader asks for (torch 1.13's
+/// operator for it in brackets).
+enum class PythonMetadata : uint8_t {
+  kSizes,          // aten::sym_size
+  kStrides,        // aten::sym_stride
+  kDim,            // aten::dim
+  kNumel,          // aten::sym_numel
+  kIsContiguous,   // aten::is_contiguous
+  kStorageOffset,  // aten::sym_storage_offset
+};
+
+/// Answers `what` for `self` (a python_custom() tensor) into `*out` (the
+/// values for kSizes / kStrides, else one value; is_contiguous as 0 / 1) and
+/// returns true, or returns false to keep the stored value (no Python
+/// dispatch on this thread, or the handler answered None). May throw: the
+/// handler's exception reaches the reader's caller.
+using PythonMetadataHook = bool (*)(const TensorImpl& self,
+                                    PythonMetadata what, DimVector* out);
+
+/// Installs the hook (the Python bindings do, on import); null uninstalls
+/// it, and the readers keep the stored values. Precondition: set before any
+/// python_custom() tensor exists, never changed while one is being read.
+void setPythonMetadataHook(PythonMetadataHook hook);
 
 }  // namespace turnout
 

@@ -905,7 +905,11 @@ void slice_t(const OperatorHandle&, Stack* s) {
 }
 int64_t dtype_(const Tensor& a) { return static_cast<int64_t>(a.scalar_type()); }
 int64_t numel_(const Tensor& a) { return a.numel(); }
-bool is_contiguous_(const Tensor& a) { return a.is_contiguous(); }
+// The stored value (below the Python key: a subclass that answers its
+// strides is not asked again).
+bool is_contiguous_(const Tensor& a) {
+  return a.unsafeGetTensorImpl()->is_contiguous_default();
+}
 
 // ---- Ranges ------------------------------------------------------------------
 

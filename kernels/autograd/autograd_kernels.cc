@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <numeric>
 #include <optional>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -529,12 +530,15 @@ Tensor sumKernel(const Tensor& self, std::optional<ScalarType> dtype) {
   const bool rec = shouldRecord("sum", self);
   Tensor out = belowAutograd([&] { return turnout::sum(self, dtype); });
   if (rec) {
-    DimVector sizes(self.sizes().begin(), self.sizes().end());
+    // One read of the sizes (a subclass may answer them, torch 1.13 asks
+    // once here too).
+    const IntArrayRef self_sizes = self.sizes();
+    DimVector sizes(self_sizes.begin(), self_sizes.end());
     Node* n = record("SumBackward0", {self}, out,
                      [sizes](const F&, const Tensor& g) {
                        return variable_list{turnout::expand(g, sizes)};
                      });
-    if (n != nullptr) n->addSaved("self_sym_sizes", IValue(self.sizes()));
+    if (n != nullptr) n->addSaved("self_sym_sizes", IValue(IntArrayRef(sizes)));
   }
   return out;
 }
@@ -571,8 +575,11 @@ Tensor sumMeanDim(const Tensor& self, DimList dim, bool keepdim,
                  : turnout::sum(self, dims_ref, keepdim, dtype);
   });
   if (rec) {
-    DimVector sizes(self.sizes().begin(), self.sizes().end());
-    std::vector<int64_t> dims = reducedDims(dims_ref, self.dim());
+    // One read of the sizes, as sumKernel.
+    const IntArrayRef self_sizes = self.sizes();
+    DimVector sizes(self_sizes.begin(), self_sizes.end());
+    std::vector<int64_t> dims =
+        reducedDims(dims_ref, static_cast<int64_t>(sizes.size()));
     int64_t count = 1;
     for (int64_t d : dims) count *= sizes[d];
     Node* n = record(
@@ -588,7 +595,7 @@ Tensor sumMeanDim(const Tensor& self, DimList dim, bool keepdim,
                                                      dims_ref.end())));
       n->addSaved("keepdim", IValue(keepdim));
       if (kMean) n->addSaved("self", SavedVariable(self));
-      n->addSaved("self_sym_sizes", IValue(self.sizes()));
+      n->addSaved("self_sym_sizes", IValue(IntArrayRef(sizes)));
     }
   }
   return out;
@@ -856,20 +863,32 @@ Tensor viewOp(const char* op, const char* name, const Tensor& self, Fwd fwd,
   Tensor out = belowAutograd([&] { return fwd(self); });
   setViewBase(out, self);
   if (rec) {
-    DimVector sizes(self.sizes().begin(), self.sizes().end());
+    // One read of the sizes (a subclass may answer them), shared with an
+    // extra that saves them.
+    const IntArrayRef self_sizes = self.sizes();
+    DimVector sizes(self_sizes.begin(), self_sizes.end());
     Node* node = record(
         name, {self}, out,
         [sizes, formula](const F&, const Tensor& g) {
           return variable_list{formula(g, IntArrayRef(sizes))};
         },
         /*is_view=*/true);
-    if (node != nullptr) extra(node);
+    if (node != nullptr) {
+      if constexpr (std::is_invocable_v<Extra, Node*, IntArrayRef>) {
+        extra(node, IntArrayRef(sizes));
+      } else {
+        extra(node);
+      }
+    }
   }
   return out;
 }
 // The extra of a view whose node shows self's sizes under `name`.
 auto savesSizes(const Tensor& self, const char* name) {
-  return [&self, name](Node* n) { n->addSaved(name, IValue(self.sizes())); };
+  (void)self;
+  return [name](Node* n, IntArrayRef sizes) {
+    n->addSaved(name, IValue(sizes));
+  };
 }
 
 Tensor reshapeTo(const Tensor& g, IntArrayRef sizes) {

@@ -51,7 +51,10 @@ FunctionNode::FunctionNode(const char* name, absl::Span<const Tensor> inputs,
   for (const Tensor& t : inputs) {
     edges.push_back(gradientEdge(t));
     if (t.defined()) {
-      inputs_.push_back({DimVector(t.sizes().begin(), t.sizes().end()),
+      // One read: a subclass that answers its sizes is asked once (torch
+      // 1.13's InputMetadata reads them once too).
+      const IntArrayRef sizes = t.sizes();
+      inputs_.push_back({DimVector(sizes.begin(), sizes.end()),
                          t.scalar_type()});
     } else {
       inputs_.push_back({DimVector(), ScalarType::Float});

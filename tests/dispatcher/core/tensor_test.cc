@@ -873,5 +873,236 @@ TEST(Tensor, ConcurrentCopiesAndKeyReads) {
   EXPECT_EQ(shared.use_count(), 1u);
 }
 
+
+// ---- python_custom readers (setPythonMetadataHook) -------------------------
+
+// A metadata hook for the tests: counts the questions, answers what
+// `answers` holds (or keeps the stored value, or throws).
+struct HookScript {
+  std::atomic<int> asked[6] = {};
+  std::atomic<bool> answer{true};
+  std::atomic<bool> fail{false};
+  DimVector sizes{7, 3};
+  DimVector strides{1, 7};
+  std::atomic<int64_t> dim{2};
+  std::string order;  // the questions, one letter each (single thread only)
+  std::atomic<bool> record_order{false};
+};
+HookScript* g_script = nullptr;
+
+bool scriptedHook(const TensorImpl& self, PythonMetadata what,
+                  DimVector* out) {
+  (void)self;
+  const int w = static_cast<int>(what);
+  g_script->asked[w].fetch_add(1, std::memory_order_relaxed);
+  if (g_script->record_order.load()) g_script->order += "sSdnco"[w];
+  TURNOUT_CHECK(!g_script->fail.load(), ErrorKind::Type,
+                "the handler raised");
+  if (!g_script->answer.load()) return false;
+  switch (what) {
+    case PythonMetadata::kSizes: *out = g_script->sizes; break;
+    case PythonMetadata::kStrides: *out = g_script->strides; break;
+    case PythonMetadata::kDim: out->assign({g_script->dim.load()}); break;
+    case PythonMetadata::kNumel: out->assign({21}); break;
+    case PythonMetadata::kIsContiguous: out->assign({0}); break;
+    case PythonMetadata::kStorageOffset: out->assign({5}); break;
+  }
+  return true;
+}
+
+// Installs scriptedHook for one test.
+class PythonMetadataTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    g_script = &script_;
+    setPythonMetadataHook(&scriptedHook);
+  }
+  void TearDown() override {
+    setPythonMetadataHook(nullptr);
+    g_script = nullptr;
+  }
+  int asked(PythonMetadata what) {
+    return script_.asked[static_cast<int>(what)].load();
+  }
+  int askedTotal() {
+    int n = 0;
+    for (auto& a : script_.asked) n += a.load();
+    return n;
+  }
+  static Tensor custom(uint8_t mask) {
+    Tensor t = makeEmptyTensor({2, 3}, kFloat, Device("cpu"));
+    t.unsafeGetTensorImpl()->set_python_custom(mask);
+    return t;
+  }
+  HookScript script_;
+};
+
+TEST_F(PythonMetadataTest, PlainTensorsNeverAsk) {
+  Tensor t = makeEmptyTensor({2, 3}, kFloat, Device("cpu"));
+  Tensor device_only = custom(TensorImpl::kCustomDevice |
+                              TensorImpl::kCustomLayout);
+  for (const Tensor& x : {t, device_only}) {
+    EXPECT_THAT(x.sizes(), ::testing::ElementsAre(2, 3));
+    EXPECT_THAT(x.strides(), ::testing::ElementsAre(3, 1));
+    EXPECT_EQ(x.dim(), 2);
+    EXPECT_EQ(x.numel(), 6);
+    EXPECT_TRUE(x.is_contiguous());
+    EXPECT_EQ(x.storage_offset(), 0);
+    EXPECT_EQ(x.size(-1), 3);
+    EXPECT_EQ(x.stride(0), 3);
+  }
+  EXPECT_EQ(askedTotal(), 0);
+}
+
+TEST_F(PythonMetadataTest, EachPolicyAsksForItsReaders) {
+  struct Case {
+    const char* name;
+    uint8_t mask;
+    std::function<void(const Tensor&)> read;
+    PythonMetadata asks;
+    bool asked;
+  };
+  const uint8_t sizes = TensorImpl::kCustomSizes | TensorImpl::kCustomStrides;
+  const uint8_t strides = TensorImpl::kCustomStrides;
+  const std::vector<Case> cases = {
+      {"sizes/sizes", sizes,
+       [](const Tensor& t) { EXPECT_THAT(t.sizes(), ::testing::ElementsAre(7, 3)); },
+       PythonMetadata::kSizes, true},
+      {"sizes/strides", sizes,
+       [](const Tensor& t) { EXPECT_THAT(t.strides(), ::testing::ElementsAre(1, 7)); },
+       PythonMetadata::kStrides, true},
+      {"sizes/dim", sizes, [](const Tensor& t) { EXPECT_EQ(t.dim(), 2); },
+       PythonMetadata::kDim, true},
+      {"sizes/numel", sizes, [](const Tensor& t) { EXPECT_EQ(t.numel(), 21); },
+       PythonMetadata::kNumel, true},
+      {"sizes/is_contiguous", sizes,
+       [](const Tensor& t) { EXPECT_FALSE(t.is_contiguous()); },
+       PythonMetadata::kIsContiguous, true},
+      {"sizes/storage_offset", sizes,
+       [](const Tensor& t) { EXPECT_EQ(t.storage_offset(), 5); },
+       PythonMetadata::kStorageOffset, true},
+      {"strides/sizes", strides,
+       [](const Tensor& t) { EXPECT_THAT(t.sizes(), ::testing::ElementsAre(2, 3)); },
+       PythonMetadata::kSizes, false},
+      {"strides/strides", strides,
+       [](const Tensor& t) { EXPECT_THAT(t.strides(), ::testing::ElementsAre(1, 7)); },
+       PythonMetadata::kStrides, true},
+      {"strides/dim", strides, [](const Tensor& t) { EXPECT_EQ(t.dim(), 2); },
+       PythonMetadata::kDim, false},
+      {"strides/numel", strides, [](const Tensor& t) { EXPECT_EQ(t.numel(), 6); },
+       PythonMetadata::kNumel, false},
+      {"strides/is_contiguous", strides,
+       [](const Tensor& t) { EXPECT_FALSE(t.is_contiguous()); },
+       PythonMetadata::kIsContiguous, true},
+      {"strides/storage_offset", strides,
+       [](const Tensor& t) { EXPECT_EQ(t.storage_offset(), 0); },
+       PythonMetadata::kStorageOffset, false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    for (auto& a : script_.asked) a.store(0);
+    c.read(custom(c.mask));
+    EXPECT_EQ(asked(c.asks), c.asked ? 1 : 0);
+    EXPECT_EQ(askedTotal(), c.asked ? 1 : 0);
+  }
+}
+
+TEST_F(PythonMetadataTest, NoAnswerKeepsTheStoredValues) {
+  script_.answer = false;
+  Tensor t = custom(TensorImpl::kCustomSizes | TensorImpl::kCustomStrides);
+  EXPECT_THAT(t.sizes(), ::testing::ElementsAre(2, 3));
+  EXPECT_THAT(t.strides(), ::testing::ElementsAre(3, 1));
+  EXPECT_EQ(t.dim(), 2);
+  EXPECT_EQ(t.numel(), 6);
+  EXPECT_TRUE(t.is_contiguous());
+  EXPECT_EQ(t.storage_offset(), 0);
+  EXPECT_EQ(askedTotal(), 6);
+  // And without a hook, nothing is asked.
+  setPythonMetadataHook(nullptr);
+  EXPECT_THAT(t.sizes(), ::testing::ElementsAre(2, 3));
+  EXPECT_EQ(askedTotal(), 6);
+}
+
+TEST_F(PythonMetadataTest, SizeAndStrideOfOneDimensionAskDimFirst) {
+  Tensor t = custom(TensorImpl::kCustomSizes | TensorImpl::kCustomStrides);
+  script_.record_order = true;
+  EXPECT_EQ(t.size(0), 7);
+  EXPECT_EQ(t.stride(-1), 7);
+  EXPECT_EQ(script_.order, "dsdS");
+  // A dim() that disagrees with the sizes answered is an Index error.
+  script_.dim = 3;
+  try {
+    t.size(2);
+    ADD_FAILURE() << "size(2) did not throw";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Index);
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("answered sizes [7, 3] for a "
+                                               "tensor of 3 dimensions"));
+  }
+}
+
+TEST_F(PythonMetadataTest, HandlerErrorsReachTheReader) {
+  script_.fail = true;
+  Tensor t = custom(TensorImpl::kCustomStrides);
+  EXPECT_THROW(t.strides(), Error);
+  EXPECT_THROW(t.is_contiguous(), Error);
+  EXPECT_THAT(t.sizes(), ::testing::ElementsAre(2, 3));  // not asked
+  // The tensor is intact: a later answer is served.
+  script_.fail = false;
+  EXPECT_THAT(t.strides(), ::testing::ElementsAre(1, 7));
+}
+
+TEST_F(PythonMetadataTest, AnswersAreKeptPerTensorAndOutliveTheCall) {
+  Tensor t = custom(TensorImpl::kCustomSizes | TensorImpl::kCustomStrides);
+  IntArrayRef first = t.sizes();
+  IntArrayRef strides = t.strides();
+  IntArrayRef again = t.sizes();
+  EXPECT_EQ(first.data(), again.data());  // one buffer per tensor
+  EXPECT_NE(first.data(), strides.data());
+  EXPECT_EQ(asked(PythonMetadata::kSizes), 2);  // asked each time
+  // A new answer of the same length is written where the first one was.
+  script_.sizes = {8, 4};
+  EXPECT_THAT(t.sizes(), ::testing::ElementsAre(8, 4));
+  EXPECT_THAT(first, ::testing::ElementsAre(8, 4));
+  // One of another length is refused: `first` may still be in use.
+  script_.sizes = {1, 2, 3};
+  try {
+    t.sizes();
+    ADD_FAILURE() << "sizes() did not throw";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("answered [8, 4] and now "
+                                               "[1, 2, 3]"));
+  }
+  EXPECT_THAT(first, ::testing::ElementsAre(8, 4));
+  // Another tensor has its own answers; the stored values never changed.
+  Tensor u = custom(TensorImpl::kCustomSizes);
+  script_.sizes = {5};
+  EXPECT_THAT(u.sizes(), ::testing::ElementsAre(5));
+  EXPECT_THAT(t.unsafeGetTensorImpl()->sizes_default(),
+              ::testing::ElementsAre(2, 3));
+  // Both caches are freed with their tensors (the asan build checks).
+}
+
+TEST_F(PythonMetadataTest, ConcurrentReadersShareOneCache) {
+  Tensor t = custom(TensorImpl::kCustomSizes | TensorImpl::kCustomStrides);
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([t, &wrong] {
+      for (int j = 0; j < 2000; ++j) {
+        IntArrayRef s = t.sizes();
+        IntArrayRef st = t.strides();
+        if (s.size() != 2 || s[0] != 7 || st.size() != 2 || st[1] != 7) {
+          wrong.fetch_add(1);
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(asked(PythonMetadata::kSizes), 8000);
+}
+
 }  // namespace
 }  // namespace turnout
