@@ -232,23 +232,25 @@ Tensor angleFunctional(const Tensor& self) {
 }
 
 // polygamma(n, x)' = polygamma(n + 1, x); torch 1.13's nodes save n and
-// self (the in-place form's, PolygammaBackward1, self's old value).
-void addPolygammaSaved(Node* node, int64_t n, const SavedVariable& self) {
+// self (the in-place form's, PolygammaBackward1, self's old value). One
+// maker records either node over `input` (self, whose history is still the
+// old one when in place) into `output`, saving `x`: the input's value.
+void recordPolygamma(const char* node_name, int64_t n, const Tensor& input,
+                     const Tensor& x, const Tensor& output) {
+  SavedVariable s(x);
+  Node* node = record(node_name, {input}, output,
+                      [s, n](const F& f, const Tensor& g) {
+                        return variable_list{
+                            mul(g, turnout::polygamma(n + 1, s.unpack(&f)))};
+                      });
+  if (node == nullptr) return;
   node->addSaved("n", IValue(n));
-  node->addSaved("self", self);
+  node->addSaved("self", s);
 }
 Tensor polygammaFunctional(int64_t n, const Tensor& self) {
   const bool rec = shouldRecord("polygamma", self);
   Tensor out = belowAutograd([&] { return turnout::polygamma(n, self); });
-  if (rec) {
-    SavedVariable s(self);
-    Node* node = record("PolygammaBackward0", {self}, out,
-                        [s, n](const F& f, const Tensor& g) {
-                          return variable_list{
-                              mul(g, turnout::polygamma(n + 1, s.unpack(&f)))};
-                        });
-    if (node != nullptr) addPolygammaSaved(node, n, s);
-  }
+  if (rec) recordPolygamma("PolygammaBackward0", n, self, self, out);
   return out;
 }
 Tensor& polygammaInplace(Tensor& self, int64_t n) {
@@ -258,15 +260,7 @@ Tensor& polygammaInplace(Tensor& self, int64_t n) {
   if (rec) original = detail::cloneWithHistory(self);
   belowAutograd([&] { turnout::polygamma_(self, n); });
   self.unsafeGetTensorImpl()->bump_version();
-  if (rec) {
-    SavedVariable s(original);
-    Node* node = record("PolygammaBackward1", {self}, self,
-                        [s, n](const F& f, const Tensor& g) {
-                          return variable_list{
-                              mul(g, turnout::polygamma(n + 1, s.unpack(&f)))};
-                        });
-    if (node != nullptr) addPolygammaSaved(node, n, s);
-  }
+  if (rec) recordPolygamma("PolygammaBackward1", n, self, original, self);
   return self;
 }
 
