@@ -1932,6 +1932,19 @@ for _name in ("hardtanh", "hardtanh_"):
 add(OpInfo("aten::hardtanh_backward", lambda: [
     S(T((2, 3)), T((2, 3)), -1, 1), S(T((2, 3), "float64"), T((2, 3), "float64"), -0.5, 2.0)],
     **_SELF_SELECTS))
+# tanh_backward / sigmoid_backward (grad_output, output): output in tanh's
+# and sigmoid's ranges; mixed dtypes promote; integral inputs and Half
+# (tanh_backward's CPU kernel) are refused as torch 1.13's.
+for _name, _low, _high in (("tanh_backward", -0.95, 0.95), ("sigmoid_backward", 0.05, 0.95)):
+    add(OpInfo(f"aten::{_name}", lambda _name=_name, _low=_low, _high=_high: [
+        S(T((2, 3)), T((2, 3), low=_low, high=_high)),
+        S(T((3, 4), "float64", "transposed"), T((3, 4), "float64", low=_low, high=_high)),
+        S(T((2, 3)), T((3,), "float64", low=_low, high=_high), desc="broadcast, mixed"),
+        S(T(()), T((), low=_low, high=_high)),
+        S(T((2, 3), "bfloat16"), T((2, 3), "bfloat16", low=_low, high=_high)),
+        S(T((2, 3), "float16"), T((2, 3), "float16", low=_low, high=_high), desc="half",
+          error=_name == "tanh_backward", grad=False),
+        S(T((2, 3), "int64"), T((2, 3), "int64"), desc="int", error=True)]))
 add(OpInfo("aten::softplus", _activation(lambda: [
     S(T((2, 3)), 2, 1), S(T((2, 3), low=-20, high=20), 0.5, 5)])))
 add(OpInfo("aten::softplus_backward", lambda: [
@@ -3237,6 +3250,9 @@ _out_variant("ge.Tensor_out", lambda o: S(T((2, 3)), T((3,)), **o), "bool")
 _out_variant(
     "gelu_backward.grad_input", lambda o: S(T((2, 3)), T((2, 3)), approximate='tanh', **o),
     "float32", "bool", outs=("grad_input",))
+for _name in ("tanh_backward.grad_input", "sigmoid_backward.grad_input"):
+    _out_variant(_name, lambda o: S(T((2, 3)), T((2, 3), low=0.1, high=0.9), **o),
+                 "float32", "bool", outs=("grad_input",))
 _out_variant("gt.Scalar_out", lambda o: S(T((2, 3)), 0.5, **o), "bool")
 _out_variant("gt.Tensor_out", lambda o: S(T((2, 3)), T((3,)), **o), "bool")
 _out_variant(

@@ -83,6 +83,21 @@ SAVED_OUTPUT = {
     "grad of exp": lambda L, x, m: _grad(False)(L, x),
     "grad of exp, create_graph": lambda L, x, m: _grad(True)(L, x),
     "grad of sin": lambda L, x, m: _grad(False, "sin")(L, x),
+    # tanh's and sigmoid's formulas call tanh_backward / sigmoid_backward:
+    # the mode sees them, and a first gradient taken with create_graph is
+    # their node (TanhBackwardBackward0, SigmoidBackwardBackward0).
+    "grad of tanh": lambda L, x, m: _grad(False, "tanh")(L, x),
+    "grad of tanh, create_graph": lambda L, x, m: _grad(True, "tanh")(L, x),
+    "grad of sigmoid": lambda L, x, m: _grad(False, "sigmoid")(L, x),
+    "grad of sigmoid, create_graph": lambda L, x, m: _grad(True, "sigmoid")(L, x),
+    "grad of tanh_, create_graph": lambda L, x, m: L.autograd.grad(
+        x.clone().tanh_().sum(), x, create_graph=True)[0],
+    "grad of sigmoid_": lambda L, x, m: L.autograd.grad(
+        x.clone().sigmoid_().sum(), x)[0],
+    "grad of grad of tanh": lambda L, x, m: L.autograd.grad(
+        _grad(True, "tanh")(L, x).sum(), x)[0],
+    "grad of grad of sigmoid": lambda L, x, m: L.autograd.grad(
+        _grad(True, "sigmoid")(L, x).sum(), x)[0],
 }
 
 
