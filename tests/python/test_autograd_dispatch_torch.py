@@ -12,6 +12,8 @@ against torch 1.13:
 Each case runs the same code on both libraries and compares logs and
 results."""
 
+import warnings
+
 import pytest
 import torch
 
@@ -169,6 +171,112 @@ def test_subclass_handler_sees_the_detach_of_a_saved_output():
     ours, theirs = case(turnout), case(torch)
     assert ours == theirs
     assert theirs[0][:3] == ["exp.default", "detach.default", "sin.default"]
+
+
+# ---- Accumulation into .grad ---------------------------------------------------
+
+def _twice(L, x, first, second, **kw):
+    first(L, x).sum().backward(**kw)
+    g = x.grad
+    second(L, x).sum().backward(**kw)
+    return g is x.grad
+
+
+def _seeded(L, x):
+    x.grad = L.ones(3)
+    g = x.grad
+    (x * 2).sum().backward()
+    return g is x.grad
+
+
+def _hooked(L, x):
+    x.register_hook(lambda g: g * 1)
+    (x * 2).sum().backward()
+
+
+def _post_hooked(L, x):
+    y = x * 1
+    y.grad_fn.next_functions[0][0].register_hook(lambda *a: None)
+    (y * 2).sum().backward()
+
+
+def _kept_alive(L, x):
+    # The gradient given to backward reaches the leaf unchanged: the caller
+    # still holds it, so .grad is a copy.
+    v = L.ones(3)
+    (x + 0).backward(v)
+    return x.grad is v, x.grad.tolist() == v.tolist()
+
+
+# Run under a logging mode with x = [3] floats requiring grad (a leaf);
+# each returns what it checks of .grad's identity, if anything.
+ACCUMULATE = {
+    # First gradient, not held elsewhere, x's layout, no create_graph: kept
+    # as it is (torch: two detach calls).
+    "one backward": lambda L, x: (x * 2).sum().backward(),
+    "x * x (two gradients summed first)": lambda L, x: (x * x).sum().backward(),
+    "exp (a saved output)": lambda L, x: x.exp().sum().backward(),
+    "leaf hook": _hooked,
+    "AccumulateGrad post hook": _post_hooked,
+    # Later gradients: added in place, .grad stays the same tensor.
+    "two backwards": lambda L, x: _twice(L, x, lambda L, x: x * 2, lambda L, x: x * 3),
+    "retain_graph twice": lambda L, x: _retained(L, x),
+    "a .grad set by hand": _seeded,
+    # With create_graph: a copy first, then out of place (a new .grad).
+    "create_graph once": lambda L, x: (x * 2).sum().backward(create_graph=True),
+    "create_graph twice": lambda L, x: _twice(L, x, lambda L, x: x * 2,
+                                              lambda L, x: x.exp(), create_graph=True),
+    "create_graph, then plain": lambda L, x: _cg_then_plain(L, x),
+    # A gradient that may not be kept: an expanded one, one the caller holds.
+    "sum (an expanded gradient)": lambda L, x: x.sum().backward(),
+    "a gradient the caller holds": _kept_alive,
+}
+
+
+def _retained(L, x):
+    y = x * 2
+    y.sum().backward(retain_graph=True)
+    g = x.grad
+    y.sum().backward()
+    return g is x.grad
+
+
+def _cg_then_plain(L, x):
+    x.exp().sum().backward(create_graph=True)
+    g = x.grad
+    x.exp().sum().backward()
+    return g is x.grad, x.grad.requires_grad, x.grad.grad_fn is not None
+
+
+# turnout has no new_empty_strided operator: its copy of a gradient into
+# .grad's layout is empty_like + copy_ where torch 1.13's is
+# new_empty_strided + copy_. And torch's Python backward() checks a given
+# gradient's shape with is_same_size, which turnout's does in C++.
+_TORCH_ONLY = {"new_empty_strided.default": "empty_like.default",
+               "is_same_size.default": None}
+
+
+def _accumulated(L, name):
+    x = L.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    log = []
+    with _mode(L, log):
+        seen = ACCUMULATE[name](L, x)
+    if L is torch:
+        log = [_TORCH_ONLY.get(f, f) for f in log if _TORCH_ONLY.get(f, f)]
+    return (log, seen, x.grad.tolist(), x.grad.requires_grad, x.grad._is_view(),
+            x.grad._base is None)
+
+
+@pytest.mark.parametrize("name", sorted(ACCUMULATE))
+def test_accumulation_into_grad_as_torchs(name):
+    """What a mode sees while backward() accumulates into a leaf's .grad
+    (detach for a gradient kept as it is, add_ in place, add out of place
+    under create_graph, a copy where the gradient may not be kept), and
+    whether .grad stays the same tensor, as torch 1.13."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # backward(create_graph=True)'s
+        ours, theirs = _accumulated(turnout, name), _accumulated(torch, name)
+    assert ours == theirs
 
 
 # ---- _is_view() and _base ------------------------------------------------------
