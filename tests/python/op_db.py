@@ -808,6 +808,16 @@ add(OpInfo("aten::view", lambda: [
     S(T((3, 4), layout="transposed"), [3, 2, 2]),
     S(T((3, 4), layout="transposed"), [12], desc="not viewable", error=True),
     S(T((2, 3)), [4, 2], error=True), S(T((2, 3)), [-1, -1], error=True)]))
+# _unsafe_view: view's result without a view's autograd (reshape's copy).
+add(OpInfo("aten::_unsafe_view", lambda: [
+    S(T((2, 3)), [3, 2]), S(T((2, 3, 4)), [6, -1]), S(T(()), [1]), S(T((0, 3)), [3, 0]),
+    S(T((3, 4), layout="transposed"), [3, 2, 2]),
+    S(T((3, 4), layout="transposed"), [12], desc="not viewable", error=True),
+    S(T((2, 3)), [4, 2], error=True)],
+    opcheck=("test_autograd_registration", "test_faketensor", "test_graph"),
+    skip_opcheck="test_schema: its result shares self's storage under a schema "
+                 "that declares none, as torch 1.13's (the 'unsafe' of its name: "
+                 "its callers pass a tensor nothing else sees)"))
 add(OpInfo("aten::reshape", lambda: [
     S(T((2, 3)), [3, 2]), S(T((2, 3)), [-1]), S(T((3, 4), layout="transposed"), [12]),
     S(T((2, 6), layout="strided"), [3, 4]), S(T(()), [1]), S(T((0, 3)), [0, 1, 3]),

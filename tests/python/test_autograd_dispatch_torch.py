@@ -88,6 +88,10 @@ SAVED_OUTPUT = {
     # tanh's and sigmoid's formulas call tanh_backward / sigmoid_backward:
     # the mode sees them, and a first gradient taken with create_graph is
     # their node (TanhBackwardBackward0, SigmoidBackwardBackward0).
+    # reshape of a tensor it cannot view: _unsafe_view(clone), whose node is
+    # UnsafeViewBackward0.
+    "reshape copying": lambda L, x, m: m.t().reshape(12),
+    "_unsafe_view": lambda L, x, m: L.ops.aten._unsafe_view(m, [2, 6]),
     "grad of tanh": lambda L, x, m: _grad(False, "tanh")(L, x),
     "grad of tanh, create_graph": lambda L, x, m: _grad(True, "tanh")(L, x),
     "grad of sigmoid": lambda L, x, m: _grad(False, "sigmoid")(L, x),
@@ -281,8 +285,8 @@ def test_accumulation_into_grad_as_torchs(name):
 
 # ---- _is_view() and _base ------------------------------------------------------
 
-# Not here: reshape's copy path. torch returns _unsafe_view(clone) (not a
-# view); turnout, which has no _unsafe_view yet, a view of the clone.
+# reshape's copy path is torch 1.13's _unsafe_view(clone): not a view
+# ("reshape (a copy)"), as _unsafe_view itself.
 VIEWS = {
     "view": lambda L, s: s.view(12),
     "view of a view": lambda L, s: s.view(12).view(3, 4),
@@ -296,6 +300,9 @@ VIEWS = {
     "permute": lambda L, s: s.permute(1, 0),
     "expand": lambda L, s: s[0:1].expand(2, 4),
     "reshape as a view": lambda L, s: s.reshape(12),
+    "reshape (a copy)": lambda L, s: s.t().reshape(12),
+    "reshape of a copy, reshaped again": lambda L, s: s.t().reshape(12).reshape(3, 4),
+    "_unsafe_view": lambda L, s: L.ops.aten._unsafe_view(s, [4, 3]),
     "contiguous (itself)": lambda L, s: s.contiguous(),
     "contiguous (a copy)": lambda L, s: s.t().contiguous(),
     "flatten": lambda L, s: s.flatten(),
