@@ -359,8 +359,8 @@ Tensor& clampInplace(Tensor& self, const std::optional<Scalar>& min,
                      const std::optional<Scalar>& max) {
   checkDefined(self, "clamp_", "self");
   const Tensor r = clamp(self, min, max);
-  TURNOUT_CHECK(canCast(r.scalar_type(), self.scalar_type()), ErrorKind::Type,
-                "result type ", toString(r.scalar_type()),
+  TURNOUT_CHECK(canCast(r.scalar_type(), self.scalar_type()),
+                ErrorKind::InvalidArgument, "result type ", toString(r.scalar_type()),
                 " can't be cast to the desired output type ",
                 toString(self.scalar_type()));
   return assign(self, r);

@@ -76,6 +76,11 @@ Tensor sqrt(const Tensor& self);
 Tensor tanh(const Tensor& self);
 Tensor sigmoid(const Tensor& self);
 Tensor relu(const Tensor& self);
+/// The gradients of tanh and sigmoid from their output y:
+/// grad_output * (1 - y^2) and grad_output * (1 - y) * y, broadcast and in
+/// the two inputs' result type (aten::tanh_backward, aten::sigmoid_backward).
+Tensor tanh_backward(const Tensor& grad_output, const Tensor& output);
+Tensor sigmoid_backward(const Tensor& grad_output, const Tensor& output);
 /// self ** exponent (aten::pow.Tensor_Scalar).
 Tensor pow(const Tensor& self, const Scalar& exponent);
 /// min(max(self, min), max); at least one bound must be given.

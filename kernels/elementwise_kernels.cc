@@ -74,8 +74,8 @@ void checkOutput(std::string_view op, const Tensor& out, IntArrayRef sizes,
                  ScalarType result, Device device, bool inplace) {
   TURNOUT_CHECK(out.defined(), ErrorKind::InvalidArgument, op,
                 ": expected a defined out tensor");
-  TURNOUT_CHECK(canCast(result, out.scalar_type()), ErrorKind::Type,
-                "result type ", toString(result),
+  TURNOUT_CHECK(canCast(result, out.scalar_type()),
+                ErrorKind::InvalidArgument, "result type ", toString(result),
                 " can't be cast to the desired output type ",
                 toString(out.scalar_type()));
   if (inplace) {

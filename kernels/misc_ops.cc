@@ -316,8 +316,8 @@ template <bool kCpu, Bin kKind>
 Tensor& binInplace(Tensor& self, const Tensor& other) {
   const std::string op = std::string(binName(kKind)) + "_";
   const BinPlan p = planBin(kKind, op.c_str(), self, other);
-  TURNOUT_CHECK(canCast(p.common, self.scalar_type()), ErrorKind::Type,
-                "result type ", toString(p.common),
+  TURNOUT_CHECK(canCast(p.common, self.scalar_type()),
+                ErrorKind::InvalidArgument, "result type ", toString(p.common),
                 " can't be cast to the desired output type ",
                 toString(self.scalar_type()));
   TURNOUT_CHECK(self.sizes() == IntArrayRef(p.sizes),
@@ -350,8 +350,8 @@ Tensor& binOut(const Tensor& self, const Tensor& other, Tensor& out) {
   const BinPlan p = planBin(kKind, op.c_str(), self, other);
   TURNOUT_CHECK(out.defined(), ErrorKind::InvalidArgument, op,
                 ": expected a defined out tensor, but got an undefined one");
-  TURNOUT_CHECK(canCast(p.common, out.scalar_type()), ErrorKind::Type,
-                "result type ", toString(p.common),
+  TURNOUT_CHECK(canCast(p.common, out.scalar_type()),
+                ErrorKind::InvalidArgument, "result type ", toString(p.common),
                 " can't be cast to the desired output type ",
                 toString(out.scalar_type()));
   const Device device =

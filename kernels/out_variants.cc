@@ -441,6 +441,9 @@ constexpr OutVariant kOutVariants[] = {
     {"silu_backward.grad_input(Tensor grad_output, Tensor self, *, "
      "Tensor(a!) grad_input) -> Tensor(a!)",
      "", OutRule::kCast},
+    {"sigmoid_backward.grad_input(Tensor grad_output, Tensor output, *, "
+     "Tensor(a!) grad_input) -> Tensor(a!)",
+     "", OutRule::kCast},
     {"softplus_backward.grad_input(Tensor grad_output, Tensor self, "
      "Scalar beta, Scalar threshold, *, Tensor(a!) grad_input) -> "
      "Tensor(a!)",
@@ -448,6 +451,9 @@ constexpr OutVariant kOutVariants[] = {
     {"sub.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, "
      "Tensor(a!) out) -> Tensor(a!)",
      "Scalar", OutRule::kCopy},
+    {"tanh_backward.grad_input(Tensor grad_output, Tensor output, *, "
+     "Tensor(a!) grad_input) -> Tensor(a!)",
+     "", OutRule::kCast},
     {"unsafe_split.Tensor_out(Tensor self, int split_size, int "
      "dim=0, *, Tensor(a!)[] out) -> ()",
      "Tensor", OutRule::kCopy},

@@ -38,13 +38,26 @@ Tensor view_kernel(const Tensor& self, IntArrayRef size) {
   return makeView(self, shape, *strides, self.storage_offset());
 }
 
+// _unsafe_view: view's result, which autograd does not treat as a view
+// (its node is UnsafeViewBackward0, not a view's; _is_view() is False):
+// for a tensor that nothing else sees, as reshape's fresh copy.
+Tensor unsafe_view_composite(const Tensor& self, IntArrayRef size) {
+  checkDefined(self, "_unsafe_view");
+  return view_kernel(self, size);
+}
+
 Tensor reshape_composite(const Tensor& self, IntArrayRef shape) {
   checkDefined(self, "reshape");
   DimVector sizes = inferSize(shape, self.numel());
   if (computeViewStrides(self.sizes(), self.strides(), sizes).has_value()) {
     return view(self, sizes);
   }
-  return view(clone(self, MemoryFormat::Contiguous), sizes);
+  // As torch 1.13's: a copy, which is not a view of self.
+  static const auto unsafe_view =
+      Dispatcher::singleton()
+          .findSchemaOrThrow("aten::_unsafe_view", "")
+          .typed<Tensor(const Tensor&, IntArrayRef)>();
+  return unsafe_view.call(clone(self, MemoryFormat::Contiguous), sizes);
 }
 
 Tensor transpose_composite(const Tensor& self, int64_t dim0, int64_t dim1) {
@@ -394,6 +407,7 @@ TURNOUT_LIBRARY_FRAGMENT(aten, m) {
   m.tagsFor(&turnout::atenTags);  // torch's tags (kernels/aten_tags.h)
   m.def("view(Tensor(a) self, SymInt[] size) -> Tensor(a)");
   m.def("reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)");
+  m.def("_unsafe_view(Tensor self, SymInt[] size) -> Tensor");
   m.def("t(Tensor(a) self) -> Tensor(a)");
   m.def("transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)");
   m.def("permute(Tensor(a) self, int[] dims) -> Tensor(a)");
@@ -436,6 +450,7 @@ TURNOUT_LIBRARY_IMPL(aten, CompositeExplicitAutograd, m) {
   m.impl("select.int", TURNOUT_FN(turnout::select_composite));
   m.impl("detach", TURNOUT_FN(turnout::detach_composite));
   m.impl("alias", TURNOUT_FN(turnout::alias_composite));
+  m.impl("_unsafe_view", TURNOUT_FN(turnout::unsafe_view_composite));
   m.impl("stack", TURNOUT_FN(turnout::stack_composite));
 }
 

@@ -114,8 +114,9 @@ F::Formula mulDivTensorBackward(SavedVariable s, SavedVariable o) {
     if (kDiv) {
       if (n.needsGrad(0)) ga = turnout::div(g, b);
       if (n.needsGrad(1)) {
-        gb = turnout::neg(
-            turnout::div(turnout::mul(g, s.unpack(&n)), turnout::mul(b, b)));
+        // -g * ((self / other) / other), as torch 1.13 computes it.
+        gb = turnout::mul(turnout::neg(g),
+                          turnout::div(turnout::div(s.unpack(&n), b), b));
       }
     } else {
       if (n.needsGrad(0)) ga = turnout::mul(g, b);
@@ -418,9 +419,7 @@ Tensor tanhKernel(const Tensor& self) {
       "tanh", "TanhBackward0", self,
       [](const Tensor& x) { return turnout::tanh(x); }, false, true,
       [](const Tensor& g, const Tensor&, const Tensor& r) {
-        // g * (1 - r^2)
-        return turnout::mul(
-            g, turnout::sub(turnout::ones_like(r), turnout::mul(r, r)));
+        return turnout::tanh_backward(g, r);  // g * (1 - r^2)
       });
 }
 
@@ -429,9 +428,7 @@ Tensor sigmoidKernel(const Tensor& self) {
       "sigmoid", "SigmoidBackward0", self,
       [](const Tensor& x) { return turnout::sigmoid(x); }, false, true,
       [](const Tensor& g, const Tensor&, const Tensor& r) {
-        // g * r * (1 - r)
-        return turnout::mul(
-            g, turnout::mul(r, turnout::sub(turnout::ones_like(r), r)));
+        return turnout::sigmoid_backward(g, r);  // g * r * (1 - r)
       });
 }
 

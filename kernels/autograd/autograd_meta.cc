@@ -1,6 +1,7 @@
 #include "kernels/autograd/autograd_meta.h"
 
 #include "dispatcher/core/error.h"
+#include "kernels/autograd/grad_mode.h"
 #include "kernels/autograd/grad_ops.h"
 
 namespace turnout {
@@ -211,10 +212,28 @@ variable_list AccumulateGrad::apply(variable_list&& grads) {
       incoming = detail::applyGradHook(hook, incoming, "a leaf");
     }
   }
-  meta.grad = detail::obeyLayout(meta.grad.defined()
-                                     ? detail::addGrads(meta.grad, incoming)
-                                     : std::move(incoming),
-                                 variable_);
+  // As torch 1.13 accumulates (what a Python mode sees, and .grad's
+  // identity): the first gradient is kept as it is (detached) when no one
+  // else holds it, grad mode is off (no create_graph) and its layout is
+  // the variable's; else a copy laid out as the variable (empty_like +
+  // copy_; recorded under create_graph).
+  // Later ones are added in place (add_: .grad stays the same tensor)
+  // without grad mode, out of place with it (so that .grad's graph grows).
+  // `expected_uses`: grads[0] itself, and the engine's copy of the inputs
+  // for post hooks.
+  if (!meta.grad.defined()) {
+    const uint64_t expected_uses = hasPostHooks() ? 2 : 1;
+    if (!GradMode::is_enabled() && incoming.use_count() <= expected_uses &&
+        detail::obeysLayout(incoming, variable_)) {
+      meta.grad = detail::detachGrad(incoming);
+    } else {
+      meta.grad = detail::cloneObeyingLayout(incoming, variable_);
+    }
+  } else if (!GradMode::is_enabled()) {
+    detail::addGradsInplace(meta.grad, incoming);
+  } else {
+    meta.grad = detail::addGrads(meta.grad, incoming);
+  }
   return {};
 }
 

@@ -122,9 +122,12 @@ Tensor one(const Tensor& like) { return turnout::ones_like(like); }
 TURNOUT_DERIVATIVE(dSin, mul(g, turnout::cos(x)))
 TURNOUT_DERIVATIVE(dCos, mul(g, neg(turnout::sin(x))))
 TURNOUT_DERIVATIVE(dTan, mul(g, add(mul(r, r), 1)))
-// asin' = 1 / sqrt(1 - x^2), acos' = -asin', atan' = 1 / (1 + x^2).
-TURNOUT_DERIVATIVE(dAsin, div(g, turnout::sqrt(sub(one(x), mul(x, x)))))
-TURNOUT_DERIVATIVE(dAcos, neg(div(g, turnout::sqrt(sub(one(x), mul(x, x))))))
+// asin' = 1 / sqrt(1 - x^2), acos' = -asin', atan' = 1 / (1 + x^2); asin's,
+// acos's and reciprocal's as torch 1.13 writes them: g times a factor (the
+// first gradient's node is MulBackward0).
+TURNOUT_DERIVATIVE(dAsin, mul(g, turnout::rsqrt(sub(one(x), mul(x, x)))))
+TURNOUT_DERIVATIVE(dAcos,
+                   mul(g, neg(turnout::rsqrt(sub(one(x), mul(x, x))))))
 TURNOUT_DERIVATIVE(dAtan, div(g, add(mul(x, x), 1)))
 TURNOUT_DERIVATIVE(dSinh, mul(g, turnout::cosh(x)))
 TURNOUT_DERIVATIVE(dCosh, mul(g, turnout::sinh(x)))
@@ -134,12 +137,15 @@ TURNOUT_DERIVATIVE(dLog, div(g, x))
 TURNOUT_DERIVATIVE(dLog2, div(g, mul(x, std::log(2.0))))
 TURNOUT_DERIVATIVE(dLog10, div(g, mul(x, std::log(10.0))))
 TURNOUT_DERIVATIVE(dLog1p, div(g, add(x, 1)))
-TURNOUT_DERIVATIVE(dTanh, mul(g, sub(one(r), mul(r, r))))
-TURNOUT_DERIVATIVE(dSigmoid, mul(g, mul(r, sub(one(r), r))))
+// tanh' = 1 - r^2, sigmoid' = r (1 - r): through the operators torch 1.13's
+// formulas call (a first gradient's node is then TanhBackwardBackward0 /
+// SigmoidBackwardBackward0, below).
+TURNOUT_DERIVATIVE(dTanh, turnout::tanh_backward(g, r))
+TURNOUT_DERIVATIVE(dSigmoid, turnout::sigmoid_backward(g, r))
 TURNOUT_DERIVATIVE(dSqrt, div(g, mul(r, 2)))
 // rsqrt' = -r^3 / 2, reciprocal' = -r^2.
 TURNOUT_DERIVATIVE(dRsqrt, mul(g, mul(mul(r, mul(r, r)), -0.5)))
-TURNOUT_DERIVATIVE(dReciprocal, neg(mul(g, mul(r, r))))
+TURNOUT_DERIVATIVE(dReciprocal, mul(g, neg(mul(r, r))))
 // erf' = 2 / sqrt(pi) * exp(-x^2).
 TURNOUT_DERIVATIVE(dErf, mul(g, mul(turnout::exp(neg(mul(x, x))),
                                     2.0 / std::sqrt(M_PI))))
@@ -232,23 +238,25 @@ Tensor angleFunctional(const Tensor& self) {
 }
 
 // polygamma(n, x)' = polygamma(n + 1, x); torch 1.13's nodes save n and
-// self (the in-place form's, PolygammaBackward1, self's old value).
-void addPolygammaSaved(Node* node, int64_t n, const SavedVariable& self) {
+// self (the in-place form's, PolygammaBackward1, self's old value). One
+// maker records either node over `input` (self, whose history is still the
+// old one when in place) into `output`, saving `x`: the input's value.
+void recordPolygamma(const char* node_name, int64_t n, const Tensor& input,
+                     const Tensor& x, const Tensor& output) {
+  SavedVariable s(x);
+  Node* node = record(node_name, {input}, output,
+                      [s, n](const F& f, const Tensor& g) {
+                        return variable_list{
+                            mul(g, turnout::polygamma(n + 1, s.unpack(&f)))};
+                      });
+  if (node == nullptr) return;
   node->addSaved("n", IValue(n));
-  node->addSaved("self", self);
+  node->addSaved("self", s);
 }
 Tensor polygammaFunctional(int64_t n, const Tensor& self) {
   const bool rec = shouldRecord("polygamma", self);
   Tensor out = belowAutograd([&] { return turnout::polygamma(n, self); });
-  if (rec) {
-    SavedVariable s(self);
-    Node* node = record("PolygammaBackward0", {self}, out,
-                        [s, n](const F& f, const Tensor& g) {
-                          return variable_list{
-                              mul(g, turnout::polygamma(n + 1, s.unpack(&f)))};
-                        });
-    if (node != nullptr) addPolygammaSaved(node, n, s);
-  }
+  if (rec) recordPolygamma("PolygammaBackward0", n, self, self, out);
   return out;
 }
 Tensor& polygammaInplace(Tensor& self, int64_t n) {
@@ -258,16 +266,50 @@ Tensor& polygammaInplace(Tensor& self, int64_t n) {
   if (rec) original = detail::cloneWithHistory(self);
   belowAutograd([&] { turnout::polygamma_(self, n); });
   self.unsafeGetTensorImpl()->bump_version();
-  if (rec) {
-    SavedVariable s(original);
-    Node* node = record("PolygammaBackward1", {self}, self,
-                        [s, n](const F& f, const Tensor& g) {
-                          return variable_list{
-                              mul(g, turnout::polygamma(n + 1, s.unpack(&f)))};
-                        });
-    if (node != nullptr) addPolygammaSaved(node, n, s);
-  }
+  if (rec) recordPolygamma("PolygammaBackward1", n, self, original, self);
   return self;
+}
+
+// tanh_backward(g, y) = g (1 - y^2) and sigmoid_backward(g, y) = g (1 - y) y,
+// differentiable as torch 1.13's TanhBackwardBackward0 and
+// SigmoidBackwardBackward0 (both save grad_output and output):
+//   tanh:    d/dg = tanh_backward(gg, y),    d/dy = -2 gg g y
+//   sigmoid: d/dg = sigmoid_backward(gg, y), d/dy = gg g (1 - 2 y)
+template <bool kTanh>
+Tensor outputGradKernel(const Tensor& grad_output, const Tensor& output) {
+  const char* op = kTanh ? "tanh_backward" : "sigmoid_backward";
+  const bool rec = shouldRecord(op, grad_output, output);
+  Tensor out = belowAutograd([&] {
+    return kTanh ? turnout::tanh_backward(grad_output, output)
+                 : turnout::sigmoid_backward(grad_output, output);
+  });
+  if (rec) {
+    SavedVariable sg(grad_output);
+    SavedVariable sy(output);
+    Node* node = record(
+        kTanh ? "TanhBackwardBackward0" : "SigmoidBackwardBackward0",
+        {grad_output, output}, out, [sg, sy](const F& n, const Tensor& gg) {
+          variable_list grads(2);
+          const Tensor y = sy.unpack(&n);
+          if (n.needsGrad(0)) {
+            grads[0] = kTanh ? turnout::tanh_backward(gg, y)
+                             : turnout::sigmoid_backward(gg, y);
+          }
+          if (n.needsGrad(1)) {
+            const Tensor g = sg.unpack(&n);
+            // torch 1.13's grouping (what a mode sees, and the rounding
+            // in reduced precision): gg * (-2 y * g), (gg * g) * (-2 y + 1).
+            grads[1] = kTanh ? mul(gg, mul(mul(y, -2.0), g))
+                             : mul(mul(gg, g), add(mul(y, -2.0), 1));
+          }
+          return grads;
+        });
+    if (node != nullptr) {
+      node->addSaved("grad_output", sg);
+      node->addSaved("output", sy);
+    }
+  }
+  return out;
 }
 
 // round.decimals and round_.decimals: zero gradient.
@@ -622,6 +664,8 @@ TURNOUT_LIBRARY_IMPL(aten, Autograd, m) {
   m.impl("angle", TURNOUT_FN(angleFunctional));
   m.impl("polygamma", TURNOUT_FN(polygammaFunctional));
   m.impl("polygamma_", TURNOUT_FN(polygammaInplace));
+  m.impl("tanh_backward", TURNOUT_FN(outputGradKernel<true>));
+  m.impl("sigmoid_backward", TURNOUT_FN(outputGradKernel<false>));
   TURNOUT_OLD_UNARY_GRADS(TURNOUT_REGISTER_INPLACE)
 #undef TURNOUT_REGISTER_FUNCTIONAL
 #undef TURNOUT_REGISTER_INPLACE

@@ -33,6 +33,7 @@
 #include "kernels/indexing.h"
 #include "kernels/shape.h"
 #include "kernels/tensor_utils.h"
+#include "kernels/unary_math.h"
 
 namespace turnout {
 namespace autograd {
@@ -88,13 +89,18 @@ void recordAddc(const Tensor& self, const Tensor& t1, const Tensor& t2,
         Tensor g2;
         if (n.needsGrad(0)) gs = g;
         if constexpr (kMul) {
-          if (n.needsGrad(1)) g1 = mul(mul(g, s2.unpack(&n)), value);
-          if (n.needsGrad(2)) g2 = mul(mul(g, s1.unpack(&n)), value);
+          // g * (tensor2 * value), as torch 1.13 groups it (the first
+          // gradient's node is then MulBackward0, as torch's).
+          if (n.needsGrad(1)) g1 = mul(g, mul(s2.unpack(&n), value));
+          if (n.needsGrad(2)) g2 = mul(g, mul(s1.unpack(&n), value));
         } else {
-          if (n.needsGrad(1)) g1 = div(mul(g, value), s2.unpack(&n));
+          // g * (value / tensor2) and -g * (value * tensor1 / tensor2^2).
+          if (n.needsGrad(1)) {
+            g1 = mul(g, mul(turnout::reciprocal(s2.unpack(&n)), value));
+          }
           if (n.needsGrad(2)) {
             const Tensor b = s2.unpack(&n);
-            g2 = neg(div(mul(mul(g, value), s1.unpack(&n)), mul(b, b)));
+            g2 = mul(neg(g), div(mul(s1.unpack(&n), value), mul(b, b)));
           }
         }
         return variable_list{gs, g1, g2};

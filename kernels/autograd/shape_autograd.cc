@@ -458,8 +458,39 @@ Tensor& maskedFillInplaceTensor(Tensor& self, const Tensor& mask,
 }  // namespace autograd
 }  // namespace turnout
 
+namespace turnout {
+namespace autograd {
+namespace {
+
+// _unsafe_view (UnsafeViewBackward0, saving self's sizes as torch 1.13's):
+// the gradient reshaped back; the result is not recorded as a view.
+Tensor unsafeViewKernel(const Tensor& self, IntArrayRef size) {
+  static const auto op = Dispatcher::singleton()
+                             .findSchemaOrThrow("aten::_unsafe_view", "")
+                             .typed<Tensor(const Tensor&, IntArrayRef)>();
+  const bool rec = shouldRecord("_unsafe_view", self);
+  Tensor out = belowAutograd([&] { return op.call(self, size); });
+  if (rec) {
+    DimVector sizes = sizesOf(self);
+    Node* node = record("UnsafeViewBackward0", {self}, out,
+                        [sizes](const F&, const Tensor& g) {
+                          return variable_list{
+                              turnout::reshape(g, IntArrayRef(sizes))};
+                        });
+    if (node != nullptr) {
+      node->addSaved("self_sym_sizes", IValue(IntArrayRef(sizes)));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+}  // namespace autograd
+}  // namespace turnout
+
 TURNOUT_LIBRARY_IMPL(aten, Autograd, m) {
   using namespace turnout::autograd;  // NOLINT: the kernels above
+  m.impl("_unsafe_view", TURNOUT_FN(unsafeViewKernel));
   m.impl("split.Tensor", TURNOUT_FN(splitKernel));
   m.impl("split_with_sizes", TURNOUT_FN(splitWithSizesKernel));
   m.impl("unbind.int", TURNOUT_FN(unbindKernel));

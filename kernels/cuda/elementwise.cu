@@ -426,6 +426,17 @@ __device__ __forceinline__ void applyOp(const ElementwiseArgs& a, Input&& input,
     case ElementwiseOp::PowTensor:
       store(binaryFn<M>(a.op, input(0), input(1)));
       break;
+    case ElementwiseOp::TanhBackward:
+    case ElementwiseOp::SigmoidBackward:
+      if constexpr (std::is_floating_point_v<M>) {
+        const M g = input(0);
+        const M y = input(1);
+        store(a.op == ElementwiseOp::TanhBackward ? g * (M(1) - y * y)
+                                                  : g * (M(1) - y) * y);
+      } else {
+        store(input(0));  // refused on the host
+      }
+      break;
     case ElementwiseOp::Addcmul:
       store(wrapAdd<M>(input(0),
                        wrapMul<M>(wrapMul<M>(scalarAs<M>(a.scalar[0]), input(1)),

@@ -65,6 +65,8 @@ enum class ElementwiseOp : int {
   BitwiseXor,        // integral and Bool compute only
   PowTensor,         // in0 ** in1; integers: wrapping, 0 for a negative
                      // exponent but of a base of 1 or -1
+  TanhBackward,      // in0 * (1 - in1^2); floating compute only
+  SigmoidBackward,   // in0 * (1 - in1) * in1; floating compute only
   // Ternary, the inputs converted to the compute dtype.
   Addcmul,  // in0 + scalar0 (value) * in1 * in2; integers wrap
   Addcdiv,  // in0 + scalar0 (value) * in1 / in2; floating compute only

@@ -6,7 +6,7 @@
 // tanh, sigmoid, neg, abs and relu (their functional forms are in
 // elementwise.cc), maximum, minimum, fmod.Tensor, remainder.Tensor,
 // pow.Tensor_Tensor, floor_divide, bitwise_xor.Tensor (with their in-place
-// forms), remainder.Tensor_out, pow.Tensor_Tensor_out, pow.Tensor_Scalar_out,
+// forms), tanh_backward, sigmoid_backward, remainder.Tensor_out, pow.Tensor_Tensor_out, pow.Tensor_Scalar_out,
 // logical_not (logical_not_), masked_fill_ (.Scalar, .Tensor), where.self_out,
 // and addcmul, addcdiv, lerp (.Scalar, .Tensor) with their in-place and out=
 // overloads.
@@ -571,6 +571,27 @@ Tensor& lerpTensorOut(const Tensor& self, const Tensor& end, const Tensor& w,
                     {self, end, w});
 }
 
+// ---- tanh_backward, sigmoid_backward -----------------------------------------------
+
+// grad_output * (1 - output^2), grad_output * (1 - output) * output, in the
+// result type the Meta kernel gives; floating dtypes only, as torch 1.13's
+// CUDA kernels ("tanh_backward_cuda" not implemented for 'Long').
+template <ElementwiseOp kKind>
+Tensor outputGrad(const Tensor& grad_output, const Tensor& output) {
+  constexpr bool kTanh = kKind == ElementwiseOp::TanhBackward;
+  static const auto op = typedOp<Tensor(const Tensor&, const Tensor&)>(
+      kTanh ? "aten::tanh_backward" : "aten::sigmoid_backward", "");
+  const char* name = kTanh ? "tanh_backward" : "sigmoid_backward";
+  const Device device = checkCudaDevices(name, {&grad_output, &output});
+  const Tensor m =
+      op.redispatch(metaKeys(), metaLike(grad_output), metaLike(output));
+  checkCudaDtype(kTanh ? "tanh_backward_cuda" : "sigmoid_backward_cuda",
+                 m.scalar_type(), /*floating_only=*/true);
+  Tensor out = emptyLikeMeta(m, m.scalar_type(), device);
+  runElementwise(name, kKind, m.scalar_type(), out, {grad_output, output});
+  return out;
+}
+
 }  // namespace
 }  // namespace cuda
 }  // namespace turnout
@@ -594,6 +615,10 @@ TURNOUT_LIBRARY_IMPL(aten, CUDA, m) {
   m.impl("round.decimals", TURNOUT_FN(roundDecimals));
   m.impl("round_.decimals", TURNOUT_FN(roundDecimalsInplace));
   m.impl("round.decimals_out", TURNOUT_FN(roundDecimalsOut));
+  m.impl("tanh_backward",
+         TURNOUT_FN(outputGrad<ElementwiseOp::TanhBackward>));
+  m.impl("sigmoid_backward",
+         TURNOUT_FN(outputGrad<ElementwiseOp::SigmoidBackward>));
   m.impl("maximum", TURNOUT_FN(binaryFunctional<MaximumSpec>));
   m.impl("minimum", TURNOUT_FN(binaryFunctional<MinimumSpec>));
   m.impl("fmod.Tensor", TURNOUT_FN(binaryFunctional<FmodSpec>));

@@ -808,6 +808,16 @@ add(OpInfo("aten::view", lambda: [
     S(T((3, 4), layout="transposed"), [3, 2, 2]),
     S(T((3, 4), layout="transposed"), [12], desc="not viewable", error=True),
     S(T((2, 3)), [4, 2], error=True), S(T((2, 3)), [-1, -1], error=True)]))
+# _unsafe_view: view's result without a view's autograd (reshape's copy).
+add(OpInfo("aten::_unsafe_view", lambda: [
+    S(T((2, 3)), [3, 2]), S(T((2, 3, 4)), [6, -1]), S(T(()), [1]), S(T((0, 3)), [3, 0]),
+    S(T((3, 4), layout="transposed"), [3, 2, 2]),
+    S(T((3, 4), layout="transposed"), [12], desc="not viewable", error=True),
+    S(T((2, 3)), [4, 2], error=True)],
+    opcheck=("test_autograd_registration", "test_faketensor", "test_graph"),
+    skip_opcheck="test_schema: its result shares self's storage under a schema "
+                 "that declares none, as torch 1.13's (the 'unsafe' of its name: "
+                 "its callers pass a tensor nothing else sees)"))
 add(OpInfo("aten::reshape", lambda: [
     S(T((2, 3)), [3, 2]), S(T((2, 3)), [-1]), S(T((3, 4), layout="transposed"), [12]),
     S(T((2, 6), layout="strided"), [3, 4]), S(T(()), [1]), S(T((0, 3)), [0, 1, 3]),
@@ -1932,6 +1942,19 @@ for _name in ("hardtanh", "hardtanh_"):
 add(OpInfo("aten::hardtanh_backward", lambda: [
     S(T((2, 3)), T((2, 3)), -1, 1), S(T((2, 3), "float64"), T((2, 3), "float64"), -0.5, 2.0)],
     **_SELF_SELECTS))
+# tanh_backward / sigmoid_backward (grad_output, output): output in tanh's
+# and sigmoid's ranges; mixed dtypes promote; integral inputs and Half
+# (tanh_backward's CPU kernel) are refused as torch 1.13's.
+for _name, _low, _high in (("tanh_backward", -0.95, 0.95), ("sigmoid_backward", 0.05, 0.95)):
+    add(OpInfo(f"aten::{_name}", lambda _name=_name, _low=_low, _high=_high: [
+        S(T((2, 3)), T((2, 3), low=_low, high=_high)),
+        S(T((3, 4), "float64", "transposed"), T((3, 4), "float64", low=_low, high=_high)),
+        S(T((2, 3)), T((3,), "float64", low=_low, high=_high), desc="broadcast, mixed"),
+        S(T(()), T((), low=_low, high=_high)),
+        S(T((2, 3), "bfloat16"), T((2, 3), "bfloat16", low=_low, high=_high)),
+        S(T((2, 3), "float16"), T((2, 3), "float16", low=_low, high=_high), desc="half",
+          error=_name == "tanh_backward", grad=False),
+        S(T((2, 3), "int64"), T((2, 3), "int64"), desc="int", error=True)]))
 add(OpInfo("aten::softplus", _activation(lambda: [
     S(T((2, 3)), 2, 1), S(T((2, 3), low=-20, high=20), 0.5, 5)])))
 add(OpInfo("aten::softplus_backward", lambda: [
@@ -3237,6 +3260,9 @@ _out_variant("ge.Tensor_out", lambda o: S(T((2, 3)), T((3,)), **o), "bool")
 _out_variant(
     "gelu_backward.grad_input", lambda o: S(T((2, 3)), T((2, 3)), approximate='tanh', **o),
     "float32", "bool", outs=("grad_input",))
+for _name in ("tanh_backward.grad_input", "sigmoid_backward.grad_input"):
+    _out_variant(_name, lambda o: S(T((2, 3)), T((2, 3), low=0.1, high=0.9), **o),
+                 "float32", "bool", outs=("grad_input",))
 _out_variant("gt.Scalar_out", lambda o: S(T((2, 3)), 0.5, **o), "bool")
 _out_variant("gt.Tensor_out", lambda o: S(T((2, 3)), T((3,)), **o), "bool")
 _out_variant(

@@ -12,6 +12,8 @@ against torch 1.13:
 Each case runs the same code on both libraries and compares logs and
 results."""
 
+import warnings
+
 import pytest
 import torch
 
@@ -83,6 +85,25 @@ SAVED_OUTPUT = {
     "grad of exp": lambda L, x, m: _grad(False)(L, x),
     "grad of exp, create_graph": lambda L, x, m: _grad(True)(L, x),
     "grad of sin": lambda L, x, m: _grad(False, "sin")(L, x),
+    # tanh's and sigmoid's formulas call tanh_backward / sigmoid_backward:
+    # the mode sees them, and a first gradient taken with create_graph is
+    # their node (TanhBackwardBackward0, SigmoidBackwardBackward0).
+    # reshape of a tensor it cannot view: _unsafe_view(clone), whose node is
+    # UnsafeViewBackward0.
+    "reshape copying": lambda L, x, m: m.t().reshape(12),
+    "_unsafe_view": lambda L, x, m: L.ops.aten._unsafe_view(m, [2, 6]),
+    "grad of tanh": lambda L, x, m: _grad(False, "tanh")(L, x),
+    "grad of tanh, create_graph": lambda L, x, m: _grad(True, "tanh")(L, x),
+    "grad of sigmoid": lambda L, x, m: _grad(False, "sigmoid")(L, x),
+    "grad of sigmoid, create_graph": lambda L, x, m: _grad(True, "sigmoid")(L, x),
+    "grad of tanh_, create_graph": lambda L, x, m: L.autograd.grad(
+        x.clone().tanh_().sum(), x, create_graph=True)[0],
+    "grad of sigmoid_": lambda L, x, m: L.autograd.grad(
+        x.clone().sigmoid_().sum(), x)[0],
+    "grad of grad of tanh": lambda L, x, m: L.autograd.grad(
+        _grad(True, "tanh")(L, x).sum(), x)[0],
+    "grad of grad of sigmoid": lambda L, x, m: L.autograd.grad(
+        _grad(True, "sigmoid")(L, x).sum(), x)[0],
 }
 
 
@@ -156,10 +177,116 @@ def test_subclass_handler_sees_the_detach_of_a_saved_output():
     assert theirs[0][:3] == ["exp.default", "detach.default", "sin.default"]
 
 
+# ---- Accumulation into .grad ---------------------------------------------------
+
+def _twice(L, x, first, second, **kw):
+    first(L, x).sum().backward(**kw)
+    g = x.grad
+    second(L, x).sum().backward(**kw)
+    return g is x.grad
+
+
+def _seeded(L, x):
+    x.grad = L.ones(3)
+    g = x.grad
+    (x * 2).sum().backward()
+    return g is x.grad
+
+
+def _hooked(L, x):
+    x.register_hook(lambda g: g * 1)
+    (x * 2).sum().backward()
+
+
+def _post_hooked(L, x):
+    y = x * 1
+    y.grad_fn.next_functions[0][0].register_hook(lambda *a: None)
+    (y * 2).sum().backward()
+
+
+def _kept_alive(L, x):
+    # The gradient given to backward reaches the leaf unchanged: the caller
+    # still holds it, so .grad is a copy.
+    v = L.ones(3)
+    (x + 0).backward(v)
+    return x.grad is v, x.grad.tolist() == v.tolist()
+
+
+# Run under a logging mode with x = [3] floats requiring grad (a leaf);
+# each returns what it checks of .grad's identity, if anything.
+ACCUMULATE = {
+    # First gradient, not held elsewhere, x's layout, no create_graph: kept
+    # as it is (torch: two detach calls).
+    "one backward": lambda L, x: (x * 2).sum().backward(),
+    "x * x (two gradients summed first)": lambda L, x: (x * x).sum().backward(),
+    "exp (a saved output)": lambda L, x: x.exp().sum().backward(),
+    "leaf hook": _hooked,
+    "AccumulateGrad post hook": _post_hooked,
+    # Later gradients: added in place, .grad stays the same tensor.
+    "two backwards": lambda L, x: _twice(L, x, lambda L, x: x * 2, lambda L, x: x * 3),
+    "retain_graph twice": lambda L, x: _retained(L, x),
+    "a .grad set by hand": _seeded,
+    # With create_graph: a copy first, then out of place (a new .grad).
+    "create_graph once": lambda L, x: (x * 2).sum().backward(create_graph=True),
+    "create_graph twice": lambda L, x: _twice(L, x, lambda L, x: x * 2,
+                                              lambda L, x: x.exp(), create_graph=True),
+    "create_graph, then plain": lambda L, x: _cg_then_plain(L, x),
+    # A gradient that may not be kept: an expanded one, one the caller holds.
+    "sum (an expanded gradient)": lambda L, x: x.sum().backward(),
+    "a gradient the caller holds": _kept_alive,
+}
+
+
+def _retained(L, x):
+    y = x * 2
+    y.sum().backward(retain_graph=True)
+    g = x.grad
+    y.sum().backward()
+    return g is x.grad
+
+
+def _cg_then_plain(L, x):
+    x.exp().sum().backward(create_graph=True)
+    g = x.grad
+    x.exp().sum().backward()
+    return g is x.grad, x.grad.requires_grad, x.grad.grad_fn is not None
+
+
+# turnout has no new_empty_strided operator: its copy of a gradient into
+# .grad's layout is empty_like + copy_ where torch 1.13's is
+# new_empty_strided + copy_. And torch's Python backward() checks a given
+# gradient's shape with is_same_size, which turnout's does in C++.
+_TORCH_ONLY = {"new_empty_strided.default": "empty_like.default",
+               "is_same_size.default": None}
+
+
+def _accumulated(L, name):
+    x = L.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    log = []
+    with _mode(L, log):
+        seen = ACCUMULATE[name](L, x)
+    if L is torch:
+        log = [_TORCH_ONLY.get(f, f) for f in log if _TORCH_ONLY.get(f, f)]
+    return (log, seen, x.grad.tolist(), x.grad.requires_grad, x.grad._is_view(),
+            x.grad._base is None)
+
+
+@pytest.mark.parametrize("name", sorted(ACCUMULATE))
+def test_accumulation_into_grad_as_torchs(name):
+    """What a mode sees while backward() accumulates into a leaf's .grad
+    (detach for a gradient kept as it is, add_ in place, add out of place
+    under create_graph, a copy where the gradient may not be kept), and
+    whether .grad stays the same tensor, as torch 1.13."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # backward(create_graph=True)'s
+        ours, theirs = _accumulated(turnout, name), _accumulated(torch, name)
+    assert ours == theirs
+
+
 # ---- _is_view() and _base ------------------------------------------------------
 
-# Not here: reshape's copy path. torch returns _unsafe_view(clone) (not a
-# view); turnout, which has no _unsafe_view yet, a view of the clone.
+# reshape's copy path is torch 1.13's _unsafe_view(clone): not a view
+# ("reshape (a copy)"), as _unsafe_view itself.
 VIEWS = {
     "view": lambda L, s: s.view(12),
     "view of a view": lambda L, s: s.view(12).view(3, 4),
@@ -173,6 +300,9 @@ VIEWS = {
     "permute": lambda L, s: s.permute(1, 0),
     "expand": lambda L, s: s[0:1].expand(2, 4),
     "reshape as a view": lambda L, s: s.reshape(12),
+    "reshape (a copy)": lambda L, s: s.t().reshape(12),
+    "reshape of a copy, reshaped again": lambda L, s: s.t().reshape(12).reshape(3, 4),
+    "_unsafe_view": lambda L, s: L.ops.aten._unsafe_view(s, [4, 3]),
     "contiguous (itself)": lambda L, s: s.contiguous(),
     "contiguous (a copy)": lambda L, s: s.t().contiguous(),
     "flatten": lambda L, s: s.flatten(),

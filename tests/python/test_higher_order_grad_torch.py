@@ -177,6 +177,111 @@ def test_second_derivatives_as_torch(info, sample):
                                    err_msg=f"second gradient with respect to {what}")
 
 
+# ---- The first gradients' nodes -----------------------------------------------
+
+# Operator -> why the grad_fn of some of its first gradients (taken with
+# create_graph=True) is named otherwise than torch 1.13's. Each is the last
+# operator of a backward formula that turnout writes differently: the values
+# and second derivatives agree (above).
+KNOWN_NAME_DIFFERENCES = {
+    "aten::layer_norm": "turnout has no native_layer_norm_backward operator: "
+                        "its formula is composite (MulBackward0, SumBackward1 "
+                        "where torch's NativeLayerNormBackwardBackward0)",
+    "aten::native_layer_norm": "as aten::layer_norm",
+    "aten::native_batch_norm": "no native_batch_norm_backward operator: a "
+                               "composite formula (MulBackward0)",
+    "aten::batch_norm": "as aten::native_batch_norm",
+    "aten::matmul": "turnout's matmul folds and unfolds batch dimensions with "
+                    "view (ViewBackward0) where torch 1.13 uses "
+                    "_reshape_alias, squeeze and mv",
+    "aten::linear": "as aten::matmul",
+    "aten::conv1d": "the batch dimension added and removed with view, not "
+                    "unsqueeze/squeeze",
+    "aten::conv2d": "as aten::conv1d",
+    "aten::nll_loss_nd": "its reshape is a view (ViewBackward0), torch's "
+                         "_reshape_alias",
+    "aten::addmv": "turnout's formula for mat is an outer product written "
+                   "with mul (MulBackward1), torch's mv/ger",
+    "aten::addmm": "beta scaling: turnout's transposes (TBackward0) after "
+                   "scaling, torch's scales last (MulBackward1)",
+    "aten::elu_backward": "a where over both branches (WhereBackward0), "
+                          "torch's formula multiplies a mask (MulBackward0)",
+    "aten::softplus_backward": "a where (WhereBackward0) where torch "
+                               "multiplies (MulBackward1)",
+    "aten::pow.Tensor_Tensor": "the exponent's gradient masks zero bases "
+                               "with where (WhereBackward0), torch's "
+                               "multiplies (MulBackward0)",
+    "aten::prod": "prod's gradient is written with views and where; torch's "
+                  "with mul, to and a graph-less zeros for two zeros",
+    "aten::cumprod": "an input with a zero: turnout's gradient is an exact "
+                     "raw kernel (no graph), torch's goes through CopySlices",
+    "aten::fmod.Tensor": "other's gradient is -(g * trunc(self / other)) "
+                         "(NegBackward0), torch's -g * trunc(...) "
+                         "(MulBackward0)",
+    "aten::remainder.Tensor": "as aten::fmod.Tensor, with floor",
+    "aten::pow.Scalar": "the exponent's gradient masks a zero base with where "
+                        "(WhereBackward0), torch's multiplies (MulBackward0)",
+    "aten::conv_transpose1d": "the batch dimension added and removed with "
+                              "view (ViewBackward0)",
+    "aten::conv_transpose2d.input": "as aten::conv_transpose1d",
+    "aten::cross_entropy_loss": "label smoothing and class weights: "
+                                "turnout's composite ends in view or a "
+                                "Scalar mul where torch's differs",
+    "aten::true_divide.Tensor": "as aten::mul.Tensor",
+    "aten::mul.Tensor": "a gradient summed to a 0-dim input ends in view "
+                        "(ViewBackward0); torch 1.13's sum_to sums all "
+                        "(SumBackward0)",
+    "aten::multiply.Tensor": "as aten::mul.Tensor",
+    "aten::div.Tensor": "as aten::mul.Tensor",
+    "aten::divide.Tensor": "as aten::mul.Tensor",
+}
+
+
+def _first_names(lib: Any, info, sample) -> Optional[list]:
+    """The grad_fn names of the first gradients with respect to every
+    floating-point input (None: no gradient; "-": one without a node)."""
+    args, kwargs, leaves = build_call(sample, lib, requires_grad=True)
+    fn = info.op(lib) if lib is turnout else info.torch_fn(torch)
+    outs = [t for t in tensors(fn(*args, **kwargs)) if t.requires_grad]
+    if not outs:
+        return None
+    vs = [lib.ones_like(o) for o in outs]
+    firsts = lib.autograd.grad(outs, leaves, vs, create_graph=True, allow_unused=True)
+    return [None if g is None else g.grad_fn.name() if g.grad_fn is not None else "-"
+            for g in firsts]
+
+
+@pytest.mark.parametrize("info, sample", [_param(*c, known={}) for c in _cases()])
+def test_first_gradient_grad_fn_names_as_torchs(info, sample):
+    """With create_graph=True, each first gradient's grad_fn is named as
+    torch 1.13's (the last operator of its backward formula: tanh_backward,
+    threshold_backward, mul, ...), but for KNOWN_NAME_DIFFERENCES."""
+    try:
+        theirs = _first_names(torch, info, sample)
+    except RuntimeError as e:
+        pytest.skip(f"torch raises: {str(e)[:200]}")
+    ours = _first_names(turnout, info, sample)
+    if ours != theirs and info.name in KNOWN_NAME_DIFFERENCES:
+        pytest.xfail(KNOWN_NAME_DIFFERENCES[info.name])
+    assert ours == theirs
+
+
+def test_known_name_differences_still_differ():
+    """Every KNOWN_NAME_DIFFERENCES entry names an operator of the sweep
+    with at least one sample that still differs (else the entry goes)."""
+    still = set()
+    for info, _, sample in _cases():
+        if info.name not in KNOWN_NAME_DIFFERENCES or info.name in still:
+            continue
+        try:
+            theirs = _first_names(torch, info, sample)
+        except RuntimeError:
+            continue
+        if _first_names(turnout, info, sample) != theirs:
+            still.add(info.name)
+    assert set(KNOWN_NAME_DIFFERENCES) - still == set()
+
+
 # ---- First-order rules around the sweep -------------------------------------
 
 _TIES = dict(x=[1.0, 2.0, 3.0, 0.5, 0.0], lo=[1.0, 1.0, 5.0, 0.5, 1.0],

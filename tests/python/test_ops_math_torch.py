@@ -881,3 +881,40 @@ def test_bitwise_not():
     assert str(ours.value).splitlines()[0] == str(theirs.value)
     m = turnout.empty(2, 3, dtype=turnout.int64, device="meta").bitwise_not()
     assert m.device.type == "meta" and m.dtype == turnout.int64
+
+
+# A result dtype the written tensor cannot hold (an in-place or out= write):
+# torch 1.13 raises RuntimeError "result type Float can't be cast to the
+# desired output type Long" for every operator; so must turnout (not
+# TypeError).
+_CAST_REFUSED = {
+    "div_ Scalar": lambda L: L.tensor([1, 2]).div_(2),
+    "div_ Tensor": lambda L: L.tensor([1, 2]).div_(L.tensor([2.0])),
+    "div_ integer Tensor": lambda L: L.tensor([1, 2]).div_(L.tensor([2])),
+    "divide_": lambda L: L.tensor([1, 2]).divide_(2),
+    "true_divide_": lambda L: L.tensor([1, 2]).true_divide_(2),
+    "div out=": lambda L: L.div(L.tensor([1.0]), 2, out=L.empty(1, dtype=L.int64)),
+    "add_ float Scalar": lambda L: L.tensor([1, 2]).add_(1.5),
+    "mul_ float Scalar": lambda L: L.tensor([1, 2]).mul_(1.5),
+    "add out=": lambda L: L.add(L.tensor([1.0]), 2, out=L.empty(1, dtype=L.int64)),
+    "add_ into Bool": lambda L: L.tensor([True]).add_(1),
+    "maximum out=": lambda L: L.maximum(L.tensor([1.0]), L.tensor([2.0]),
+                                        out=L.empty(1, dtype=L.int64)),
+    "fmod_": lambda L: L.tensor([1, 2]).fmod_(L.tensor([1.5])),
+    "exp_": lambda L: L.tensor([1, 2]).exp_(),
+    "sin out=": lambda L: L.sin(L.tensor([1.0]), out=L.empty(1, dtype=L.int64)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_CAST_REFUSED))
+def test_uncastable_result_raises_torchs_runtime_error(name):
+    def error(L):
+        with pytest.raises(Exception) as e:
+            _CAST_REFUSED[name](L)
+        return e.value
+    theirs, ours = error(torch), error(turnout)
+    assert type(theirs) is RuntimeError
+    assert isinstance(ours, RuntimeError) and not isinstance(ours, TypeError), type(ours)
+    # torch's message, after the operator's name where turnout gives it
+    # ("aten::maximum.out: result type ...").
+    assert str(ours).splitlines()[0].endswith(str(theirs).splitlines()[0])

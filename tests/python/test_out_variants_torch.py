@@ -86,6 +86,8 @@ SAMPLES = {
     "hardtanh_backward.grad_input": lambda M: ((M.f((2, 3)), M.f((2, 3)), -1.0, 1.0), {}),
     "leaky_relu_backward.grad_input": lambda M: ((M.f((2, 3)), M.f((2, 3)), 0.1, False), {}),
     "silu_backward.grad_input": lambda M: ((M.f((2, 3)), M.f((2, 3))), {}),
+    "tanh_backward.grad_input": lambda M: ((M.f((2, 3)), M.f((3,))), {}),
+    "sigmoid_backward.grad_input": lambda M: ((M.f((2, 3)), M.f((2, 3))), {}),
     "softplus_backward.grad_input": lambda M: ((M.f((2, 3)), M.f((2, 3)), 1.0, 20.0), {}),
     "embedding.out": lambda M: ((M.f((5, 3)), M.i((2, 4), 0, 4)), {}),
     "embedding_dense_backward.out": lambda M: ((M.f((2, 4, 3)), M.i((2, 4), 0, 4), 5, -1, False), {}),

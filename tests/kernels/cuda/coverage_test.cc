@@ -36,6 +36,7 @@ const char* const kCudaKernels[] = {
     "aten::sqrt.out", "aten::tanh_", "aten::sigmoid.out", "aten::neg_",
     "aten::abs.out", "aten::relu_", "aten::relu.out", "aten::maximum",
     "aten::minimum", "aten::fmod.Tensor", "aten::fmod_.Tensor",
+    "aten::tanh_backward", "aten::sigmoid_backward",
     "aten::remainder.Tensor", "aten::remainder_.Tensor",
     "aten::pow.Tensor_Tensor", "aten::pow_.Tensor",
     "aten::floor_divide", "aten::floor_divide_.Tensor",

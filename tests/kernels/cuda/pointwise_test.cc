@@ -568,5 +568,49 @@ TEST_F(CudaPointwise, ActivationsRunOnCudaAsOnCpu) {
   }
 }
 
+// tanh_backward and sigmoid_backward: elementwise.cu's kernels against the
+// CPU ones over contiguous, strided and broadcast inputs and mixed dtypes;
+// Half (which torch 1.13's CPU tanh_backward refuses) against the CPU's
+// Float result; integral inputs refused as torch's CUDA kernels refuse them.
+TEST_F(CudaPointwise, TanhAndSigmoidBackwardRunOnCudaAsOnCpu) {
+  const Tensor y = mixed(kFloat, {3, 5}, 0.1, -0.7);
+  const Tensor g = mixed(kFloat, {3, 5}, 0.3, -2.0);
+  const Tensor row = mixed(kDouble, {5}, 0.2, -0.4);
+  for (const bool tanh_op : {true, false}) {
+    const auto f = tanh_op ? tanh_backward : sigmoid_backward;
+    const std::string n = tanh_op ? "tanh_backward" : "sigmoid_backward";
+    for (ScalarType dt : {kFloat, kDouble, kBFloat16}) {
+      const Tensor gd = to(g, dt), yd = to(y, dt);
+      const double rtol = rtolFor(dt), atol = atolFor(dt);
+      expectSame(n + " " + toString(dt),
+                 [&](Device d) { return f(on(d, gd), on(d, yd)); }, rtol, atol);
+      expectSame(n + " strided " + toString(dt),
+                 [&](Device d) { return f(stridedOn(d, gd), on(d, yd)); },
+                 rtol, atol);
+      expectSame(n + " transposed " + toString(dt),
+                 [&](Device d) {
+                   return f(transposed(on(d, gd), 0, 1), transposed(on(d, yd), 0, 1));
+                 },
+                 rtol, atol);
+    }
+    // Broadcast, Float with Double: Double.
+    expectSame(n + " broadcast mixed",
+               [&](Device d) { return f(on(d, g), on(d, row)); });
+    const Tensor half = f(to(to(g, kHalf), cudaDevice()),
+                          to(to(y, kHalf), cudaDevice()));
+    EXPECT_EQ(half.scalar_type(), kHalf);
+    const std::vector<double> want =
+        valuesOf(f(to(to(g, kHalf), kFloat), to(to(y, kHalf), kFloat)));
+    const std::vector<double> have = valuesOf(to(half, cpuDevice()));
+    ASSERT_EQ(have.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_NEAR(have[i], want[i], 1e-2 + 1e-2 * std::abs(want[i])) << i;
+    }
+    const Tensor ints = to(to(g, kLong), cudaDevice());
+    EXPECT_THAT(errorOf([&] { f(ints, ints); }),
+                HasSubstr("\"" + n + "_cuda\" not implemented for 'Long'"));
+  }
+}
+
 }  // namespace
 }  // namespace turnout
