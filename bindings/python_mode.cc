@@ -510,9 +510,9 @@ py::object aliasSubclass(py::handle cls, const Tensor& data) {
 
 // cls._make_wrapper_subclass(size, ...): a tensor of class `cls` with the
 // given metadata and no memory, for subclasses that hold their data
-// elsewhere (an inner tensor). Below the Python key it dispatches as Meta,
-// so a kernel reached by mistake computes shapes and never reads memory the
-// tensor does not have.
+// elsewhere (an inner tensor). Its dispatch keys are its device's, as torch
+// 1.13's: a kernel reached below the Python key by mistake gets an error
+// when it reads the data the tensor does not have (TensorImpl::data()).
 py::object makeWrapperSubclass(py::handle cls, const std::vector<int64_t>& size,
                                std::optional<std::vector<int64_t>> strides,
                                std::optional<int64_t> storage_offset,
@@ -528,7 +528,7 @@ py::object makeWrapperSubclass(py::handle cls, const std::vector<int64_t>& size,
   const uint8_t mask = customMask("_make_wrapper_subclass", cls, policy,
                                   dispatch_device, dispatch_layout);
   DispatchKeySet keys = TensorImpl::computeKeySet(dtype, Layout::Strided,
-                                                  Device(DeviceType::Meta))
+                                                  device)
                             .add(DispatchKey::Python)
                             .add(DispatchKey::PythonTLSSnapshot);
   auto impl = make_intrusive<TensorImpl, UndefinedTensorImpl>(

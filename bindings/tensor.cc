@@ -978,7 +978,8 @@ void initTensor(py::module_& m) {
   });
   method(base, "element_size", [](const Tensor& t) { return t.itemsize(); });
   method(base, "data_ptr", [](const Tensor& t) {
-    return reinterpret_cast<uintptr_t>(t.data_ptr());
+    // 0 for a tensor without storage (a wrapper subclass), as torch 1.13.
+    return t.has_storage() ? reinterpret_cast<uintptr_t>(t.data_ptr()) : 0;
   });
   method(base, "_is_same", [](const Tensor& a, const Tensor& b) { return a.is_same(b); });
   method(base, "_shares_storage", [](const Tensor& a, const Tensor& b) {

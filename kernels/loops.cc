@@ -47,7 +47,7 @@ LoopGeometry makeLoopGeometry(const Tensor& out,
                   ": this operation has no kernel for that device yet; "
                   "move the tensors to the CPU (.cpu()) to run it");
     const TensorImpl* impl = t.unsafeGetTensorImpl();
-    if (impl->layout() != Layout::Strided) t.strides();  // throws
+    impl->checkStrided("strides");
     const IntArrayRef sizes = impl->sizes_default();
     const IntArrayRef strides = impl->strides_default();
     const int64_t item = static_cast<int64_t>(t.itemsize());

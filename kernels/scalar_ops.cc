@@ -183,18 +183,13 @@ int64_t size_int(const Tensor& self, int64_t dim) {
 int64_t dim_default(const Tensor& self) {
   return self.unsafeGetTensorImpl()->dim_default();
 }
-void checkHasStrides(const Tensor& self, const char* op) {
-  TURNOUT_CHECK(self.layout() == Layout::Strided, ErrorKind::NotImplemented,
-                op, "(): a tensor with layout ", toString(self.layout()),
-                " has no strides");
-}
 std::vector<int64_t> sym_stride_default(const Tensor& self) {
-  checkHasStrides(self, "sym_stride");
+  self.unsafeGetTensorImpl()->checkStrided("sym_stride");
   IntArrayRef s = self.unsafeGetTensorImpl()->strides_default();
   return std::vector<int64_t>(s.begin(), s.end());
 }
 int64_t sym_stride_int(const Tensor& self, int64_t dim) {
-  checkHasStrides(self, "sym_stride.int");
+  self.unsafeGetTensorImpl()->checkStrided("sym_stride.int");
   IntArrayRef s = self.unsafeGetTensorImpl()->strides_default();
   return s[maybeWrapDim(dim, static_cast<int64_t>(s.size()))];
 }

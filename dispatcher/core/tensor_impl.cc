@@ -90,6 +90,12 @@ IntArrayRef TensorImpl::keepAnswer(bool strides, const DimVector& answer) const 
 IntArrayRef TensorImpl::customSizes() const {
   DimVector answer;
   if (!askPython(*this, PythonMetadata::kSizes, &answer)) return sizes_;
+  for (int64_t s : answer) {
+    TURNOUT_CHECK(s >= 0, ErrorKind::InvalidArgument,
+                  "sizes(): the tensor's Python handler answered ",
+                  shapeString(answer), "; answer sizes >= 0, or None to keep "
+                  "the tensor's own");
+  }
   return keepAnswer(/*strides=*/false, answer);
 }
 
@@ -99,22 +105,34 @@ IntArrayRef TensorImpl::customStrides() const {
   return keepAnswer(/*strides=*/true, answer);
 }
 
+namespace {
+
+// The one value the metadata hook answered for `what` (dim, numel,
+// is_contiguous, storage_offset); a count below 0 is refused, with the
+// handler named, rather than wrapped or sized from later.
+int64_t singleAnswer(const DimVector& answer, const char* what) {
+  TURNOUT_INTERNAL_ASSERT(answer.size() == 1, "the metadata hook answered ",
+                          answer.size(), " values for ", what, "()");
+  TURNOUT_CHECK(answer[0] >= 0, ErrorKind::InvalidArgument, what,
+                "(): the tensor's Python handler answered ", answer[0],
+                "; answer a value >= 0, or None to keep the tensor's own");
+  return answer[0];
+}
+
+}  // namespace
+
 int64_t TensorImpl::customDim() const {
   DimVector answer;
   if (!askPython(*this, PythonMetadata::kDim, &answer)) {
     return static_cast<int64_t>(sizes_.size());
   }
-  TURNOUT_INTERNAL_ASSERT(answer.size() == 1, "the metadata hook answered ",
-                          answer.size(), " values for dim()");
-  return answer[0];
+  return singleAnswer(answer, "dim");
 }
 
 int64_t TensorImpl::customNumel() const {
   DimVector answer;
   if (!askPython(*this, PythonMetadata::kNumel, &answer)) return numel_;
-  TURNOUT_INTERNAL_ASSERT(answer.size() == 1, "the metadata hook answered ",
-                          answer.size(), " values for numel()");
-  return answer[0];
+  return singleAnswer(answer, "numel");
 }
 
 bool TensorImpl::customIsContiguous() const {
@@ -122,9 +140,7 @@ bool TensorImpl::customIsContiguous() const {
   if (!askPython(*this, PythonMetadata::kIsContiguous, &answer)) {
     return is_contiguous_;
   }
-  TURNOUT_INTERNAL_ASSERT(answer.size() == 1, "the metadata hook answered ",
-                          answer.size(), " values for is_contiguous()");
-  return answer[0] != 0;
+  return singleAnswer(answer, "is_contiguous") != 0;
 }
 
 int64_t TensorImpl::customStorageOffset() const {
@@ -132,9 +148,7 @@ int64_t TensorImpl::customStorageOffset() const {
   if (!askPython(*this, PythonMetadata::kStorageOffset, &answer)) {
     return storage_offset_;
   }
-  TURNOUT_INTERNAL_ASSERT(answer.size() == 1, "the metadata hook answered ",
-                          answer.size(), " values for storage_offset()");
-  return answer[0];
+  return singleAnswer(answer, "storage_offset");
 }
 
 std::string shapeString(IntArrayRef values) {
@@ -325,9 +339,7 @@ void TensorImpl::set_version_counter(intrusive_ptr<VersionCounter> counter) {
 }
 
 IntArrayRef TensorImpl::strides() const {
-  TURNOUT_CHECK(layout_ == Layout::Strided, ErrorKind::NotImplemented,
-                "strides(): a tensor with layout ", toString(layout_),
-                " has no strides");
+  checkStrided("strides");
   if (__builtin_expect(python_custom_ & kCustomStrides, 0)) {
     return customStrides();
   }
@@ -337,36 +349,60 @@ IntArrayRef TensorImpl::strides() const {
 // A python_custom tensor's size(d) and stride(d) ask as torch 1.13's: dim()
 // to wrap d, then the whole sizes (strides); the answer's length is checked,
 // as a handler may answer a dim() that disagrees with its sizes.
+int64_t TensorImpl::customSizeOrStride(bool strides, int64_t d) const {
+  const char* what = strides ? "stride" : "size";
+  const int64_t dims = dim();
+  const int64_t i = wrapDim(d, dims, what);
+  IntArrayRef all = strides ? this->strides() : sizes();
+  TURNOUT_CHECK(i < static_cast<int64_t>(all.size()), ErrorKind::Index, what,
+                "(", d, "): the tensor's Python handler answered ", what, "s ",
+                shapeString(all), " for a tensor of ", dims,
+                " dimensions; answer as many ", what, "s as dim()");
+  return all[i];
+}
+
 int64_t TensorImpl::size(int64_t d) const {
   if (__builtin_expect(python_custom_ & kCustomSizes, 0)) {
-    const int64_t dims = dim();
-    const int64_t i = wrapDim(d, dims, "size");
-    IntArrayRef sizes = this->sizes();
-    TURNOUT_CHECK(i < static_cast<int64_t>(sizes.size()), ErrorKind::Index,
-                  "size(", d, "): the tensor's Python handler answered sizes ",
-                  shapeString(sizes), " for a tensor of ", dims,
-                  " dimensions; answer as many sizes as dim()");
-    return sizes[i];
+    return customSizeOrStride(/*strides=*/false, d);
   }
-  return sizes_[wrapDim(d, dim(), "size")];
+  return sizes_[wrapDim(d, dim_default(), "size")];
 }
 
 int64_t TensorImpl::stride(int64_t d) const {
-  const int64_t dims = dim();
-  const int64_t i = wrapDim(d, dims, "stride");
-  IntArrayRef strides = this->strides();
-  TURNOUT_CHECK(i < static_cast<int64_t>(strides.size()), ErrorKind::Index,
-                "stride(", d, "): the tensor's Python handler answered strides ",
-                shapeString(strides), " for a tensor of ", dims,
-                " dimensions; answer as many strides as dim()");
-  return strides[i];
+  if (__builtin_expect(python_custom_ & (kCustomSizes | kCustomStrides), 0)) {
+    return customSizeOrStride(/*strides=*/true, d);
+  }
+  checkStrided("strides");
+  return strides_[wrapDim(d, dim_default(), "stride")];
+}
+
+void TensorImpl::throwNotStrided(const char* caller) const {
+  TURNOUT_CHECK(false, ErrorKind::NotImplemented, caller,
+                "(): a tensor with layout ", toString(layout_),
+                " has no strides");
+  __builtin_unreachable();
 }
 
 void* TensorImpl::data() const {
-  if (!storage_.defined()) return nullptr;
+  if (__builtin_expect(!storage_.defined(), 0)) return dataWithoutStorage();
   char* base = static_cast<char*>(storage_.mutable_data());
   if (base == nullptr) return nullptr;
   return base + storage_offset_ * static_cast<int64_t>(itemsize_);
+}
+
+void* TensorImpl::dataWithoutStorage() const {
+  // A tensor without storage (a wrapper subclass, whose data its Python
+  // object holds) reaching a kernel that reads its elements: torch 1.13
+  // reads through a null pointer there.
+  TURNOUT_CHECK(numel_ == 0, ErrorKind::InvalidArgument,
+                "data_ptr(): a kernel read the elements of a ",
+                toString(layout_), " tensor of sizes ", shapeString(sizes_),
+                " that has no storage (a wrapper subclass made by "
+                "_make_wrapper_subclass keeps its data in Python, not in the "
+                "tensor). A wrapper that reaches a kernel got below the "
+                "Python key: unwrap it to the tensors it holds in "
+                "__turnout_dispatch__ before calling the operator");
+  return nullptr;
 }
 
 void TensorImpl::checkMutable(const char* caller) const {
@@ -409,9 +445,7 @@ void TensorImpl::set_sizes_contiguous(IntArrayRef sizes) {
 
 void TensorImpl::set_sizes_and_strides(IntArrayRef sizes, IntArrayRef strides) {
   checkMutable("set_sizes_and_strides");
-  TURNOUT_CHECK(layout_ == Layout::Strided, ErrorKind::NotImplemented,
-                "set_sizes_and_strides(): a tensor with layout ",
-                toString(layout_), " has no strides");
+  checkStrided("set_sizes_and_strides");
   TURNOUT_CHECK(sizes.size() == strides.size(), ErrorKind::InvalidArgument,
                 "set_sizes_and_strides(): ", sizes.size(), " sizes ",
                 shapeString(sizes), " but ", strides.size(), " strides ",

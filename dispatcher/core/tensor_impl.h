@@ -121,6 +121,13 @@ class TensorImpl : public IntrusivePtrTarget {
   int64_t size(int64_t d) const;
   /// The stride of dimension `d`, as size().
   int64_t stride(int64_t d) const;
+  /// Throws Error(NotImplemented), naming `caller`, unless the layout is
+  /// Strided: only a strided tensor has strides.
+  void checkStrided(const char* caller) const {
+    if (__builtin_expect(layout_ != Layout::Strided, 0)) {
+      throwNotStrided(caller);
+    }
+  }
   int64_t numel() const {
     if (__builtin_expect(python_custom_ & kCustomSizes, 0)) {
       return customNumel();
@@ -158,7 +165,10 @@ class TensorImpl : public IntrusivePtrTarget {
     return storage_offset_;
   }
   /// The address of the first element: the storage's data plus the offset.
-  /// Null when there is no storage or no data (Meta).
+  /// Null when there is no data (Meta) or no element. Throws
+  /// Error(InvalidArgument) for a tensor with elements but no storage (a
+  /// wrapper subclass's, whose data its Python object holds): a kernel
+  /// reading it would read through a null pointer.
   void* data() const;
 
   // ---- Mutation (not synchronized; see the file comment)
@@ -270,9 +280,16 @@ class TensorImpl : public IntrusivePtrTarget {
   __attribute__((noinline, cold)) bool customIsContiguous() const;
   __attribute__((noinline, cold)) int64_t customStorageOffset() const;
   __attribute__((noinline, cold)) void freeCustomCache();
-  // Keeps `answer` in the cache's `which` vector (one per tensor, so the
-  // IntArrayRef readers hand out lives as long as the tensor) and returns
-  // it. Throws Error(InvalidArgument) when an earlier answer had another
+  // size(d) (strides false) or stride(d) of a python_custom tensor.
+  __attribute__((noinline, cold)) int64_t customSizeOrStride(bool strides,
+                                                             int64_t d) const;
+  [[noreturn]] __attribute__((noinline, cold)) void throwNotStrided(
+      const char* caller) const;
+  // data() without a storage: null for no elements, else throws.
+  __attribute__((noinline, cold)) void* dataWithoutStorage() const;
+  // Keeps `answer` in the cache's sizes (strides false) or strides vector
+  // (one per tensor, so the IntArrayRef readers hand out lives as long as
+  // the tensor) and returns it. Throws Error(InvalidArgument) when an earlier answer had another
   // length: references to it may still be held.
   IntArrayRef keepAnswer(bool strides, const DimVector& answer) const;
   // strides_ (already one per size): the contiguous strides for sizes_.

@@ -503,3 +503,29 @@ def test_legacy_constructor_of_a_tensor_is_an_alias():
         return out
     theirs, ours = both(case)
     assert ours == theirs
+
+
+def test_a_wrapper_below_the_python_key_is_an_error_not_a_crash():
+    """A wrapper subclass holds no data: a kernel reached with Python
+    dispatch excluded (torch 1.13 reads through a null pointer there and
+    the process dies) raises, naming the fix; its data_ptr() stays 0."""
+    def keys(api):
+        w = inner_wrapper(api, [])(api.lib.ones(3))
+        return [k for k in str(api.lib._C._dispatch_keys(w)).split("(")[1]
+                .rstrip(")").split(", ") if not k.startswith("Autocast")]
+    theirs, ours = both(keys)
+    assert ours == theirs  # the device's keys: CPU below Python, not Meta
+    W = inner_wrapper(TURNOUT, [])
+    w = W(turnout.ones(3))
+    assert w.data_ptr() == 0
+    python = turnout._C.DispatchKeySet(turnout._C.DispatchKey.Python)
+    for call in (lambda: w.sum(), lambda: w + 1, lambda: w.exp(),
+                 lambda: w.clone(), lambda: turnout.zeros(3).copy_(w),
+                 lambda: w.fill_(2)):
+        with turnout._C._ExcludeDispatchKeyGuard(python):
+            with pytest.raises(RuntimeError, match="unwrap it"):
+                call()
+    empty = W(turnout.ones(0))
+    with turnout._C._ExcludeDispatchKeyGuard(python):
+        assert empty.sum().item() == 0
+    assert w.sum().elem.item() == 3  # with Python dispatch: the handler

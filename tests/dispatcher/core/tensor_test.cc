@@ -379,7 +379,6 @@ TEST(Tensor, DataPtrIsCheckedAgainstTheDtype) {
   EXPECT_EQ(static_cast<float>(h.data_ptr<Half>()[0]), 1.5f);
   EXPECT_EQ(h.itemsize(), 2u);
   Tensor sparse = makeEmptyTensor({2}, kFloat, Device("cpu"), Layout::Sparse);
-  EXPECT_EQ(sparse.data_ptr(), nullptr);
   EXPECT_FALSE(sparse.has_storage());
   EXPECT_TRUE(sparse.is_sparse());
   EXPECT_FALSE(sparse.is_contiguous());
@@ -511,8 +510,31 @@ TEST(Tensor, MakeTensorWithKeySetUsesExactlyThoseKeys) {
   EXPECT_EQ(t.key_set(), keys);
   EXPECT_EQ(t.numel(), 12);
   EXPECT_FALSE(t.has_storage());
-  EXPECT_EQ(t.data_ptr(), nullptr);
   t.unsafeGetTensorImpl()->checkInvariants();
+}
+
+// A tensor with elements but no storage (a wrapper subclass's) has no data
+// to read: a kernel asking for it gets an error, not a null pointer. With
+// no element there is nothing to read, and the address is null.
+TEST(Tensor, DataOfATensorWithoutStorageIsAnError) {
+  Tensor t = detail::makeTensorWithKeySet(
+      DispatchKeySet({DispatchKey::CPU, DispatchKey::Python}), {3, 4});
+  for (auto read : {+[](const Tensor& x) { (void)x.data_ptr(); },
+                    +[](const Tensor& x) { (void)x.data_ptr<float>(); }}) {
+    try {
+      read(t);
+      FAIL() << "read the data of a tensor without storage";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+      EXPECT_THAT(e.message(), ::testing::HasSubstr("has no storage"));
+      EXPECT_THAT(e.message(), ::testing::HasSubstr("unwrap it"));
+    }
+  }
+  Tensor sparse = makeEmptyTensor({2}, kFloat, Device("cpu"), Layout::Sparse);
+  EXPECT_THROW((void)sparse.data_ptr(), Error);
+  Tensor empty = detail::makeTensorWithKeySet(
+      DispatchKeySet(DispatchKey::CPU), {0, 4});
+  EXPECT_EQ(empty.data_ptr(), nullptr);
 }
 
 // The objects the test releaser saw, in order. Only touched by the thread
