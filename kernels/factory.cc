@@ -7,6 +7,7 @@
 #include "dispatcher/dispatcher.h"
 #include "dispatcher/library.h"
 #include "dispatcher/local_dispatch_key_set.h"
+#include "dispatcher/stack.h"
 #include "kernels/aten_tags.h"
 #include "kernels/copy.h"
 #include "kernels/dtype_dispatch.h"
@@ -112,6 +113,23 @@ Tensor empty_bs(DispatchKeySet, IntArrayRef size, Dt dtype, Lo layout,
   return emptyOp().redispatch(backendKeySet(dtype, layout, device), size, dtype,
                               layout, device, pin, mf);
 }
+// A boxed kernel's argument, converted as an unboxed kernel's would be.
+template <class T>
+T arg(IValue& slot) {
+  return detail::IValueToArg<T>::call(slot);
+}
+
+// empty.names (what torch 1.13's indexing makes its bool index tensors
+// with): boxed, as a str[]? is no kernel argument type. BackendSelect picks
+// the backend from dtype, layout and device (stack slots 2-4 of 7).
+void empty_names_bs(const OperatorHandle& op, DispatchKeySet, Stack* stack) {
+  Stack& s = *stack;
+  const DispatchKeySet ks = backendKeySet(
+      arg<Dt>(peek(s, 2, 7)), arg<Lo>(peek(s, 3, 7)),
+      arg<Dv>(peek(s, 4, 7)));
+  op.redispatchBoxed(ks, stack);
+}
+
 Tensor empty_strided_bs(DispatchKeySet, IntArrayRef size, IntArrayRef stride,
                         Dt dtype, Lo layout, Dv device, Pin pin) {
   return emptyStridedOp().redispatch(backendKeySet(dtype, layout, device), size,
@@ -347,6 +365,22 @@ Tensor empty_like_composite(const Tensor& self, Dt dtype, Lo layout, Dv device,
       layout.value_or(self.layout()), device.value_or(self.device()), pin);
 }
 
+// empty.names: empty.memory_format once names is None; turnout has no named
+// tensors.
+void empty_names_composite(const OperatorHandle&, Stack* stack) {
+  Stack& s = *stack;
+  TURNOUT_CHECK(peek(s, 1, 7).isNone(), ErrorKind::NotImplemented,
+                "empty.names(): turnout has no named tensors; pass names=None "
+                "(or call empty())");
+  const std::vector<int64_t> size = peek(s, 0, 7).toIntListRef();
+  Tensor out = emptyOp().call(
+      size, arg<Dt>(peek(s, 2, 7)),
+      arg<Lo>(peek(s, 3, 7)), arg<Dv>(peek(s, 4, 7)),
+      arg<Pin>(peek(s, 5, 7)), arg<Mf>(peek(s, 6, 7)));
+  drop(s, 7);
+  s.push_back(IValue(std::move(out)));
+}
+
 // new_empty: uninitialised, of `size`, with self's dtype and device unless
 // given (torch's Tensor.new_empty; copy.deepcopy's first call on a tensor).
 Tensor new_empty_composite(const Tensor& self, IntArrayRef size, Dt dtype,
@@ -469,6 +503,10 @@ TURNOUT_LIBRARY(aten, m) {
       "Layout? layout=None, Device? device=None, bool? pin_memory=None, "
       "MemoryFormat? memory_format=None) -> Tensor");
   m.def(
+      "empty.names(int[] size, *, str[]? names, ScalarType? dtype=None, "
+      "Layout? layout=None, Device? device=None, bool? pin_memory=None, "
+      "MemoryFormat? memory_format=None) -> Tensor");
+  m.def(
       "empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType? "
       "dtype=None, Layout? layout=None, Device? device=None, bool? "
       "pin_memory=None) -> Tensor");
@@ -523,6 +561,8 @@ TURNOUT_LIBRARY(aten, m) {
 
 TURNOUT_LIBRARY_IMPL(aten, BackendSelect, m) {
   m.impl("empty.memory_format", TURNOUT_FN(turnout::empty_bs));
+  m.impl("empty.names",
+         turnout::CppFunction::makeFromBoxedFunction(&turnout::empty_names_bs));
   m.impl("empty_strided", TURNOUT_FN(turnout::empty_strided_bs));
   m.impl("zeros", TURNOUT_FN(turnout::zeros_bs));
   m.impl("ones", TURNOUT_FN(turnout::ones_bs));
@@ -553,6 +593,8 @@ TURNOUT_LIBRARY_IMPL(aten, Meta, m) { TURNOUT_FACTORY_KERNELS(m); }
 #undef TURNOUT_FACTORY_KERNELS
 
 TURNOUT_LIBRARY_IMPL(aten, CompositeExplicitAutograd, m) {
+  m.impl("empty.names", turnout::CppFunction::makeFromBoxedFunction(
+                            &turnout::empty_names_composite));
   m.impl("empty_like", TURNOUT_FN(turnout::empty_like_composite));
   m.impl("new_empty", TURNOUT_FN(turnout::new_empty_composite));
   m.impl("zeros_like", TURNOUT_FN(turnout::zeros_like_composite));

@@ -1414,6 +1414,12 @@ def _setitem(self: Tensor, key: Any, value: Any) -> None:
             return
         # A tensor of self's dtype first, as torch's order of calls.
         value = _number_tensor(value, self.dtype, self.device)
+    if isinstance(key, bool):
+        # As torch 1.13's: x[False] = v assigns nothing, x[True] = v is
+        # x.unsqueeze(0)[...] = v.
+        if key:
+            _copy_to(ops.aten.unsqueeze.default(self, 0), value)
+        return
     view, indices = _apply_index(self, key, for_setitem=True)
     if indices is None:
         _copy_to(view, value)
@@ -1462,11 +1468,17 @@ def _apply_index(self: Tensor, key: Any, for_setitem: bool = False
             dim += self.dim() - consumed
         elif isinstance(k, bool) or (isinstance(k, _C.TensorBase) and k.dim() == 0
                                      and k.dtype in (_C.bool, _C.uint8)):
-            # x[True]: a new dimension of size 1; x[False]: of size 0.
-            k = bool(k.item()) if isinstance(k, _C.TensorBase) else k
+            # x[True]: a new dimension of size 1; x[False]: of size 0. The
+            # index tensor as torch 1.13 makes it: empty.names, [0] filled.
+            # (torch fills with 0.0 for a 0-dim tensor's, 0 for a bool's).
             result = ops.aten.unsqueeze.default(result, dim)
-            idx = ops.aten.zeros.default([1 if k else 0], dtype=_C.int64,
-                                         device=self.device)
+            zero = 0.0 if isinstance(k, _C.TensorBase) else 0
+            k = bool(k.item()) if isinstance(k, _C.TensorBase) else k
+            idx = ops.aten.empty.names([1 if k else 0], names=None,
+                                       dtype=_C.int64, layout=_C.strided,
+                                       device=self.device)
+            if k:
+                ops.aten.fill_.Scalar(idx, zero)
             indices.extend([None] * (dim - len(indices)))
             indices.append(idx)
             dim += 1

@@ -904,6 +904,10 @@ _UNINIT = dict(values=False, opcheck=("test_schema", "test_autograd_registration
                                       "test_faketensor"),
                skip_opcheck="uninitialised values differ from run to run")
 add(OpInfo("aten::empty.memory_format", factory(), **_UNINIT))
+add(OpInfo("aten::empty.names", lambda: [
+    S([2, 3], names=None), S([], names=None), S([0, 4], names=None),
+    S([2], names=None, dtype=D("int64")),
+    S([2], names=["a"], error=True, desc="named tensors")], **_UNINIT))
 _RANDOM = dict(values=False, opcheck=("test_schema", "test_autograd_registration",
                                       "test_faketensor"),
                skip_opcheck="random values differ between test_graph's run and eager")

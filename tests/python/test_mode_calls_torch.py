@@ -111,14 +111,23 @@ INDEXING = {
     "x[1.5] raises": lambda L, x: x[1.5],
     "x['a'] raises": lambda L, x: x["a"],
     "x[0][()] raises": lambda L, x: x[0][0][0],
+    # Bools: a new dimension, indexed by empty.names (+ fill_ for True).
+    "x[True]": lambda L, x: x[True],
+    "x[False]": lambda L, x: x[False],
+    "x[:, True]": lambda L, x: x[:, True],
+    "x[True, 0]": lambda L, x: x[True, 0],
+    "x[0, False]": lambda L, x: x[0, False],
+    "x[None, True]": lambda L, x: x[None, True],
+    "x[True, True]": lambda L, x: x[True, True],
+    "x[0-dim True]": lambda L, x: x[L.ones((), dtype=L.bool)],
 }
 
 
 # Left out on purpose, where torch 1.13 differs: a slice bound below about
 # -2**62 fails an internal assert there (turnout clamps it, as Python's
 # slices), it accepts several ellipses (turnout refuses them: IndexError),
-# an int index beyond int64 is a RuntimeError there (TypeError here, below),
-# and it makes x[True]'s index with empty.names + fill_ (turnout: zeros).
+# and an int index beyond int64 is a RuntimeError there (TypeError here,
+# below).
 
 
 def test_keys_refused_with_what_is_wrong():
@@ -161,6 +170,13 @@ SETITEM = {
     "x[[0, 1]] = 2.0": _set([0, 1], 2.0),
     "x[0] = list": _set(0, [1.0, 2.0]),
     "x[0] = bad shape": _set(0, lambda L: L.ones(3)),
+    "x[True] = 3": _set(True, 3.0),
+    "x[False] = 3": _set(False, 3.0),
+    "x[True] = row": _set(True, lambda L: L.arange(2.0)),
+    "x[False] = bad shape": _set(False, lambda L: L.ones(3)),
+    "x[:, True] = 3": _set((slice(None), True), 3.0),
+    "x[True, 0] = 3": _set((True, 0), 3.0),
+    "x[0-dim True] = 3": lambda L, x: _set(L.ones((), dtype=L.bool), 3.0)(L, x),
 }
 
 CASES = {**FACTORIES, **INDEXING, **SETITEM}
