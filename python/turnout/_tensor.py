@@ -1470,15 +1470,13 @@ def _apply_index(self: Tensor, key: Any, for_setitem: bool = False
                                      and k.dtype in (_C.bool, _C.uint8)):
             # x[True]: a new dimension of size 1; x[False]: of size 0. The
             # index tensor as torch 1.13 makes it: empty.names, [0] filled.
-            # (torch fills with 0.0 for a 0-dim tensor's, 0 for a bool's).
             result = ops.aten.unsqueeze.default(result, dim)
-            zero = 0.0 if isinstance(k, _C.TensorBase) else 0
             k = bool(k.item()) if isinstance(k, _C.TensorBase) else k
             idx = ops.aten.empty.names([1 if k else 0], names=None,
                                        dtype=_C.int64, layout=_C.strided,
                                        device=self.device)
             if k:
-                ops.aten.fill_.Scalar(idx, zero)
+                ops.aten.fill_.Scalar(idx, 0.0)
             indices.extend([None] * (dim - len(indices)))
             indices.append(idx)
             dim += 1
