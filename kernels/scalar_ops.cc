@@ -176,9 +176,16 @@ std::vector<int64_t> size_default(const Tensor& self) {
   IntArrayRef s = self.unsafeGetTensorImpl()->sizes_default();
   return std::vector<int64_t>(s.begin(), s.end());
 }
+// `dim` of a tensor with `ndim` dimensions for size.int and sym_stride.int, as
+// torch 1.13's Tensor.size(dim): a 0-dim tensor has none to read.
+int64_t metadataDim(int64_t dim, size_t ndim) {
+  TURNOUT_CHECK(ndim > 0, ErrorKind::Index, "Dimension specified as ", dim,
+                " but tensor has no dimensions");
+  return maybeWrapDim(dim, static_cast<int64_t>(ndim));
+}
 int64_t size_int(const Tensor& self, int64_t dim) {
   IntArrayRef s = self.unsafeGetTensorImpl()->sizes_default();
-  return s[maybeWrapDim(dim, static_cast<int64_t>(s.size()))];
+  return s[metadataDim(dim, s.size())];
 }
 int64_t dim_default(const Tensor& self) {
   return self.unsafeGetTensorImpl()->dim_default();
@@ -191,7 +198,7 @@ std::vector<int64_t> sym_stride_default(const Tensor& self) {
 int64_t sym_stride_int(const Tensor& self, int64_t dim) {
   self.unsafeGetTensorImpl()->checkStrided("sym_stride.int");
   IntArrayRef s = self.unsafeGetTensorImpl()->strides_default();
-  return s[maybeWrapDim(dim, static_cast<int64_t>(s.size()))];
+  return s[metadataDim(dim, s.size())];
 }
 int64_t sym_numel(const Tensor& self) {
   return self.unsafeGetTensorImpl()->numel_default();

@@ -601,7 +601,8 @@ add(OpInfo("aten::dim", lambda: [S(T((2, 3))), S(T(())), S(T((0, 1, 2)))]))
 add(OpInfo("aten::size", lambda: [S(T((2, 3))), S(T(())), S(T((0, 4), layout="strided"))],
            ref=lambda x: list(x.shape)))
 add(OpInfo("aten::size.int", lambda: [S(T((2, 3)), 1), S(T((2, 3)), -2),
-                                      S(T((2, 3)), 2, error=True)]))
+                                      S(T((2, 3)), 2, error=True),
+                                      S(T(()), 0, error=True, desc="0-dim")]))
 # The metadata queries a Python subclass answers under
 # dispatch_sizes_strides_policy (tests/python/test_python_wrapper_torch.py).
 add(OpInfo("aten::sym_size", lambda: [S(T((2, 3))), S(T(())), S(T((0, 4)))]))

@@ -408,3 +408,14 @@ def test_calls_and_their_errors_keep_reference_counts():
     for _ in range(100):
         calls()
     assert [sys.getrefcount(o) for o in (a, ks, add, ops.aten.add)] == before
+
+
+def test_size_and_stride_of_a_0_dim_tensor_are_index_errors():
+    # torch 1.13 reads past the end for sym_size.int / sym_stride.int here;
+    # turnout raises as torch's size.int does.
+    x = turnout.zeros(())
+    for op in (turnout.ops.aten.size.int, turnout.ops.aten.sym_size.int,
+               turnout.ops.aten.sym_stride.int):
+        for d in (0, -1):
+            with pytest.raises(IndexError, match="tensor has no dimensions"):
+                op(x, d)
