@@ -289,8 +289,8 @@ class TensorImpl : public IntrusivePtrTarget {
   __attribute__((noinline, cold)) void* dataWithoutStorage() const;
   // Keeps `answer` in the cache's sizes (strides false) or strides vector
   // (one per tensor, so the IntArrayRef readers hand out lives as long as
-  // the tensor) and returns it. Throws Error(InvalidArgument) when an earlier answer had another
-  // length: references to it may still be held.
+  // the tensor) and returns it. Throws Error(InvalidArgument) when an
+  // earlier answer had another length: references to it may still be held.
   IntArrayRef keepAnswer(bool strides, const DimVector& answer) const;
   // strides_ (already one per size): the contiguous strides for sizes_.
   void fillContiguousStrides();
