@@ -553,8 +553,10 @@ Tensor meanKernel(const Tensor& self, std::optional<ScalarType> dtype) {
                            turnout::expand(g, sizes), Scalar(count))};
                      });
     if (n != nullptr) {
-      n->addSaved("self_numel", IValue(self.numel()));
-      n->addSaved("self_sizes", IValue(self.sizes()));
+      // The values read above: a subclass answering its sizes is asked
+      // once for each, as torch's.
+      n->addSaved("self_numel", IValue(static_cast<int64_t>(count)));
+      n->addSaved("self_sizes", IValue(IntArrayRef(sizes)));
     }
   }
   return out;
@@ -860,10 +862,17 @@ Tensor viewOp(const char* op, const char* name, const Tensor& self, Fwd fwd,
   Tensor out = belowAutograd([&] { return fwd(self); });
   setViewBase(out, self);
   if (rec) {
-    // One read of the sizes (a subclass may answer them), shared with an
-    // extra that saves them.
-    const IntArrayRef self_sizes = self.sizes();
-    DimVector sizes(self_sizes.begin(), self_sizes.end());
+    // The sizes the formula needs: a subclass that answers them is asked as
+    // torch 1.13 asks, once with the input's metadata (gradientSizes), and
+    // once more by a node that saves them (an extra taking them).
+    constexpr bool kSaves = std::is_invocable_v<Extra, Node*, IntArrayRef>;
+    DimVector sizes;
+    if constexpr (kSaves) {
+      const IntArrayRef self_sizes = self.sizes();
+      sizes.assign(self_sizes.begin(), self_sizes.end());
+    } else {
+      sizes = gradientSizes(self);
+    }
     Node* node = record(
         name, {self}, out,
         [sizes, formula](const F&, const Tensor& g) {
@@ -871,7 +880,7 @@ Tensor viewOp(const char* op, const char* name, const Tensor& self, Fwd fwd,
         },
         /*is_view=*/true);
     if (node != nullptr) {
-      if constexpr (std::is_invocable_v<Extra, Node*, IntArrayRef>) {
+      if constexpr (kSaves) {
         extra(node, IntArrayRef(sizes));
       } else {
         extra(node);

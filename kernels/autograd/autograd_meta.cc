@@ -171,6 +171,14 @@ std::shared_ptr<Node> gradFn(const Tensor& t) {
   return meta != nullptr ? meta->grad_fn : nullptr;
 }
 
+namespace {
+
+bool answersSizes(const Tensor& t) {
+  return t.unsafeGetTensorImpl()->python_custom() & TensorImpl::kCustomSizes;
+}
+
+}  // namespace
+
 Edge gradientEdge(const Tensor& t) {
   AutogradMeta* meta = getAutogradMeta(t);
   if (meta == nullptr) return Edge{};
@@ -180,14 +188,33 @@ Edge gradientEdge(const Tensor& t) {
   if (!accumulator) {
     accumulator = std::make_shared<AccumulateGrad>(t);
     meta->grad_accumulator = accumulator;
+    if (answersSizes(t)) gradientSizes(t);  // its handler is asked here
   }
   return Edge{accumulator, 0};
+}
+
+DimVector gradientSizes(const Tensor& t) {
+  if (__builtin_expect(!answersSizes(t), 1)) {
+    const IntArrayRef sizes = t.sizes();
+    return DimVector(sizes.begin(), sizes.end());
+  }
+  AutogradMeta& meta = materialize(t);
+  if (!meta.answered_sizes) {
+    const IntArrayRef sizes = t.sizes();
+    meta.answered_sizes.emplace(sizes.begin(), sizes.end());
+  }
+  return *meta.answered_sizes;
 }
 
 void setHistory(const Tensor& output, const std::shared_ptr<Node>& fn) {
   AutogradMeta& meta = materialize(output);
   meta.grad_fn = fn;
   meta.output_nr = fn->add_input();
+  if (answersSizes(output)) {
+    // As torch 1.13's, which records an output's metadata with its history.
+    meta.answered_sizes.reset();
+    gradientSizes(output);
+  }
 }
 
 void checkInplace(const Tensor& t, const char* op_name) {

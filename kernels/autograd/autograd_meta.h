@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -60,6 +61,11 @@ struct AutogradMeta final : AutogradMetaInterface {
   // A retaining non-leaf's .grad, shared with the hook that fills it (the
   // hook lives on grad_fn: holding the tensor itself would be a cycle).
   std::shared_ptr<Tensor> retained_grad;
+  // The sizes the handler of a tensor whose subclass answers them
+  // (dispatch_sizes_strides_policy) gave when the tensor joined autograd,
+  // as a leaf's accumulator or an operator's output (torch 1.13's
+  // InputMetadata): its gradients are summed to them, without asking again.
+  std::optional<DimVector> answered_sizes;
 };
 
 /// The state, or null when autograd never touched `t`.
@@ -100,6 +106,9 @@ bool retainsGrad(const Tensor& t);
 /// Where a gradient for `t` goes: its grad_fn and output_nr, a leaf's
 /// AccumulateGrad, or an invalid edge when `t` needs no gradient.
 Edge gradientEdge(const Tensor& t);
+/// The sizes `t`'s gradients are summed to: t.sizes(), asked once per tensor
+/// of a subclass that answers its sizes (AutogradMeta::answered_sizes).
+DimVector gradientSizes(const Tensor& t);
 /// Marks `view`, an output of a view operator over `of`, as a view in
 /// torch's `_is_view()` sense: its base is `of`'s base when `of` is a view
 /// itself, else `of`. Nothing when `view` is `of` (an operator that returned

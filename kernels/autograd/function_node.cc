@@ -50,13 +50,12 @@ FunctionNode::FunctionNode(const char* name, absl::Span<const Tensor> inputs,
   inputs_.reserve(inputs.size());
   for (const Tensor& t : inputs) {
     edges.push_back(gradientEdge(t));
-    if (t.defined()) {
-      // One read: a subclass that answers its sizes is asked once (torch
-      // 1.13's InputMetadata reads them once too).
-      const IntArrayRef sizes = t.sizes();
-      inputs_.push_back({DimVector(sizes.begin(), sizes.end()),
-                         t.scalar_type()});
+    if (t.defined() && edges.back().isValid()) {
+      // A subclass that answers its sizes was asked when the tensor joined
+      // autograd (gradientSizes), as torch 1.13's InputMetadata.
+      inputs_.push_back({gradientSizes(t), t.scalar_type()});
     } else {
+      // No gradient flows to it: its sizes are never read.
       inputs_.push_back({DimVector(), ScalarType::Float});
     }
   }
