@@ -48,16 +48,6 @@ KNOWN_DIFFERENCES = {
     # bitwise_xor.Scalar_Tensor were moved.)
     "aten::norm.ScalarOpt_dim_dtype": "turnout",
     "aten::norm.ScalarOpt_dtype": "turnout",
-    # out= forms that torch 1.13 writes through other out= kernels
-    # (max.out over maximum.out, randn.out over normal_, ...); turnout's
-    # come from the one explicit out= kernel of kernels/out_variants.cc,
-    # which a mode sees as the out= call itself. Not moved yet.
-    "aten::empty.out": "torch",
-    "aten::max.out": "torch",
-    "aten::min.out": "torch",
-    "aten::nll_loss.out": "torch",
-    "aten::nll_loss2d.out": "torch",
-    "aten::randn.out": "torch",
 }
 
 
@@ -188,6 +178,19 @@ MODE_CASES = {
     "div Scalar_mode": lambda L, x, v, w, c, u: L.ops.aten.div.Scalar_mode(
         x, 2, rounding_mode="floor"),
     # Composite-implicit in both: what they call.
+    "empty.out": lambda L, x, v, w, c, u: L.ops.aten.empty.out(
+        [2, 3], out=L.empty(0)),
+    "randn.out": lambda L, x, v, w, c, u: L.ops.aten.randn.out(
+        [3], out=L.empty(3)),
+    "max.out": lambda L, x, v, w, c, u: L.ops.aten.max.out(c, u, out=L.empty(0)),
+    "min.out": lambda L, x, v, w, c, u: L.ops.aten.min.out(
+        u, c, out=L.empty(2, 3)),
+    "nll_loss.out": lambda L, x, v, w, c, u: L.ops.aten.nll_loss.out(
+        c, L.argmax(c, 1), out=L.empty(0)),
+    "nll_loss.out weight": lambda L, x, v, w, c, u: L.ops.aten.nll_loss.out(
+        c, L.argmax(c, 1), u, 0, 1, out=L.empty(0)),
+    "nll_loss2d.out": lambda L, x, v, w, c, u: L.ops.aten.nll_loss2d.out(
+        c.view(1, 2, 3, 1), L.argmax(c.view(1, 2, 3, 1), 1), out=L.empty(0)),
     "softmax": lambda L, x, v, w, c, u: x.softmax(1),
     "log_softmax": lambda L, x, v, w, c, u: x.log_softmax(-1),
     "softmax dtype": lambda L, x, v, w, c, u: L.softmax(x, 0,
@@ -364,3 +367,31 @@ def test_nll_loss_backward_refuses_a_weight_that_requires_grad(arg):
     theirs, ours = case(TORCH), case(TURNOUT)
     assert ours == theirs
     assert f"argument '{arg}'" in ours
+
+
+# The out= forms torch 1.13 writes over other out= operators refuse what
+# those refuse: gradients (maximum.out's, nll_loss_forward.output's) and
+# resizing an out that requires grad (resize_'s).
+REFUSED_OUT_CALLS = {
+    "max.out": lambda L: L.ops.aten.max.out(
+        L.ones(2, requires_grad=True), L.ones(2), out=L.empty(0)),
+    "min.out": lambda L: L.ops.aten.min.out(
+        L.ones(2), L.ones(2), out=L.empty(2, requires_grad=True)),
+    "nll_loss.out": lambda L: L.ops.aten.nll_loss.out(
+        L.ones(2, 3, requires_grad=True), L.zeros(2, dtype=L.int64),
+        out=L.empty(0)),
+    "randn.out": lambda L: L.ops.aten.randn.out(
+        [2], out=L.empty(0, requires_grad=True)),
+    "empty.out": lambda L: L.ops.aten.empty.out(
+        [2], out=L.empty(0, requires_grad=True)),
+    "empty.out memory_format": lambda L: L.ops.aten.empty.out(
+        [2], memory_format=L.contiguous_format, out=L.empty(0)),
+}
+
+
+@pytest.mark.parametrize("name", list(REFUSED_OUT_CALLS))
+def test_composite_out_forms_refuse_as_torchs(name):
+    with pytest.raises(RuntimeError):
+        REFUSED_OUT_CALLS[name](torch)
+    with pytest.raises(RuntimeError):
+        REFUSED_OUT_CALLS[name](turnout)
