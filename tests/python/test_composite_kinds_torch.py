@@ -41,13 +41,6 @@ KNOWN_DIFFERENCES = {
     # A composite over copy_ would take gradients through out where torch's
     # out= forms refuse them; not moved in this pass.
     "aten::matmul.out": "torch",
-    # Functional overloads added beside their out= forms
-    # (kernels/misc_ops.cc) as composites over to() and norm; torch 1.13 has
-    # backend kernels and an Autograd kernel with norm's formula, not written
-    # yet for the dtype= forms. (clamp*.Tensor, isnan, isinf and
-    # bitwise_xor.Scalar_Tensor were moved.)
-    "aten::norm.ScalarOpt_dim_dtype": "turnout",
-    "aten::norm.ScalarOpt_dtype": "turnout",
 }
 
 
@@ -177,6 +170,10 @@ MODE_CASES = {
         L.ops.aten.bitwise_xor.Scalar_Tensor(5, L.ones(3, dtype=L.int32))),
     "div Scalar_mode": lambda L, x, v, w, c, u: L.ops.aten.div.Scalar_mode(
         x, 2, rounding_mode="floor"),
+    "norm dtype": lambda L, x, v, w, c, u: L.ops.aten.norm.ScalarOpt_dtype(
+        x, 3, dtype=L.float64),
+    "norm dim dtype": lambda L, x, v, w, c, u: L.norm(
+        x, 2, dim=[1], keepdim=True, dtype=L.float64),
     # Composite-implicit in both: what they call.
     "empty.out": lambda L, x, v, w, c, u: L.ops.aten.empty.out(
         [2, 3], out=L.empty(0)),
@@ -294,6 +291,14 @@ GRAD_CASES = {
         a * b, 1.5, 1.2, 0.7, False, a - 0.2) * a,
     "elu_backward result": lambda L, a, b, m: L.ops.aten.elu_backward(
         a * b, 1.5, 1.2, 0.7, True, a * 0.5 - 0.3) * a,
+    "norm dtype": lambda L, a, b, m: L.ops.aten.norm.ScalarOpt_dtype(
+        a * b, 3, dtype=L.float64),
+    "norm dtype p none": lambda L, a, b, m: L.ops.aten.norm.ScalarOpt_dtype(
+        m, None, dtype=L.float64),
+    "norm dim dtype": lambda L, a, b, m: L.ops.aten.norm.ScalarOpt_dim_dtype(
+        m, 2, [1], True, dtype=L.float64),
+    "norm dim dtype p 1": lambda L, a, b, m: L.ops.aten.norm.ScalarOpt_dim_dtype(
+        a * b, 1, [0], False, dtype=L.float64),
     "var": lambda L, a, b, m: (a * a).var(),
     "var dim": lambda L, a, b, m: m.var(1),
     "var dims keepdim": lambda L, a, b, m: L.var(m, [0, -1], True),
