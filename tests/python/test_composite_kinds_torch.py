@@ -36,11 +36,6 @@ KNOWN_DIFFERENCES = {
     # hardtanh, leaky_relu, softplus, nll_loss, nll_loss2d,
     # embedding_dense) were moved with theirs (autograd/nn_autograd.cc).
     "aten::native_layer_norm_backward": "turnout",
-    # The reverse: composite in torch 1.13 (over mm.out, mv.out, ...),
-    # a backend kernel in turnout, which writes its own matmul into out.
-    # A composite over copy_ would take gradients through out where torch's
-    # out= forms refuse them; not moved in this pass.
-    "aten::matmul.out": "torch",
 }
 
 
@@ -174,6 +169,10 @@ MODE_CASES = {
         x, 3, dtype=L.float64),
     "norm dim dtype": lambda L, x, v, w, c, u: L.norm(
         x, 2, dim=[1], keepdim=True, dtype=L.float64),
+    "matmul.out dot": lambda L, x, v, w, c, u: L.matmul(u, u, out=L.empty(0)),
+    "matmul.out mv": lambda L, x, v, w, c, u: L.matmul(c, u, out=L.empty(2)),
+    "matmul.out mm": lambda L, x, v, w, c, u: L.matmul(
+        c, c.t(), out=L.empty(0)),
     # Composite-implicit in both: what they call.
     "empty.out": lambda L, x, v, w, c, u: L.ops.aten.empty.out(
         [2, 3], out=L.empty(0)),
@@ -400,3 +399,77 @@ def test_composite_out_forms_refuse_as_torchs(name):
         REFUSED_OUT_CALLS[name](torch)
     with pytest.raises(RuntimeError):
         REFUSED_OUT_CALLS[name](turnout)
+
+
+
+# matmul.out's other cases: a mode sees view where torch 1.13's sees
+# _reshape_alias (turnout has no such operator), squeeze_ and its folding of
+# a batched right operand; the product's out= form and the values are
+# torch's.
+MATMUL_OUT_CASES = {
+    "vm": ((3,), (3, 4), "mm.out"),
+    "folded mm": ((2, 3, 4), (4, 5), "mm.out"),
+    "folded mv": ((2, 3, 4), (4,), "mv.out"),
+    "batched": ((2, 3, 4), (2, 4, 5), "bmm.out"),
+    "broadcast": ((2, 2, 3, 4), (2, 4, 5), "bmm.out"),
+    "vector @ batch": ((4,), (2, 4, 3), None),
+    "batch @ vector": ((2, 3, 4), (4,), "mv.out"),
+    "matrix @ batch": ((5, 3), (2, 3, 4), None),
+}
+
+
+@pytest.mark.parametrize("name", list(MATMUL_OUT_CASES))
+@pytest.mark.parametrize("out_shape", ["empty", "right", "transposed"])
+def test_matmul_out_writes_torchs_values(name, out_shape):
+    sa, sb, product = MATMUL_OUT_CASES[name]
+
+    def run(api):
+        L = api.lib
+        a = (L.arange(1.0, 1.0 + _numel(sa)) * 0.25).view(*sa)
+        b = (L.arange(1.0, 1.0 + _numel(sb)) * 0.5 - 2).view(*sb)
+        shape = tuple(L.matmul(a, b).shape)
+        if out_shape == "empty":
+            out = L.empty(0)
+        elif out_shape == "right":
+            out = L.empty(*shape)
+        else:
+            out = L.empty(*reversed(shape)).t() if len(shape) == 2 else None
+            if out is None:
+                return None
+        calls = []
+        mode = type("Logging", (api.Mode,), {api.handler: (
+            lambda self, func, types, args=(), kwargs=None: (
+                calls.append(func.__name__), func(*args, **(kwargs or {})))[1])})
+        with mode():
+            r = L.matmul(a, b, out=out)
+        assert r is out
+        return r.tolist(), tuple(out.stride()) if out_shape != "empty" else None, calls
+
+    theirs, ours = run(TORCH), run(TURNOUT)
+    if theirs is None:
+        return
+    assert ours[0] == theirs[0]
+    assert ours[1] == theirs[1]
+    if product is not None:
+        assert product in theirs[2] and product in ours[2], (theirs[2], ours[2])
+
+
+def _numel(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def test_matmul_out_refuses_gradients_as_torchs():
+    for api in (TORCH, TURNOUT):
+        L = api.lib
+        a = L.ones(2, 3, 4, requires_grad=True)
+        with pytest.raises(RuntimeError):
+            L.matmul(a, L.ones(4, 2), out=L.empty(0))
+        with pytest.raises(RuntimeError):
+            L.matmul(L.ones(3), a.detach()[0].t(), out=L.empty(0,
+                                                             requires_grad=True))
+        with pytest.raises(RuntimeError):
+            L.matmul(L.ones(2, 3), L.ones(3, 2),
+                     out=L.empty(0, dtype=L.float64))
