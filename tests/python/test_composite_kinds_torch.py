@@ -28,14 +28,6 @@ KNOWN_DIFFERENCES = {
     # of nn.MultiheadAttention under no_grad). Made explicit it would lose
     # its gradient (kernels/attention.cc).
     "aten::_native_multi_head_attention": "turnout",
-    # A backward operator: torch 1.13 has backend kernels and a
-    # double-backward formula for it (derivatives.yaml); turnout's is a
-    # composite whose second derivatives come from the operators it calls.
-    # Moving it needs an Autograd kernel with torch's (long) double-backward
-    # formula, not written yet. The other backward operators (gelu, elu,
-    # hardtanh, leaky_relu, softplus, nll_loss, nll_loss2d,
-    # embedding_dense) were moved with theirs (autograd/nn_autograd.cc).
-    "aten::native_layer_norm_backward": "turnout",
 }
 
 
@@ -473,3 +465,20 @@ def test_matmul_out_refuses_gradients_as_torchs():
         with pytest.raises(RuntimeError):
             L.matmul(L.ones(2, 3), L.ones(3, 2),
                      out=L.empty(0, dtype=L.float64))
+
+
+@pytest.mark.parametrize("stat", ["mean", "rstd"])
+def test_native_layer_norm_backward_refuses_a_gradient_of_its_statistics(stat):
+    # Its formula (torch 1.13's) takes mean and rstd as input's statistics.
+    def case(L):
+        x = L.ones(2, 3) * L.arange(1.0, 4.0)
+        mean = x.mean(1, keepdim=True)
+        rstd = L.ones(2, 1)
+        (mean if stat == "mean" else rstd).requires_grad_()
+        go = L.ones(2, 3).requires_grad_()
+        r = L.ops.aten.native_layer_norm_backward(
+            go, x, [3], mean, rstd, None, None, [True, False, False])
+        with pytest.raises(RuntimeError, match=f"native_layer_norm_backward.*{stat}"):
+            L.autograd.grad(r[0].sum(), [mean if stat == "mean" else rstd])
+    case(torch)
+    case(turnout)
