@@ -322,20 +322,6 @@ Tensor& bmm_out_kernel(const Tensor& self, const Tensor& mat2, Tensor& out) {
   return writeOut("bmm.out()", bmm_kernel(self, mat2), out);
 }
 
-// ---- matmul
-// ------------------------------------------------------------------
-
-Tensor matmul_kernel(const Tensor& self, const Tensor& other) {
-  checkMatmulArgs("matmul()", self, other, "self", "other");
-  return runProduct("matmul()", planMatmul("matmul()", self, other), self,
-                    other);
-}
-
-Tensor& matmul_out_kernel(const Tensor& self, const Tensor& other,
-                          Tensor& out) {
-  return writeOut("matmul.out()", matmul_kernel(self, other), out);
-}
-
 // ---- addmm
 // -------------------------------------------------------------------
 
@@ -458,7 +444,7 @@ Tensor& linear_out_kernel(const Tensor& input, const Tensor& weight,
 // As in PyTorch, matmul and linear are built out of mm / bmm / addmm and
 // views, so that their gradients come from those operators' autograd
 // kernels. The checks run first so that errors name matmul() / linear().
-// (matmul.out and linear.out keep the direct kernels above.)
+// (linear.out keeps the direct kernel above.)
 
 Tensor matmul_composite(const Tensor& self, const Tensor& other) {
   const char* op = "matmul()";
@@ -490,6 +476,92 @@ Tensor matmul_composite(const Tensor& self, const Tensor& other) {
   const Tensor a3 = reshape(expand(a, a_sizes), {-1, p.m, p.k});
   const Tensor b3 = reshape(expand(b, b_sizes), {-1, p.k, p.n});
   return view(bmm(a3, b3), p.out_sizes);
+}
+
+// matmul.out, as torch 1.13's (CompositeImplicitAutograd): the out= form of
+// the product it comes to writes the result, into out itself (dot.out,
+// mv.out, mm.out) or into out seen with its batch dimensions folded
+// (mm.out, mv.out, bmm.out; through a contiguous buffer copied back when
+// out cannot be seen so). A mode sees those calls, and their autograd
+// fallback refuses gradients as torch's out= forms do. (torch folds a
+// batched right operand into mm/mv with transposes; this writes it with
+// bmm, the values the same.)
+Tensor& matmul_out_composite(const Tensor& self, const Tensor& other,
+                             Tensor& out) {
+  const char* op = "matmul()";
+  checkMatmulArgs(op, self, other, "self", "other");
+  const GemmPlan p = planMatmul(op, self, other);
+  const int64_t d1 = self.dim();
+  const int64_t d2 = other.dim();
+  using OutSig = Tensor&(const Tensor&, const Tensor&, Tensor&);
+  static const auto dot_out = Dispatcher::singleton()
+                                  .findSchemaOrThrow("aten::dot", "out")
+                                  .typed<OutSig>();
+  static const auto mv_out = Dispatcher::singleton()
+                                 .findSchemaOrThrow("aten::mv", "out")
+                                 .typed<OutSig>();
+  if (d1 == 1 && d2 == 1) return dot_out.call(self, other, out);
+  if (d1 == 2 && d2 == 1) return mv_out.call(self, other, out);
+  if (d1 == 2 && d2 == 2) return mm_out(out, self, other);
+
+  // The rest write a product of 2-D or 3-D operands into out of the
+  // result's shape, seen as that product's output.
+  reduce_internal::resizeOutput(out, p.out_sizes, "matmul.out()");
+  int64_t batch = 1;
+  for (int64_t b : p.batch) batch *= b;
+  // The product's operands and output shape.
+  Tensor a;
+  Tensor b;
+  DimVector shape;
+  bool vector_rhs = false;
+  if (d1 >= 2 && d2 <= 2) {
+    // Fold self's leading dimensions into rows: an mm, or an mv for a
+    // vector right operand.
+    int64_t rows = 1;
+    for (int64_t i = 0; i + 1 < d1; ++i) rows *= self.size(i);
+    const int64_t rows_shape[] = {rows, p.k};
+    a = reshape(self, rows_shape);
+    b = other;
+    vector_rhs = d2 == 1;
+    shape = vector_rhs ? DimVector{rows} : DimVector{rows, p.n};
+  } else if (d1 == 1 && d2 == 2) {
+    a = unsqueeze(self, 0);
+    b = other;
+    shape = {1, p.n};
+  } else {
+    // Batched: vectors as 1 x k / k x 1 matrices, the batch dimensions
+    // broadcast, one bmm over the flattened batch.
+    const Tensor a0 = d1 == 1 ? unsqueeze(self, 0) : self;
+    const Tensor b0 = d2 == 1 ? unsqueeze(other, 1) : other;
+    DimVector a_sizes = p.batch;
+    a_sizes.push_back(p.m);
+    a_sizes.push_back(p.k);
+    DimVector b_sizes = p.batch;
+    b_sizes.push_back(p.k);
+    b_sizes.push_back(p.n);
+    const int64_t a3[] = {batch, p.m, p.k};
+    const int64_t b3[] = {batch, p.k, p.n};
+    a = reshape(expand(a0, a_sizes), a3);
+    b = reshape(expand(b0, b_sizes), b3);
+    shape = {batch, p.m, p.n};
+  }
+  const bool direct = out.is_contiguous();
+  Tensor target = direct ? view(out, shape)
+                         : emptyTensor(shape, out.scalar_type(), out.device());
+  if (shape.size() == 3) {
+    bmm_out(target, a, b);
+  } else if (vector_rhs) {
+    mv_out.call(a, b, target);
+  } else {
+    mm_out(target, a, b);
+  }
+  if (!direct) {
+    static const auto copy = Dispatcher::singleton()
+                                 .findSchemaOrThrow("aten::copy_", "")
+                                 .typed<Tensor&(Tensor&, const Tensor&, bool)>();
+    copy.call(out, view(target, p.out_sizes), false);
+  }
+  return out;
 }
 
 Tensor linear_composite(const Tensor& input, const Tensor& weight,
@@ -538,7 +610,6 @@ TURNOUT_LIBRARY_FRAGMENT(aten, m) {
   m.impl("mm.out", TURNOUT_FN(mm_out_kernel));         \
   m.impl("bmm", TURNOUT_FN(bmm_kernel));               \
   m.impl("bmm.out", TURNOUT_FN(bmm_out_kernel));       \
-  m.impl("matmul.out", TURNOUT_FN(matmul_out_kernel)); \
   m.impl("addmm", TURNOUT_FN(addmm_kernel));           \
   m.impl("addmm.out", TURNOUT_FN(addmm_out_kernel));   \
   m.impl("linear.out", TURNOUT_FN(linear_out_kernel))
@@ -547,6 +618,7 @@ TURNOUT_LIBRARY_IMPL(aten, CPU, m) { TURNOUT_LINALG_KERNELS(m); }
 TURNOUT_LIBRARY_IMPL(aten, Meta, m) { TURNOUT_LINALG_KERNELS(m); }
 TURNOUT_LIBRARY_IMPL(aten, CompositeImplicitAutograd, m) {
   m.impl("matmul", TURNOUT_FN(matmul_composite));
+  m.impl("matmul.out", TURNOUT_FN(matmul_out_composite));
   m.impl("linear", TURNOUT_FN(linear_composite));
 }
 #undef TURNOUT_LINALG_KERNELS

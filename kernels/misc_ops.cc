@@ -18,7 +18,9 @@
 // - gather and scatter_add, CPU and Meta (gather's gradient is scatter_add,
 //   scatter_add's is gather: both in kernels/autograd/misc_autograd.cc).
 // - CompositeExplicitAutograd (their gradients in misc_autograd.cc):
-//   logsumexp, norm.Scalar, norm.ScalarOpt_dim over amax/exp/sum/abs/pow;
+//   logsumexp, norm.Scalar, norm.ScalarOpt_dim over amax/exp/sum/abs/pow,
+//   and norm's dtype= overloads (ScalarOpt_dtype, ScalarOpt_dim_dtype) over
+//   to() and those, whose out= overloads are in kernels/out_variants.cc;
 //   remainder.Scalar, remainder_.Scalar and remainder.Scalar_Tensor over
 //   remainder.Tensor (their own gradients, as torch 1.13's: `x % 4` is
 //   RemainderBackward0, `4 % x` is not differentiable); pow.Scalar and
@@ -39,9 +41,7 @@
 //   eye (.m), fmod.Scalar (fmod_.Scalar), floor_divide.Scalar
 //   (floor_divide_.Scalar), bitwise_xor.Scalar (bitwise_xor_.Scalar),
 //   __xor__ and __ixor__; max.other, min.other, isnan, isinf,
-//   copy, bitwise_xor.Scalar_Tensor and norm's dtype= overloads
-//   (ScalarOpt_dtype, ScalarOpt_dim_dtype: over to() and norm), whose out=
-//   overloads are in kernels/out_variants.cc.
+//   copy and bitwise_xor.Scalar_Tensor.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -775,7 +775,8 @@ Tensor normInDtype(const Tensor& self, ScalarType dtype) {
                 dtype, " instead.");
   return to(self, dtype);
 }
-// Through the norm operators (their gradients; p None is 2).
+// Through the norm operators (p None is 2); below autograd, their
+// gradients being norm's formula (autograd/misc_autograd.cc, as torch's).
 Tensor normScalarOptDtype(const Tensor& self, const std::optional<Scalar>& p,
                           ScalarType dtype) {
   static const auto op =
@@ -1552,6 +1553,8 @@ TURNOUT_LIBRARY_IMPL(aten, CompositeExplicitAutograd, m) {
   m.impl("logsumexp", TURNOUT_FN(logsumexpKernel));
   m.impl("norm.Scalar", TURNOUT_FN(normScalar));
   m.impl("norm.ScalarOpt_dim", TURNOUT_FN(normScalarOptDim));
+  m.impl("norm.ScalarOpt_dtype", TURNOUT_FN(normScalarOptDtype));
+  m.impl("norm.ScalarOpt_dim_dtype", TURNOUT_FN(normScalarOptDimDtype));
   m.impl("remainder.Scalar", TURNOUT_FN(remainderScalar));
   m.impl("remainder_.Scalar", TURNOUT_FN(remainderScalarInplace));
   m.impl("remainder.Scalar_Tensor", TURNOUT_FN(remainderScalarTensor));
@@ -1596,8 +1599,6 @@ TURNOUT_LIBRARY_IMPL(aten, CompositeImplicitAutograd, m) {
   m.impl("max.other", TURNOUT_FN(maxOther));
   m.impl("min.other", TURNOUT_FN(minOther));
   m.impl("copy", TURNOUT_FN(copyKernel));
-  m.impl("norm.ScalarOpt_dtype", TURNOUT_FN(normScalarOptDtype));
-  m.impl("norm.ScalarOpt_dim_dtype", TURNOUT_FN(normScalarOptDimDtype));
   m.impl("bitwise_xor_.Scalar", TURNOUT_FN(ixorScalar));
   m.impl("__xor__.Tensor", TURNOUT_FN(xorTensor));
   m.impl("__xor__.Scalar", TURNOUT_FN(xorScalar));

@@ -2,7 +2,8 @@
 // 1.13's), native_layer_norm (CompositeExplicitAutograd over the reduction
 // and elementwise operators: one kernel for CPU, Meta and CUDA; its
 // gradient is in autograd/nn_autograd.cc) and native_layer_norm_backward
-// (CompositeImplicitAutograd, so it is differentiable itself). See nn.h.
+// (CompositeExplicitAutograd too, with torch 1.13's double backward in
+// nn_autograd.cc). See nn.h.
 //
 // The input is normalised over its last normalized_shape.size() dimensions;
 // mean and rstd keep the leading dimensions and have size 1 in the others,
@@ -344,12 +345,14 @@ TURNOUT_LIBRARY_FRAGMENT(aten, m) {
       "bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)");
 }
 
+// native_layer_norm_backward's gradient (NativeLayerNormBackwardBackward0)
+// is in autograd/nn_autograd.cc.
 TURNOUT_LIBRARY_IMPL(aten, CompositeExplicitAutograd, m) {
   m.impl("native_layer_norm", TURNOUT_FN(turnout::nativeLayerNorm));
+  m.impl("native_layer_norm_backward",
+         TURNOUT_FN(turnout::nativeLayerNormBackward));
 }
 
 TURNOUT_LIBRARY_IMPL(aten, CompositeImplicitAutograd, m) {
   m.impl("layer_norm", TURNOUT_FN(turnout::layerNorm));
-  m.impl("native_layer_norm_backward",
-         TURNOUT_FN(turnout::nativeLayerNormBackward));
 }

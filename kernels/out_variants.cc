@@ -22,12 +22,19 @@
 // The cost over a hand-written out kernel: one result tensor and one copy.
 // Operators whose out= path is hot have their own kernels (add.out,
 // sum.IntList_out, ...) and are not listed here.
+//
+// Six out= forms torch 1.13 writes over other operators (empty.out and
+// randn.out over resize_ and normal_, max.out and min.out over maximum.out
+// and minimum.out, nll_loss.out and nll_loss2d.out over their forward's
+// out= form) are CompositeImplicitAutograd kernels at the end of this file,
+// so that a mode sees what torch's sees.
 #include <cstddef>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -44,6 +51,7 @@
 #include "dispatcher/stack.h"
 #include "kernels/aten_tags.h"
 #include "kernels/copy.h"
+#include "kernels/factory.h"
 #include "kernels/mem_overlap.h"
 #include "kernels/reduce_utils.h"
 #include "kernels/type_promotion.h"
@@ -182,10 +190,6 @@ constexpr OutVariant kOutVariants[] = {
      "indices, SymInt num_weights, int padding_idx, bool "
      "scale_grad_by_freq, *, Tensor(a!) out) -> Tensor(a!)",
      "", OutRule::kCopy},
-    {"empty.out(SymInt[] size, *, MemoryFormat? memory_format=None, "
-     "Tensor(a!) out) -> Tensor(a!)",
-     "memory_format", OutRule::kFactory,
-     true},
     {"empty_like.out(Tensor self, *, MemoryFormat? "
      "memory_format=None, Tensor(a!) out) -> Tensor(a!)",
      "", OutRule::kCopy},
@@ -282,15 +286,9 @@ constexpr OutVariant kOutVariants[] = {
     {"masked_fill.Tensor_out(Tensor self, Tensor mask, Tensor value, "
      "*, Tensor(a!) out) -> Tensor(a!)",
      "Tensor", OutRule::kCopy},
-    {"max.out(Tensor self, Tensor other, *, Tensor(a!) out) -> "
-     "Tensor(a!)",
-     "other", OutRule::kCast},
     {"maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> "
      "Tensor(a!)",
      "", OutRule::kCast},
-    {"min.out(Tensor self, Tensor other, *, Tensor(a!) out) -> "
-     "Tensor(a!)",
-     "other", OutRule::kCast},
     {"minimum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> "
      "Tensor(a!)",
      "", OutRule::kCast},
@@ -341,14 +339,6 @@ constexpr OutVariant kOutVariants[] = {
     {"new_zeros.out(Tensor self, SymInt[] size, *, Tensor(a!) out) "
      "-> Tensor(a!)",
      "", OutRule::kCopy},
-    {"nll_loss.out(Tensor self, Tensor target, Tensor? weight=None, "
-     "int reduction=1, int ignore_index=-100, *, Tensor(a!) out) -> "
-     "Tensor(a!)",
-     "", OutRule::kExact},
-    {"nll_loss2d.out(Tensor self, Tensor target, Tensor? "
-     "weight=None, int reduction=1, int ignore_index=-100, *, "
-     "Tensor(a!) out) -> Tensor(a!)",
-     "", OutRule::kExact},
     {"nll_loss2d_backward.grad_input(Tensor grad_output, Tensor "
      "self, Tensor target, Tensor? weight, int reduction, int "
      "ignore_index, Tensor total_weight, *, Tensor(a!) grad_input) "
@@ -412,9 +402,6 @@ constexpr OutVariant kOutVariants[] = {
     {"randint_like.out(Tensor self, int high, *, MemoryFormat? "
      "memory_format=None, Tensor(a!) out) -> Tensor(a!)",
      "", OutRule::kFactory},
-    {"randn.out(int[] size, *, Tensor(a!) out) -> Tensor(a!)",
-     "", OutRule::kFactory,
-     true},
     {"randn_like.out(Tensor self, *, MemoryFormat? memory_format=None, "
      "Tensor(a!) out) -> Tensor(a!)",
      "", OutRule::kFactory},
@@ -707,12 +694,92 @@ std::string_view schemaName(std::string_view schema) {
   return schema.substr(0, schema.find('('));
 }
 
+// ---- CompositeImplicitAutograd out= forms ------------------------------------------
+// The out= overloads torch 1.13 writes over other operators rather than
+// over their functional overload: a mode sees the operators they call, as
+// torch's, and those refuse what torch's refuse (maximum.out's and
+// nll_loss_forward.output's gradients through the autograd fallback, a
+// resize_ of an out that requires grad by resize_'s Autograd kernel). Meta
+// and CUDA come through the operators called.
+
+template <class Sig>
+TypedOperatorHandle<Sig> lookup(const char* name, const char* overload) {
+  return Dispatcher::singleton().findSchemaOrThrow(name, overload).typed<Sig>();
+}
+
+using ResizeSig = Tensor&(Tensor&, IntArrayRef, std::optional<MemoryFormat>);
+
+// empty.out: out resized to `size`, its values left as they are.
+Tensor& emptyOut(IntArrayRef size, std::optional<MemoryFormat> memory_format,
+                 Tensor& out) {
+  TURNOUT_CHECK(!memory_format.has_value(), ErrorKind::InvalidArgument,
+                "empty.out(): 'memory_format' argument is incompatible with "
+                "'out' tensor argument (an out keeps its own layout; drop "
+                "memory_format, or call empty() without out=)");
+  static const auto resize = lookup<ResizeSig>("aten::resize_", "");
+  return resize.call(out, size, std::nullopt);
+}
+
+// randn.out: out resized to `size`, then filled by normal_(0, 1).
+Tensor& randnOut(IntArrayRef size, Tensor& out) {
+  static const auto resize = lookup<ResizeSig>("aten::resize_", "");
+  static const OperatorHandle normal =
+      Dispatcher::singleton().findSchemaOrThrow("aten::normal_", "");
+  resize.call(out, size, std::nullopt);
+  Stack stack{IValue(out), IValue(0.0), IValue(1.0), IValue()};
+  normal.callBoxed(&stack);
+  return out;
+}
+
+// max.out / min.out (the elementwise ones): maximum.out / minimum.out.
+template <bool kMax>
+Tensor& maxMinOut(const Tensor& self, const Tensor& other, Tensor& out) {
+  static const auto op =
+      lookup<Tensor&(const Tensor&, const Tensor&, Tensor&)>(
+          kMax ? "aten::maximum" : "aten::minimum", "out");
+  return op.call(self, other, out);
+}
+
+// nll_loss.out / nll_loss2d.out: the forward's out= overload, with a
+// total_weight made here (in self's dtype, on its device) and dropped.
+template <bool k2d>
+Tensor& nllLossOut(const Tensor& self, const Tensor& target,
+                   const std::optional<Tensor>& weight, int64_t reduction,
+                   int64_t ignore_index, Tensor& out) {
+  using Sig = std::tuple<Tensor&, Tensor&>(
+      const Tensor&, const Tensor&, const std::optional<Tensor>&, int64_t,
+      int64_t, Tensor&, Tensor&);
+  static const auto forward = lookup<Sig>(
+      k2d ? "aten::nll_loss2d_forward" : "aten::nll_loss_forward", "output");
+  Tensor total_weight = empty({0}, TensorOptions()
+                                       .dtype(self.scalar_type())
+                                       .layout(Layout::Strided)
+                                       .device(self.device()));
+  forward.call(self, target, weight, reduction, ignore_index, out,
+               total_weight);
+  return out;
+}
+
+// Their schemas (torch 1.13's), defined with the table's.
+constexpr const char* kCompositeOutSchemas[] = {
+    "empty.out(SymInt[] size, *, MemoryFormat? memory_format=None, "
+    "Tensor(a!) out) -> Tensor(a!)",
+    "max.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
+    "min.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
+    "nll_loss.out(Tensor self, Tensor target, Tensor? weight=None, int "
+    "reduction=1, int ignore_index=-100, *, Tensor(a!) out) -> Tensor(a!)",
+    "nll_loss2d.out(Tensor self, Tensor target, Tensor? weight=None, int "
+    "reduction=1, int ignore_index=-100, *, Tensor(a!) out) -> Tensor(a!)",
+    "randn.out(int[] size, *, Tensor(a!) out) -> Tensor(a!)",
+};
+
 }  // namespace
 }  // namespace turnout
 
 TURNOUT_LIBRARY_FRAGMENT(aten, m) {
   m.tagsFor(&turnout::atenTags);
   for (const turnout::OutVariant& v : turnout::kOutVariants) m.def(v.schema);
+  for (const char* schema : turnout::kCompositeOutSchemas) m.def(schema);
 }
 
 TURNOUT_LIBRARY_IMPL(aten, CompositeExplicitAutograd, m) {
@@ -721,4 +788,14 @@ TURNOUT_LIBRARY_IMPL(aten, CompositeExplicitAutograd, m) {
            turnout::CppFunction::makeFromBoxedFunctor(
                std::make_unique<turnout::OutVariantKernel>(v)));
   }
+}
+
+TURNOUT_LIBRARY_IMPL(aten, CompositeImplicitAutograd, m) {
+  using namespace turnout;  // NOLINT: the kernels above
+  m.impl("empty.out", TURNOUT_FN(emptyOut));
+  m.impl("max.out", TURNOUT_FN(maxMinOut<true>));
+  m.impl("min.out", TURNOUT_FN(maxMinOut<false>));
+  m.impl("nll_loss.out", TURNOUT_FN(nllLossOut<false>));
+  m.impl("nll_loss2d.out", TURNOUT_FN(nllLossOut<true>));
+  m.impl("randn.out", TURNOUT_FN(randnOut));
 }

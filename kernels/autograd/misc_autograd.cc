@@ -23,7 +23,8 @@
 //   gather: scatter_add of g into zeros; scatter_add: self: g, src:
 //     gather(g);
 //   logsumexp: g * exp(self - result);
-//   norm: torch's norm_backward for p = 0, 1, 2, inf, other p;
+//   norm (.Scalar, .ScalarOpt_dim and the dtype= forms: NormBackward0-3):
+//     torch's norm_backward for p = 0, 1, 2, inf, other p;
 //   flip (FlipBackward0): flip(g, dims); repeat (RepeatBackward0): g summed
 //     over the copies; squeeze() (SqueezeBackward0, a view): g reshaped to
 //     self's sizes; dot (DotBackward0): self: g * tensor, tensor: g * self;
@@ -179,6 +180,20 @@ using NormDimSig = Tensor(const Tensor&, const std::optional<Scalar>&,
                           IntArrayRef, bool);
 const TypedOperatorHandle<NormDimSig>& normDimOp() {
   static const auto op = lookup<NormDimSig>("aten::norm", "ScalarOpt_dim");
+  return op;
+}
+
+using NormDtypeSig = Tensor(const Tensor&, const std::optional<Scalar>&,
+                            ScalarType);
+const TypedOperatorHandle<NormDtypeSig>& normDtypeOp() {
+  static const auto op = lookup<NormDtypeSig>("aten::norm", "ScalarOpt_dtype");
+  return op;
+}
+using NormDimDtypeSig = Tensor(const Tensor&, const std::optional<Scalar>&,
+                               IntArrayRef, bool, ScalarType);
+const TypedOperatorHandle<NormDimDtypeSig>& normDimDtypeOp() {
+  static const auto op =
+      lookup<NormDimDtypeSig>("aten::norm", "ScalarOpt_dim_dtype");
   return op;
 }
 
@@ -807,6 +822,39 @@ Tensor normDimKernel(const Tensor& self, const std::optional<Scalar>& p,
   return out;
 }
 
+// norm's dtype= overloads: norm's formula over self (in its own dtype) and
+// the result (in dtype), as torch 1.13's NormBackward2 / NormBackward3; the
+// engine gives the gradient self's dtype (function_node.cc).
+Tensor normDtypeKernel(const Tensor& self, const std::optional<Scalar>& p,
+                       ScalarType dtype) {
+  const bool rec = shouldRecord("norm", self);
+  Tensor out =
+      belowAutograd([&] { return normDtypeOp().call(self, p, dtype); });
+  if (rec) {
+    Node* node = recordNorm("NormBackward2", self, out, p ? p->toDouble() : 2.0,
+                            {}, false);
+    if (node != nullptr) node->addSaved("p", p ? IValue(*p) : IValue());
+  }
+  return out;
+}
+
+Tensor normDimDtypeKernel(const Tensor& self, const std::optional<Scalar>& p,
+                          IntArrayRef dim, bool keepdim, ScalarType dtype) {
+  const bool rec = shouldRecord("norm", self);
+  Tensor out = belowAutograd(
+      [&] { return normDimDtypeOp().call(self, p, dim, keepdim, dtype); });
+  if (rec) {
+    Node* node = recordNorm("NormBackward3", self, out, p ? p->toDouble() : 2.0,
+                            wrapAll(dim, self.dim()), keepdim);
+    if (node != nullptr) {
+      node->addSaved("dim", IValue(dim));  // as given
+      node->addSaved("keepdim", IValue(keepdim));
+      node->addSaved("p", p ? IValue(*p) : IValue());
+    }
+  }
+  return out;
+}
+
 // ---- flip, repeat, squeeze ------------------------------------------------------------
 
 Tensor flipKernel(const Tensor& self, IntArrayRef dims) {
@@ -1086,6 +1134,8 @@ TURNOUT_LIBRARY_IMPL(aten, Autograd, m) {
   m.impl("logsumexp", TURNOUT_FN(logsumexpKernel));
   m.impl("norm.Scalar", TURNOUT_FN(normScalarKernel));
   m.impl("norm.ScalarOpt_dim", TURNOUT_FN(normDimKernel));
+  m.impl("norm.ScalarOpt_dtype", TURNOUT_FN(normDtypeKernel));
+  m.impl("norm.ScalarOpt_dim_dtype", TURNOUT_FN(normDimDtypeKernel));
   m.impl("flip", TURNOUT_FN(flipKernel));
   m.impl("repeat", TURNOUT_FN(repeatKernel));
   m.impl("squeeze", TURNOUT_FN(squeezeAllKernel));

@@ -5,7 +5,9 @@
 // key as math_autograd.cc's are: record when grad mode is on and an input
 // requires grad, call the operator below autograd, attach a FunctionNode whose
 // formula calls the operator's backward operator (itself
-// CompositeImplicitAutograd, so gradients of gradients work).
+// CompositeImplicitAutograd, so gradients of gradients work; or, as torch
+// 1.13's, explicit with its own Autograd kernel: native_layer_norm_backward's
+// below, and those of the other backward operators).
 //
 // In-place forms save what their formula needs before the write (a copy of
 // self) or after it (the result), as torch's do: elu_ and leaky_relu_ use
@@ -15,10 +17,13 @@
 // Every node exposes the values it keeps under torch 1.13's names
 // (Node::addSaved, Python's grad_fn._saved_<name>): the saved tensors and
 // the operator's other arguments as given.
+#include <array>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <vector>
 
 #include "dispatcher/core/error.h"
 #include "dispatcher/dispatcher.h"
@@ -538,45 +543,18 @@ std::tuple<Tensor, Tensor, Tensor> nativeLayerNorm(
     const DimVector shape(normalized_shape.begin(), normalized_shape.end());
     Node* node = record(
         "NativeLayerNormBackward0", {input, w, b}, out,
-        [si, sw, sb, smean, srstd, shape, eps](const F& n, const Tensor& g) {
+        [si, sw, sb, smean, srstd, shape](const F& n, const Tensor& g) {
           const Tensor wt = sw.unpack(&n), bt = sb.unpack(&n);
           const Tensor x = si.unpack(&n);
-          Tensor mean = smean.unpack(&n), rstd = srstd.unpack(&n);
-          // Under create_graph the bias's gradient is recorded over x and
-          // the weight too, as torch's NativeLayerNormBackwardBackward0.
-          const bool bias_apart =
-              GradMode::is_enabled() && n.needsGrad(2) && bt.defined();
-          if (GradMode::is_enabled() && requiresGrad(x)) {
-            // create_graph: the saved statistics have no history (they are
-            // outputs this node does not attach), so the second derivative
-            // would miss their dependence on x. Computed again from x, in
-            // grad mode, as native_layer_norm does.
-            std::vector<int64_t> dims;
-            for (int64_t i = x.dim() - static_cast<int64_t>(shape.size());
-                 i < x.dim(); ++i) {
-              dims.push_back(i);
-            }
-            mean = turnout::mean(x, dims, /*keepdim=*/true);
-            const Tensor xc = turnout::sub(x, mean);
-            rstd = turnout::rsqrt(turnout::add(
-                turnout::mean(turnout::mul(xc, xc), dims, /*keepdim=*/true),
-                eps));
-          }
+          // Under create_graph, native_layer_norm_backward's Autograd kernel
+          // records NativeLayerNormBackwardBackward0 (the statistics' own
+          // dependence on x is in its formula).
           auto grads = turnout::native_layer_norm_backward(
-              g, x, shape, mean, rstd,
+              g, x, shape, smean.unpack(&n), srstd.unpack(&n),
               wt.defined() ? std::optional<Tensor>(wt) : std::nullopt,
               bt.defined() ? std::optional<Tensor>(bt) : std::nullopt,
               {n.needsGrad(0), n.needsGrad(1) && wt.defined(),
-               n.needsGrad(2) && bt.defined() && !bias_apart});
-          if (bias_apart) {
-            std::vector<int64_t> lead;
-            for (int64_t i = 0;
-                 i < g.dim() - static_cast<int64_t>(shape.size()); ++i) {
-              lead.push_back(i);
-            }
-            std::get<2>(grads) = detail::sumGradOver(
-                "NativeLayerNormBackwardBackward0", g, lead, {x, wt});
-          }
+               n.needsGrad(2) && bt.defined()});
           return variable_list{std::get<0>(grads), std::get<1>(grads),
                                std::get<2>(grads)};
         });
@@ -588,6 +566,159 @@ std::tuple<Tensor, Tensor, Tensor> nativeLayerNorm(
       node->addSaved("result2", srstd);
       node->addSaved("weight", sw);
     }
+  }
+  return result;
+}
+
+// native_layer_norm_backward (NativeLayerNormBackwardBackward0, as torch
+// 1.13's): each of its three outputs gets a node over grad_out, input and
+// weight. Per row of N normalised elements, with xhat = (x - mean) rstd,
+// g = grad_out * weight and P(v) = rstd (v - mean(v) - xhat mean(xhat v))
+// (the derivative of xhat in x, symmetric), the outputs are
+//   d_input = P(g), d_weight = sum_rows(grad_out xhat), d_bias =
+//   sum_rows(grad_out),
+// and their gradients, for upstream gI, gW, gB:
+//   from d_input: grad_out: weight P(gI); weight: sum_rows(grad_out P(gI));
+//     input: -rstd m P(gI) - rstd B/N P(g) - rstd A/N xhat, with
+//     m = mean(g xhat), A = sum(gI P(g)), B = sum(gI xhat) per row;
+//   from d_weight: grad_out: gW xhat; input: P(grad_out gW);
+//   from d_bias: grad_out: gB.
+// mean and rstd are taken as input's statistics (torch 1.13 has no
+// gradient for them either); they are read as saved, without history.
+void refuseStatisticsGrad(const F& n) {
+  TURNOUT_CHECK(!n.needsGrad(3) && !n.needsGrad(4), ErrorKind::NotImplemented,
+                "the derivative of native_layer_norm_backward with respect to ",
+                n.needsGrad(3) ? "mean" : "rstd",
+                " is not implemented (nor is it in torch 1.13): its formula "
+                "takes mean and rstd as input's statistics; pass them "
+                "detached (mean.detach(), rstd.detach())");
+}
+
+struct LayerNormRows {
+  Tensor xhat, rstd;
+  std::vector<int64_t> dims;  // the normalised ones
+  std::vector<int64_t> lead;  // the others
+  double n = 1;
+  Tensor p(const Tensor& v) const {
+    const Tensor c = sub(v, turnout::mean(v, dims, true));
+    return mul(sub(c, mul(xhat, turnout::mean(mul(xhat, v), dims, true))),
+               rstd);
+  }
+  Tensor rowSum(const Tensor& v) const {
+    return turnout::sum(v, dims, /*keepdim=*/true);
+  }
+  Tensor leadSum(const Tensor& v) const {
+    return lead.empty() ? v : turnout::sum(v, lead);
+  }
+};
+
+std::tuple<Tensor, Tensor, Tensor> nativeLayerNormBackward(
+    const Tensor& grad_out, const Tensor& input, IntArrayRef normalized_shape,
+    const Tensor& mean, const Tensor& rstd, const std::optional<Tensor>& weight,
+    const std::optional<Tensor>& bias, std::vector<bool> output_mask) {
+  const Tensor w = valueOr(weight);
+  const bool rec = shouldRecord("native_layer_norm_backward", grad_out, input,
+                                w, mean, rstd);
+  auto result = belowAutograd([&] {
+    std::array<bool, 3> mask{};
+    for (size_t i = 0; i < 3 && i < output_mask.size(); ++i) {
+      mask[i] = output_mask[i];
+    }
+    return turnout::native_layer_norm_backward(
+        grad_out, input, normalized_shape, mean, rstd, weight, bias, mask);
+  });
+  if (!rec) return result;
+  const int64_t axis = input.dim() - static_cast<int64_t>(normalized_shape.size());
+  auto rows = std::make_shared<LayerNormRows>();
+  for (int64_t i = 0; i < input.dim(); ++i) {
+    (i < axis ? rows->lead : rows->dims).push_back(i);
+  }
+  for (int64_t s : normalized_shape) rows->n *= static_cast<double>(s);
+  // Without history: the statistics are functions of x in the formula.
+  const Tensor mean_c = mean.detach(), rstd_c = rstd.detach();
+  auto prepare = [rows, mean_c, rstd_c](const Tensor& x) {
+    LayerNormRows r = *rows;
+    r.rstd = rstd_c;
+    r.xhat = mul(sub(x, mean_c), rstd_c);
+    return r;
+  };
+  const char* kName = "NativeLayerNormBackwardBackward0";
+  // Each node its own saved values (a node frees its own after backward).
+  struct Saved {
+    SavedVariable go, x, w;
+  };
+  auto saved = [&] {
+    return Saved{SavedVariable(grad_out), SavedVariable(input), SavedVariable(w)};
+  };
+  auto addSaved = [&](Node* node, const Saved& sv) {
+    if (node == nullptr) return;
+    const SavedVariable& sgo = sv.go;
+    const SavedVariable& sx = sv.x;
+    const SavedVariable& sw = sv.w;
+    node->addSaved("grad_out", sgo);
+    node->addSaved("input", sx);
+    node->addSaved("mean", SavedVariable(mean_c));
+    node->addSaved("normalized_shape", IValue(normalized_shape));
+    node->addSaved("rstd", SavedVariable(rstd_c));
+    node->addSaved("weight", sw);
+  };
+  // mean and rstd are inputs too, so that a gradient asked of them is
+  // refused (as torch 1.13's not_implemented) rather than silently left out.
+  const std::vector<Tensor> inputs{grad_out, input, w, mean, rstd};
+  if (std::get<0>(result).defined()) {
+    const Saved sv = saved();
+    const SavedVariable &sgo = sv.go, &sx = sv.x, &sw = sv.w;
+    addSaved(record(kName, inputs, std::get<0>(result),
+        [sgo, sx, sw, prepare](const F& n, const Tensor& gi) {
+          const Tensor go = sgo.unpack(&n), x = sx.unpack(&n);
+          const Tensor wt = sw.unpack(&n);
+          const LayerNormRows r = prepare(x);
+          const Tensor g = wt.defined() ? mul(go, wt) : go;
+          const Tensor p_gi = r.p(gi);
+          refuseStatisticsGrad(n);
+          variable_list grads(5);
+          if (n.needsGrad(0)) grads[0] = wt.defined() ? mul(p_gi, wt) : p_gi;
+          if (n.needsGrad(1)) {
+            const Tensor p_g = r.p(g);
+            const Tensor m = turnout::mean(mul(g, r.xhat), r.dims, true);
+            const Tensor a = div(r.rowSum(mul(gi, p_g)), r.n);
+            const Tensor b = div(r.rowSum(mul(gi, r.xhat)), r.n);
+            grads[1] = neg(mul(r.rstd, add(add(mul(m, p_gi), mul(b, p_g)),
+                                           mul(a, r.xhat))));
+          }
+          if (n.needsGrad(2) && wt.defined()) {
+            grads[2] = r.leadSum(mul(go, p_gi));
+          }
+          return grads;
+        }), sv);
+  }
+  if (std::get<1>(result).defined()) {
+    const Saved sv = saved();
+    const SavedVariable &sgo = sv.go, &sx = sv.x;
+    addSaved(record(kName, inputs, std::get<1>(result),
+        [sgo, sx, prepare](const F& n, const Tensor& gw) {
+          const Tensor go = sgo.unpack(&n), x = sx.unpack(&n);
+          const LayerNormRows r = prepare(x);
+          refuseStatisticsGrad(n);
+          variable_list grads(5);
+          if (n.needsGrad(0)) grads[0] = mul(gw, r.xhat);
+          if (n.needsGrad(1)) grads[1] = r.p(mul(go, gw));
+          return grads;
+        }), sv);
+  }
+  if (std::get<2>(result).defined()) {
+    const Saved sv = saved();
+    const SavedVariable& sgo = sv.go;
+    addSaved(record(kName, inputs, std::get<2>(result),
+        [sgo](const F& n, const Tensor& gb) {
+          refuseStatisticsGrad(n);
+          variable_list grads(5);
+          if (n.needsGrad(0)) {
+            const Tensor go = sgo.unpack(&n);
+            grads[0] = turnout::expand(gb, go.sizes());
+          }
+          return grads;
+        }), sv);
   }
   return result;
 }
@@ -891,6 +1022,7 @@ TURNOUT_LIBRARY_IMPL(aten, Autograd, m) {
   m.impl("gelu_backward", TURNOUT_FN(geluBackward));
   m.impl("elu_backward", TURNOUT_FN(eluBackward));
   m.impl("native_layer_norm", TURNOUT_FN(nativeLayerNorm));
+  m.impl("native_layer_norm_backward", TURNOUT_FN(nativeLayerNormBackward));
   m.impl("embedding", TURNOUT_FN(embedding));
   m.impl("nll_loss_forward", TURNOUT_FN(nllLossForward<false>));
   m.impl("nll_loss2d_forward", TURNOUT_FN(nllLossForward<true>));

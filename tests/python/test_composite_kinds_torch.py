@@ -28,36 +28,6 @@ KNOWN_DIFFERENCES = {
     # of nn.MultiheadAttention under no_grad). Made explicit it would lose
     # its gradient (kernels/attention.cc).
     "aten::_native_multi_head_attention": "turnout",
-    # A backward operator: torch 1.13 has backend kernels and a
-    # double-backward formula for it (derivatives.yaml); turnout's is a
-    # composite whose second derivatives come from the operators it calls.
-    # Moving it needs an Autograd kernel with torch's (long) double-backward
-    # formula, not written yet. The other backward operators (gelu, elu,
-    # hardtanh, leaky_relu, softplus, nll_loss, nll_loss2d,
-    # embedding_dense) were moved with theirs (autograd/nn_autograd.cc).
-    "aten::native_layer_norm_backward": "turnout",
-    # The reverse: composite in torch 1.13 (over mm.out, mv.out, ...),
-    # a backend kernel in turnout, which writes its own matmul into out.
-    # A composite over copy_ would take gradients through out where torch's
-    # out= forms refuse them; not moved in this pass.
-    "aten::matmul.out": "torch",
-    # Functional overloads added beside their out= forms
-    # (kernels/misc_ops.cc) as composites over to() and norm; torch 1.13 has
-    # backend kernels and an Autograd kernel with norm's formula, not written
-    # yet for the dtype= forms. (clamp*.Tensor, isnan, isinf and
-    # bitwise_xor.Scalar_Tensor were moved.)
-    "aten::norm.ScalarOpt_dim_dtype": "turnout",
-    "aten::norm.ScalarOpt_dtype": "turnout",
-    # out= forms that torch 1.13 writes through other out= kernels
-    # (max.out over maximum.out, randn.out over normal_, ...); turnout's
-    # come from the one explicit out= kernel of kernels/out_variants.cc,
-    # which a mode sees as the out= call itself. Not moved yet.
-    "aten::empty.out": "torch",
-    "aten::max.out": "torch",
-    "aten::min.out": "torch",
-    "aten::nll_loss.out": "torch",
-    "aten::nll_loss2d.out": "torch",
-    "aten::randn.out": "torch",
 }
 
 
@@ -187,7 +157,28 @@ MODE_CASES = {
         L.ops.aten.bitwise_xor.Scalar_Tensor(5, L.ones(3, dtype=L.int32))),
     "div Scalar_mode": lambda L, x, v, w, c, u: L.ops.aten.div.Scalar_mode(
         x, 2, rounding_mode="floor"),
+    "norm dtype": lambda L, x, v, w, c, u: L.ops.aten.norm.ScalarOpt_dtype(
+        x, 3, dtype=L.float64),
+    "norm dim dtype": lambda L, x, v, w, c, u: L.norm(
+        x, 2, dim=[1], keepdim=True, dtype=L.float64),
+    "matmul.out dot": lambda L, x, v, w, c, u: L.matmul(u, u, out=L.empty(0)),
+    "matmul.out mv": lambda L, x, v, w, c, u: L.matmul(c, u, out=L.empty(2)),
+    "matmul.out mm": lambda L, x, v, w, c, u: L.matmul(
+        c, c.t(), out=L.empty(0)),
     # Composite-implicit in both: what they call.
+    "empty.out": lambda L, x, v, w, c, u: L.ops.aten.empty.out(
+        [2, 3], out=L.empty(0)),
+    "randn.out": lambda L, x, v, w, c, u: L.ops.aten.randn.out(
+        [3], out=L.empty(3)),
+    "max.out": lambda L, x, v, w, c, u: L.ops.aten.max.out(c, u, out=L.empty(0)),
+    "min.out": lambda L, x, v, w, c, u: L.ops.aten.min.out(
+        u, c, out=L.empty(2, 3)),
+    "nll_loss.out": lambda L, x, v, w, c, u: L.ops.aten.nll_loss.out(
+        c, L.argmax(c, 1), out=L.empty(0)),
+    "nll_loss.out weight": lambda L, x, v, w, c, u: L.ops.aten.nll_loss.out(
+        c, L.argmax(c, 1), u, 0, 1, out=L.empty(0)),
+    "nll_loss2d.out": lambda L, x, v, w, c, u: L.ops.aten.nll_loss2d.out(
+        c.view(1, 2, 3, 1), L.argmax(c.view(1, 2, 3, 1), 1), out=L.empty(0)),
     "softmax": lambda L, x, v, w, c, u: x.softmax(1),
     "log_softmax": lambda L, x, v, w, c, u: x.log_softmax(-1),
     "softmax dtype": lambda L, x, v, w, c, u: L.softmax(x, 0,
@@ -291,6 +282,14 @@ GRAD_CASES = {
         a * b, 1.5, 1.2, 0.7, False, a - 0.2) * a,
     "elu_backward result": lambda L, a, b, m: L.ops.aten.elu_backward(
         a * b, 1.5, 1.2, 0.7, True, a * 0.5 - 0.3) * a,
+    "norm dtype": lambda L, a, b, m: L.ops.aten.norm.ScalarOpt_dtype(
+        a * b, 3, dtype=L.float64),
+    "norm dtype p none": lambda L, a, b, m: L.ops.aten.norm.ScalarOpt_dtype(
+        m, None, dtype=L.float64),
+    "norm dim dtype": lambda L, a, b, m: L.ops.aten.norm.ScalarOpt_dim_dtype(
+        m, 2, [1], True, dtype=L.float64),
+    "norm dim dtype p 1": lambda L, a, b, m: L.ops.aten.norm.ScalarOpt_dim_dtype(
+        a * b, 1, [0], False, dtype=L.float64),
     "var": lambda L, a, b, m: (a * a).var(),
     "var dim": lambda L, a, b, m: m.var(1),
     "var dims keepdim": lambda L, a, b, m: L.var(m, [0, -1], True),
@@ -364,3 +363,122 @@ def test_nll_loss_backward_refuses_a_weight_that_requires_grad(arg):
     theirs, ours = case(TORCH), case(TURNOUT)
     assert ours == theirs
     assert f"argument '{arg}'" in ours
+
+
+# The out= forms torch 1.13 writes over other out= operators refuse what
+# those refuse: gradients (maximum.out's, nll_loss_forward.output's) and
+# resizing an out that requires grad (resize_'s).
+REFUSED_OUT_CALLS = {
+    "max.out": lambda L: L.ops.aten.max.out(
+        L.ones(2, requires_grad=True), L.ones(2), out=L.empty(0)),
+    "min.out": lambda L: L.ops.aten.min.out(
+        L.ones(2), L.ones(2), out=L.empty(2, requires_grad=True)),
+    "nll_loss.out": lambda L: L.ops.aten.nll_loss.out(
+        L.ones(2, 3, requires_grad=True), L.zeros(2, dtype=L.int64),
+        out=L.empty(0)),
+    "randn.out": lambda L: L.ops.aten.randn.out(
+        [2], out=L.empty(0, requires_grad=True)),
+    "empty.out": lambda L: L.ops.aten.empty.out(
+        [2], out=L.empty(0, requires_grad=True)),
+    "empty.out memory_format": lambda L: L.ops.aten.empty.out(
+        [2], memory_format=L.contiguous_format, out=L.empty(0)),
+}
+
+
+@pytest.mark.parametrize("name", list(REFUSED_OUT_CALLS))
+def test_composite_out_forms_refuse_as_torchs(name):
+    with pytest.raises(RuntimeError):
+        REFUSED_OUT_CALLS[name](torch)
+    with pytest.raises(RuntimeError):
+        REFUSED_OUT_CALLS[name](turnout)
+
+
+
+# matmul.out's other cases: a mode sees view where torch 1.13's sees
+# _reshape_alias (turnout has no such operator), squeeze_ and its folding of
+# a batched right operand; the product's out= form and the values are
+# torch's.
+MATMUL_OUT_CASES = {
+    "vm": ((3,), (3, 4), "mm.out"),
+    "folded mm": ((2, 3, 4), (4, 5), "mm.out"),
+    "folded mv": ((2, 3, 4), (4,), "mv.out"),
+    "batched": ((2, 3, 4), (2, 4, 5), "bmm.out"),
+    "broadcast": ((2, 2, 3, 4), (2, 4, 5), "bmm.out"),
+    "vector @ batch": ((4,), (2, 4, 3), None),
+    "batch @ vector": ((2, 3, 4), (4,), "mv.out"),
+    "matrix @ batch": ((5, 3), (2, 3, 4), None),
+}
+
+
+@pytest.mark.parametrize("name", list(MATMUL_OUT_CASES))
+@pytest.mark.parametrize("out_shape", ["empty", "right", "transposed"])
+def test_matmul_out_writes_torchs_values(name, out_shape):
+    sa, sb, product = MATMUL_OUT_CASES[name]
+
+    def run(api):
+        L = api.lib
+        a = (L.arange(1.0, 1.0 + _numel(sa)) * 0.25).view(*sa)
+        b = (L.arange(1.0, 1.0 + _numel(sb)) * 0.5 - 2).view(*sb)
+        shape = tuple(L.matmul(a, b).shape)
+        if out_shape == "empty":
+            out = L.empty(0)
+        elif out_shape == "right":
+            out = L.empty(*shape)
+        else:
+            out = L.empty(*reversed(shape)).t() if len(shape) == 2 else None
+            if out is None:
+                return None
+        calls = []
+        mode = type("Logging", (api.Mode,), {api.handler: (
+            lambda self, func, types, args=(), kwargs=None: (
+                calls.append(func.__name__), func(*args, **(kwargs or {})))[1])})
+        with mode():
+            r = L.matmul(a, b, out=out)
+        assert r is out
+        return r.tolist(), tuple(out.stride()) if out_shape != "empty" else None, calls
+
+    theirs, ours = run(TORCH), run(TURNOUT)
+    if theirs is None:
+        return
+    assert ours[0] == theirs[0]
+    assert ours[1] == theirs[1]
+    if product is not None:
+        assert product in theirs[2] and product in ours[2], (theirs[2], ours[2])
+
+
+def _numel(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def test_matmul_out_refuses_gradients_as_torchs():
+    for api in (TORCH, TURNOUT):
+        L = api.lib
+        a = L.ones(2, 3, 4, requires_grad=True)
+        with pytest.raises(RuntimeError):
+            L.matmul(a, L.ones(4, 2), out=L.empty(0))
+        with pytest.raises(RuntimeError):
+            L.matmul(L.ones(3), a.detach()[0].t(), out=L.empty(0,
+                                                             requires_grad=True))
+        with pytest.raises(RuntimeError):
+            L.matmul(L.ones(2, 3), L.ones(3, 2),
+                     out=L.empty(0, dtype=L.float64))
+
+
+@pytest.mark.parametrize("stat", ["mean", "rstd"])
+def test_native_layer_norm_backward_refuses_a_gradient_of_its_statistics(stat):
+    # Its formula (torch 1.13's) takes mean and rstd as input's statistics.
+    def case(L):
+        x = L.ones(2, 3) * L.arange(1.0, 4.0)
+        mean = x.mean(1, keepdim=True)
+        rstd = L.ones(2, 1)
+        (mean if stat == "mean" else rstd).requires_grad_()
+        go = L.ones(2, 3).requires_grad_()
+        r = L.ops.aten.native_layer_norm_backward(
+            go, x, [3], mean, rstd, None, None, [True, False, False])
+        with pytest.raises(RuntimeError, match=f"native_layer_norm_backward.*{stat}"):
+            L.autograd.grad(r[0].sum(), [mean if stat == "mean" else rstd])
+    case(torch)
+    case(turnout)

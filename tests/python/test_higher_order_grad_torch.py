@@ -184,10 +184,6 @@ def test_second_derivatives_as_torch(info, sample):
 # operator of a backward formula that turnout writes differently: the values
 # and second derivatives agree (above).
 KNOWN_NAME_DIFFERENCES = {
-    "aten::layer_norm": "turnout has no native_layer_norm_backward operator: "
-                        "its formula is composite (MulBackward0, SumBackward1 "
-                        "where torch's NativeLayerNormBackwardBackward0)",
-    "aten::native_layer_norm": "as aten::layer_norm",
     "aten::native_batch_norm": "no native_batch_norm_backward operator: a "
                                "composite formula (MulBackward0)",
     "aten::batch_norm": "as aten::native_batch_norm",
