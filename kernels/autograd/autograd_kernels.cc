@@ -756,16 +756,16 @@ bool isColumnMajor(const Tensor& m) {
 // self's gradient, alpha times g times mat2 transposed.
 Tensor mmGradSelf(const Tensor& g, const Tensor& mat2, bool self_column_major,
                   const Scalar& alpha = Scalar(1)) {
-  return self_column_major
-             ? turnout::t(scaled(turnout::mm(mat2, turnout::t(g)), alpha))
-             : scaled(turnout::mm(g, turnout::t(mat2)), alpha);
+  const Tensor r = self_column_major ? turnout::mm(mat2, turnout::t(g))
+                                     : turnout::mm(g, turnout::t(mat2));
+  return scaled(self_column_major ? turnout::t(r) : r, alpha);  // scaled last
 }
 // mat2's gradient, alpha times self transposed times g.
 Tensor mmGradMat2(const Tensor& self, const Tensor& g, bool mat2_column_major,
                   const Scalar& alpha = Scalar(1)) {
-  return mat2_column_major
-             ? turnout::t(scaled(turnout::mm(turnout::t(g), self), alpha))
-             : scaled(turnout::mm(turnout::t(self), g), alpha);
+  const Tensor r = mat2_column_major ? turnout::mm(turnout::t(g), self)
+                                     : turnout::mm(turnout::t(self), g);
+  return scaled(mat2_column_major ? turnout::t(r) : r, alpha);
 }
 
 template <bool kBatched>
@@ -824,7 +824,7 @@ Tensor addmmKernel(const Tensor& self, const Tensor& mat1, const Tensor& mat2,
         "AddmmBackward0", {self, mat1, mat2}, out,
            [a, b, beta, alpha, mat1_cm, mat2_cm](const F& n, const Tensor& g) {
              return variable_list{
-                 n.needsGrad(0) ? turnout::mul(g, beta) : Tensor(),
+                 n.needsGrad(0) ? scaled(g, beta) : Tensor(),
                  n.needsGrad(1)
                      ? mmGradSelf(g, b.unpack(&n), mat1_cm, alpha)
                      : Tensor(),

@@ -444,14 +444,17 @@ Tensor softplusBackward(const Tensor& grad_output, const Tensor& self,
             grads[0] = turnout::softplus_backward(g, x, beta, threshold);
           }
           if (n.needsGrad(1)) {
+            // Masked by multiplication, beta last (MulBackward1 under
+            // create_graph), as torch 1.13's softplus_double_backward.
             const Tensor xb = turnout::mul(x, beta);
-            const Tensor sg = turnout::sigmoid(xb);
-            const Tensor slope =
-                turnout::mul(sg, turnout::rsub(sg, Scalar(1)));
-            const Tensor gg = turnout::mul(
-                turnout::mul(turnout::mul(g, go.unpack(&n)), slope), beta);
-            grads[1] = turnout::where(turnout::lt(xb, threshold), gg,
-                                      turnout::zeros_like(gg));
+            const Tensor inside =
+                turnout::to(turnout::lt(xb, threshold), g.scalar_type());
+            grads[1] = turnout::mul(
+                turnout::mul(turnout::sigmoid_backward(
+                                 turnout::mul(g, go.unpack(&n)),
+                                 turnout::sigmoid(xb)),
+                             inside),
+                beta);
           }
           return grads;
         });
@@ -491,14 +494,16 @@ Tensor eluBackward(const Tensor& grad_output, const Scalar& alpha,
                                              is_result, x);
           }
           if (n.needsGrad(1)) {
+            // Masked by multiplication (MulBackward0 under create_graph), as
+            // torch 1.13's elu_double_backward.
             Tensor gg = turnout::mul(turnout::mul(g, go.unpack(&n)),
                                      input_scale);
             if (!is_result) {
               gg = turnout::elu_backward(gg, alpha, scale, input_scale, false,
                                          x);
             }
-            grads[1] = turnout::where(turnout::lt(x, 0), gg,
-                                      turnout::zeros_like(gg));
+            grads[1] = turnout::mul(
+                gg, turnout::to(turnout::lt(x, 0), g.scalar_type()));
           }
           return grads;
         });
