@@ -358,6 +358,8 @@ atenTagTable() {
       {"aten::tanh_", {"pointwise"}},
       {"aten::tanh_backward", {"pointwise"}},
       {"aten::tanh_backward.grad_input", {"pointwise"}},
+      {"aten::threshold_backward", {"pointwise"}},
+      {"aten::threshold_backward.grad_input", {"pointwise"}},
       {"aten::topk", {"core"}},
       {"aten::trunc", {"core", "pointwise"}},
       {"aten::trunc.out", {"pointwise"}},

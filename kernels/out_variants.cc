@@ -454,6 +454,9 @@ constexpr OutVariant kOutVariants[] = {
     {"tanh_backward.grad_input(Tensor grad_output, Tensor output, *, "
      "Tensor(a!) grad_input) -> Tensor(a!)",
      "", OutRule::kCast},
+    {"threshold_backward.grad_input(Tensor grad_output, Tensor self, "
+     "Scalar threshold, *, Tensor(a!) grad_input) -> Tensor(a!)",
+     "", OutRule::kCast},
     {"unsafe_split.Tensor_out(Tensor self, int split_size, int "
      "dim=0, *, Tensor(a!)[] out) -> ()",
      "Tensor", OutRule::kCopy},

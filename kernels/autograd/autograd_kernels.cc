@@ -432,27 +432,17 @@ Tensor sigmoidKernel(const Tensor& self) {
       });
 }
 
-// relu's gradient, torch's threshold_backward(g, result, 0): g where the
-// result is positive. Recorded over g and the result (whose derivative is
-// zero), so that under create_graph it depends on the input as torch's
-// ThresholdBackwardBackward0 does (autograd.grad through it then gives
-// zeros instead of failing).
+// relu's gradient, torch's threshold_backward(g, result, 0) (an operator
+// with an Autograd kernel of its own, autograd/nn_autograd.cc): recorded
+// over g and the result, so that under create_graph it depends on the
+// input as torch's ThresholdBackwardBackward0 does (autograd.grad through
+// it then gives zeros instead of failing).
 Tensor reluGrad(const Tensor& g, const Tensor& r) {
-  const bool rec = shouldRecord("threshold_backward", g, r);
-  Tensor out = belowAutograd(
-      [&] { return turnout::where(turnout::gt(r, 0), g, zeroLike(g)); });
-  if (rec) {
-    SavedVariable sr(r);
-    record("ThresholdBackwardBackward0", {g, r}, out,
-           [sr](const F& n, const Tensor& gg) {
-             const Tensor keep = turnout::gt(sr.unpack(&n), 0);
-             return variable_list{
-                 n.needsGrad(0) ? turnout::where(keep, gg, zeroLike(gg))
-                                : Tensor(),
-                 n.needsGrad(1) ? turnout::zeros_like(gg) : Tensor()};
-           });
-  }
-  return out;
+  static const auto threshold_backward =
+      Dispatcher::singleton()
+          .findSchemaOrThrow("aten::threshold_backward", "")
+          .typed<Tensor(const Tensor&, const Tensor&, const Scalar&)>();
+  return threshold_backward.call(g, r, Scalar(0));
 }
 
 Tensor reluKernel(const Tensor& self) {

@@ -335,6 +335,34 @@ Tensor leakyReluBackward(const Tensor& grad_output, const Tensor& self,
   return out;
 }
 
+// threshold_backward (ThresholdBackwardBackward0, relu's gradient under
+// create_graph): grad_output: the same backward of g; self: zeros.
+Tensor thresholdBackward(const Tensor& grad_output, const Tensor& self,
+                         const Scalar& threshold) {
+  const bool rec = shouldRecord("threshold_backward", grad_output, self);
+  Tensor out = belowAutograd([&] {
+    return turnout::threshold_backward(grad_output, self, threshold);
+  });
+  if (rec) {
+    SavedVariable s(self);
+    Node* node = record(
+        "ThresholdBackwardBackward0", {grad_output, self}, out,
+        [s, threshold](const F& n, const Tensor& g) {
+          variable_list grads(2);
+          if (n.needsGrad(0)) {
+            grads[0] = turnout::threshold_backward(g, s.unpack(&n), threshold);
+          }
+          if (n.needsGrad(1)) grads[1] = turnout::zeros_like(g);
+          return grads;
+        });
+    if (node != nullptr) {
+      node->addSaved("self", s);
+      node->addSaved("threshold", IValue(threshold));
+    }
+  }
+  return out;
+}
+
 Tensor hardtanhBackward(const Tensor& grad_output, const Tensor& self,
                         const Scalar& min_val, const Scalar& max_val) {
   const bool rec = shouldRecord("hardtanh_backward", grad_output, self);
@@ -893,6 +921,7 @@ TURNOUT_LIBRARY_IMPL(aten, Autograd, m) {
   m.impl("leaky_relu_backward", TURNOUT_FN(leakyReluBackward));
   m.impl("hardtanh_backward", TURNOUT_FN(hardtanhBackward));
   m.impl("softplus_backward", TURNOUT_FN(softplusBackward));
+  m.impl("threshold_backward", TURNOUT_FN(thresholdBackward));
   m.impl("gelu_backward", TURNOUT_FN(geluBackward));
   m.impl("elu_backward", TURNOUT_FN(eluBackward));
   m.impl("native_layer_norm", TURNOUT_FN(nativeLayerNorm));

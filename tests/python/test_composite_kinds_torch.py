@@ -187,6 +187,8 @@ MODE_CASES = {
         L.ops.aten.bitwise_xor.Scalar_Tensor(5, L.ones(3, dtype=L.int32))),
     "div Scalar_mode": lambda L, x, v, w, c, u: L.ops.aten.div.Scalar_mode(
         x, 2, rounding_mode="floor"),
+    "threshold_backward": lambda L, x, v, w, c, u: (
+        L.ops.aten.threshold_backward(c, x, 2.5)),
     # Composite-implicit in both: what they call.
     "softmax": lambda L, x, v, w, c, u: x.softmax(1),
     "log_softmax": lambda L, x, v, w, c, u: x.log_softmax(-1),
@@ -263,6 +265,10 @@ GRAD_CASES = {
         a * a, a, -0.5, 0.45),
     "leaky_relu_backward": lambda L, a, b, m: L.ops.aten.leaky_relu_backward(
         a * b, a + 0.1, 0.2, False) * a,
+    "threshold_backward": lambda L, a, b, m: L.ops.aten.threshold_backward(
+        a * b, a - 0.2, 0.1) * a,
+    "relu through": lambda L, a, b, m: L.autograd.grad(
+        L.relu(a * a - 0.5).sum(), a, create_graph=True)[0] * a,
     "leaky_relu through": lambda L, a, b, m: L.autograd.grad(
         L.ops.aten.leaky_relu(a * a - 0.5, 0.3).sum(), a,
         create_graph=True)[0] * a,
