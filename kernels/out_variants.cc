@@ -94,6 +94,9 @@ struct OutVariant {
 // overload's others, by name; a functional argument the out overload lacks
 // gets its default, except dtype and device under kFactory (out's).
 constexpr OutVariant kOutVariants[] = {
+    {"_unsafe_view.out(Tensor self, SymInt[] size, *, Tensor(a!) out) -> "
+     "Tensor(a!)",
+     "", OutRule::kCopy},
     {"add.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, "
      "Tensor(a!) out) -> Tensor(a!)",
      "Scalar", OutRule::kCopy},
@@ -331,6 +334,9 @@ constexpr OutVariant kOutVariants[] = {
      "Tensor", OutRule::kCast},
     {"new_empty.out(Tensor self, SymInt[] size, *, Tensor(a!) out) "
      "-> Tensor(a!)",
+     "", OutRule::kCopy},
+    {"new_empty_strided.out(Tensor self, SymInt[] size, SymInt[] "
+     "stride, *, Tensor(a!) out) -> Tensor(a!)",
      "", OutRule::kCopy},
     {"new_full.out(Tensor self, SymInt[] size, Scalar fill_value, *, "
      "Tensor(a!) out) -> Tensor(a!)",

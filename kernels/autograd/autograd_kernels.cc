@@ -950,7 +950,13 @@ Tensor expandKernel(const Tensor& self, IntArrayRef size, bool implicit) {
 Tensor squeezeKernel(const Tensor& self, int64_t dim) {
   return viewOp(
       "squeeze", "SqueezeBackward1", self,
-      [dim](const Tensor& x) { return turnout::squeeze(x, dim); }, reshapeTo,
+      [dim](const Tensor& x) { return turnout::squeeze(x, dim); },
+      [dim](const Tensor& g, IntArrayRef sizes) {
+        // torch 1.13's unsqueeze_to: dim back only where squeeze removed one.
+        if (sizes.empty()) return g;
+        const int64_t d = maybeWrapDim(dim, static_cast<int64_t>(sizes.size()));
+        return sizes[d] == 1 ? turnout::unsqueeze(g, d) : g;
+      },
       [&self, dim](Node* n) {
         n->addSaved("dim", IValue(dim));
         n->addSaved("self_sizes", IValue(self.sizes()));
@@ -960,7 +966,8 @@ Tensor squeezeKernel(const Tensor& self, int64_t dim) {
 Tensor unsqueezeKernel(const Tensor& self, int64_t dim) {
   return viewOp(
       "unsqueeze", "UnsqueezeBackward0", self,
-      [dim](const Tensor& x) { return turnout::unsqueeze(x, dim); }, reshapeTo,
+      [dim](const Tensor& x) { return turnout::unsqueeze(x, dim); },
+      [dim](const Tensor& g, IntArrayRef) { return turnout::squeeze(g, dim); },
       [dim](Node* n) { n->addSaved("dim", IValue(dim)); });
 }
 
@@ -1181,7 +1188,8 @@ TURNOUT_LIBRARY_IMPL(aten, Autograd, m) {
         "ge.Tensor", "ge.Scalar", "argmax", "item", "dim", "size",
         "is_pinned", "detach", "empty_like", "zeros_like", "ones_like",
         "full_like", "rand_like", "randn_like", "randint_like",
-        "randint_like.low_dtype", "new_empty", "sym_size", "sym_size.int",
+        "randint_like.low_dtype", "new_empty", "new_empty_strided",
+        "sym_size", "sym_size.int",
         "sym_stride", "sym_stride.int", "sym_numel", "sym_storage_offset",
         "is_contiguous.memory_format",
         "Float.Tensor", "Int.Tensor", "ScalarImplicit"}) {

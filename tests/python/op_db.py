@@ -926,6 +926,10 @@ add(OpInfo("aten::full_like", lambda: [
 add(OpInfo("aten::new_empty", lambda: [
     S(T((2, 3)), [4, 5]), S(T((2,), "int64"), []), S(T((2,)), [3], dtype=D("float64")),
     S(T((2,)), [0, 2]), S(T((2,)), [-1], error=True)], **_UNINIT))
+add(OpInfo("aten::new_empty_strided", lambda: [
+    S(T((2, 3)), [4, 5], [1, 4]), S(T((2,), "int64"), [], []),
+    S(T((2,)), [3], [2], dtype=D("float64")), S(T((2,)), [0, 2], [2, 1]),
+    S(T((2,)), [2, 3], [1], error=True), S(T((2,)), [-1], [1], error=True)], **_UNINIT))
 add(OpInfo("aten::arange", lambda: [
     S(5), S(5.0), S(2.5), S(0), S(5, dtype=D("float64")), S(-1, error=True)]))
 add(OpInfo("aten::arange.start", lambda: [
@@ -3198,6 +3202,7 @@ def _native_batch_norm_out(*args: Any, out: Any, save_mean: Any, save_invstd: An
     return outs
 
 
+_out_variant("_unsafe_view.out", lambda o: S(T((2, 3)), [3, 2], **o), "float32")
 _out_variant("add.Scalar_out", lambda o: S(T((2, 3)), 2.5, alpha=2, **o), "float32")
 _out_variant("all.all_out", lambda o: S(T((2, 3), "bool"), **o), "bool", "int64")
 _out_variant(
@@ -3335,6 +3340,8 @@ _out_variant(
         T((3,), "int64", low=-2, high=2), **o),
     "bool")
 _out_variant("new_empty.out", lambda o: S(T((2,)), [2, 3], **o), "float32", **_UNINIT)
+_out_variant("new_empty_strided.out", lambda o: S(T((2,)), [2, 3], [1, 2], **o), "float32",
+             **_UNINIT)
 _out_variant("new_zeros.out", lambda o: S(T((2,)), [2, 3], **o), "float32")
 _out_variant("new_ones.out", lambda o: S(T((2,)), [2, 3], **o), "float32")
 _out_variant("new_full.out", lambda o: S(T((2,)), [2, 3], 1.5, **o), "float32")

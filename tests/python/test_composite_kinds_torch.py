@@ -174,6 +174,7 @@ MODE_CASES = {
     "eye": lambda L, x, v, w, c, u: L.eye(3),
     "eye m": lambda L, x, v, w, c, u: L.eye(2, 3),
     "new_zeros": lambda L, x, v, w, c, u: x.new_zeros([4]),
+    "new_empty_strided": lambda L, x, v, w, c, u: x.new_empty_strided([2, 2], [1, 2]),
     "new_ones": lambda L, x, v, w, c, u: x.new_ones([4]),
     "new_full": lambda L, x, v, w, c, u: x.new_full([4], 2.5),
     "sum_to_size": lambda L, x, v, w, c, u: x.sum_to_size(1, 3),

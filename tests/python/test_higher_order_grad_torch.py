@@ -192,18 +192,12 @@ KNOWN_NAME_DIFFERENCES = {
                     "view (ViewBackward0) where torch 1.13 uses "
                     "_reshape_alias, squeeze and mv",
     "aten::linear": "as aten::matmul",
-    "aten::conv1d": "the batch dimension added and removed with view, not "
-                    "unsqueeze/squeeze",
-    "aten::conv2d": "as aten::conv1d",
     "aten::nll_loss_nd": "its reshape is a view (ViewBackward0), torch's "
                          "_reshape_alias",
     "aten::prod": "prod's gradient is written with views and where; torch's "
                   "with mul, to and a graph-less zeros for two zeros",
     "aten::cumprod": "an input with a zero: turnout's gradient is an exact "
                      "raw kernel (no graph), torch's goes through CopySlices",
-    "aten::conv_transpose1d": "the batch dimension added and removed with "
-                              "view (ViewBackward0)",
-    "aten::conv_transpose2d.input": "as aten::conv_transpose1d",
     "aten::cross_entropy_loss": "label smoothing and class weights: "
                                 "turnout's composite ends in view or a "
                                 "Scalar mul where torch's differs",
