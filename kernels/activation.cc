@@ -8,9 +8,10 @@
 // which call the backward operators. The backward operators (and dropout,
 // as torch's) are CompositeImplicitAutograd: autograd sees through them, so
 // a gradient of a gradient works; but gelu_backward, elu_backward,
-// leaky_relu_backward, hardtanh_backward and softplus_backward are
-// CompositeExplicitAutograd, as torch 1.13's (a Python mode sees them),
-// with its double-backward formulas in autograd/nn_autograd.cc.
+// leaky_relu_backward, hardtanh_backward, softplus_backward and
+// threshold_backward are CompositeExplicitAutograd, as torch 1.13's (a
+// Python mode sees them), with its double-backward formulas in
+// autograd/nn_autograd.cc.
 //
 // Dtypes and errors are torch 1.13's: the activations are defined for
 // floating-point inputs only ("\"silu_cpu\" not implemented for 'Long'"),
@@ -331,6 +332,29 @@ Tensor softplusBackward(const Tensor& grad_output, const Tensor& self,
                mul(grad_output, turnout::sigmoid(xb)));
 }
 
+// ---- threshold_backward ------------------------------------------------------------------
+// relu's gradient (threshold_backward(g, result, 0)): 0 where
+// self <= threshold, else grad_output (a NaN self passes it), in the
+// promoted dtype of the two, broadcast; the threshold is compared as a
+// value of that dtype (truncated for an integral one), as torch 1.13's
+// threshold kernel.
+
+Tensor thresholdBackward(const Tensor& grad_output, const Tensor& self,
+                         const Scalar& threshold) {
+  checkDefined(grad_output, "threshold_backward", "grad_output");
+  checkDefined(self, "threshold_backward", "self");
+  const ScalarType t = resultType(grad_output, self);
+  TURNOUT_CHECK(t != ScalarType::Bool, ErrorKind::NotImplemented,
+                "\"threshold_cpu\" not implemented for 'Bool'");
+  const Tensor x = self.scalar_type() == t ? self : to(self, t);
+  const Tensor g = grad_output.scalar_type() == t ? grad_output
+                                                  : to(grad_output, t);
+  const Scalar bound = isFloatingType(t) ? threshold
+                                         : Scalar(threshold.toLong());
+  return where(le(x, bound), zeros({}, TensorOptions(t).device(g.device())),
+               g);
+}
+
 // ---- clamp_min, clamp_max (CompositeExplicitAutograd over clamp, as torch 1.13's) -------
 // F.normalize calls clamp_min; values and promotion are clamp's with one
 // bound; gradients in autograd/nn_autograd.cc (ClampMinBackward0, ...).
@@ -508,6 +532,12 @@ const Tensor& clamp_(const Tensor& self, const std::optional<Scalar>& min,
                           const std::optional<Scalar>&),
                   mut(self), min, max);
 }
+Tensor threshold_backward(const Tensor& grad_output, const Tensor& self,
+                          const Scalar& threshold) {
+  TURNOUT_NN_CALL("threshold_backward", "",
+                  Tensor(const Tensor&, const Tensor&, const Scalar&),
+                  grad_output, self, threshold);
+}
 Tensor dropout(const Tensor& input, double p, bool train) {
   TURNOUT_NN_CALL("dropout", "", Tensor(const Tensor&, double, bool), input,
                   p, train);
@@ -555,6 +585,9 @@ TURNOUT_LIBRARY_FRAGMENT(aten, m) {
   m.def(
       "softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar "
       "threshold) -> Tensor");
+  m.def(
+      "threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) "
+      "-> Tensor");
   m.def(
       "clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> "
       "Tensor(a!)");
@@ -642,6 +675,7 @@ TURNOUT_LIBRARY_IMPL(aten, CompositeExplicitAutograd, m) {
   m.impl("gelu_backward", TURNOUT_FN(geluBackward));
   m.impl("elu_backward", TURNOUT_FN(eluBackward));
   m.impl("softplus_backward", TURNOUT_FN(softplusBackward));
+  m.impl("threshold_backward", TURNOUT_FN(thresholdBackward));
 }
 
 TURNOUT_LIBRARY_IMPL(aten, CompositeImplicitAutograd, m) {

@@ -392,6 +392,19 @@ Tensor new_empty_composite(const Tensor& self, IntArrayRef size, Dt dtype,
       layout.value_or(self.layout()), device.value_or(self.device()), pin);
 }
 
+// new_empty_strided: the same with the given strides (torch's
+// Tensor.new_empty_strided; the empty tensor torch 1.13's backward formulas
+// allocate, as for as_strided's gradient).
+Tensor new_empty_strided_composite(const Tensor& self, IntArrayRef size,
+                                   IntArrayRef stride, Dt dtype, Lo layout,
+                                   Dv device, Pin pin) {
+  TURNOUT_CHECK(self.defined(), ErrorKind::InvalidArgument,
+                "new_empty_strided(): expected a defined tensor");
+  return emptyStridedOp().call(
+      size, stride, dtype.value_or(self.scalar_type()),
+      layout.value_or(self.layout()), device.value_or(self.device()), pin);
+}
+
 Tensor zeros_like_composite(const Tensor& self, Dt dtype, Lo layout, Dv device,
                             Pin pin, Mf mf) {
   Tensor out = empty_like_composite(self, dtype, layout, device, pin, mf);
@@ -546,6 +559,10 @@ TURNOUT_LIBRARY(aten, m) {
       "Layout? layout=None, Device? device=None, bool? pin_memory=None) -> "
       "Tensor");
   m.def(
+      "new_empty_strided(Tensor self, SymInt[] size, SymInt[] stride, *, "
+      "ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+      "bool? pin_memory=None) -> Tensor");
+  m.def(
       "zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? "
       "layout=None, Device? device=None, bool? pin_memory=None, "
       "MemoryFormat? memory_format=None) -> Tensor");
@@ -597,6 +614,8 @@ TURNOUT_LIBRARY_IMPL(aten, CompositeExplicitAutograd, m) {
                             &turnout::empty_names_composite));
   m.impl("empty_like", TURNOUT_FN(turnout::empty_like_composite));
   m.impl("new_empty", TURNOUT_FN(turnout::new_empty_composite));
+  m.impl("new_empty_strided",
+         TURNOUT_FN(turnout::new_empty_strided_composite));
   m.impl("zeros_like", TURNOUT_FN(turnout::zeros_like_composite));
   m.impl("ones_like", TURNOUT_FN(turnout::ones_like_composite));
   m.impl("full_like", TURNOUT_FN(turnout::full_like_composite));

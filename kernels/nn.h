@@ -59,6 +59,10 @@ Tensor softplus(const Tensor& self, const Scalar& beta = 1,
                 const Scalar& threshold = 20);
 Tensor softplus_backward(const Tensor& grad_output, const Tensor& self,
                          const Scalar& beta, const Scalar& threshold);
+/// aten::threshold_backward: grad_output where self > threshold, else 0
+/// (relu's gradient is threshold_backward(grad, result, 0)).
+Tensor threshold_backward(const Tensor& grad_output, const Tensor& self,
+                          const Scalar& threshold);
 /// aten::clamp_ (the Scalar overload).
 const Tensor& clamp_(const Tensor& self, const std::optional<Scalar>& min,
                      const std::optional<Scalar>& max = std::nullopt);

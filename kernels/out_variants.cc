@@ -102,6 +102,9 @@ struct OutVariant {
 // overload's others, by name; a functional argument the out overload lacks
 // gets its default, except dtype and device under kFactory (out's).
 constexpr OutVariant kOutVariants[] = {
+    {"_unsafe_view.out(Tensor self, SymInt[] size, *, Tensor(a!) out) -> "
+     "Tensor(a!)",
+     "", OutRule::kCopy},
     {"add.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, "
      "Tensor(a!) out) -> Tensor(a!)",
      "Scalar", OutRule::kCopy},
@@ -330,6 +333,9 @@ constexpr OutVariant kOutVariants[] = {
     {"new_empty.out(Tensor self, SymInt[] size, *, Tensor(a!) out) "
      "-> Tensor(a!)",
      "", OutRule::kCopy},
+    {"new_empty_strided.out(Tensor self, SymInt[] size, SymInt[] "
+     "stride, *, Tensor(a!) out) -> Tensor(a!)",
+     "", OutRule::kCopy},
     {"new_full.out(Tensor self, SymInt[] size, Scalar fill_value, *, "
      "Tensor(a!) out) -> Tensor(a!)",
      "", OutRule::kCopy},
@@ -440,6 +446,9 @@ constexpr OutVariant kOutVariants[] = {
      "Scalar", OutRule::kCopy},
     {"tanh_backward.grad_input(Tensor grad_output, Tensor output, *, "
      "Tensor(a!) grad_input) -> Tensor(a!)",
+     "", OutRule::kCast},
+    {"threshold_backward.grad_input(Tensor grad_output, Tensor self, "
+     "Scalar threshold, *, Tensor(a!) grad_input) -> Tensor(a!)",
      "", OutRule::kCast},
     {"unsafe_split.Tensor_out(Tensor self, int split_size, int "
      "dim=0, *, Tensor(a!)[] out) -> ()",

@@ -432,27 +432,17 @@ Tensor sigmoidKernel(const Tensor& self) {
       });
 }
 
-// relu's gradient, torch's threshold_backward(g, result, 0): g where the
-// result is positive. Recorded over g and the result (whose derivative is
-// zero), so that under create_graph it depends on the input as torch's
-// ThresholdBackwardBackward0 does (autograd.grad through it then gives
-// zeros instead of failing).
+// relu's gradient, torch's threshold_backward(g, result, 0) (an operator
+// with an Autograd kernel of its own, autograd/nn_autograd.cc): recorded
+// over g and the result, so that under create_graph it depends on the
+// input as torch's ThresholdBackwardBackward0 does (autograd.grad through
+// it then gives zeros instead of failing).
 Tensor reluGrad(const Tensor& g, const Tensor& r) {
-  const bool rec = shouldRecord("threshold_backward", g, r);
-  Tensor out = belowAutograd(
-      [&] { return turnout::where(turnout::gt(r, 0), g, zeroLike(g)); });
-  if (rec) {
-    SavedVariable sr(r);
-    record("ThresholdBackwardBackward0", {g, r}, out,
-           [sr](const F& n, const Tensor& gg) {
-             const Tensor keep = turnout::gt(sr.unpack(&n), 0);
-             return variable_list{
-                 n.needsGrad(0) ? turnout::where(keep, gg, zeroLike(gg))
-                                : Tensor(),
-                 n.needsGrad(1) ? turnout::zeros_like(gg) : Tensor()};
-           });
-  }
-  return out;
+  static const auto threshold_backward =
+      Dispatcher::singleton()
+          .findSchemaOrThrow("aten::threshold_backward", "")
+          .typed<Tensor(const Tensor&, const Tensor&, const Scalar&)>();
+  return threshold_backward.call(g, r, Scalar(0));
 }
 
 Tensor reluKernel(const Tensor& self) {
@@ -758,16 +748,16 @@ bool isColumnMajor(const Tensor& m) {
 // self's gradient, alpha times g times mat2 transposed.
 Tensor mmGradSelf(const Tensor& g, const Tensor& mat2, bool self_column_major,
                   const Scalar& alpha = Scalar(1)) {
-  return self_column_major
-             ? turnout::t(scaled(turnout::mm(mat2, turnout::t(g)), alpha))
-             : scaled(turnout::mm(g, turnout::t(mat2)), alpha);
+  const Tensor r = self_column_major ? turnout::mm(mat2, turnout::t(g))
+                                     : turnout::mm(g, turnout::t(mat2));
+  return scaled(self_column_major ? turnout::t(r) : r, alpha);  // scaled last
 }
 // mat2's gradient, alpha times self transposed times g.
 Tensor mmGradMat2(const Tensor& self, const Tensor& g, bool mat2_column_major,
                   const Scalar& alpha = Scalar(1)) {
-  return mat2_column_major
-             ? turnout::t(scaled(turnout::mm(turnout::t(g), self), alpha))
-             : scaled(turnout::mm(turnout::t(self), g), alpha);
+  const Tensor r = mat2_column_major ? turnout::mm(turnout::t(g), self)
+                                     : turnout::mm(turnout::t(self), g);
+  return scaled(mat2_column_major ? turnout::t(r) : r, alpha);
 }
 
 template <bool kBatched>
@@ -826,7 +816,7 @@ Tensor addmmKernel(const Tensor& self, const Tensor& mat1, const Tensor& mat2,
         "AddmmBackward0", {self, mat1, mat2}, out,
            [a, b, beta, alpha, mat1_cm, mat2_cm](const F& n, const Tensor& g) {
              return variable_list{
-                 n.needsGrad(0) ? turnout::mul(g, beta) : Tensor(),
+                 n.needsGrad(0) ? scaled(g, beta) : Tensor(),
                  n.needsGrad(1)
                      ? mmGradSelf(g, b.unpack(&n), mat1_cm, alpha)
                      : Tensor(),
@@ -969,7 +959,13 @@ Tensor expandKernel(const Tensor& self, IntArrayRef size, bool implicit) {
 Tensor squeezeKernel(const Tensor& self, int64_t dim) {
   return viewOp(
       "squeeze", "SqueezeBackward1", self,
-      [dim](const Tensor& x) { return turnout::squeeze(x, dim); }, reshapeTo,
+      [dim](const Tensor& x) { return turnout::squeeze(x, dim); },
+      [dim](const Tensor& g, IntArrayRef sizes) {
+        // torch 1.13's unsqueeze_to: dim back only where squeeze removed one.
+        if (sizes.empty()) return g;
+        const int64_t d = maybeWrapDim(dim, static_cast<int64_t>(sizes.size()));
+        return sizes[d] == 1 ? turnout::unsqueeze(g, d) : g;
+      },
       [&self, dim](Node* n) {
         n->addSaved("dim", IValue(dim));
         n->addSaved("self_sizes", IValue(self.sizes()));
@@ -979,7 +975,8 @@ Tensor squeezeKernel(const Tensor& self, int64_t dim) {
 Tensor unsqueezeKernel(const Tensor& self, int64_t dim) {
   return viewOp(
       "unsqueeze", "UnsqueezeBackward0", self,
-      [dim](const Tensor& x) { return turnout::unsqueeze(x, dim); }, reshapeTo,
+      [dim](const Tensor& x) { return turnout::unsqueeze(x, dim); },
+      [dim](const Tensor& g, IntArrayRef) { return turnout::squeeze(g, dim); },
       [dim](Node* n) { n->addSaved("dim", IValue(dim)); });
 }
 
@@ -1200,7 +1197,8 @@ TURNOUT_LIBRARY_IMPL(aten, Autograd, m) {
         "ge.Tensor", "ge.Scalar", "argmax", "item", "dim", "size",
         "is_pinned", "detach", "empty_like", "zeros_like", "ones_like",
         "full_like", "rand_like", "randn_like", "randint_like",
-        "randint_like.low_dtype", "new_empty", "sym_size", "sym_size.int",
+        "randint_like.low_dtype", "new_empty", "new_empty_strided",
+        "sym_size", "sym_size.int",
         "sym_stride", "sym_stride.int", "sym_numel", "sym_storage_offset",
         "is_contiguous.memory_format",
         "Float.Tensor", "Int.Tensor", "ScalarImplicit"}) {

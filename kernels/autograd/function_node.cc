@@ -15,6 +15,9 @@ namespace autograd {
 
 Tensor sumToSize(const Tensor& grad, IntArrayRef sizes) {
   if (grad.sizes() == sizes) return grad;
+  // A 0-dim input takes the sum of everything (SumBackward0 under
+  // create_graph, as torch 1.13's sum_to), not a keepdim sum and a view.
+  if (sizes.empty()) return sum(grad);
   const int64_t gd = grad.dim();
   const int64_t sd = static_cast<int64_t>(sizes.size());
   const int64_t lead = gd - sd;

@@ -283,10 +283,27 @@ Tensor maxMinKernel(const Tensor& self, const Tensor& other) {
 
 // ---- fmod, floor_divide ---------------------------------------------------------------
 
+// aten::div.Tensor_mode: a rounded quotient, whose gradients are zeros.
+const TypedOperatorHandle<Tensor(const Tensor&, const Tensor&,
+                                 const std::optional<std::string>&)>&
+divModeOp() {
+  static const auto op =
+      Dispatcher::singleton()
+          .findSchemaOrThrow("aten::div", "Tensor_mode")
+          .typed<Tensor(const Tensor&, const Tensor&,
+                        const std::optional<std::string>&)>();
+  return op;
+}
+
 variable_list fmodGrad(const F& n, const Tensor& g, const Tensor& x,
                        const Tensor& y) {
   Tensor gy;
-  if (n.needsGrad(1)) gy = neg(mul(g, turnout::trunc(div(x, y))));
+  if (n.needsGrad(1)) {
+    // -g * div(x, y, rounding_mode="trunc"), negated first (MulBackward0
+    // under create_graph), as torch 1.13's; the quotient's gradients are
+    // zeros.
+    gy = mul(neg(g), divModeOp().call(x, y, std::string("trunc")));
+  }
   return variable_list{g, gy};
 }
 
@@ -343,12 +360,7 @@ variable_list remainderGrad(const F& n, const Tensor& g, const Tensor& x,
     // torch's -g * div(x, y, rounding_mode="floor"): the quotient is
     // piecewise constant, with zero gradients (DivBackward2), where
     // floor_divide refuses a derivative (as torch's does).
-    static const auto div_mode =
-        Dispatcher::singleton()
-            .findSchemaOrThrow("aten::div", "Tensor_mode")
-            .typed<Tensor(const Tensor&, const Tensor&,
-                          const std::optional<std::string>&)>();
-    gy = neg(mul(g, div_mode.call(x, y, std::string("floor"))));
+    gy = mul(neg(g), divModeOp().call(x, y, std::string("floor")));
   }
   return variable_list{g, gy};
 }
@@ -411,12 +423,25 @@ variable_list remainderScalarTensorGrad(const F&, const Tensor&) {
 
 // ---- pow ------------------------------------------------------------------
 
-// g * result * log(base), 0 where base == 0 and exponent >= 0 (0^e has no
-// slope in e there, and log(0) would make it nan).
+// g * result * log(base), with result * log(base) taken as 0 where
+// base == 0 and exponent >= 0 (0^e has no slope in e there, and log(0)
+// would make it nan): masked before g multiplies it (MulBackward0 under
+// create_graph), as torch 1.13's pow_backward_exponent.
 Tensor powExponentGrad(const Tensor& g, const Tensor& base,
                        const Tensor& exponent, const Tensor& result) {
-  const Tensor grad = mul(g, mul(result, turnout::log(base)));
-  return where(eq(base, 0), where(ge(exponent, 0), Scalar(0), grad), grad);
+  const Tensor slope = mul(result, turnout::log(base));
+  return mul(g, where(eq(base, 0), where(ge(exponent, 0), Scalar(0), slope),
+                      slope));
+}
+
+// The same for a Scalar base (pow.Scalar): log(base) is a number, and only
+// a zero base needs the mask.
+Tensor powScalarExponentGrad(const Tensor& g, const Scalar& base,
+                             const Tensor& exponent, const Tensor& result) {
+  const double b = base.toDouble();
+  const Tensor slope = mul(result, Scalar(std::log(b)));
+  if (b != 0.0) return mul(g, slope);
+  return mul(g, where(ge(exponent, 0), Scalar(0), slope));
 }
 
 variable_list powGrad(const F& n, const Tensor& g, const Tensor& x,
@@ -479,9 +504,8 @@ Tensor powScalarKernel(const Scalar& self, const Tensor& exponent) {
     Node* node = record(
         "PowBackward2", {exponent}, out,
         [self, b, r](const F& n, const Tensor& g) {
-          const Tensor e = b.unpack(&n);
-          const Tensor base = scalar_tensor(self, e.scalar_type(), e.device());
-          return variable_list{powExponentGrad(g, base, e, r.unpack(&n))};
+          return variable_list{
+              powScalarExponentGrad(g, self, b.unpack(&n), r.unpack(&n))};
         });
     if (node != nullptr) {
       node->addSaved("exponent", b);
@@ -977,6 +1001,13 @@ Tensor mvKernel(const Tensor& self, const Tensor& vec) {
   return out;
 }
 
+// t * s, or t itself where s is 1 (torch 1.13's maybe_multiply).
+Tensor scaledBy(const Tensor& t, const Scalar& s) {
+  const bool one =
+      s.isIntegral(false) ? s.toLong() == 1 : s.toDouble() == 1.0;
+  return one ? t : mul(t, s);
+}
+
 // AddmvBackward0; `out` is the result (self for addmv_). torch shows mat
 // only where vec's gradient needs it, and vec where mat's does.
 void recordAddmv(const Tensor& self, const Tensor& mat, const Tensor& vec,
@@ -990,14 +1021,16 @@ void recordAddmv(const Tensor& self, const Tensor& mat, const Tensor& vec,
       [m, v, beta, alpha](const F& n, const Tensor& g) {
         // The node sums self's gradient to self's shape.
         variable_list grads(3);
-        if (n.needsGrad(0)) grads[0] = mul(g, beta);
+        // Scaled only by a factor other than 1, as torch 1.13's
+        // maybe_multiply; mat's is the outer product g vec^T (torch's ger:
+        // g as a column times vec, MulBackward0 under create_graph).
+        if (n.needsGrad(0)) grads[0] = scaledBy(g, beta);
         if (n.needsGrad(1)) {
-          grads[1] = mul(mul(turnout::unsqueeze(g, 1),
-                             turnout::unsqueeze(v.unpack(&n), 0)),
-                         alpha);
+          grads[1] = scaledBy(
+              mul(turnout::unsqueeze(g, 1), v.unpack(&n)), alpha);
         }
         if (n.needsGrad(2)) {
-          grads[2] = mul(mvOp().call(turnout::t(m.unpack(&n)), g), alpha);
+          grads[2] = scaledBy(mvOp().call(turnout::t(m.unpack(&n)), g), alpha);
         }
         return grads;
       });

@@ -340,6 +340,34 @@ Tensor leakyReluBackward(const Tensor& grad_output, const Tensor& self,
   return out;
 }
 
+// threshold_backward (ThresholdBackwardBackward0, relu's gradient under
+// create_graph): grad_output: the same backward of g; self: zeros.
+Tensor thresholdBackward(const Tensor& grad_output, const Tensor& self,
+                         const Scalar& threshold) {
+  const bool rec = shouldRecord("threshold_backward", grad_output, self);
+  Tensor out = belowAutograd([&] {
+    return turnout::threshold_backward(grad_output, self, threshold);
+  });
+  if (rec) {
+    SavedVariable s(self);
+    Node* node = record(
+        "ThresholdBackwardBackward0", {grad_output, self}, out,
+        [s, threshold](const F& n, const Tensor& g) {
+          variable_list grads(2);
+          if (n.needsGrad(0)) {
+            grads[0] = turnout::threshold_backward(g, s.unpack(&n), threshold);
+          }
+          if (n.needsGrad(1)) grads[1] = turnout::zeros_like(g);
+          return grads;
+        });
+    if (node != nullptr) {
+      node->addSaved("self", s);
+      node->addSaved("threshold", IValue(threshold));
+    }
+  }
+  return out;
+}
+
 Tensor hardtanhBackward(const Tensor& grad_output, const Tensor& self,
                         const Scalar& min_val, const Scalar& max_val) {
   const bool rec = shouldRecord("hardtanh_backward", grad_output, self);
@@ -449,14 +477,17 @@ Tensor softplusBackward(const Tensor& grad_output, const Tensor& self,
             grads[0] = turnout::softplus_backward(g, x, beta, threshold);
           }
           if (n.needsGrad(1)) {
+            // Masked by multiplication, beta last (MulBackward1 under
+            // create_graph), as torch 1.13's softplus_double_backward.
             const Tensor xb = turnout::mul(x, beta);
-            const Tensor sg = turnout::sigmoid(xb);
-            const Tensor slope =
-                turnout::mul(sg, turnout::rsub(sg, Scalar(1)));
-            const Tensor gg = turnout::mul(
-                turnout::mul(turnout::mul(g, go.unpack(&n)), slope), beta);
-            grads[1] = turnout::where(turnout::lt(xb, threshold), gg,
-                                      turnout::zeros_like(gg));
+            const Tensor inside =
+                turnout::to(turnout::lt(xb, threshold), g.scalar_type());
+            grads[1] = turnout::mul(
+                turnout::mul(turnout::sigmoid_backward(
+                                 turnout::mul(g, go.unpack(&n)),
+                                 turnout::sigmoid(xb)),
+                             inside),
+                beta);
           }
           return grads;
         });
@@ -496,14 +527,16 @@ Tensor eluBackward(const Tensor& grad_output, const Scalar& alpha,
                                              is_result, x);
           }
           if (n.needsGrad(1)) {
+            // Masked by multiplication (MulBackward0 under create_graph), as
+            // torch 1.13's elu_double_backward.
             Tensor gg = turnout::mul(turnout::mul(g, go.unpack(&n)),
                                      input_scale);
             if (!is_result) {
               gg = turnout::elu_backward(gg, alpha, scale, input_scale, false,
                                          x);
             }
-            grads[1] = turnout::where(turnout::lt(x, 0), gg,
-                                      turnout::zeros_like(gg));
+            grads[1] = turnout::mul(
+                gg, turnout::to(turnout::lt(x, 0), g.scalar_type()));
           }
           return grads;
         });
@@ -1019,6 +1052,7 @@ TURNOUT_LIBRARY_IMPL(aten, Autograd, m) {
   m.impl("leaky_relu_backward", TURNOUT_FN(leakyReluBackward));
   m.impl("hardtanh_backward", TURNOUT_FN(hardtanhBackward));
   m.impl("softplus_backward", TURNOUT_FN(softplusBackward));
+  m.impl("threshold_backward", TURNOUT_FN(thresholdBackward));
   m.impl("gelu_backward", TURNOUT_FN(geluBackward));
   m.impl("elu_backward", TURNOUT_FN(eluBackward));
   m.impl("native_layer_norm", TURNOUT_FN(nativeLayerNorm));

@@ -420,6 +420,20 @@ class Tensor(_C.TensorBase):
             out.requires_grad_(True)
         return out
 
+    def new_empty_strided(self, size: Any, stride: Any, *, dtype: Any = None,
+                          layout: Any = None, device: Any = None,
+                          pin_memory: Any = None,
+                          requires_grad: bool = False) -> "Tensor":
+        """An uninitialised tensor of `size` and `stride` (sequences of ints)
+        with this tensor's dtype and device unless given
+        (``aten.new_empty_strided``)."""
+        out = ops.aten.new_empty_strided.default(
+            self, list(size), list(stride),
+            **_like_kwargs(self, dtype, layout, device, pin_memory))
+        if requires_grad:
+            out.requires_grad_(True)
+        return out
+
     def storage(self) -> "TypedStorage":
         """The memory this tensor views, as torch's ``TypedStorage``: its
         ``size()`` in elements, ``data_ptr()``, ``element_size()``,

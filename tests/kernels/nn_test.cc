@@ -103,6 +103,40 @@ TEST(NnActivation, GradientsThroughTheBackwardOperators) {
   expectNear(valuesOf(x.grad()), want, 1e-9);
 }
 
+TEST(NnActivation, ThresholdBackwardMasksPromotesAndRunsOnMeta) {
+  const Tensor g = tensorOf({1, 2, 3, 4}, {4});
+  const Tensor x = tensorOf({-1, 0.5, NAN, 0.25}, {4}, ScalarType::Double);
+  // Zero where self <= threshold; a NaN self passes the gradient.
+  const Tensor y = threshold_backward(g, x, 0.25);
+  EXPECT_EQ(y.scalar_type(), ScalarType::Double);
+  EXPECT_EQ(valuesOf(y), (std::vector<double>{0, 2, 3, 0}));
+  // Integral: the threshold truncated, -0.5 -> 0 (0 is masked).
+  const Tensor i = tensorOf({-1, 0, 1}, {3}, ScalarType::Long);
+  const Tensor yi = threshold_backward(tensorOf({5, 6, 7}, {3}, ScalarType::Long),
+                                       i, -0.5);
+  EXPECT_EQ(yi.scalar_type(), ScalarType::Long);
+  EXPECT_EQ(valuesOf(yi), (std::vector<double>{0, 0, 7}));
+  const Tensor b = tensorOf({1}, {1}, ScalarType::Bool);
+  EXPECT_THAT(errorOf([&] { threshold_backward(b, b, 0); }),
+              HasSubstr("\"threshold_cpu\" not implemented for 'Bool'"));
+  const Tensor m = threshold_backward(metaTensor({2, 3}), metaTensor({3}), 0);
+  EXPECT_TRUE(m.is_meta());
+  EXPECT_EQ(m.sizes(), (IntArrayRef{2, 3}));
+}
+
+TEST(NnActivation, ReluGradientIsThresholdBackwardUnderCreateGraph) {
+  Tensor x = tensorOf({-1.5, 0.5, 2.0}, {3}, ScalarType::Double);
+  x.requires_grad_(true);
+  Tensor v = tensorOf({1, 1, 1}, {3}, ScalarType::Double);
+  v.requires_grad_(true);
+  const Tensor y = relu(x);
+  const autograd::variable_list grads =
+      autograd::grad({y}, {v}, {x}, /*create_graph=*/true);
+  ASSERT_EQ(grads.size(), 1u);
+  EXPECT_EQ(fnName(grads[0]), "ThresholdBackwardBackward0");
+  EXPECT_EQ(valuesOf(grads[0]), (std::vector<double>{0, 1, 1}));
+}
+
 TEST(NnDropout, TrainingKeepsAboutOneMinusP) {
   manual_seed_op(5);
   const Tensor x = full({100000}, 1.0, TensorOptions(ScalarType::Float));

@@ -931,6 +931,10 @@ add(OpInfo("aten::full_like", lambda: [
 add(OpInfo("aten::new_empty", lambda: [
     S(T((2, 3)), [4, 5]), S(T((2,), "int64"), []), S(T((2,)), [3], dtype=D("float64")),
     S(T((2,)), [0, 2]), S(T((2,)), [-1], error=True)], **_UNINIT))
+add(OpInfo("aten::new_empty_strided", lambda: [
+    S(T((2, 3)), [4, 5], [1, 4]), S(T((2,), "int64"), [], []),
+    S(T((2,)), [3], [2], dtype=D("float64")), S(T((2,)), [0, 2], [2, 1]),
+    S(T((2,)), [2, 3], [1], error=True), S(T((2,)), [-1], [1], error=True)], **_UNINIT))
 add(OpInfo("aten::arange", lambda: [
     S(5), S(5.0), S(2.5), S(0), S(5, dtype=D("float64")), S(-1, error=True)]))
 add(OpInfo("aten::arange.start", lambda: [
@@ -1947,6 +1951,21 @@ for _name in ("hardtanh", "hardtanh_"):
 add(OpInfo("aten::hardtanh_backward", lambda: [
     S(T((2, 3)), T((2, 3)), -1, 1), S(T((2, 3), "float64"), T((2, 3), "float64"), -0.5, 2.0)],
     **_SELF_SELECTS))
+# threshold_backward (relu's gradient): grad_output where self > threshold;
+# the promoted dtype of the two; an integral self compares with the
+# threshold truncated (-0.5 -> 0, so a zero self is masked); Bool refused.
+add(OpInfo("aten::threshold_backward", lambda: [
+    S(T((2, 3)), T((2, 3)), 0.0),
+    S(T((3, 4), "float64", "transposed"), T((3, 4), "float64"), 0.3),
+    S(T((2, 3)), T((3,)), 0.1, desc="broadcast"),
+    S(T((2, 3)), T((2, 3), "float64"), -0.5, desc="mixed"),
+    S(T(()), T(()), 0.0),
+    S(T((2, 3)), T((2, 3), values=[[float("nan"), 1.0, -1.0], [0.0, 2.0, 0.25]]), 0.5,
+      desc="nan self passes"),
+    S(T((2, 3), "int64", low=-5, high=5), T((2, 3), "int64", low=-2, high=2), -0.5,
+      desc="int, fractional threshold"),
+    S(T((2, 3)), T((2, 3), "int64", low=-2, high=2), 1, desc="int self"),
+    S(T((2, 3), "bool"), T((2, 3), "bool"), 0, desc="bool", error=True)]))
 # tanh_backward / sigmoid_backward (grad_output, output): output in tanh's
 # and sigmoid's ranges; mixed dtypes promote; integral inputs and Half
 # (tanh_backward's CPU kernel) are refused as torch 1.13's.
@@ -3192,6 +3211,7 @@ def _native_batch_norm_out(*args: Any, out: Any, save_mean: Any, save_invstd: An
     return outs
 
 
+_out_variant("_unsafe_view.out", lambda o: S(T((2, 3)), [3, 2], **o), "float32")
 _out_variant("add.Scalar_out", lambda o: S(T((2, 3)), 2.5, alpha=2, **o), "float32")
 _out_variant("all.all_out", lambda o: S(T((2, 3), "bool"), **o), "bool", "int64")
 _out_variant(
@@ -3286,6 +3306,9 @@ _out_variant("le.Tensor_out", lambda o: S(T((2, 3)), T((3,)), **o), "bool")
 _out_variant(
     "leaky_relu_backward.grad_input", lambda o: S(T((2, 3)), T((2, 3)), 0.1, False, **o),
     "float32", "bool", outs=("grad_input",))
+_out_variant(
+    "threshold_backward.grad_input", lambda o: S(T((2, 3)), T((2, 3)), 0.5, **o),
+    "float32", "bool", outs=("grad_input",))
 _out_variant("logical_not.out", lambda o: S(T((2, 3)), **o), "bool")
 _out_variant(
     "logical_or.out", lambda o: S(T((2, 3), "bool"), T((3,), "bool"), **o), "bool")
@@ -3326,6 +3349,8 @@ _out_variant(
         T((3,), "int64", low=-2, high=2), **o),
     "bool")
 _out_variant("new_empty.out", lambda o: S(T((2,)), [2, 3], **o), "float32", **_UNINIT)
+_out_variant("new_empty_strided.out", lambda o: S(T((2,)), [2, 3], [1, 2], **o), "float32",
+             **_UNINIT)
 _out_variant("new_zeros.out", lambda o: S(T((2,)), [2, 3], **o), "float32")
 _out_variant("new_ones.out", lambda o: S(T((2,)), [2, 3], **o), "float32")
 _out_variant("new_full.out", lambda o: S(T((2,)), [2, 3], 1.5, **o), "float32")

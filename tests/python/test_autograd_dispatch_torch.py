@@ -252,9 +252,9 @@ def _cg_then_plain(L, x):
     return g is x.grad, x.grad.requires_grad, x.grad.grad_fn is not None
 
 
-# turnout has no new_empty_strided operator: its copy of a gradient into
-# .grad's layout is empty_like + copy_ where torch 1.13's is
-# new_empty_strided + copy_. And torch's Python backward() checks a given
+# turnout's copy of a gradient into .grad's layout is empty_like + copy_
+# where torch 1.13's is new_empty_strided + copy_ (an operator turnout has,
+# not used there yet). And torch's Python backward() checks a given
 # gradient's shape with is_same_size, which turnout's does in C++.
 _TORCH_ONLY = {"new_empty_strided.default": "empty_like.default",
                "is_same_size.default": None}

@@ -193,6 +193,8 @@ MORE_CASES = {
         x, c, 1.5, 4.5),
     "leaky_relu_backward": lambda L, x, w, c: L.ops.aten.leaky_relu_backward(
         c, x, 0.25, False),
+    "threshold_backward": lambda L, x, w, c: L.ops.aten.threshold_backward(
+        c, x, 2.5),
     "nll_loss_backward": lambda L, x, w, c: L.ops.aten.nll_loss_backward(
         x.sum(), c, L.tensor([2, 0]), L.ones(3), 1, -100, L.tensor(2.0)),
     "embedding_dense_backward": lambda L, x, w, c: (

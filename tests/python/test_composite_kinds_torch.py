@@ -144,6 +144,7 @@ MODE_CASES = {
     "eye": lambda L, x, v, w, c, u: L.eye(3),
     "eye m": lambda L, x, v, w, c, u: L.eye(2, 3),
     "new_zeros": lambda L, x, v, w, c, u: x.new_zeros([4]),
+    "new_empty_strided": lambda L, x, v, w, c, u: x.new_empty_strided([2, 2], [1, 2]),
     "new_ones": lambda L, x, v, w, c, u: x.new_ones([4]),
     "new_full": lambda L, x, v, w, c, u: x.new_full([4], 2.5),
     "sum_to_size": lambda L, x, v, w, c, u: x.sum_to_size(1, 3),
@@ -165,6 +166,8 @@ MODE_CASES = {
     "matmul.out mv": lambda L, x, v, w, c, u: L.matmul(c, u, out=L.empty(2)),
     "matmul.out mm": lambda L, x, v, w, c, u: L.matmul(
         c, c.t(), out=L.empty(0)),
+    "threshold_backward": lambda L, x, v, w, c, u: (
+        L.ops.aten.threshold_backward(c, x, 2.5)),
     # Composite-implicit in both: what they call.
     "empty.out": lambda L, x, v, w, c, u: L.ops.aten.empty.out(
         [2, 3], out=L.empty(0)),
@@ -254,6 +257,10 @@ GRAD_CASES = {
         a * a, a, -0.5, 0.45),
     "leaky_relu_backward": lambda L, a, b, m: L.ops.aten.leaky_relu_backward(
         a * b, a + 0.1, 0.2, False) * a,
+    "threshold_backward": lambda L, a, b, m: L.ops.aten.threshold_backward(
+        a * b, a - 0.2, 0.1) * a,
+    "relu through": lambda L, a, b, m: L.autograd.grad(
+        L.relu(a * a - 0.5).sum(), a, create_graph=True)[0] * a,
     "leaky_relu through": lambda L, a, b, m: L.autograd.grad(
         L.ops.aten.leaky_relu(a * a - 0.5, 0.3).sum(), a,
         create_graph=True)[0] * a,

@@ -51,9 +51,6 @@ KNOWN_DIFFERENCES = {
     "aten::norm.Scalar[7]": "an all-zero input: torch 1.13's second derivative "
                             "of the 2-norm at 0 is NaN, turnout's 0",
     "aten::norm.ScalarOpt_dim[12]": "an all-zero input: as norm.Scalar[7]",
-    "aten::pow.Tensor_Tensor[10]": "an integer base with zeros: torch 1.13's "
-                                   "second derivative in the exponent is NaN "
-                                   "there (log(0) * 0), turnout's 0",
     "aten::prod[9]": "two zeros: torch 1.13's first gradient is zeros without "
                      "a graph; turnout's (zeros too) is differentiable",
     "aten::repeat[5]": "a repeat count of 0 (empty result): torch 1.13's first "
@@ -128,7 +125,7 @@ def second_order(lib: Any, info, sample, v_requires_grad: bool = True) -> Option
 # derivative with respect to v).
 KNOWN_DIFFERENCES_CONSTANT_V = {
     **{k: KNOWN_DIFFERENCES[k] for k in (
-        "aten::cumprod[8]", "aten::pow.Tensor_Tensor[10]", "aten::prod[9]",
+        "aten::cumprod[8]", "aten::prod[9]",
         "aten::norm.ScalarOpt_dim[12]", "aten::norm.Scalar[7]")}}
 
 
@@ -191,45 +188,15 @@ KNOWN_NAME_DIFFERENCES = {
                     "view (ViewBackward0) where torch 1.13 uses "
                     "_reshape_alias, squeeze and mv",
     "aten::linear": "as aten::matmul",
-    "aten::conv1d": "the batch dimension added and removed with view, not "
-                    "unsqueeze/squeeze",
-    "aten::conv2d": "as aten::conv1d",
     "aten::nll_loss_nd": "its reshape is a view (ViewBackward0), torch's "
                          "_reshape_alias",
-    "aten::addmv": "turnout's formula for mat is an outer product written "
-                   "with mul (MulBackward1), torch's mv/ger",
-    "aten::addmm": "beta scaling: turnout's transposes (TBackward0) after "
-                   "scaling, torch's scales last (MulBackward1)",
-    "aten::elu_backward": "a where over both branches (WhereBackward0), "
-                          "torch's formula multiplies a mask (MulBackward0)",
-    "aten::softplus_backward": "a where (WhereBackward0) where torch "
-                               "multiplies (MulBackward1)",
-    "aten::pow.Tensor_Tensor": "the exponent's gradient masks zero bases "
-                               "with where (WhereBackward0), torch's "
-                               "multiplies (MulBackward0)",
     "aten::prod": "prod's gradient is written with views and where; torch's "
                   "with mul, to and a graph-less zeros for two zeros",
     "aten::cumprod": "an input with a zero: turnout's gradient is an exact "
                      "raw kernel (no graph), torch's goes through CopySlices",
-    "aten::fmod.Tensor": "other's gradient is -(g * trunc(self / other)) "
-                         "(NegBackward0), torch's -g * trunc(...) "
-                         "(MulBackward0)",
-    "aten::remainder.Tensor": "as aten::fmod.Tensor, with floor",
-    "aten::pow.Scalar": "the exponent's gradient masks a zero base with where "
-                        "(WhereBackward0), torch's multiplies (MulBackward0)",
-    "aten::conv_transpose1d": "the batch dimension added and removed with "
-                              "view (ViewBackward0)",
-    "aten::conv_transpose2d.input": "as aten::conv_transpose1d",
     "aten::cross_entropy_loss": "label smoothing and class weights: "
                                 "turnout's composite ends in view or a "
                                 "Scalar mul where torch's differs",
-    "aten::true_divide.Tensor": "as aten::mul.Tensor",
-    "aten::mul.Tensor": "a gradient summed to a 0-dim input ends in view "
-                        "(ViewBackward0); torch 1.13's sum_to sums all "
-                        "(SumBackward0)",
-    "aten::multiply.Tensor": "as aten::mul.Tensor",
-    "aten::div.Tensor": "as aten::mul.Tensor",
-    "aten::divide.Tensor": "as aten::mul.Tensor",
 }
 
 

@@ -28,7 +28,8 @@ _SCHEMAS = [
     "nll_loss_forward.default", "nll_loss_backward.default", "nll_loss2d.default",
     "nll_loss2d_forward.default", "nll_loss2d_backward.default",
     "cross_entropy_loss.default", "gelu.out", "silu.out", "elu.out", "leaky_relu.out",
-    "hardtanh.out", "softplus.out",
+    "hardtanh.out", "softplus.out", "threshold_backward.default",
+    "threshold_backward.grad_input",
 ]
 
 

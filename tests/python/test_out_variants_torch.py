@@ -85,6 +85,7 @@ SAMPLES = {
     "gelu_backward.grad_input": lambda M: ((M.f((2, 3)), M.f((2, 3))), {"approximate": "tanh"}),
     "hardtanh_backward.grad_input": lambda M: ((M.f((2, 3)), M.f((2, 3)), -1.0, 1.0), {}),
     "leaky_relu_backward.grad_input": lambda M: ((M.f((2, 3)), M.f((2, 3)), 0.1, False), {}),
+    "threshold_backward.grad_input": lambda M: ((M.f((2, 3)), M.f((2, 3)), 0.5), {}),
     "silu_backward.grad_input": lambda M: ((M.f((2, 3)), M.f((2, 3))), {}),
     "tanh_backward.grad_input": lambda M: ((M.f((2, 3)), M.f((3,))), {}),
     "sigmoid_backward.grad_input": lambda M: ((M.f((2, 3)), M.f((2, 3))), {}),

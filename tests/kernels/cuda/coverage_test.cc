@@ -68,6 +68,7 @@ const char* const kCompositeOnCuda[] = {
     "aten::leaky_relu",    "aten::leaky_relu_backward",
     "aten::hardtanh",      "aten::hardtanh_backward",
     "aten::softplus",      "aten::softplus_backward",
+    "aten::threshold_backward",
     "aten::clamp_",        "aten::masked_fill.Scalar",
     "aten::fmod.Scalar",   "aten::floor_divide.Scalar",
     "aten::remainder.Scalar", "aten::remainder_.Scalar",
