@@ -10,6 +10,8 @@
 #include "kernels/linalg.h"
 
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "dispatcher/core/size_arithmetic.h"
 #include "dispatcher/dispatcher.h"
@@ -446,6 +448,26 @@ Tensor& linear_out_kernel(const Tensor& input, const Tensor& weight,
 // kernels. The checks run first so that errors name matmul() / linear().
 // (linear.out keeps the direct kernel above.)
 
+// The operands of a batched matmul: vectors as 1 x k / k x 1 matrices,
+// broadcast to the batch dimensions, which fold into one (bmm's).
+std::pair<Tensor, Tensor> batchedOperands(const Tensor& self,
+                                          const Tensor& other,
+                                          const GemmPlan& p) {
+  const Tensor a = self.dim() == 1 ? unsqueeze(self, 0) : self;
+  const Tensor b = other.dim() == 1 ? unsqueeze(other, 1) : other;
+  int64_t batch = 1;
+  for (int64_t n : p.batch) batch *= n;
+  DimVector a_sizes = p.batch;
+  a_sizes.push_back(p.m);
+  a_sizes.push_back(p.k);
+  DimVector b_sizes = p.batch;
+  b_sizes.push_back(p.k);
+  b_sizes.push_back(p.n);
+  const int64_t a3[] = {batch, p.m, p.k};
+  const int64_t b3[] = {batch, p.k, p.n};
+  return {reshape(expand(a, a_sizes), a3), reshape(expand(b, b_sizes), b3)};
+}
+
 Tensor matmul_composite(const Tensor& self, const Tensor& other) {
   const char* op = "matmul()";
   checkMatmulArgs(op, self, other, "self", "other");
@@ -463,18 +485,7 @@ Tensor matmul_composite(const Tensor& self, const Tensor& other) {
     const Tensor b = d2 == 2 ? other : unsqueeze(other, 1);
     return view(mm(reshape(self, {-1, p.k}), b), p.out_sizes);
   }
-  // Batched: vectors become 1 x k / k x 1 matrices, the batch dimensions
-  // broadcast, and one bmm runs over the flattened batch.
-  const Tensor a = d1 == 1 ? unsqueeze(self, 0) : self;
-  const Tensor b = d2 == 1 ? unsqueeze(other, 1) : other;
-  DimVector a_sizes = p.batch;
-  a_sizes.push_back(p.m);
-  a_sizes.push_back(p.k);
-  DimVector b_sizes = p.batch;
-  b_sizes.push_back(p.k);
-  b_sizes.push_back(p.n);
-  const Tensor a3 = reshape(expand(a, a_sizes), {-1, p.m, p.k});
-  const Tensor b3 = reshape(expand(b, b_sizes), {-1, p.k, p.n});
+  const auto [a3, b3] = batchedOperands(self, other, p);
   return view(bmm(a3, b3), p.out_sizes);
 }
 
@@ -529,20 +540,7 @@ Tensor& matmul_out_composite(const Tensor& self, const Tensor& other,
     b = other;
     shape = {1, p.n};
   } else {
-    // Batched: vectors as 1 x k / k x 1 matrices, the batch dimensions
-    // broadcast, one bmm over the flattened batch.
-    const Tensor a0 = d1 == 1 ? unsqueeze(self, 0) : self;
-    const Tensor b0 = d2 == 1 ? unsqueeze(other, 1) : other;
-    DimVector a_sizes = p.batch;
-    a_sizes.push_back(p.m);
-    a_sizes.push_back(p.k);
-    DimVector b_sizes = p.batch;
-    b_sizes.push_back(p.k);
-    b_sizes.push_back(p.n);
-    const int64_t a3[] = {batch, p.m, p.k};
-    const int64_t b3[] = {batch, p.k, p.n};
-    a = reshape(expand(a0, a_sizes), a3);
-    b = reshape(expand(b0, b_sizes), b3);
+    std::tie(a, b) = batchedOperands(self, other, p);
     shape = {batch, p.m, p.n};
   }
   const bool direct = out.is_contiguous();

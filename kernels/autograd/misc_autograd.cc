@@ -829,20 +829,26 @@ Tensor normScalarKernel(const Tensor& self, const Scalar& p) {
   return out;
 }
 
+// The node of a norm over `dim` (NormBackward1; NormBackward3 for the
+// dtype= form), with torch's saved values.
+void recordNormDim(const char* name, const Tensor& self, const Tensor& out,
+                   const std::optional<Scalar>& p, IntArrayRef dim,
+                   bool keepdim) {
+  Node* node = recordNorm(name, self, out, p ? p->toDouble() : 2.0,
+                          wrapAll(dim, self.dim()), keepdim);
+  if (node != nullptr) {
+    node->addSaved("dim", IValue(dim));  // as given
+    node->addSaved("keepdim", IValue(keepdim));
+    node->addSaved("p", p ? IValue(*p) : IValue());
+  }
+}
+
 Tensor normDimKernel(const Tensor& self, const std::optional<Scalar>& p,
                      IntArrayRef dim, bool keepdim) {
   const bool rec = shouldRecord("norm", self);
   Tensor out =
       belowAutograd([&] { return normDimOp().call(self, p, dim, keepdim); });
-  if (rec) {
-    Node* node = recordNorm("NormBackward1", self, out, p ? p->toDouble() : 2.0,
-                            wrapAll(dim, self.dim()), keepdim);
-    if (node != nullptr) {
-      node->addSaved("dim", IValue(dim));  // as given
-      node->addSaved("keepdim", IValue(keepdim));
-      node->addSaved("p", p ? IValue(*p) : IValue());
-    }
-  }
+  if (rec) recordNormDim("NormBackward1", self, out, p, dim, keepdim);
   return out;
 }
 
@@ -867,15 +873,7 @@ Tensor normDimDtypeKernel(const Tensor& self, const std::optional<Scalar>& p,
   const bool rec = shouldRecord("norm", self);
   Tensor out = belowAutograd(
       [&] { return normDimDtypeOp().call(self, p, dim, keepdim, dtype); });
-  if (rec) {
-    Node* node = recordNorm("NormBackward3", self, out, p ? p->toDouble() : 2.0,
-                            wrapAll(dim, self.dim()), keepdim);
-    if (node != nullptr) {
-      node->addSaved("dim", IValue(dim));  // as given
-      node->addSaved("keepdim", IValue(keepdim));
-      node->addSaved("p", p ? IValue(*p) : IValue());
-    }
-  }
+  if (rec) recordNormDim("NormBackward3", self, out, p, dim, keepdim);
   return out;
 }
 

@@ -108,6 +108,16 @@ OPS = {
 }
 
 
+def run_op(api, op, policy, answer="inner", requires_grad=True):
+    """OPS[op] on a wrapper with `policy`: what its handler logged during
+    the call, and the result."""
+    log = []
+    W = wrapper(api, log, policy, answer)
+    x = W(api.lib.ones(2, 3, requires_grad=requires_grad))
+    log.clear()
+    return log, OPS[op](x)
+
+
 def split_log(log):
     """(operators in order, how often each metadata query was asked)."""
     def meta(f):
@@ -119,11 +129,7 @@ def split_log(log):
 @pytest.mark.parametrize("op", ["sum", "sum(0)", "expand", "view"])
 def test_autograd_asks_a_sizes_handler_for_the_sizes_it_saves(op, answer):
     def case(api):
-        log = []
-        W = wrapper(api, log, "sizes", answer)
-        x = W(api.lib.ones(2, 3, requires_grad=True))
-        log.clear()
-        y = OPS[op](x)
+        log, y = run_op(api, op, "sizes", answer)
         return split_log(log), shape_of(y), \
             tuple(y.grad_fn._saved_self_sym_sizes)
     theirs, ours = both(case)
@@ -138,11 +144,7 @@ def test_an_input_is_asked_its_sizes_once_when_it_joins_autograd(op):
     # its gradient accumulator is made (torch 1.13's InputMetadata), however
     # often it is used.
     def case(api):
-        log = []
-        W = wrapper(api, log, "sizes")
-        x = W(api.lib.ones(2, 3, requires_grad=True))
-        log.clear()
-        y = OPS[op](x)
+        log, y = run_op(api, op, "sizes")
         return split_log(log), shape_of(y)
     theirs, ours = both(case)
     assert ours == theirs
@@ -153,11 +155,7 @@ def test_an_input_is_asked_its_sizes_once_when_it_joins_autograd(op):
 @pytest.mark.parametrize("op", sorted(OPS))
 def test_a_strides_policy_is_not_asked_for_sizes(op, answer):
     def case(api):
-        log = []
-        W = wrapper(api, log, "strides", answer)
-        x = W(api.lib.ones(2, 3, requires_grad=True))
-        log.clear()
-        y = OPS[op](x)
+        log, y = run_op(api, op, "strides", answer)
         return list(log), shape_of(y)
     theirs, ours = both(case)
     assert ours == theirs
@@ -166,11 +164,7 @@ def test_a_strides_policy_is_not_asked_for_sizes(op, answer):
 @pytest.mark.parametrize("op", ["sum", "sum(0)", "expand", "view"])
 def test_without_grad_nothing_is_asked(op):
     def case(api):
-        log = []
-        W = wrapper(api, log, "sizes")
-        x = W(api.lib.ones(2, 3))
-        log.clear()
-        y = OPS[op](x)
+        log, y = run_op(api, op, "sizes", requires_grad=False)
         return list(log), shape_of(y)
     theirs, ours = both(case)
     assert ours == theirs
